@@ -1,0 +1,85 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Level is how much harm a tool can do, and so how much permission it needs.
+type Level int
+
+const (
+	LevelRead   Level = 0 // reads only: runs automatically
+	LevelWrite  Level = 1 // low-risk writes inside the workspace: runs and is logged
+	LevelMedium Level = 2 // commands, network, upstream tools: asks by default
+	LevelHigh   Level = 3 // destructive or irreversible: asks with an explicit confirmation
+)
+
+func (l Level) String() string {
+	switch l {
+	case LevelRead:
+		return "read"
+	case LevelWrite:
+		return "write"
+	case LevelMedium:
+		return "medium"
+	case LevelHigh:
+		return "high"
+	}
+	return fmt.Sprintf("level(%d)", int(l))
+}
+
+// Valid reports whether l is one of the four levels.
+func (l Level) Valid() bool { return l >= LevelRead && l <= LevelHigh }
+
+// Annotations are hints about a tool's behaviour, with MCP's meaning.
+// Unlike MCP, every field here is explicit: the zero value claims nothing
+// destructive and nothing open-world, so set them truthfully.
+type Annotations struct {
+	ReadOnly    bool `json:"readOnlyHint"`    // does not modify its environment
+	Destructive bool `json:"destructiveHint"` // may delete or overwrite data
+	Idempotent  bool `json:"idempotentHint"`  // repeating a call with the same arguments has no further effect
+	OpenWorld   bool `json:"openWorldHint"`   // reaches outside the local workspace (network, other systems)
+}
+
+// Definition is what a model (or an MCP client) is told about a tool.
+type Definition struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"inputSchema"`            // JSON Schema 2020-12, type object
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"` // JSON Schema 2020-12 of Result.Structured
+	Annotations  Annotations     `json:"annotations"`
+	Level        Level           `json:"level"`
+	Tags         []string        `json:"tags,omitempty"` // tool sets and groups
+}
+
+// HasTag reports whether d carries tag.
+func (d Definition) HasTag(tag string) bool {
+	for _, t := range d.Tags {
+		if t == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// Tool is something a model can call.
+//
+// Run receives arguments that the engine has already parsed, repaired and
+// validated against Definition().InputSchema. A returned Go error becomes a
+// Result carrying an Error (see AsError); it never ends the caller's run.
+type Tool interface {
+	Definition() Definition
+	Run(ctx context.Context, call Call) (Result, error)
+}
+
+// Call is one invocation a model (or client) asked for.
+type Call struct {
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name"`
+	Args      json.RawMessage `json:"arguments,omitempty"` // raw JSON as received; the engine may replace it with repaired arguments
+	Principal string          `json:"principal,omitempty"` // who is calling: a user, role or client name
+	Session   string          `json:"session,omitempty"`
+}

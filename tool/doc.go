@@ -1,0 +1,21 @@
+// Package tool is the vocabulary every other toolgate package speaks: a tool's
+// Definition (name, description, JSON Schemas, MCP annotations, permission
+// level), the Tool interface, the Call a model makes, the Result that goes back,
+// and the Error that tells a model what happened, why, and what to do next.
+//
+// A typed tool is a Go function; New infers its input and output schemas from
+// the function's types:
+//
+//	type WeatherIn struct {
+//		City  string `json:"city" jsonschema:"the city, e.g. Paris"`
+//		Units string `json:"units,omitempty" enum:"metric,imperial" default:"metric"`
+//	}
+//	weather := tool.New("get_weather", "Current weather for a city.",
+//		func(ctx context.Context, in WeatherIn) (Forecast, error) { ... })
+//
+// Besides the `json` and `jsonschema` (description) tags, fields may carry
+// `default`, `enum` (comma separated), `minimum`, `maximum`, `minLength`,
+// `maxLength`, `pattern`, `minItems`, `maxItems` and `format` tags.
+//
+// Package tool imports nothing else of toolgate's.
+package tool
