@@ -161,4 +161,3 @@ func AsError(err error) *Error {
 	}
 	return out
 }
-
