@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
+)
+
+func newCallCmd(s *streams) *cobra.Command {
+	var c common
+	var yes bool
+	var session, principal string
+	cmd := &cobra.Command{
+		Use:   "call TOOL [ARGS_JSON]",
+		Short: "Run one governed tool call and print its result as JSON",
+		Long: `Run one call through the governed pipeline (arguments, validation, policy,
+limits, run, output budget, audit) and print the result as one JSON object:
+
+  {"content":[…],"structured":…,"is_error":bool,"error":{"type","message","retryable","suggestion",…},"meta":{…}}
+
+ARGS_JSON is a JSON object (default {}); "-" reads it from standard input.
+Calls that the policy asks about (level 2 and 3 tools by default) are refused
+unless --yes approves them.
+
+Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
+		Example: `  toolgate call read_file '{"path":"README.md","limit":20}'
+  toolgate call search_files '{"pattern":"func main"}' --root ./src
+  echo '{"path":"notes.txt","content":"hi"}' | toolgate call write_file -`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var raw []byte
+			if len(args) == 2 {
+				raw = []byte(args[1])
+				if args[1] == "-" {
+					b, err := io.ReadAll(io.LimitReader(s.in, 64<<20))
+					if err != nil {
+						return usageErr("reading arguments from stdin: %v", err)
+					}
+					raw = b
+				}
+			}
+			opts := engine.Options{}
+			if yes {
+				opts.Approver = policy.ApproveAll("cli --yes")
+			}
+			st, err := c.build(opts)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if principal == "" {
+				principal = os.Getenv("USER")
+			}
+			res := st.engine.Execute(cmd.Context(), tool.Call{Name: args[0], Args: json.RawMessage(raw), Session: session, Principal: principal})
+			if err := printJSON(s, res); err != nil {
+				return err
+			}
+			if res.IsError() {
+				return failed
+			}
+			return nil
+		},
+	}
+	c.register(cmd)
+	f := cmd.Flags()
+	f.BoolVarP(&yes, "yes", "y", false, "approve calls that the policy would ask about")
+	f.StringVar(&session, "session", "", "session id recorded in the audit log")
+	f.StringVar(&principal, "principal", "", "who is calling, for policy and audit (default: $USER)")
+	return cmd
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/registry"
+)
+
+// common holds the flags that every command building an engine shares.
+type common struct {
+	roots     []string
+	policy    string
+	auditPath string
+}
+
+func (c *common) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&c.roots, "root", nil, "folder the file tools may use (repeatable; default: the current folder)")
+	f.StringVar(&c.policy, "policy", "", "policy file (YAML): mode, max_level, deny/ask/allow rules")
+	f.StringVar(&c.auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
+}
+
+// defaultAuditPath is $TOOLGATE_AUDIT, else toolgate/audit.jsonl in the XDG
+// state folder ($XDG_STATE_HOME, or ~/.local/state).
+func defaultAuditPath() string {
+	if p := os.Getenv("TOOLGATE_AUDIT"); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "off"
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "toolgate", "audit.jsonl")
+}
+
+// setup is what a command that runs tools needs.
+type setup struct {
+	registry *registry.Registry
+	engine   *engine.Engine
+	closers  []func() error
+}
+
+func (s *setup) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// build assembles the registry with the built-in tools, the policy and the
+// audit log into an engine.
+func (c *common) build(opts engine.Options) (*setup, error) {
+	s := &setup{registry: registry.New()}
+	tools, err := builtinTools(c.roots)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if err := s.registry.Register(tools...); err != nil {
+		return nil, err
+	}
+	if c.policy != "" {
+		p, err := policy.Load(c.policy)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		opts.Policy = p
+	}
+	if c.auditPath != "off" && c.auditPath != "" {
+		log, err := audit.Open(c.auditPath, audit.Options{})
+		if err != nil {
+			return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
+		}
+		s.closers = append(s.closers, log.Close)
+		opts.Auditor = log
+	}
+	opts.Registry = s.registry
+	s.engine = engine.New(opts)
+	return s, nil
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = "dev"
+
+func newVersionCmd(s *streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "version",
+		Short:   "Print toolgate's version, commit and Go version",
+		Example: "  toolgate version --json",
+		Args:    cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v := map[string]string{"version": version, "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				for _, kv := range bi.Settings {
+					switch kv.Key {
+					case "vcs.revision":
+						v["commit"] = kv.Value
+					case "vcs.modified":
+						if kv.Value == "true" {
+							v["commit"] += "+dirty"
+						}
+					}
+				}
+			}
+			if asJSON {
+				return printJSON(s, v)
+			}
+			_, err := fmt.Fprintf(s.out, "toolgate %s (%s, %s %s)\n", v["version"], v["commit"], v["go"], v["platform"])
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Auditor records one entry per call. *audit.Log is one.
+type Auditor interface {
+	Append(ctx context.Context, rec audit.Record) error
+}
+
+// audit writes one record per call, whatever became of it. It fails closed:
+// once the log cannot be written, calls are refused until the engine is
+// rebuilt with a working log.
+func (e *Engine) audit(next handler) handler {
+	if e.opts.Auditor == nil {
+		return next
+	}
+	var broken atomic.Pointer[error]
+	return func(ctx context.Context, p *pending) tool.Result {
+		if errp := broken.Load(); errp != nil {
+			return tool.ErrorResult(tool.Errorf(tool.Unavailable, "the audit log cannot be written (%v), so no call may run", *errp).
+				WithSuggestion("stop and tell the user that toolgate's audit log is failing"))
+		}
+		res := next(ctx, p)
+		rec := record(p, res)
+		if err := e.opts.Auditor.Append(context.WithoutCancel(ctx), rec); err != nil {
+			broken.Store(&err)
+			e.log.Error("audit log write failed; refusing further calls", "err", err)
+			res = withMeta(res, "audit_error", err.Error())
+		}
+		return res
+	}
+}
+
+// record describes a finished call for the audit log.
+func record(p *pending, res tool.Result) audit.Record {
+	rec := audit.Record{
+		Time:      p.start.UTC(),
+		CallID:    p.call.ID,
+		Session:   p.call.Session,
+		Principal: p.call.Principal,
+		Tool:      p.call.Name,
+		Arguments: p.call.Args,
+		Decision:  string(p.decision.Effect),
+		Rule:      p.decision.Rule,
+		Mode:      string(p.decision.Mode),
+		Duration:  time.Since(p.start),
+		Outcome:   outcome(res),
+	}
+	if p.approval != nil {
+		rec.Approver, rec.Scope = p.approval.Approver, string(p.approval.Scope)
+		if p.approval.Approved {
+			rec.Decision = string(policy.Allow)
+		} else {
+			rec.Decision = string(policy.Deny)
+		}
+	}
+	if res.Error != nil {
+		rec.ErrorType = string(res.Error.Type)
+		if rec.Decision == "" && res.Error.Type == tool.PermissionDenied {
+			rec.Decision = string(policy.Deny)
+		}
+	}
+	if p.replayed {
+		rec.Outcome += " (replayed)"
+	}
+	return rec
+}
+
+func outcome(res tool.Result) string {
+	if res.Error == nil {
+		return "ok"
+	}
+	switch res.Error.Type {
+	case tool.PermissionDenied, tool.ApprovalDenied:
+		return "denied"
+	case tool.InvalidArguments, tool.UnknownTool:
+		return "invalid"
+	case tool.RateLimited, tool.LoopDetected:
+		return "limited"
+	}
+	return "error"
+}
+

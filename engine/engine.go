@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"encoding/hex"
+	"crypto/rand"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/schema"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Options configure an Engine. Only Registry is required.
+type Options struct {
+	Registry *registry.Registry
+	Policy   *policy.Policy  // nil: policy.Default()
+	Approver policy.Approver // decides calls the policy asks about; nil: such calls are refused
+	Auditor  Auditor         // nil: no audit log
+
+	Limiter     Limiter          // rate limits and loop guard; nil: none
+	Idempotency IdempotencyStore // recorded results by key; nil: none
+
+	Timeout        time.Duration // per call; 0: 60 s
+	MaxResultBytes int           // text returned to the model; 0: 64 KiB; < 0: unlimited
+	Parallelism    int           // ExecuteAll's bound; 0: 8
+	Logger         *slog.Logger  // nil: slog.Default()
+}
+
+// Engine executes calls. It is safe for concurrent use.
+type Engine struct {
+	opts    Options
+	policy  *policy.Policy
+	log     *slog.Logger
+	chain   handler
+	schemas sync.Map // tool name → *compiled
+	idBase  string
+	idSeq   atomic.Uint64
+}
+
+// pending is one call on its way down the chain; stages fill it in.
+type pending struct {
+	call     tool.Call
+	start    time.Time
+	tool     tool.Tool
+	def      tool.Definition
+	schema   *schema.Schema
+	args     map[string]any
+	repairs  []schema.Repair
+	decision policy.Decision
+	approval *policy.Approval
+	replayed bool // the result came from the idempotency store
+}
+
+// handler is one stage and everything after it.
+type handler func(ctx context.Context, p *pending) tool.Result
+
+// stage wraps the rest of the chain, as net/http middleware wraps a Handler.
+type stage func(next handler) handler
+
+// New returns an engine over o.Registry.
+func New(o Options) *Engine {
+	e := &Engine{opts: o, policy: o.Policy, log: o.Logger}
+	if e.policy == nil {
+		e.policy = policy.Default()
+	}
+	if e.log == nil {
+		e.log = slog.Default()
+	}
+	if e.opts.Timeout <= 0 {
+		e.opts.Timeout = 60 * time.Second
+	}
+	if e.opts.MaxResultBytes == 0 {
+		e.opts.MaxResultBytes = 64 << 10
+	}
+	if e.opts.Parallelism <= 0 {
+		e.opts.Parallelism = 8
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	e.idBase = "call_" + hex.EncodeToString(b[:]) + "_"
+
+	// The path of one call, top to bottom.
+	e.chain = chain(e.run,
+		e.audit,
+		e.lookup,
+		e.arguments,
+		e.validate,
+		e.authorize,
+		e.limits,
+		e.idempotency,
+		e.budget,
+	)
+	return e
+}
+
+// chain composes stages so that the first one listed runs first.
+func chain(last handler, stages ...stage) handler {
+	h := last
+	for i := len(stages) - 1; i >= 0; i-- {
+		h = stages[i](h)
+	}
+	return h
+}
+
+// Execute runs one call through the governed pipeline. It never panics and
+// never returns a Go error: every failure is a Result carrying a tool.Error.
+// A call without an ID gets one.
+func (e *Engine) Execute(ctx context.Context, call tool.Call) tool.Result {
+	if call.ID == "" {
+		call.ID = e.idBase + strconv.FormatUint(e.idSeq.Add(1), 10)
+	}
+	return e.chain(ctx, &pending{call: call, start: time.Now()})
+}
+
+// Registry returns the registry the engine executes from.
+func (e *Engine) Registry() *registry.Registry { return e.opts.Registry }

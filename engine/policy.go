@@ -1,0 +1,51 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// authorize applies the policy; a call it asks about goes to the Approver.
+func (e *Engine) authorize(next handler) handler {
+	return func(ctx context.Context, p *pending) tool.Result {
+		p.decision = e.policy.Decide(p.def, p.call)
+		switch p.decision.Effect {
+		case policy.Allow:
+			return next(ctx, p)
+		case policy.Ask:
+			if err := e.approve(ctx, p); err != nil {
+				return tool.ErrorResult(err)
+			}
+			return next(ctx, p)
+		}
+		return tool.ErrorResult(tool.Errorf(tool.PermissionDenied, "%s", p.decision.Reason).
+			WithSuggestion("do not retry this call; if the task needs it, tell the user which permission is missing").
+			WithDetail("rule", p.decision.Rule))
+	}
+}
+
+// approve asks the Approver and returns nil when the call may run.
+func (e *Engine) approve(ctx context.Context, p *pending) *tool.Error {
+	if e.opts.Approver == nil {
+		return tool.Errorf(tool.ApprovalDenied, "%s, and no one is available to approve it", p.decision.Reason).
+			WithSuggestion("ask the user to approve this call (for the CLI: --yes) or to allow the tool in the policy").
+			WithDetail("rule", p.decision.Rule)
+	}
+	a, err := e.opts.Approver.Approve(ctx, policy.Request{Call: p.call, Definition: p.def, Decision: p.decision})
+	if err != nil {
+		a = policy.Approval{Approved: false, Reason: "the approval failed: " + err.Error()}
+	}
+	p.approval = &a
+	if a.Approved {
+		return nil
+	}
+	msg := "the user did not approve this call"
+	if a.Reason != "" {
+		msg += ": " + a.Reason
+	}
+	return tool.Errorf(tool.ApprovalDenied, "%s", msg).
+		WithSuggestion("do not retry the same call; change the approach or ask the user how to proceed").
+		WithDetail("rule", p.decision.Rule)
+}
