@@ -16,7 +16,6 @@ type compiled struct {
 	err    error
 }
 
-
 // arguments parses the raw arguments and applies safe, schema-guided repairs,
 // each reported in the result's metadata. Malformed JSON is an error, never {}.
 func (e *Engine) arguments(next handler) handler {

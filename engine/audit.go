@@ -88,4 +88,3 @@ func outcome(res tool.Result) string {
 	}
 	return "error"
 }
-

@@ -2,8 +2,8 @@ package engine
 
 import (
 	"context"
-	"encoding/hex"
 	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -41,6 +41,7 @@ type Engine struct {
 	schemas sync.Map // tool name → *compiled
 	idBase  string
 	idSeq   atomic.Uint64
+	workers workers
 }
 
 // pending is one call on its way down the chain; stages fill it in.
@@ -83,6 +84,7 @@ func New(o Options) *Engine {
 	}
 	var b [6]byte
 	rand.Read(b[:])
+	e.workers = workers{e: e, jobs: make(chan job)}
 	e.idBase = "call_" + hex.EncodeToString(b[:]) + "_"
 
 	// The path of one call, top to bottom.

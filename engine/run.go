@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -20,7 +21,7 @@ func (e *Engine) run(ctx context.Context, p *pending) tool.Result {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
 	done := make(chan tool.Result, 1)
-	go func() { done <- e.invoke(ctx, p) }()
+	e.workers.dispatch(job{ctx, p, done})
 	select {
 	case res := <-done:
 		return res
@@ -54,4 +55,45 @@ func (e *Engine) invoke(ctx context.Context, p *pending) (res tool.Result) {
 		res.Content = []tool.Content{tool.TextContent(res.Error.Text())}
 	}
 	return res
+}
+
+// job is one tool run handed to a worker.
+type job struct {
+	ctx  context.Context
+	p    *pending
+	done chan<- tool.Result
+}
+
+// workers run tools on goroutines that outlive a call, so a call neither
+// pays for a new goroutine's stack growth nor waits for a tool that ignores
+// its context: a stuck tool holds only its own worker, and a new worker
+// starts whenever none is idle.
+type workers struct {
+	e    *Engine
+	jobs chan job
+}
+
+// idleWorker is how long a worker waits for another job before it exits.
+const idleWorker = 10 * time.Second
+
+func (w *workers) dispatch(j job) {
+	select {
+	case w.jobs <- j:
+	default:
+		go w.work(j)
+	}
+}
+
+func (w *workers) work(j job) {
+	idle := time.NewTimer(idleWorker)
+	defer idle.Stop()
+	for {
+		j.done <- w.e.invoke(j.ctx, j.p)
+		idle.Reset(idleWorker)
+		select {
+		case j = <-w.jobs:
+		case <-idle.C:
+			return
+		}
+	}
 }

@@ -89,5 +89,6 @@ func mcpTools(defs []tool.Definition) []mcpTool {
 func printJSON(s *streams, v any) error {
 	enc := json.NewEncoder(s.out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }

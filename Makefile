@@ -1,0 +1,25 @@
+# toolgate: `make test` installs what the tests need, then runs them all.
+GO ?= go
+
+.PHONY: test deps build vet fuzz bench
+
+build:
+	$(GO) build -o bin/toolgate ./cmd/toolgate
+
+# Everything the test suite needs on a fresh Debian machine.
+deps:
+	./scripts/test-deps.sh
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+test: deps vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# A short run of every fuzz target (they also run their seed corpus in `make test`).
+fuzz:
+	./scripts/fuzz.sh 20s
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
