@@ -13,7 +13,7 @@ import (
 // inferred is a schema inferred from a Go type.
 type inferred struct {
 	json     json.RawMessage
-	defaults []byte // top-level defaults as a JSON object, nil when none
+	defaults []byte // the defaults as a JSON object, nil when none
 }
 
 // InferSchema returns the JSON Schema of t, as New infers it.
@@ -46,8 +46,8 @@ func infer(t reflect.Type) (inferred, error) {
 }
 
 // applyTags reads toolgate's extra struct tags into s, the schema that
-// jsonschema.For built for t. Top-level defaults are collected in top
-// (nil below the top level).
+// jsonschema.For built for t. Defaults are collected in top
+// (nil where defaults cannot apply: inside arrays, maps and pointers).
 func applyTags(t reflect.Type, s *jsonschema.Schema, top map[string]any) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -103,8 +103,17 @@ func applyTags(t reflect.Type, s *jsonschema.Schema, top map[string]any) error {
 				top[name] = json.RawMessage(p.Default)
 			}
 		}
-		if err := applyTags(f.Type, p, nil); err != nil {
+		// Defaults inside a (non-pointer) struct field are collected as a
+		// nested object, so that decoding over them fills the inner fields.
+		var inner map[string]any
+		if top != nil && f.Type.Kind() == reflect.Struct && p.Default == nil {
+			inner = map[string]any{}
+		}
+		if err := applyTags(f.Type, p, inner); err != nil {
 			return err
+		}
+		if len(inner) > 0 {
+			top[name] = inner
 		}
 	}
 	return nil

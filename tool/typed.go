@@ -40,6 +40,8 @@ func ReadOnly() Option {
 type typed[In, Out any] struct {
 	def      Definition
 	defaults []byte // a JSON object of the schema's top-level defaults, or nil
+	base     In     // In with the defaults applied, when a plain copy of it is safe
+	copyBase bool   // base holds no references (pointers, slices, maps) to share
 	fn       func(context.Context, In) (Out, error)
 }
 
@@ -60,6 +62,12 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	t := &typed[In, Out]{fn: fn}
 	t.def = Definition{Name: name, Description: description, Level: LevelWrite}
 	t.def.InputSchema, t.defaults = in.json, in.defaults
+	if t.defaults != nil && plain(reflect.TypeFor[In]()) {
+		if err := json.Unmarshal(t.defaults, &t.base); err != nil {
+			panic(fmt.Sprintf("tool.New(%q): defaults: %v", name, err))
+		}
+		t.copyBase = true
+	}
 	switch reflect.TypeFor[Out]() {
 	case reflect.TypeFor[Result](), reflect.TypeFor[string]():
 	default:
@@ -79,7 +87,9 @@ func (t *typed[In, Out]) Definition() Definition { return t.def }
 
 func (t *typed[In, Out]) Run(ctx context.Context, call Call) (Result, error) {
 	var in In
-	if t.defaults != nil {
+	if t.copyBase {
+		in = t.base
+	} else if t.defaults != nil {
 		if err := json.Unmarshal(t.defaults, &in); err != nil {
 			return Result{}, fmt.Errorf("applying defaults: %w", err)
 		}
@@ -125,3 +135,20 @@ func Func(def Definition, fn func(context.Context, Call) (Result, error)) Tool {
 
 func (f *funcTool) Definition() Definition                          { return f.def }
 func (f *funcTool) Run(ctx context.Context, c Call) (Result, error) { return f.fn(ctx, c) }
+
+// plain reports whether a value of struct type t can be copied without
+// sharing memory: only strings, booleans and numbers at its top level.
+func plain(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := 0; i < t.NumField(); i++ {
+		switch t.Field(i).Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		default:
+			return false
+		}
+	}
+	return true
+}
