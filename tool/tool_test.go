@@ -142,7 +142,7 @@ func TestNewPanicsOnUnrepresentableInput(t *testing.T) {
 }
 
 func TestErrorText(t *testing.T) {
-	e := tool.Errorf(tool.RateLimited, "too many calls to %s", "search").WithRetry(1500 * time.Millisecond).
+	e := tool.Errorf(tool.RateLimited, "too many calls to %s", "search").WithRetry(1500*time.Millisecond).
 		WithSuggestion("wait, then retry").WithDetail("limit", 10)
 	text := e.Text()
 	for _, want := range []string{"rate_limited", "too many calls to search", "What to do: wait, then retry", "after 1.5s"} {
