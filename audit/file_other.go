@@ -1,0 +1,16 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package audit
+
+import "errors"
+
+// errUnsupported fails closed where the file locking that keeps concurrent
+// appenders from breaking the chain is not implemented.
+var errUnsupported = errors.New("audit: file logs need a Unix system with flock(2)")
+
+const extraOpenFlags = 0
+
+func lockFile(uintptr) error          { return errUnsupported }
+func unlockFile(uintptr) error        { return errUnsupported }
+func fileSize(uintptr) (int64, error) { return 0, errUnsupported }
+func isSymlinkRefusal(error) bool     { return false }

@@ -1,0 +1,304 @@
+package audit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Decisions a policy can make about a call.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+	DecisionAsk   = "ask"
+)
+
+// Outcomes of a call.
+const (
+	OutcomeOK      = "ok"      // the tool ran and succeeded
+	OutcomeError   = "error"   // the tool ran and failed
+	OutcomeDenied  = "denied"  // policy or an approver refused the call
+	OutcomeInvalid = "invalid" // the call never ran: unknown tool or bad arguments
+)
+
+// Limits on what Arguments keeps verbatim (see Record.Arguments).
+const (
+	MaxStringLen    = 256  // a longer string value is replaced by its digest
+	MaxArgumentsLen = 4096 // larger arguments (after string digests) are replaced by one digest
+)
+
+// GenesisHash is the PrevHash of a log's first record: 64 zeros.
+const GenesisHash = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// Record is one line of the audit log: one decision about one call.
+//
+// On the wire it is a JSON object whose members always appear, in this order:
+// time, call_id, session, principal, tool, arguments, decision, rule, mode,
+// approver, scope, duration_ms, outcome, error_type, prev_hash, hash.
+// See the package documentation for the exact encoding and the hash rule.
+type Record struct {
+	// Time is when the call was decided, written in RFC 3339 with
+	// nanoseconds, in UTC. Append sets it to the current time when zero.
+	Time time.Time
+	// CallID, Session, Principal and Tool identify the call (see tool.Call).
+	CallID, Session, Principal, Tool string
+	// Arguments are the call's arguments as JSON. They are written compactly;
+	// a string value longer than MaxStringLen bytes becomes
+	// {"sha256":"<hex of the string's bytes>","len":N}, and arguments still
+	// longer than MaxArgumentsLen bytes become one such object over the
+	// arguments exactly as given. Bytes that are not JSON are written as a
+	// JSON string when they are valid UTF-8 of at most MaxStringLen bytes,
+	// otherwise as their digest. Empty arguments are written as null.
+	Arguments json.RawMessage
+	// Decision is the policy's verdict (DecisionAllow, DecisionDeny,
+	// DecisionAsk, …) and Rule the rule or reason that made it.
+	Decision, Rule string
+	// Mode is the policy mode, Approver who approved or refused an "ask",
+	// Scope the scope an approval was given for. Any may be empty.
+	Mode, Approver, Scope string
+	// Duration is how long the call ran; it is written as duration_ms, a
+	// number of milliseconds with microsecond precision.
+	Duration time.Duration
+	// Outcome is what happened (OutcomeOK, OutcomeError, OutcomeDenied,
+	// OutcomeInvalid) and ErrorType the tool.ErrorType of a failure.
+	Outcome, ErrorType string
+	// PrevHash is the Hash of the record before (GenesisHash for the first)
+	// and Hash this record's own hash. Append sets both.
+	PrevHash, Hash string
+}
+
+// MarshalJSON writes r exactly as a log line holds it (without the newline),
+// with r's PrevHash and Hash as they are.
+func (r Record) MarshalJSON() ([]byte, error) {
+	args := appendArguments(nil, r.Arguments)
+	return appendRecord(nil, &r, args, r.PrevHash, r.Hash), nil
+}
+
+type wireRecord struct {
+	Time       time.Time       `json:"time"`
+	CallID     string          `json:"call_id"`
+	Session    string          `json:"session"`
+	Principal  string          `json:"principal"`
+	Tool       string          `json:"tool"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Decision   string          `json:"decision"`
+	Rule       string          `json:"rule"`
+	Mode       string          `json:"mode"`
+	Approver   string          `json:"approver"`
+	Scope      string          `json:"scope"`
+	DurationMS float64         `json:"duration_ms"`
+	Outcome    string          `json:"outcome"`
+	ErrorType  string          `json:"error_type"`
+	PrevHash   string          `json:"prev_hash"`
+	Hash       string          `json:"hash"`
+}
+
+// UnmarshalJSON reads a log line. It does not check the hash (see Verify).
+func (r *Record) UnmarshalJSON(b []byte) error {
+	var w wireRecord
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	us := math.Round(w.DurationMS * 1000)
+	if math.IsNaN(us) || us > math.MaxInt64/1000 || us < math.MinInt64/1000 {
+		us = 0
+	}
+	*r = Record{
+		Time: w.Time, CallID: w.CallID, Session: w.Session, Principal: w.Principal, Tool: w.Tool,
+		Arguments: w.Arguments, Decision: w.Decision, Rule: w.Rule, Mode: w.Mode, Approver: w.Approver,
+		Scope: w.Scope, Duration: time.Duration(us) * time.Microsecond, Outcome: w.Outcome,
+		ErrorType: w.ErrorType, PrevHash: w.PrevHash, Hash: w.Hash,
+	}
+	return nil
+}
+
+// appendRecord appends r's line (no newline) with args already prepared by
+// appendArguments and the given prev_hash and hash values.
+func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, hash T) []byte {
+	b = append(b, `{"time":"`...)
+	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","call_id":`...)
+	b = appendString(b, r.CallID)
+	b = append(b, `,"session":`...)
+	b = appendString(b, r.Session)
+	b = append(b, `,"principal":`...)
+	b = appendString(b, r.Principal)
+	b = append(b, `,"tool":`...)
+	b = appendString(b, r.Tool)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	b = append(b, `,"decision":`...)
+	b = appendString(b, r.Decision)
+	b = append(b, `,"rule":`...)
+	b = appendString(b, r.Rule)
+	b = append(b, `,"mode":`...)
+	b = appendString(b, r.Mode)
+	b = append(b, `,"approver":`...)
+	b = appendString(b, r.Approver)
+	b = append(b, `,"scope":`...)
+	b = appendString(b, r.Scope)
+	b = append(b, `,"duration_ms":`...)
+	b = strconv.AppendFloat(b, float64(r.Duration.Microseconds())/1000, 'f', -1, 64)
+	b = append(b, `,"outcome":`...)
+	b = appendString(b, r.Outcome)
+	b = append(b, `,"error_type":`...)
+	b = appendString(b, r.ErrorType)
+	b = append(b, `,"prev_hash":`...)
+	b = appendString(b, prev)
+	b = append(b, `,"hash":`...)
+	b = appendString(b, hash)
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string: '"', '\\' and control characters
+// are escaped (\n, \r, \t, else \u00XX), U+2028 and U+2029 are escaped, and
+// invalid UTF-8 becomes U+FFFD; everything else is written as it is.
+func appendString[T string | []byte](b []byte, s T) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		var r rune
+		var size int
+		switch v := any(s).(type) {
+		case string:
+			r, size = utf8.DecodeRuneInString(v[i:])
+		case []byte:
+			r, size = utf8.DecodeRune(v[i:])
+		}
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendArguments appends the logged form of raw arguments (see
+// Record.Arguments).
+func appendArguments(b, raw []byte) []byte {
+	src := bytes.TrimSpace(raw)
+	if len(src) == 0 {
+		return append(b, "null"...)
+	}
+	if !json.Valid(src) {
+		if len(raw) <= MaxStringLen && utf8.Valid(raw) {
+			return appendString(b, raw)
+		}
+		return appendDigest(b, raw)
+	}
+	start := len(b)
+	b = appendCompact(b, src)
+	if len(b)-start > MaxArgumentsLen {
+		b = appendDigest(b[:start], raw)
+	}
+	return b
+}
+
+// appendDigest appends {"sha256":"<hex>","len":N} for p.
+func appendDigest(b, p []byte) []byte {
+	sum := sha256.Sum256(p)
+	b = append(b, `{"sha256":"`...)
+	b = hex.AppendEncode(b, sum[:])
+	b = append(b, `","len":`...)
+	b = strconv.AppendInt(b, int64(len(p)), 10)
+	return append(b, '}')
+}
+
+// appendCompact appends valid JSON src without insignificant white space,
+// replacing string values (not object keys) longer than MaxStringLen bytes
+// by their digest.
+func appendCompact(b, src []byte) []byte {
+	for i := 0; i < len(src); {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			end := i + 1
+			escaped := false
+			for src[end] != '"' {
+				if src[end] == '\\' {
+					escaped = true
+					end++
+				}
+				end++
+			}
+			end++
+			tok := src[i:end]
+			i = end
+			j := end
+			for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
+				j++
+			}
+			if j < len(src) && src[j] == ':' { // an object key
+				b = append(b, tok...)
+				continue
+			}
+			// Escapes only shorten a string, so the decoded length is needed
+			// only for a long escaped string or for invalid UTF-8 (which a
+			// decoder turns into U+FFFD).
+			value := tok[1 : len(tok)-1]
+			valid := utf8.Valid(value)
+			if (escaped && len(value) > MaxStringLen) || !valid {
+				var s string
+				if json.Unmarshal(tok, &s) == nil {
+					value = []byte(s)
+				}
+			}
+			if len(value) > MaxStringLen {
+				b = appendDigest(b, value)
+			} else {
+				b = append(b, tok...)
+			}
+		default:
+			j := i + 1
+			for j < len(src) && src[j] != '"' && src[j] != ' ' && src[j] != '\t' && src[j] != '\n' && src[j] != '\r' {
+				j++
+			}
+			b = append(b, src[i:j]...)
+			i = j
+		}
+	}
+	return b
+}
