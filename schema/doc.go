@@ -1,0 +1,44 @@
+// Package schema compiles, validates and repairs the arguments of tool
+// calls against a tool's input JSON Schema.
+//
+// The engine uses it in three steps: ParseArguments turns a call's raw
+// arguments into a JSON object (or a structured error with the byte offset
+// and a hint), Schema.Repair applies the few repairs that cannot change a
+// valid call's meaning ("42" → 42 where an integer is wanted, …) and reports
+// them, and Schema.Validate lists every failing field with its JSON pointer,
+// what was expected and what was there; ValidationError turns that list into
+// the one error a model reads.
+//
+// # Validator
+//
+// Validation uses github.com/santhosh-tekuri/jsonschema/v6. It implements
+// all of 2020-12 and 2019-09 as well as draft-07 (and -06, -04) selected by
+// $schema, passes the official test suite, reports every failure as a tree
+// of errors with instance locations and typed error kinds (so this package
+// can phrase "expected integer ≥ 1, got integer 0" without parsing English),
+// loads nothing unless given a loader (Compile gives one that refuses every
+// URL), detects reference cycles while validating, uses RE2 (linear-time)
+// regular expressions, and exposes the compiled schema as plain structs, which
+// Repair and the fast validator walk. google/jsonschema-go (used for
+// inference in package tool) validates too, but only 2020-12 and draft-07
+// and with English-only error strings and no instance locations per error.
+//
+// Santhosh's validator allocates per value it visits, which is too slow for
+// the engine's budget (a whole governed call in 2 µs), so valid arguments
+// go through a fast path first: the empty object when {} is known valid,
+// and otherwise a small validator (fast.go) for schemas that use only the
+// common keywords (type, enum, const, properties, required,
+// additionalProperties, items, the numeric, string length and pattern
+// bounds, $ref, allOf, anyOf, oneOf, not). It only answers valid or not; any
+// "not" goes to the full validator for the reasons, and any other keyword
+// sends the whole schema there. A fuzz test checks that both agree.
+//
+// The JSON parser (jsontext.go) is written by hand: encoding/json reports
+// offsets but no hints, accepts duplicate keys and invalid UTF-8, and
+// allocates more for small objects.
+//
+// Compile refuses hostile schemas (size, depth, remote references,
+// reference cycles that consume no input, exponential fan-out); see its
+// doc. Pointers are RFC 6901 JSON pointers; the arguments object itself is
+// the empty pointer "".
+package schema
