@@ -1,0 +1,41 @@
+// Package fs is toolgate's built-in file tool set: read_file, write_file,
+// edit_file, list_directory, get_file_info, create_directory, move_file and
+// delete_file (plus search_files and apply_patch), confined to a set of root
+// folders so that an agent needs no shell for files.
+//
+// Confinement is the part that must never fail. Roots holds one *os.Root per
+// root folder. A path is checked on exactly the bytes received (no trimming,
+// no "~" or $VAR expansion, no URL decoding; NUL, control, invisible and
+// text-direction characters, over-long paths and names are refused), then
+// resolved one component at a time through the root (Lstat, Readlink): ".."
+// may not climb above the root, symbolic links are followed only while they
+// stay inside it (absolute links never), and a relative path belongs to the
+// first root while an absolute one must lie, component by component, inside
+// some root. Files are then opened through the root's *os.Root, and on Linux
+// re-checked by their real path (/proc/self/fd), so a link swapped mid-call
+// cannot lead outside. FIFOs, sockets and devices are described but never
+// opened; a file with other hard links is not changed (by default).
+//
+// Protected paths (Rule, DefaultRules) are denied even inside a root: git
+// hooks and configuration, toolgate's own files, editor and agent settings,
+// shell start-up files, and secrets (.env files, private keys, credential
+// stores; Options.AllowSecrets lifts those for chosen paths). Every denial
+// is a *tool.Error (permission_denied or invalid_arguments) with a
+// suggestion, and leaves the disk unchanged.
+//
+// Writes are atomic: new content goes to a temporary file (named with
+// TempPrefix) beside the target, is synced, and renamed over it, keeping the
+// file's permissions; a file changed or replaced by something else between
+// reading and writing back is not overwritten. The tools never show their
+// temporary files.
+//
+// Register the tools with Tools (or New and Set.Tools):
+//
+//	roots, err := fs.OpenRoots(dirs...) // e.g. the --root flags; the first is the default
+//	if err != nil { ... }
+//	defer roots.Close()
+//	tools, err := fs.Tools(roots, fs.Options{})
+//
+// Every tool's Run checks its own arguments (unknown parameters included),
+// so it is safe to call without the engine in front of it.
+package fs
