@@ -46,7 +46,8 @@ func newAuditVerifyCmd(s *streams) *cobra.Command {
 		Long: `Verify reads the whole log and checks that every record's hash matches its
 content and links to the record before. It names each problem with its line
 number. A torn last line (a crash while writing) is reported as a warning and
-does not hide the rest. Exit status 0: intact; 1: a problem was found.`,
+does not hide the rest. Exit status 0: intact (warnings allowed); 1: a record
+was modified, removed, inserted or reordered, or a line is not a record.`,
 		Example: `  toolgate audit verify
   toolgate audit verify --json /var/log/toolgate/audit.jsonl`,
 		Args: cobra.MaximumNArgs(1),
@@ -67,7 +68,7 @@ does not hide the rest. Exit status 0: intact; 1: a problem was found.`,
 			} else {
 				printReport(s, f.Name(), rep)
 			}
-			if !rep.OK {
+			if tampered(rep) {
 				return failed
 			}
 			return nil
@@ -75,6 +76,16 @@ does not hide the rest. Exit status 0: intact; 1: a problem was found.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// tampered reports whether rep has a problem that is not a mere warning.
+func tampered(rep audit.Report) bool {
+	for _, p := range rep.Problems {
+		if !p.Warning {
+			return true
+		}
+	}
+	return rep.Omitted > 0
 }
 
 func printReport(s *streams, name string, rep audit.Report) {

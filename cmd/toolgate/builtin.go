@@ -1,11 +1,94 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/fs"
 )
 
-// builtinTools returns the built-in tool sets, confined to roots (the
-// current folder when none is given).
-func builtinTools(roots []string) ([]tool.Tool, error) {
-	return nil, nil
+// toolsets are the built-in tools and what they hold open.
+type toolsets struct {
+	tools []tool.Tool
+	roots *fs.Roots
+}
+
+func (t *toolsets) Close() error { return t.roots.Close() }
+
+// builtinTools opens the roots (the current folder when none is given) and
+// returns the built-in tool sets confined to them. The files toolgate itself
+// depends on (the audit log, the policy file) are off limits to the tools
+// when they lie inside a root.
+func builtinTools(c *common) (*toolsets, error) {
+	dirs := c.roots
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	roots, err := fs.OpenRoots(dirs...)
+	if err != nil {
+		return nil, usageErr("--root: %v", err)
+	}
+	rules := fs.DefaultRules()
+	own := map[string]string{
+		c.auditPath: "toolgate's audit log: only toolgate writes it, and no tool may read or change it",
+		c.policy:    "toolgate's policy file: a tool may not change the rules that govern it",
+	}
+	for path, reason := range own {
+		if path == "" || path == "off" {
+			continue
+		}
+		for _, rel := range insideRoots(roots.Dirs(), path) {
+			rules = append(rules, fs.Rule{Pattern: globQuote(rel), Reason: reason, Access: fs.ReadWrite})
+		}
+	}
+	tools, err := fs.Tools(roots, fs.Options{Rules: rules})
+	if err != nil {
+		roots.Close()
+		return nil, err
+	}
+	return &toolsets{tools: tools, roots: roots}, nil
+}
+
+// insideRoots returns path relative to each root that contains it.
+func insideRoots(dirs []string, path string) []string {
+	abs := realPath(path)
+	var out []string
+	for _, d := range dirs {
+		rel, err := filepath.Rel(realPath(d), abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) || filepath.IsAbs(rel) {
+			continue
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+// globQuote escapes the characters doublestar gives meaning to.
+func globQuote(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// realPath is path made absolute with symbolic links resolved, as far as
+// they exist (a file not created yet resolves through its folder).
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }

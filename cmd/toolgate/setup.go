@@ -61,16 +61,19 @@ func (s *setup) Close() {
 // audit log into an engine.
 func (c *common) build(opts engine.Options) (*setup, error) {
 	s := &setup{registry: registry.New()}
-	tools, err := builtinTools(c.roots)
+	sets, err := builtinTools(c)
 	if err != nil {
-		return nil, usageErr("%v", err)
+		return nil, err
 	}
-	if err := s.registry.Register(tools...); err != nil {
+	s.closers = append(s.closers, sets.Close)
+	if err := s.registry.Register(sets.tools...); err != nil {
+		s.Close()
 		return nil, err
 	}
 	if c.policy != "" {
 		p, err := policy.Load(c.policy)
 		if err != nil {
+			s.Close()
 			return nil, usageErr("%v", err)
 		}
 		opts.Policy = p
@@ -78,6 +81,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	if c.auditPath != "off" && c.auditPath != "" {
 		log, err := audit.Open(c.auditPath, audit.Options{})
 		if err != nil {
+			s.Close()
 			return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
 		}
 		s.closers = append(s.closers, log.Close)

@@ -30,12 +30,13 @@ outputSchema and annotations.`,
 			if asJSON && format == "" {
 				format = "mcp"
 			}
-			tools, err := builtinTools(c.roots)
+			sets, err := builtinTools(&c)
 			if err != nil {
-				return usageErr("%v", err)
+				return err
 			}
+			defer sets.Close()
 			reg := registry.New()
-			if err := reg.Register(tools...); err != nil {
+			if err := reg.Register(sets.tools...); err != nil {
 				return err
 			}
 			defs := reg.List(registry.Filter{})

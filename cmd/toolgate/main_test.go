@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// bin is the toolgate binary built once for these tests: the CLI is tested
+// as users run it, in a real process.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolgate-cli-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "toolgate")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// toolgate runs the binary in dir with an audit log of the test's own.
+func toolgate(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLGATE_AUDIT="+filepath.Join(filepath.Dir(dir), "audit.jsonl"))
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// workspace returns a folder inside a temp dir; the audit log lives beside it.
+func workspace(t *testing.T) string {
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+type callOutput struct {
+	Content []struct {
+		Type, Text string
+	} `json:"content"`
+	Structured any  `json:"structured"`
+	IsError    bool `json:"is_error"`
+	Error      *struct {
+		Type, Message, Suggestion string
+		Retryable                 bool
+	} `json:"error"`
+	Meta map[string]any `json:"meta"`
+}
+
+func parseCall(t *testing.T, r result) callOutput {
+	t.Helper()
+	var out callOutput
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("stdout is not the contract's JSON: %v\n%s\nstderr: %s", err, r.stdout, r.stderr)
+	}
+	return out
+}
+
+func TestCallContract(t *testing.T) {
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("alpha\nbeta\n"), 0o644)
+
+	r := toolgate(t, ws, "", "call", "read_file", `{"path":"notes.txt"}`)
+	out := parseCall(t, r)
+	if r.code != 0 || out.IsError || out.Content[0].Text != "1|alpha\n2|beta" {
+		t.Fatalf("read_file: code %d, %+v", r.code, out)
+	}
+
+	r = toolgate(t, ws, `{"path":"new/dir/f.txt","content":"x"}`, "call", "write_file", "-")
+	if out := parseCall(t, r); r.code != 0 || out.IsError {
+		t.Fatalf("write_file from stdin: code %d, %s", r.code, r.stdout)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "new/dir/f.txt")); string(b) != "x" {
+		t.Errorf("write_file wrote %q", b)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		typ  string
+	}{
+		{"unknown tool", []string{"call", "read_fil", `{"path":"notes.txt"}`}, "unknown_tool"},
+		{"malformed JSON", []string{"call", "read_file", `{"path":`}, "invalid_arguments"},
+		{"not an object", []string{"call", "read_file", `["notes.txt"]`}, "invalid_arguments"},
+		{"missing required", []string{"call", "read_file"}, "invalid_arguments"},
+		{"escape", []string{"call", "read_file", `{"path":"../../etc/passwd"}`}, "permission_denied"},
+		{"level 3 without --yes", []string{"call", "delete_file", `{"path":"notes.txt"}`}, "approval_denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := toolgate(t, ws, "", tc.args...)
+			out := parseCall(t, r)
+			if r.code != 1 || !out.IsError || out.Error == nil || out.Error.Type != tc.typ {
+				t.Fatalf("code %d, error %+v; want exit 1 and %s", r.code, out.Error, tc.typ)
+			}
+			if out.Error.Message == "" || out.Error.Suggestion == "" {
+				t.Errorf("error lacks message or suggestion: %+v", out.Error)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes.txt")); err != nil {
+		t.Fatal("a refused delete removed the file")
+	}
+	r = toolgate(t, ws, "", "call", "delete_file", `{"path":"notes.txt"}`, "--yes")
+	if r.code != 0 {
+		t.Fatalf("delete with --yes: %d %s", r.code, r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes.txt")); !os.IsNotExist(err) {
+		t.Error("delete_file --yes did not delete")
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	ws := workspace(t)
+	for _, args := range [][]string{
+		{"call"},
+		{"call", "a", "b", "c"},
+		{"bogus"},
+		{"call", "read_file", "--no-such-flag"},
+		{"tools", "--format", "klingon"},
+		{"call", "read_file", "{}", "--root", filepath.Join(ws, "missing")},
+		{"call", "read_file", "{}", "--policy", filepath.Join(ws, "missing.yaml")},
+	} {
+		r := toolgate(t, ws, "", args...)
+		if r.code != 2 || r.stderr == "" {
+			t.Errorf("%v: exit %d stderr %q, want exit 2 and a message", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestPolicyFile(t *testing.T) {
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	pol := filepath.Join(filepath.Dir(ws), "policy.yaml")
+	os.WriteFile(pol, []byte("mode: read-only\n"), 0o644)
+	r := toolgate(t, ws, "", "call", "write_file", `{"path":"b.txt","content":"b"}`, "--policy", pol)
+	if out := parseCall(t, r); r.code != 1 || out.Error.Type != "permission_denied" {
+		t.Fatalf("read-only mode let a write through: %s", r.stdout)
+	}
+	if r := toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol); r.code != 0 {
+		t.Fatalf("read-only mode refused a read: %s", r.stdout)
+	}
+	os.WriteFile(pol, []byte("mode: read-only\nbogus: 1\n"), 0o644)
+	if r := toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol); r.code != 2 || !strings.Contains(r.stderr, "unknown field") {
+		t.Errorf("a bad policy file: exit %d, %s", r.code, r.stderr)
+	}
+	// The policy file inside the workspace cannot be changed by the tools it governs.
+	inside := filepath.Join(ws, "toolgate-policy.yml")
+	os.WriteFile(inside, []byte("mode: default\n"), 0o644)
+	r = toolgate(t, ws, "", "call", "write_file", `{"path":"toolgate-policy.yml","content":"mode: bypass\n"}`, "--policy", inside)
+	if out := parseCall(t, r); r.code != 1 || out.Error.Type != "permission_denied" {
+		t.Errorf("a tool rewrote its own policy: %s", r.stdout)
+	}
+}
+
+func TestToolsFormats(t *testing.T) {
+	ws := workspace(t)
+	r := toolgate(t, ws, "", "tools", "--format", "mcp")
+	var tools []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+		Annotations map[string]bool `json:"annotations"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &tools); err != nil || r.code != 0 {
+		t.Fatalf("tools --format mcp: %v\n%s", err, r.stdout)
+	}
+	seen := map[string]bool{}
+	for _, tl := range tools {
+		seen[tl.Name] = true
+		if tl.Description == "" || !json.Valid(tl.InputSchema) {
+			t.Errorf("%s: incomplete definition", tl.Name)
+		}
+	}
+	for _, want := range []string{"read_file", "write_file", "edit_file", "apply_patch", "list_directory", "search_files", "get_file_info", "create_directory", "move_file", "delete_file"} {
+		if !seen[want] {
+			t.Errorf("tools does not list %s", want)
+		}
+	}
+	r = toolgate(t, ws, "", "tools")
+	if r.code != 0 || !strings.Contains(r.stdout, "NAME") || !strings.Contains(r.stdout, "read_file") {
+		t.Errorf("tools table: %s", r.stdout)
+	}
+}
+
+func TestAuditVerifyCatchesHandEdit(t *testing.T) {
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	for i := 0; i < 3; i++ {
+		toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`)
+	}
+	toolgate(t, ws, "", "call", "nope", `{}`)
+	log := filepath.Join(filepath.Dir(ws), "audit.jsonl")
+	r := toolgate(t, ws, "", "audit", "verify")
+	if r.code != 0 || !strings.Contains(r.stdout, "OK, 4 records") {
+		t.Fatalf("verify of an intact log: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = toolgate(t, ws, "", "audit", "tail", "-n", "2")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); r.code != 0 || len(lines) != 2 || !strings.Contains(lines[1], `"tool":"nope"`) {
+		t.Errorf("tail -n 2: %s", r.stdout)
+	}
+	r = toolgate(t, ws, "", "audit", "query", "--outcome", "invalid")
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("query --outcome invalid: %s", r.stdout)
+	}
+	data, _ := os.ReadFile(log)
+	edited := bytes.Replace(data, []byte(`"outcome":"invalid"`), []byte(`"outcome":"ok"`), 1)
+	os.WriteFile(log, edited, 0o600)
+	r = toolgate(t, ws, "", "audit", "verify")
+	if r.code != 1 || !strings.Contains(r.stdout, "line 4: modified") {
+		t.Errorf("verify of a hand-edited log: exit %d\n%s", r.code, r.stdout)
+	}
+	r = toolgate(t, ws, "", "audit", "verify", "--json", log)
+	var rep struct {
+		OK       bool
+		Problems []struct {
+			Line int
+			Kind string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || rep.OK || rep.Problems[0].Line != 4 {
+		t.Errorf("verify --json: %v %s", err, r.stdout)
+	}
+}
+
+func TestHelpTeaches(t *testing.T) {
+	ws := workspace(t)
+	for _, cmd := range [][]string{{"--help"}, {"call", "--help"}, {"tools", "--help"}, {"audit", "verify", "--help"}, {"audit", "tail", "--help"}, {"audit", "query", "--help"}, {"version", "--help"}} {
+		r := toolgate(t, ws, "", cmd...)
+		if r.code != 0 || !strings.Contains(r.stdout, "Example") {
+			t.Errorf("%v: exit %d, no example in help", cmd, r.code)
+		}
+	}
+	if r := toolgate(t, ws, "", "version", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"go"`) {
+		t.Errorf("version --json: %s", r.stdout)
+	}
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/mcpserver"
+)
+
+func newServeCmd(s *streams) *cobra.Command {
+	var c common
+	var addr string
+	var allowRemote bool
+	var maxRequest int64
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the governed tools over MCP (stdio, or streamable HTTP with --http)",
+		Long: `Serve the built-in tools to MCP clients (Claude Desktop, Claude Code, Cursor,
+VS Code, …). Every tools/call runs through the governed pipeline: policy,
+limits, output budget and the audit log apply as for 'toolgate call', and the
+audit records name the client (its clientInfo.name) and the MCP session.
+
+Without --http the server speaks MCP on standard input and output (one client).
+With --http ADDR it serves streamable HTTP at http://ADDR/mcp (many sessions,
+SSE streams), refusing requests whose Host or Origin is not this machine.
+Only loopback addresses are accepted unless --allow-remote is given: the
+server has no authentication, so anyone who can reach the port could use
+the tools.
+
+The roots (--root, default the current folder) are offered as resources,
+files through the file:///{+path} template (reads are governed read_file
+calls), with the prompts code_review and explore_project. A client that
+offers roots narrows the folders the tools may touch to the parts of its
+roots that lie inside --root folders; it never widens them.`,
+		Example: `  toolgate serve --root ~/src/project
+  toolgate serve --root . --policy toolgate.yaml --http 127.0.0.1:8765
+  claude mcp add toolgate -- toolgate serve --root "$PWD"`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var ln net.Listener
+			if addr != "" {
+				if _, _, err := net.SplitHostPort(addr); err != nil {
+					return usageErr("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
+				}
+				if !mcpserver.IsLoopback(addr) && !allowRemote {
+					return usageErr("--http %s is not a loopback address: the MCP server has no authentication, so anyone who can reach it could run the tools; use 127.0.0.1:PORT (or [::1]:PORT), or pass --allow-remote if a proxy in front authenticates clients", addr)
+				}
+			}
+			roots := c.roots
+			if len(roots) == 0 {
+				roots = []string{"."}
+			}
+			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, nil)})
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			srv, err := mcpserver.New(mcpserver.Options{Engine: st.engine, Version: version, Roots: roots, Logger: logger})
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			defer srv.Close()
+			ctx := cmd.Context()
+			if addr == "" {
+				t := &mcp.IOTransport{Reader: io.NopCloser(s.in), Writer: nopWriteCloser{s.out}}
+				if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+					return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
+				}
+				return nil
+			}
+			ln, err = net.Listen("tcp", addr)
+			if err != nil {
+				return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
+			}
+			return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest})
+		},
+	}
+	c.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765) instead of stdio")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (the server has no authentication)")
+	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
+	return cmd
+}
+
+// serveHTTP serves srv at /mcp on ln until ctx ends.
+func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions) error {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler(o))
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          nil,
+	}
+	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return &exitError{exitTool, fmt.Errorf("serving HTTP: %w", err)}
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(shut)
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
