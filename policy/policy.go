@@ -121,15 +121,22 @@ func (p *Policy) Decide(def tool.Definition, call tool.Call) Decision {
 		d.Effect, d.Rule, d.Reason = Allow, "allow:"+r, fmt.Sprintf("the policy allows %s (rule %q)", def.Name, r)
 		return d
 	}
-	d.Rule = fmt.Sprintf("level:%d", def.Level)
-	switch def.Level {
-	case tool.LevelRead, tool.LevelWrite:
-		d.Effect, d.Reason = Allow, fmt.Sprintf("level-%d tools run without asking", def.Level)
-	default:
-		d.Effect, d.Reason = Ask, fmt.Sprintf("level-%d tools need a human's approval", def.Level)
-		d.Confirm = def.Level == tool.LevelHigh
-	}
+	lv := levels[def.Level]
+	d.Effect, d.Rule, d.Reason = lv.effect, lv.rule, lv.reason
+	d.Confirm = def.Level == tool.LevelHigh
 	return d
+}
+
+// levels is the default treatment of each level (strings built once: Decide
+// is on every call's path).
+var levels = [...]struct {
+	effect       Effect
+	rule, reason string
+}{
+	tool.LevelRead:   {Allow, "level:0", "level-0 tools run without asking"},
+	tool.LevelWrite:  {Allow, "level:1", "level-1 tools run without asking"},
+	tool.LevelMedium: {Ask, "level:2", "level-2 tools need a human's approval"},
+	tool.LevelHigh:   {Ask, "level:3", "level-3 tools need a human's approval and an explicit confirmation"},
 }
 
 func match(rules []string, name string) (string, bool) {
