@@ -25,6 +25,15 @@ type Options struct {
 
 	Limiter     Limiter          // rate limits and loop guard; nil: none
 	Idempotency IdempotencyStore // recorded results by key; nil: none
+	// KeyByCallID makes a caller-given call ID an idempotency key: set it
+	// only when IDs are unique across sessions and restarts (as model
+	// providers' tool-call IDs are), never for small per-connection counters.
+	KeyByCallID bool
+	// KeyByArgs, when positive, makes identical calls (tool, session and
+	// canonical arguments) within the same window of this length one call.
+	// Off by default: "run the tests" twice is two different calls when the
+	// files changed in between.
+	KeyByArgs time.Duration
 
 	Timeout        time.Duration // per call; 0: 60 s
 	MaxResultBytes int           // text returned to the model; 0: 64 KiB; < 0: unlimited
@@ -46,16 +55,17 @@ type Engine struct {
 
 // pending is one call on its way down the chain; stages fill it in.
 type pending struct {
-	call     tool.Call
-	start    time.Time
-	tool     tool.Tool
-	def      tool.Definition
-	schema   *schema.Schema
-	args     map[string]any
-	repairs  []schema.Repair
-	decision policy.Decision
-	approval *policy.Approval
-	replayed bool // the result came from the idempotency store
+	call        tool.Call
+	start       time.Time
+	tool        tool.Tool
+	def         tool.Definition
+	schema      *schema.Schema
+	args        map[string]any
+	repairs     []schema.Repair
+	decision    policy.Decision
+	approval    *policy.Approval
+	replayed    bool // the result came from the idempotency store
+	generatedID bool // the engine made up call.ID
 }
 
 // handler is one stage and everything after it.
@@ -114,10 +124,11 @@ func chain(last handler, stages ...stage) handler {
 // never returns a Go error: every failure is a Result carrying a tool.Error.
 // A call without an ID gets one.
 func (e *Engine) Execute(ctx context.Context, call tool.Call) tool.Result {
+	p := &pending{call: call, start: time.Now()}
 	if call.ID == "" {
-		call.ID = e.idBase + strconv.FormatUint(e.idSeq.Add(1), 10)
+		p.call.ID, p.generatedID = e.idBase+strconv.FormatUint(e.idSeq.Add(1), 10), true
 	}
-	return e.chain(ctx, &pending{call: call, start: time.Now()})
+	return e.chain(ctx, p)
 }
 
 // Registry returns the registry the engine executes from.

@@ -2,6 +2,11 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"time"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -40,7 +45,10 @@ func (e *Engine) limits(next handler) handler {
 }
 
 // idempotency replays recorded results of tools that are not idempotent by
-// nature. The key is the call ID: a retry of the same call carries the same ID.
+// nature. A call has a key when it carries an IdempotencyKey, when the
+// engine trusts caller IDs (Options.KeyByCallID), or when identical calls
+// within a window count as one (Options.KeyByArgs). Keys are scoped by tool
+// and session.
 func (e *Engine) idempotency(next handler) handler {
 	if e.opts.Idempotency == nil {
 		return next
@@ -49,7 +57,10 @@ func (e *Engine) idempotency(next handler) handler {
 		if p.def.Annotations.Idempotent || p.def.Annotations.ReadOnly {
 			return next(ctx, p)
 		}
-		key := p.def.Name + "\x00" + p.call.ID
+		key := e.idempotencyKey(p)
+		if key == "" {
+			return next(ctx, p)
+		}
 		res, replayed := e.opts.Idempotency.Do(ctx, key, func() tool.Result { return next(ctx, p) })
 		p.replayed = replayed
 		if replayed {
@@ -57,4 +68,23 @@ func (e *Engine) idempotency(next handler) handler {
 		}
 		return res
 	}
+}
+
+func (e *Engine) idempotencyKey(p *pending) string {
+	scope := p.def.Name + "\x00" + p.call.Session + "\x00"
+	switch {
+	case p.call.IdempotencyKey != "":
+		return scope + "key:" + p.call.IdempotencyKey
+	case e.opts.KeyByCallID && !p.generatedID:
+		return scope + "id:" + p.call.ID
+	case e.opts.KeyByArgs > 0:
+		canon, err := json.Marshal(p.args) // maps marshal with sorted keys
+		if err != nil {
+			return ""
+		}
+		sum := sha256.Sum256(canon)
+		window := time.Now().UnixNano() / int64(e.opts.KeyByArgs)
+		return scope + "args:" + hex.EncodeToString(sum[:]) + ":" + strconv.FormatInt(window, 10)
+	}
+	return ""
 }

@@ -82,4 +82,7 @@ type Call struct {
 	Args      json.RawMessage `json:"arguments,omitempty"` // raw JSON as received; the engine may replace it with repaired arguments
 	Principal string          `json:"principal,omitempty"` // who is calling: a user, role or client name
 	Session   string          `json:"session,omitempty"`
+	// IdempotencyKey, when set, makes a retry of this call (same tool, same
+	// key) return the first attempt's result instead of running again.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }

@@ -15,7 +15,7 @@ import (
 func newCallCmd(s *streams) *cobra.Command {
 	var c common
 	var yes bool
-	var session, principal string
+	var session, principal, idemKey string
 	cmd := &cobra.Command{
 		Use:   "call TOOL [ARGS_JSON]",
 		Short: "Run one governed tool call and print its result as JSON",
@@ -31,7 +31,8 @@ unless --yes approves them.
 Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 		Example: `  toolgate call read_file '{"path":"README.md","limit":20}'
   toolgate call search_files '{"pattern":"func main"}' --root ./src
-  echo '{"path":"notes.txt","content":"hi"}' | toolgate call write_file -`,
+  echo '{"path":"notes.txt","content":"hi"}' | toolgate call write_file -
+  toolgate call write_file '{"path":"a.txt","content":"x"}' --idempotency-key deploy-42`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var raw []byte
@@ -49,6 +50,7 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 			if yes {
 				opts.Approver = policy.ApproveAll("cli --yes")
 			}
+			c.results = idemKey != ""
 			st, err := c.build(opts)
 			if err != nil {
 				return err
@@ -57,7 +59,7 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 			if principal == "" {
 				principal = os.Getenv("USER")
 			}
-			res := st.engine.Execute(cmd.Context(), tool.Call{Name: args[0], Args: json.RawMessage(raw), Session: session, Principal: principal})
+			res := st.engine.Execute(cmd.Context(), tool.Call{Name: args[0], Args: json.RawMessage(raw), Session: session, Principal: principal, IdempotencyKey: idemKey})
 			if err := printJSON(s, res); err != nil {
 				return err
 			}
@@ -72,5 +74,6 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 	f.BoolVarP(&yes, "yes", "y", false, "approve calls that the policy would ask about")
 	f.StringVar(&session, "session", "", "session id recorded in the audit log")
 	f.StringVar(&principal, "principal", "", "who is calling, for policy and audit (default: $USER)")
+	f.StringVar(&idemKey, "idempotency-key", "", "run at most once per key: a retry with the same key prints the first result (kept 24 h in the state folder)")
 	return cmd
 }

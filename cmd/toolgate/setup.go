@@ -11,6 +11,7 @@ import (
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/store"
 )
 
 // common holds the flags that every command building an engine shares.
@@ -18,6 +19,7 @@ type common struct {
 	roots     []string
 	policy    string
 	auditPath string
+	results   bool // open the idempotency store (see openIdempotency)
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -27,21 +29,39 @@ func (c *common) register(cmd *cobra.Command) {
 	f.StringVar(&c.auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
 }
 
-// defaultAuditPath is $TOOLGATE_AUDIT, else toolgate/audit.jsonl in the XDG
-// state folder ($XDG_STATE_HOME, or ~/.local/state).
+// defaultAuditPath is $TOOLGATE_AUDIT, else audit.jsonl in the state folder.
 func defaultAuditPath() string {
 	if p := os.Getenv("TOOLGATE_AUDIT"); p != "" {
 		return p
+	}
+	return filepath.Join(stateDir(), "audit.jsonl")
+}
+
+// stateDir is where toolgate keeps its state: $TOOLGATE_STATE, else
+// toolgate in the XDG state folder ($XDG_STATE_HOME, or ~/.local/state).
+func stateDir() string {
+	if d := os.Getenv("TOOLGATE_STATE"); d != "" {
+		return d
 	}
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "off"
+			home = os.TempDir()
 		}
 		dir = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(dir, "toolgate", "audit.jsonl")
+	return filepath.Join(dir, "toolgate")
+}
+
+// openIdempotency opens the embedded result store in the state folder.
+func (s *setup) openIdempotency() (*store.Idempotency, error) {
+	db, err := store.OpenBolt(filepath.Join(stateDir(), "idempotency.db"), store.BoltOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, db.Close)
+	return store.NewIdempotency(db, 0), nil
 }
 
 // setup is what a command that runs tools needs.
@@ -57,8 +77,8 @@ func (s *setup) Close() {
 	}
 }
 
-// build assembles the registry with the built-in tools, the policy and the
-// audit log into an engine.
+// build assembles the registry with the built-in tools, the policy, the
+// audit log and (when c.results is set) the result store into an engine.
 func (c *common) build(opts engine.Options) (*setup, error) {
 	s := &setup{registry: registry.New()}
 	sets, err := builtinTools(c)
@@ -86,6 +106,14 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		}
 		s.closers = append(s.closers, log.Close)
 		opts.Auditor = log
+	}
+	if c.results {
+		idem, err := s.openIdempotency()
+		if err != nil {
+			s.Close()
+			return nil, &exitError{exitTool, err}
+		}
+		opts.Idempotency = idem
 	}
 	opts.Registry = s.registry
 	s.engine = engine.New(opts)

@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/tool"
+)
+
+func TestIdempotency(t *testing.T) {
+	reg := registry.New()
+	var runs atomic.Int64
+	gate := make(chan struct{})
+	reg.Register(tool.New("charge_card", "Charges a card once.", func(_ context.Context, in struct {
+		Cents int `json:"cents"`
+	}) (string, error) {
+		runs.Add(1)
+		<-gate
+		return "charged", nil
+	}, tool.WithLevel(tool.LevelWrite)))
+	e := engine.New(engine.Options{Registry: reg, Idempotency: store.NewIdempotency(store.NewMemory(), time.Hour)})
+	ctx := context.Background()
+	c := tool.Call{Name: "charge_card", Args: json.RawMessage(`{"cents":100}`), IdempotencyKey: "order-7", Session: "s"}
+
+	// Eight duplicates at once: one runs, the others wait for it.
+	var wg sync.WaitGroup
+	results := make([]tool.Result, 8)
+	for i := range results {
+		wg.Add(1)
+		go func() { defer wg.Done(); results[i] = e.Execute(ctx, c) }()
+	}
+	for runs.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(gate)
+	wg.Wait()
+	replays := 0
+	for _, r := range results {
+		if r.IsError() || r.Text() != "charged" {
+			t.Fatalf("duplicate got %+v", r)
+		}
+		if r.Meta["idempotent_replay"] == true {
+			replays++
+		}
+	}
+	if runs.Load() != 1 || replays != 7 {
+		t.Fatalf("ran %d times with %d replays; want 1 run and 7 replays", runs.Load(), replays)
+	}
+	// Later retries replay too; another key or another session runs.
+	if r := e.Execute(ctx, c); r.Meta["idempotent_replay"] != true || runs.Load() != 1 {
+		t.Errorf("a later retry ran again")
+	}
+	c2 := c
+	c2.IdempotencyKey = "order-8"
+	e.Execute(ctx, c2)
+	c3 := c
+	c3.Session = "other"
+	e.Execute(ctx, c3)
+	if runs.Load() != 3 {
+		t.Errorf("runs = %d, want 3 (new key, new session)", runs.Load())
+	}
+	// Without a key, every call runs.
+	e.Execute(ctx, tool.Call{Name: "charge_card", Args: json.RawMessage(`{"cents":100}`)})
+	e.Execute(ctx, tool.Call{Name: "charge_card", Args: json.RawMessage(`{"cents":100}`)})
+	if runs.Load() != 5 {
+		t.Errorf("calls without a key were deduplicated: runs = %d", runs.Load())
+	}
+}
+
+func TestLimiterInTheChain(t *testing.T) {
+	f := newFixture(t)
+	lim := policy.NewLimiter(policy.LimitConfig{
+		Tools: map[string]policy.Rate{"add": {PerSecond: 0.001, Burst: 2}},
+		Loop:  policy.LoopConfig{Off: true},
+	})
+	e := engine.New(engine.Options{Registry: f.reg, Limiter: lim})
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		if r := e.Execute(ctx, call("add", `{"a":1}`)); r.IsError() {
+			t.Fatal(r.Text())
+		}
+	}
+	before := f.runs.Load()
+	r := e.Execute(ctx, call("add", `{"a":1}`))
+	wantError(t, r, tool.RateLimited, "Retry: yes, after")
+	if f.runs.Load() != before {
+		t.Error("a rate-limited call ran")
+	}
+	// Invalid calls are refused before they spend a token.
+	e2 := engine.New(engine.Options{Registry: f.reg, Limiter: policy.NewLimiter(policy.LimitConfig{
+		Tools: map[string]policy.Rate{"add": {PerSecond: 0.001, Burst: 1}},
+	})})
+	e2.Execute(ctx, call("add", `{"a":"x"}`))
+	if r := e2.Execute(ctx, call("add", `{"a":1}`)); r.IsError() {
+		t.Errorf("an invalid call spent the budget: %s", r.Text())
+	}
+}

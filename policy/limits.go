@@ -1,0 +1,339 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Rate is a token bucket: Burst calls at once, refilled at PerSecond.
+type Rate struct {
+	PerSecond float64 `yaml:"per_second" json:"per_second"`
+	Burst     int     `yaml:"burst" json:"burst"`
+}
+
+func (r Rate) set() bool { return r.Burst > 0 }
+
+// LimitConfig says how often and how many calls may run.
+type LimitConfig struct {
+	// Tools maps tool-name globs (path.Match syntax) to a rate per tool;
+	// the first matching glob, in sorted order, applies. "*" is a default.
+	Tools map[string]Rate
+	// Principal is the rate of each principal (caller) across all tools.
+	Principal Rate
+	// Concurrency caps the calls of one tool running at once (0: no cap).
+	// A call over the cap waits for a free slot as long as its context allows.
+	Concurrency int
+	// Loop guards against a model repeating itself.
+	Loop LoopConfig
+}
+
+// LoopConfig is the loop guard: per session, the same call (tool and
+// canonical arguments) more than Max times within Window is refused, so is
+// a cycle of two or three calls repeated Cycles times in a row, and a call
+// identical to one that just failed (not retryably) gets that failure again
+// without running.
+type LoopConfig struct {
+	Max    int           // 0: 6
+	Window time.Duration // 0: 1 minute
+	Cycles int           // 0: 3
+	Off    bool          // disables the loop guard
+}
+
+// Limiter enforces a LimitConfig. It is safe for concurrent use and
+// satisfies the engine's Limiter interface.
+type Limiter struct {
+	cfg   LimitConfig
+	globs []string // sorted keys of cfg.Tools
+
+	mu         sync.Mutex
+	tools      map[string]*rate.Limiter // by tool name
+	principals map[string]*rate.Limiter
+	slots      map[string]chan struct{}
+	sessions   map[string]*history
+}
+
+// NewLimiter returns a Limiter for cfg.
+func NewLimiter(cfg LimitConfig) *Limiter {
+	if cfg.Loop.Max <= 0 {
+		cfg.Loop.Max = 6
+	}
+	if cfg.Loop.Window <= 0 {
+		cfg.Loop.Window = time.Minute
+	}
+	if cfg.Loop.Cycles <= 0 {
+		cfg.Loop.Cycles = 3
+	}
+	l := &Limiter{cfg: cfg, tools: map[string]*rate.Limiter{}, principals: map[string]*rate.Limiter{},
+		slots: map[string]chan struct{}{}, sessions: map[string]*history{}}
+	for g := range cfg.Tools {
+		l.globs = append(l.globs, g)
+	}
+	slices.Sort(l.globs)
+	return l
+}
+
+// Acquire admits a call or refuses it with rate_limited or loop_detected.
+// The returned release must be called with the call's result.
+func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definition) (func(tool.Result), *tool.Error) {
+	var key string
+	if !l.cfg.Loop.Off {
+		key = callKey(call)
+		if err := l.checkLoop(call.Session, key); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.take(call, def); err != nil {
+		return nil, err
+	}
+	slot := l.slot(def.Name)
+	if slot != nil {
+		select {
+		case slot <- struct{}{}:
+		case <-ctx.Done():
+			return nil, tool.Errorf(tool.RateLimited, "%s already runs %d calls at once and this call's time ran out waiting", def.Name, l.cfg.Concurrency).
+				WithRetry(time.Second).WithSuggestion("wait for the running calls to finish, then retry")
+		}
+	}
+	return func(res tool.Result) {
+		if slot != nil {
+			<-slot
+		}
+		if !l.cfg.Loop.Off {
+			l.record(call.Session, key, res)
+		}
+	}, nil
+}
+
+// take spends a token of the tool's bucket and of the principal's, both or
+// neither.
+func (l *Limiter) take(call tool.Call, def tool.Definition) *tool.Error {
+	now := time.Now()
+	tl := l.toolLimiter(def.Name)
+	var tr *rate.Reservation
+	if tl != nil {
+		tr = tl.ReserveN(now, 1)
+		if d := tr.DelayFrom(now); !tr.OK() || d > 0 {
+			tr.CancelAt(now)
+			return limited(fmt.Sprintf("%s is called too often", def.Name), d)
+		}
+	}
+	if pl := l.principalLimiter(call.Principal); pl != nil {
+		pr := pl.ReserveN(now, 1)
+		if d := pr.DelayFrom(now); !pr.OK() || d > 0 {
+			pr.CancelAt(now)
+			if tr != nil {
+				tr.CancelAt(now)
+			}
+			who := call.Principal
+			if who == "" {
+				who = "this caller"
+			}
+			return limited(fmt.Sprintf("%s makes calls too often", who), d)
+		}
+	}
+	return nil
+}
+
+func limited(what string, d time.Duration) *tool.Error {
+	if d <= 0 {
+		d = time.Second
+	}
+	return tool.Errorf(tool.RateLimited, "%s: the rate limit is reached", what).WithRetry(d).
+		WithSuggestion("wait %s before calling again, and batch work into fewer calls where you can", d.Round(time.Millisecond))
+}
+
+func (l *Limiter) toolLimiter(name string) *rate.Limiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if lim, ok := l.tools[name]; ok {
+		return lim
+	}
+	var lim *rate.Limiter
+	for _, g := range l.globs {
+		if ok, _ := path.Match(g, name); ok && l.cfg.Tools[g].set() {
+			r := l.cfg.Tools[g]
+			lim = rate.NewLimiter(rate.Limit(r.PerSecond), r.Burst)
+			break
+		}
+	}
+	l.tools[name] = lim
+	return lim
+}
+
+func (l *Limiter) principalLimiter(who string) *rate.Limiter {
+	if !l.cfg.Principal.set() {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim, ok := l.principals[who]
+	if !ok {
+		lim = rate.NewLimiter(rate.Limit(l.cfg.Principal.PerSecond), l.cfg.Principal.Burst)
+		l.principals[who] = lim
+	}
+	return lim
+}
+
+func (l *Limiter) slot(name string) chan struct{} {
+	if l.cfg.Concurrency <= 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.slots[name]
+	if !ok {
+		s = make(chan struct{}, l.cfg.Concurrency)
+		l.slots[name] = s
+	}
+	return s
+}
+
+// history is one session's recent calls.
+type history struct {
+	calls  []past           // oldest first, within the window
+	failed map[string]*past // the last result of each key, when it failed for good
+}
+
+type past struct {
+	key string
+	at  time.Time
+	res tool.Result
+}
+
+// maxHistory bounds the calls remembered per session, maxSessions the
+// sessions remembered at once.
+const (
+	maxHistory  = 256
+	maxSessions = 4096
+)
+
+func (l *Limiter) checkLoop(session, key string) *tool.Error {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.sessions[session]
+	if h == nil {
+		if len(l.sessions) >= maxSessions {
+			l.forgetIdle(now)
+		}
+		h = &history{failed: map[string]*past{}}
+		l.sessions[session] = h
+	}
+	// Forget what fell out of the window.
+	cut := 0
+	for cut < len(h.calls) && now.Sub(h.calls[cut].at) > l.cfg.Loop.Window {
+		cut++
+	}
+	h.calls = h.calls[cut:]
+	if len(h.calls) >= maxHistory {
+		h.calls = h.calls[len(h.calls)-maxHistory+1:]
+	}
+
+	if f := h.failed[key]; f != nil && now.Sub(f.at) <= l.cfg.Loop.Window {
+		err := *f.res.Error
+		err.Message = "this exact call just failed and was not run again: " + err.Message
+		err.Suggestion = "change the arguments or the approach; repeating the same call gives the same failure"
+		return err.WithDetail("repeated_failure", true)
+	}
+	same := 0
+	for _, c := range h.calls {
+		if c.key == key {
+			same++
+		}
+	}
+	if same >= l.cfg.Loop.Max {
+		return tool.Errorf(tool.LoopDetected, "this exact call was already made %d times in the last %s", same, l.cfg.Loop.Window).
+			WithSuggestion("stop repeating it: use the results you already have, change the approach, or ask the user")
+	}
+	if n := cycle(h.calls, key, l.cfg.Loop.Cycles); n > 0 {
+		return tool.Errorf(tool.LoopDetected, "the last calls repeat a cycle of %d calls %d times", n, l.cfg.Loop.Cycles).
+			WithSuggestion("you are going in circles: stop, summarise what you learned, and change the approach or ask the user")
+	}
+	h.calls = append(h.calls, past{key: key, at: now})
+	return nil
+}
+
+// cycle reports the length (2 or 3) of a cycle that calls followed by key
+// would complete for the cycles-th time in a row, or 0.
+func cycle(calls []past, key string, cycles int) int {
+	seq := make([]string, 0, len(calls)+1)
+	for _, c := range calls {
+		seq = append(seq, c.key)
+	}
+	seq = append(seq, key)
+	for n := 2; n <= 3; n++ {
+		span := n * cycles
+		if len(seq) < span {
+			continue
+		}
+		tail := seq[len(seq)-span:]
+		distinct := map[string]bool{}
+		for _, k := range tail[:n] {
+			distinct[k] = true
+		}
+		if len(distinct) != n {
+			continue
+		}
+		ok := true
+		for i := n; i < span && ok; i++ {
+			ok = tail[i] == tail[i-n]
+		}
+		if ok {
+			return n
+		}
+	}
+	return 0
+}
+
+// forgetIdle drops the sessions with no call in the window, or all of them
+// when every session is busy: the guard forgets rather than grow unbounded.
+func (l *Limiter) forgetIdle(now time.Time) {
+	for id, h := range l.sessions {
+		if len(h.calls) == 0 || now.Sub(h.calls[len(h.calls)-1].at) > l.cfg.Loop.Window {
+			delete(l.sessions, id)
+		}
+	}
+	if len(l.sessions) >= maxSessions {
+		clear(l.sessions)
+	}
+}
+
+func (l *Limiter) record(session, key string, res tool.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.sessions[session]
+	if h == nil {
+		return
+	}
+	if res.Error != nil && !res.Error.Retryable && res.Error.Type != tool.LoopDetected {
+		h.failed[key] = &past{key: key, at: time.Now(), res: res}
+	} else {
+		delete(h.failed, key)
+	}
+}
+
+// callKey is the tool name and the canonical form of the arguments: objects
+// with sorted keys, no insignificant space.
+func callKey(call tool.Call) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(call.Args))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return call.Name + "\x00" + string(call.Args)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return call.Name + "\x00" + string(call.Args)
+	}
+	return call.Name + "\x00" + string(b)
+}

@@ -1,0 +1,167 @@
+package policy_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
+)
+
+func lcall(name, args, session, principal string) tool.Call {
+	return tool.Call{Name: name, Args: json.RawMessage(args), Session: session, Principal: principal}
+}
+
+func TestRateLimitGrantsExactlyTheBudget(t *testing.T) {
+	l := policy.NewLimiter(policy.LimitConfig{
+		Tools: map[string]policy.Rate{"search_*": {PerSecond: 0.001, Burst: 10}},
+		Loop:  policy.LoopConfig{Off: true},
+	})
+	def := tool.Definition{Name: "search_files"}
+	var granted, refused atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for j := 0; j < 4; j++ {
+				release, err := l.Acquire(context.Background(), lcall("search_files", fmt.Sprintf(`{"q":%d}`, j), "", ""), def)
+				if err != nil {
+					if err.Type != tool.RateLimited || err.RetryAfter <= 0 || !err.Retryable {
+						t.Errorf("refusal %+v: want rate_limited with retry_after", err)
+					}
+					refused.Add(1)
+					continue
+				}
+				granted.Add(1)
+				release(tool.TextResult("ok"))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if granted.Load() != 10 || refused.Load() != 64*4-10 {
+		t.Errorf("granted %d, refused %d; want exactly 10 granted", granted.Load(), refused.Load())
+	}
+	// A tool no glob names is not limited.
+	for i := 0; i < 50; i++ {
+		if _, err := l.Acquire(context.Background(), lcall("read_file", `{}`, "", ""), tool.Definition{Name: "read_file"}); err != nil {
+			t.Fatalf("unlimited tool refused: %v", err)
+		}
+	}
+}
+
+func TestPrincipalRateSpendsBothOrNeither(t *testing.T) {
+	l := policy.NewLimiter(policy.LimitConfig{
+		Tools:     map[string]policy.Rate{"*": {PerSecond: 0.001, Burst: 3}},
+		Principal: policy.Rate{PerSecond: 0.001, Burst: 2},
+		Loop:      policy.LoopConfig{Off: true},
+	})
+	def := tool.Definition{Name: "t"}
+	ok := func(who string) bool {
+		_, err := l.Acquire(context.Background(), lcall("t", `{}`, "", who), def)
+		return err == nil
+	}
+	// alice spends 2 of her 2; her third is refused without spending the tool's third token.
+	if !ok("alice") || !ok("alice") || ok("alice") {
+		t.Fatal("alice's budget of 2 not enforced")
+	}
+	if !ok("bob") {
+		t.Fatal("bob was refused: alice's refused call must not have spent the tool's token")
+	}
+	if ok("bob") {
+		t.Fatal("the tool's budget of 3 was exceeded")
+	}
+}
+
+func TestConcurrencyCap(t *testing.T) {
+	l := policy.NewLimiter(policy.LimitConfig{Concurrency: 2, Loop: policy.LoopConfig{Off: true}})
+	def := tool.Definition{Name: "slow"}
+	r1, _ := l.Acquire(context.Background(), lcall("slow", `{}`, "", ""), def)
+	r2, _ := l.Acquire(context.Background(), lcall("slow", `{}`, "", ""), def)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := l.Acquire(ctx, lcall("slow", `{}`, "", ""), def); err == nil || err.Type != tool.RateLimited {
+		t.Fatalf("a third concurrent call got %v, want rate_limited after waiting", err)
+	}
+	got := make(chan *tool.Error)
+	go func() {
+		_, err := l.Acquire(context.Background(), lcall("slow", `{}`, "", ""), def)
+		got <- err
+	}()
+	r1(tool.TextResult("done"))
+	if err := <-got; err != nil {
+		t.Fatalf("a waiting call was not admitted when a slot freed: %v", err)
+	}
+	r2(tool.TextResult("done"))
+}
+
+func TestLoopGuard(t *testing.T) {
+	ctx := context.Background()
+	t.Run("same call too often", func(t *testing.T) {
+		l := policy.NewLimiter(policy.LimitConfig{Loop: policy.LoopConfig{Max: 3}})
+		def := tool.Definition{Name: "read_file"}
+		for i := 0; i < 3; i++ {
+			// Key order and spacing do not make a call different.
+			args := []string{`{"path":"a","limit":5}`, `{"limit":5, "path":"a"}`, `{ "path" : "a" , "limit" : 5 }`}[i]
+			release, err := l.Acquire(ctx, lcall("read_file", args, "s1", ""), def)
+			if err != nil {
+				t.Fatalf("call %d refused: %v", i+1, err)
+			}
+			release(tool.TextResult("x"))
+		}
+		_, err := l.Acquire(ctx, lcall("read_file", `{"path":"a","limit":5}`, "s1", ""), def)
+		if err == nil || err.Type != tool.LoopDetected {
+			t.Fatalf("4th identical call: %v, want loop_detected", err)
+		}
+		if _, err := l.Acquire(ctx, lcall("read_file", `{"path":"a","limit":5}`, "s2", ""), def); err != nil {
+			t.Errorf("another session is not in the loop: %v", err)
+		}
+		if _, err := l.Acquire(ctx, lcall("read_file", `{"path":"b","limit":5}`, "s1", ""), def); err != nil {
+			t.Errorf("different arguments are a different call: %v", err)
+		}
+	})
+	t.Run("A-B-A-B cycle", func(t *testing.T) {
+		l := policy.NewLimiter(policy.LimitConfig{Loop: policy.LoopConfig{Max: 100, Cycles: 3}})
+		seq := []string{"a", "b", "a", "b", "a"}
+		for i, name := range seq {
+			release, err := l.Acquire(ctx, lcall(name, `{}`, "s", ""), tool.Definition{Name: name})
+			if err != nil {
+				t.Fatalf("call %d (%s) refused: %v", i+1, name, err)
+			}
+			release(tool.TextResult("x"))
+		}
+		_, err := l.Acquire(ctx, lcall("b", `{}`, "s", ""), tool.Definition{Name: "b"})
+		if err == nil || err.Type != tool.LoopDetected {
+			t.Fatalf("the third A-B round: %v, want loop_detected", err)
+		}
+	})
+	t.Run("repeat of a failed call", func(t *testing.T) {
+		l := policy.NewLimiter(policy.LimitConfig{})
+		def := tool.Definition{Name: "edit_file"}
+		c := lcall("edit_file", `{"path":"a","old":"x"}`, "s", "")
+		release, err := l.Acquire(ctx, c, def)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release(tool.ErrorResult(tool.Errorf(tool.NotFound, "old_string not found")))
+		_, err = l.Acquire(ctx, c, def)
+		if err == nil || err.Type != tool.NotFound || err.Details["repeated_failure"] != true {
+			t.Fatalf("the same failing call again: %+v, want the recorded not_found", err)
+		}
+		// A retryable failure may be retried.
+		c2 := lcall("edit_file", `{"path":"b"}`, "s", "")
+		release, _ = l.Acquire(ctx, c2, def)
+		release(tool.ErrorResult(tool.Errorf(tool.Unavailable, "busy").WithRetry(0)))
+		if _, err := l.Acquire(ctx, c2, def); err != nil {
+			t.Errorf("retry after a retryable failure refused: %v", err)
+		}
+	})
+}
