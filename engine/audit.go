@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,11 @@ func (e *Engine) audit(next handler) handler {
 		}
 		res := next(ctx, p)
 		rec := record(p, res)
+		if e.opts.Redactor != nil {
+			if args, n := e.opts.Redactor.Redact(string(rec.Arguments)); n > 0 {
+				rec.Arguments = json.RawMessage(args)
+			}
+		}
 		if err := e.opts.Auditor.Append(context.WithoutCancel(ctx), rec); err != nil {
 			broken.Store(&err)
 			e.log.Error("audit log write failed; refusing further calls", "err", err)

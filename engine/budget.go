@@ -2,22 +2,42 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/tool"
 )
 
-// budget caps the text that goes back to the model. A longer text is cut at
-// a character boundary with a note saying how much was left out; the result's
-// metadata records the sizes.
+// Spill is where results over the budget are written in full.
+type Spill struct {
+	Dir    string // folder on disk (created 0700 when needed)
+	ShowAs string // how the model names Dir in read_file, e.g. ".toolgate/spill"
+}
+
+// budget redacts secrets from what goes back to the model and caps its size.
+// A longer text is cut at a character boundary; with a Spill folder the full
+// text is kept there and the model is told how to read the rest.
 func (e *Engine) budget(next handler) handler {
-	max := e.opts.MaxResultBytes
-	if max < 0 {
-		return next
-	}
 	return func(ctx context.Context, p *pending) tool.Result {
 		res := next(ctx, p)
+		if e.opts.Redactor != nil {
+			res = e.redact(res)
+		}
+		max := e.opts.MaxResultBytes
+		if m, ok := e.opts.MaxResultBytesPerTool[p.def.Name]; ok {
+			max = m
+		}
+		if max < 0 {
+			return res
+		}
 		total := 0
 		for _, c := range res.Content {
 			total += len(c.Text) + len(c.Data)
@@ -25,29 +45,146 @@ func (e *Engine) budget(next handler) handler {
 		if total <= max {
 			return res
 		}
-		left := max
-		content := make([]tool.Content, 0, len(res.Content))
-		for _, c := range res.Content {
-			size := len(c.Text) + len(c.Data)
-			switch {
-			case size <= left:
-				left -= size
-			case c.Type == "text":
-				n := left
-				for n > 0 && !utf8.RuneStart(c.Text[n]) {
-					n-- // never cut a character in two
-				}
-				cut := c.Text[:n]
-				c.Text = cut + fmt.Sprintf("\n…[output truncated: showing %d of %d bytes. Ask for less: a narrower query, a smaller range or a limit]", len(cut), len(c.Text))
-				left = 0
-			default:
-				c = tool.TextContent(fmt.Sprintf("[%s content of %d bytes left out: over the output budget]", c.Type, size))
-				left = 0
-			}
-			content = append(content, c)
-		}
-		res.Content = content
-		res = withMeta(res, "truncated", map[string]int{"bytes": total, "limit": max})
-		return res
+		return e.cut(res, p, max, total)
 	}
+}
+
+// redact replaces secrets in text content and in the structured value.
+func (e *Engine) redact(res tool.Result) tool.Result {
+	n := 0
+	var content []tool.Content
+	for i, c := range res.Content {
+		if c.Type != "text" && c.Type != "resource" {
+			continue
+		}
+		t, k := e.opts.Redactor.Redact(c.Text)
+		if k == 0 {
+			continue
+		}
+		if content == nil {
+			content = append([]tool.Content(nil), res.Content...)
+		}
+		content[i].Text = t
+		n += k
+	}
+	if content != nil {
+		res.Content = content
+	}
+	if res.Structured != nil {
+		if b, err := json.Marshal(res.Structured); err == nil {
+			if t, k := e.opts.Redactor.Redact(string(b)); k > 0 {
+				var v any
+				if json.Unmarshal([]byte(t), &v) == nil {
+					res.Structured, n = v, n+k
+				} else {
+					res.Structured = nil // never leak what could not be redacted
+				}
+			}
+		}
+	}
+	if n > 0 {
+		res = withMeta(res, "redacted", n)
+	}
+	return res
+}
+
+// cut keeps the first max bytes of content and, with a Spill folder, writes
+// the whole text there.
+func (e *Engine) cut(res tool.Result, p *pending, max, total int) tool.Result {
+	var full strings.Builder
+	left := max
+	content := make([]tool.Content, 0, len(res.Content))
+	for _, c := range res.Content {
+		if c.Type == "text" {
+			full.WriteString(c.Text)
+		}
+		size := len(c.Text) + len(c.Data)
+		switch {
+		case size <= left:
+			left -= size
+		case c.Type == "text":
+			n := left
+			for n > 0 && !utf8.RuneStart(c.Text[n]) {
+				n-- // never cut a character in two
+			}
+			c.Text = c.Text[:n]
+			left = 0
+		default:
+			c = tool.TextContent(fmt.Sprintf("[%s content of %d bytes left out: over the output budget]", c.Type, size))
+			left = 0
+		}
+		content = append(content, c)
+	}
+	shown := 0
+	for _, c := range content {
+		shown += len(c.Text)
+	}
+	note := fmt.Sprintf("\n…[output truncated: showing %d of %d bytes. Ask for less: a narrower query, a smaller range or a limit]", shown, total)
+	meta := map[string]any{"bytes": total, "limit": max}
+	if name, err := e.spill(full.String()); err == nil && name != "" {
+		line := strings.Count(textOf(content), "\n") + 1
+		note = fmt.Sprintf("\n…[output truncated: showing %d of %d bytes. The whole output is in %s: read the rest with read_file {\"path\":%q,\"offset\":%d}]",
+			shown, total, name, name, line)
+		meta["spill"] = name
+	} else if err != nil {
+		e.log.Warn("spill failed", "tool", p.def.Name, "err", err)
+	}
+	content = append(content, tool.TextContent(note))
+	res.Content = content
+	return withMeta(res, "truncated", meta)
+}
+
+func textOf(content []tool.Content) string {
+	var b strings.Builder
+	for _, c := range content {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// spill writes text to a new file in the spill folder, returning its name as
+// the model should use it ("" when there is no spill folder). Files older
+// than a day are removed on the way.
+func (e *Engine) spill(text string) (string, error) {
+	s := e.opts.Spill
+	if s.Dir == "" {
+		return "", nil
+	}
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return "", err
+	}
+	if entries, err := os.ReadDir(s.Dir); err == nil && len(entries) > 64 {
+		for _, en := range entries {
+			if info, err := en.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
+				os.Remove(filepath.Join(s.Dir, en.Name()))
+			}
+		}
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	name := time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(rnd[:]) + ".txt"
+	tmp, err := os.CreateTemp(s.Dir, ".spill-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.WriteString(text); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(s.Dir, name)); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	show := s.ShowAs
+	if show == "" {
+		show = s.Dir
+	}
+	return path.Join(filepath.ToSlash(show), name), nil
 }

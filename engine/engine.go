@@ -37,8 +37,12 @@ type Options struct {
 
 	Timeout        time.Duration // per call; 0: 60 s
 	MaxResultBytes int           // text returned to the model; 0: 64 KiB; < 0: unlimited
-	Parallelism    int           // ExecuteAll's bound; 0: 8
-	Logger         *slog.Logger  // nil: slog.Default()
+	// MaxResultBytesPerTool overrides MaxResultBytes for the named tools.
+	MaxResultBytesPerTool map[string]int
+	Spill                 Spill            // where over-budget results are kept in full; zero: nowhere
+	Redactor              *policy.Redactor // secrets to redact from results and the audit log; nil: none
+	Parallelism           int              // ExecuteAll's bound; 0: 8
+	Logger                *slog.Logger     // nil: slog.Default()
 }
 
 // Engine executes calls. It is safe for concurrent use.

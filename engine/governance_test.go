@@ -3,11 +3,15 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
@@ -101,5 +105,49 @@ func TestLimiterInTheChain(t *testing.T) {
 	e2.Execute(ctx, call("add", `{"a":"x"}`))
 	if r := e2.Execute(ctx, call("add", `{"a":1}`)); r.IsError() {
 		t.Errorf("an invalid call spent the budget: %s", r.Text())
+	}
+}
+
+func TestRedactionAndSpill(t *testing.T) {
+	reg := registry.New()
+	reg.Register(tool.New("print_env", "Prints settings.", func(context.Context, struct {
+		Token string `json:"token,omitempty"`
+	}) (string, error) {
+		return "HOME=/root\nGITHUB_TOKEN=ghp_" + strings.Repeat("x1Y2", 9) + "\n" + strings.Repeat("line of output\n", 200), nil
+	}, tool.ReadOnly()))
+	red, err := policy.NewRedactor(policy.DefaultSecretPatterns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "audit.jsonl")
+	log, err := audit.Open(logPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spillDir := filepath.Join(dir, "ws", ".toolgate", "spill")
+	e := engine.New(engine.Options{Registry: reg, Redactor: red, Auditor: log, MaxResultBytes: 200,
+		Spill: engine.Spill{Dir: spillDir, ShowAs: ".toolgate/spill"}})
+	res := e.Execute(context.Background(), tool.Call{Name: "print_env", Args: json.RawMessage(`{"token":"AKIAIOSFODNN7EXAMPLE"}`)})
+	log.Close()
+	text := res.Text()
+	if strings.Contains(text, "ghp_") || !strings.Contains(text, "[REDACTED:github_token]") {
+		t.Errorf("secret not redacted from the result: %q", text)
+	}
+	if !strings.Contains(text, `read_file {"path":".toolgate/spill/`) {
+		t.Fatalf("no spill hint: %q", text)
+	}
+	meta := res.Meta["truncated"].(map[string]any)
+	name := strings.TrimPrefix(meta["spill"].(string), ".toolgate/spill/")
+	full, err := os.ReadFile(filepath.Join(spillDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(full), "line of output") != 200 || strings.Contains(string(full), "ghp_") {
+		t.Errorf("the spill file is not the whole redacted output (%d bytes)", len(full))
+	}
+	b, _ := os.ReadFile(logPath)
+	if strings.Contains(string(b), "AKIAIOSFODNN7EXAMPLE") || !strings.Contains(string(b), "REDACTED:aws_access_key") {
+		t.Errorf("secret argument not redacted in the audit log: %s", b)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -260,5 +261,29 @@ func TestHelpTeaches(t *testing.T) {
 	}
 	if r := toolgate(t, ws, "", "version", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"go"`) {
 		t.Errorf("version --json: %s", r.stdout)
+	}
+}
+
+func TestSpilledOutputIsReadable(t *testing.T) {
+	ws := workspace(t)
+	var big strings.Builder
+	for i := 1; i <= 3000; i++ {
+		fmt.Fprintf(&big, "line %d of a long file with some padding to make it wide enough\n", i)
+	}
+	os.WriteFile(filepath.Join(ws, "big.txt"), []byte(big.String()), 0o644)
+	r := toolgate(t, ws, "", "call", "read_file", `{"path":"big.txt","limit":2000}`)
+	out := parseCall(t, r)
+	tr, _ := out.Meta["truncated"].(map[string]any)
+	spill, _ := tr["spill"].(string)
+	if r.code != 0 || spill == "" {
+		t.Fatalf("a 2000-line read was not spilled: %v", out.Meta)
+	}
+	r = toolgate(t, ws, "", "call", "read_file", fmt.Sprintf(`{"path":%q,"offset":1900,"limit":5}`, spill))
+	if out := parseCall(t, r); r.code != 0 || !strings.Contains(out.Content[0].Text, "1900|") {
+		t.Fatalf("the spill file cannot be read back: %s", r.stdout)
+	}
+	r = toolgate(t, ws, "", "call", "write_file", fmt.Sprintf(`{"path":%q,"content":"forged"}`, spill))
+	if out := parseCall(t, r); r.code != 1 || out.Error.Type != "permission_denied" {
+		t.Errorf("a tool could overwrite a spill file: %s", r.stdout)
 	}
 }

@@ -115,6 +115,18 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		}
 		opts.Idempotency = idem
 	}
+	if opts.Redactor == nil {
+		red, err := policy.NewRedactor(policy.DefaultSecretPatterns())
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		opts.Redactor = red
+	}
+	if opts.Spill.Dir == "" {
+		// Results over the budget are kept where read_file can reach them.
+		opts.Spill = engine.Spill{Dir: filepath.Join(sets.roots.Dirs()[0], ".toolgate", "spill"), ShowAs: ".toolgate/spill"}
+	}
 	opts.Registry = s.registry
 	s.engine = engine.New(opts)
 	return s, nil

@@ -34,6 +34,8 @@ type Rule struct {
 	// Secret marks a rule that guards credentials: Options.AllowSecrets can
 	// lift it for chosen paths.
 	Secret bool
+	// Except lists globs (same syntax) of paths the rule does not cover.
+	Except []string
 }
 
 // DefaultRules returns the paths denied by default: places where a write
@@ -52,38 +54,40 @@ func DefaultRules() []Rule {
 		key    = "this looks like a private key or certificate"
 	)
 	rules := []Rule{
-		{"**/.git/hooks", hooks, ReadWrite, false},
-		{"**/.git/hooks/**", hooks, ReadWrite, false},
-		{"**/.git/config", gitcfg, ReadWrite, false},
-		{"**/.git", gitdir, Write, false},
-		{"**/.git/**", gitdir, Write, false},
-		{"**/.gitconfig", gitcfg, Write, false},
-		{"**/.toolgate", own, ReadWrite, false},
-		{"**/.toolgate/**", own, ReadWrite, false},
-		{"**/.toolgate*", own, ReadWrite, false},
-		{"**/toolgate*.{yaml,yml,json,jsonl,toml}", own, Write, false},
-		{"**/*.audit.jsonl", own, Write, false},
-		{"**/.mcp.json", ide, Write, false},
-		{"**/{.vscode,.idea,.devcontainer,.claude,.cursor,.gemini,.codex,.windsurf,.continue,.zed}/**", ide, Write, false},
-		{"**/.ssh/**", "ssh keys and authorized_keys", ReadWrite, true},
+		{Pattern: "**/.git/hooks", Reason: hooks, Access: ReadWrite},
+		{Pattern: "**/.git/hooks/**", Reason: hooks, Access: ReadWrite},
+		{Pattern: "**/.git/config", Reason: gitcfg, Access: ReadWrite},
+		{Pattern: "**/.git", Reason: gitdir, Access: Write},
+		{Pattern: "**/.git/**", Reason: gitdir, Access: Write},
+		{Pattern: "**/.gitconfig", Reason: gitcfg, Access: Write},
+		{Pattern: "**/.toolgate", Reason: own, Access: ReadWrite},
+		{Pattern: "**/.toolgate/**", Reason: own, Access: Write},
+		// Spilled results (output too large for one answer) are there to be read.
+		{Pattern: "**/.toolgate/**", Reason: own, Access: Read, Except: []string{"**/.toolgate/spill/*"}},
+		{Pattern: "**/.toolgate*", Reason: own, Access: ReadWrite},
+		{Pattern: "**/toolgate*.{yaml,yml,json,jsonl,toml}", Reason: own, Access: Write},
+		{Pattern: "**/*.audit.jsonl", Reason: own, Access: Write},
+		{Pattern: "**/.mcp.json", Reason: ide, Access: Write},
+		{Pattern: "**/{.vscode,.idea,.devcontainer,.claude,.cursor,.gemini,.codex,.windsurf,.continue,.zed}/**", Reason: ide, Access: Write},
+		{Pattern: "**/.ssh/**", Reason: "ssh keys and authorized_keys", Access: ReadWrite, Secret: true},
 	}
 	for _, f := range []string{
 		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
 		".login", ".logout", ".inputrc", ".config/fish/**", ".config/autostart/**",
 	} {
-		rules = append(rules, Rule{"**/" + f, shell, Write, false})
+		rules = append(rules, Rule{Pattern: "**/" + f, Reason: shell, Access: Write})
 	}
 	for _, f := range []string{
 		".env*", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
 		".aws/**", ".docker/config.json", ".kube/config", ".gnupg/**",
 	} {
-		rules = append(rules, Rule{"**/" + f, secret, ReadWrite, true})
+		rules = append(rules, Rule{Pattern: "**/" + f, Reason: secret, Access: ReadWrite, Secret: true})
 	}
 	for _, f := range []string{
 		"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
 	} {
-		rules = append(rules, Rule{"**/" + f, key, ReadWrite, true})
+		rules = append(rules, Rule{Pattern: "**/" + f, Reason: key, Access: ReadWrite, Secret: true})
 	}
 	return rules
 }
@@ -102,6 +106,14 @@ func newGuard(rules []Rule, allowSecrets []string) (*guard, error) {
 			return nil, fmt.Errorf("fs: protected path rule %q is not a valid glob", r.Pattern)
 		}
 		r.Pattern = p
+		r.Except = nil
+		for _, e := range rules[len(g.rules)].Except {
+			e = strings.ToLower(e)
+			if !doublestar.ValidatePattern(e) {
+				return nil, fmt.Errorf("fs: protected path rule %q: exception %q is not a valid glob", r.Pattern, e)
+			}
+			r.Except = append(r.Except, e)
+		}
 		g.rules = append(g.rules, r)
 	}
 	for _, a := range allowSecrets {
@@ -126,12 +138,21 @@ func (g *guard) match(rel string, acc Access) *Rule {
 		if r.Access&acc == 0 || !doublestar.MatchUnvalidated(r.Pattern, low) {
 			continue
 		}
-		if r.Secret && g.allowed(low) {
+		if r.Secret && g.allowed(low) || excepted(r, low) {
 			continue
 		}
 		return r
 	}
 	return nil
+}
+
+func excepted(r *Rule, low string) bool {
+	for _, e := range r.Except {
+		if doublestar.MatchUnvalidated(e, low) {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *guard) allowed(low string) bool {

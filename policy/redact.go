@@ -1,0 +1,90 @@
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// SecretPattern is one kind of secret to redact.
+type SecretPattern struct {
+	Name string // shown in the replacement: [REDACTED:name]
+	// Regexp matches the secret. When it has a group named "secret", only
+	// that group is replaced (so "password=hunter22" keeps "password=").
+	Regexp string
+}
+
+// DefaultSecretPatterns are credentials with a recognisable shape.
+func DefaultSecretPatterns() []SecretPattern {
+	return []SecretPattern{
+		{"private_key", `-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?-----END[A-Z ]*PRIVATE KEY-----`},
+		{"aws_access_key", `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`},
+		{"github_token", `\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`},
+		{"anthropic_key", `\bsk-ant-[A-Za-z0-9_-]{20,}`},
+		{"openai_key", `\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`},
+		{"slack_token", `\bxox[abposr]-[A-Za-z0-9-]{10,}`},
+		{"google_api_key", `\bAIza[0-9A-Za-z_-]{35}\b`},
+		{"stripe_key", `\b(?:sk|rk)_live_[0-9A-Za-z]{20,}`},
+		{"jwt", `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`},
+		{"url_password", `[a-z][a-z0-9+.-]*://[^/\s:@]+:(?P<secret>[^/\s@]{3,})@`},
+		{"assigned_secret", `(?i)\b[a-z0-9_.-]*(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)["']?\s*[:=]\s*["']?(?P<secret>[^\s"',;\[][^\s"',;]{7,})`},
+	}
+}
+
+// Redactor replaces secrets in text. The zero value redacts nothing.
+type Redactor struct {
+	patterns []compiledSecret
+}
+
+type compiledSecret struct {
+	name   string
+	re     *regexp.Regexp
+	secret int // index of the "secret" group, or 0 for the whole match
+}
+
+// NewRedactor compiles patterns into a Redactor.
+func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
+	r := &Redactor{}
+	for _, p := range patterns {
+		re, err := regexp.Compile(p.Regexp)
+		if err != nil {
+			return nil, fmt.Errorf("policy: secret pattern %q: %w", p.Name, err)
+		}
+		c := compiledSecret{name: p.Name, re: re}
+		if i := re.SubexpIndex("secret"); i > 0 {
+			c.secret = i
+		}
+		r.patterns = append(r.patterns, c)
+	}
+	return r, nil
+}
+
+// Redact returns s with every secret replaced by [REDACTED:name], and how
+// many were replaced.
+func (r *Redactor) Redact(s string) (string, int) {
+	if r == nil {
+		return s, 0
+	}
+	total := 0
+	for _, p := range r.patterns {
+		matches := p.re.FindAllStringSubmatchIndex(s, -1)
+		if len(matches) == 0 {
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for _, m := range matches {
+			start, end := m[2*p.secret], m[2*p.secret+1]
+			if start < last {
+				continue
+			}
+			b.WriteString(s[last:start])
+			b.WriteString("[REDACTED:" + p.name + "]")
+			last = end
+			total++
+		}
+		b.WriteString(s[last:])
+		s = b.String()
+	}
+	return s, total
+}
