@@ -12,3 +12,37 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
 go mod download
+
+# Node.js >= 22 and the MCP tools the tests run against toolgate's MCP server
+# (the official conformance suite, the MCP Inspector CLI and TypeScript SDK),
+# all from npm, pinned, cached under .cache/ (git-ignored).
+cd "$(dirname "$0")/.."
+NODE_VERSION=22.23.3
+MCP_PACKAGES=(
+  @modelcontextprotocol/conformance@0.1.16
+  @modelcontextprotocol/inspector@2.12.0
+  @modelcontextprotocol/sdk@1.32.2
+)
+node_bin=.cache/node22/node_modules/node/bin/node
+if ! command -v npm >/dev/null; then
+  echo "installing Debian package: npm"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm
+fi
+if [ "$("$node_bin" --version 2>/dev/null)" != "v$NODE_VERSION" ]; then
+  echo "installing node@$NODE_VERSION from npm into .cache/node22"
+  npm install --prefix .cache/node22 --no-audit --no-fund --save-exact "node@$NODE_VERSION" >/dev/null
+  "$node_bin" --version >/dev/null || { echo "node@$NODE_VERSION did not install a working .cache/node22/node_modules/node/bin/node" >&2; exit 1; }
+fi
+mcp_ok=1
+for p in "${MCP_PACKAGES[@]}"; do
+  name=${p%@*}; want=${p##*@}
+  have=$("$node_bin" -p "require('./.cache/mcp/node_modules/$name/package.json').version" 2>/dev/null || true)
+  [ "$have" = "$want" ] || mcp_ok=0
+done
+if [ $mcp_ok -eq 0 ]; then
+  echo "installing ${MCP_PACKAGES[*]} from npm into .cache/mcp"
+  PATH="$PWD/.cache/node22/node_modules/node/bin:$PATH" \
+    npm install --prefix .cache/mcp --no-audit --no-fund --save-exact "${MCP_PACKAGES[@]}" >/dev/null
+fi

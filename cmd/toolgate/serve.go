@@ -60,7 +60,10 @@ roots that lie inside --root folders; it never widens them.`,
 			if len(roots) == 0 {
 				roots = []string{"."}
 			}
-			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, nil)})
+			// apply_patch names its files inside the patch: refused while a
+			// client's roots narrow the session.
+			paths := mcpserver.Opaque(mcpserver.DefaultPaths, "apply_patch")
+			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths)})
 			if err != nil {
 				return err
 			}

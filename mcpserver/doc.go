@@ -1,0 +1,78 @@
+// Package mcpserver serves a registry of tools over the Model Context
+// Protocol, with every tools/call executed by the governed engine, so that
+// policy, limits, approvals and audit apply to MCP clients exactly as to Go
+// callers. It is built on the official go-sdk (github.com/modelcontextprotocol/go-sdk).
+//
+// A Server offers:
+//
+//   - Tools: the enabled tools of Engine.Registry(), with title, annotations,
+//     input and output schemas. A successful call returns its content and
+//     structuredContent; a failed one returns isError: true, the
+//     model-facing text (tool.Error.Text) as content and the structured
+//     error ({"type","message","retryable","suggestion",…}) as
+//     structuredContent. A call of a tool that is not listed is a JSON-RPC
+//     error (invalid params), as the specification asks. When the registry
+//     changes, the list follows and clients get notifications/tools/list_changed.
+//   - Identity: each call's Principal is the name the client gave in
+//     initialize (clientInfo.name, self-declared, "mcp-client" when absent)
+//     and its Session the MCP session id (over stdio, a random id per
+//     connection), so audit records say who called.
+//   - Progress and cancellation: when a request carries a progress token, a
+//     tool's tool.ReportProgress calls become notifications/progress
+//     (non-increasing values are dropped, as the specification requires);
+//     notifications/cancelled cancels the call's context. A tool's
+//     tool.Logger(ctx) writes MCP log notifications (logger = the tool's
+//     name), and every finished call is logged to its session (logger
+//     "toolgate"), both filtered by the level the client set.
+//   - Resources: each root folder (Options.Roots) as a directory resource
+//     (file:///…, mimeType inode/directory; reading it lists it), and every
+//     file through the template file:///{+path}. Reads are calls of the
+//     list and read tools (Options.ListTool, Options.ReadTool: list_directory
+//     and read_file by default) through the engine, so policy, confinement
+//     and audit apply. A file resource is the text view read_file gives:
+//     lines joined with "\n", long lines cut with read_file's marker, binary
+//     files refused; it is read in windows (offset/limit) up to
+//     Options.MaxResourceBytes.
+//   - Prompts: code_review (language, code) and explore_project (focus,
+//     optional), unless Options.NoPrompts.
+//   - Anything else the go-sdk offers, through MCP() (extra resources,
+//     prompts) and Options.MCP (completion, subscriptions, …).
+//
+// # Client roots
+//
+// A client may offer roots (the folders its user opened). They can only
+// narrow what the server allows, never widen it. The rule:
+//
+//	allowed = { C ∩ S : C a client root, S a server root }
+//
+// where C ∩ S is the deeper of the two folders when one contains the other
+// and nothing otherwise (compared on real paths, symbolic links resolved).
+// A client without the roots capability, or whose roots/list is empty (it
+// has opened no folder), is not narrowed; nor is a session on protocol
+// 2026-07-28 or later, where roots are deprecated and a server may no
+// longer ask for them. A client that lists roots of
+// which none meets a server root (or none is a file:// URI of an existing
+// folder) may touch no path at all, and so may one whose roots/list fails
+// (fail closed). The list is asked for on the first
+// call that needs it and again after notifications/roots/list_changed.
+//
+// The rule is enforced inside the engine's chain, after policy and before
+// the tool runs, by the engine.Limiter that ClientRoots returns: build the
+// engine with it (engine.Options.Limiter) and every refusal is an audited
+// permission_denied result. A call's paths are found by a PathFunc (default:
+// the string arguments "path", "source" and "destination", relative paths
+// taken against the first server root; Opaque marks tools whose paths it
+// cannot tell, e.g. apply_patch), and such a tool is refused while the
+// session is narrowed. An engine built without
+// ClientRoots ignores client roots: the server roots (the file tools' own
+// confinement) are then the only boundary.
+//
+// # HTTP
+//
+// Handler serves streamable HTTP (sessions, SSE streams, resumable GET
+// streams) behind a guard against DNS rebinding: on a loopback address only
+// requests whose Host is a loopback name (localhost, 127.0.0.1, [::1],
+// any port) and whose Origin, when present, is one too get through; on any
+// other address the Origin, when present, must match the Host. Request
+// bodies are capped (HTTPOptions.MaxRequestBytes, 4 MiB by default).
+package mcpserver

@@ -1,0 +1,196 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// syncTools makes the served tool list match the registry's enabled tools.
+// The go-sdk sends notifications/tools/list_changed for the changes.
+func (s *Server) syncTools() {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	want := map[string]bool{}
+	for _, def := range s.engine.Registry().List(registry.Filter{}) {
+		t, err := mcpTool(def)
+		if err != nil {
+			s.log.Warn("tool not served over MCP", "tool", def.Name, "err", err)
+			continue
+		}
+		fp, _ := json.Marshal(t)
+		want[def.Name] = true
+		if s.served[def.Name] == string(fp) {
+			continue
+		}
+		if err := s.addTool(t); err != nil {
+			s.log.Warn("tool not served over MCP", "tool", def.Name, "err", err)
+			delete(want, def.Name)
+			continue
+		}
+		s.served[def.Name] = string(fp)
+	}
+	var gone []string
+	for name := range s.served {
+		if !want[name] {
+			gone = append(gone, name)
+			delete(s.served, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+}
+
+// addTool adds t, turning the go-sdk's panics on a bad tool into an error.
+func (s *Server) addTool(t *mcp.Tool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	s.mcp.AddTool(t, s.callTool)
+	return nil
+}
+
+// mcpTool describes def as an MCP tool.
+func mcpTool(def tool.Definition) (*mcp.Tool, error) {
+	var in map[string]any
+	if err := json.Unmarshal(def.InputSchema, &in); err != nil {
+		return nil, fmt.Errorf("input schema is not a JSON object: %w", err)
+	}
+	if in["type"] != "object" {
+		return nil, fmt.Errorf(`input schema must have "type": "object"`)
+	}
+	t := &mcp.Tool{
+		Name:        def.Name,
+		Title:       def.Title,
+		Description: def.Description,
+		InputSchema: def.InputSchema,
+		Annotations: &mcp.ToolAnnotations{
+			Title:           def.Title,
+			ReadOnlyHint:    def.Annotations.ReadOnly,
+			DestructiveHint: ptr(def.Annotations.Destructive),
+			IdempotentHint:  def.Annotations.Idempotent,
+			OpenWorldHint:   ptr(def.Annotations.OpenWorld),
+		},
+	}
+	if len(def.OutputSchema) > 0 {
+		if !json.Valid(def.OutputSchema) {
+			return nil, fmt.Errorf("output schema is not valid JSON")
+		}
+		t.OutputSchema = def.OutputSchema
+	}
+	return t, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// callTool runs one tools/call through the engine.
+func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ss := req.Session
+	st := s.state(ss)
+	call := tool.Call{
+		Name:      req.Params.Name,
+		Args:      req.Params.Arguments,
+		Principal: principal(ss),
+		Session:   st.id,
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
+	}
+	ctx = tool.WithLogger(ctx, slog.New(mcp.NewLoggingHandler(ss, &mcp.LoggingHandlerOptions{LoggerName: call.Name})))
+	res := s.execute(ctx, st, call)
+	s.logCall(ctx, ss, call, res)
+	if res.Error != nil && res.Error.Type == tool.UnknownTool {
+		// The tool left the registry after the client listed it.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Error.Text()}
+	}
+	return callResult(res), nil
+}
+
+// execute runs call through the engine with the session's roots in ctx.
+func (s *Server) execute(ctx context.Context, st *session, call tool.Call) tool.Result {
+	ci := &callInfo{session: st.ss}
+	if len(s.roots) > 0 {
+		ci.base = s.roots[0].dir
+	}
+	ci.allowed, ci.narrowed = s.narrowing(ctx, st)
+	return s.engine.Execute(withCallInfo(ctx, ci), call)
+}
+
+// progressTo returns a ProgressFunc that notifies the client, dropping
+// values that do not increase.
+func progressTo(ctx context.Context, ss *mcp.ServerSession, token any) tool.ProgressFunc {
+	var mu sync.Mutex
+	last, started := 0.0, false
+	return func(done, total float64, message string) {
+		mu.Lock()
+		if started && done <= last {
+			mu.Unlock()
+			return
+		}
+		last, started = done, true
+		mu.Unlock()
+		p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Total: total, Message: message}
+		ss.NotifyProgress(context.WithoutCancel(ctx), p)
+	}
+}
+
+// logCall tells the session how a call ended (filtered by its log level).
+func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.Call, res tool.Result) {
+	level, data := mcp.LoggingLevel("info"), map[string]any{"tool": call.Name, "outcome": "ok"}
+	if res.Error != nil {
+		level = "warning"
+		data["outcome"], data["error"] = "error", res.Error
+	}
+	ss.Log(context.WithoutCancel(ctx), &mcp.LoggingMessageParams{Logger: "toolgate", Level: level, Data: data})
+}
+
+// callResult renders a result in MCP's shape: a failure is isError with the
+// model-facing text as content and the structured error as
+// structuredContent.
+func callResult(res tool.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Content: mcpContent(res.Content)}
+	if res.Error != nil {
+		out.IsError = true
+		out.StructuredContent = res.Error
+		if len(out.Content) == 0 {
+			out.Content = []mcp.Content{&mcp.TextContent{Text: res.Error.Text()}}
+		}
+	} else if res.Structured != nil {
+		out.StructuredContent = res.Structured
+	}
+	if len(res.Meta) > 0 {
+		out.Meta = mcp.Meta{"toolgate/meta": res.Meta}
+	}
+	return out
+}
+
+// mcpContent converts content blocks; unknown types become a note.
+func mcpContent(cs []tool.Content) []mcp.Content {
+	out := make([]mcp.Content, 0, len(cs))
+	for _, c := range cs {
+		switch c.Type {
+		case "text":
+			out = append(out, &mcp.TextContent{Text: c.Text})
+		case "image":
+			out = append(out, &mcp.ImageContent{Data: c.Data, MIMEType: c.MIMEType})
+		case "audio":
+			out = append(out, &mcp.AudioContent{Data: c.Data, MIMEType: c.MIMEType})
+		case "resource":
+			out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text, Blob: c.Data}})
+		default:
+			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[%s content left out: not an MCP content type]", c.Type)})
+		}
+	}
+	return out
+}
