@@ -115,7 +115,7 @@ func TestRedactionAndSpill(t *testing.T) {
 	}) (string, error) {
 		return "HOME=/root\nGITHUB_TOKEN=ghp_" + strings.Repeat("x1Y2", 9) + "\n" + strings.Repeat("line of output\n", 200), nil
 	}, tool.ReadOnly()))
-	red, err := policy.NewRedactor(policy.DefaultSecretPatterns())
+	red, err := policy.NewRedactor(policy.DefaultSecrets())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ type SecretPattern struct {
 	Regexp string
 }
 
-// DefaultSecretPatterns are credentials with a recognisable shape.
-func DefaultSecretPatterns() []SecretPattern {
+// DefaultSecrets are credentials with a recognisable shape.
+func DefaultSecrets() []SecretPattern {
 	return []SecretPattern{
 		{"private_key", `-----BEGIN[A-Z ]*PRIVATE KEY-----[\s\S]*?-----END[A-Z ]*PRIVATE KEY-----`},
 		{"aws_access_key", `\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`},

@@ -8,7 +8,7 @@ import (
 )
 
 func TestRedact(t *testing.T) {
-	r, err := policy.NewRedactor(policy.DefaultSecretPatterns())
+	r, err := policy.NewRedactor(policy.DefaultSecrets())
 	if err != nil {
 		t.Fatal(err)
 	}

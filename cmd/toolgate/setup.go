@@ -116,7 +116,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		opts.Idempotency = idem
 	}
 	if opts.Redactor == nil {
-		red, err := policy.NewRedactor(policy.DefaultSecretPatterns())
+		red, err := policy.NewRedactor(policy.DefaultSecrets())
 		if err != nil {
 			s.Close()
 			return nil, err
