@@ -5,6 +5,7 @@ set -euo pipefail
 
 need_apt=()
 command -v git >/dev/null || need_apt+=(git)
+command -v bwrap >/dev/null || need_apt+=(bubblewrap) # the sandbox tests run bubblewrap
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -14,7 +15,8 @@ fi
 go mod download
 
 # Node.js >= 22 and the MCP tools the tests run against toolgate's MCP server
-# (the official conformance suite, the MCP Inspector CLI and TypeScript SDK),
+# (the official conformance suite, the MCP Inspector CLI and TypeScript SDK)
+# and the reference servers the gateway tests and bench/mcp use as upstreams,
 # all from npm, pinned, cached under .cache/ (git-ignored).
 cd "$(dirname "$0")/.."
 NODE_VERSION=22.23.3
@@ -22,6 +24,8 @@ MCP_PACKAGES=(
   @modelcontextprotocol/conformance@0.1.16
   @modelcontextprotocol/inspector@2.12.0
   @modelcontextprotocol/sdk@1.32.2
+  @modelcontextprotocol/server-everything@2026.8.31
+  @modelcontextprotocol/server-filesystem@2026.8.31
 )
 node_bin=.cache/node22/node_modules/node/bin/node
 if ! command -v npm >/dev/null; then

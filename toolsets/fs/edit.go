@@ -37,7 +37,7 @@ type EditFileOut struct {
 
 const editFileDesc = `Change part of an existing text file by exact string replacement, and return a unified diff of the change.
 Each edit replaces old_string with new_string; old_string must match the file exactly (whitespace and indentation included) and occur exactly once, unless replace_all is true. Edits apply in order, all or none: if any fails, the file is left unchanged and the error shows the closest lines and what to do. dry_run shows the diff without writing. The write is atomic and keeps the file's permissions.
-Read the file first (read_file) so that old_string is copied exactly; include a few surrounding lines to make it unique. Use write_file to replace a whole file or create one, apply_patch for changes across several files.
+Use it for targeted changes to a file you have read: read the file first (read_file) so that old_string is copied exactly, and include a few surrounding lines to make it unique. Do not use it to create files or rewrite them whole: use write_file to replace a whole file or create one, apply_patch for changes across several files.
 Example: {"path": "main.go", "edits": [{"old_string": "timeout := 5", "new_string": "timeout := 30"}]}`
 
 func (s *Set) editFileTool() tool.Tool {

@@ -1,0 +1,200 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// Bwrap runs commands through bubblewrap (bwrap) when it is installed:
+// the same kind of view as Native (read-only system folders, a few /etc
+// files, tmpfs over /tmp, /run, /home and /root, a fresh /proc and a
+// minimal /dev, the workspace writable), all namespaces unshared, every
+// capability dropped, a new session, and the same seccomp filter (with
+// quiet refusals: bwrap has no way to report them). It sets no rlimits,
+// no cgroups and no Landlock, and has no proxy network (ErrUnsupported).
+type Bwrap struct {
+	// Path is the bwrap program; empty means "bwrap" in PATH.
+	Path string
+}
+
+// Name returns "bwrap".
+func (b *Bwrap) Name() string { return "bwrap" }
+
+// Run runs spec under bubblewrap.
+func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	p, err := prepare(spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if spec.Network.Enabled() {
+		return Outcome{}, fmt.Errorf("%w: the bwrap backend has no proxy network", ErrUnsupported)
+	}
+	bin := b.Path
+	if bin == "" {
+		bin = "bwrap"
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%w: bubblewrap is not installed: %v", ErrUnavailable, err)
+	}
+	insts, err := assemble(filterRules(false, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)))
+	if err != nil {
+		return Outcome{}, err
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		return Outcome{}, err
+	}
+	var prog bytes.Buffer
+	for _, r := range raw {
+		binary.Write(&prog, binary.NativeEndian, struct {
+			Code   uint16
+			Jt, Jf uint8
+			K      uint32
+		}{r.Op, r.Jt, r.Jf, r.K})
+	}
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer sr.Close()
+	go func() { sw.Write(prog.Bytes()); sw.Close() }()
+
+	args := bwrapArgs(p)
+	args = append(args, "--seccomp", "3", "--")
+	args = append(args, p.argv...)
+	fl := &flood{killAt: floodLimit(p.limits.Output)}
+	stdout, stderr := newCapture(p.limits.Output, fl), newCapture(p.limits.Output, fl)
+	cmd := exec.Command(path, args...)
+	cmd.Env = []string{}
+	cmd.Stdin = bytes.NewReader(spec.Stdin)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.ExtraFiles = []*os.File{sr}
+	cmd.WaitDelay = 2 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	var mu sync.Mutex
+	killed := ""
+	kill := func(why string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if killed == "" && cmd.Process != nil {
+			killed = why
+			cmd.Process.Kill() // --die-with-parent takes the sandbox down with it
+		}
+	}
+	fl.onFlood = func() { kill("output") }
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return Outcome{}, fmt.Errorf("%w: starting bwrap: %v", ErrUnavailable, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	timer := time.NewTimer(p.limits.Wall)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		kill("timeout")
+		<-done
+	case <-ctx.Done():
+		kill("cancelled")
+		<-done
+	}
+	out := Outcome{
+		Backend: b.Name(), Command: p.argv, Launcher: append([]string{path}, args[:len(args)-len(p.argv)]...), ExitCode: -1,
+		Protections: Protections{
+			Namespaces: []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"},
+			Filesystem: "minimal read-only system view, writable workspace, tmpfs /tmp /run /home /root, fresh /proc, minimal /dev",
+			Landlock:   "unavailable: not applied by the bwrap backend", Seccomp: true,
+			Cgroup: "none: not applied by the bwrap backend", NoNewPrivs: true, Capabilities: "none", Network: "none",
+		},
+	}
+	out.Usage.Wall = time.Since(start)
+	mu.Lock()
+	out.Killed = killed
+	mu.Unlock()
+	if st := cmd.ProcessState; st != nil {
+		ws, _ := st.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			out.Signal = unix.SignalName(ws.Signal())
+		} else {
+			out.ExitCode = ws.ExitStatus()
+		}
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			out.Usage.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			out.Usage.MaxRSS = ru.Maxrss * 1024
+		}
+	}
+	out.Stdout, out.StdoutTruncated = stdout.bytes()
+	out.Stderr, out.StderrTruncated = stderr.bytes()
+	out.Usage.OutputSize = stdout.written() + stderr.written()
+	out.LimitsHit = limitsHit(&out, p.limits, cgroupStats{})
+	return out, nil
+}
+
+// bwrapArgs builds bubblewrap's options for the view of p.
+func bwrapArgs(p *prepared) []string {
+	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
+		"--clearenv"}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if t, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", t, d)
+			}
+		default:
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	for _, f := range etcFiles {
+		a = append(a, "--ro-bind-try", "/etc/"+f, "/etc/"+f)
+	}
+	for _, d := range etcDirs {
+		a = append(a, "--ro-bind-try", "/etc/"+d, "/etc/"+d)
+	}
+	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/home", "/root"} {
+		a = append(a, "--tmpfs", d)
+	}
+	a = append(a, "--dir", Home, "--symlink", "../run", "/var/run", "--proc", "/proc", "--dev", "/dev",
+		"--ro-bind-try", "/proc/sys", "/proc/sys")
+	root, err := filepath.EvalSymlinks(p.Root)
+	if err != nil {
+		root = p.Root
+	}
+	a = append(a, "--bind", root, root)
+	for _, w := range p.Writable {
+		a = append(a, "--bind", w, w)
+	}
+	for _, r := range p.ReadOnly {
+		a = append(a, "--ro-bind", r, r)
+	}
+	rel, _ := filepath.Rel(p.Root, p.dir)
+	a = append(a, "--chdir", filepath.Join(root, rel))
+	for _, kv := range p.env {
+		k, v, _ := cutEnv(kv)
+		a = append(a, "--setenv", k, v)
+	}
+	return a
+}
+
+func cutEnv(kv string) (string, string, bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return kv, "", false
+}

@@ -1,0 +1,326 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// cgroup is the control group (v2) or groups (v1, one per controller) of
+// one command, made under the caller's own groups.
+type cgroup struct {
+	version string            // "v1" or "v2"
+	dirs    map[string]string // controller ("memory", "pids", "cpu", "cpuacct"; "" for v2) → folder
+	limits  []string          // the limits set: memory, pids, cpu
+}
+
+var cgroupSeq atomic.Int64
+
+// newCgroup makes the groups for one command and sets the limits l. It
+// returns nil and why when it cannot: the command then runs with rlimits
+// only.
+func newCgroup(l Limits) (*cgroup, string) {
+	own, mounts, err := cgroupLayout()
+	if err != nil {
+		return nil, "none: " + err.Error()
+	}
+	name := fmt.Sprintf("toolgate-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+	cg, why2 := newCgroupV2(l, own, mounts, name)
+	if cg != nil {
+		return cg, "v2"
+	}
+	cg, why1 := newCgroupV1(l, own, mounts, name)
+	if cg != nil {
+		return cg, "v1"
+	}
+	return nil, "none: " + why1 + "; " + why2
+}
+
+// cgroupLayout returns this process's group per controller (v2 under
+// "") and the mount point per controller (v2 under "").
+func cgroupLayout() (own, mounts map[string]string, err error) {
+	own, mounts = map[string]string{}, map[string]string{}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if parts[1] == "" {
+			own[""] = parts[2]
+			continue
+		}
+		for _, c := range strings.Split(parts[1], ",") {
+			own[c] = parts[2]
+		}
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		sep := -1
+		for i, x := range fields {
+			if x == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 0 || len(fields) < sep+4 || len(fields) < 5 {
+			continue
+		}
+		mp, fstype, opts := unescapeMount(fields[4]), fields[sep+1], fields[sep+3]
+		switch fstype {
+		case "cgroup2":
+			if _, ok := mounts[""]; !ok {
+				mounts[""] = mp
+			}
+		case "cgroup":
+			for _, o := range strings.Split(opts, ",") {
+				switch o {
+				case "memory", "pids", "cpu", "cpuacct":
+					if _, ok := mounts[o]; !ok {
+						mounts[o] = mp
+					}
+				}
+			}
+		}
+	}
+	return own, mounts, sc.Err()
+}
+
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func newCgroupV2(l Limits, own, mounts map[string]string, name string) (*cgroup, string) {
+	mp, ok := mounts[""]
+	path, ok2 := own[""]
+	if !ok || !ok2 {
+		return nil, "no cgroup v2 hierarchy"
+	}
+	parent := filepath.Join(mp, path)
+	ctrl, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
+	if err != nil {
+		return nil, "cgroup v2: " + err.Error()
+	}
+	have := " " + strings.TrimSpace(string(ctrl)) + " "
+	if !strings.Contains(have, " memory ") || !strings.Contains(have, " pids ") {
+		avail, _ := os.ReadFile(filepath.Join(parent, "cgroup.controllers"))
+		if !strings.Contains(" "+strings.TrimSpace(string(avail))+" ", " memory ") {
+			return nil, "cgroup v2 has no memory controller here (controllers: " + strings.TrimSpace(string(avail)) + ")"
+		}
+		return nil, "cgroup v2 controllers are not delegated to " + parent
+	}
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, "cgroup v2: " + err.Error()
+	}
+	cg := &cgroup{version: "v2", dirs: map[string]string{"": dir}}
+	if writeFile(dir, "memory.max", l.Memory) == nil {
+		writeFile(dir, "memory.swap.max", 0)
+		cg.limits = append(cg.limits, "memory")
+	}
+	if writeFile(dir, "pids.max", l.Processes) == nil {
+		cg.limits = append(cg.limits, "pids")
+	}
+	if strings.Contains(have, " cpu ") && writeFile(dir, "cpu.max", "100000 100000") == nil {
+		cg.limits = append(cg.limits, "cpu")
+	}
+	return cg, ""
+}
+
+func newCgroupV1(l Limits, own, mounts map[string]string, name string) (*cgroup, string) {
+	cg := &cgroup{version: "v1", dirs: map[string]string{}}
+	var why []string
+	for _, c := range []string{"memory", "pids", "cpu", "cpuacct"} {
+		mp, ok := mounts[c]
+		path, ok2 := own[c]
+		if !ok || !ok2 {
+			why = append(why, "no v1 "+c+" controller")
+			continue
+		}
+		dir := filepath.Join(mp, path, name)
+		if existing := findDir(cg, dir); existing {
+			continue // cpu and cpuacct mounted together
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			why = append(why, fmt.Sprintf("cannot make a v1 %s group (%v)", c, errors.Unwrap(err)))
+			continue
+		}
+		cg.dirs[c] = dir
+	}
+	if d, ok := cg.dirs["memory"]; ok {
+		if writeFile(d, "memory.limit_in_bytes", l.Memory) == nil {
+			writeFile(d, "memory.memsw.limit_in_bytes", l.Memory) // absent without swap accounting
+			cg.limits = append(cg.limits, "memory")
+		}
+	}
+	if d, ok := cg.dirs["pids"]; ok {
+		if writeFile(d, "pids.max", l.Processes) == nil {
+			cg.limits = append(cg.limits, "pids")
+		}
+	}
+	if d, ok := cg.dirOf("cpu"); ok {
+		if writeFile(d, "cpu.cfs_period_us", 100000) == nil && writeFile(d, "cpu.cfs_quota_us", 100000) == nil {
+			cg.limits = append(cg.limits, "cpu")
+		}
+	}
+	if len(cg.dirs) == 0 {
+		return nil, strings.Join(why, "; ")
+	}
+	if len(cg.limits) == 0 {
+		cg.remove()
+		return nil, "no cgroup limit could be set: " + strings.Join(why, "; ")
+	}
+	return cg, ""
+}
+
+func findDir(cg *cgroup, dir string) bool {
+	for _, d := range cg.dirs {
+		if d == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// dirOf returns the folder of controller c (cpu and cpuacct may share one).
+func (cg *cgroup) dirOf(c string) (string, bool) {
+	if d, ok := cg.dirs[c]; ok {
+		return d, true
+	}
+	if cg.version == "v1" && (c == "cpu" || c == "cpuacct") {
+		for _, other := range []string{"cpu", "cpuacct"} {
+			if d, ok := cg.dirs[other]; ok {
+				if _, err := os.Stat(filepath.Join(d, c+".stat")); err == nil || c == "cpu" && fileExists(d, "cpu.cfs_quota_us") || c == "cpuacct" && fileExists(d, "cpuacct.usage") {
+					return d, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+func fileExists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+func writeFile(dir, name string, v any) error {
+	return os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprint(v)), 0o644)
+}
+
+// add puts the process pid in the groups.
+func (cg *cgroup) add(pid int) error {
+	for _, d := range cg.dirs {
+		if err := writeFile(d, "cgroup.procs", pid); err != nil {
+			return fmt.Errorf("adding the sandbox to %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// cgroupStats is what the groups counted.
+type cgroupStats struct {
+	oomKills   int64
+	pidsMax    int64
+	memoryPeak int64
+	cpu        time.Duration
+	haveCPU    bool
+	haveMemory bool
+}
+
+func (cg *cgroup) stats() cgroupStats {
+	var s cgroupStats
+	if cg.version == "v2" {
+		d := cg.dirs[""]
+		s.oomKills = keyed(d, "memory.events", "oom_kill")
+		s.pidsMax = keyed(d, "pids.events", "max")
+		if v, err := readInt(d, "memory.peak"); err == nil {
+			s.memoryPeak, s.haveMemory = v, true
+		}
+		if us := keyed(d, "cpu.stat", "usage_usec"); us > 0 {
+			s.cpu, s.haveCPU = time.Duration(us)*time.Microsecond, true
+		}
+		return s
+	}
+	if d, ok := cg.dirs["memory"]; ok {
+		s.oomKills = keyed(d, "memory.oom_control", "oom_kill")
+		if v, err := readInt(d, "memory.max_usage_in_bytes"); err == nil {
+			s.memoryPeak, s.haveMemory = v, true
+		}
+	}
+	if d, ok := cg.dirs["pids"]; ok {
+		s.pidsMax = keyed(d, "pids.events", "max")
+	}
+	if d, ok := cg.dirOf("cpuacct"); ok {
+		if v, err := readInt(d, "cpuacct.usage"); err == nil {
+			s.cpu, s.haveCPU = time.Duration(v), true
+		}
+	}
+	return s
+}
+
+func readInt(dir, name string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+}
+
+// keyed reads "key value" lines and returns the value of key (0 if absent).
+func keyed(dir, name, key string) int64 {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, " ")
+		if ok && k == key {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// remove deletes the groups (once their processes are gone).
+func (cg *cgroup) remove() {
+	for _, d := range cg.dirs {
+		for i := 0; i < 50; i++ {
+			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+}

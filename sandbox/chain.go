@@ -1,0 +1,44 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Chain tries its backends in order and runs the command with the first
+// that can (one that is unavailable here, or cannot give what the spec
+// asks, is skipped); the Outcome names the backend that ran and the ones
+// skipped. When none can, Run returns ErrRefused: a chain never runs a
+// command unconfined. Put a DryRun last to report what would have run
+// instead of refusing.
+type Chain struct {
+	Backends []Backend
+}
+
+// NewChain returns a chain of the given backends.
+func NewChain(backends ...Backend) *Chain { return &Chain{Backends: backends} }
+
+// Default returns the usual chain: native, then bubblewrap, else refuse.
+func Default() *Chain { return NewChain(&Native{}, &Bwrap{}) }
+
+// Name returns "chain".
+func (c *Chain) Name() string { return "chain" }
+
+// Run runs spec with the first backend that can.
+func (c *Chain) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	var skipped []string
+	for _, b := range c.Backends {
+		o, err := b.Run(ctx, spec)
+		if err == nil {
+			o.Skipped = skipped
+			return o, nil
+		}
+		if !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrUnsupported) {
+			return Outcome{}, err
+		}
+		skipped = append(skipped, b.Name()+": "+err.Error())
+	}
+	return Outcome{}, fmt.Errorf("%w (%s)", ErrRefused, strings.Join(skipped, "; "))
+}

@@ -1,0 +1,49 @@
+// Package sandbox runs commands confined: one Backend interface (Run a
+// Spec, get an Outcome), and backends that give the same confinement in
+// different ways.
+//
+// Native (Linux, the default) re-executes the current program as a helper
+// (its main must call Init first) in new user, mount, pid, net, ipc, uts
+// and cgroup namespaces. The helper, pid 1 of its namespace, builds a new
+// root on a tmpfs: /usr, /bin, /lib… bound read-only, a few /etc files,
+// tmpfs over /tmp, /run, /home and /root (no host socket is reachable), a
+// fresh /proc with /proc/sys read-only and its leaky files hidden, a /dev
+// of null, zero, full, random and urandom, and the workspace (Spec.Root)
+// plus Spec.Writable and Spec.ReadOnly bound at their host paths; then it
+// pivots into it and drops the host's root. It lowers the rlimits, drops
+// every capability for good (securebits, bounding set), sets
+// no_new_privs, applies Landlock (best effort: the ABI or why not is
+// reported) and a seccomp filter, and execs the command. The command
+// runs as uid 0 of its namespace, mapped to the caller's uid, with no
+// capability. The parent puts it in cgroups (v2 where the controllers are
+// delegated, else v1: memory, pids, cpu) when it can, and says why not
+// otherwise; on timeout it kills the namespace's init, and the kernel
+// kills everything else. Outcome.Protections tells what held.
+//
+// The seccomp filter refuses: the mount family, ptrace and process_vm_*,
+// bpf, unshare/setns and clone with namespace flags, kexec and modules,
+// reboot, swap, keyrings, io_uring, perf events, userfaultfd; every
+// socket family but inet (and inet too without a network), with AF_UNIX
+// socket() refused but socketpair allowed; TIOCSTI and TIOCLINUX; calls of
+// another architecture (killed) and x32 calls. The refusals that ordinary
+// programs make while probing (unix and netlink sockets, io_uring,
+// keyrings) are quiet; the others are answered EPERM by the parent through
+// a seccomp user notification and listed in Outcome.Blocked. The BPF
+// program is assembled here with go-seccomp-bpf's system call tables
+// (its own condition code leaves an argument in the accumulator, letting
+// later groups compare the wrong value). Landlock is applied with the raw
+// system calls, on the one thread that execs: go-landlock restricts every
+// thread through libcap's psx, which would bring cgo's pthread wrapping
+// into every binary using this package.
+//
+// Network: none by default (no interface up, no inet socket at all). With
+// Network.Proxy (or Dial), the helper brings the namespace's loopback up
+// and makes a listening socket on 127.0.0.1:ProxyPort inside it, which the
+// parent accepts from outside and joins to the proxy; HTTP(S)_PROXY point
+// to it, and Landlock (ABI ≥ 4) allows TCP connect to that port only.
+//
+// Bwrap runs the same kind of view through bubblewrap when it is
+// installed; DryRun returns what would run; Chain tries backends in order
+// and reports which one ran, refusing (ErrRefused) rather than running a
+// command unconfined.
+package sandbox

@@ -1,0 +1,720 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Init turns the process into a sandbox helper when it was started as one
+// by the native backend; it then never returns (it becomes the command, or
+// exits). Otherwise it returns false at once. Call it first thing in main,
+// and in TestMain of tests that use the native backend:
+//
+//	func main() {
+//		if sandbox.Init() {
+//			return
+//		}
+//		...
+//	}
+func Init() bool {
+	if len(os.Args) != 2 || os.Args[0] != initArg0 {
+		return false
+	}
+	// Credentials, no_new_privs, Landlock and seccomp are set on this
+	// thread, which then execs: keep the goroutine on it.
+	runtime.LockOSThread()
+	switch os.Args[1] {
+	case "native":
+		os.Exit(helperMain())
+	}
+	fmt.Fprintln(os.Stderr, "sandbox: unknown helper mode")
+	os.Exit(126)
+	return true
+}
+
+const ctlFD = 3
+
+// helperMain sets up the sandbox and execs the command. It runs as pid 1
+// of the new pid namespace, root of the new user namespace.
+func helperMain() int {
+	unix.CloseOnExec(ctlFD)
+	ctl := os.NewFile(ctlFD, "sandbox-control")
+	var cfg initConfig
+	if err := readConfig(ctl, &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox: reading the spec:", err)
+		return 126
+	}
+	reply, fds, err := setup(&cfg)
+	if err != nil {
+		sendMsg(ctl, initReply{Error: err.Error()}, nil)
+		return 126
+	}
+	path, err := lookPath(cfg.Argv[0], lookEnv(cfg.Env, "PATH"), cfg.Dir)
+	if err != nil {
+		reply.FDs = nil
+		sendMsg(ctl, reply, nil)
+		sendMsg(ctl, initReply{ExecError: err.Error()}, nil)
+		return 127
+	}
+	if err := sendMsg(ctl, reply, fds); err != nil {
+		return 126
+	}
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	err = syscall.Exec(path, cfg.Argv, cfg.Env)
+	sendMsg(ctl, initReply{ExecError: fmt.Sprintf("exec %s: %v", cfg.Argv[0], err)}, nil)
+	if errors.Is(err, unix.ENOENT) {
+		return 127
+	}
+	return 126
+}
+
+func readConfig(f *os.File, v any) error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return err
+	}
+	n := binary.LittleEndian.Uint32(hdr[:])
+	if n > 64<<20 {
+		return errors.New("spec too large")
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// sendMsg writes v as one length-prefixed JSON message with fds attached.
+func sendMsg(f *os.File, v any, fds []int) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	msg := make([]byte, 4+len(b))
+	binary.LittleEndian.PutUint32(msg, uint32(len(b)))
+	copy(msg[4:], b)
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	for len(msg) > 0 {
+		n, err := unix.SendmsgN(int(f.Fd()), msg, oob, nil, 0)
+		if err != nil {
+			return err
+		}
+		msg, oob = msg[n:], nil
+	}
+	return nil
+}
+
+// setup builds the sandbox around this process: file system view,
+// network, limits, then the irreversible part (capabilities,
+// no_new_privs, Landlock, seccomp). It returns what held and the fds for
+// the parent (seccomp notifications, the proxy listener).
+func setup(cfg *initConfig) (initReply, []int, error) {
+	var r initReply
+	var fds []int
+	if err := unix.Sethostname([]byte("sandbox")); err != nil {
+		return r, nil, fmt.Errorf("sethostname: %w", err)
+	}
+	if err := buildRoot(cfg); err != nil {
+		return r, nil, err
+	}
+	if cfg.Proxy {
+		fd, err := proxyListener()
+		if err != nil {
+			return r, nil, err
+		}
+		fds = append(fds, fd)
+		r.FDs = append(r.FDs, "listener")
+	}
+	if err := unix.Chdir(cfg.Dir); err != nil {
+		return r, nil, fmt.Errorf("working folder %s: %w", cfg.Dir, err)
+	}
+	rl, err := setRlimits(cfg.Limits, cfg.MemoryRlimit)
+	if err != nil {
+		return r, nil, err
+	}
+	r.Rlimits = rl
+	if err := dropBoundingSet(); err != nil {
+		return r, nil, err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return r, nil, fmt.Errorf("no_new_privs: %w", err)
+	}
+	r.NNP = true
+	writable := []string{"/tmp", "/var/tmp", "/run", "/home", "/root", "/dev/shm"}
+	for _, m := range cfg.Mounts {
+		if m.Writable {
+			writable = append(writable, m.Path)
+		}
+	}
+	port := 0
+	if cfg.Proxy {
+		port = ProxyPort
+	}
+	if v, err := landlockRestrict([]string{"/"}, writable,
+		[]string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}, port); err != nil {
+		r.Landlock = "unavailable: " + err.Error()
+	} else {
+		r.Landlock = "v" + strconv.Itoa(v)
+	}
+	notify, err := loadFilters(cfg.Proxy)
+	if err != nil {
+		return r, nil, err
+	}
+	r.Seccomp = true
+	if notify >= 0 {
+		r.Report = true
+		fds = append(fds, notify)
+		r.FDs = append(r.FDs, "notify")
+	}
+	if err := dropCapabilities(); err != nil {
+		return r, nil, err
+	}
+	r.Caps = "none"
+	return r, fds, nil
+}
+
+// The new root is built on a tmpfs: system folders bound read-only from
+// the host, a few /etc files copied, tmpfs over /tmp, /run, /home, /root,
+// a fresh /proc with its dangerous files hidden, a /dev of five devices,
+// and the spec's paths bound at their host paths. To reach the host's
+// paths while building, the process first pivots into a scratch tmpfs
+// with the host root under /.old.
+
+// systemDirs are shown read-only when they exist (as links when they are).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// etcFiles are copied into the sandbox's /etc (links are kept as links).
+var etcFiles = []string{
+	"passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
+	"ld.so.cache", "ld.so.conf", "localtime", "timezone", "os-release", "debian_version", "lsb-release",
+	"protocols", "services", "networks", "mime.types", "inputrc", "bash.bashrc", "profile", "environment",
+	"gitconfig", "npmrc", "pip.conf", "magic", "magic.mime", "shells", "login.defs", "mailcap", "papersize",
+	"manpath.config", "adduser.conf", "locale.alias", "locale.conf", "default",
+}
+
+// etcDirs are bound read-only into /etc when they exist (each bind costs
+// start-up time: keep the list short).
+var etcDirs = []string{"alternatives", "ssl", "ca-certificates", "pki"}
+
+const (
+	scratch = "/tmp"
+	oldRoot = "/.old"
+	newRoot = "/new"
+)
+
+func buildRoot(cfg *initConfig) error {
+	must := func(err error, what string) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return nil
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return must(err, "making mounts private")
+	}
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		return must(err, "scratch tmpfs")
+	}
+	if err := os.Mkdir(scratch+oldRoot, 0o700); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(scratch, scratch+oldRoot); err != nil {
+		return must(err, "pivot_root into the scratch tmpfs")
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := os.Mkdir(newRoot, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return must(err, "root tmpfs")
+	}
+	host := func(p string) string { return oldRoot + p }
+	in := func(p string) string { return newRoot + p }
+
+	// binds lists the bound targets (inside the new root) and whether each
+	// is writable, to fix their flags afterwards.
+	binds := map[string]bool{}
+	bind := func(src, dst string, writable bool) error {
+		fi, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+		} else {
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+			} else if !errors.Is(err, os.ErrExist) {
+				return err
+			}
+		}
+		if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding %s: %w", strings.TrimPrefix(src, oldRoot), err)
+		}
+		binds[dst] = writable
+		return nil
+	}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(host(d))
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(host(d))
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, in(d)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := bind(host(d), in(d), false); err != nil {
+			return err
+		}
+	}
+	if err := buildEtc(host("/etc"), in("/etc"), bind); err != nil {
+		return err
+	}
+	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/home", "/root"} {
+		if err := os.MkdirAll(in(d), 0o755); err != nil {
+			return err
+		}
+		opts := "mode=1777"
+		if d == "/home" || d == "/root" || d == "/run" {
+			opts = "mode=0755"
+		}
+		if err := unix.Mount("tmpfs", in(d), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return must(err, "tmpfs "+d)
+		}
+	}
+	if err := os.Mkdir(in(Home), 0o700); err != nil {
+		return err
+	}
+	if err := os.Symlink("../run", in("/var/run")); err != nil {
+		return err
+	}
+	if err := os.Symlink("../run/lock", in("/var/lock")); err != nil {
+		return err
+	}
+	if err := buildDev(host("/dev"), in("/dev"), bind); err != nil {
+		return err
+	}
+	if err := buildProc(host("/dev/null"), in("/proc"), bind); err != nil {
+		return err
+	}
+	// The spec's paths, parents first.
+	mounts := append([]mountSpec(nil), cfg.Mounts...)
+	sort.SliceStable(mounts, func(i, j int) bool { return len(mounts[i].Path) < len(mounts[j].Path) })
+	for _, m := range mounts {
+		if err := bind(host(m.Path), in(m.Path), m.Writable); err != nil {
+			return err
+		}
+	}
+	if err := fixBindFlags(binds); err != nil {
+		return err
+	}
+	// Enter the new root and drop the host's.
+	if err := unix.Chdir(newRoot); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return must(err, "pivot_root into the sandbox root")
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return must(err, "detaching the host root")
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return must(err, "making the root read-only")
+	}
+	return nil
+}
+
+func buildEtc(src, dst string, bind func(src, dst string, w bool) error) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, name := range etcFiles {
+		s := filepath.Join(src, name)
+		fi, err := os.Lstat(s)
+		if err != nil {
+			continue
+		}
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			if t, err := os.Readlink(s); err == nil {
+				os.Symlink(t, filepath.Join(dst, name))
+			}
+		case fi.Mode().IsRegular() && fi.Size() < 4<<20:
+			b, err := os.ReadFile(s)
+			if err != nil {
+				continue // not readable by the sandbox's user: not shown
+			}
+			if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	os.WriteFile(filepath.Join(dst, "hostname"), []byte("sandbox\n"), 0o644)
+	os.Symlink("/proc/self/mounts", filepath.Join(dst, "mtab"))
+	for _, d := range etcDirs {
+		s := filepath.Join(src, d)
+		fi, err := os.Lstat(s)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			if t, err := os.Readlink(s); err == nil {
+				os.MkdirAll(filepath.Dir(filepath.Join(dst, d)), 0o755)
+				os.Symlink(t, filepath.Join(dst, d))
+			}
+			continue
+		}
+		if fi.IsDir() {
+			if err := bind(s, filepath.Join(dst, d), false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var devices = []string{"null", "zero", "full", "random", "urandom"}
+
+func buildDev(src, dst string, bind func(src, dst string, w bool) error) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dst, "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755"); err != nil {
+		return fmt.Errorf("tmpfs /dev: %w", err)
+	}
+	for _, d := range devices {
+		if err := bind(filepath.Join(src, d), filepath.Join(dst, d), true); err != nil {
+			return err
+		}
+	}
+	for name, target := range map[string]string{
+		"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2",
+	} {
+		if err := os.Symlink(target, filepath.Join(dst, name)); err != nil {
+			return err
+		}
+	}
+	shm := filepath.Join(dst, "shm")
+	if err := os.Mkdir(shm, 0o1777); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", shm, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=1777"); err != nil {
+		return fmt.Errorf("tmpfs /dev/shm: %w", err)
+	}
+	return nil
+}
+
+// procReadOnly are made read-only, procHidden covered by /dev/null (or an
+// empty tmpfs for folders), as container runtimes do.
+var (
+	procReadOnly = []string{"sys", "sysrq-trigger", "irq", "bus"}
+	procHidden   = []string{"kcore", "keys", "timer_list", "sched_debug"}
+)
+
+func buildProc(devNull, dst string, bind func(src, dst string, w bool) error) error {
+	if err := os.MkdirAll(dst, 0o555); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", dst, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting /proc: %w", err)
+	}
+	for _, p := range procReadOnly {
+		s := filepath.Join(dst, p)
+		if _, err := os.Lstat(s); err != nil {
+			continue
+		}
+		if err := unix.Mount(s, s, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding /proc/%s: %w", p, err)
+		}
+		if err := unix.Mount("", s, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("read-only /proc/%s: %w", p, err)
+		}
+	}
+	for _, p := range procHidden {
+		s := filepath.Join(dst, p)
+		fi, err := os.Lstat(s)
+		if err != nil {
+			continue
+		}
+		if fi.IsDir() {
+			err = unix.Mount("tmpfs", s, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=0555")
+		} else {
+			err = unix.Mount(devNull, s, "", unix.MS_BIND, "")
+		}
+		if err != nil {
+			return fmt.Errorf("hiding /proc/%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// fixBindFlags makes every bound mount (and each mount below it)
+// read-only unless it is writable, and nosuid and nodev (devices keep
+// dev): with mount_setattr, one call per bind, else by remounting each
+// mount listed in mountinfo.
+func fixBindFlags(binds map[string]bool) error {
+	targets := make([]string, 0, len(binds))
+	for b := range binds {
+		targets = append(targets, b)
+	}
+	sort.Strings(targets) // parents first: a writable child is fixed after its read-only parent
+	for _, b := range targets {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID}
+		if !strings.HasPrefix(b, newRoot+"/dev/") {
+			attr.Attr_set |= unix.MOUNT_ATTR_NODEV
+		}
+		if binds[b] {
+			attr.Attr_clr = unix.MOUNT_ATTR_RDONLY
+		} else {
+			attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+		}
+		err := unix.MountSetattr(unix.AT_FDCWD, b, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &attr)
+		if errors.Is(err, unix.EPERM) && attr.Attr_clr != 0 { // read-only on the host: stays so
+			attr.Attr_clr = 0
+			err = unix.MountSetattr(unix.AT_FDCWD, b, unix.AT_RECURSIVE|unix.AT_SYMLINK_NOFOLLOW, &attr)
+		}
+		if errors.Is(err, unix.ENOSYS) {
+			return remountBinds(binds)
+		}
+		if err != nil {
+			return fmt.Errorf("mount flags of %s: %w", strings.TrimPrefix(b, newRoot), err)
+		}
+	}
+	return nil
+}
+
+// remountBinds is fixBindFlags for kernels without mount_setattr (< 5.12).
+func remountBinds(binds map[string]bool) error {
+	f, err := os.Open(newRoot + "/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var points []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 4 {
+			points = append(points, unescapeMount(fields[4]))
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	for _, mp := range points {
+		best, writable := "", false
+		for b, w := range binds {
+			if (mp == b || strings.HasPrefix(mp, b+"/")) && len(b) > len(best) {
+				best, writable = b, w
+			}
+		}
+		if best == "" {
+			continue
+		}
+		var st unix.Statfs_t
+		if err := unix.Statfs(mp, &st); err != nil {
+			continue // hidden under a later mount
+		}
+		flags := uintptr(unix.MS_REMOUNT|unix.MS_BIND|unix.MS_NOSUID) | lockedFlags(st.Flags)
+		if !strings.HasPrefix(best, newRoot+"/dev/") {
+			flags |= unix.MS_NODEV
+		}
+		if !writable {
+			flags |= unix.MS_RDONLY
+		}
+		if err := unix.Mount("", mp, "", flags, ""); err != nil {
+			return fmt.Errorf("remounting %s: %w", strings.TrimPrefix(mp, newRoot), err)
+		}
+	}
+	return nil
+}
+
+// lockedFlags turns statfs flags into the mount flags a remount must keep.
+func lockedFlags(f int64) uintptr {
+	var m uintptr
+	for st, ms := range map[int64]uintptr{
+		unix.ST_RDONLY: unix.MS_RDONLY, unix.ST_NOSUID: unix.MS_NOSUID, unix.ST_NODEV: unix.MS_NODEV,
+		unix.ST_NOEXEC: unix.MS_NOEXEC, unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME,
+		unix.ST_RELATIME: unix.MS_RELATIME,
+	} {
+		if f&st != 0 {
+			m |= ms
+		}
+	}
+	return m
+}
+
+// proxyListener brings the namespace's loopback up and listens on
+// 127.0.0.1:ProxyPort inside it.
+func proxyListener() (int, error) {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(s)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return -1, fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP | unix.IFF_RUNNING)
+	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return -1, fmt.Errorf("loopback up: %w", err)
+	}
+	l, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.Bind(l, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(l)
+		return -1, fmt.Errorf("proxy port: %w", err)
+	}
+	if err := unix.Listen(l, 128); err != nil {
+		unix.Close(l)
+		return -1, err
+	}
+	return l, nil
+}
+
+// setRlimits lowers the process's resource limits (inherited by the
+// command) and lists them.
+func setRlimits(l Limits, memory bool) ([]string, error) {
+	cpu := uint64((l.CPU + 999_999_999) / 1_000_000_000)
+	type lim struct {
+		name     string
+		resource int
+		cur, max uint64
+		show     string
+	}
+	list := []lim{
+		{"cpu", unix.RLIMIT_CPU, cpu, cpu + 1, fmt.Sprintf("cpu=%ds", cpu)},
+		{"fsize", unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize), fmt.Sprintf("fsize=%d", l.FileSize)},
+		{"nofile", unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles), fmt.Sprintf("nofile=%d", l.OpenFiles)},
+		{"nproc", unix.RLIMIT_NPROC, uint64(l.Processes), uint64(l.Processes), fmt.Sprintf("nproc=%d", l.Processes)},
+		{"core", unix.RLIMIT_CORE, 0, 0, "core=0"},
+	}
+	if memory {
+		list = append(list, lim{"data", unix.RLIMIT_DATA, uint64(l.Memory), uint64(l.Memory), fmt.Sprintf("data=%d", l.Memory)})
+	}
+	var shown []string
+	for _, x := range list {
+		var old syscall.Rlimit
+		if err := syscall.Getrlimit(x.resource, &old); err == nil && old.Max < x.max {
+			x.max = old.Max
+			x.cur = min(x.cur, old.Max)
+		}
+		// syscall.Setrlimit (not unix.) so that the Go runtime does not
+		// restore its own RLIMIT_NOFILE at exec.
+		if err := syscall.Setrlimit(x.resource, &syscall.Rlimit{Cur: x.cur, Max: x.max}); err != nil {
+			return nil, fmt.Errorf("rlimit %s: %w", x.name, err)
+		}
+		shown = append(shown, x.show)
+	}
+	return shown, nil
+}
+
+// dropBoundingSet makes sure the command can never hold a capability:
+// uid 0 gains none at exec (securebits, locked), and the bounding and
+// ambient sets are emptied.
+func dropBoundingSet() error {
+	const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7 // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED, NO_CAP_AMBIENT_RAISE, all locked
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
+		return fmt.Errorf("securebits: %w", err)
+	}
+	last := 40
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("dropping capability %d: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("ambient capabilities: %w", err)
+	}
+	return nil
+}
+
+// dropCapabilities empties this thread's capability sets.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("dropping capabilities: %w", err)
+	}
+	return nil
+}
+
+// lookPath finds file in path (as execvp does), relative names against
+// dir.
+func lookPath(file, path, dir string) (string, error) {
+	isExec := func(p string) bool {
+		fi, err := os.Stat(p)
+		return err == nil && !fi.IsDir() && unix.Access(p, unix.X_OK) == nil
+	}
+	if strings.Contains(file, "/") {
+		p := file
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if isExec(p) {
+			return p, nil
+		}
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s: no such file", file)
+		}
+		return "", fmt.Errorf("%s: not an executable file", file)
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		if p := filepath.Join(d, file); isExec(p) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: command not found", file)
+}

@@ -1,0 +1,690 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// initArg0 is the argv[0] by which a process knows it is a sandbox helper.
+const initArg0 = "toolgate-sandbox-init"
+
+// Native runs commands in new Linux namespaces, by re-executing the
+// current program as a helper (see Init). Its zero value is ready to use.
+type Native struct {
+	// Executable is the program to re-execute as the helper; empty means
+	// os.Executable(). It must call Init first thing in main (or TestMain).
+	Executable string
+	// NoCgroup skips cgroups (rlimits only), e.g. where creating groups is
+	// not wanted.
+	NoCgroup bool
+	// Prestart keeps one helper started ahead, in fresh namespaces, so that
+	// the next Run skips starting a process (the larger part of its
+	// latency). The helper waits at most a minute; Close stops it.
+	Prestart bool
+
+	mu       sync.Mutex
+	spare    *helper
+	spareExe string
+}
+
+// Name returns "native".
+func (n *Native) Name() string { return "native" }
+
+// initConfig is what the helper is told.
+type initConfig struct {
+	Argv         []string
+	Env          []string
+	Dir          string
+	Mounts       []mountSpec
+	Limits       Limits
+	MemoryRlimit bool // no memory cgroup: use RLIMIT_DATA
+	Proxy        bool
+}
+
+// mountSpec is one host path to show inside the sandbox at the same path.
+type mountSpec struct {
+	Path     string
+	Writable bool
+}
+
+// initReply is what the helper answers once the sandbox is set up (or not).
+type initReply struct {
+	Error     string   `json:",omitempty"` // setup failed
+	ExecError string   `json:",omitempty"` // the command could not be started
+	Landlock  string   `json:",omitempty"`
+	Seccomp   bool     `json:",omitempty"`
+	Report    bool     `json:",omitempty"`
+	NNP       bool     `json:",omitempty"`
+	Caps      string   `json:",omitempty"`
+	Rlimits   []string `json:",omitempty"`
+	FDs       []string `json:",omitempty"` // names of the passed fds: "notify", "listener"
+}
+
+// Run runs spec in the sandbox.
+func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	p, err := prepare(spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := nativeAvailable(); err != nil {
+		return Outcome{}, err
+	}
+	exe := n.Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return Outcome{}, fmt.Errorf("%w: cannot find the helper executable: %v", ErrUnavailable, err)
+		}
+	}
+	cfg, err := n.config(p)
+	if err != nil {
+		return Outcome{}, err
+	}
+	h := n.takeSpare(exe)
+	if h == nil {
+		h = startHelper(exe)
+	}
+	if n.Prestart {
+		n.keepSpare(exe)
+	}
+	res := make(chan jobResult, 1)
+	h.jobs <- &job{ctx: ctx, p: p, cfg: cfg, noCgroup: n.NoCgroup, res: res}
+	r := <-res
+	return r.out, r.err
+}
+
+// A helper is a sandbox helper process started ahead of its command: it
+// waits, in its fresh namespaces, for the spec. Its goroutine keeps the
+// OS thread that started it (Pdeathsig fires when that thread ends) until
+// the helper is gone.
+type helper struct {
+	jobs chan *job
+}
+
+type job struct {
+	ctx      context.Context
+	p        *prepared
+	cfg      *initConfig
+	noCgroup bool
+	res      chan jobResult
+}
+
+type jobResult struct {
+	out Outcome
+	err error
+}
+
+// spareIdle is how long a started-ahead helper waits for a command.
+const spareIdle = time.Minute
+
+// startHelper starts a helper; its first job runs in it.
+func startHelper(exe string) *helper {
+	h := &helper{jobs: make(chan *job, 1)}
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		l, err := launch(exe)
+		idle := time.NewTimer(spareIdle)
+		defer idle.Stop()
+		select {
+		case j, ok := <-h.jobs:
+			if !ok { // not wanted after all
+				if err == nil {
+					l.abandon()
+				}
+				return
+			}
+			if err != nil {
+				j.res <- jobResult{err: err}
+				return
+			}
+			out, err := l.run(j)
+			j.res <- jobResult{out, err}
+		case <-idle.C:
+			if err == nil {
+				l.abandon()
+			}
+		}
+	}()
+	return h
+}
+
+// takeSpare returns the helper started ahead, if any.
+func (n *Native) takeSpare(exe string) *helper {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	h := n.spare
+	n.spare = nil
+	if h != nil && n.spareExe != exe {
+		close(h.jobs) // a helper of another program: let it go
+		h = nil
+	}
+	return h
+}
+
+// keepSpare starts a helper ahead for the next Run.
+func (n *Native) keepSpare(exe string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.spare == nil {
+		n.spare, n.spareExe = startHelper(exe), exe
+	}
+}
+
+// Close stops the helper started ahead (Prestart), if any.
+func (n *Native) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.spare != nil {
+		close(n.spare.jobs)
+		n.spare = nil
+	}
+	return nil
+}
+
+// launched is a started helper process.
+type launched struct {
+	cmd            *exec.Cmd
+	ctl            *os.File
+	stdin          io.WriteCloser
+	stdout, stderr *capture
+	fl             *flood
+	start          time.Time
+	waitDone       chan struct{}
+	waitErr        error
+
+	killMu     sync.Mutex
+	killReason string
+}
+
+// launch starts the helper process in new namespaces; it then waits for
+// its spec on the control socket.
+func launch(exe string) (*launched, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	l := &launched{ctl: os.NewFile(uintptr(fds[0]), "sandbox-control"), fl: &flood{}, waitDone: make(chan struct{})}
+	child := os.NewFile(uintptr(fds[1]), "sandbox-control-child")
+	defer child.Close()
+	l.stdout, l.stderr = newCapture(0, l.fl), newCapture(0, l.fl)
+	l.cmd = &exec.Cmd{
+		Path:       exe,
+		Args:       []string{initArg0, "native"},
+		Env:        []string{"GOMAXPROCS=1", "GOGC=off"}, // a quicker start-up of the helper
+		Stdout:     l.stdout,
+		Stderr:     l.stderr,
+		ExtraFiles: []*os.File{child},
+		WaitDelay:  2 * time.Second,
+		SysProcAttr: &syscall.SysProcAttr{
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+				syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+			GidMappingsEnableSetgroups: false,
+			Setsid:                     true,
+			Pdeathsig:                  syscall.SIGKILL,
+		},
+	}
+	if l.stdin, err = l.cmd.StdinPipe(); err != nil {
+		l.ctl.Close()
+		return nil, err
+	}
+	l.start = time.Now()
+	if err := l.cmd.Start(); err != nil {
+		l.ctl.Close()
+		return nil, fmt.Errorf("%w: starting the helper: %v", ErrUnavailable, err)
+	}
+	go func() { l.waitErr = l.cmd.Wait(); close(l.waitDone) }()
+	return l, nil
+}
+
+// kill ends the helper (the pid namespace's init: the kernel kills the
+// rest) and records why, once.
+func (l *launched) kill(reason string) {
+	l.killMu.Lock()
+	defer l.killMu.Unlock()
+	if l.killReason == "" {
+		l.killReason = reason
+		l.cmd.Process.Kill()
+	}
+}
+
+// abandon ends a helper that got no command.
+func (l *launched) abandon() {
+	l.kill("unused")
+	<-l.waitDone
+	l.ctl.Close()
+}
+
+// run gives the helper its spec and sees the command through.
+func (l *launched) run(j *job) (Outcome, error) {
+	ctx, p, cfg := j.ctx, j.p, j.cfg
+	defer l.ctl.Close()
+	out := Outcome{
+		Backend: "native", Command: p.argv, ExitCode: -1,
+		Protections: Protections{
+			Namespaces: []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"},
+			Filesystem: "minimal read-only system view, writable workspace, tmpfs /tmp /run /home /root, fresh /proc, minimal /dev",
+			Network:    p.Network.Mode(),
+			User:       fmt.Sprintf("0 -> host %d", os.Getuid()),
+		},
+	}
+	fail := func(err error) (Outcome, error) {
+		l.kill("setup")
+		<-l.waitDone
+		return Outcome{}, err
+	}
+	var cg *cgroup
+	if j.noCgroup {
+		out.Protections.Cgroup = "none: disabled"
+	} else {
+		cg, out.Protections.Cgroup = newCgroup(p.limits)
+	}
+	cfg.MemoryRlimit = true
+	if cg != nil {
+		defer cg.remove()
+		out.Protections.CgroupLimits = cg.limits
+		cfg.MemoryRlimit = !contains(cg.limits, "memory")
+		if err := cg.add(l.cmd.Process.Pid); err != nil {
+			return fail(fmt.Errorf("sandbox: %w", err))
+		}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	l.stdout.setLimit(p.limits.Output)
+	l.stderr.setLimit(p.limits.Output)
+	l.fl.set(floodLimit(p.limits.Output), func() { go l.kill("output") })
+	go func() {
+		l.stdin.Write(p.Stdin)
+		l.stdin.Close()
+	}()
+
+	// Tell the helper what to do, and wait until it is set up.
+	start := time.Now()
+	setupDeadline := time.AfterFunc(p.limits.Wall, func() { l.kill("timeout") })
+	defer setupDeadline.Stop()
+	if err := writeMsg(l.ctl, cfg); err != nil {
+		return fail(fmt.Errorf("%w: the sandbox helper did not start: %v", ErrUnavailable, err))
+	}
+	msgs := &msgReader{f: l.ctl}
+	var reply initReply
+	passed, err := msgs.read(&reply)
+	if err != nil {
+		return fail(fmt.Errorf("%w: the sandbox helper did not start: %v%s", ErrUnavailable, err, helperStderr(l)))
+	}
+	named := map[string]int{}
+	for i, fd := range passed {
+		if i < len(reply.FDs) {
+			named[reply.FDs[i]] = fd
+		} else {
+			unix.Close(fd)
+		}
+	}
+	if reply.Error != "" {
+		for _, fd := range named {
+			unix.Close(fd)
+		}
+		return fail(fmt.Errorf("%w: setting up the sandbox: %s", ErrUnavailable, reply.Error))
+	}
+	out.Protections.Landlock = reply.Landlock
+	out.Protections.Seccomp = reply.Seccomp
+	out.Protections.SeccompReport = reply.Report
+	out.Protections.NoNewPrivs = reply.NNP
+	out.Protections.Capabilities = reply.Caps
+	out.Protections.Rlimits = reply.Rlimits
+
+	blocked := &blockedLog{}
+	var supervisor sync.WaitGroup
+	if fd, ok := named["notify"]; ok {
+		supervisor.Add(1)
+		go func() { defer supervisor.Done(); supervise(fd, blocked) }()
+	}
+	var relay *proxyRelay
+	if fd, ok := named["listener"]; ok {
+		relay, err = startRelay(runCtx, fd, p.Network)
+		if err != nil {
+			return fail(fmt.Errorf("sandbox: %w", err))
+		}
+	}
+
+	// Wait for the command, or the end of its time.
+	timer := time.NewTimer(time.Until(start.Add(p.limits.Wall)))
+	defer timer.Stop()
+	select {
+	case <-l.waitDone:
+	case <-timer.C:
+		l.kill("timeout")
+		<-l.waitDone
+	case <-ctx.Done():
+		l.kill("cancelled")
+		<-l.waitDone
+	}
+	out.Usage.Wall = time.Since(start)
+	if relay != nil {
+		relay.close()
+	}
+	if fd, ok := named["notify"]; ok {
+		supervisor.Wait() // the filter's last process is gone: the supervisor sees POLLHUP
+		unix.Close(fd)
+	}
+
+	// Did the command start at all?
+	var late initReply
+	if _, err := msgs.read(&late); err == nil && late.ExecError != "" {
+		l.stderr.Write([]byte("sandbox: " + late.ExecError + "\n"))
+	}
+
+	st := l.cmd.ProcessState
+	if st == nil {
+		return Outcome{}, fmt.Errorf("sandbox: waiting for the command: %w", l.waitErr)
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		out.Signal = unix.SignalName(ws.Signal())
+	} else {
+		out.ExitCode = ws.ExitStatus()
+	}
+	l.killMu.Lock()
+	out.Killed = l.killReason
+	l.killMu.Unlock()
+	out.Stdout, out.StdoutTruncated = l.stdout.bytes()
+	out.Stderr, out.StderrTruncated = l.stderr.bytes()
+	out.Usage.OutputSize = l.stdout.written() + l.stderr.written()
+	out.Blocked = blocked.list()
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		out.Usage.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		out.Usage.MaxRSS = ru.Maxrss * 1024
+	}
+	var stats cgroupStats
+	if cg != nil {
+		stats = cg.stats()
+		if stats.haveCPU {
+			out.Usage.CPU = stats.cpu
+		}
+		if stats.haveMemory {
+			out.Usage.MaxRSS = stats.memoryPeak
+		}
+	}
+	out.LimitsHit = limitsHit(&out, p.limits, stats)
+	return out, nil
+}
+
+// helperStderr is what a helper that failed early wrote, for the error.
+func helperStderr(l *launched) string {
+	l.kill("setup")
+	<-l.waitDone
+	if b, _ := l.stderr.bytes(); len(b) > 0 {
+		return ": " + strings.TrimSpace(string(b))
+	}
+	return ""
+}
+
+// floodLimit is how much output a command may write in all before it is
+// killed: far more than is kept, so that a chatty build still finishes.
+func floodLimit(keep int) int64 {
+	return max(int64(keep)*64, 64<<20)
+}
+
+// limitsHit works out which limits the command ran into, and refines
+// out.Killed.
+func limitsHit(out *Outcome, l Limits, s cgroupStats) []string {
+	var hit []string
+	if out.Killed == "timeout" {
+		hit = append(hit, "wall")
+	}
+	if out.Signal == "SIGXCPU" || (out.Signal == "SIGKILL" && out.Killed == "" && out.Usage.CPU >= l.CPU) {
+		hit = append(hit, "cpu")
+	}
+	if s.oomKills > 0 {
+		hit = append(hit, "memory")
+		if out.Killed == "" && out.Signal == "SIGKILL" {
+			out.Killed = "memory"
+		}
+	}
+	if s.pidsMax > 0 {
+		hit = append(hit, "processes")
+	}
+	if out.Signal == "SIGXFSZ" {
+		hit = append(hit, "file_size")
+	}
+	if out.Killed == "output" || out.StdoutTruncated || out.StderrTruncated {
+		hit = append(hit, "output")
+	}
+	return hit
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// config builds the helper's instructions from a prepared spec.
+func (n *Native) config(p *prepared) (*initConfig, error) {
+	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled()}
+	add := func(path string, w bool) error {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+		}
+		cfg.Mounts = append(cfg.Mounts, mountSpec{Path: real, Writable: w})
+		return nil
+	}
+	if err := add(p.Root, true); err != nil {
+		return nil, err
+	}
+	// The working folder is given through the resolved root.
+	if real, err := filepath.EvalSymlinks(p.Root); err == nil && real != p.Root {
+		rel, _ := filepath.Rel(p.Root, p.dir)
+		cfg.Dir = filepath.Join(real, rel)
+	}
+	for _, w := range p.Writable {
+		if err := add(w, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, r := range p.ReadOnly {
+		if err := add(r, false); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+var errNoUserNS = errors.New("user namespaces are disabled")
+
+// nativeAvailable reports ErrUnavailable when this kernel cannot give an
+// unprivileged user namespace.
+func nativeAvailable() error {
+	if b, err := os.ReadFile("/proc/sys/user/max_user_namespaces"); err == nil && string(bytes.TrimSpace(b)) == "0" {
+		return fmt.Errorf("%w: %v (user.max_user_namespaces = 0)", ErrUnavailable, errNoUserNS)
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); err == nil && string(bytes.TrimSpace(b)) == "0" && os.Getuid() != 0 {
+		return fmt.Errorf("%w: %v (kernel.unprivileged_userns_clone = 0)", ErrUnavailable, errNoUserNS)
+	}
+	return nil
+}
+
+// writeMsg sends v as a length-prefixed JSON message.
+func writeMsg(f *os.File, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	msg := make([]byte, 4+len(b))
+	binary.LittleEndian.PutUint32(msg, uint32(len(b)))
+	copy(msg[4:], b)
+	_, err = f.Write(msg)
+	return err
+}
+
+// msgReader reads the messages sent by sendMsg, with the fds passed
+// along.
+type msgReader struct {
+	f   *os.File
+	buf []byte // bytes read but not yet used
+}
+
+// read reads one message into v and returns the fds received with it.
+func (m *msgReader) read(v any) ([]int, error) {
+	rc, err := m.f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	chunk := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		if len(m.buf) >= 4 {
+			size := int(binary.LittleEndian.Uint32(m.buf))
+			if size > 16<<20 {
+				return fds, errors.New("message too large")
+			}
+			if len(m.buf) >= 4+size {
+				body := m.buf[4 : 4+size]
+				m.buf = m.buf[4+size:]
+				return fds, json.Unmarshal(body, v)
+			}
+		}
+		var n, oobn int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, rerr = unix.Recvmsg(int(fd), chunk, oob, unix.MSG_CMSG_CLOEXEC)
+			return rerr != unix.EAGAIN
+		})
+		if err != nil {
+			return fds, err
+		}
+		if rerr != nil {
+			return fds, rerr
+		}
+		if oobn > 0 {
+			if cms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+				for _, cm := range cms {
+					if r, err := unix.ParseUnixRights(&cm); err == nil {
+						fds = append(fds, r...)
+					}
+				}
+			}
+		}
+		if n == 0 {
+			return fds, io.ErrUnexpectedEOF
+		}
+		m.buf = append(m.buf, chunk[:n]...)
+	}
+}
+
+// proxyRelay accepts connections on a listening socket made inside the
+// sandbox's network namespace and joins each to the proxy.
+type proxyRelay struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+func startRelay(ctx context.Context, fd int, n Network) (*proxyRelay, error) {
+	f := os.NewFile(uintptr(fd), "sandbox-proxy-listener")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("proxy listener: %w", err)
+	}
+	r := &proxyRelay{ln: ln, conns: map[net.Conn]struct{}{}}
+	dial := n.Dial
+	if dial == nil {
+		dial = func(ctx context.Context) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", n.Proxy)
+		}
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				r.join(ctx, c, dial)
+			}()
+		}
+	}()
+	return r, nil
+}
+
+func (r *proxyRelay) track(c net.Conn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conns == nil {
+		return false
+	}
+	r.conns[c] = struct{}{}
+	return true
+}
+
+func (r *proxyRelay) join(ctx context.Context, in net.Conn, dial func(context.Context) (net.Conn, error)) {
+	if !r.track(in) {
+		in.Close()
+		return
+	}
+	up, err := dial(ctx)
+	if err != nil {
+		in.Close()
+		return
+	}
+	if !r.track(up) {
+		in.Close()
+		up.Close()
+		return
+	}
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		} else {
+			dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go pipe(up, in)
+	go pipe(in, up)
+	<-done
+	<-done
+	in.Close()
+	up.Close()
+}
+
+func (r *proxyRelay) close() {
+	r.ln.Close()
+	r.mu.Lock()
+	for c := range r.conns {
+		c.Close()
+	}
+	r.conns = nil
+	r.mu.Unlock()
+	r.wg.Wait()
+}

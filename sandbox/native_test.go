@@ -1,0 +1,475 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// env is a workspace with surroundings: parent/ws is the root; parent
+// holds files outside it.
+type env struct {
+	parent, ws string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	parent := t.TempDir()
+	e := &env{parent: parent, ws: filepath.Join(parent, "ws")}
+	if err := os.Mkdir(e.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) run(t *testing.T, spec Spec) Outcome {
+	t.Helper()
+	if spec.Root == "" {
+		spec.Root = e.ws
+	}
+	o, err := (&Native{}).Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return o
+}
+
+func sh(cmd string) Spec { return Spec{Shell: cmd} }
+
+func TestNativeBenign(t *testing.T) {
+	e := newEnv(t)
+	cases := []struct {
+		name, cmd, want string
+	}{
+		{"go version", "go version", "go version go"},
+		{"ls", "echo hi > a.txt && ls", "a.txt"},
+		{"python", "python3 -c 'print(1)'", "1\n"},
+		{"node", "node -e 'console.log(6*7)'", "42\n"},
+		{"pipes and files", "printf 'b\\na\\n' | sort > s.txt; cat s.txt; rm s.txt", "a\nb\n"},
+		{"tmp", "echo x > /tmp/t && cat /tmp/t", "x\n"},
+		{"home", "echo y > ~/f && cat ~/f && echo $HOME", "y\n" + Home + "\n"},
+		{"hostname", "hostname", "sandbox\n"},
+		{"stdin", "cat", "from stdin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := sh(c.cmd)
+			if c.name == "stdin" {
+				spec.Stdin = []byte("from stdin")
+			}
+			o := e.run(t, spec)
+			if o.ExitCode != 0 || !strings.Contains(string(o.Stdout), c.want) {
+				t.Fatalf("exit %d signal %q\nstdout: %s\nstderr: %s", o.ExitCode, o.Signal, o.Stdout, o.Stderr)
+			}
+		})
+	}
+	// The workspace is the host's: a file written inside shows outside.
+	if b, err := os.ReadFile(filepath.Join(e.ws, "a.txt")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("workspace file: %q %v", b, err)
+	}
+}
+
+func TestNativeProtectionsReported(t *testing.T) {
+	e := newEnv(t)
+	o := e.run(t, sh("grep -E '^(CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status; cat /proc/1/cmdline | tr '\\0' ' '"))
+	out := string(o.Stdout)
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapBnd:\t0000000000000000",
+		"CapAmb:\t0000000000000000", "NoNewPrivs:\t1", "Seccomp:\t2", "/bin/sh -c"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	p := o.Protections
+	if !p.Seccomp || !p.NoNewPrivs || p.Capabilities != "none" || p.Network != "none" {
+		t.Errorf("protections: %+v", p)
+	}
+	if want := []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}; strings.Join(p.Namespaces, ",") != strings.Join(want, ",") {
+		t.Errorf("namespaces %v", p.Namespaces)
+	}
+	if p.Landlock == "" || p.Cgroup == "" || len(p.Rlimits) == 0 {
+		t.Errorf("protections not described: %+v", p)
+	}
+	abi, why := landlockABI()
+	if abi > 0 && p.Landlock != fmt.Sprintf("v%d", abi) || abi == 0 && !strings.Contains(p.Landlock, why) {
+		t.Errorf("landlock %q, kernel ABI %d (%s)", p.Landlock, abi, why)
+	}
+	if os.Getuid() == 0 && p.Cgroup == "v1" {
+		for _, l := range []string{"memory", "pids", "cpu"} {
+			if !contains(p.CgroupLimits, l) {
+				t.Errorf("cgroup limit %s not set: %v", l, p.CgroupLimits)
+			}
+		}
+	}
+	t.Logf("protections: %+v", p)
+}
+
+// TestNativeConfinement: each command tries to get out; it must fail and
+// leave the host as it was.
+func TestNativeConfinement(t *testing.T) {
+	e := newEnv(t)
+	outside := filepath.Join(e.parent, "outside.txt")
+	must(t, os.WriteFile(outside, []byte("OUTSIDE-SECRET"), 0o644))
+	home := filepath.Join(e.parent, "home")
+	must(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
+	must(t, os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("HOME-KEY"), 0o600))
+	shadow, _ := os.ReadFile("/etc/shadow")
+	hostSecret := "root:"
+	if len(shadow) == 0 {
+		hostSecret = "\x00never"
+	}
+	cases := []struct {
+		name, cmd string
+		blocked   string // a call that must be reported blocked
+	}{
+		{"read /etc/shadow", "cat /etc/shadow", ""},
+		{"read ~/.ssh", "cat ~/.ssh/id_rsa; ls -a ~; cat " + home + "/.ssh/id_rsa", ""},
+		{"read outside", "cat " + outside + " ../outside.txt", ""},
+		{"write outside", "echo pwned > " + outside + "; echo pwned > ../new.txt", ""},
+		{"write system", "echo pwned > /etc/passwd; touch /usr/bin/pwned /bin/pwned /pwned", ""},
+		{"host root fs", "ls /old_root /work /mnt /.old 2>&1; test -e /sys/fs/cgroup && echo HAS-SYS", ""},
+		{"proc sys", "echo 0 > /proc/sys/kernel/yama/ptrace_scope; echo 1 > /proc/sys/vm/drop_caches", ""},
+		{"mount", "mount -t tmpfs none /tmp", "mount"},
+		{"unshare", "unshare -r id", "unshare"},
+		{"ptrace", "python3 -c 'import ctypes; print(ctypes.CDLL(None).ptrace(16, 1, 0, 0))'", "ptrace"},
+		{"packet socket", "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)'", "socket(AF_PACKET)"},
+		{"vsock", "python3 -c 'import socket; socket.socket(40, socket.SOCK_STREAM)'", "socket(AF_VSOCK)"},
+		{"tiocsti", "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'", ""},
+		{"kill host", "kill -9 1; kill -9 " + fmt.Sprint(os.Getpid()), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := e.run(t, sh(c.cmd))
+			all := string(o.Stdout) + string(o.Stderr)
+			for _, m := range []string{"OUTSIDE-SECRET", "HOME-KEY", hostSecret, "HAS-SYS"} {
+				if strings.Contains(all, m) {
+					t.Fatalf("the command saw %q:\n%s", m, all)
+				}
+			}
+			if c.blocked != "" && !contains(o.Blocked, c.blocked) {
+				t.Errorf("blocked calls %v, want %s among them\n%s", o.Blocked, c.blocked, all)
+			}
+			// Writes outside the workspace may land in the sandbox's own
+			// tmpfs (the folders above the workspace): the host is checked below.
+			if o.ExitCode == 0 && !strings.HasPrefix(c.name, "write") && c.name != "host root fs" && c.name != "ptrace" && c.name != "kill host" {
+				t.Errorf("the command succeeded:\n%s", all)
+			}
+			t.Logf("exit %d, blocked %v: %s", o.ExitCode, o.Blocked, strings.TrimSpace(all))
+		})
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "OUTSIDE-SECRET" {
+		t.Errorf("outside file changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(e.parent, "new.txt")); err == nil {
+		t.Error("a file appeared outside the workspace")
+	}
+	for _, p := range []string{"/usr/bin/pwned", "/pwned"} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s appeared on the host", p)
+		}
+	}
+}
+
+// TestNativeNoNetwork: with no network, neither a host loopback port nor
+// a host unix socket (even one inside the workspace) can be reached.
+func TestNativeNoNetwork(t *testing.T) {
+	e := newEnv(t)
+	var accepted atomic.Int32
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer tcp.Close()
+	sockIn := filepath.Join(e.ws, "s.sock")
+	unixIn, err := net.Listen("unix", sockIn)
+	must(t, err)
+	defer unixIn.Close()
+	sockOut := filepath.Join(e.parent, "o.sock")
+	unixOut, err := net.Listen("unix", sockOut)
+	must(t, err)
+	defer unixOut.Close()
+	for _, l := range []net.Listener{tcp, unixIn, unixOut} {
+		go func(l net.Listener) {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				accepted.Add(1)
+				c.Close()
+			}
+		}(l)
+	}
+	port := tcp.Addr().(*net.TCPAddr).Port
+	cases := []struct{ name, code, blocked string }{
+		{"tcp loopback", fmt.Sprintf("import socket; s=socket.socket(); s.settimeout(1); s.connect(('127.0.0.1', %d))", port), "socket(AF_INET)"},
+		{"tcp6", fmt.Sprintf("import socket; s=socket.socket(socket.AF_INET6); s.connect(('::1', %d))", port), "socket(AF_INET6)"},
+		{"udp dns", "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('8.8.8.8', 53))", "socket(AF_INET)"},
+		{"unix in workspace", "import socket; s=socket.socket(socket.AF_UNIX); s.connect('" + sockIn + "')", ""},
+		{"unix outside", "import socket; s=socket.socket(socket.AF_UNIX); s.connect('" + sockOut + "')", ""},
+		{"resolve", "import socket; print(socket.getaddrinfo('example.com', 80))", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o := e.run(t, Spec{Argv: []string{"python3", "-c", c.code}})
+			if o.ExitCode == 0 {
+				t.Fatalf("connected:\n%s%s", o.Stdout, o.Stderr)
+			}
+			if c.blocked != "" && !contains(o.Blocked, c.blocked) {
+				t.Errorf("blocked %v, want %s", o.Blocked, c.blocked)
+			}
+		})
+	}
+	o := e.run(t, sh("curl -s -m 2 http://127.0.0.1:"+fmt.Sprint(port)+"/ || echo FAILED"))
+	if !strings.Contains(string(o.Stdout), "FAILED") {
+		t.Errorf("curl: %s %s", o.Stdout, o.Stderr)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("a host listener accepted %d connections from the sandbox", n)
+	}
+}
+
+// TestNativeProxyNetwork: with a proxy, 127.0.0.1:ProxyPort inside leads
+// to the proxy, the proxy variables are set, and nothing else is
+// reachable.
+func TestNativeProxyNetwork(t *testing.T) {
+	e := newEnv(t)
+	proxy, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer proxy.Close()
+	go func() {
+		for {
+			c, err := proxy.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "HTTP/1.1 200 Connection established\r\nX-Seen: %s\r\n\r\n", strings.TrimSpace(line))
+			}(c)
+		}
+	}()
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer other.Close()
+	var otherHits atomic.Int32
+	go func() {
+		for {
+			c, err := other.Accept()
+			if err != nil {
+				return
+			}
+			otherHits.Add(1)
+			c.Close()
+		}
+	}()
+	code := `import os, socket
+print(os.environ["HTTPS_PROXY"])
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+s.sendall(b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+print(s.recv(200).decode())
+for port in (%d, 80, 443):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1)
+        print("REACHED", port)
+    except OSError as e:
+        print("refused", port, e)
+try:
+    socket.socket(socket.AF_UNIX)
+    print("UNIX-OK")
+except OSError as e:
+    print("unix refused", e)
+`
+	o := e.run(t, Spec{Argv: []string{"python3", "-c", fmt.Sprintf(code, other.Addr().(*net.TCPAddr).Port)},
+		Network: Network{Proxy: proxy.Addr().String()}})
+	out := string(o.Stdout)
+	for _, want := range []string{"http://127.0.0.1:3128", "200 Connection established", "X-Seen: CONNECT example.com:443 HTTP/1.1", "unix refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q:\n%s\n%s", want, out, o.Stderr)
+		}
+	}
+	if strings.Contains(out, "REACHED") || strings.Contains(out, "UNIX-OK") || otherHits.Load() != 0 {
+		t.Errorf("reached something besides the proxy:\n%s", out)
+	}
+	if o.Protections.Network != "proxy" {
+		t.Errorf("network %q", o.Protections.Network)
+	}
+}
+
+func TestNativeLimits(t *testing.T) {
+	e := newEnv(t)
+	t.Run("endless loop: timeout kills the tree", func(t *testing.T) {
+		marker := "98765" + fmt.Sprint(os.Getpid()%1000)
+		o := e.run(t, Spec{Shell: "sleep " + marker + " & sleep " + marker + " & while :; do :; done",
+			Limits: Limits{Wall: 500 * time.Millisecond}})
+		if o.Killed != "timeout" || !contains(o.LimitsHit, "wall") {
+			t.Fatalf("killed %q, limits %v", o.Killed, o.LimitsHit)
+		}
+		if pids := findProcs(t, marker); len(pids) > 0 {
+			t.Fatalf("processes left after the timeout: %v", pids)
+		}
+	})
+	t.Run("fork bomb: pids limit", func(t *testing.T) {
+		o := e.run(t, Spec{Shell: "bomb() { bomb | bomb & }; bomb; sleep 5", Limits: Limits{Processes: 32, Wall: 2 * time.Second}})
+		if !contains(o.LimitsHit, "processes") && o.Protections.Cgroup != "" && strings.HasPrefix(o.Protections.Cgroup, "v") {
+			t.Fatalf("limits hit %v (cgroup %s)", o.LimitsHit, o.Protections.Cgroup)
+		}
+		t.Logf("killed %q, limits %v, exit %d", o.Killed, o.LimitsHit, o.ExitCode)
+	})
+	t.Run("memory hog: killed", func(t *testing.T) {
+		o := e.run(t, Spec{Argv: []string{"python3", "-c", "b = bytearray(1 << 30); print('ALLOCATED')"},
+			Limits: Limits{Memory: 128 << 20}})
+		if strings.Contains(string(o.Stdout), "ALLOCATED") {
+			t.Fatalf("1 GiB allocated under a 128 MiB limit")
+		}
+		if contains(o.Protections.CgroupLimits, "memory") && (o.Killed != "memory" || !contains(o.LimitsHit, "memory")) {
+			t.Fatalf("killed %q limits %v signal %s\n%s", o.Killed, o.LimitsHit, o.Signal, o.Stderr)
+		}
+		t.Logf("killed %q, limits %v, signal %s, exit %d", o.Killed, o.LimitsHit, o.Signal, o.ExitCode)
+	})
+	t.Run("flood of output: truncated", func(t *testing.T) {
+		o := e.run(t, Spec{Shell: "yes flood", Limits: Limits{Output: 4096, Wall: 20 * time.Second}})
+		if !o.StdoutTruncated || len(o.Stdout) > 4096+200 || !strings.Contains(string(o.Stdout), "bytes cut") {
+			t.Fatalf("truncated %v, %d bytes kept", o.StdoutTruncated, len(o.Stdout))
+		}
+		if o.Killed != "output" || !contains(o.LimitsHit, "output") {
+			t.Fatalf("killed %q limits %v", o.Killed, o.LimitsHit)
+		}
+	})
+	t.Run("file size", func(t *testing.T) {
+		o := e.run(t, Spec{Shell: "head -c 2000000 /dev/zero > big", Limits: Limits{FileSize: 1 << 20}})
+		if fi, err := os.Stat(filepath.Join(e.ws, "big")); err != nil || fi.Size() > 1<<20 {
+			t.Fatalf("file %v %v", fi, err)
+		}
+		if o.ExitCode == 0 && o.Signal == "" {
+			t.Fatalf("succeeded")
+		}
+	})
+}
+
+func TestNativeSpec(t *testing.T) {
+	e := newEnv(t)
+	t.Setenv("TOOLGATE_TEST_SECRET", "ENV-SECRET")
+	o := e.run(t, Spec{Shell: "env; pwd", Env: []string{"FOO=bar"}, Dir: "sub/.."})
+	if strings.Contains(string(o.Stdout), "ENV-SECRET") || !strings.Contains(string(o.Stdout), "FOO=bar") {
+		t.Fatalf("environment:\n%s", o.Stdout)
+	}
+	must(t, os.MkdirAll(filepath.Join(e.ws, "sub"), 0o755))
+	if o := e.run(t, Spec{Shell: "pwd", Dir: "sub"}); strings.TrimSpace(string(o.Stdout)) != filepath.Join(e.ws, "sub") {
+		t.Fatalf("pwd %q", o.Stdout)
+	}
+	if o := e.run(t, Spec{Argv: []string{"no-such-program"}}); o.ExitCode != 127 || !strings.Contains(string(o.Stderr), "not found") {
+		t.Fatalf("missing program: exit %d %s", o.ExitCode, o.Stderr)
+	}
+	ro := filepath.Join(e.parent, "ro")
+	must(t, os.MkdirAll(ro, 0o755))
+	must(t, os.WriteFile(filepath.Join(ro, "f"), []byte("READ-ONLY"), 0o644))
+	o = e.run(t, Spec{Shell: "cat " + ro + "/f; echo x > " + ro + "/f", ReadOnly: []string{ro}})
+	if !strings.Contains(string(o.Stdout), "READ-ONLY") || o.ExitCode == 0 {
+		t.Fatalf("read-only path: exit %d %s %s", o.ExitCode, o.Stdout, o.Stderr)
+	}
+	for _, bad := range []Spec{
+		{Shell: "ls", Root: e.ws, Dir: "../"},
+		{Shell: "ls", Root: e.ws, Dir: "/etc"},
+		{Shell: "ls", Root: "relative"},
+		{Shell: "ls", Root: "/"},
+		{Root: e.ws},
+		{Shell: "ls", Argv: []string{"ls"}, Root: e.ws},
+		{Shell: "ls", Root: e.ws, Env: []string{"NOEQUALS"}},
+		{Shell: "ls", Root: e.ws, Writable: []string{"/nonexistent-toolgate"}},
+	} {
+		if _, err := (&Native{}).Run(context.Background(), bad); !errors.Is(err, ErrInvalidSpec) {
+			t.Errorf("%+v: err %v, want ErrInvalidSpec", bad, err)
+		}
+	}
+}
+
+// TestNativeAsOrdinaryUser runs the sandbox from a process of an ordinary
+// user (nobody), where cgroups cannot be made: the command must still be
+// confined, and the outcome must say there is no cgroup and why.
+func TestNativeAsOrdinaryUser(t *testing.T) {
+	if os.Getenv("TOOLGATE_SANDBOX_AS_USER") != "" {
+		ws := os.Getenv("TOOLGATE_SANDBOX_AS_USER")
+		o, err := (&Native{}).Run(context.Background(), Spec{Shell: "id -u; echo ok > f; cat /etc/shadow", Root: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("OUTCOME cgroup=%q exit=%d stdout=%q landlock=%q seccomp=%v\n", o.Protections.Cgroup, o.ExitCode, o.Stdout, o.Protections.Landlock, o.Protections.Seccomp)
+		return
+	}
+	if os.Getuid() != 0 {
+		// Already an ordinary user: every other test covers this case.
+		o := newEnv(t).run(t, sh("true"))
+		t.Logf("cgroup as uid %d: %s", os.Getuid(), o.Protections.Cgroup)
+		return
+	}
+	dir, err := os.MkdirTemp("", "sandbox-as-user-")
+	must(t, err)
+	defer os.RemoveAll(dir)
+	must(t, os.Chmod(dir, 0o755))
+	self, err := os.Executable()
+	must(t, err)
+	bin := filepath.Join(dir, "sandbox.test")
+	copyFile(t, self, bin)
+	ws := filepath.Join(dir, "ws")
+	must(t, os.Mkdir(ws, 0o755))
+	must(t, os.Chown(ws, 65534, 65534))
+	cmd := exec.Command(bin, "-test.run", "^TestNativeAsOrdinaryUser$", "-test.v")
+	cmd.Env = append(os.Environ(), "TOOLGATE_SANDBOX_AS_USER="+ws)
+	cmd.SysProcAttr = userAttr(65534, 65534)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, `cgroup="none: `) || !strings.Contains(s, `stdout="0\n"`) || !strings.Contains(s, "exit=1") || !strings.Contains(s, "seccomp=true") {
+		t.Fatalf("as nobody:\n%s", s)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "f")); err != nil || string(b) != "ok\n" {
+		t.Fatalf("workspace write as nobody: %q %v", b, err)
+	}
+	t.Log(strings.TrimSpace(s[strings.Index(s, "OUTCOME"):]))
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	in, err := os.Open(src)
+	must(t, err)
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	must(t, err)
+	_, err = io.Copy(out, in)
+	must(t, err)
+	must(t, out.Close())
+}
+
+// findProcs lists host processes whose command line contains s.
+func findProcs(t *testing.T, s string) []string {
+	ents, err := os.ReadDir("/proc")
+	must(t, err)
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), s) && !strings.Contains(string(b), "-test.") {
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,45 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// Native runs commands in new Linux namespaces; on this system it is
+// unavailable.
+type Native struct {
+	Executable string
+	NoCgroup   bool
+}
+
+// Name returns "native".
+func (n *Native) Name() string { return "native" }
+
+// Run returns ErrUnavailable: the native backend needs Linux.
+func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	if _, err := prepare(spec); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{}, fmt.Errorf("%w: the native sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)
+}
+
+// Init returns false: there is no sandbox helper outside Linux.
+func Init() bool { return false }
+
+// Bwrap runs commands through bubblewrap; on this system it is
+// unavailable.
+type Bwrap struct{ Path string }
+
+// Name returns "bwrap".
+func (b *Bwrap) Name() string { return "bwrap" }
+
+// Run returns ErrUnavailable: bubblewrap needs Linux.
+func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	if _, err := prepare(spec); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{}, fmt.Errorf("%w: bubblewrap needs Linux", ErrUnavailable)
+}

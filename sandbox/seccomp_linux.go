@@ -1,0 +1,371 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"unsafe"
+
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter has three kinds of refusal:
+//
+//   - quiet: EPERM (ENOSYS for clone3, so that libc falls back to clone and
+//     its flags can be checked), not reported. For calls ordinary programs
+//     make to probe what is there: unix and netlink sockets (nscd, libc's
+//     getaddrinfo), io_uring (libuv), keyrings, perf events.
+//   - reported: EPERM, and the call is named in Outcome.Blocked (through a
+//     seccomp user notification that the parent answers). For calls that
+//     an ordinary command has no business making here: mount and its
+//     family, ptrace, bpf, new namespaces, kernel modules and kexec,
+//     reboot, packet/vsock/other sockets (inet too when the network is off),
+//     terminal injection (TIOCSTI).
+//   - killed: a system call of another architecture (the i386 ABI) ends
+//     the process; x32 calls get ENOSYS.
+//
+// Without user notifications (e.g. the toolgate process already runs under
+// a filter that has a listener) the reported calls are refused quietly.
+
+// quietSyscalls are refused with EPERM without a report.
+var quietSyscalls = []string{
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"keyctl", "add_key", "request_key",
+	"perf_event_open", "userfaultfd", "fanotify_init", "lookup_dcookie",
+	"name_to_handle_at", "open_by_handle_at",
+}
+
+// reportedSyscalls are refused with EPERM and reported.
+var reportedSyscalls = []string{
+	"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
+	"fsmount", "fspick", "mount_setattr",
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+	"bpf", "unshare", "setns",
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"reboot", "swapon", "swapoff", "acct", "syslog", "quotactl", "iopl", "ioperm",
+}
+
+// nsFlags are the clone flags that create namespaces.
+const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+// The BPF program is assembled here, with go-seccomp-bpf's system call
+// tables, rather than by go-seccomp-bpf's Policy: its argument conditions
+// leave an argument in the accumulator, so a later group compares that
+// argument, not the call number (socket(AF_INET) passed a group listing
+// mount). Each rule here reloads the call number.
+
+type condOp int
+
+const (
+	opEq      condOp = iota // arg == v
+	opNe                    // arg != v
+	opBitsAny               // arg & v != 0
+)
+
+// cond is a test of one 64-bit argument.
+type cond struct {
+	arg int
+	op  condOp
+	v   uint64
+}
+
+// rule is: call name with all conds true → action.
+type rule struct {
+	name   string
+	conds  []cond
+	action uint32
+}
+
+// filterRules lists the rules in order (the first match decides).
+// report is the action of the reported calls.
+func filterRules(network bool, report uint32) []rule {
+	quiet := unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	var rules []rule
+	rules = append(rules, rule{name: "clone3", action: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)})
+	for _, n := range quietSyscalls {
+		rules = append(rules, rule{name: n, action: quiet})
+	}
+	rules = append(rules,
+		rule{"socket", []cond{{0, opEq, unix.AF_UNIX}}, quiet},
+		rule{"socket", []cond{{0, opEq, unix.AF_NETLINK}}, quiet},
+	)
+	if network {
+		rules = append(rules, rule{"socket", []cond{{0, opNe, unix.AF_INET}, {0, opNe, unix.AF_INET6}}, report})
+	} else {
+		rules = append(rules, rule{name: "socket", action: report})
+	}
+	for _, n := range reportedSyscalls {
+		rules = append(rules, rule{name: n, action: report})
+	}
+	rules = append(rules,
+		rule{"clone", []cond{{0, opBitsAny, nsFlags}}, report},
+		rule{"ioctl", []cond{{1, opEq, unix.TIOCSTI}}, report},
+		rule{"ioctl", []cond{{1, opEq, unix.TIOCLINUX}}, report},
+	)
+	return rules
+}
+
+const seccompDataArgs = 16 // offset of args[0] in struct seccomp_data
+
+// assemble turns rules into a program for the running architecture: a
+// call of another architecture kills the process, an x32 call gets
+// ENOSYS, the first matching rule decides, anything else is allowed.
+func assemble(rules []rule) ([]bpf.Instruction, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return nil, err
+	}
+	if info.ID != arch.X86_64.ID && info.ID != arch.AARCH64.ID {
+		return nil, fmt.Errorf("seccomp: unsupported architecture %s", info.Name)
+	}
+	prog := []bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
+	}
+	if info.ID == arch.X86_64.ID {
+		prog = append(prog,
+			bpf.LoadAbsolute{Off: 0, Size: 4},
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: uint32(arch.X32.SeccompMask), SkipFalse: 1},
+			bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		)
+	}
+	for _, r := range rules {
+		nr, ok := info.SyscallNames[r.name]
+		if !ok {
+			continue // not on this architecture
+		}
+		block, err := ruleBlock(uint32(nr), r)
+		if err != nil {
+			return nil, err
+		}
+		prog = append(prog, block...)
+	}
+	return append(prog, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW}), nil
+}
+
+// ruleBlock is one rule: load the call number, test it and the
+// conditions, return the action; a failed test jumps past the block.
+func ruleBlock(nr uint32, r rule) ([]bpf.Instruction, error) {
+	// Jumps are first written with targets: -1 is "past the block", a
+	// non-negative k is "the start of condition k" (len(conds) = the
+	// return).
+	type jmp struct {
+		cond            bpf.JumpTest
+		val             uint32
+		onTrue, onFalse int
+	}
+	type step struct {
+		inst bpf.Instruction // a load or the return
+		j    *jmp
+	}
+	const fail = -1
+	var steps []step
+	starts := make([]int, len(r.conds)+1)
+	steps = append(steps, step{inst: bpf.LoadAbsolute{Off: 0, Size: 4}})
+	steps = append(steps, step{j: &jmp{bpf.JumpEqual, nr, 0, fail}})
+	ld := func(off uint32) step { return step{inst: bpf.LoadAbsolute{Off: off, Size: 4}} }
+	for i, c := range r.conds {
+		starts[i] = len(steps)
+		next := i + 1
+		lo, hi := uint32(c.v), uint32(c.v>>32)
+		loOff := seccompDataArgs + 8*uint32(c.arg)
+		hiOff := loOff + 4
+		switch c.op {
+		case opEq:
+			steps = append(steps, ld(hiOff), step{j: &jmp{bpf.JumpEqual, hi, -2, fail}},
+				ld(loOff), step{j: &jmp{bpf.JumpEqual, lo, next, fail}})
+		case opNe:
+			steps = append(steps, ld(hiOff), step{j: &jmp{bpf.JumpEqual, hi, -2, next}},
+				ld(loOff), step{j: &jmp{bpf.JumpEqual, lo, fail, next}})
+		case opBitsAny:
+			steps = append(steps, ld(hiOff), step{j: &jmp{bpf.JumpBitsSet, hi, next, -2}},
+				ld(loOff), step{j: &jmp{bpf.JumpBitsSet, lo, next, fail}})
+		}
+	}
+	starts[len(r.conds)] = len(steps)
+	steps = append(steps, step{inst: bpf.RetConstant{Val: r.action}})
+	// The first jump goes to condition 0 (or the return).
+	steps[1].j.onTrue = 0
+	end := len(steps)
+	out := make([]bpf.Instruction, len(steps))
+	for i, s := range steps {
+		if s.j == nil {
+			out[i] = s.inst
+			continue
+		}
+		target := func(t int) (uint8, error) {
+			var abs int
+			switch {
+			case t == fail:
+				abs = end
+			case t == -2:
+				abs = i + 1 // fall through to the next instruction
+			default:
+				abs = starts[t]
+			}
+			d := abs - i - 1
+			if d < 0 || d > 255 {
+				return 0, fmt.Errorf("seccomp: jump out of range in rule %s", r.name)
+			}
+			return uint8(d), nil
+		}
+		st, err := target(s.j.onTrue)
+		if err != nil {
+			return nil, err
+		}
+		sf, err := target(s.j.onFalse)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = bpf.JumpIf{Cond: s.j.cond, Val: s.j.val, SkipTrue: st, SkipFalse: sf}
+	}
+	return out, nil
+}
+
+// loadFilters installs the filter on the calling thread and returns the
+// user-notification fd (-1 when notifications are not available, e.g.
+// under another filter with a listener: the reported calls are then
+// refused quietly).
+func loadFilters(network bool) (notifyFD int, err error) {
+	try := func(report uint32, flags uintptr) (int, error) {
+		insts, err := assemble(filterRules(network, report))
+		if err != nil {
+			return -1, err
+		}
+		raw, err := bpf.Assemble(insts)
+		if err != nil {
+			return -1, err
+		}
+		return seccompLoad(raw, flags)
+	}
+	fd, err := try(unix.SECCOMP_RET_USER_NOTIF, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER)
+	if err == nil {
+		return fd, nil
+	}
+	if _, err := try(unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM), 0); err != nil {
+		return -1, fmt.Errorf("loading the seccomp filter: %w", err)
+	}
+	return -1, nil
+}
+
+func seccompLoad(raw []bpf.RawInstruction, flags uintptr) (int, error) {
+	filter := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	r, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(r), nil
+}
+
+// seccompNotif and seccompNotifResp are the kernel's struct seccomp_notif
+// and struct seccomp_notif_resp.
+type seccompNotif struct {
+	ID    uint64
+	Pid   uint32
+	Flags uint32
+	Nr    int32
+	Arch  uint32
+	IP    uint64
+	Args  [6]uint64
+}
+
+type seccompNotifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// blockedLog collects the calls a supervisor refused.
+type blockedLog struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (b *blockedLog) add(s string) {
+	b.mu.Lock()
+	if b.calls == nil {
+		b.calls = map[string]int{}
+	}
+	if len(b.calls) < 32 {
+		b.calls[s]++
+	}
+	b.mu.Unlock()
+}
+
+func (b *blockedLog) list() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, 0, len(b.calls))
+	for s := range b.calls {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// supervise answers every notification on fd with EPERM and records the
+// call, until every process under the filter is gone (or fd is closed).
+func supervise(fd int, log *blockedLog) {
+	info, _ := arch.GetInfo("")
+	for {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, 1000)
+		if errors.Is(err, unix.EINTR) || (err == nil && n == 0) {
+			continue
+		}
+		if err != nil || pfd[0].Revents&(unix.POLLHUP|unix.POLLNVAL|unix.POLLERR) != 0 && pfd[0].Revents&unix.POLLIN == 0 {
+			return
+		}
+		var req seccompNotif
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
+			if e == unix.EINTR || e == unix.ENOENT {
+				continue
+			}
+			return
+		}
+		log.add(describeCall(info, req))
+		resp := seccompNotifResp{ID: req.ID, Error: -int32(unix.EPERM)}
+		unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+	}
+}
+
+var familyNames = map[uint64]string{
+	unix.AF_INET: "AF_INET", unix.AF_INET6: "AF_INET6", unix.AF_PACKET: "AF_PACKET", unix.AF_VSOCK: "AF_VSOCK",
+	unix.AF_NETLINK: "AF_NETLINK", unix.AF_UNIX: "AF_UNIX", unix.AF_KEY: "AF_KEY", unix.AF_ALG: "AF_ALG",
+	unix.AF_BLUETOOTH: "AF_BLUETOOTH", unix.AF_CAN: "AF_CAN", unix.AF_XDP: "AF_XDP", unix.AF_TIPC: "AF_TIPC",
+	unix.AF_RDS: "AF_RDS",
+}
+
+func describeCall(info *arch.Info, req seccompNotif) string {
+	name := fmt.Sprintf("syscall %d", req.Nr)
+	if info != nil {
+		if s, ok := info.SyscallNumbers[int(req.Nr)]; ok {
+			name = s
+		}
+	}
+	switch name {
+	case "socket":
+		if f, ok := familyNames[req.Args[0]]; ok {
+			return "socket(" + f + ")"
+		}
+		return fmt.Sprintf("socket(family %d)", req.Args[0])
+	case "ioctl":
+		if req.Args[1] == unix.TIOCSTI {
+			return "ioctl(TIOCSTI)"
+		}
+		return "ioctl(TIOCLINUX)"
+	case "clone":
+		return "clone(new namespace)"
+	}
+	return name
+}

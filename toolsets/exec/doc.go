@@ -1,0 +1,47 @@
+// Package exec is toolgate's built-in command tool set: execute_command
+// (a shell line or an argv, a working folder, a timeout, extra environment)
+// and run_code (python, node or bash source). Both are level 2 and always
+// run in a sandbox (package sandbox; the native Linux backend by default):
+// there is no unconfined path.
+//
+// Before anything runs, a dangerous-command check (CheckShell, CheckArgv)
+// parses the line with mvdan.cc/sh/v3 as bash would, and looks at every
+// simple command in it, through quotes, escapes, line continuations,
+// $(…), <(…), subshells, pipes, && and ;, function bodies and wrappers
+// (sudo, env, nice, timeout, nohup, xargs, sh -c, eval, find -exec…):
+//
+//   - the hard list never runs (Deny): disk wipes (dd of=/dev/sd*, mkfs,
+//     writes to disk devices), rm -r of / or of system and home folders
+//     (also --no-preserve-root), fork bombs, shutdown/reboot/halt/poweroff,
+//     recursive chmod/chown of system folders, a download piped or
+//     substituted into an interpreter, a line that cannot be parsed or holds
+//     more than 50 commands (fail closed);
+//   - the dangerous list asks (Ask): git reset --hard, clean -f, push
+//     --force and similar, credential and system-secret paths (~/.ssh,
+//     /etc/shadow, /root, cloud credentials…), writes to /proc and /sys,
+//     setuid bits, sudo, options that run other programs (rg --pre,
+//     sort --compress-program, tar --to-command, git -c), command names or
+//     scripts computed at run time, data piped into a shell.
+//
+// Quoted prose is an argument, not a command: `echo "rm -rf /"` runs.
+//
+// How a call ends:
+//
+//   - Deny: a *tool.Error of type permission_denied with
+//     Details["hard_deny"]=true and Details["reason"]. Never retried.
+//   - Ask: a *tool.Error of type permission_denied with
+//     Details["needs_approval"]=true, Details["reason"] and
+//     Details["command"]. The policy layer may ask a human; on yes it calls
+//     again with a context from Approved(ctx), and the command runs.
+//   - The sandbox stopped the command: timeout → error "timeout" (the whole
+//     process tree is killed); the memory, processes, output or CPU limit →
+//     "sandbox_violation" with Details["limit"]; a system call the sandbox
+//     refused (network when there is none, ptrace, mount, raw sockets…) →
+//     "sandbox_violation" with Details["blocked"]. The output so far is
+//     attached (Structured and the text).
+//   - Otherwise the command ran: the result carries exit_code, stdout,
+//     stderr (each capped, the middle cut with a mark), truncation,
+//     duration, the backend and the protections that held (Structured, and
+//     Meta["protections"]). A non-zero exit is a result, not an error, as
+//     a terminal shows it (Options.ErrorOnExit changes that).
+package exec

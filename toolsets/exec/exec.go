@@ -1,0 +1,396 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Options configure the command tools.
+type Options struct {
+	// Root is the workspace: an absolute folder, writable inside the
+	// sandbox; commands run in it (or a folder below it). Required.
+	Root string
+	// Backend runs the commands; nil means the native sandbox
+	// (&sandbox.Native{}). There is no unconfined backend.
+	Backend sandbox.Backend
+	// Limits bound each command; zero fields take sandbox.DefaultLimits.
+	// Limits.Wall is the default timeout.
+	Limits sandbox.Limits
+	// MaxTimeout caps the timeout a call may ask for (default 10 minutes).
+	MaxTimeout time.Duration
+	// Network is the commands' network (none by default).
+	Network sandbox.Network
+	// Env is passed to every command (NAME=value), before the call's own.
+	Env []string
+	// MaxCommand caps the length of a command, argv or code in bytes
+	// (default 64 KiB).
+	MaxCommand int
+	// ErrorOnExit makes a non-zero exit a tool error (type "internal"
+	// with the exit code in Details). By default a non-zero exit is a
+	// normal result carrying exit_code, as a terminal shows it.
+	ErrorOnExit bool
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Root == "" || !filepath.IsAbs(o.Root) {
+		return o, fmt.Errorf("exec: Options.Root must be an absolute folder, got %q", o.Root)
+	}
+	o.Root = filepath.Clean(o.Root)
+	if o.Backend == nil {
+		o.Backend = &sandbox.Native{}
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = 10 * time.Minute
+	}
+	if o.MaxCommand <= 0 {
+		o.MaxCommand = 64 << 10
+	}
+	return o, nil
+}
+
+// approvedKey marks a context whose dangerous commands a human approved.
+type approvedKey struct{}
+
+// Approved returns a context in which commands the check puts on the
+// dangerous list (Ask) run. The policy layer sets it after an approver
+// said yes to the call. Commands on the hard list never run.
+func Approved(ctx context.Context) context.Context {
+	return context.WithValue(ctx, approvedKey{}, true)
+}
+
+func isApproved(ctx context.Context) bool {
+	v, _ := ctx.Value(approvedKey{}).(bool)
+	return v
+}
+
+// CommandInput is execute_command's arguments.
+type CommandInput struct {
+	Command string            `json:"command,omitempty" jsonschema:"a shell command line, run by /bin/sh -c in the workspace (give command or argv)"`
+	Argv    []string          `json:"argv,omitempty" jsonschema:"the program and its arguments, run without a shell (give command or argv)"`
+	Cwd     string            `json:"cwd,omitempty" jsonschema:"working folder, relative to the workspace (default: the workspace)"`
+	Timeout float64           `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed (default 30)" minimum:"0"`
+	Env     map[string]string `json:"env,omitempty" jsonschema:"extra environment variables; nothing else of the host's environment is passed"`
+}
+
+// CodeInput is run_code's arguments.
+type CodeInput struct {
+	Language string  `json:"language" jsonschema:"the language of the code" enum:"python,node,bash"`
+	Code     string  `json:"code" jsonschema:"the program's source" minLength:"1"`
+	Cwd      string  `json:"cwd,omitempty" jsonschema:"working folder, relative to the workspace (default: the workspace)"`
+	Timeout  float64 `json:"timeout,omitempty" jsonschema:"seconds before the program is killed (default 30)" minimum:"0"`
+}
+
+// Output is the structured result of both tools.
+type Output struct {
+	ExitCode        int                 `json:"exit_code"`
+	Signal          string              `json:"signal,omitempty"`
+	Stdout          string              `json:"stdout"`
+	Stderr          string              `json:"stderr"`
+	StdoutTruncated bool                `json:"stdout_truncated,omitempty"`
+	StderrTruncated bool                `json:"stderr_truncated,omitempty"`
+	DurationMS      int64               `json:"duration_ms"`
+	Killed          string              `json:"killed,omitempty"`
+	LimitsHit       []string            `json:"limits_hit,omitempty"`
+	Blocked         []string            `json:"blocked,omitempty"`
+	Backend         string              `json:"backend"`
+	Protections     sandbox.Protections `json:"protections"`
+}
+
+// Tools returns execute_command and run_code, tagged "exec", level 2.
+func Tools(opts Options) ([]tool.Tool, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &set{opts: o}
+	common := []tool.Option{
+		tool.WithLevel(tool.LevelMedium),
+		tool.WithAnnotations(tool.Annotations{Destructive: true, OpenWorld: o.Network.Enabled()}),
+		tool.WithTags("exec"),
+	}
+	out, err := tool.InferSchema(outputType)
+	if err != nil {
+		return nil, err
+	}
+	common = append(common, tool.WithOutputSchema(out))
+	return []tool.Tool{
+		tool.New("execute_command",
+			"Run a shell command (or an argv) in a sandbox over the workspace: the system is read-only, "+
+				"the network is "+networkWords(o.Network)+", and the command is killed at its timeout. "+
+				"Returns exit_code, stdout and stderr; a non-zero exit is a result, not an error.",
+			s.executeCommand, common...),
+		tool.New("run_code",
+			"Run a Python, Node.js or bash program in the same sandbox as execute_command. "+
+				"Returns exit_code, stdout and stderr.",
+			s.runCode, common...),
+	}, nil
+}
+
+func networkWords(n sandbox.Network) string {
+	if n.Enabled() {
+		return "reachable only through an HTTP proxy (HTTPS_PROXY is set)"
+	}
+	return "off"
+}
+
+type set struct{ opts Options }
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (s *set) executeCommand(ctx context.Context, in CommandInput) (tool.Result, error) {
+	switch {
+	case in.Command == "" && len(in.Argv) == 0:
+		return errResult(tool.Errorf(tool.InvalidArguments, "give command (a shell line) or argv (a program and its arguments)").
+			WithSuggestion(`send {"command": "ls -la"} or {"argv": ["ls", "-la"]}`)), nil
+	case in.Command != "" && len(in.Argv) > 0:
+		return errResult(tool.Errorf(tool.InvalidArguments, "give command or argv, not both").
+			WithSuggestion("send only one of them")), nil
+	}
+	size := len(in.Command)
+	for _, a := range in.Argv {
+		size += len(a) + 1
+	}
+	if size > s.opts.MaxCommand {
+		return errResult(tool.Errorf(tool.TooLarge, "the command is %d bytes; at most %d are accepted", size, s.opts.MaxCommand).
+			WithSuggestion("write long input to a file in the workspace (e.g. with write_file) and pass its name")), nil
+	}
+	var f Finding
+	spec := sandbox.Spec{}
+	if in.Command != "" {
+		f = CheckShell(in.Command)
+		spec.Shell = in.Command
+	} else {
+		f = CheckArgv(in.Argv)
+		spec.Argv = in.Argv
+	}
+	if e := s.verdict(ctx, f); e != nil {
+		return errResult(e), nil
+	}
+	return s.run(ctx, spec, in.Cwd, in.Timeout, in.Env)
+}
+
+func (s *set) runCode(ctx context.Context, in CodeInput) (tool.Result, error) {
+	if len(in.Code) > s.opts.MaxCommand {
+		return errResult(tool.Errorf(tool.TooLarge, "the code is %d bytes; at most %d are accepted", len(in.Code), s.opts.MaxCommand).
+			WithSuggestion("write the program to a file in the workspace and run it with execute_command")), nil
+	}
+	var argv []string
+	switch in.Language {
+	case "python":
+		argv = []string{"python3", "-c", in.Code}
+	case "node":
+		argv = []string{"node", "-e", in.Code}
+	case "bash":
+		if e := s.verdict(ctx, CheckShell(in.Code)); e != nil {
+			return errResult(e), nil
+		}
+		argv = []string{"bash", "-c", in.Code}
+	default:
+		return errResult(tool.Errorf(tool.InvalidArguments, "unknown language %q", in.Language).
+			WithSuggestion("use python, node or bash")), nil
+	}
+	if strings.TrimSpace(in.Code) == "" {
+		return errResult(tool.Errorf(tool.InvalidArguments, "the code is empty").WithSuggestion("send the program's source in code")), nil
+	}
+	return s.run(ctx, sandbox.Spec{Argv: argv}, in.Cwd, in.Timeout, nil)
+}
+
+// verdict turns a finding into the error that stops the call (nil: run).
+//
+// Deny is a permission_denied error with Details["hard_deny"] = true:
+// the command never runs. Ask is a permission_denied error with
+// Details["needs_approval"] = true and Details["reason"]: the policy
+// layer may ask a human and, on yes, call again with Approved(ctx).
+func (s *set) verdict(ctx context.Context, f Finding) *tool.Error {
+	switch f.Verdict {
+	case Deny:
+		return tool.Errorf(tool.PermissionDenied, "this command is never run: %s", f.Reason).
+			WithSuggestion("do not retry it in another form; do the task another way, inside the workspace").
+			WithDetail("hard_deny", true).WithDetail("needs_approval", false).WithDetail("reason", f.Reason).
+			WithDetail("command", f.Command)
+	case Ask:
+		if isApproved(ctx) {
+			return nil
+		}
+		return tool.Errorf(tool.PermissionDenied, "this command needs a human's approval: %s", f.Reason).
+			WithSuggestion("ask the user to approve this exact command, or do the task without it").
+			WithDetail("needs_approval", true).WithDetail("reason", f.Reason).WithDetail("command", f.Command)
+	}
+	return nil
+}
+
+func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout float64, env map[string]string) (tool.Result, error) {
+	spec.Root = s.opts.Root
+	spec.Dir = cwd
+	spec.Limits = s.opts.Limits
+	spec.Network = s.opts.Network
+	spec.Env = append([]string(nil), s.opts.Env...)
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if !envName.MatchString(k) || strings.ContainsRune(env[k], 0) {
+			return errResult(tool.Errorf(tool.InvalidArguments, "invalid environment variable %q", k).
+				WithSuggestion("use names of letters, digits and _ and values without NUL bytes")), nil
+		}
+		spec.Env = setEnv(spec.Env, k, env[k])
+	}
+	if timeout > 0 {
+		d := time.Duration(timeout * float64(time.Second))
+		if d > s.opts.MaxTimeout {
+			return errResult(tool.Errorf(tool.InvalidArguments, "timeout %gs is over the maximum of %s", timeout, s.opts.MaxTimeout).
+				WithSuggestion("ask for at most %g seconds", s.opts.MaxTimeout.Seconds())), nil
+		}
+		spec.Limits.Wall = d
+	}
+	o, err := s.opts.Backend.Run(ctx, spec)
+	if err != nil {
+		switch {
+		case errors.Is(err, sandbox.ErrInvalidSpec):
+			return errResult(tool.Errorf(tool.InvalidArguments, "%v", err).
+				WithSuggestion("give cwd as a folder inside the workspace, relative to it (e.g. \"src\")")), nil
+		case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrUnsupported), errors.Is(err, sandbox.ErrRefused):
+			return errResult(tool.Errorf(tool.Unavailable, "no sandbox can run commands here: %v", err).
+				WithSuggestion("commands cannot run on this machine; do the task with the file tools")), nil
+		}
+		return tool.Result{}, fmt.Errorf("running the command: %w", err)
+	}
+	return s.result(o), nil
+}
+
+func setEnv(env []string, k, v string) []string {
+	for i, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); name == k {
+			env[i] = k + "=" + v
+			return env
+		}
+	}
+	return append(env, k+"="+v)
+}
+
+// result turns an outcome into the tool's result: the sandbox stopping
+// the command (a limit, a refused system call, the timeout) is an error
+// with the output attached; an exit of any code is a result.
+func (s *set) result(o sandbox.Outcome) tool.Result {
+	out := Output{
+		ExitCode: o.ExitCode, Signal: o.Signal, Stdout: string(o.Stdout), Stderr: string(o.Stderr),
+		StdoutTruncated: o.StdoutTruncated, StderrTruncated: o.StderrTruncated,
+		DurationMS: o.Usage.Wall.Milliseconds(), Killed: o.Killed, LimitsHit: o.LimitsHit, Blocked: o.Blocked,
+		Backend: o.Backend, Protections: o.Protections,
+	}
+	meta := map[string]any{"backend": o.Backend, "protections": o.Protections, "duration_ms": out.DurationMS, "dry_run": o.DryRun}
+	if o.DryRun {
+		meta["command"] = o.Command
+		meta["launcher"] = o.Launcher
+	}
+	var e *tool.Error
+	switch {
+	case o.Killed == "timeout":
+		e = tool.Errorf(tool.Timeout, "the command ran out of time after %s and was killed, with everything it started", o.Usage.Wall.Round(time.Millisecond)).
+			WithSuggestion("run something shorter, run it in smaller steps, or ask for a longer timeout").WithRetry(0)
+	case o.Killed == "memory" || contains(o.LimitsHit, "memory") && o.Signal == "SIGKILL":
+		e = tool.Errorf(tool.SandboxViolation, "the command was killed: it used more than its memory limit").
+			WithSuggestion("use less memory (process the data in parts)").WithDetail("limit", "memory")
+	case contains(o.LimitsHit, "processes"):
+		e = tool.Errorf(tool.SandboxViolation, "the command hit the limit on processes (a fork bomb, or too many parallel jobs)").
+			WithSuggestion("start fewer processes at once").WithDetail("limit", "processes")
+	case o.Killed == "output":
+		e = tool.Errorf(tool.SandboxViolation, "the command was killed: it wrote far more output than can be kept").
+			WithSuggestion("redirect the output to a file in the workspace and read the part you need").WithDetail("limit", "output")
+	case contains(o.LimitsHit, "cpu"):
+		e = tool.Errorf(tool.SandboxViolation, "the command was killed: it used up its CPU time").
+			WithSuggestion("do less work per command").WithDetail("limit", "cpu")
+	case len(o.Blocked) > 0:
+		e = tool.Errorf(tool.SandboxViolation, "the sandbox refused what the command tried: %s", strings.Join(o.Blocked, ", ")).
+			WithSuggestion("%s", blockedHint(o.Blocked, s.opts.Network.Enabled())).WithDetail("blocked", o.Blocked)
+	case o.Signal == "SIGSYS":
+		e = tool.Errorf(tool.SandboxViolation, "the command was killed for a system call the sandbox forbids").
+			WithSuggestion("do not use other architectures' system calls")
+	case s.opts.ErrorOnExit && o.ExitCode != 0:
+		e = tool.Errorf(tool.Internal, "the command exited with code %d", o.ExitCode).
+			WithSuggestion("read stderr in the details")
+	}
+	text := render(out)
+	if o.DryRun {
+		text = "dry run: nothing was run. It would run: " + strings.Join(o.Command, " ") + "\n"
+	}
+	r := tool.Result{Content: []tool.Content{tool.TextContent(text)}, Structured: out, Meta: meta}
+	if e != nil {
+		e.WithDetail("exit_code", o.ExitCode)
+		if o.Signal != "" {
+			e.WithDetail("signal", o.Signal)
+		}
+		if len(o.LimitsHit) > 0 {
+			e.WithDetail("limits_hit", o.LimitsHit)
+		}
+		r.Error = e
+		r.Content = []tool.Content{tool.TextContent(e.Text() + "\n\n" + text)}
+	}
+	return r
+}
+
+func blockedHint(blocked []string, network bool) string {
+	for _, b := range blocked {
+		if strings.HasPrefix(b, "socket(AF_INET") {
+			if network {
+				return "only HTTP(S) through the proxy in HTTPS_PROXY is allowed"
+			}
+			return "there is no network in this sandbox; work with the files in the workspace"
+		}
+	}
+	return "the sandbox forbids this (mounts, tracing, raw sockets, namespaces…); do the task without it"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// render is the text a model reads.
+func render(o Output) string {
+	var b strings.Builder
+	if o.Signal != "" {
+		fmt.Fprintf(&b, "killed by %s", o.Signal)
+	} else {
+		fmt.Fprintf(&b, "exit code %d", o.ExitCode)
+	}
+	fmt.Fprintf(&b, " (%d ms)\n", o.DurationMS)
+	if o.Stdout != "" {
+		b.WriteString("--- stdout ---\n")
+		b.WriteString(o.Stdout)
+		if !strings.HasSuffix(o.Stdout, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if o.Stderr != "" {
+		b.WriteString("--- stderr ---\n")
+		b.WriteString(o.Stderr)
+		if !strings.HasSuffix(o.Stderr, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	if o.Stdout == "" && o.Stderr == "" {
+		b.WriteString("(no output)\n")
+	}
+	return b.String()
+}
+
+func errResult(e *tool.Error) tool.Result { return tool.ErrorResult(e) }
+
+var outputType = reflect.TypeFor[Output]()
