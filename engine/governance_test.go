@@ -151,3 +151,40 @@ func TestRedactionAndSpill(t *testing.T) {
 		t.Errorf("secret argument not redacted in the audit log: %s", b)
 	}
 }
+
+func TestToolAsksForApproval(t *testing.T) {
+	reg := registry.New()
+	var ran atomic.Int64
+	reg.Register(tool.New("run_it", "Runs a command.", func(ctx context.Context, in struct {
+		Cmd string `json:"cmd"`
+	}) (string, error) {
+		if in.Cmd == "rm -r build" && !tool.Approved(ctx) {
+			return "", tool.NeedsApproval("it deletes a folder recursively")
+		}
+		ran.Add(1)
+		return "done", nil
+	}, tool.WithLevel(tool.LevelWrite)))
+	ctx := context.Background()
+	c := tool.Call{Name: "run_it", Args: json.RawMessage(`{"cmd":"rm -r build"}`)}
+
+	res := engine.New(engine.Options{Registry: reg}).Execute(ctx, c)
+	if !res.Error.AsksApproval() || ran.Load() != 0 {
+		t.Fatalf("without an approver the request must stand: %+v", res.Error)
+	}
+	var asked policy.Request
+	no := policy.ApproverFunc(func(_ context.Context, r policy.Request) (policy.Approval, error) {
+		asked = r
+		return policy.Approval{Approved: false, Reason: "not today"}, nil
+	})
+	res = engine.New(engine.Options{Registry: reg, Approver: no}).Execute(ctx, c)
+	if res.Error == nil || res.Error.Type != tool.ApprovalDenied || ran.Load() != 0 {
+		t.Fatalf("a refused approval: %+v", res.Error)
+	}
+	if !asked.Decision.Confirm || !strings.Contains(asked.Decision.Reason, "deletes a folder") {
+		t.Errorf("the approver was not told why: %+v", asked.Decision)
+	}
+	res = engine.New(engine.Options{Registry: reg, Approver: policy.ApproveAll("test")}).Execute(ctx, c)
+	if res.IsError() || ran.Load() != 1 {
+		t.Fatalf("an approved call did not run: %+v", res)
+	}
+}

@@ -13,12 +13,12 @@ func (e *Engine) authorize(next handler) handler {
 		p.decision = e.policy.Decide(p.def, p.call)
 		switch p.decision.Effect {
 		case policy.Allow:
-			return next(ctx, p)
+			return e.runAsking(ctx, p, next)
 		case policy.Ask:
 			if err := e.approve(ctx, p); err != nil {
 				return tool.ErrorResult(err)
 			}
-			return next(ctx, p)
+			return e.runAsking(ctx, p, next)
 		}
 		return tool.ErrorResult(tool.Errorf(tool.PermissionDenied, "%s", p.decision.Reason).
 			WithSuggestion("do not retry this call; if the task needs it, tell the user which permission is missing").
@@ -48,4 +48,21 @@ func (e *Engine) approve(ctx context.Context, p *pending) *tool.Error {
 	return tool.Errorf(tool.ApprovalDenied, "%s", msg).
 		WithSuggestion("do not retry the same call; change the approach or ask the user how to proceed").
 		WithDetail("rule", p.decision.Rule)
+}
+
+// runAsking runs the call; when the tool itself asks for a human's approval
+// of this particular call (tool.NeedsApproval: a dangerous command, say) and
+// the Approver says yes, it runs the call once more, approved.
+func (e *Engine) runAsking(ctx context.Context, p *pending, next handler) tool.Result {
+	res := next(ctx, p)
+	if !res.Error.AsksApproval() || e.opts.Approver == nil {
+		return res
+	}
+	reason, _ := res.Error.Details["reason"].(string)
+	p.decision = policy.Decision{Effect: policy.Ask, Rule: "tool:" + p.def.Name, Mode: p.decision.Mode,
+		Reason: p.def.Name + " asks for approval: " + reason, Confirm: true}
+	if err := e.approve(ctx, p); err != nil {
+		return tool.ErrorResult(err)
+	}
+	return next(tool.WithApproval(ctx), p)
 }

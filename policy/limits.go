@@ -315,7 +315,7 @@ func (l *Limiter) record(session, key string, res tool.Result) {
 	if h == nil {
 		return
 	}
-	if res.Error != nil && !res.Error.Retryable && res.Error.Type != tool.LoopDetected {
+	if res.Error != nil && !res.Error.Retryable && res.Error.Type != tool.LoopDetected && !res.Error.AsksApproval() {
 		h.failed[key] = &past{key: key, at: time.Now(), res: res}
 	} else {
 		delete(h.failed, key)

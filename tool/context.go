@@ -43,3 +43,38 @@ func Logger(ctx context.Context) *slog.Logger {
 	}
 	return slog.New(slog.DiscardHandler)
 }
+
+type approvedKey struct{}
+
+// WithApproval returns a context saying that a human approved this call
+// after the tool asked for it (see NeedsApproval). Only the engine sets it.
+func WithApproval(ctx context.Context) context.Context {
+	return context.WithValue(ctx, approvedKey{}, true)
+}
+
+// Approved reports whether the call running with ctx was approved by a
+// human after the tool asked for it.
+func Approved(ctx context.Context) bool {
+	v, _ := ctx.Value(approvedKey{}).(bool)
+	return v
+}
+
+// NeedsApproval returns an error by which a tool asks for a human's approval
+// of this particular call (a dangerous command, say): permission_denied with
+// Details["needs_approval"] = true and the reason. The engine asks its
+// Approver and, on yes, runs the call again with a context for which
+// Approved is true; without an approver the error stands.
+func NeedsApproval(reason string) *Error {
+	return Errorf(PermissionDenied, "this call needs a human's approval: %s", reason).
+		WithSuggestion("ask the user to approve it, or do the task another way").
+		WithDetail("needs_approval", true).WithDetail("reason", reason)
+}
+
+// AsksApproval reports whether e is a tool's request for approval.
+func (e *Error) AsksApproval() bool {
+	if e == nil {
+		return false
+	}
+	v, _ := e.Details["needs_approval"].(bool)
+	return v
+}

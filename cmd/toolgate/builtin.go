@@ -5,8 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/sandbox/egress"
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/exec"
 	"github.com/toolgate/toolgate/toolsets/fs"
+	"github.com/toolgate/toolgate/toolsets/web"
 )
 
 // toolsets are the built-in tools and what they hold open.
@@ -48,6 +52,24 @@ func builtinTools(c *common) (*toolsets, error) {
 		roots.Close()
 		return nil, err
 	}
+	// Commands run in the sandbox, in the first root, without network.
+	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.Default()})
+	if err != nil {
+		roots.Close()
+		return nil, err
+	}
+	// http_request reaches only the domains the policy allows (none by default).
+	egp, err := egress.NewPolicy(egress.PolicyConfig{Allow: c.domains})
+	if err != nil {
+		roots.Close()
+		return nil, usageErr("%v", err)
+	}
+	web, err := web.Tools(web.Options{Policy: egp, CacheDir: filepath.Join(stateDir(), "http-cache")})
+	if err != nil {
+		roots.Close()
+		return nil, err
+	}
+	tools = append(append(tools, cmds...), web...)
 	return &toolsets{tools: tools, roots: roots}, nil
 }
 

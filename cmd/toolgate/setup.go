@@ -19,7 +19,8 @@ type common struct {
 	roots     []string
 	policy    string
 	auditPath string
-	results   bool // open the idempotency store (see openIdempotency)
+	results   bool     // open the idempotency store (see openIdempotency)
+	domains   []string // domains http_request may reach
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -27,6 +28,7 @@ func (c *common) register(cmd *cobra.Command) {
 	f.StringArrayVar(&c.roots, "root", nil, "folder the file tools may use (repeatable; default: the current folder)")
 	f.StringVar(&c.policy, "policy", "", "policy file (YAML): mode, max_level, deny/ask/allow rules")
 	f.StringVar(&c.auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
+	f.StringArrayVar(&c.domains, "allow-domain", nil, "a domain http_request may reach (repeatable; \"*.example.com\" for subdomains); none by default")
 }
 
 // defaultAuditPath is $TOOLGATE_AUDIT, else audit.jsonl in the state folder.

@@ -58,20 +58,12 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// approvedKey marks a context whose dangerous commands a human approved.
-type approvedKey struct{}
-
 // Approved returns a context in which commands the check puts on the
-// dangerous list (Ask) run. The policy layer sets it after an approver
-// said yes to the call. Commands on the hard list never run.
-func Approved(ctx context.Context) context.Context {
-	return context.WithValue(ctx, approvedKey{}, true)
-}
+// dangerous list (Ask) run: the engine sets it (tool.WithApproval) after an
+// approver said yes to the call. Commands on the hard list never run.
+func Approved(ctx context.Context) context.Context { return tool.WithApproval(ctx) }
 
-func isApproved(ctx context.Context) bool {
-	v, _ := ctx.Value(approvedKey{}).(bool)
-	return v
-}
+func isApproved(ctx context.Context) bool { return tool.Approved(ctx) }
 
 // CommandInput is execute_command's arguments.
 type CommandInput struct {

@@ -1,0 +1,177 @@
+// Command mcp compares `toolgate serve` with the reference filesystem
+// server (@modelcontextprotocol/server-filesystem) over stdio: the same
+// folder, the same reads of one small file, from one go-sdk client, first
+// one call at a time and then with several in flight. It prints calls/s,
+// p50/p99 latency, the server's peak RSS (VmHWM) and the time to the
+// initialize answer, and the ratios. Run it through bench/mcp/run.sh.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type server struct {
+	name string
+	cmd  func() *exec.Cmd
+	tool string
+	args map[string]any
+}
+
+type figures struct {
+	init           time.Duration
+	seqRate        float64
+	seqP50, seqP99 time.Duration
+	parRate        float64
+	parP50, parP99 time.Duration
+	peakKB         int
+}
+
+func main() {
+	toolgate := flag.String("toolgate", "", "toolgate binary")
+	node := flag.String("node", "node", "node binary (>= 22)")
+	fsServer := flag.String("fs", "", "dist/index.js of @modelcontextprotocol/server-filesystem")
+	dir := flag.String("dir", "", "folder both servers work in")
+	file := flag.String("file", "small.txt", "file read, relative to -dir")
+	n := flag.Int("n", 2000, "reads per phase")
+	conc := flag.Int("c", 8, "calls in flight in the parallel phase")
+	audit := flag.String("audit", "", "toolgate's audit log (default: a file in a temporary folder)")
+	flag.Parse()
+	if *toolgate == "" || *fsServer == "" || *dir == "" {
+		fmt.Fprintln(os.Stderr, "usage: mcp -toolgate BIN -node NODE -fs SERVER_JS -dir DIR [-n 2000] [-c 8]")
+		os.Exit(2)
+	}
+	abs, err := filepath.Abs(filepath.Join(*dir, *file))
+	check(err)
+	if *audit == "" {
+		tmp, err := os.MkdirTemp("", "mcpbench-")
+		check(err)
+		defer os.RemoveAll(tmp)
+		*audit = filepath.Join(tmp, "audit.jsonl")
+	}
+	servers := []server{
+		{"toolgate serve", func() *exec.Cmd {
+			return exec.Command(*toolgate, "serve", "--root", *dir, "--audit", *audit)
+		}, "read_file", map[string]any{"path": *file}},
+		{"server-filesystem", func() *exec.Cmd {
+			return exec.Command(*node, *fsServer, *dir)
+		}, "read_text_file", map[string]any{"path": abs}},
+	}
+	fmt.Printf("%d reads of %s, sequential then %d in flight, one go-sdk client over stdio\n\n", *n, *file, *conc)
+	fmt.Printf("%-18s %10s %10s %9s %9s %10s %9s %9s %10s\n", "server", "init", "seq c/s", "seq p50", "seq p99", "par c/s", "par p50", "par p99", "peak RSS")
+	var res []figures
+	for _, s := range servers {
+		f := measure(s, *n, *conc)
+		res = append(res, f)
+		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB\n", s.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
+			f.parRate, ms(f.parP50), ms(f.parP99), float64(f.peakKB)/1024)
+	}
+	tg, ref := res[0], res[1]
+	fmt.Printf("\ntoolgate / reference: throughput %.1fx sequential, %.1fx parallel; peak RSS %.2fx (%.1f MB vs %.1f MB); init %.2fx\n",
+		tg.seqRate/ref.seqRate, tg.parRate/ref.parRate, float64(tg.peakKB)/float64(ref.peakKB),
+		float64(tg.peakKB)/1024, float64(ref.peakKB)/1024, tg.init.Seconds()/ref.init.Seconds())
+	fmt.Printf("goal: >= 3x throughput at <= 1/3 the memory: throughput %s, memory %s\n",
+		verdict(min(tg.seqRate/ref.seqRate, tg.parRate/ref.parRate) >= 3), verdict(float64(tg.peakKB)*3 <= float64(ref.peakKB)))
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", d.Seconds()*1000) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpbench:", err)
+		os.Exit(1)
+	}
+}
+
+// measure starts the server, times initialize, runs both phases and reads
+// the server's peak RSS before closing it.
+func measure(s server, n, conc int) figures {
+	ctx := context.Background()
+	cmd := s.cmd()
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	start := time.Now()
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	check(err)
+	var f figures
+	f.init = time.Since(start)
+	defer cs.Close()
+
+	call := func() time.Duration {
+		t0 := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: s.tool, Arguments: s.args})
+		check(err)
+		if res.IsError {
+			check(fmt.Errorf("%s: %s returned an error: %v", s.name, s.tool, res.Content))
+		}
+		return time.Since(t0)
+	}
+	for range 50 { // warm-up
+		call()
+	}
+	lat := make([]time.Duration, n)
+	t0 := time.Now()
+	for i := range n {
+		lat[i] = call()
+	}
+	f.seqRate = float64(n) / time.Since(t0).Seconds()
+	f.seqP50, f.seqP99 = pct(lat, 50), pct(lat, 99)
+
+	lat = make([]time.Duration, n)
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	t0 = time.Now()
+	for range conc {
+		wg.Go(func() {
+			for i := range next {
+				lat[i] = call()
+			}
+		})
+	}
+	wg.Wait()
+	f.parRate = float64(n) / time.Since(t0).Seconds()
+	f.parP50, f.parP99 = pct(lat, 50), pct(lat, 99)
+	f.peakKB = vmHWM(cmd.Process.Pid)
+	return f
+}
+
+func pct(lat []time.Duration, p int) time.Duration {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+// vmHWM reads a process's peak resident set size in KiB.
+func vmHWM(pid int) int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	check(err)
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kb int
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb
+		}
+	}
+	check(fmt.Errorf("no VmHWM in /proc/%d/status", pid))
+	return 0
+}

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/tool"
+)
+
+func newProxyCmd(s *streams) *cobra.Command {
+	var (
+		policyFile, auditPath, addr, configFile, name string
+		allowRemote, noPrefix                         bool
+		maxRequest                                    int64
+		timeout                                       time.Duration
+		toolGlobs, levelFlags                         []string
+	)
+	cmd := &cobra.Command{
+		Use:   "proxy [--policy FILE] [--http ADDR] (-- CMD [ARG]... | --config FILE)",
+		Short: "Govern the tools of other MCP servers: an MCP gateway (stdio, or HTTP with --http)",
+		Long: `Sit in front of MCP servers (upstreams) and serve their tools, resources and
+prompts as one MCP server, with every tools/call governed like toolgate's own:
+policy, limits, output budget, secret redaction and the audit log apply.
+
+One upstream: give its command after --. Several (stdio and HTTP mixed): give a
+YAML file with --config (see docs/proxy.example.yaml). Tools are named
+<server>__<tool> (--name sets <server> for the one upstream; default
+"upstream"). Their level comes from the upstream's annotations: readOnlyHint
+→ 0, destructive (MCP's default when unsaid) → 3, otherwise 2; by default
+levels 2 and 3 ask, and nothing answers here, so write a policy that allows
+what you trust (e.g. allow: ["fs__read_*"]) or override levels with --level.
+
+Progress, log messages, elicitation and sampling pass through between the
+client and the upstreams. An upstream that crashes is restarted on the next
+call (retryable "unavailable" errors meanwhile); when its tools change, the
+client gets tools/list_changed.
+
+Without --http the gateway speaks MCP on standard input and output. With
+--http ADDR it serves streamable HTTP at http://ADDR/mcp, loopback only
+unless --allow-remote (it has no authentication).`,
+		Example: `  toolgate proxy --name fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
+  toolgate proxy --policy toolgate.yaml --http 127.0.0.1:8766 --name everything -- npx -y @modelcontextprotocol/server-everything
+  toolgate proxy --config gateway.yaml --policy toolgate.yaml
+  claude mcp add gateway -- toolgate proxy --config ~/gateway.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var cfgs []mcpclient.Config
+			switch {
+			case configFile != "" && len(args) > 0:
+				return usageErr("give either --config FILE or an upstream command after --, not both")
+			case configFile != "":
+				if cmd.Flags().Changed("name") || noPrefix || timeout != 0 || len(toolGlobs) > 0 || len(levelFlags) > 0 {
+					return usageErr("--name, --no-prefix, --timeout, --tool and --level describe the one upstream given after --; with --config, set them in the file")
+				}
+				var err error
+				if cfgs, err = loadProxyConfig(configFile); err != nil {
+					return usageErr("%v", err)
+				}
+			case len(args) > 0:
+				if cmd.ArgsLenAtDash() != 0 {
+					return usageErr("put the upstream command after --, e.g. toolgate proxy -- npx -y @modelcontextprotocol/server-everything")
+				}
+				levels, err := parseLevels(levelFlags)
+				if err != nil {
+					return err
+				}
+				cfgs = []mcpclient.Config{{Name: name, Command: args[0], Args: args[1:], NoPrefix: noPrefix, Timeout: timeout, Tools: toolGlobs, Levels: levels}}
+			default:
+				return usageErr("name an upstream: toolgate proxy -- CMD [ARG]... (stdio), or --config FILE for several")
+			}
+			if addr != "" {
+				if _, _, err := net.SplitHostPort(addr); err != nil {
+					return usageErr("--http %q: want HOST:PORT, e.g. 127.0.0.1:8766", addr)
+				}
+				if !mcpserver.IsLoopback(addr) && !allowRemote {
+					return usageErr("--http %s is not a loopback address: the gateway has no authentication, so anyone who can reach it could run the upstream tools; use 127.0.0.1:PORT, or pass --allow-remote if a proxy in front authenticates clients", addr)
+				}
+			}
+			logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			for i := range cfgs {
+				if err := cfgs[i].Check(); err != nil {
+					return usageErr("%v", err)
+				}
+				cfgs[i].Stderr = s.err
+			}
+			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, maxRequest: maxRequest, log: logger})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&policyFile, "policy", "", "policy file (YAML): mode, max_level, deny/ask/allow rules over the gateway's tool names")
+	f.StringVar(&auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
+	f.StringVar(&configFile, "config", "", "YAML file naming several upstreams (see docs/proxy.example.yaml)")
+	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8766) instead of stdio")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (the gateway has no authentication)")
+	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
+	f.StringVar(&name, "name", "upstream", "name of the upstream given after --: its tools are NAME__TOOL")
+	f.BoolVar(&noPrefix, "no-prefix", false, "keep the upstream's tool and prompt names as they are")
+	f.DurationVar(&timeout, "timeout", 0, "bound on one call to the upstream (default 60s)")
+	f.StringArrayVar(&toolGlobs, "tool", nil, "keep only upstream tools matching this glob (repeatable)")
+	f.StringArrayVar(&levelFlags, "level", nil, "GLOB=LEVEL: set the level (0-3) of upstream tools matching GLOB (repeatable)")
+	return cmd
+}
+
+// proxySetup is what runProxy needs.
+type proxySetup struct {
+	cfgs          []mcpclient.Config
+	policy, audit string
+	addr          string
+	maxRequest    int64
+	log           *slog.Logger
+}
+
+// runProxy connects the upstreams, builds the governed engine over their
+// tools and serves it until ctx ends or the stdio client leaves.
+func runProxy(ctx context.Context, s *streams, p proxySetup) error {
+	opts := engine.Options{Registry: registry.New(), Logger: p.log}
+	if p.policy != "" {
+		pol, err := policy.Load(p.policy)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		opts.Policy = pol
+	}
+	if p.audit != "off" && p.audit != "" {
+		log, err := audit.Open(p.audit, audit.Options{})
+		if err != nil {
+			return &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
+		}
+		defer log.Close()
+		opts.Auditor = log
+	}
+	red, err := policy.NewRedactor(policy.DefaultSecrets())
+	if err != nil {
+		return err
+	}
+	opts.Redactor = red
+	// The upstream's own timeout should fire first, with the clearer message.
+	for _, c := range p.cfgs {
+		t := c.Timeout
+		if t == 0 {
+			t = mcpclient.DefaultTimeout
+		}
+		opts.Timeout = max(opts.Timeout, t+5*time.Second)
+	}
+
+	gw, err := mcpclient.NewGateway(ctx, opts.Registry, mcpclient.Options{
+		ClientName:    "toolgate-proxy",
+		ClientVersion: version,
+		Logger:        p.log,
+		PeerFromContext: func(ctx context.Context) mcpclient.Peer {
+			if ss := mcpserver.SessionFromContext(ctx); ss != nil {
+				return ss
+			}
+			return nil
+		},
+	}, p.cfgs...)
+	if err != nil {
+		return &exitError{exitTool, err}
+	}
+	defer gw.Close()
+
+	eng := engine.New(opts)
+	srv, err := mcpserver.New(mcpserver.Options{
+		Engine:       eng,
+		Name:         "toolgate-proxy",
+		Version:      version,
+		Instructions: instructions(gw),
+		NoPrompts:    true,
+		MCP:          gw.ServerOptions(),
+		Logger:       p.log,
+	})
+	if err != nil {
+		return &exitError{exitTool, err}
+	}
+	defer srv.Close()
+	gw.Mount(srv.MCP())
+
+	if p.addr == "" {
+		t := &mcp.IOTransport{Reader: io.NopCloser(s.in), Writer: nopWriteCloser{s.out}}
+		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+			return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
+		}
+		return nil
+	}
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
+	}
+	return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest})
+}
+
+// instructions joins the upstreams' instructions, each under its name.
+func instructions(gw *mcpclient.Gateway) string {
+	var b strings.Builder
+	for _, u := range gw.Upstreams() {
+		ir := u.InitializeResult()
+		if ir == nil || strings.TrimSpace(ir.Instructions) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s (tools %s…)\n\n%s\n\n", u.Name(), u.Config().Prefix+u.Config().Separator, strings.TrimSpace(ir.Instructions))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// parseLevels reads --level GLOB=LEVEL flags.
+func parseLevels(flags []string) (map[string]tool.Level, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := map[string]tool.Level{}
+	for _, f := range flags {
+		glob, l, ok := strings.Cut(f, "=")
+		lv, err := strconv.Atoi(l)
+		if !ok || glob == "" || err != nil || !tool.Level(lv).Valid() {
+			return nil, usageErr("--level %q: want GLOB=LEVEL with LEVEL 0, 1, 2 or 3, e.g. --level 'read_*=0'", f)
+		}
+		out[glob] = tool.Level(lv)
+	}
+	return out, nil
+}
+
+// proxyFile is the YAML shape of `toolgate proxy --config FILE`.
+type proxyFile struct {
+	Servers []proxyServer `yaml:"servers"`
+}
+
+type proxyServer struct {
+	Name      string            `yaml:"name"`
+	Command   string            `yaml:"command"`
+	Args      []string          `yaml:"args"`
+	Env       map[string]string `yaml:"env"`
+	Cwd       string            `yaml:"cwd"`
+	URL       string            `yaml:"url"`
+	Headers   map[string]string `yaml:"headers"`
+	SSE       bool              `yaml:"sse"`
+	Prefix    string            `yaml:"prefix"`
+	Separator string            `yaml:"separator"`
+	NoPrefix  bool              `yaml:"no_prefix"`
+	Timeout   string            `yaml:"timeout"`
+	Levels    map[string]int    `yaml:"levels"`
+	Tools     []string          `yaml:"tools"`
+	Resources *bool             `yaml:"resources"`
+	Prompts   *bool             `yaml:"prompts"`
+}
+
+// loadProxyConfig reads a gateway configuration: unknown fields are
+// errors; ${VAR} in env and header values is taken from the environment;
+// a relative cwd is taken against the file's folder.
+func loadProxyConfig(file string) ([]mcpclient.Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	var pf proxyFile
+	if err := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&pf); err != nil {
+		return nil, fmt.Errorf("--config %s: %s", file, yaml.FormatError(err, false, true))
+	}
+	if len(pf.Servers) == 0 {
+		return nil, fmt.Errorf("--config %s: no servers: list at least one under servers:", file)
+	}
+	var out []mcpclient.Config
+	for i, sv := range pf.Servers {
+		where := fmt.Sprintf("--config %s: servers[%d]", file, i)
+		if sv.Name != "" {
+			where += " (" + sv.Name + ")"
+		}
+		c := mcpclient.Config{
+			Name: sv.Name, Command: sv.Command, Args: sv.Args, URL: sv.URL, SSE: sv.SSE,
+			Prefix: sv.Prefix, Separator: sv.Separator, NoPrefix: sv.NoPrefix, Tools: sv.Tools,
+			NoResources: sv.Resources != nil && !*sv.Resources,
+			NoPrompts:   sv.Prompts != nil && !*sv.Prompts,
+		}
+		if sv.Cwd != "" {
+			c.Dir = sv.Cwd
+			if !filepath.IsAbs(c.Dir) {
+				c.Dir = filepath.Join(filepath.Dir(file), c.Dir)
+			}
+		}
+		if len(sv.Env) > 0 {
+			c.Env = map[string]string{}
+			for k, v := range sv.Env {
+				c.Env[k] = os.ExpandEnv(v)
+			}
+		}
+		if len(sv.Headers) > 0 {
+			c.Headers = map[string]string{}
+			for k, v := range sv.Headers {
+				c.Headers[k] = os.ExpandEnv(v)
+			}
+		}
+		if sv.Timeout != "" {
+			d, err := time.ParseDuration(sv.Timeout)
+			if err != nil || d <= 0 {
+				return nil, fmt.Errorf("%s: timeout %q: want a duration such as 30s or 2m", where, sv.Timeout)
+			}
+			c.Timeout = d
+		}
+		if len(sv.Levels) > 0 {
+			c.Levels = map[string]tool.Level{}
+			for g, l := range sv.Levels {
+				if !tool.Level(l).Valid() {
+					return nil, fmt.Errorf("%s: levels: %q: %d is not a level (0-3)", where, g, l)
+				}
+				c.Levels[g] = tool.Level(l)
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}

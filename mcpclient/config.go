@@ -1,0 +1,208 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// DefaultTimeout bounds one call to an upstream when Config.Timeout is 0.
+const DefaultTimeout = 60 * time.Second
+
+// DefaultProtocolVersion is the MCP version a gateway asks of its
+// upstreams: the last one in which a server may send elicitation,
+// sampling and log requests while it serves a call (2026-07-28 replaces
+// them with multi round-trip results, which the gateway does not relay).
+const DefaultProtocolVersion = "2025-11-25"
+
+// DefaultSeparator joins the prefix and the upstream's tool name.
+const DefaultSeparator = "__"
+
+// Config describes one upstream server: how to reach it (Command, or URL)
+// and how its tools are named and governed.
+type Config struct {
+	// Name names the upstream in tool names, tags and messages.
+	Name string
+
+	// Command starts a server that speaks MCP on its standard input and
+	// output, with Args, in Dir (default: the current folder). Its
+	// environment is this process's plus Env. Its standard error goes to
+	// Stderr (nil: discarded).
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+	Stderr  io.Writer
+
+	// URL reaches a server over streamable HTTP, or over the legacy
+	// HTTP+SSE transport when SSE is set. Headers are sent with every
+	// request (e.g. Authorization). HTTPClient defaults to one without a
+	// timeout (streams are long-lived; calls are bounded by Timeout).
+	URL        string
+	Headers    map[string]string
+	SSE        bool
+	HTTPClient *http.Client
+
+	// Prefix starts every tool and prompt name, followed by Separator:
+	// default Name and "__". NoPrefix keeps the upstream's names as they
+	// are.
+	Prefix    string
+	Separator string
+	NoPrefix  bool
+
+	// Timeout bounds one call; default DefaultTimeout.
+	Timeout time.Duration
+	// Levels overrides the level of the tools whose upstream name matches a
+	// glob (doublestar syntax); when several match, the highest wins.
+	Levels map[string]tool.Level
+	// Tools, when not empty, keeps only the tools whose upstream name
+	// matches one of these globs; the others are not registered at all.
+	Tools []string
+	// NoResources and NoPrompts leave the upstream's resources and prompts
+	// out of a Gateway.
+	NoResources, NoPrompts bool
+}
+
+// Options are shared by the upstreams of one program.
+type Options struct {
+	// ClientName and ClientVersion are sent to upstreams in initialize;
+	// defaults "toolgate" and "dev".
+	ClientName, ClientVersion string
+	// ProtocolVersion is the MCP version asked of upstreams; default
+	// DefaultProtocolVersion.
+	ProtocolVersion string
+	// PeerFromContext returns the downstream client a call is made for,
+	// from the call's context (e.g. mcpserver.SessionFromContext), or nil.
+	// Upstream log messages, elicitation and sampling go to it (see the
+	// package documentation). nil: they are never forwarded.
+	PeerFromContext func(context.Context) Peer
+	// Logger receives diagnostics and the upstreams' log messages that no
+	// client gets; nil discards them.
+	Logger *slog.Logger
+}
+
+// Peer is the downstream client of a call, as a go-sdk *mcp.ServerSession
+// is: what an upstream asks of its client during the call is forwarded to
+// it.
+type Peer interface {
+	Log(ctx context.Context, params *mcp.LoggingMessageParams) error
+	Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
+	CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+}
+
+// Check validates c and fills in its defaults (Connect and NewGateway
+// call it; call it first to tell a configuration error from a failure to
+// connect).
+func (c *Config) Check() error {
+	if c.Name == "" {
+		return errors.New("mcpclient: an upstream needs a name")
+	}
+	if !registry.ValidName(c.Name) {
+		return fmt.Errorf("mcpclient: upstream name %q: use 1-128 letters, digits, '_', '-' or '.'", c.Name)
+	}
+	switch {
+	case c.Command != "" && c.URL != "":
+		return fmt.Errorf("mcpclient: upstream %s: give a command or a url, not both", c.Name)
+	case c.Command == "" && c.URL == "":
+		return fmt.Errorf("mcpclient: upstream %s: give a command (stdio) or a url (HTTP)", c.Name)
+	case c.URL != "":
+		u, err := url.Parse(c.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("mcpclient: upstream %s: url %q is not an http(s) URL", c.Name, c.URL)
+		}
+	}
+	if c.Command == "" && (len(c.Args) > 0 || len(c.Env) > 0 || c.Dir != "") {
+		return fmt.Errorf("mcpclient: upstream %s: args, env and cwd need a command", c.Name)
+	}
+	if c.URL == "" && (len(c.Headers) > 0 || c.SSE) {
+		return fmt.Errorf("mcpclient: upstream %s: headers and sse need a url", c.Name)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("mcpclient: upstream %s: negative timeout", c.Name)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Prefix == "" {
+		c.Prefix = c.Name
+	}
+	if c.Separator == "" {
+		c.Separator = DefaultSeparator
+	}
+	for g, l := range c.Levels {
+		if !doublestar.ValidatePattern(g) {
+			return fmt.Errorf("mcpclient: upstream %s: level glob %q is not a valid pattern", c.Name, g)
+		}
+		if !l.Valid() {
+			return fmt.Errorf("mcpclient: upstream %s: level %d for %q: want 0-3", c.Name, l, g)
+		}
+	}
+	for _, g := range c.Tools {
+		if !doublestar.ValidatePattern(g) {
+			return fmt.Errorf("mcpclient: upstream %s: tool glob %q is not a valid pattern", c.Name, g)
+		}
+	}
+	return nil
+}
+
+// name is the local name of an upstream tool or prompt.
+func (c *Config) name(remote string) string {
+	if c.NoPrefix {
+		return Sanitize(remote)
+	}
+	return Sanitize(c.Prefix + c.Separator + remote)
+}
+
+// enabled reports whether the upstream tool is kept.
+func (c *Config) enabled(remote string) bool {
+	if len(c.Tools) == 0 {
+		return true
+	}
+	for _, g := range c.Tools {
+		if ok, _ := doublestar.Match(g, remote); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// level returns the configured level of an upstream tool, if any.
+func (c *Config) level(remote string) (tool.Level, bool) {
+	best, found := tool.Level(0), false
+	for g, l := range c.Levels {
+		if ok, _ := doublestar.Match(g, remote); ok && (!found || l > best) {
+			best, found = l, true
+		}
+	}
+	return best, found
+}
+
+// Sanitize turns a name into one the registry accepts: characters outside
+// [A-Za-z0-9_.-] become '_', and it is cut at 128 bytes. An empty name
+// becomes "_".
+func Sanitize(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 128 {
+		b = b[:128]
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}

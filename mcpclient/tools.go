@@ -1,0 +1,377 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/schema"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// remoteTool is one upstream tool as a tool.Tool.
+type remoteTool struct {
+	u      *Upstream
+	def    tool.Definition
+	remote string // the upstream's name of the tool
+}
+
+func (t *remoteTool) Definition() tool.Definition { return t.def }
+
+func (t *remoteTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	return t.u.call(ctx, t.remote, call.Args), nil
+}
+
+// listTools lists every page of the upstream's tools and wraps those kept.
+func (u *Upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]tool.Tool, error) {
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Tools == nil {
+		return nil, nil // a server without tools
+	}
+	var out []tool.Tool
+	seen := map[string]string{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if !u.cfg.enabled(t.Name) {
+			continue
+		}
+		rt, err := u.wrap(t)
+		if err != nil {
+			return nil, err
+		}
+		if other, dup := seen[rt.def.Name]; dup {
+			return nil, fmt.Errorf("tools %q and %q are both named %s here; give them apart with a prefix or leave one out (tools: globs)", other, t.Name, rt.def.Name)
+		}
+		seen[rt.def.Name] = t.Name
+		out = append(out, rt)
+	}
+	return out, nil
+}
+
+// wrap describes an upstream tool as a tool.Definition.
+func (u *Upstream) wrap(t *mcp.Tool) (*remoteTool, error) {
+	in, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
+	}
+	def := tool.Definition{
+		Name:        u.cfg.name(t.Name),
+		Title:       t.Title,
+		Description: t.Description,
+		Tags:        []string{"mcp", "mcp:" + u.cfg.Name},
+	}
+	fixed, note := SanitizeSchema(in)
+	def.InputSchema = fixed
+	if note != "" {
+		u.log.Warn("input schema sanitised", "tool", t.Name, "change", note)
+		if def.Description != "" {
+			def.Description += "\n\n"
+		}
+		def.Description += "(toolgate: " + note + "; the server still checks the arguments against its own schema.)"
+	}
+	if t.OutputSchema != nil {
+		out, err := json.Marshal(t.OutputSchema)
+		if err == nil && string(out) != "null" {
+			def.OutputSchema = out
+		}
+	}
+	a := mcp.ToolAnnotations{}
+	if t.Annotations != nil {
+		a = *t.Annotations
+		if def.Title == "" {
+			def.Title = a.Title
+		}
+	}
+	// MCP's defaults for missing hints: destructive and open-world.
+	def.Annotations = tool.Annotations{
+		ReadOnly:    a.ReadOnlyHint,
+		Destructive: !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint),
+		Idempotent:  a.IdempotentHint,
+		OpenWorld:   a.OpenWorldHint == nil || *a.OpenWorldHint,
+	}
+	switch {
+	case def.Annotations.ReadOnly:
+		def.Level = tool.LevelRead
+	case def.Annotations.Destructive:
+		def.Level = tool.LevelHigh
+	default:
+		def.Level = tool.LevelMedium
+	}
+	if l, ok := u.cfg.level(t.Name); ok {
+		def.Level = l
+	}
+	return &remoteTool{u: u, def: def, remote: t.Name}, nil
+}
+
+// SanitizeSchema returns an input schema the engine can compile, and a
+// note saying what was changed ("" when nothing was): a schema that is not
+// a JSON object becomes {"type":"object"}; patterns (and patternProperties
+// keys) that Go's RE2 refuses are dropped; a schema that still does not
+// compile is replaced by {"type":"object"}.
+func SanitizeSchema(raw json.RawMessage) (json.RawMessage, string) {
+	if _, err := schema.Compile(raw); err == nil {
+		var top map[string]any
+		if json.Unmarshal(raw, &top) == nil && top["type"] == "object" {
+			return raw, ""
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil || doc == nil {
+		return json.RawMessage(`{"type":"object"}`), "the upstream's input schema is not a JSON object, so any object is accepted here"
+	}
+	var notes []string
+	if doc["type"] == nil {
+		doc["type"] = "object"
+		notes = append(notes, `"type": "object" added`)
+	}
+	var dropped []string
+	dropPatterns(doc, "", &dropped)
+	if len(dropped) > 0 {
+		sort.Strings(dropped)
+		notes = append(notes, fmt.Sprintf("patterns the validator cannot run (ECMAScript-only syntax) were dropped at %s", strings.Join(dropped, ", ")))
+	}
+	fixed, err := json.Marshal(doc)
+	if err == nil {
+		if _, err = schema.Compile(fixed); err == nil && doc["type"] == "object" {
+			return fixed, strings.Join(notes, "; ")
+		}
+	}
+	reason := "its type is not object"
+	if err != nil {
+		reason = err.Error()
+	}
+	return json.RawMessage(`{"type":"object"}`), "the upstream's input schema was replaced by {\"type\":\"object\"} (" + reason + ")"
+}
+
+// Keywords whose value is a schema, a map of schemas or a list of schemas.
+var (
+	schemaKeys     = []string{"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems", "contentSchema"}
+	schemaMapKeys  = []string{"properties", "$defs", "definitions", "dependentSchemas", "patternProperties", "dependencies"}
+	schemaListKeys = []string{"allOf", "anyOf", "oneOf", "prefixItems", "items"}
+)
+
+// dropPatterns removes, from a schema and the schemas inside it, the
+// "pattern" keywords and patternProperties entries RE2 cannot compile.
+func dropPatterns(s map[string]any, at string, dropped *[]string) {
+	if p, ok := s["pattern"].(string); ok {
+		if _, err := regexp.Compile(p); err != nil {
+			delete(s, "pattern")
+			*dropped = append(*dropped, orRoot(at)+"/pattern")
+		}
+	}
+	if pp, ok := s["patternProperties"].(map[string]any); ok {
+		for k := range pp {
+			if _, err := regexp.Compile(k); err != nil {
+				delete(pp, k)
+				*dropped = append(*dropped, orRoot(at)+"/patternProperties")
+				// Names the dropped pattern matched would now meet
+				// additionalProperties; let the upstream judge them.
+				if ap, ok := s["additionalProperties"]; ok && ap != true {
+					delete(s, "additionalProperties")
+				}
+			}
+		}
+	}
+	for _, k := range schemaKeys {
+		if sub, ok := s[k].(map[string]any); ok {
+			dropPatterns(sub, at+"/"+k, dropped)
+		}
+	}
+	for _, k := range schemaMapKeys {
+		if m, ok := s[k].(map[string]any); ok {
+			for name, v := range m {
+				if sub, ok := v.(map[string]any); ok {
+					dropPatterns(sub, at+"/"+k+"/"+name, dropped)
+				}
+			}
+		}
+	}
+	for _, k := range schemaListKeys {
+		if list, ok := s[k].([]any); ok {
+			for i, v := range list {
+				if sub, ok := v.(map[string]any); ok {
+					dropPatterns(sub, fmt.Sprintf("%s/%s/%d", at, k, i), dropped)
+				}
+			}
+		}
+	}
+}
+
+func orRoot(at string) string {
+	if at == "" {
+		return "#"
+	}
+	return "#" + at
+}
+
+// call runs an upstream tool and maps its answer to a Result.
+func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) tool.Result {
+	cs, err := u.Session(ctx)
+	if err != nil {
+		return tool.ErrorResult(tool.AsError(err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
+	defer cancel()
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	token := fmt.Sprintf("toolgate-%s-%d", u.cfg.Name, u.seq.Add(1))
+	params.SetProgressToken(token)
+	done := u.flights.add(token, ctx, u.opts.peer(ctx))
+	res, err := cs.CallTool(ctx, params)
+	done()
+	if err != nil {
+		return tool.ErrorResult(u.callError(ctx, name, err))
+	}
+	return u.result(name, res)
+}
+
+func (o Options) peer(ctx context.Context) Peer {
+	if o.PeerFromContext == nil {
+		return nil
+	}
+	return o.PeerFromContext(ctx)
+}
+
+// callError types a failed tools/call.
+func (u *Upstream) callError(ctx context.Context, name string, err error) *tool.Error {
+	var rpc *jsonrpc.Error
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return tool.Errorf(tool.Timeout, "upstream %s did not answer %s within %s", u.cfg.Name, name, u.cfg.Timeout).WithRetry(0).
+			WithSuggestion("retry with a smaller request; the upstream's timeout is set in the gateway's configuration")
+	case ctx.Err() != nil:
+		return tool.AsError(ctx.Err())
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		return u.unavailable(err, 0)
+	case errors.As(err, &rpc):
+		switch rpc.Code {
+		case jsonrpc.CodeInvalidParams:
+			return tool.Errorf(tool.InvalidArguments, "upstream %s refused the call of %s: %s", u.cfg.Name, name, rpc.Message).
+				WithSuggestion("check the arguments against the tool's input schema and call it again")
+		case jsonrpc.CodeMethodNotFound:
+			return tool.Errorf(tool.Unavailable, "upstream %s does not offer %s: %s", u.cfg.Name, name, rpc.Message).
+				WithSuggestion("the upstream's tools changed; list the tools again and use one that exists")
+		}
+		return tool.Errorf(tool.Internal, "upstream %s failed on %s: %s (JSON-RPC error %d)", u.cfg.Name, name, rpc.Message, rpc.Code)
+	}
+	// Anything else is a transport failure: the upstream may be gone.
+	return u.unavailable(err, 0)
+}
+
+// result maps an upstream CallToolResult to a Result.
+func (u *Upstream) result(name string, r *mcp.CallToolResult) tool.Result {
+	var res tool.Result
+	for _, c := range r.Content {
+		res.Content = append(res.Content, content(c))
+	}
+	if r.StructuredContent != nil {
+		res.Structured = r.StructuredContent
+	}
+	if !r.IsError {
+		return res
+	}
+	text := res.Text()
+	e := upstreamError(r.StructuredContent, text)
+	if e.Message == "" {
+		e.Message = fmt.Sprintf("upstream tool %s failed without saying why", name)
+	}
+	return tool.Result{Content: nonText(res.Content), Error: e}
+}
+
+// nonText keeps the blocks other than text (the text is the error's message).
+func nonText(cs []tool.Content) []tool.Content {
+	var out []tool.Content
+	for _, c := range cs {
+		if c.Type != "text" {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// content maps one content block.
+func content(c mcp.Content) tool.Content {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return tool.TextContent(c.Text)
+	case *mcp.ImageContent:
+		return tool.Content{Type: "image", Data: c.Data, MIMEType: c.MIMEType}
+	case *mcp.AudioContent:
+		return tool.Content{Type: "audio", Data: c.Data, MIMEType: c.MIMEType}
+	case *mcp.EmbeddedResource:
+		if c.Resource == nil {
+			return tool.TextContent("[embedded resource without contents]")
+		}
+		return tool.Content{Type: "resource", URI: c.Resource.URI, MIMEType: c.Resource.MIMEType, Text: c.Resource.Text, Data: c.Resource.Blob}
+	case *mcp.ResourceLink:
+		s := "Resource link: " + c.URI
+		if c.Name != "" {
+			s += " (" + c.Name + ")"
+		}
+		if c.Description != "" {
+			s += ": " + c.Description
+		}
+		return tool.TextContent(s)
+	}
+	return tool.TextContent(fmt.Sprintf("[%T content left out]", c))
+}
+
+// Wording of upstream errors, for a type when the upstream gives none.
+var errorWords = []struct {
+	re *regexp.Regexp
+	t  tool.ErrorType
+}{
+	{regexp.MustCompile(`(?i)\b(not found|no such file|does not exist|ENOENT)\b`), tool.NotFound},
+	{regexp.MustCompile(`(?i)\b(access denied|permission denied|not allowed|forbidden|outside (of )?(the )?allowed|EACCES|EPERM|unauthori[sz]ed)\b`), tool.PermissionDenied},
+	{regexp.MustCompile(`(?i)\b(timed out|timeout|ETIMEDOUT)\b`), tool.Timeout},
+	{regexp.MustCompile(`(?i)\b(already exists|EEXIST|conflict)\b`), tool.Conflict},
+	{regexp.MustCompile(`(?i)\b(rate limit|too many requests)\b`), tool.RateLimited},
+	{regexp.MustCompile(`(?i)\b(invalid (arguments?|params|parameters|input)|validation (error|failed)|required property|is required|must be)\b`), tool.InvalidArguments},
+}
+
+var knownTypes = map[tool.ErrorType]bool{
+	tool.InvalidArguments: true, tool.UnknownTool: true, tool.PermissionDenied: true, tool.ApprovalDenied: true,
+	tool.RateLimited: true, tool.LoopDetected: true, tool.NotFound: true, tool.Conflict: true, tool.Timeout: true,
+	tool.TooLarge: true, tool.Unavailable: true, tool.SandboxViolation: true, tool.Internal: true,
+}
+
+// upstreamError types an isError result: by the upstream's structured
+// error when it is toolgate's shape, else by its wording.
+func upstreamError(structured any, text string) *tool.Error {
+	if m, ok := structured.(map[string]any); ok {
+		if ty, _ := m["type"].(string); knownTypes[tool.ErrorType(ty)] {
+			raw, _ := json.Marshal(m)
+			var e tool.Error
+			if json.Unmarshal(raw, &e) == nil && e.Message != "" {
+				return &e
+			}
+		}
+	}
+	e := &tool.Error{Type: tool.Internal, Message: text}
+	for _, w := range errorWords {
+		if w.re.MatchString(text) {
+			e.Type = w.t
+			break
+		}
+	}
+	switch e.Type {
+	case tool.Timeout, tool.RateLimited:
+		e.Retryable = true
+	case tool.Internal:
+		e.Suggestion = "the upstream tool failed; read its message, and try other arguments or another tool"
+	}
+	return e
+}

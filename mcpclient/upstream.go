@@ -1,0 +1,371 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Backoff between failed reconnects.
+const (
+	minBackoff = time.Second
+	maxBackoff = 30 * time.Second
+)
+
+// connectTimeout bounds connecting and listing when no deadline is given.
+const connectTimeout = 30 * time.Second
+
+// Upstream is one connected MCP server. It is safe for concurrent use.
+type Upstream struct {
+	cfg    Config
+	opts   Options
+	log    *slog.Logger
+	client *mcp.Client
+	flights
+
+	mu      sync.Mutex
+	cs      *mcp.ClientSession // nil while down
+	closed  bool
+	wait    time.Duration // current backoff
+	retryAt time.Time     // no reconnect before
+	lastErr error
+	tools   []tool.Tool
+	seq     atomic.Uint64
+
+	connecting sync.Mutex // one (re)connect at a time
+
+	// onChange is told when the tools, resources or prompts may have
+	// changed (set by a Gateway before the first connect).
+	onChange func(kind changeKind)
+	// onResourceUpdated forwards notifications/resources/updated.
+	onResourceUpdated func(ctx context.Context, p *mcp.ResourceUpdatedNotificationParams)
+}
+
+type changeKind int
+
+const (
+	changedTools changeKind = iota
+	changedResources
+	changedPrompts
+	reconnected
+)
+
+// Connect starts or reaches the upstream described by cfg, initializes a
+// session and lists its tools.
+func Connect(ctx context.Context, cfg Config, o Options) (*Upstream, error) {
+	u, err := newUpstream(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := u.start(ctx); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func newUpstream(cfg Config, o Options) (*Upstream, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if o.ClientName == "" {
+		o.ClientName = "toolgate"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "dev"
+	}
+	if o.ProtocolVersion == "" {
+		o.ProtocolVersion = DefaultProtocolVersion
+	}
+	u := &Upstream{cfg: cfg, opts: o, log: o.Logger}
+	if u.log == nil {
+		u.log = slog.New(slog.DiscardHandler)
+	}
+	u.log = u.log.With("upstream", cfg.Name)
+	u.flights.m = map[string]*flight{}
+	co := &mcp.ClientOptions{
+		// No roots; sampling and elicitation only when they can be
+		// forwarded to a downstream client.
+		Capabilities: &mcp.ClientCapabilities{},
+		// Progress and log notifications are tapped as they are read (tap.go).
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			go u.refreshTools()
+		},
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { u.changed(changedResources) },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { u.changed(changedPrompts) },
+		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			if f := u.onResourceUpdated; f != nil {
+				f(ctx, r.Params)
+			}
+		},
+	}
+	if o.PeerFromContext != nil {
+		co.ElicitationHandler = u.onElicit
+		co.CreateMessageHandler = u.onSample
+	}
+	u.client = mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, co)
+	if o.PeerFromContext != nil {
+		// The go-sdk client checks a form's schema against what it knows;
+		// the downstream client is the one to judge it (and its answer), so
+		// elicitation requests go to it unchecked.
+		u.client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if r, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" {
+					return u.onElicit(ctx, r)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	}
+	return u, nil
+}
+
+// start connects for the first time; a failure is returned, not retried.
+func (u *Upstream) start(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, connectTimeout)
+		defer cancel()
+	}
+	u.connecting.Lock()
+	defer u.connecting.Unlock()
+	cs, err := u.dial(ctx)
+	if err != nil {
+		return fmt.Errorf("mcpclient: connecting to %s: %w", u.cfg.Name, err)
+	}
+	tools, err := u.listTools(ctx, cs)
+	if err != nil {
+		cs.Close()
+		return fmt.Errorf("mcpclient: listing the tools of %s: %w", u.cfg.Name, err)
+	}
+	u.mu.Lock()
+	u.cs, u.tools = cs, tools
+	u.mu.Unlock()
+	go u.watch(cs)
+	return nil
+}
+
+// Name is the upstream's name (Config.Name).
+func (u *Upstream) Name() string { return u.cfg.Name }
+
+// Config returns the upstream's configuration, defaults filled in.
+func (u *Upstream) Config() Config { return u.cfg }
+
+// Tools returns the upstream's tools as last listed.
+func (u *Upstream) Tools() []tool.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]tool.Tool(nil), u.tools...)
+}
+
+// InitializeResult returns what the upstream said in initialize (its
+// name, version and capabilities), or nil while it is down.
+func (u *Upstream) InitializeResult() *mcp.InitializeResult {
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs == nil {
+		return nil
+	}
+	return cs.InitializeResult()
+}
+
+// Close ends the session (stopping a command upstream).
+func (u *Upstream) Close() error {
+	u.mu.Lock()
+	cs := u.cs
+	u.cs, u.closed = nil, true
+	u.mu.Unlock()
+	if cs != nil {
+		return cs.Close()
+	}
+	return nil
+}
+
+// dial makes a transport and initializes a session over it.
+func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
+	var t mcp.Transport
+	switch {
+	case u.cfg.Command != "":
+		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+		cmd.Dir = u.cfg.Dir
+		cmd.Stderr = u.cfg.Stderr
+		if len(u.cfg.Env) > 0 {
+			env := os.Environ()
+			for k, v := range u.cfg.Env {
+				env = append(env, k+"="+v)
+			}
+			cmd.Env = env
+		}
+		t = tapCommand{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, u}
+	default:
+		hc := &http.Client{}
+		if u.cfg.HTTPClient != nil {
+			*hc = *u.cfg.HTTPClient
+		}
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		if len(u.cfg.Headers) > 0 {
+			base = headerTransport{base, u.cfg.Headers}
+		}
+		hc.Transport = tapTransport{base, u}
+		if u.cfg.SSE {
+			t = &mcp.SSEClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
+		} else {
+			t = &mcp.StreamableClientTransport{Endpoint: u.cfg.URL, HTTPClient: hc}
+		}
+	}
+	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: u.opts.ProtocolVersion})
+	if err != nil {
+		return nil, err
+	}
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		// Ask for everything: each downstream client filters by its own level.
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			u.log.Debug("logging/setLevel refused", "err", err)
+		}
+	}
+	return cs, nil
+}
+
+// headerTransport adds fixed headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// watch marks the upstream down when cs ends.
+func (u *Upstream) watch(cs *mcp.ClientSession) {
+	err := cs.Wait()
+	u.mu.Lock()
+	if u.cs != cs {
+		u.mu.Unlock()
+		return
+	}
+	u.cs = nil
+	u.lastErr = errors.New("the connection ended")
+	if err != nil {
+		u.lastErr = fmt.Errorf("the connection ended: %w", err)
+	}
+	u.retryAt = time.Time{} // the next call reconnects at once
+	closed := u.closed
+	u.mu.Unlock()
+	if !closed {
+		u.log.Warn("upstream went away; the next call reconnects", "err", err)
+	}
+}
+
+// Session returns the live session, reconnecting when the upstream is down
+// and the backoff allows. Its error is a retryable "unavailable"
+// *tool.Error.
+func (u *Upstream) Session(ctx context.Context) (*mcp.ClientSession, error) {
+	u.mu.Lock()
+	cs, closed := u.cs, u.closed
+	u.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	if closed {
+		return nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name).
+			WithSuggestion("the gateway is shutting down; do not retry")
+	}
+	u.connecting.Lock()
+	defer u.connecting.Unlock()
+	u.mu.Lock()
+	cs, retryAt, last := u.cs, u.retryAt, u.lastErr
+	u.mu.Unlock()
+	if cs != nil { // another call reconnected meanwhile
+		return cs, nil
+	}
+	if wait := time.Until(retryAt); wait > 0 {
+		return nil, u.unavailable(last, wait)
+	}
+	cs, err := u.dial(ctx)
+	var tools []tool.Tool
+	if err == nil {
+		if tools, err = u.listTools(ctx, cs); err != nil {
+			cs.Close()
+		}
+	}
+	u.mu.Lock()
+	if err != nil {
+		u.wait = min(max(2*u.wait, minBackoff), maxBackoff)
+		u.retryAt = time.Now().Add(u.wait)
+		u.lastErr = err
+		wait := u.wait
+		u.mu.Unlock()
+		u.log.Warn("reconnecting failed", "err", err, "retry_in", wait)
+		return nil, u.unavailable(err, wait)
+	}
+	if u.closed {
+		u.mu.Unlock()
+		cs.Close()
+		return nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
+	}
+	u.cs, u.tools, u.wait, u.lastErr = cs, tools, 0, nil
+	u.mu.Unlock()
+	go u.watch(cs)
+	u.log.Info("reconnected")
+	u.changed(reconnected)
+	return cs, nil
+}
+
+// unavailable is the error of a call made while the upstream is down.
+func (u *Upstream) unavailable(cause error, wait time.Duration) *tool.Error {
+	msg := fmt.Sprintf("upstream MCP server %s is unavailable", u.cfg.Name)
+	if cause != nil {
+		msg += ": " + cause.Error()
+	}
+	return tool.Errorf(tool.Unavailable, "%s", msg).WithRetry(wait).
+		WithSuggestion("retry later; if it keeps failing, the upstream server is down or misconfigured")
+}
+
+// changed tells the gateway what may have changed.
+func (u *Upstream) changed(k changeKind) {
+	if f := u.onChange; f != nil {
+		f(k)
+	}
+}
+
+// refreshTools lists the tools again after tools/list_changed.
+func (u *Upstream) refreshTools() {
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs == nil {
+		return
+	}
+	tools, err := u.listTools(ctx, cs)
+	if err != nil {
+		u.log.Warn("listing tools after list_changed failed", "err", err)
+		return
+	}
+	u.mu.Lock()
+	if u.cs == cs {
+		u.tools = tools
+	}
+	u.mu.Unlock()
+	u.changed(changedTools)
+}
