@@ -109,14 +109,14 @@ func TestIdempotencyAcrossProcesses(t *testing.T) {
 	}
 }
 
-type brokenStore struct{ store.Memory }
+type brokenStore struct{ *store.Memory }
 
 func (brokenStore) Get(context.Context, string) ([]byte, bool, error) {
 	return nil, false, errors.New("disk on fire")
 }
 
 func TestIdempotencyFailsClosed(t *testing.T) {
-	idem := store.NewIdempotency(&brokenStore{}, time.Hour)
+	idem := store.NewIdempotency(brokenStore{store.NewMemory()}, time.Hour)
 	ran := false
 	res, _ := idem.Do(context.Background(), "k", func() tool.Result { ran = true; return tool.TextResult("x") })
 	if ran || res.Error == nil || res.Error.Type != tool.Unavailable {
