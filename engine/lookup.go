@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolgate/toolgate/schema"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -53,7 +54,7 @@ func closest(name string, names []string, n int) []string {
 	var cands []cand
 	for _, c := range names {
 		nc := norm(c)
-		d := levenshtein(target, nc)
+		d := schema.EditDistance(target, nc)
 		switch {
 		case nc == target:
 			d = 0
@@ -77,27 +78,6 @@ func closest(name string, names []string, n int) []string {
 		out = append(out, cands[i].name)
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func quoteAll(s []string) []string {

@@ -219,7 +219,7 @@ func kindText(k jsonschema.ErrorKind) string {
 func closest(name string, allowed []string) string {
 	best, bestD := "", 0
 	for _, a := range allowed {
-		d := editDistance(strings.ToLower(name), strings.ToLower(a))
+		d := EditDistance(strings.ToLower(name), strings.ToLower(a))
 		if limit := max(1, min(len(a), len(name))/3); d <= limit && (best == "" || d < bestD) {
 			best, bestD = a, d
 		}
@@ -227,7 +227,10 @@ func closest(name string, allowed []string) string {
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b in characters;
+// strings over 64 characters count as entirely different (the sum of their
+// lengths), which bounds the work on hostile input.
+func EditDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) > 64 || len(rb) > 64 {
 		return len(ra) + len(rb)
