@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
-	"path"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -23,6 +25,7 @@ type Mode string
 const (
 	ModeDefault     Mode = "default"      // levels decide: 0-1 run, 2-3 ask
 	ModeReadOnly    Mode = "read-only"    // only read-only tools run (plan mode)
+	ModePlan        Mode = "plan"         // another name for read-only
 	ModeAcceptEdits Mode = "accept-edits" // level 0-1 run without asking, even where rules say ask
 	ModeBypass      Mode = "bypass"       // everything runs except what a deny rule or the level cap forbids
 )
@@ -30,120 +33,431 @@ const (
 // Valid reports whether m is a known mode.
 func (m Mode) Valid() bool {
 	switch m {
-	case ModeDefault, ModeReadOnly, ModeAcceptEdits, ModeBypass:
+	case ModeDefault, ModeReadOnly, ModePlan, ModeAcceptEdits, ModeBypass:
 		return true
 	}
 	return false
 }
 
-// Policy is a set of rules over tool names. The zero value is not usable;
-// start from Default.
+// canonical folds aliases (plan is read-only; "" is default).
+func (m Mode) canonical() Mode {
+	switch m {
+	case ModePlan:
+		return ModeReadOnly
+	case "":
+		return ModeDefault
+	}
+	return m
+}
+
+// Treatment is what happens to a call of a given level when no rule
+// decides it.
+type Treatment string
+
+const (
+	TreatAuto    Treatment = "auto"    // runs
+	TreatLog     Treatment = "log"     // runs; the decision asks to be logged (Decision.Log)
+	TreatAsk     Treatment = "ask"     // a human approves first
+	TreatConfirm Treatment = "confirm" // a human approves with an explicit second confirmation, unless the principal's role is admin
+	TreatDeny    Treatment = "deny"    // never runs
+)
+
+// Valid reports whether t is a known treatment.
+func (t Treatment) Valid() bool {
+	switch t {
+	case TreatAuto, TreatLog, TreatAsk, TreatConfirm, TreatDeny:
+		return true
+	}
+	return false
+}
+
+// DefaultTreatment is the treatment of a level when the policy says
+// nothing: 0 auto, 1 auto and logged, 2 ask, 3 ask with confirmation.
+func DefaultTreatment(l tool.Level) Treatment {
+	switch l {
+	case tool.LevelRead:
+		return TreatAuto
+	case tool.LevelWrite:
+		return TreatLog
+	case tool.LevelMedium:
+		return TreatAsk
+	case tool.LevelHigh:
+		return TreatConfirm
+	}
+	return TreatDeny
+}
+
+// Role is a set of permissions that principals share.
+type Role struct {
+	MaxLevel *tool.Level // nil: the policy's MaxLevel
+	Admin    bool        // level-3 calls need no second confirmation
+	Deny     []string    // rules added to the policy's own lists for this role
+	Ask      []string
+	Allow    []string
+}
+
+// Principal is a caller the policy knows by name (tool.Call.Principal).
+type Principal struct {
+	Role     string      `yaml:"role,omitempty" json:"role,omitempty"`
+	MaxLevel *tool.Level `yaml:"max_level,omitempty" json:"max_level,omitempty"` // nil: the role's
+}
+
+// Policy decides calls. Build one with Default, Parse or Load, adjust the
+// exported fields if needed, then share it: Decide is safe for concurrent
+// use as long as no field changes any more (to change rules while calls
+// run, build a new Policy and swap it in).
 type Policy struct {
 	Mode     Mode
 	MaxLevel tool.Level // calls to tools above this level are denied
-	Deny     []string   // tool-name globs (path.Match syntax), checked first
-	Ask      []string   // checked second
-	Allow    []string   // checked last
+
+	// Rules in the Tool(specifier) grammar (see rule.go): deny is checked
+	// first, then ask, then allow; the first match wins. Default fills
+	// Deny with DefaultDeny.
+	Deny, Ask, Allow []string
+	// Reasons gives a rule (by its text) the sentence shown to the model
+	// and the audit log when it decides a call.
+	Reasons map[string]string
+
+	// Roots are the folders relative paths resolve against (the first
+	// one) and that anchored path patterns are relative to.
+	Roots []string
+
+	// Levels says what happens to each level when no rule decides; an
+	// empty entry means DefaultTreatment.
+	Levels [4]Treatment
+
+	Roles       map[string]Role
+	Principals  map[string]Principal
+	DefaultRole string // the role of calls without a principal ("" none)
+
+	Limits    Limits
+	Approvals Approvals
+	Output    Output
+	Secrets   Secrets
+
+	// Source is the file the policy was loaded from ("" when built in
+	// code): where an "always" approval is written.
+	Source string
+
+	mu    sync.Mutex
+	cur   atomic.Pointer[compiled]
+	infos sync.Map // tool name → *toolInfo
+	roots roots    // set by parse for checking examples
+}
+
+// compiled holds the rules in compiled form, and which lists they came
+// from: replacing Deny, Ask, Allow or Roots makes the next decision
+// compile again (changing a role's lists in place does not: replace the
+// Roles map before the policy's first use).
+type compiled struct {
+	src              [4]listID
+	deny, ask, allow []*rule
+	roles            map[string]compiledRole
+	roots            roots
+	err              error
+}
+
+// listID identifies a slice by its first element and length.
+type listID struct {
+	first *string
+	n     int
+}
+
+func idOf(l []string) listID {
+	if len(l) == 0 {
+		return listID{}
+	}
+	return listID{&l[0], len(l)}
+}
+
+func (p *Policy) ids() [4]listID {
+	return [4]listID{idOf(p.Deny), idOf(p.Ask), idOf(p.Allow), idOf(p.Roots)}
+}
+
+type compiledRole struct {
+	deny, ask, allow []*rule
 }
 
 // Default is the policy used when none is given: default mode, every level
-// reachable, no rules.
-func Default() *Policy { return &Policy{Mode: ModeDefault, MaxLevel: tool.LevelHigh} }
-
-// Check reports the first problem in p: an unknown mode, an invalid level,
-// or a malformed rule.
-func (p *Policy) Check() error {
-	if !p.Mode.Valid() {
-		return fmt.Errorf("policy: unknown mode %q (want default, read-only, accept-edits or bypass)", p.Mode)
+// reachable, the protected paths of DefaultDeny denied.
+func Default() *Policy {
+	p := &Policy{Mode: ModeDefault, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}
+	for _, r := range DefaultDeny() {
+		p.Deny = append(p.Deny, r.Rule)
+		p.Reasons[r.Rule] = r.Reason
 	}
-	if !p.MaxLevel.Valid() {
-		return fmt.Errorf("policy: max_level %d is not a level (0-3)", p.MaxLevel)
-	}
-	for _, list := range [][]string{p.Deny, p.Ask, p.Allow} {
-		for _, r := range list {
-			if err := checkRule(r); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return p
 }
 
-func checkRule(r string) error {
-	if r == "" {
-		return fmt.Errorf("policy: empty rule")
+// Check reports the problems in p: an unknown mode or treatment, an invalid
+// level, a malformed rule, a principal with an unknown role.
+func (p *Policy) Check() error {
+	var errs []error
+	if !p.Mode.Valid() && p.Mode != "" {
+		errs = append(errs, fmt.Errorf("policy: unknown mode %q (want default, read-only (or plan), accept-edits or bypass)", p.Mode))
 	}
-	if strings.ContainsAny(r, "()") {
-		return fmt.Errorf("policy: rule %q: specifiers in parentheses are not supported yet; name tools by glob, e.g. \"read_*\"", r)
+	if !p.MaxLevel.Valid() {
+		errs = append(errs, fmt.Errorf("policy: max_level %d is not a level (0-3)", p.MaxLevel))
 	}
-	if _, err := path.Match(r, ""); err != nil {
-		return fmt.Errorf("policy: rule %q: %w", r, err)
+	for lv, t := range p.Levels {
+		if t != "" && !t.Valid() {
+			errs = append(errs, fmt.Errorf("policy: level %d: unknown treatment %q (want auto, log, ask, confirm or deny)", lv, t))
+		}
 	}
-	return nil
+	for name, r := range p.Roles {
+		if r.MaxLevel != nil && !r.MaxLevel.Valid() {
+			errs = append(errs, fmt.Errorf("policy: role %q: max_level %d is not a level (0-3)", name, *r.MaxLevel))
+		}
+	}
+	for name, pr := range p.Principals {
+		if _, ok := p.Roles[pr.Role]; !ok && pr.Role != "" {
+			errs = append(errs, fmt.Errorf("policy: principal %q has role %q, which the policy does not define", name, pr.Role))
+		}
+		if pr.MaxLevel != nil && !pr.MaxLevel.Valid() {
+			errs = append(errs, fmt.Errorf("policy: principal %q: max_level %d is not a level (0-3)", name, *pr.MaxLevel))
+		}
+	}
+	if _, ok := p.Roles[p.DefaultRole]; !ok && p.DefaultRole != "" {
+		errs = append(errs, fmt.Errorf("policy: default_role %q is not a role the policy defines", p.DefaultRole))
+	}
+	if _, err := compileAll(p); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func compileList(list []string, errs *[]error, where string) []*rule {
+	out := make([]*rule, 0, len(list))
+	for _, text := range list {
+		r, err := compileRule(text)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("policy: %s: %w", where, err))
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func compileAll(p *Policy) (*compiled, error) {
+	var errs []error
+	c := &compiled{
+		deny:  compileList(p.Deny, &errs, "deny"),
+		ask:   compileList(p.Ask, &errs, "ask"),
+		allow: compileList(p.Allow, &errs, "allow"),
+		roles: map[string]compiledRole{},
+	}
+	for name, r := range p.Roles {
+		where := "role " + name
+		c.roles[name] = compiledRole{
+			deny:  compileList(r.Deny, &errs, where+" deny"),
+			ask:   compileList(r.Ask, &errs, where+" ask"),
+			allow: compileList(r.Allow, &errs, where+" allow"),
+		}
+	}
+	c.err = errors.Join(errs...)
+	return c, c.err
+}
+
+// prepare returns the compiled rules, compiling them on first use and
+// again when a list was replaced.
+func (p *Policy) prepare() *compiled {
+	ids := p.ids()
+	if c := p.cur.Load(); c != nil && c.src == ids {
+		return c
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c := p.cur.Load(); c != nil && c.src == ids {
+		return c
+	}
+	c, _ := compileAll(p)
+	c.src, c.roots = ids, newRoots(p.Roots)
+	p.cur.Store(c)
+	return c
+}
+
+func (p *Policy) info(def tool.Definition) *toolInfo {
+	if v, ok := p.infos.Load(def.Name); ok {
+		ti := v.(*toolInfo)
+		if ti.schema == string(def.InputSchema) {
+			return ti
+		}
+	}
+	ti := analyzeDefinition(def)
+	p.infos.Store(def.Name, ti)
+	return ti
 }
 
 // Decision is the outcome of Decide.
 type Decision struct {
 	Effect  Effect
-	Rule    string // the rule that matched ("deny:github__*") or the reason ("level:2")
+	Rule    string // the rule that matched ("deny:Bash(rm:*)"), or the reason ("level:2", "mode:read-only")
 	Mode    Mode
 	Reason  string // a sentence for the model and the audit log
 	Confirm bool   // an Ask that needs an explicit second confirmation (level 3)
+	Log     bool   // the level's treatment is "log": an allowed call worth a line in the log
+	Level   tool.Level
+	Role    string // the role the call's principal has ("" none)
 }
 
-// Decide applies p to a call of the tool def describes.
+// Decide applies p to a call of the tool def describes. It never fails: a
+// policy whose rules do not compile denies every call, and a call whose
+// arguments cannot be judged is not allowed by a rule.
 func (p *Policy) Decide(def tool.Definition, call tool.Call) Decision {
-	d := Decision{Mode: p.Mode}
-	if def.Level > p.MaxLevel {
-		d.Effect, d.Rule = Deny, fmt.Sprintf("max_level:%d", p.MaxLevel)
-		d.Reason = fmt.Sprintf("%s is a level-%d tool and this policy allows at most level %d", def.Name, def.Level, p.MaxLevel)
+	c := p.prepare()
+	mode := p.Mode.canonical()
+	d := Decision{Mode: mode, Level: def.Level}
+	deny := func(rule, reason string) Decision {
+		d.Effect, d.Rule, d.Reason = Deny, rule, reason
 		return d
 	}
-	if r, ok := match(p.Deny, def.Name); ok {
-		d.Effect, d.Rule, d.Reason = Deny, "deny:"+r, fmt.Sprintf("the policy denies %s (rule %q)", def.Name, r)
-		return d
+	if c.err != nil {
+		return deny("policy:invalid", "the policy has errors, so every call is refused: "+c.err.Error())
 	}
-	if p.Mode == ModeReadOnly && !(def.Annotations.ReadOnly && def.Level == tool.LevelRead) {
-		d.Effect, d.Rule = Deny, "mode:read-only"
-		d.Reason = fmt.Sprintf("the session is in read-only mode and %s can change things", def.Name)
-		return d
+
+	// who is calling
+	maxLevel := p.MaxLevel
+	var role compiledRole
+	admin := false
+	roleName := p.DefaultRole
+	if call.Principal != "" && len(p.Principals) > 0 {
+		pr, ok := p.Principals[call.Principal]
+		if !ok {
+			return deny("principal:unknown", fmt.Sprintf("the policy does not know the principal %q", call.Principal))
+		}
+		roleName = pr.Role
+		if pr.MaxLevel != nil && *pr.MaxLevel < maxLevel {
+			maxLevel = *pr.MaxLevel
+		}
 	}
-	if p.Mode == ModeBypass {
+	if roleName != "" {
+		r := p.Roles[roleName]
+		role, admin, d.Role = c.roles[roleName], r.Admin, roleName
+		if r.MaxLevel != nil && *r.MaxLevel < maxLevel {
+			maxLevel = *r.MaxLevel
+		}
+	}
+	if !def.Level.Valid() {
+		return deny("level:invalid", fmt.Sprintf("%s declares level %d, which is not a level (0-3)", def.Name, def.Level))
+	}
+	if def.Level > maxLevel {
+		return deny(fmt.Sprintf("max_level:%d", maxLevel), fmt.Sprintf("%s is a level-%d tool and this policy allows at most level %d", def.Name, def.Level, maxLevel))
+	}
+
+	f := &facts{roots: c.roots, def: def, call: call, info: p.info(def)}
+	if r := firstCatch(f, c.deny, role.deny); r != nil {
+		why := p.reason(r, fmt.Sprintf("the policy denies this call of %s (rule %s)", def.Name, r.text))
+		if sh := f.command(); r.kind == specCommand && sh != nil && len(sh.opaque) > 0 {
+			why += "; the command contains parts known only when it runs (" + strings.Join(sh.opaque, "; ") + "), so it cannot be shown to stay clear of this rule"
+		}
+		return deny("deny:"+r.text, why)
+	}
+	sh := f.command()
+	if sh != nil && sh.err != nil {
+		return deny("command:unparsable", fmt.Sprintf("the command cannot be checked because it is not valid shell (%v); fix its syntax", sh.err))
+	}
+	opaque := sh != nil && len(sh.opaque) > 0
+	switch mode {
+	case ModeReadOnly:
+		if !(def.Annotations.ReadOnly && def.Level == tool.LevelRead) {
+			return deny("mode:read-only", fmt.Sprintf("the session is in read-only mode and %s can change things", def.Name))
+		}
+	case ModeBypass:
+		if opaque {
+			return deny("command:opaque", "bypass mode cannot check this command against the deny rules: it contains "+strings.Join(sh.opaque, "; "))
+		}
 		d.Effect, d.Rule, d.Reason = Allow, "mode:bypass", "bypass mode allows every call that no deny rule forbids"
 		return d
 	}
-	if r, ok := match(p.Ask, def.Name); ok && !(p.Mode == ModeAcceptEdits && def.Level <= tool.LevelWrite) {
-		d.Effect, d.Rule, d.Reason = Ask, "ask:"+r, fmt.Sprintf("the policy asks before %s runs (rule %q)", def.Name, r)
-		d.Confirm = def.Level == tool.LevelHigh
+	treat := p.treatment(def.Level)
+	if mode == ModeAcceptEdits && def.Level <= tool.LevelWrite && (treat == TreatAsk || treat == TreatConfirm) {
+		treat = TreatAuto
+	}
+	if r := firstCatch(f, c.ask, role.ask); r != nil && !(mode == ModeAcceptEdits && def.Level <= tool.LevelWrite) {
+		d.Effect, d.Rule = Ask, "ask:"+r.text
+		d.Reason = p.reason(r, fmt.Sprintf("the policy asks before this call of %s runs (rule %s)", def.Name, r.text))
+		d.Confirm = treat == TreatConfirm && !admin
 		return d
 	}
-	if r, ok := match(p.Allow, def.Name); ok {
-		d.Effect, d.Rule, d.Reason = Allow, "allow:"+r, fmt.Sprintf("the policy allows %s (rule %q)", def.Name, r)
-		return d
+	if !opaque {
+		if rs := allowedBy(f, c.allow, role.allow); len(rs) > 0 {
+			names := make([]string, len(rs))
+			for i, r := range rs {
+				names[i] = r.text
+			}
+			d.Effect, d.Rule = Allow, "allow:"+strings.Join(names, " + ")
+			d.Reason = p.reason(rs[0], fmt.Sprintf("the policy allows this call of %s (rule %s)", def.Name, strings.Join(names, " + ")))
+			return d
+		}
 	}
-	lv := levels[def.Level]
-	d.Effect, d.Rule, d.Reason = lv.effect, lv.rule, lv.reason
-	d.Confirm = def.Level == tool.LevelHigh
+	switch treat {
+	case TreatAuto, TreatLog:
+		if opaque {
+			d.Effect, d.Rule = Ask, "command:opaque"
+			d.Reason = "the command cannot be fully checked before it runs: it contains " + strings.Join(sh.opaque, "; ")
+			return d
+		}
+		d.Effect, d.Log = Allow, treat == TreatLog
+	case TreatAsk:
+		d.Effect = Ask
+	case TreatConfirm:
+		d.Effect, d.Confirm = Ask, !admin
+	default:
+		d.Effect = Deny
+	}
+	d.Rule, d.Reason = levelRules[def.Level][treatIndex(treat)], levelReasons[treatIndex(treat)]
+	if opaque && d.Effect == Ask {
+		d.Reason += "; the command contains " + strings.Join(sh.opaque, "; ")
+	}
 	return d
 }
 
-// levels is the default treatment of each level (strings built once: Decide
-// is on every call's path).
-var levels = [...]struct {
-	effect       Effect
-	rule, reason string
-}{
-	tool.LevelRead:   {Allow, "level:0", "level-0 tools run without asking"},
-	tool.LevelWrite:  {Allow, "level:1", "level-1 tools run without asking"},
-	tool.LevelMedium: {Ask, "level:2", "level-2 tools need a human's approval"},
-	tool.LevelHigh:   {Ask, "level:3", "level-3 tools need a human's approval and an explicit confirmation"},
+func (p *Policy) reason(r *rule, fallback string) string {
+	if s := p.Reasons[r.text]; s != "" {
+		return s + " (rule " + r.text + ")"
+	}
+	return fallback
 }
 
-func match(rules []string, name string) (string, bool) {
-	for _, r := range rules {
-		if ok, _ := path.Match(r, name); ok {
-			return r, true
+func (p *Policy) treatment(l tool.Level) Treatment {
+	if !l.Valid() {
+		return TreatDeny
+	}
+	if t := p.Levels[l]; t != "" {
+		return t
+	}
+	return DefaultTreatment(l)
+}
+
+var treatOrder = [...]Treatment{TreatAuto, TreatLog, TreatAsk, TreatConfirm, TreatDeny}
+
+func treatIndex(t Treatment) int {
+	for i, x := range treatOrder {
+		if x == t {
+			return i
 		}
 	}
-	return "", false
+	return len(treatOrder) - 1
+}
+
+// levelRules and levelReasons are built once: Decide is on every call's path.
+var levelRules = func() (out [4][5]string) {
+	for lv := range out {
+		for i, t := range treatOrder {
+			out[lv][i] = fmt.Sprintf("level:%d", lv)
+			if t != DefaultTreatment(tool.Level(lv)) {
+				out[lv][i] += ":" + string(t)
+			}
+		}
+	}
+	return out
+}()
+
+var levelReasons = [5]string{
+	"tools of this level run without asking",
+	"tools of this level run without asking, and the call is logged",
+	"tools of this level need a human's approval",
+	"tools of this level need a human's approval and an explicit confirmation",
+	"the policy never runs tools of this level",
 }

@@ -1,0 +1,86 @@
+package policy
+
+import "time"
+
+// Limits is the limits section of a policy file, read by the policy and
+// enforced by a Limiter (Config converts it). A zero value limits nothing
+// beyond the Limiter's defaults.
+type Limits struct {
+	// Tools maps tool-name globs to a token bucket per tool; "*" is the
+	// default for tools no other glob matches.
+	Tools map[string]Rate `yaml:"tools,omitempty" json:"tools,omitempty"`
+	// Principal is the token bucket of each principal across all tools.
+	Principal Rate `yaml:"principal,omitempty" json:"principal,omitempty"`
+	// Concurrency caps the calls of one tool running at once (0: no cap).
+	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	// Loop is the loop guard.
+	Loop LoopLimits `yaml:"loop,omitempty" json:"loop,omitempty"`
+}
+
+// LoopLimits is the loop guard section (see LoopConfig).
+type LoopLimits struct {
+	Max    int           `yaml:"max,omitempty" json:"max,omitempty"`       // identical calls allowed in Window (0: the default)
+	Window time.Duration `yaml:"window,omitempty" json:"window,omitempty"` // 0: the default
+	Cycles int           `yaml:"cycles,omitempty" json:"cycles,omitempty"` // repetitions of an A-B cycle that stop it (0: the default)
+	Off    bool          `yaml:"off,omitempty" json:"off,omitempty"`       // no loop guard
+}
+
+// Config returns the section as a Limiter's configuration.
+func (l Limits) Config() LimitConfig {
+	return LimitConfig{
+		Tools:       l.Tools,
+		Principal:   l.Principal,
+		Concurrency: l.Concurrency,
+		Loop:        LoopConfig{Max: l.Loop.Max, Window: l.Loop.Window, Cycles: l.Loop.Cycles, Off: l.Loop.Off},
+	}
+}
+
+// Approvals is the approvals section of a policy file.
+type Approvals struct {
+	// Timeout is how long a question waits for an answer; no answer is a
+	// denial. 0 means DefaultApprovalTimeout.
+	Timeout time.Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// DefaultScope is the scope of an approval whose approver names none
+	// ("once" when empty).
+	DefaultScope Scope `yaml:"default_scope,omitempty" json:"default_scope,omitempty"`
+	// DenialStreak is how many denials in a row in one session make the
+	// model be told to stop and ask its user (0: 3).
+	DenialStreak int `yaml:"denial_streak,omitempty" json:"denial_streak,omitempty"`
+	// HTTP is the address of the approval page ("" none; loopback only
+	// unless the host is given explicitly).
+	HTTP string `yaml:"http,omitempty" json:"http,omitempty"`
+}
+
+// DefaultApprovalTimeout is how long a question waits when the policy does
+// not say.
+const DefaultApprovalTimeout = 5 * time.Minute
+
+// Output is the output budgets section of a policy file.
+type Output struct {
+	// MaxBytes caps a result's size (0: the engine's default).
+	MaxBytes int `yaml:"max_bytes,omitempty" json:"max_bytes,omitempty"`
+	// Tools overrides MaxBytes per tool (glob over tool names → bytes).
+	Tools map[string]int `yaml:"tools,omitempty" json:"tools,omitempty"`
+	// SpillDir is where a larger result is written in full ("" : the
+	// engine's default, under the state folder).
+	SpillDir string `yaml:"spill_dir,omitempty" json:"spill_dir,omitempty"`
+}
+
+// Secrets is the secrets redaction section of a policy file.
+type Secrets struct {
+	// NoDefaults turns the built-in patterns (DefaultSecrets) off.
+	NoDefaults bool `yaml:"no_defaults,omitempty" json:"no_defaults,omitempty"`
+	// Patterns are extra kinds of secret, redacted from results and from
+	// the audit log.
+	Patterns []SecretPattern `yaml:"patterns,omitempty" json:"patterns,omitempty"`
+}
+
+// All returns the patterns in force: the defaults unless turned off, then
+// the policy's own (for NewRedactor).
+func (s Secrets) All() []SecretPattern {
+	var out []SecretPattern
+	if !s.NoDefaults {
+		out = append(out, DefaultSecrets()...)
+	}
+	return append(out, s.Patterns...)
+}

@@ -1,0 +1,266 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// pathPattern is the specifier of a path rule: one or more gitignore-style
+// lines separated by commas (commas inside {…} belong to the glob). As in
+// .gitignore:
+//
+//   - a pattern with no slash, or only a trailing one, matches at any depth
+//     ("*.pem" matches "a/b/c.pem");
+//   - a pattern with a slash at its start or in its middle is anchored to
+//     the root ("/build/**" and "src/*.go" match only from the root);
+//   - "**" matches any number of folders, "*" and "?" stay within a name,
+//     [abc] and {a,b} are classes and alternatives;
+//   - a pattern that matches a folder also matches everything in it; a
+//     trailing "/" is accepted and means the same;
+//   - a line starting with "!" takes a path matched by an earlier line back
+//     out ("**/.env*, !**/.env.example"); the last line that matches wins.
+//
+// A pattern starting with "//" is an absolute path of this machine
+// ("//etc/**"). Paths are compared after lexical cleaning; relative paths are
+// taken from the first root, as the file tools do. Deny and ask rules
+// ignore case (a case-insensitive file system must not let ".ENV" through);
+// allow rules compare exactly.
+type pathPattern struct {
+	lines []pathLine
+}
+
+type pathLine struct {
+	neg      bool
+	abs      bool // matched against the absolute path
+	anchored bool // only inside a root
+	pat      string
+	low      string
+}
+
+func parsePathPattern(spec string) (*pathPattern, error) {
+	pp := &pathPattern{}
+	for _, raw := range splitTopCommas(spec) {
+		s := strings.TrimSpace(raw)
+		l := pathLine{}
+		if strings.HasPrefix(s, "!") {
+			l.neg, s = true, s[1:]
+		}
+		s = strings.TrimSuffix(s, "/")
+		switch {
+		case s == "":
+			return nil, fmt.Errorf("empty path pattern in %q", spec)
+		case strings.HasPrefix(s, "//"):
+			l.abs, l.anchored, s = true, true, "/"+strings.TrimLeft(s, "/")
+		case strings.HasPrefix(s, "/"):
+			l.anchored, s = true, strings.TrimLeft(s, "/")
+		case strings.HasPrefix(s, "./"):
+			l.anchored, s = true, strings.TrimPrefix(s, "./")
+		case strings.HasPrefix(s, "**/"):
+			// any depth: also matches outside the roots
+		case strings.Contains(s, "/"):
+			l.anchored = true
+		default:
+			s = "**/" + s
+		}
+		if s == "" || s == "/" {
+			s += "**"
+		}
+		if !doublestar.ValidatePattern(s) {
+			return nil, fmt.Errorf("%q is not a valid glob", raw)
+		}
+		l.pat, l.low = s, strings.ToLower(s)
+		pp.lines = append(pp.lines, l)
+	}
+	if len(pp.lines) == 0 || pp.lines[0].neg {
+		return nil, fmt.Errorf("a path pattern must start with a pattern that is not negated (%q)", spec)
+	}
+	return pp, nil
+}
+
+// splitTopCommas splits s at commas outside braces and brackets.
+func splitTopCommas(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// location is a path resolved against the roots, lexically.
+type location struct {
+	rel    string // slash-separated, relative to its root ("." for the root); "" when outside every root
+	abs    string // slash-separated absolute path; "" when unknown (a relative path without roots)
+	inside bool
+}
+
+// match reports whether loc is matched (fold: ignore case).
+func (pp *pathPattern) match(loc location, fold bool) bool {
+	matched := false
+	for _, l := range pp.lines {
+		if l.neg != matched {
+			continue // only a negation can undo a match, only a pattern can make one
+		}
+		if l.matches(loc, fold) {
+			matched = !l.neg
+		}
+	}
+	return matched
+}
+
+func (l pathLine) matches(loc location, fold bool) bool {
+	pat := l.pat
+	var target string
+	switch {
+	case l.abs:
+		target = loc.abs
+	case loc.inside:
+		target = loc.rel
+	case !l.anchored && loc.abs != "":
+		target = strings.TrimPrefix(loc.abs, "/")
+	case !l.anchored:
+		target = loc.rel
+	default:
+		return false
+	}
+	if target == "" {
+		return false
+	}
+	if fold {
+		pat, target = l.low, strings.ToLower(target)
+	}
+	return doublestar.MatchUnvalidated(pat, target) || doublestar.MatchUnvalidated(pat+"/**", target)
+}
+
+// roots is the set of folders paths are resolved against.
+type roots struct {
+	dirs [][]string // components of each root (and of its real path, when it differs)
+	list []string   // absolute, slash-separated; list[0] resolves relative paths
+}
+
+func newRoots(dirs []string) roots {
+	var r roots
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			continue
+		}
+		r.list = append(r.list, filepath.ToSlash(abs))
+		r.dirs = append(r.dirs, splitComponents(filepath.ToSlash(abs)))
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			r.list = append(r.list, filepath.ToSlash(real))
+			r.dirs = append(r.dirs, splitComponents(filepath.ToSlash(real)))
+		}
+	}
+	return r
+}
+
+func splitComponents(p string) []string {
+	var out []string
+	for _, c := range strings.Split(p, "/") {
+		if c != "" && c != "." {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// locate resolves p (exactly the bytes given) the way the file tools do:
+// relative to the first root, or an absolute path inside one, compared
+// component by component. Resolution is lexical: the file tools resolve
+// symbolic links and check again.
+func (r roots) locate(p string) location {
+	p = filepath.ToSlash(p)
+	if p == "" {
+		p = "."
+	}
+	if !strings.HasPrefix(p, "/") && !filepath.IsAbs(filepath.FromSlash(p)) {
+		rel := path.Clean(p)
+		escapes := rel == ".." || strings.HasPrefix(rel, "../")
+		if len(r.list) == 0 {
+			return location{rel: rel, inside: !escapes}
+		}
+		abs := path.Clean(r.list[0] + "/" + rel)
+		if escapes {
+			return r.locateAbs(abs)
+		}
+		return location{rel: rel, abs: abs, inside: true}
+	}
+	return r.locateAbs(path.Clean(p))
+}
+
+func (r roots) locateAbs(abs string) location {
+	parts := splitComponents(abs)
+	for _, rp := range r.dirs {
+		if len(parts) < len(rp) {
+			continue
+		}
+		ok := true
+		for i, c := range rp {
+			if parts[i] != c {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			rel := strings.Join(parts[len(rp):], "/")
+			if rel == "" {
+				rel = "."
+			}
+			return location{rel: rel, abs: abs, inside: true}
+		}
+	}
+	return location{abs: abs}
+}
+
+// patchPaths returns the files a patch names: apply_patch envelopes
+// ("*** Update File: x") and unified diff headers ("+++ b/x").
+func patchPaths(patch string) []string {
+	var out []string
+	heads := []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "}
+	if !strings.Contains(patch, "*** Begin Patch") {
+		heads = append(heads, "--- ", "+++ ")
+	}
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, h := range heads {
+			if !strings.HasPrefix(line, h) {
+				continue
+			}
+			p := strings.TrimSpace(line[len(h):])
+			if h == "--- " || h == "+++ " {
+				if i := strings.IndexByte(p, '\t'); i >= 0 {
+					p = p[:i]
+				}
+				if p == "/dev/null" {
+					continue
+				}
+				if strings.HasPrefix(p, "a/") || strings.HasPrefix(p, "b/") {
+					p = p[2:]
+				}
+			}
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,5 @@
+package policy
+
+import "golang.org/x/sys/unix"
+
+const ioctlGetTermios = unix.TCGETS
