@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,10 +32,7 @@ func (e *Engine) budget(next handler) handler {
 		if e.opts.Redactor != nil {
 			res = e.redact(res)
 		}
-		max := e.opts.MaxResultBytes
-		if m, ok := e.opts.MaxResultBytesPerTool[p.def.Name]; ok {
-			max = m
-		}
+		max := e.maxResultBytes(p.def.Name)
 		if max < 0 {
 			return res
 		}
@@ -47,6 +45,30 @@ func (e *Engine) budget(next handler) handler {
 		}
 		return e.cut(res, p, max, total)
 	}
+}
+
+// maxResultBytes is the output budget of the named tool: the entry of
+// MaxResultBytesPerTool that names it, else the first glob (in sorted
+// order) that matches it, else MaxResultBytes.
+func (e *Engine) maxResultBytes(name string) int {
+	per := e.opts.MaxResultBytesPerTool
+	if len(per) == 0 {
+		return e.opts.MaxResultBytes
+	}
+	if m, ok := per[name]; ok {
+		return m
+	}
+	globs := make([]string, 0, len(per))
+	for g := range per {
+		globs = append(globs, g)
+	}
+	slices.Sort(globs)
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return per[g]
+		}
+	}
+	return e.opts.MaxResultBytes
 }
 
 // redact replaces secrets in text content and in the structured value.

@@ -37,7 +37,8 @@ type Options struct {
 
 	Timeout        time.Duration // per call; 0: 60 s
 	MaxResultBytes int           // text returned to the model; 0: 64 KiB; < 0: unlimited
-	// MaxResultBytesPerTool overrides MaxResultBytes for the named tools.
+	// MaxResultBytesPerTool overrides MaxResultBytes for some tools: keys
+	// are tool names or globs over them (path.Match syntax).
 	MaxResultBytesPerTool map[string]int
 	Spill                 Spill            // where over-budget results are kept in full; zero: nowhere
 	Redactor              *policy.Redactor // secrets to redact from results and the audit log; nil: none

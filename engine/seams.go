@@ -88,3 +88,42 @@ func (e *Engine) idempotencyKey(p *pending) string {
 	}
 	return ""
 }
+
+// ChainLimiters returns a Limiter that admits a call only when every one of
+// ls does, asking them in order (nil entries are skipped). A refusal
+// releases what the earlier ones admitted.
+func ChainLimiters(ls ...Limiter) Limiter {
+	var list []Limiter
+	for _, l := range ls {
+		if l != nil {
+			list = append(list, l)
+		}
+	}
+	switch len(list) {
+	case 0:
+		return nil
+	case 1:
+		return list[0]
+	}
+	return limiterChain(list)
+}
+
+type limiterChain []Limiter
+
+func (c limiterChain) Acquire(ctx context.Context, call tool.Call, def tool.Definition) (func(tool.Result), *tool.Error) {
+	releases := make([]func(tool.Result), 0, len(c))
+	releaseAll := func(res tool.Result) {
+		for i := len(releases) - 1; i >= 0; i-- {
+			releases[i](res)
+		}
+	}
+	for _, l := range c {
+		release, err := l.Acquire(ctx, call, def)
+		if err != nil {
+			releaseAll(tool.ErrorResult(err))
+			return nil, err
+		}
+		releases = append(releases, release)
+	}
+	return releaseAll, nil
+}

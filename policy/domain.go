@@ -68,3 +68,23 @@ func urlHost(raw string) (string, bool) {
 	}
 	return h, true
 }
+
+// AllowedDomains returns the hosts that the policy's allow rules open to the
+// network tools (every domain: specifier of the top-level allow list;
+// "*.example.com" for a wildcard), for an egress allow-list. "domain:*" is
+// left out: an egress allow-list names hosts.
+func (p *Policy) AllowedDomains() []string {
+	var out []string
+	for _, text := range p.Allow {
+		r, err := compileRule(text)
+		if err != nil || r.dom == nil || r.dom.any {
+			continue
+		}
+		if r.dom.wildcard {
+			out = append(out, "*."+r.dom.host)
+		} else {
+			out = append(out, r.dom.host)
+		}
+	}
+	return out
+}

@@ -43,3 +43,12 @@ func TestRedact(t *testing.T) {
 		t.Error("a nil Redactor must change nothing")
 	}
 }
+
+func TestAllowedDomains(t *testing.T) {
+	p := policy.Default()
+	p.Allow = []string{"http_request(domain:api.github.com)", "WebFetch(domain:*.example.org)", "read_file", "WebFetch(domain:*)"}
+	got := p.AllowedDomains()
+	if len(got) != 2 || got[0] != "api.github.com" || got[1] != "*.example.org" {
+		t.Errorf("AllowedDomains = %v", got)
+	}
+}

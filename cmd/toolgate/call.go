@@ -25,8 +25,9 @@ limits, run, output budget, audit) and print the result as one JSON object:
   {"content":[…],"structured":…,"is_error":bool,"error":{"type","message","retryable","suggestion",…},"meta":{…}}
 
 ARGS_JSON is a JSON object (default {}); "-" reads it from standard input.
-Calls that the policy asks about (level 2 and 3 tools by default) are refused
-unless --yes approves them.
+Calls that the policy asks about (level 2 and 3 tools by default) are put to
+you on the terminal, or approved by --yes; without a terminal (a script, a
+pipe) they are refused.
 
 Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 		Example: `  toolgate call read_file '{"path":"README.md","limit":20}'
@@ -47,8 +48,16 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 				}
 			}
 			opts := engine.Options{}
-			if yes {
+			switch {
+			case yes:
 				opts.Approver = policy.ApproveAll("cli --yes")
+			case args[len(args)-1] != "-":
+				// A person at a terminal is asked (NewTerminal refuses anything else).
+				if tty, ok := s.in.(*os.File); ok {
+					if term, err := policy.NewTerminal(tty, s.err); err == nil {
+						opts.Approver = term
+					}
+				}
 			}
 			c.results = idemKey != ""
 			st, err := c.build(opts)
@@ -70,6 +79,7 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 		},
 	}
 	c.register(cmd)
+	c.registerComposites(cmd)
 	f := cmd.Flags()
 	f.BoolVarP(&yes, "yes", "y", false, "approve calls that the policy would ask about")
 	f.StringVar(&session, "session", "", "session id recorded in the audit log")

@@ -18,11 +18,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/mcpserver"
-	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -133,26 +131,25 @@ type proxySetup struct {
 // tools and serves it until ctx ends or the stdio client leaves.
 func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	opts := engine.Options{Registry: registry.New(), Logger: p.log}
-	if p.policy != "" {
-		pol, err := policy.Load(p.policy)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		opts.Policy = pol
-	}
-	if p.audit != "off" && p.audit != "" {
-		log, err := audit.Open(p.audit, audit.Options{})
-		if err != nil {
-			return &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
-		}
-		defer log.Close()
-		opts.Auditor = log
-	}
-	red, err := policy.NewRedactor(policy.DefaultSecrets())
+	pol, err := loadPolicy(p.policy)
 	if err != nil {
 		return err
 	}
-	opts.Redactor = red
+	approver, closers, err := mcpApprover(pol, s.err)
+	if err != nil {
+		return err
+	}
+	opts.Approver = approver
+	more, err := govern(&opts, pol, p.audit, "")
+	closers = append(closers, more...)
+	defer func() {
+		for _, c := range closers {
+			c()
+		}
+	}()
+	if err != nil {
+		return err
+	}
 	// The upstream's own timeout should fire first, with the clearer message.
 	for _, c := range p.cfgs {
 		t := c.Timeout

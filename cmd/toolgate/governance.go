@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/policy"
+)
+
+// loadPolicy reads the policy file, or returns the default policy when
+// there is none.
+func loadPolicy(file string) (*policy.Policy, error) {
+	if file == "" {
+		return policy.Default(), nil
+	}
+	p, err := policy.Load(file)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return p, nil
+}
+
+// govern turns a policy into engine options, the same for every command:
+// the policy itself, its rate limits and loop guard (after any limiter
+// already in opts), secret redaction, output budgets, the approver in opts
+// behind a Gate (session and always scopes, timeouts, the denial streak),
+// and the audit log. Results over the budget spill into spillRoot's
+// .toolgate/spill, where read_file reaches them ("" : no spill unless the
+// policy names a folder). It returns what must be closed at the end.
+func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot string) ([]func() error, error) {
+	opts.Policy = pol
+	opts.Limiter = engine.ChainLimiters(opts.Limiter, policy.NewLimiter(pol.Limits.Config()))
+	red, err := policy.NewRedactor(pol.Secrets.All())
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	opts.Redactor = red
+	if pol.Output.MaxBytes != 0 {
+		opts.MaxResultBytes = pol.Output.MaxBytes
+	}
+	opts.MaxResultBytesPerTool = pol.Output.Tools
+	switch {
+	case pol.Output.SpillDir != "":
+		opts.Spill = engine.Spill{Dir: pol.Output.SpillDir, ShowAs: pol.Output.SpillDir}
+	case spillRoot != "":
+		opts.Spill = engine.Spill{Dir: filepath.Join(spillRoot, ".toolgate", "spill"), ShowAs: ".toolgate/spill"}
+	}
+	if opts.Approver != nil {
+		opts.Approver = policy.NewGate(opts.Approver, pol)
+	}
+	if auditPath == "off" || auditPath == "" {
+		return nil, nil
+	}
+	log, err := audit.Open(auditPath, audit.Options{})
+	if err != nil {
+		return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
+	}
+	opts.Auditor = log
+	return []func() error{log.Close}, nil
+}
+
+// mcpApprover asks the user of the MCP client that made a call, through
+// elicitation, when the client supports it; otherwise the approval page of
+// the policy's approvals.http address, when there is one; otherwise no one
+// (the call is refused, with a reason). It returns what must be closed.
+func mcpApprover(pol *policy.Policy, log io.Writer) (policy.Approver, []func() error, error) {
+	elicit := policy.Elicitation{Elicit: func(ctx context.Context, msg string, schema map[string]any) (string, map[string]any, error) {
+		ss := mcpserver.SessionFromContext(ctx)
+		if ss == nil {
+			return "", nil, errors.New("no MCP session")
+		}
+		res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: schema})
+		if err != nil {
+			return "", nil, err
+		}
+		return res.Action, res.Content, nil
+	}}
+	var page *policy.HTTPApprover
+	var closers []func() error
+	if addr := pol.Approvals.HTTP; addr != "" {
+		var err error
+		if page, err = policy.NewHTTPApprover(policy.HTTPOptions{}); err != nil {
+			return nil, nil, err
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, nil, &exitError{exitTool, fmt.Errorf("approvals.http %s: %w", addr, err)}
+		}
+		hs := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
+		go hs.Serve(ln)
+		closers = append(closers, hs.Close)
+		fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s)\n", ln.Addr(), page.Token())
+	}
+	return policy.ApproverFunc(func(ctx context.Context, req policy.Request) (policy.Approval, error) {
+		if ss := mcpserver.SessionFromContext(ctx); ss != nil {
+			if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
+				return elicit.Approve(ctx, req)
+			}
+		}
+		if page != nil {
+			return page.Approve(ctx, req)
+		}
+		return policy.Approval{Approver: "none", Reason: "the MCP client cannot ask its user (no elicitation) and no approval page is configured (approvals.http in the policy)"}, nil
+	}), closers, nil
+}
