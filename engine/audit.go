@@ -77,6 +77,13 @@ func record(p *pending, res tool.Result) audit.Record {
 	if p.replayed {
 		rec.Outcome += " (replayed)"
 	}
+	// A tool wrapped with a fallback (orchestrate.Fallback) says in its
+	// result's metadata that another tool answered; the record says so too.
+	if fb, ok := res.Meta["fallback"].(map[string]any); ok {
+		if to, ok := fb["to"].(string); ok {
+			rec.Outcome += " (fallback: " + to + ")"
+		}
+	}
 	return rec
 }
 

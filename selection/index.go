@@ -46,6 +46,14 @@ type Options struct {
 	// NoExpansion turns off query expansion (generic synonyms, and "file"
 	// or "url" for a query holding a path or a URL).
 	NoExpansion bool
+	// Groups, when not nil, gives each definition (by position) a group:
+	// the server or tool set it belongs to ("" for none).
+	Groups []string
+	// GroupWeight adds to each grouped definition's score this share of the
+	// best score in its group, so that the tools of the server that fits a
+	// request best rise together (a task needs several tools of one server
+	// more often than not); 0 means 0.2, negative means no boost.
+	GroupWeight float64
 	// Plain makes the index plain Okapi BM25 (k1 = K1, b 0.75) over one
 	// field holding name, description and parameters: no stemming, no
 	// expansion, no name bigrams, CJK runs kept whole. It is the reference
@@ -83,6 +91,9 @@ type Index struct {
 	weights []float32        // score of the term in that definition
 	expand  map[string][]string
 	plain   bool
+	groups  []int32 // group id per definition, -1 for none
+	nGroups int
+	groupW  float64
 	scratch sync.Pool // *scratch, one per concurrent Select
 }
 
@@ -221,6 +232,31 @@ func New(defs []tool.Definition, opts Options) *Index {
 			x.weights[p] = float32(idf[t] * pseudo / (k1 + pseudo))
 		}
 	}
+	if opts.Groups != nil && opts.GroupWeight >= 0 && !opts.Plain {
+		x.groupW = opts.GroupWeight
+		if x.groupW == 0 {
+			x.groupW = 0.2
+		}
+		x.groups = make([]int32, len(defs))
+		ids := map[string]int32{}
+		for d := range defs {
+			g := ""
+			if d < len(opts.Groups) {
+				g = opts.Groups[d]
+			}
+			if g == "" {
+				x.groups[d] = -1
+				continue
+			}
+			id, ok := ids[g]
+			if !ok {
+				id = int32(len(ids))
+				ids[g] = id
+			}
+			x.groups[d] = id
+		}
+		x.nGroups = len(ids)
+	}
 	if !opts.Plain && !opts.NoExpansion {
 		x.expand = synonyms(&x.an)
 	}
@@ -280,14 +316,9 @@ func (x *Index) Select(query string, k int) []Match {
 	}
 	s := x.scratch.Get().(*scratch)
 	defer x.scratch.Put(s)
-	for _, qt := range q {
-		for p := x.start[qt.id]; p < x.start[qt.id+1]; p++ {
-			d := x.docs[p]
-			if s.scores[d] == 0 {
-				s.touched = append(s.touched, d)
-			}
-			s.scores[d] += qt.weight * float64(x.weights[p])
-		}
+	x.accumulate(s, q)
+	if x.groups != nil {
+		x.groupBoost(s)
 	}
 	// Keep the best k in order; most candidates fail the first comparison.
 	top := make([]Match, 0, min(k, len(s.touched)))
@@ -373,4 +404,36 @@ func (x *Index) query(query string) []queryTerm {
 		}
 	}
 	return q
+}
+
+// accumulate adds the postings of q's terms into s.
+func (x *Index) accumulate(s *scratch, q []queryTerm) {
+	for _, qt := range q {
+		for p := x.start[qt.id]; p < x.start[qt.id+1]; p++ {
+			d := x.docs[p]
+			if s.scores[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			s.scores[d] += qt.weight * float64(x.weights[p])
+		}
+	}
+}
+
+// groupBoost adds to each grouped definition a share of the best score in
+// its group, including definitions that matched nothing themselves.
+func (x *Index) groupBoost(s *scratch) {
+	best := make([]float64, x.nGroups)
+	for _, d := range s.touched {
+		if g := x.groups[d]; g >= 0 {
+			best[g] = max(best[g], s.scores[d])
+		}
+	}
+	for d, g := range x.groups {
+		if g >= 0 && best[g] > 0 {
+			if s.scores[d] == 0 {
+				s.touched = append(s.touched, int32(d))
+			}
+			s.scores[d] += x.groupW * best[g]
+		}
+	}
 }

@@ -35,6 +35,10 @@ func main() {
 	for i, t := range b.Tools {
 		withServer[i].Tags = []string{t.Server}
 	}
+	groups := make([]string, len(b.Tools))
+	for i, t := range b.Tools {
+		groups[i] = t.Server
+	}
 	fmt.Printf("LiveMCPBench: %d tools, %d tasks with gold\n\n", len(defs), len(b.Tasks))
 	fmt.Printf("%-34s %6s %6s %8s %11s\n", "method", "R@5", "R@10", "nDCG@10", "complete@10")
 	fmt.Printf("%-34s %6.1f %6.1f %8.1f %11.1f\n", "README floor (plain BM25)", 39.3, 46.4, 37.5, 24.5)
@@ -49,6 +53,9 @@ func main() {
 		{"default, no stemming", defs, selection.Options{NoStemming: true}},
 		{"default, no expansion", defs, selection.Options{NoExpansion: true}},
 		{"default, equal weights", defs, selection.Options{Weights: selection.Weights{Name: 1, Description: 1, ParamNames: 1, ParamDescriptions: 1}}},
+		{"default + server groups (0.2)", defs, selection.Options{Groups: groups}},
+		{"default + server groups 0.1", defs, selection.Options{Groups: groups, GroupWeight: 0.1}},
+		{"default + server groups 0.4", defs, selection.Options{Groups: groups, GroupWeight: 0.4}},
 	} {
 		idx := selection.New(c.defs, c.opts)
 		// 50, not 10: Score collapses names found on several servers.

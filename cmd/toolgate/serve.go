@@ -15,12 +15,13 @@ import (
 
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/policy"
 )
 
 func newServeCmd(s *streams) *cobra.Command {
 	var c common
 	var addr string
-	var allowRemote bool
+	var allowRemote, deferTools bool
 	var maxRequest int64
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -63,11 +64,17 @@ roots that lie inside --root folders; it never widens them.`,
 			// apply_patch names its files inside the patch: refused while a
 			// client's roots narrow the session.
 			paths := mcpserver.Opaque(mcpserver.DefaultPaths, "apply_patch")
+			c.approver = func(pol *policy.Policy) (policy.Approver, []func() error, error) { return mcpApprover(pol, s.err) }
 			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths)})
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			if deferTools {
+				if err := st.deferTools(); err != nil {
+					return err
+				}
+			}
 			logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			srv, err := mcpserver.New(mcpserver.Options{Engine: st.engine, Version: version, Roots: roots, Logger: logger})
 			if err != nil {
@@ -90,7 +97,9 @@ roots that lie inside --root folders; it never widens them.`,
 		},
 	}
 	c.register(cmd)
+	c.registerComposites(cmd)
 	f := cmd.Flags()
+	f.BoolVar(&deferTools, "defer-tools", false, "list only tool_search and run_plan at first; tool_search(query) loads the matching tools (tools/list_changed)")
 	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (the server has no authentication)")
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")

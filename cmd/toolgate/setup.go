@@ -1,14 +1,13 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/orchestrate"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/store"
@@ -21,6 +20,11 @@ type common struct {
 	auditPath string
 	results   bool     // open the idempotency store (see openIdempotency)
 	domains   []string // domains http_request may reach
+	// approver, when set, makes the approver of calls the policy asks about
+	// (once the policy is loaded), with what must be closed at the end.
+	approver func(*policy.Policy) (policy.Approver, []func() error, error)
+	// composites is a file of composite tools and fallbacks (plan.go).
+	composites string
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -70,6 +74,7 @@ func (s *setup) openIdempotency() (*store.Idempotency, error) {
 type setup struct {
 	registry *registry.Registry
 	engine   *engine.Engine
+	runner   *orchestrate.Runner // plans, run_plan and composites (plan.go)
 	closers  []func() error
 }
 
@@ -79,9 +84,18 @@ func (s *setup) Close() {
 	}
 }
 
-// build assembles the registry with the built-in tools, the policy, the
-// audit log and (when c.results is set) the result store into an engine.
+// build assembles the registry with the built-in tools and the governance
+// of the policy file (see govern) into an engine, with the result store
+// when c.results is set.
 func (c *common) build(opts engine.Options) (*setup, error) {
+	pol, err := loadPolicy(c.policy)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.roots) == 0 {
+		c.roots = pol.Roots
+	}
+	c.domains = append(c.domains, pol.AllowedDomains()...)
 	s := &setup{registry: registry.New()}
 	sets, err := builtinTools(c)
 	if err != nil {
@@ -92,22 +106,21 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		s.Close()
 		return nil, err
 	}
-	if c.policy != "" {
-		p, err := policy.Load(c.policy)
+	pol.Roots = sets.roots.Dirs() // path rules resolve as the file tools do
+	if c.approver != nil && opts.Approver == nil {
+		a, closers, err := c.approver(pol)
+		s.closers = append(s.closers, closers...)
 		if err != nil {
 			s.Close()
-			return nil, usageErr("%v", err)
+			return nil, err
 		}
-		opts.Policy = p
+		opts.Approver = a
 	}
-	if c.auditPath != "off" && c.auditPath != "" {
-		log, err := audit.Open(c.auditPath, audit.Options{})
-		if err != nil {
-			s.Close()
-			return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
-		}
-		s.closers = append(s.closers, log.Close)
-		opts.Auditor = log
+	closers, err := govern(&opts, pol, c.auditPath, sets.roots.Dirs()[0])
+	s.closers = append(s.closers, closers...)
+	if err != nil {
+		s.Close()
+		return nil, err
 	}
 	if c.results {
 		idem, err := s.openIdempotency()
@@ -117,19 +130,11 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		}
 		opts.Idempotency = idem
 	}
-	if opts.Redactor == nil {
-		red, err := policy.NewRedactor(policy.DefaultSecrets())
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		opts.Redactor = red
-	}
-	if opts.Spill.Dir == "" {
-		// Results over the budget are kept where read_file can reach them.
-		opts.Spill = engine.Spill{Dir: filepath.Join(sets.roots.Dirs()[0], ".toolgate", "spill"), ShowAs: ".toolgate/spill"}
-	}
 	opts.Registry = s.registry
 	s.engine = engine.New(opts)
+	if err := s.addOrchestration(c); err != nil {
+		s.Close()
+		return nil, err
+	}
 	return s, nil
 }

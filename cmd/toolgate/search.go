@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/orchestrate"
+	"github.com/toolgate/toolgate/selection"
+	"github.com/toolgate/toolgate/tool"
+)
+
+func newSearchCmd(s *streams) *cobra.Command {
+	var c common
+	var toolsFile, queriesFile, embURL, embModel string
+	var k int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "search [QUERY]",
+		Short: "Find the tools that fit a request (the index behind tool_search)",
+		Long: `Rank tools against a request with toolgate's selection index (BM25F over
+names, descriptions and parameters, with stemming and generic synonyms) and
+print the best K, best first.
+
+The tools are the built-in ones (--root), or those of --tools FILE: a JSON
+array of MCP-shaped tools {name, description, inputSchema} (what
+'toolgate tools --format mcp' prints, or an MCP server's tools/list result).
+
+Batch mode (--queries FILE.jsonl, no QUERY) reads JSON Lines {"id":…,
+"query":…} and prints one JSON line {"id":…, "tools":[names, best first]}
+per query, ids as given.
+
+With --embeddings-url (an OpenAI-compatible /v1 base URL) and
+--embeddings-model, the ranking fuses the index with embedding similarity
+(reciprocal rank fusion); the key is read from $TOOLGATE_EMBEDDINGS_KEY and
+vectors are cached in the state folder.`,
+		Example: `  toolgate search "resize a picture" -k 3
+  toolgate search "create a github issue" --tools tools.json --json
+  toolgate search --tools tools.json --queries queries.jsonl -k 10`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if k <= 0 {
+				return usageErr("-k %d: want a positive number", k)
+			}
+			if (len(args) == 1) == (queriesFile != "") {
+				return usageErr("give either a QUERY or --queries FILE")
+			}
+			defs, err := searchDefinitions(&c, toolsFile)
+			if err != nil {
+				return err
+			}
+			rank, err := ranker(cmd.Context(), defs, embURL, embModel)
+			if err != nil {
+				return err
+			}
+			if queriesFile != "" {
+				return batchSearch(s, rank, queriesFile, k)
+			}
+			ms, err := rank(args[0], k)
+			if err != nil {
+				return &exitError{exitTool, err}
+			}
+			if asJSON {
+				names := make([]string, len(ms))
+				for i, m := range ms {
+					names[i] = m.Name
+				}
+				return printJSON(s, map[string]any{"query": args[0], "tools": names})
+			}
+			w := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "RANK\tNAME\tSCORE\tDESCRIPTION")
+			for i, m := range ms {
+				fmt.Fprintf(w, "%d\t%s\t%.3f\t%s\n", i+1, m.Name, m.Score, summary(defs[m.Index].Description))
+			}
+			return w.Flush()
+		},
+	}
+	c.register(cmd)
+	f := cmd.Flags()
+	f.StringVar(&toolsFile, "tools", "", "JSON array of MCP-shaped tools to search instead of the built-in ones")
+	f.StringVar(&queriesFile, "queries", "", "JSON Lines of {\"id\",\"query\"}: batch mode, JSON Lines out")
+	f.IntVarP(&k, "k", "k", 5, "how many tools to print per query")
+	f.BoolVar(&asJSON, "json", false, "print {\"query\",\"tools\":[names]} instead of a table")
+	f.StringVar(&embURL, "embeddings-url", "", "OpenAI-compatible base URL (…/v1) for hybrid ranking with embeddings")
+	f.StringVar(&embModel, "embeddings-model", "", "embedding model name (with --embeddings-url)")
+	return cmd
+}
+
+// rankFunc returns the best k matches of a query.
+type rankFunc func(query string, k int) ([]selection.Match, error)
+
+// ranker is the lexical index, or the hybrid one when an endpoint is given.
+func ranker(ctx context.Context, defs []tool.Definition, url, model string) (rankFunc, error) {
+	if url == "" {
+		if model != "" {
+			return nil, usageErr("--embeddings-model needs --embeddings-url")
+		}
+		idx := selection.New(defs, selection.Options{})
+		return func(q string, k int) ([]selection.Match, error) { return idx.Select(q, k), nil }, nil
+	}
+	if model == "" {
+		return nil, usageErr("--embeddings-url needs --embeddings-model")
+	}
+	emb := &selection.Embedder{BaseURL: url, Model: model, APIKey: os.Getenv("TOOLGATE_EMBEDDINGS_KEY"), CacheDir: filepath.Join(stateDir(), "embeddings")}
+	h, err := selection.NewHybrid(ctx, defs, selection.Options{}, emb)
+	if err != nil {
+		return nil, &exitError{exitTool, err}
+	}
+	return func(q string, k int) ([]selection.Match, error) { return h.Select(ctx, q, k) }, nil
+}
+
+// searchDefinitions reads a tools file, or lists the built-in tools.
+func searchDefinitions(c *common, file string) ([]tool.Definition, error) {
+	if file == "" {
+		sets, err := builtinTools(c)
+		if err != nil {
+			return nil, err
+		}
+		defer sets.Close()
+		defs := make([]tool.Definition, len(sets.tools))
+		for i, t := range sets.tools {
+			defs[i] = t.Definition()
+		}
+		return defs, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usageErr("--tools: %v", err)
+	}
+	var list []struct {
+		Name        string          `json:"name"`
+		Title       string          `json:"title"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		// An MCP tools/list result holds the array under "tools".
+		var wrapped struct {
+			Tools json.RawMessage `json:"tools"`
+		}
+		if json.Unmarshal(data, &wrapped) != nil || json.Unmarshal(wrapped.Tools, &list) != nil {
+			return nil, usageErr("--tools %s: want a JSON array of {name, description, inputSchema}: %v", file, err)
+		}
+	}
+	defs := make([]tool.Definition, 0, len(list))
+	for i, t := range list {
+		if t.Name == "" {
+			return nil, usageErr("--tools %s: tool %d has no name", file, i)
+		}
+		defs = append(defs, tool.Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	return defs, nil
+}
+
+// batchSearch answers a JSON Lines file of queries.
+func batchSearch(s *streams, rank rankFunc, file string, k int) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return usageErr("--queries: %v", err)
+	}
+	defer f.Close()
+	out := bufio.NewWriter(s.out)
+	defer out.Flush()
+	br := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var q struct {
+				ID    json.RawMessage `json:"id"`
+				Query *string         `json:"query"`
+			}
+			if jerr := json.Unmarshal(line, &q); jerr != nil || q.Query == nil {
+				return usageErr("--queries %s line %d: want {\"id\":…, \"query\":\"…\"}", file, n)
+			}
+			ms, rerr := rank(*q.Query, k)
+			if rerr != nil {
+				return &exitError{exitTool, fmt.Errorf("line %d: %w", n, rerr)}
+			}
+			names := make([]string, len(ms))
+			for i, m := range ms {
+				names[i] = m.Name
+			}
+			id := q.ID
+			if id == nil {
+				id = json.RawMessage("null")
+			}
+			b, _ := json.Marshal(struct {
+				ID    json.RawMessage `json:"id"`
+				Tools []string        `json:"tools"`
+			}{id, names})
+			out.Write(append(b, '\n'))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return usageErr("--queries: %v", err)
+		}
+	}
+}
+
+// summary is the first sentence or line of a description, for a table.
+func summary(desc string) string {
+	desc = strings.TrimSpace(desc)
+	if i := strings.IndexAny(desc, "\n"); i >= 0 {
+		desc = desc[:i]
+	}
+	if i := strings.Index(desc, ". "); i >= 0 {
+		desc = desc[:i+1]
+	}
+	if len(desc) > 100 {
+		desc = desc[:97] + "..."
+	}
+	return desc
+}
+
+// deferTools hides every tool but run_plan behind tool_search (serve
+// --defer-tools): a client lists only tool_search and run_plan until a
+// search loads what it needs, which the MCP server announces with
+// notifications/tools/list_changed.
+func (s *setup) deferTools() error {
+	d, err := selection.Defer(s.registry, selection.DeferOptions{Keep: []string{orchestrate.RunPlanName}})
+	if err != nil {
+		return err
+	}
+	s.closers = append(s.closers, func() error { d.Close(); return nil })
+	return s.registry.Register(d.Tool())
+}
