@@ -6,10 +6,11 @@
 //	lookup       unknown tool → an error naming the closest registered tools
 //	arguments    parse; safe schema-guided repairs; never run a malformed call as {}
 //	validate     JSON Schema; every failing field listed
-//	policy       mode + rules + level → allow, ask (an Approver decides) or deny
-//	limits       rate limits, concurrency, loop guard (a seam: Options.Limiter)
-//	idempotency  a repeated key returns the recorded result (a seam: Options.Idempotency)
-//	budget       caps the size of what goes back to the model
+//	policy       mode + rules + level → allow, ask (an Approver decides) or deny;
+//	             a tool may also ask for one call's approval (tool.NeedsApproval)
+//	limits       rate limits, concurrency, loop guard (Options.Limiter, e.g. policy.Limiter)
+//	idempotency  a repeated key returns the recorded result (Options.Idempotency, e.g. store.Idempotency)
+//	budget       redacts secrets, caps what goes back to the model, spills the rest to a file
 //	run          timeout, cancellation, panic recovery, the tool itself
 //
 // Execute returns a tool.Result; a failure anywhere is a Result with a
