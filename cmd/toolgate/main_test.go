@@ -287,3 +287,23 @@ func TestSpilledOutputIsReadable(t *testing.T) {
 		t.Errorf("a tool could overwrite a spill file: %s", r.stdout)
 	}
 }
+
+func TestPolicyCommand(t *testing.T) {
+	ws := workspace(t)
+	example := filepath.Join("..", "..", "toolgate.example.yaml")
+	abs, _ := filepath.Abs(example)
+	if r := toolgate(t, ws, "", "policy", "check", abs); r.code != 0 || !strings.Contains(r.stdout, "OK") {
+		t.Errorf("the example policy does not check: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	bad := filepath.Join(ws, "bad.yaml")
+	os.WriteFile(bad, []byte("deny:\n  - rule: Bash(rm:*)\n    examples:\n      match: [\"ls\"]\n"), 0o644)
+	if r := toolgate(t, ws, "", "policy", "check", bad); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml:") {
+		t.Errorf("a failing rule example: exit %d, %s", r.code, r.stderr)
+	}
+	if r := toolgate(t, ws, "", "policy", "defaults"); r.code != 0 || !strings.Contains(r.stdout, ".git/hooks") {
+		t.Errorf("policy defaults: %s", r.stdout)
+	}
+	if r := toolgate(t, ws, "", "policy", "schema"); r.code != 0 || !json.Valid([]byte(r.stdout)) {
+		t.Errorf("policy schema is not JSON")
+	}
+}
