@@ -67,11 +67,11 @@ func isApproved(ctx context.Context) bool { return tool.Approved(ctx) }
 
 // CommandInput is execute_command's arguments.
 type CommandInput struct {
-	Command string            `json:"command,omitempty" jsonschema:"a shell command line, run by /bin/sh -c in the workspace (give command or argv)"`
-	Argv    []string          `json:"argv,omitempty" jsonschema:"the program and its arguments, run without a shell (give command or argv)"`
+	Command string            `json:"command,omitempty" jsonschema:"a shell command line, run by /bin/sh -c in the workspace; if omitted, argv is run (give exactly one of command and argv)"`
+	Argv    []string          `json:"argv,omitempty" jsonschema:"the program and its arguments, run without a shell; if omitted, command is run (give exactly one of command and argv)"`
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"working folder, relative to the workspace (default: the workspace)"`
 	Timeout float64           `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed (default 30)" minimum:"0"`
-	Env     map[string]string `json:"env,omitempty" jsonschema:"extra environment variables; nothing else of the host's environment is passed"`
+	Env     map[string]string `json:"env,omitempty" jsonschema:"extra environment variables (by default none: nothing of the host's environment is passed; the sandbox sets PATH, HOME, TMPDIR, LANG and TERM)"`
 }
 
 // CodeInput is run_code's arguments.
@@ -119,11 +119,17 @@ func Tools(opts Options) ([]tool.Tool, error) {
 		tool.New("execute_command",
 			"Run a shell command (or an argv) in a sandbox over the workspace: the system is read-only, "+
 				"the network is "+networkWords(o.Network)+", and the command is killed at its timeout. "+
-				"Returns exit_code, stdout and stderr; a non-zero exit is a result, not an error.",
+				"Returns exit_code, stdout and stderr; a non-zero exit is a result, not an error.\n"+
+				"Use it to build, test, run git or other programs in the workspace. Do not use it to read, search, "+
+				"write or edit files: read_file, search_files, write_file and edit_file are safer and faster.\n"+
+				`Example: {"command": "go test ./...", "timeout": 120}`,
 			s.executeCommand, common...),
 		tool.New("run_code",
 			"Run a Python, Node.js or bash program in the same sandbox as execute_command. "+
-				"Returns exit_code, stdout and stderr.",
+				"Returns exit_code, stdout and stderr.\n"+
+				"Use it to compute, transform data or try a snippet without writing a file first. "+
+				"Not for running the project's own programs or tests: use execute_command for that.\n"+
+				`Example: {"language": "python", "code": "print(sum(range(10)))"}`,
 			s.runCode, common...),
 	}, nil
 }

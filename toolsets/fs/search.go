@@ -16,7 +16,7 @@ type SearchFilesIn struct {
 	Pattern         string `json:"pattern" minLength:"1" jsonschema:"for target=content: a regular expression (RE2/Go syntax, e.g. func \\w+Handler\\(); for target=files: a glob over paths (e.g. **/*_test.go, or *.md to match names)"`
 	Path            string `json:"path,omitempty" default:"." jsonschema:"the folder (or single file) to search, relative to the workspace root or absolute inside a root"`
 	Target          string `json:"target,omitempty" default:"content" enum:"content,files" jsonschema:"content: search inside files; files: find files by path"`
-	Glob            string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. *.go or src/**/*.ts; omitted: every file"`
+	Glob            string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. *.go or src/**/*.ts; if omitted, every file"`
 	CaseInsensitive bool   `json:"case_insensitive,omitempty" default:"false" jsonschema:"ignore upper and lower case"`
 	Context         int    `json:"context,omitempty" default:"0" minimum:"0" maximum:"10" jsonschema:"lines to show before and after each match (output=content)"`
 	Output          string `json:"output,omitempty" default:"content" enum:"content,files,count" jsonschema:"content: matching lines; files: only the paths of files with a match; count: matches per file"`

@@ -69,8 +69,8 @@ func (s *Set) Tools() []tool.Tool { return []tool.Tool{s.httpRequestTool()} }
 type RequestIn struct {
 	URL     string            `json:"url" jsonschema:"absolute http:// or https:// URL, e.g. https://api.github.com/repos/golang/go" minLength:"1"`
 	Method  string            `json:"method,omitempty" jsonschema:"HTTP method" enum:"GET,HEAD,POST,PUT,PATCH,DELETE,OPTIONS" default:"GET"`
-	Headers map[string]string `json:"headers,omitempty" jsonschema:"request headers, e.g. {\"Accept\": \"application/json\"}; Host, Content-Length, Connection and proxy headers are set by the tool"`
-	Body    string            `json:"body,omitempty" jsonschema:"request body (text, e.g. JSON); set Content-Type in headers"`
+	Headers map[string]string `json:"headers,omitempty" jsonschema:"request headers, e.g. {\"Accept\": \"application/json\"} (by default only User-Agent); Host, Content-Length, Connection and proxy headers are set by the tool"`
+	Body    string            `json:"body,omitempty" jsonschema:"request body (text, e.g. JSON; if omitted, no body); set Content-Type in headers"`
 }
 
 // Response is what http_request returns.
@@ -91,7 +91,10 @@ type Response struct {
 const description = "Make an HTTP request to an allow-listed domain and return the status, headers and body " +
 	"(text and JSON as text; binary bodies are described, not shown). Redirects are followed (up to 5) and re-checked. " +
 	"Internal and cloud-metadata addresses are always refused. When the network fails, a GET may be answered from " +
-	"the last stored response, marked cached with its age."
+	"the last stored response, marked cached with its age.\n" +
+	"Use it to call web APIs and fetch documents from the domains the policy allows. Do not use it for files in the " +
+	"workspace (read_file) nor for local services: loopback and private addresses are refused.\n" +
+	`Example: {"url": "https://api.github.com/repos/golang/go", "headers": {"Accept": "application/json"}}`
 
 func (s *Set) httpRequestTool() tool.Tool {
 	def := tool.New("http_request", description,
