@@ -13,6 +13,11 @@ import (
 )
 
 type noopIn struct {
+	Query string `json:"query" jsonschema:"what to look up"`
+	Limit int    `json:"limit,omitempty" default:"10"`
+}
+
+type noopPathIn struct {
 	Path  string `json:"path" jsonschema:"a path"`
 	Limit int    `json:"limit,omitempty" default:"10"`
 }
@@ -20,6 +25,8 @@ type noopIn struct {
 func benchEngine(b *testing.B, withAudit bool) *engine.Engine {
 	reg := registry.New()
 	err := reg.Register(tool.New("noop", "Does nothing.", func(context.Context, noopIn) (string, error) {
+		return "ok", nil
+	}, tool.ReadOnly()), tool.New("noop_path", "Does nothing with a path.", func(context.Context, noopPathIn) (string, error) {
 		return "ok", nil
 	}, tool.ReadOnly()))
 	if err != nil {
@@ -40,9 +47,18 @@ func benchEngine(b *testing.B, withAudit bool) *engine.Engine {
 // BenchmarkExecute runs a no-op tool through the whole chain (lookup,
 // arguments, validation, policy, run, budget, and audit to a real file when
 // asked). Goal: ≤ 2 µs/op without audit, ≤ 10 µs/op with it, on one core
-// (-cpu 1).
+// (-cpu 1). The path variant adds the policy's protected-path rules, which
+// every call carrying a path argument is checked against.
 func BenchmarkExecute(b *testing.B) {
-	c := tool.Call{ID: "c1", Name: "noop", Args: json.RawMessage(`{"path":"a/b.txt","limit":5}`)}
+	for _, c := range []tool.Call{
+		{ID: "c1", Name: "noop", Args: json.RawMessage(`{"query":"a/b.txt","limit":5}`)},
+		{ID: "c2", Name: "noop_path", Args: json.RawMessage(`{"path":"a/b.txt","limit":5}`)},
+	} {
+		b.Run(c.Name, func(b *testing.B) { benchExecute(b, c) })
+	}
+}
+
+func benchExecute(b *testing.B, c tool.Call) {
 	for _, withAudit := range []bool{false, true} {
 		name := "no-audit"
 		if withAudit {

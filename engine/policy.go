@@ -10,7 +10,7 @@ import (
 // authorize applies the policy; a call it asks about goes to the Approver.
 func (e *Engine) authorize(next handler) handler {
 	return func(ctx context.Context, p *pending) tool.Result {
-		p.decision = e.policy.Decide(p.def, p.call)
+		p.decision = e.policy.DecideParsed(p.def, p.call, p.args)
 		switch p.decision.Effect {
 		case policy.Allow:
 			return e.runAsking(ctx, p, next)

@@ -305,6 +305,13 @@ type Decision struct {
 // policy whose rules do not compile denies every call, and a call whose
 // arguments cannot be judged is not allowed by a rule.
 func (p *Policy) Decide(def tool.Definition, call tool.Call) Decision {
+	return p.DecideParsed(def, call, nil)
+}
+
+// DecideParsed is Decide for a caller that has already parsed call.Args
+// into args (exactly those bytes, as the engine does): the policy then
+// judges args instead of parsing the arguments again. Nil args: parse.
+func (p *Policy) DecideParsed(def tool.Definition, call tool.Call, args map[string]any) Decision {
 	c := p.prepare()
 	mode := p.Mode.canonical()
 	d := Decision{Mode: mode, Level: def.Level}
@@ -346,6 +353,9 @@ func (p *Policy) Decide(def tool.Definition, call tool.Call) Decision {
 	}
 
 	f := &facts{roots: c.roots, def: def, call: call, info: p.info(def)}
+	if args != nil {
+		f.args, f.argsDone = args, true
+	}
 	if r := firstCatch(f, c.deny, role.deny); r != nil {
 		why := p.reason(r, fmt.Sprintf("the policy denies this call of %s (rule %s)", def.Name, r.text))
 		if sh := f.command(); r.kind == specCommand && sh != nil && len(sh.opaque) > 0 {
