@@ -43,7 +43,7 @@ type LimitConfig struct {
 // identical to one that just failed (not retryably) gets that failure again
 // without running.
 type LoopConfig struct {
-	Max    int           // 0: 6
+	Max    int           // 0: 5 (calls 1-5 run, the 6th identical one is refused)
 	Window time.Duration // 0: 1 minute
 	Cycles int           // 0: 3
 	Off    bool          // disables the loop guard
@@ -65,7 +65,10 @@ type Limiter struct {
 // NewLimiter returns a Limiter for cfg.
 func NewLimiter(cfg LimitConfig) *Limiter {
 	if cfg.Loop.Max <= 0 {
-		cfg.Loop.Max = 6
+		// Five identical calls in a window run; the sixth is a loop (the
+		// attack corpus's rule, and Hermes's): a sixth identical read
+		// brings nothing the first five did not.
+		cfg.Loop.Max = 5
 	}
 	if cfg.Loop.Window <= 0 {
 		cfg.Loop.Window = time.Minute
@@ -266,6 +269,8 @@ func (l *Limiter) checkLoop(session, key string) *tool.Error {
 // cycle reports the length (2 or 3) of a cycle that calls followed by key
 // would complete for the cycles-th time in a row, or 0.
 func cycle(calls []past, key string, cycles int) int {
+	// Only the last 3*cycles keys matter: copy those, not the history.
+	calls = calls[max(0, len(calls)-(3*cycles-1)):]
 	seq := make([]string, 0, len(calls)+1)
 	for _, c := range calls {
 		seq = append(seq, c.key)
@@ -277,11 +282,7 @@ func cycle(calls []past, key string, cycles int) int {
 			continue
 		}
 		tail := seq[len(seq)-span:]
-		distinct := map[string]bool{}
-		for _, k := range tail[:n] {
-			distinct[k] = true
-		}
-		if len(distinct) != n {
+		if !distinct(tail[:n]) {
 			continue
 		}
 		ok := true
@@ -293,6 +294,18 @@ func cycle(calls []past, key string, cycles int) int {
 		}
 	}
 	return 0
+}
+
+// distinct reports whether the keys (two or three) differ from each other.
+func distinct(keys []string) bool {
+	for i := range keys {
+		for j := i + 1; j < len(keys); j++ {
+			if keys[i] == keys[j] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // forgetIdle drops the sessions with no call in the window, or all of them

@@ -165,3 +165,23 @@ func TestLoopGuard(t *testing.T) {
 		}
 	})
 }
+
+// TestLoopGuardDefault: with the default configuration calls 1-5 of the
+// same call run and the 6th is loop_detected (the attack corpus's rule).
+func TestLoopGuardDefault(t *testing.T) {
+	l := policy.NewLimiter(policy.LimitConfig{})
+	def := tool.Definition{Name: "read_file"}
+	for i := 1; i <= 6; i++ {
+		release, err := l.Acquire(context.Background(), lcall("read_file", `{"path":"README.md"}`, "s", ""), def)
+		if i <= 5 {
+			if err != nil {
+				t.Fatalf("call %d refused: %v", i, err)
+			}
+			release(tool.TextResult("x"))
+			continue
+		}
+		if err == nil || err.Type != tool.LoopDetected {
+			t.Fatalf("call 6: %v; want loop_detected", err)
+		}
+	}
+}

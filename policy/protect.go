@@ -56,6 +56,9 @@ func DefaultDeny() []Protected {
 		e("**/.git", gitdir, w, false),
 		e("**/.git/**", gitdir, w, false),
 		e("**/.gitconfig", gitcfg, w, false),
+		// As in toolsets/fs: submodule URLs/paths git acts on, and rg's flags file.
+		e("**/.gitmodules", gitcfg, w, false),
+		e("**/.ripgreprc", "ripgrep reads its flags from this file (--pre runs a program)", w, false),
 		e("**/.toolgate", own, w, false),
 		e("**/.toolgate", own, r, false, spill),
 		e("**/.toolgate/**", own, w, false),

@@ -230,6 +230,9 @@ func (s *set) verdict(ctx context.Context, f Finding) *tool.Error {
 func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout float64, env map[string]string) (tool.Result, error) {
 	spec.Root = s.opts.Root
 	spec.Dir = cwd
+	// Files that run later outside the sandbox (.git, IDE tasks, shell rc)
+	// stay read-only even though the workspace is writable.
+	spec.ReadOnly = append(spec.ReadOnly, protectedMounts(s.opts.Root)...)
 	spec.Limits = s.opts.Limits
 	spec.Network = s.opts.Network
 	spec.Env = append([]string(nil), s.opts.Env...)
@@ -246,12 +249,13 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 		spec.Env = setEnv(spec.Env, k, env[k])
 	}
 	if timeout > 0 {
-		d := time.Duration(timeout * float64(time.Second))
-		if d > s.opts.MaxTimeout {
+		// Compared in seconds before converting: a huge timeout (1e308)
+		// overflows time.Duration into a negative value that would pass.
+		if timeout > s.opts.MaxTimeout.Seconds() {
 			return errResult(tool.Errorf(tool.InvalidArguments, "timeout %gs is over the maximum of %s", timeout, s.opts.MaxTimeout).
 				WithSuggestion("ask for at most %g seconds", s.opts.MaxTimeout.Seconds())), nil
 		}
-		spec.Limits.Wall = d
+		spec.Limits.Wall = time.Duration(timeout * float64(time.Second))
 	}
 	o, err := s.opts.Backend.Run(ctx, spec)
 	if err != nil {
@@ -307,6 +311,12 @@ func (s *set) result(o sandbox.Outcome) tool.Result {
 	case o.Killed == "output":
 		e = tool.Errorf(tool.SandboxViolation, "the command was killed: it wrote far more output than can be kept").
 			WithSuggestion("redirect the output to a file in the workspace and read the part you need").WithDetail("limit", "output")
+	case contains(o.LimitsHit, "file_size") || o.ExitCode == 128+25 && strings.Contains(string(o.Stderr), "File size limit exceeded"):
+		// RLIMIT_FSIZE stopped a write: the file is cut at the limit. A
+		// shell reports a child killed by SIGXFSZ (25) as exit 153 and
+		// says so on stderr.
+		e = tool.Errorf(tool.SandboxViolation, "the command was killed: it wrote a file larger than the limit (the file is cut short)").
+			WithSuggestion("write less data, or split it across smaller files; delete the partial file").WithDetail("limit", "file_size")
 	case contains(o.LimitsHit, "cpu"):
 		e = tool.Errorf(tool.SandboxViolation, "the command was killed: it used up its CPU time").
 			WithSuggestion("do less work per command").WithDetail("limit", "cpu")

@@ -150,3 +150,21 @@ func TestAllowSecrets(t *testing.T) {
 		t.Fatal("an invalid glob was accepted")
 	}
 }
+
+// TestSubmoduleAndRipgrepConfigProtected: .gitmodules and .ripgreprc make
+// programs act later (git on clone/update, rg on every search): writing
+// them is refused, reading them is not.
+func TestSubmoduleAndRipgrepConfigProtected(t *testing.T) {
+	g, err := newGuard(DefaultRules(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{".gitmodules", "sub/.gitmodules", ".ripgreprc", ".GITMODULES"} {
+		if g.match(p, Write) == nil {
+			t.Errorf("writing %s is allowed", p)
+		}
+		if g.match(p, Read) != nil {
+			t.Errorf("reading %s is denied", p)
+		}
+	}
+}

@@ -60,6 +60,12 @@ func DefaultRules() []Rule {
 		{Pattern: "**/.git", Reason: gitdir, Access: Write},
 		{Pattern: "**/.git/**", Reason: gitdir, Access: Write},
 		{Pattern: "**/.gitconfig", Reason: gitcfg, Access: Write},
+		// .gitmodules names submodule URLs and paths git acts on at clone and
+		// update (ext:: transports, CVE-2018-11235); .ripgreprc adds flags
+		// (--pre runs a program) to every rg. Both on sandbox-runtime's
+		// always-blocked list.
+		{Pattern: "**/.gitmodules", Reason: gitcfg, Access: Write},
+		{Pattern: "**/.ripgreprc", Reason: "ripgrep reads its flags from this file (--pre runs a program)", Access: Write},
 		{Pattern: "**/.toolgate", Reason: own, Access: ReadWrite},
 		{Pattern: "**/.toolgate/**", Reason: own, Access: Write},
 		// Spilled results (output too large for one answer) are there to be read.
