@@ -18,24 +18,26 @@ type cgroup struct {
 	version string            // "v1" or "v2"
 	dirs    map[string]string // controller ("memory", "pids", "cpu", "cpuacct"; "" for v2) → folder
 	limits  []string          // the limits set: memory, pids, cpu
+	v2CPU   bool              // v2: the cpu controller is delegated
+	why     string            // v1: the controllers that are missing, and why
 }
 
 var cgroupSeq atomic.Int64
 
-// newCgroup makes the groups for one command and sets the limits l. It
-// returns nil and why when it cannot: the command then runs with rlimits
-// only.
-func newCgroup(l Limits) (*cgroup, string) {
+// newCgroup makes the groups for one command, without limits yet (see
+// limit), so that they can be made while its helper starts. It returns
+// nil and why when it cannot: the command then runs with rlimits only.
+func newCgroup() (*cgroup, string) {
 	own, mounts, err := cgroupLayout()
 	if err != nil {
 		return nil, "none: " + err.Error()
 	}
 	name := fmt.Sprintf("toolgate-%d-%d", os.Getpid(), cgroupSeq.Add(1))
-	cg, why2 := newCgroupV2(l, own, mounts, name)
+	cg, why2 := newCgroupV2(own, mounts, name)
 	if cg != nil {
 		return cg, "v2"
 	}
-	cg, why1 := newCgroupV1(l, own, mounts, name)
+	cg, why1 := newCgroupV1(own, mounts, name)
 	if cg != nil {
 		return cg, "v1"
 	}
@@ -120,7 +122,7 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-func newCgroupV2(l Limits, own, mounts map[string]string, name string) (*cgroup, string) {
+func newCgroupV2(own, mounts map[string]string, name string) (*cgroup, string) {
 	mp, ok := mounts[""]
 	path, ok2 := own[""]
 	if !ok || !ok2 {
@@ -143,21 +145,10 @@ func newCgroupV2(l Limits, own, mounts map[string]string, name string) (*cgroup,
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, "cgroup v2: " + err.Error()
 	}
-	cg := &cgroup{version: "v2", dirs: map[string]string{"": dir}}
-	if writeFile(dir, "memory.max", l.Memory) == nil {
-		writeFile(dir, "memory.swap.max", 0)
-		cg.limits = append(cg.limits, "memory")
-	}
-	if writeFile(dir, "pids.max", l.Processes) == nil {
-		cg.limits = append(cg.limits, "pids")
-	}
-	if strings.Contains(have, " cpu ") && writeFile(dir, "cpu.max", "100000 100000") == nil {
-		cg.limits = append(cg.limits, "cpu")
-	}
-	return cg, ""
+	return &cgroup{version: "v2", dirs: map[string]string{"": dir}, v2CPU: strings.Contains(have, " cpu ")}, ""
 }
 
-func newCgroupV1(l Limits, own, mounts map[string]string, name string) (*cgroup, string) {
+func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
 	cg := &cgroup{version: "v1", dirs: map[string]string{}}
 	var why []string
 	for _, c := range []string{"memory", "pids", "cpu", "cpuacct"} {
@@ -177,6 +168,31 @@ func newCgroupV1(l Limits, own, mounts map[string]string, name string) (*cgroup,
 		}
 		cg.dirs[c] = dir
 	}
+	cg.why = strings.Join(why, "; ")
+	if len(cg.dirs) == 0 {
+		return nil, cg.why
+	}
+	return cg, ""
+}
+
+// limit sets the limits l in the groups. When none could be set, it
+// removes the groups and returns false and why.
+func (cg *cgroup) limit(l Limits) (bool, string) {
+	cg.limits = nil
+	if cg.version == "v2" {
+		dir := cg.dirs[""]
+		if writeFile(dir, "memory.max", l.Memory) == nil {
+			writeFile(dir, "memory.swap.max", 0)
+			cg.limits = append(cg.limits, "memory")
+		}
+		if writeFile(dir, "pids.max", l.Processes) == nil {
+			cg.limits = append(cg.limits, "pids")
+		}
+		if cg.v2CPU && writeFile(dir, "cpu.max", "100000 100000") == nil {
+			cg.limits = append(cg.limits, "cpu")
+		}
+		return true, ""
+	}
 	if d, ok := cg.dirs["memory"]; ok {
 		if writeFile(d, "memory.limit_in_bytes", l.Memory) == nil {
 			writeFile(d, "memory.memsw.limit_in_bytes", l.Memory) // absent without swap accounting
@@ -193,14 +209,11 @@ func newCgroupV1(l Limits, own, mounts map[string]string, name string) (*cgroup,
 			cg.limits = append(cg.limits, "cpu")
 		}
 	}
-	if len(cg.dirs) == 0 {
-		return nil, strings.Join(why, "; ")
-	}
 	if len(cg.limits) == 0 {
 		cg.remove()
-		return nil, "no cgroup limit could be set: " + strings.Join(why, "; ")
+		return false, "none: no cgroup limit could be set: " + cg.why
 	}
-	return cg, ""
+	return true, ""
 }
 
 func findDir(cg *cgroup, dir string) bool {

@@ -29,12 +29,13 @@
 // programs make while probing (unix and netlink sockets, io_uring,
 // keyrings) are quiet; the others are answered EPERM by the parent through
 // a seccomp user notification and listed in Outcome.Blocked. The BPF
-// program is assembled here with go-seccomp-bpf's system call tables
-// (its own condition code leaves an argument in the accumulator, letting
-// later groups compare the wrong value). Landlock is applied with the raw
-// system calls, on the one thread that execs: go-landlock restricts every
-// thread through libcap's psx, which would bring cgo's pthread wrapping
-// into every binary using this package.
+// program is assembled here with x/sys/unix's system call numbers
+// (go-seccomp-bpf's condition code leaves an argument in the accumulator,
+// letting later groups compare the wrong value; its tables of every
+// architecture cost each helper milliseconds of start-up). Landlock is
+// applied with the raw system calls, on the one thread that execs:
+// go-landlock restricts every thread through libcap's psx, which would
+// bring cgo's pthread wrapping into every binary using this package.
 //
 // Network: none by default (no interface up, no inet socket at all). With
 // Network.Proxy (or Dial), the helper brings the namespace's loopback up

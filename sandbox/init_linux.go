@@ -52,12 +52,20 @@ const ctlFD = 3
 func helperMain() int {
 	unix.CloseOnExec(ctlFD)
 	ctl := os.NewFile(ctlFD, "sandbox-control")
+	// The part of the sandbox that does not depend on the spec is built
+	// while the parent makes the cgroup and sends the spec (or, for a
+	// helper started ahead, before there is a command).
+	binds, baseErr := buildBase()
 	var cfg initConfig
 	if err := readConfig(ctl, &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox: reading the spec:", err)
 		return 126
 	}
-	reply, fds, err := setup(&cfg)
+	if baseErr != nil {
+		sendMsg(ctl, initReply{Error: baseErr.Error()}, nil)
+		return 126
+	}
+	reply, fds, err := setup(&cfg, binds)
 	if err != nil {
 		sendMsg(ctl, initReply{Error: err.Error()}, nil)
 		return 126
@@ -126,13 +134,10 @@ func sendMsg(f *os.File, v any, fds []int) error {
 // network, limits, then the irreversible part (capabilities,
 // no_new_privs, Landlock, seccomp). It returns what held and the fds for
 // the parent (seccomp notifications, the proxy listener).
-func setup(cfg *initConfig) (initReply, []int, error) {
+func setup(cfg *initConfig, binds map[string]bool) (initReply, []int, error) {
 	var r initReply
 	var fds []int
-	if err := unix.Sethostname([]byte("sandbox")); err != nil {
-		return r, nil, fmt.Errorf("sethostname: %w", err)
-	}
-	if err := buildRoot(cfg); err != nil {
+	if err := finishRoot(cfg, binds); err != nil {
 		return r, nil, err
 	}
 	if cfg.Proxy {
@@ -201,60 +206,10 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 // systemDirs are shown read-only when they exist (as links when they are).
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
 
-// etcFiles are copied into the sandbox's /etc (links are kept as links).
-var etcFiles = []string{
-	"passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
-	"ld.so.cache", "ld.so.conf", "localtime", "timezone", "os-release", "debian_version", "lsb-release",
-	"protocols", "services", "networks", "mime.types", "inputrc", "bash.bashrc", "profile", "environment",
-	"gitconfig", "npmrc", "pip.conf", "magic", "magic.mime", "shells", "login.defs", "mailcap", "papersize",
-	"manpath.config", "adduser.conf", "locale.alias", "locale.conf", "default",
-}
-
-// etcDirs are bound read-only into /etc when they exist (each bind costs
-// start-up time: keep the list short).
-var etcDirs = []string{"alternatives", "ssl", "ca-certificates", "pki"}
-
-const (
-	scratch = "/tmp"
-	oldRoot = "/.old"
-	newRoot = "/new"
-)
-
-func buildRoot(cfg *initConfig) error {
-	must := func(err error, what string) error {
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return nil
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return must(err, "making mounts private")
-	}
-	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
-		return must(err, "scratch tmpfs")
-	}
-	if err := os.Mkdir(scratch+oldRoot, 0o700); err != nil {
-		return err
-	}
-	if err := unix.PivotRoot(scratch, scratch+oldRoot); err != nil {
-		return must(err, "pivot_root into the scratch tmpfs")
-	}
-	if err := unix.Chdir("/"); err != nil {
-		return err
-	}
-	if err := os.Mkdir(newRoot, 0o755); err != nil {
-		return err
-	}
-	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-		return must(err, "root tmpfs")
-	}
-	host := func(p string) string { return oldRoot + p }
-	in := func(p string) string { return newRoot + p }
-
-	// binds lists the bound targets (inside the new root) and whether each
-	// is writable, to fix their flags afterwards.
-	binds := map[string]bool{}
-	bind := func(src, dst string, writable bool) error {
+// bindFunc returns a function that binds src at dst (recursively, making
+// dst) and records dst in binds.
+func bindFunc(binds map[string]bool) func(src, dst string, writable bool) error {
+	return func(src, dst string, writable bool) error {
 		fi, err := os.Stat(src)
 		if err != nil {
 			return err
@@ -279,60 +234,135 @@ func buildRoot(cfg *initConfig) error {
 		binds[dst] = writable
 		return nil
 	}
+}
+
+// etcFiles are copied into the sandbox's /etc (links are kept as links).
+var etcFiles = []string{
+	"passwd", "group", "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf",
+	"ld.so.cache", "ld.so.conf", "localtime", "timezone", "os-release", "debian_version", "lsb-release",
+	"protocols", "services", "networks", "mime.types", "inputrc", "bash.bashrc", "profile", "environment",
+	"gitconfig", "npmrc", "pip.conf", "magic", "magic.mime", "shells", "login.defs", "mailcap", "papersize",
+	"manpath.config", "adduser.conf", "locale.alias", "locale.conf", "default",
+}
+
+// etcDirs are bound read-only into /etc when they exist (each bind costs
+// start-up time: keep the list short).
+var etcDirs = []string{"alternatives", "ssl", "ca-certificates", "pki"}
+
+const (
+	scratch = "/tmp"
+	oldRoot = "/.old"
+	newRoot = "/new"
+)
+
+// mountErr wraps err (if any) with what was being done.
+func mountErr(err error, what string) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// hostPath is where the host's path p is while the root is built.
+func hostPath(p string) string { return oldRoot + p }
+
+// rootPath is where the new root's path p is while it is built.
+func rootPath(p string) string { return newRoot + p }
+
+// buildBase builds the part of the new root that is the same for every
+// command (all but the spec's paths), under newRoot, with the host's root
+// reachable under oldRoot. It returns the bound targets and whether each
+// is writable, for finishRoot to fix their flags.
+func buildBase() (map[string]bool, error) {
+	if err := unix.Sethostname([]byte("sandbox")); err != nil {
+		return nil, fmt.Errorf("sethostname: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return nil, mountErr(err, "making mounts private")
+	}
+	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+		return nil, mountErr(err, "scratch tmpfs")
+	}
+	if err := os.Mkdir(scratch+oldRoot, 0o700); err != nil {
+		return nil, err
+	}
+	if err := unix.PivotRoot(scratch, scratch+oldRoot); err != nil {
+		return nil, mountErr(err, "pivot_root into the scratch tmpfs")
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(newRoot, 0o755); err != nil {
+		return nil, err
+	}
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return nil, mountErr(err, "root tmpfs")
+	}
+	// binds lists the bound targets (inside the new root) and whether each
+	// is writable, to fix their flags afterwards.
+	binds := map[string]bool{}
+	bind := bindFunc(binds)
 	for _, d := range systemDirs {
-		fi, err := os.Lstat(host(d))
+		fi, err := os.Lstat(hostPath(d))
 		if err != nil {
 			continue
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
-			target, err := os.Readlink(host(d))
+			target, err := os.Readlink(hostPath(d))
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if err := os.Symlink(target, in(d)); err != nil {
-				return err
+			if err := os.Symlink(target, rootPath(d)); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		if err := bind(host(d), in(d), false); err != nil {
-			return err
+		if err := bind(hostPath(d), rootPath(d), false); err != nil {
+			return nil, err
 		}
 	}
-	if err := buildEtc(host("/etc"), in("/etc"), bind); err != nil {
-		return err
+	if err := buildEtc(hostPath("/etc"), rootPath("/etc"), bind); err != nil {
+		return nil, err
 	}
 	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/home", "/root"} {
-		if err := os.MkdirAll(in(d), 0o755); err != nil {
-			return err
+		if err := os.MkdirAll(rootPath(d), 0o755); err != nil {
+			return nil, err
 		}
 		opts := "mode=1777"
 		if d == "/home" || d == "/root" || d == "/run" {
 			opts = "mode=0755"
 		}
-		if err := unix.Mount("tmpfs", in(d), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return must(err, "tmpfs "+d)
+		if err := unix.Mount("tmpfs", rootPath(d), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+			return nil, mountErr(err, "tmpfs "+d)
 		}
 	}
-	if err := os.Mkdir(in(Home), 0o700); err != nil {
-		return err
+	if err := os.Mkdir(rootPath(Home), 0o700); err != nil {
+		return nil, err
 	}
-	if err := os.Symlink("../run", in("/var/run")); err != nil {
-		return err
+	if err := os.Symlink("../run", rootPath("/var/run")); err != nil {
+		return nil, err
 	}
-	if err := os.Symlink("../run/lock", in("/var/lock")); err != nil {
-		return err
+	if err := os.Symlink("../run/lock", rootPath("/var/lock")); err != nil {
+		return nil, err
 	}
-	if err := buildDev(host("/dev"), in("/dev"), bind); err != nil {
-		return err
+	if err := buildDev(hostPath("/dev"), rootPath("/dev"), bind); err != nil {
+		return nil, err
 	}
-	if err := buildProc(host("/dev/null"), in("/proc"), bind); err != nil {
-		return err
+	if err := buildProc(hostPath("/dev/null"), rootPath("/proc"), bind); err != nil {
+		return nil, err
 	}
+	return binds, nil
+}
+
+// finishRoot binds the spec's paths into the root buildBase made, fixes
+// the flags of every bind, and enters the new root, dropping the host's.
+func finishRoot(cfg *initConfig, binds map[string]bool) error {
+	bind := bindFunc(binds)
 	// The spec's paths, parents first.
 	mounts := append([]mountSpec(nil), cfg.Mounts...)
 	sort.SliceStable(mounts, func(i, j int) bool { return len(mounts[i].Path) < len(mounts[j].Path) })
 	for _, m := range mounts {
-		if err := bind(host(m.Path), in(m.Path), m.Writable); err != nil {
+		if err := bind(hostPath(m.Path), rootPath(m.Path), m.Writable); err != nil {
 			return err
 		}
 	}
@@ -344,16 +374,16 @@ func buildRoot(cfg *initConfig) error {
 		return err
 	}
 	if err := unix.PivotRoot(".", "."); err != nil {
-		return must(err, "pivot_root into the sandbox root")
+		return mountErr(err, "pivot_root into the sandbox root")
 	}
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return must(err, "detaching the host root")
+		return mountErr(err, "detaching the host root")
 	}
 	if err := unix.Chdir("/"); err != nil {
 		return err
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return must(err, "making the root read-only")
+		return mountErr(err, "making the root read-only")
 	}
 	return nil
 }

@@ -33,14 +33,15 @@ type Native struct {
 	// NoCgroup skips cgroups (rlimits only), e.g. where creating groups is
 	// not wanted.
 	NoCgroup bool
-	// Prestart keeps one helper started ahead, in fresh namespaces, so that
-	// the next Run skips starting a process (the larger part of its
-	// latency). The helper waits at most a minute; Close stops it.
+	// Prestart keeps one helper started ahead, once a Run is over, so that
+	// the next Run skips starting a process and building the system part
+	// of its root (the larger part of its latency). The helper is still
+	// one command's alone: its namespaces, mounts and cgroup are fresh and
+	// used once. It waits at most a minute; Close stops it.
 	Prestart bool
 
-	mu       sync.Mutex
-	spare    *helper
-	spareExe string
+	mu    sync.Mutex
+	spare *helper
 }
 
 // Name returns "native".
@@ -97,14 +98,15 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	h := n.takeSpare(exe)
 	if h == nil {
-		h = startHelper(exe)
-	}
-	if n.Prestart {
-		n.keepSpare(exe)
+		h = startHelper(exe, !n.NoCgroup)
 	}
 	res := make(chan jobResult, 1)
-	h.jobs <- &job{ctx: ctx, p: p, cfg: cfg, noCgroup: n.NoCgroup, res: res}
+	h.jobs <- &job{ctx: ctx, p: p, cfg: cfg, res: res}
 	r := <-res
+	if n.Prestart {
+		// Started now, not with the command: the two would share the CPU.
+		n.keepSpare(exe)
+	}
 	return r.out, r.err
 }
 
@@ -113,15 +115,16 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 // OS thread that started it (Pdeathsig fires when that thread ends) until
 // the helper is gone.
 type helper struct {
-	jobs chan *job
+	jobs    chan *job
+	exe     string
+	cgroups bool
 }
 
 type job struct {
-	ctx      context.Context
-	p        *prepared
-	cfg      *initConfig
-	noCgroup bool
-	res      chan jobResult
+	ctx context.Context
+	p   *prepared
+	cfg *initConfig
+	res chan jobResult
 }
 
 type jobResult struct {
@@ -132,13 +135,14 @@ type jobResult struct {
 // spareIdle is how long a started-ahead helper waits for a command.
 const spareIdle = time.Minute
 
-// startHelper starts a helper; its first job runs in it.
-func startHelper(exe string) *helper {
-	h := &helper{jobs: make(chan *job, 1)}
+// startHelper starts a helper (with its cgroup, unless cgroups is false);
+// its first job runs in it.
+func startHelper(exe string, cgroups bool) *helper {
+	h := &helper{jobs: make(chan *job, 1), exe: exe, cgroups: cgroups}
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		l, err := launch(exe)
+		l, err := launch(exe, cgroups)
 		idle := time.NewTimer(spareIdle)
 		defer idle.Stop()
 		select {
@@ -170,8 +174,8 @@ func (n *Native) takeSpare(exe string) *helper {
 	defer n.mu.Unlock()
 	h := n.spare
 	n.spare = nil
-	if h != nil && n.spareExe != exe {
-		close(h.jobs) // a helper of another program: let it go
+	if h != nil && (h.exe != exe || h.cgroups == n.NoCgroup) {
+		close(h.jobs) // started for another program or setting: let it go
 		h = nil
 	}
 	return h
@@ -182,7 +186,7 @@ func (n *Native) keepSpare(exe string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.spare == nil {
-		n.spare, n.spareExe = startHelper(exe), exe
+		n.spare = startHelper(exe, !n.NoCgroup)
 	}
 }
 
@@ -210,11 +214,18 @@ type launched struct {
 
 	killMu     sync.Mutex
 	killReason string
+
+	// The cgroup is made while the helper starts: cg and cgWhy are set
+	// when cgDone is closed (nil when cgroups are off).
+	cgDone chan struct{}
+	cg     *cgroup
+	cgWhy  string
 }
 
-// launch starts the helper process in new namespaces; it then waits for
-// its spec on the control socket.
-func launch(exe string) (*launched, error) {
+// launch starts the helper process in new namespaces (and, with cgroups,
+// makes its groups meanwhile); it then waits for its spec on the control
+// socket.
+func launch(exe string, cgroups bool) (*launched, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
@@ -245,9 +256,18 @@ func launch(exe string) (*launched, error) {
 		l.ctl.Close()
 		return nil, err
 	}
+	if cgroups {
+		l.cgDone = make(chan struct{})
+		go func() {
+			defer close(l.cgDone)
+			l.cg, l.cgWhy = newCgroup()
+		}()
+	}
 	l.start = time.Now()
-	if err := l.cmd.Start(); err != nil {
+	err = l.cmd.Start()
+	if err != nil {
 		l.ctl.Close()
+		l.dropCgroup()
 		return nil, fmt.Errorf("%w: starting the helper: %v", ErrUnavailable, err)
 	}
 	go func() { l.waitErr = l.cmd.Wait(); close(l.waitDone) }()
@@ -270,6 +290,24 @@ func (l *launched) abandon() {
 	l.kill("unused")
 	<-l.waitDone
 	l.ctl.Close()
+	l.dropCgroup()
+}
+
+// takeCgroup waits for the helper's groups and returns them (nil when
+// there are none) and what to report.
+func (l *launched) takeCgroup() (*cgroup, string) {
+	if l.cgDone == nil {
+		return nil, "none: disabled"
+	}
+	<-l.cgDone
+	return l.cg, l.cgWhy
+}
+
+// dropCgroup removes the helper's groups, which no command will use.
+func (l *launched) dropCgroup() {
+	if cg, _ := l.takeCgroup(); cg != nil {
+		cg.remove()
+	}
 }
 
 // run gives the helper its spec and sees the command through.
@@ -290,11 +328,12 @@ func (l *launched) run(j *job) (Outcome, error) {
 		<-l.waitDone
 		return Outcome{}, err
 	}
-	var cg *cgroup
-	if j.noCgroup {
-		out.Protections.Cgroup = "none: disabled"
-	} else {
-		cg, out.Protections.Cgroup = newCgroup(p.limits)
+	cg, why := l.takeCgroup()
+	out.Protections.Cgroup = why
+	if cg != nil {
+		if ok, why := cg.limit(p.limits); !ok {
+			cg, out.Protections.Cgroup = nil, why
+		}
 	}
 	cfg.MemoryRlimit = true
 	if cg != nil {

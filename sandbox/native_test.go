@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -472,4 +474,79 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSetuidBitRefused: chmod cannot set the set-user-ID or set-group-ID
+// bit on a workspace file (it would stay on the host, owned by the uid the
+// sandbox maps to); other modes still change.
+func TestSetuidBitRefused(t *testing.T) {
+	e := newEnv(t)
+	o := e.run(t, Spec{Shell: "cp /bin/true t && chmod 755 t && chmod u+s t; chmod 2755 t; ls -l t"})
+	if !contains(o.Blocked, "fchmodat(set-user-ID or set-group-ID bit)") {
+		t.Fatalf("blocked %v, stdout %q stderr %q", o.Blocked, o.Stdout, o.Stderr)
+	}
+	if fi, err := os.Stat(filepath.Join(e.ws, "t")); err != nil || fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("mode: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestNativePrestart: with a helper started ahead, each command still gets
+// its own namespaces and file system (a file left in /tmp by one is not
+// seen by the next), a helper waits between runs, and Close ends it.
+func TestNativePrestart(t *testing.T) {
+	e := newEnv(t)
+	n := &Native{Prestart: true}
+	defer n.Close()
+	run := func(shell string) Outcome {
+		t.Helper()
+		o, err := n.Run(context.Background(), Spec{Shell: shell, Root: e.ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.ExitCode != 0 {
+			t.Fatalf("%q: exit %d, stderr %q", shell, o.ExitCode, o.Stderr)
+		}
+		return o
+	}
+	run("echo one > /tmp/mark && echo one > " + Home + "/mark")
+	waitHelpers(t, 1)
+	o := run("test ! -e /tmp/mark && test ! -e " + Home + "/mark && echo $$")
+	if strings.TrimSpace(string(o.Stdout)) != "1" {
+		t.Fatalf("the second command is not pid 1's child of a fresh pid namespace: %q", o.Stdout)
+	}
+	if !o.Protections.Seccomp || !o.Protections.NoNewPrivs || o.Protections.Capabilities != "none" {
+		t.Fatalf("protections of a started-ahead helper: %+v", o.Protections)
+	}
+	waitHelpers(t, 1)
+	n.Close()
+	waitHelpers(t, 0)
+}
+
+// waitHelpers waits (at most 10 s) until this process has want sandbox
+// helpers as children.
+func waitHelpers(t *testing.T, want int) {
+	t.Helper()
+	var got []string
+	for i := 0; i < 200; i++ {
+		got = got[:0]
+		ents, err := os.ReadDir("/proc")
+		must(t, err)
+		for _, e := range ents {
+			stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...: comm may hold spaces, the last ")" ends it.
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && bytes.HasPrefix(cmd, []byte(initArg0+"\x00")) {
+				got = append(got, e.Name())
+			}
+		}
+		if len(got) == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("sandbox helpers of this process: %v, want %d", got, want)
 }

@@ -3,11 +3,12 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"unsafe"
 
-	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
@@ -52,11 +53,39 @@ var reportedSyscalls = []string{
 const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
-// The BPF program is assembled here, with go-seccomp-bpf's system call
-// tables, rather than by go-seccomp-bpf's Policy: its argument conditions
-// leave an argument in the accumulator, so a later group compares that
-// argument, not the call number (socket(AF_INET) passed a group listing
-// mount). Each rule here reloads the call number.
+// The BPF program is assembled here, rather than by go-seccomp-bpf's
+// Policy: its argument conditions leave an argument in the accumulator, so
+// a later group compares that argument, not the call number (socket(AF_INET)
+// passed a group listing mount). Each rule here reloads the call number.
+// The call numbers come from x/sys/unix (syscallTable, one file per
+// architecture): go-seccomp-bpf's tables of every architecture cost each
+// helper process milliseconds of package initialisation.
+
+// sysName is a system call's name and number on this architecture.
+type sysName struct {
+	name string
+	nr   int
+}
+
+// syscallNumber returns the number of the system call name.
+func syscallNumber(name string) (int, bool) {
+	for _, s := range syscallTable {
+		if s.name == name {
+			return s.nr, true
+		}
+	}
+	return 0, false
+}
+
+// syscallName returns the name of the system call nr, if it is listed.
+func syscallName(nr int) (string, bool) {
+	for _, s := range syscallTable {
+		if s.nr == nr {
+			return s.name, true
+		}
+	}
+	return "", false
+}
 
 type condOp int
 
@@ -106,6 +135,16 @@ func filterRules(network bool, report uint32) []rule {
 		rule{"ioctl", []cond{{1, opEq, unix.TIOCSTI}}, report},
 		rule{"ioctl", []cond{{1, opEq, unix.TIOCLINUX}}, report},
 	)
+	// Setting the set-user-ID or set-group-ID bit: nosuid mounts make it
+	// harmless inside, but the file stays in the workspace, on the host,
+	// owned by the host uid the sandbox maps to (root when toolgate runs
+	// as root): a ready privilege escalation for whoever runs it later.
+	for _, c := range []struct {
+		name string
+		arg  int
+	}{{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}} {
+		rules = append(rules, rule{c.name, []cond{{c.arg, opBitsAny, unix.S_ISUID | unix.S_ISGID}}, report})
+	}
 	return rules
 }
 
@@ -115,29 +154,30 @@ const seccompDataArgs = 16 // offset of args[0] in struct seccomp_data
 // call of another architecture kills the process, an x32 call gets
 // ENOSYS, the first matching rule decides, anything else is allowed.
 func assemble(rules []rule) ([]bpf.Instruction, error) {
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return nil, err
-	}
-	if info.ID != arch.X86_64.ID && info.ID != arch.AARCH64.ID {
-		return nil, fmt.Errorf("seccomp: unsupported architecture %s", info.Name)
+	if auditArch == 0 {
+		return nil, fmt.Errorf("seccomp: unsupported architecture %s", runtime.GOARCH)
 	}
 	prog := []bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4},
-		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(auditArch), SkipTrue: 1},
 		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
 	}
-	if info.ID == arch.X86_64.ID {
+	if x32Bit != 0 {
 		prog = append(prog,
 			bpf.LoadAbsolute{Off: 0, Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: uint32(arch.X32.SeccompMask), SkipFalse: 1},
+			bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: uint32(x32Bit), SkipFalse: 1},
 			bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
 		)
 	}
 	for _, r := range rules {
-		nr, ok := info.SyscallNames[r.name]
+		nr, ok := syscallNumber(r.name)
 		if !ok {
-			continue // not on this architecture
+			if slices.Contains(absentSyscalls, r.name) {
+				continue // not on this architecture
+			}
+			// Fail closed: a rule whose call is missing from syscallTable
+			// would otherwise be dropped without a word.
+			return nil, fmt.Errorf("seccomp: no number for system call %s on %s", r.name, runtime.GOARCH)
 		}
 		block, err := ruleBlock(uint32(nr), r)
 		if err != nil {
@@ -316,7 +356,6 @@ func (b *blockedLog) list() []string {
 // supervise answers every notification on fd with EPERM and records the
 // call, until every process under the filter is gone (or fd is closed).
 func supervise(fd int, log *blockedLog) {
-	info, _ := arch.GetInfo("")
 	for {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(pfd, 1000)
@@ -333,7 +372,7 @@ func supervise(fd int, log *blockedLog) {
 			}
 			return
 		}
-		log.add(describeCall(info, req))
+		log.add(describeCall(req))
 		resp := seccompNotifResp{ID: req.ID, Error: -int32(unix.EPERM)}
 		unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 	}
@@ -346,12 +385,10 @@ var familyNames = map[uint64]string{
 	unix.AF_RDS: "AF_RDS",
 }
 
-func describeCall(info *arch.Info, req seccompNotif) string {
-	name := fmt.Sprintf("syscall %d", req.Nr)
-	if info != nil {
-		if s, ok := info.SyscallNumbers[int(req.Nr)]; ok {
-			name = s
-		}
+func describeCall(req seccompNotif) string {
+	name, ok := syscallName(int(req.Nr))
+	if !ok {
+		name = fmt.Sprintf("syscall %d", req.Nr)
 	}
 	switch name {
 	case "socket":
@@ -366,6 +403,8 @@ func describeCall(info *arch.Info, req seccompNotif) string {
 		return "ioctl(TIOCLINUX)"
 	case "clone":
 		return "clone(new namespace)"
+	case "chmod", "fchmod", "fchmodat", "fchmodat2":
+		return name + "(set-user-ID or set-group-ID bit)"
 	}
 	return name
 }

@@ -326,9 +326,17 @@ func (s *set) result(o sandbox.Outcome) tool.Result {
 	case o.Signal == "SIGSYS":
 		e = tool.Errorf(tool.SandboxViolation, "the command was killed for a system call the sandbox forbids").
 			WithSuggestion("do not use other architectures' system calls")
-	case s.opts.ErrorOnExit && o.ExitCode != 0:
-		e = tool.Errorf(tool.Internal, "the command exited with code %d", o.ExitCode).
-			WithSuggestion("read stderr in the details")
+	case o.ExitCode != 0 && !o.DryRun:
+		if what, line, ok := containment(o.Stderr, s.opts.Root, s.opts.Network.Enabled()); ok {
+			e = tool.Errorf(tool.SandboxViolation, "the sandbox stopped %s", what).
+				WithSuggestion("work inside the workspace: read and write files there, without network access or privileged operations").
+				WithDetail("evidence", line)
+			break
+		}
+		if s.opts.ErrorOnExit {
+			e = tool.Errorf(tool.Internal, "the command exited with code %d", o.ExitCode).
+				WithSuggestion("read stderr in the details")
+		}
 	}
 	text := render(out)
 	if o.DryRun {

@@ -1,0 +1,13 @@
+//go:build linux && !amd64 && !arm64
+
+package sandbox
+
+// auditArch is 0: the seccomp filter is not built for this architecture
+// (assemble refuses, and the native backend with it).
+const auditArch = 0
+
+const x32Bit = 0
+
+var syscallTable []sysName
+
+var absentSyscalls []string
