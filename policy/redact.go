@@ -32,14 +32,23 @@ func DefaultSecrets() []SecretPattern {
 }
 
 // Redactor replaces secrets in text. The zero value redacts nothing.
+//
+// Before running a pattern's regular expression over a text, it checks that
+// the text contains one of the literal strings every match of the pattern
+// must contain (e.g. "://" for url_password, "AKIA" or "ASIA" for
+// aws_access_key), derived from the expression's syntax (see anchorsFor): a
+// text without them cannot match, so the expression, far slower than a
+// substring search, is skipped. A pattern without such literals always runs.
 type Redactor struct {
 	patterns []compiledSecret
+	noFilter bool // tests: run every expression (the reference behaviour)
 }
 
 type compiledSecret struct {
 	name   string
 	re     *regexp.Regexp
-	secret int // index of the "secret" group, or 0 for the whole match
+	secret int     // index of the "secret" group, or 0 for the whole match
+	need   anchors // a match contains one of these; none: always run re
 }
 
 // NewRedactor compiles patterns into a Redactor.
@@ -50,7 +59,7 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policy: secret pattern %q: %w", p.Name, err)
 		}
-		c := compiledSecret{name: p.Name, re: re}
+		c := compiledSecret{name: p.Name, re: re, need: anchorsFor(p.Regexp)}
 		if i := re.SubexpIndex("secret"); i > 0 {
 			c.secret = i
 		}
@@ -66,7 +75,12 @@ func (r *Redactor) Redact(s string) (string, int) {
 		return s, 0
 	}
 	total := 0
+	var t text
+	t.reset(s)
 	for _, p := range r.patterns {
+		if !r.noFilter && !p.need.mayOccur(&t) {
+			continue
+		}
 		matches := p.re.FindAllStringSubmatchIndex(s, -1)
 		if len(matches) == 0 {
 			continue
@@ -85,6 +99,7 @@ func (r *Redactor) Redact(s string) (string, int) {
 		}
 		b.WriteString(s[last:])
 		s = b.String()
+		t.reset(s)
 	}
 	return s, total
 }

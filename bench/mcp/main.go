@@ -46,6 +46,7 @@ func main() {
 	n := flag.Int("n", 2000, "reads per phase")
 	conc := flag.Int("c", 8, "calls in flight in the parallel phase")
 	audit := flag.String("audit", "", "toolgate's audit log (default: a file in a temporary folder)")
+	pol := flag.String("policy", "", "toolgate's policy file (default: the default policy)")
 	flag.Parse()
 	if *toolgate == "" || *fsServer == "" || *dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: mcp -toolgate BIN -node NODE -fs SERVER_JS -dir DIR [-n 2000] [-c 8]")
@@ -61,7 +62,11 @@ func main() {
 	}
 	servers := []server{
 		{"toolgate serve", func() *exec.Cmd {
-			return exec.Command(*toolgate, "serve", "--root", *dir, "--audit", *audit)
+			args := []string{"serve", "--root", *dir, "--audit", *audit}
+			if *pol != "" {
+				args = append(args, "--policy", *pol)
+			}
+			return exec.Command(*toolgate, args...)
 		}, "read_file", map[string]any{"path": *file}},
 		{"server-filesystem", func() *exec.Cmd {
 			return exec.Command(*node, *fsServer, *dir)

@@ -61,7 +61,10 @@ func (s *Set) readFile(ctx context.Context, in ReadFileIn) (tool.Result, error) 
 	if fi.Size() > s.opts.MaxFileBytes {
 		return tool.Result{}, sizeError(l, fi.Size(), s.opts.MaxFileBytes, "read_file")
 	}
-	br := bufio.NewReaderSize(f, readBufBytes)
+	lr := s.lineReader(f)
+	defer s.readers.Put(lr)
+	defer lr.br.Reset(nil) // keep no file open through the pool
+	br := lr.br
 	head, err := br.Peek(binarySniff)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return tool.Result{}, osError(l.display(), err)
@@ -70,7 +73,7 @@ func (s *Set) readFile(ctx context.Context, in ReadFileIn) (tool.Result, error) 
 		return tool.Result{}, tool.Errorf(tool.InvalidArguments, "%q is a binary file (%d bytes)", l.display(), fi.Size()).
 			WithSuggestion("use get_file_info to see its type and size; read_file shows text only")
 	}
-	w, err := s.readLines(ctx, br, in.Offset, in.Limit)
+	w, err := s.readLines(ctx, br, lr.keep, in.Offset, in.Limit)
 	if err != nil {
 		return tool.Result{}, tool.Errorf(tool.Internal, "reading %q: %w", l.display(), err)
 	}
@@ -100,6 +103,22 @@ func (s *Set) readFile(ctx context.Context, in ReadFileIn) (tool.Result, error) 
 	return result(text, nil, meta), nil
 }
 
+// lineReader is read_file's buffers, reused from call to call (Set.readers):
+// a 64 KiB reader and the room for one line.
+type lineReader struct {
+	br   *bufio.Reader
+	keep []byte
+}
+
+// lineReader returns pooled buffers reading f.
+func (s *Set) lineReader(f io.Reader) *lineReader {
+	if lr, ok := s.readers.Get().(*lineReader); ok {
+		lr.br.Reset(f)
+		return lr
+	}
+	return &lineReader{br: bufio.NewReaderSize(f, readBufBytes), keep: make([]byte, 0, 4*MaxLineChars+4)}
+}
+
 // window is what readLines collected.
 type window struct {
 	text   strings.Builder
@@ -112,9 +131,9 @@ type window struct {
 // readLines streams br: it skips to line offset, formats up to limit lines
 // (bounded by the output cap), then only counts the remaining lines. Memory
 // stays bounded by the buffer and the shown text, whatever the file's size.
-func (s *Set) readLines(ctx context.Context, br *bufio.Reader, offset, limit int) (*window, error) {
+// keep is room for one line (its capacity is what is kept of a line).
+func (s *Set) readLines(ctx context.Context, br *bufio.Reader, keep []byte, offset, limit int) (*window, error) {
 	w := &window{}
-	keep := make([]byte, 0, 4*MaxLineChars+4)
 	line := 0
 	for {
 		if line%4096 == 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sync"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -17,6 +18,9 @@ type Set struct {
 	roots *Roots
 	opts  Options
 	guard *guard
+
+	// readers holds read_file's *lineReader buffers between calls.
+	readers sync.Pool
 
 	// afterRead, when set (by tests), runs between reading a file and
 	// writing it back.

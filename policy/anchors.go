@@ -1,0 +1,261 @@
+package policy
+
+import (
+	"regexp/syntax"
+	"strings"
+)
+
+// anchors is a prefilter for a regular expression: a set of literal strings
+// of which every match of the expression contains at least one. The zero
+// value (no strings) knows nothing and lets every text through.
+type anchors struct {
+	lits []string
+	// fold: the expression ignores case where these came from, so lits are
+	// lower case and compared with the text's ASCII lower case. Only an
+	// ASCII text can be ruled out that way: (?i) also folds "k" with the
+	// Kelvin sign and "s" with the long s, so a text with any other byte is
+	// let through.
+	fold bool
+}
+
+// Bounds on the prefilter's work: exact sets are expanded up to maxExact
+// strings, a prefilter keeps at most maxAnchors of them.
+const (
+	maxExact   = 16
+	maxAnchors = 32
+)
+
+// mayOccur reports whether t could hold a match: false only when it holds
+// none of the literals.
+func (a anchors) mayOccur(t *text) bool {
+	if len(a.lits) == 0 {
+		return true
+	}
+	s := t.s
+	if a.fold {
+		if !t.isASCII() {
+			return true
+		}
+		s = t.lower()
+	}
+	for _, l := range a.lits {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// text is the string being redacted, with its ASCII lower case and whether
+// it is all ASCII computed once, on first use.
+type text struct {
+	s       string
+	ascii   int8 // 0 unknown, 1 yes, -1 no
+	low     string
+	lowDone bool
+}
+
+func (t *text) reset(s string) { *t = text{s: s} }
+
+func (t *text) isASCII() bool {
+	if t.ascii == 0 {
+		t.ascii = 1
+		for i := 0; i < len(t.s); i++ {
+			if t.s[i] >= 0x80 {
+				t.ascii = -1
+				break
+			}
+		}
+	}
+	return t.ascii == 1
+}
+
+func (t *text) lower() string {
+	if !t.lowDone {
+		t.low, t.lowDone = asciiLower(t.s), true
+	}
+	return t.low
+}
+
+// asciiLower lowers the ASCII letters of s and leaves every other byte.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// anchorsFor derives the prefilter of a regular expression in the syntax
+// regexp.Compile accepts; an expression it cannot analyse gets none.
+func anchorsFor(expr string) anchors {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return anchors{}
+	}
+	a := best(analyse(re.Simplify()))
+	if len(a.lits) > maxAnchors || score(a.lits) == 0 {
+		return anchors{}
+	}
+	return a
+}
+
+// reFacts is what is known of the strings one node of an expression matches.
+type reFacts struct {
+	exact  []string // every string the node matches (when exactOK)
+	exOK   bool
+	exFold bool    // exact came (partly) from case-folded literals
+	inner  anchors // every match contains one of these (none: unknown)
+}
+
+// best is the more selective of a node's exact set and its anchors.
+func best(f reFacts) anchors {
+	if f.exOK && score(f.exact) >= score(f.inner.lits) {
+		return anchors{lits: f.exact, fold: f.exFold}
+	}
+	return f.inner
+}
+
+// score ranks a set of literals: the length of its shortest one (0 for an
+// empty set or one holding "", which rules nothing out).
+func score(lits []string) int {
+	if len(lits) == 0 {
+		return 0
+	}
+	m := len(lits[0])
+	for _, l := range lits[1:] {
+		m = min(m, len(l))
+	}
+	return m
+}
+
+func exactly(fold bool, s ...string) reFacts { return reFacts{exact: s, exOK: true, exFold: fold} }
+
+// analyse computes the reFacts of re (simplified: no OpRepeat left, but it is
+// handled anyway).
+func analyse(re *syntax.Regexp) reFacts {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return exactly(false, "")
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return exactly(true, asciiLower(string(re.Rune)))
+		}
+		return exactly(false, string(re.Rune))
+	case syntax.OpCharClass:
+		n := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
+			if n > maxExact {
+				return reFacts{}
+			}
+		}
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				out = append(out, string(r))
+			}
+		}
+		if len(out) == 0 {
+			return reFacts{} // matches nothing; let the expression say so
+		}
+		return exactly(false, out...)
+	case syntax.OpCapture:
+		return analyse(re.Sub[0])
+	case syntax.OpQuest:
+		f := analyse(re.Sub[0])
+		if f.exOK && len(f.exact) < maxExact {
+			return exactly(f.exFold, append([]string{""}, f.exact...)...)
+		}
+		return reFacts{}
+	case syntax.OpPlus:
+		return reFacts{inner: best(analyse(re.Sub[0]))}
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return reFacts{inner: best(analyse(re.Sub[0]))}
+		}
+		return reFacts{}
+	case syntax.OpConcat:
+		return concat(re.Sub)
+	case syntax.OpAlternate:
+		return alternate(re.Sub)
+	}
+	return reFacts{} // any character, no match: nothing known
+}
+
+// concat: the exact sets of consecutive parts multiply while they stay
+// small; the whole has the best anchors among those runs and the parts.
+func concat(subs []*syntax.Regexp) reFacts {
+	var cands []anchors
+	run, runFold, whole := []string{""}, false, true
+	flush := func() {
+		cands = append(cands, anchors{lits: run, fold: runFold})
+		run, runFold = []string{""}, false
+	}
+	for _, sub := range subs {
+		f := analyse(sub)
+		if f.exOK && len(run)*len(f.exact) <= maxExact {
+			next := make([]string, 0, len(run)*len(f.exact))
+			for _, a := range run {
+				for _, b := range f.exact {
+					next = append(next, a+b)
+				}
+			}
+			run, runFold = next, runFold || f.exFold
+			continue
+		}
+		whole = false
+		flush()
+		cands = append(cands, best(f))
+	}
+	if whole {
+		return exactly(runFold, run...)
+	}
+	flush()
+	var out anchors
+	for _, c := range cands {
+		if score(c.lits) > score(out.lits) || (score(c.lits) == score(out.lits) && len(c.lits) < len(out.lits)) {
+			out = c
+		}
+	}
+	return reFacts{inner: out}
+}
+
+// alternate: the union of the branches' exact sets while small; a match
+// contains an anchor of the branch it took, so the anchors are the union of
+// every branch's, and none when one branch has none.
+func alternate(subs []*syntax.Regexp) reFacts {
+	var exact, lits []string
+	exOK, exFold, litsOK, fold := true, false, true, false
+	for _, sub := range subs {
+		f := analyse(sub)
+		if exOK && f.exOK && len(exact)+len(f.exact) <= maxExact {
+			exact = append(exact, f.exact...)
+			exFold = exFold || f.exFold
+		} else {
+			exOK = false
+		}
+		if a := best(f); litsOK && score(a.lits) > 0 {
+			lits = append(lits, a.lits...)
+			fold = fold || a.fold
+		} else {
+			litsOK = false
+		}
+	}
+	var out reFacts
+	if litsOK {
+		out.inner = anchors{lits: lits, fold: fold}
+	}
+	if exOK {
+		out.exact, out.exOK, out.exFold = exact, true, exFold
+	}
+	return out
+}
