@@ -13,7 +13,11 @@ import (
 type Native struct {
 	Executable string
 	NoCgroup   bool
+	Prestart   bool
 }
+
+// Close does nothing here.
+func (n *Native) Close() error { return nil }
 
 // Name returns "native".
 func (n *Native) Name() string { return "native" }

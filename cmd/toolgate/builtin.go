@@ -15,11 +15,15 @@ import (
 
 // toolsets are the built-in tools and what they hold open.
 type toolsets struct {
-	tools []tool.Tool
-	roots *fs.Roots
+	tools  []tool.Tool
+	roots  *fs.Roots
+	native *sandbox.Native
 }
 
-func (t *toolsets) Close() error { return t.roots.Close() }
+func (t *toolsets) Close() error {
+	t.native.Close()
+	return t.roots.Close()
+}
 
 // builtinTools opens the roots (the current folder when none is given) and
 // returns the built-in tool sets confined to them. The files toolgate itself
@@ -52,8 +56,11 @@ func builtinTools(c *common) (*toolsets, error) {
 		roots.Close()
 		return nil, err
 	}
-	// Commands run in the sandbox, in the first root, without network.
-	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.Default()})
+	// Commands run in the sandbox, in the first root, without network. A
+	// long-lived server keeps a spare sandbox helper started ahead (each
+	// command still gets fresh namespaces, mounts and cgroup).
+	native := &sandbox.Native{Prestart: c.warm}
+	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{})})
 	if err != nil {
 		roots.Close()
 		return nil, err
@@ -70,7 +77,7 @@ func builtinTools(c *common) (*toolsets, error) {
 		return nil, err
 	}
 	tools = append(append(tools, cmds...), web...)
-	return &toolsets{tools: tools, roots: roots}, nil
+	return &toolsets{tools: tools, roots: roots, native: native}, nil
 }
 
 // insideRoots returns path relative to each root that contains it.

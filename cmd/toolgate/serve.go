@@ -65,6 +65,7 @@ roots that lie inside --root folders; it never widens them.`,
 			// client's roots narrow the session.
 			paths := mcpserver.Opaque(mcpserver.DefaultPaths, "apply_patch")
 			c.approver = func(pol *policy.Policy) (policy.Approver, []func() error, error) { return mcpApprover(pol, s.err) }
+			c.warm = true
 			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths)})
 			if err != nil {
 				return err
