@@ -14,28 +14,22 @@ import (
 // Format is a JSON Schema a reply must match, sent as the Messages API's
 // output_config.format (type json_schema).
 type Format struct {
-	Name     string
-	compiled *schema.Compiled
-	check    *schema.Schema
+	adapt.Format // Name, and the schema compiled and as written
 }
 
 // NewFormat compiles sch (a JSON Schema of an object) for a structured
 // reply named name (the name appears in errors).
 func NewFormat(name string, sch json.RawMessage) (*Format, error) {
-	check, err := schema.Compile(sch)
+	f, err := adapt.NewFormat(schema.Anthropic, name, sch)
 	if err != nil {
-		return nil, fmt.Errorf("anthropic: format %s: %w", name, err)
+		return nil, fmt.Errorf("anthropic: %w", err)
 	}
-	c, err := schema.CompileFor(schema.Anthropic, sch)
-	if err != nil {
-		return nil, fmt.Errorf("anthropic: format %s: %w", name, err)
-	}
-	return &Format{Name: name, compiled: c, check: check}, nil
+	return &Format{f}, nil
 }
 
 // OutputConfig returns output_config with f as its format.
 func (f *Format) OutputConfig() (anthropic.OutputConfigParam, error) {
-	m, err := adapt.ObjectSchema(f.compiled.Schema)
+	m, err := adapt.ObjectSchema(f.Compiled.Schema)
 	if err != nil {
 		return anthropic.OutputConfigParam{}, err
 	}
@@ -45,7 +39,7 @@ func (f *Format) OutputConfig() (anthropic.OutputConfigParam, error) {
 // Parse checks a reply's text: one JSON object valid against the schema.
 // The error lists every failing field.
 func (f *Format) Parse(text string) (map[string]any, error) {
-	v, err := adapt.Structured(f.Name, f.compiled, f.check, text)
+	v, err := adapt.Structured(f.Name, f.Compiled, f.Check, text)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}

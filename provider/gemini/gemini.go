@@ -277,29 +277,23 @@ func (c *Chat) AddResults(results []tool.Result) {
 // responseSchema (Gemini's OpenAPI subset) with responseMimeType
 // application/json.
 type Format struct {
-	Name     string
-	compiled *schema.Compiled
-	check    *schema.Schema
+	adapt.Format // Name, and the schema compiled and as written
 }
 
 // NewFormat compiles sch (a JSON Schema of an object) for a structured
 // reply named name.
 func NewFormat(name string, sch json.RawMessage) (*Format, error) {
-	check, err := schema.Compile(sch)
+	f, err := adapt.NewFormat(schema.Gemini, name, sch)
 	if err != nil {
-		return nil, fmt.Errorf("gemini: format %s: %w", name, err)
+		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	c, err := schema.CompileFor(schema.Gemini, sch)
-	if err != nil {
-		return nil, fmt.Errorf("gemini: format %s: %w", name, err)
-	}
-	return &Format{Name: name, compiled: c, check: check}, nil
+	return &Format{f}, nil
 }
 
 // Parse checks a reply's text against the format; the error lists every
 // failing field.
 func (f *Format) Parse(text string) (map[string]any, error) {
-	v, err := adapt.Structured(f.Name, f.compiled, f.check, text)
+	v, err := adapt.Structured(f.Name, f.Compiled, f.Check, text)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
@@ -314,7 +308,7 @@ func Structured(ctx context.Context, client *Client, model string, req *Request,
 	if r.GenerationConfig != nil {
 		gc = *r.GenerationConfig
 	}
-	gc.ResponseMIMEType, gc.ResponseSchema = "application/json", f.compiled.Schema
+	gc.ResponseMIMEType, gc.ResponseSchema = "application/json", f.Compiled.Schema
 	r.GenerationConfig = &gc
 	resp, err := client.GenerateContent(ctx, model, &r)
 	if err != nil {

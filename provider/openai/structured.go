@@ -16,28 +16,22 @@ import (
 
 // Format is a JSON Schema a reply must match, compiled for strict mode.
 type Format struct {
-	Name     string
-	compiled *schema.Compiled
-	check    *schema.Schema
+	adapt.Format // Name, and the schema compiled and as written
 }
 
 // NewFormat compiles sch (a JSON Schema of an object) for a structured
 // reply named name.
 func NewFormat(name string, sch json.RawMessage) (*Format, error) {
-	check, err := schema.Compile(sch)
+	f, err := adapt.NewFormat(schema.OpenAIStrict, name, sch)
 	if err != nil {
-		return nil, fmt.Errorf("openai: format %s: %w", name, err)
+		return nil, fmt.Errorf("openai: %w", err)
 	}
-	c, err := schema.CompileFor(schema.OpenAIStrict, sch)
-	if err != nil {
-		return nil, fmt.Errorf("openai: format %s: %w", name, err)
-	}
-	return &Format{Name: name, compiled: c, check: check}, nil
+	return &Format{f}, nil
 }
 
 // Chat returns Chat Completions' response_format: json_schema, strict.
 func (f *Format) Chat() (openai.ChatCompletionNewParamsResponseFormatUnion, error) {
-	m, err := adapt.ObjectSchema(f.compiled.Schema)
+	m, err := adapt.ObjectSchema(f.Compiled.Schema)
 	if err != nil {
 		return openai.ChatCompletionNewParamsResponseFormatUnion{}, err
 	}
@@ -48,7 +42,7 @@ func (f *Format) Chat() (openai.ChatCompletionNewParamsResponseFormatUnion, erro
 
 // Responses returns the Responses API's text format: json_schema, strict.
 func (f *Format) Responses() (responses.ResponseTextConfigParam, error) {
-	m, err := adapt.ObjectSchema(f.compiled.Schema)
+	m, err := adapt.ObjectSchema(f.Compiled.Schema)
 	if err != nil {
 		return responses.ResponseTextConfigParam{}, err
 	}
@@ -61,7 +55,7 @@ func (f *Format) Responses() (responses.ResponseTextConfigParam, error) {
 // once the nulls strict mode forced are removed, validates against the
 // schema. The error lists every failing field.
 func (f *Format) Parse(text string) (map[string]any, error) {
-	v, err := adapt.Structured(f.Name, f.compiled, f.check, text)
+	v, err := adapt.Structured(f.Name, f.Compiled, f.Check, text)
 	if err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}

@@ -161,3 +161,25 @@ func ObjectSchema(raw json.RawMessage) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+// Format is a JSON Schema a model's reply must match: compiled for one
+// provider's request, and kept as written to check the reply.
+type Format struct {
+	Name     string
+	Compiled *schema.Compiled
+	Check    *schema.Schema
+}
+
+// NewFormat compiles sch (a JSON Schema of an object) for provider p, as the
+// structured reply named name (the name appears in errors).
+func NewFormat(p schema.Provider, name string, sch json.RawMessage) (Format, error) {
+	check, err := schema.Compile(sch)
+	if err != nil {
+		return Format{}, fmt.Errorf("format %s: %w", name, err)
+	}
+	c, err := schema.CompileFor(p, sch)
+	if err != nil {
+		return Format{}, fmt.Errorf("format %s: %w", name, err)
+	}
+	return Format{Name: name, Compiled: c, Check: check}, nil
+}
