@@ -57,7 +57,7 @@ const nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix
 // Policy: its argument conditions leave an argument in the accumulator, so
 // a later group compares that argument, not the call number (socket(AF_INET)
 // passed a group listing mount). Each rule here reloads the call number.
-// The call numbers come from x/sys/unix (syscallTable, one file per
+// The call numbers come from x/sys/unix (commonSyscalls, and archSyscalls in one file per
 // architecture): go-seccomp-bpf's tables of every architecture cost each
 // helper process milliseconds of package initialisation.
 
@@ -69,9 +69,11 @@ type sysName struct {
 
 // syscallNumber returns the number of the system call name.
 func syscallNumber(name string) (int, bool) {
-	for _, s := range syscallTable {
-		if s.name == name {
-			return s.nr, true
+	for _, table := range [][]sysName{commonSyscalls, archSyscalls} {
+		for _, s := range table {
+			if s.name == name {
+				return s.nr, true
+			}
 		}
 	}
 	return 0, false
@@ -79,9 +81,11 @@ func syscallNumber(name string) (int, bool) {
 
 // syscallName returns the name of the system call nr, if it is listed.
 func syscallName(nr int) (string, bool) {
-	for _, s := range syscallTable {
-		if s.nr == nr {
-			return s.name, true
+	for _, table := range [][]sysName{commonSyscalls, archSyscalls} {
+		for _, s := range table {
+			if s.nr == nr {
+				return s.name, true
+			}
 		}
 	}
 	return "", false
@@ -175,7 +179,7 @@ func assemble(rules []rule) ([]bpf.Instruction, error) {
 			if slices.Contains(absentSyscalls, r.name) {
 				continue // not on this architecture
 			}
-			// Fail closed: a rule whose call is missing from syscallTable
+			// Fail closed: a rule whose call is missing from the tables
 			// would otherwise be dropped without a word.
 			return nil, fmt.Errorf("seccomp: no number for system call %s on %s", r.name, runtime.GOARCH)
 		}

@@ -8,6 +8,6 @@ const auditArch = 0
 
 const x32Bit = 0
 
-var syscallTable []sysName
+var commonSyscalls, archSyscalls []sysName
 
 var absentSyscalls []string
