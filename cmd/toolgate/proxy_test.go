@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -49,34 +48,7 @@ func buildFixture(t *testing.T) string {
 // returns its URL.
 func startProxyHTTP(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"proxy", "--http", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-found:
-		return u
-	case <-time.After(60 * time.Second):
-		t.Fatal("toolgate proxy --http did not announce its address")
-	}
-	return ""
+	return startHTTP(t, append([]string{"proxy", "--http", "127.0.0.1:0"}, args...)...)
 }
 
 // auditRecords reads an audit log.

@@ -64,7 +64,14 @@ var urlRE = regexp.MustCompile(`serving MCP at (http://\S+/mcp)`)
 // serveHTTPProcess starts `toolgate serve --http 127.0.0.1:0` and returns its URL.
 func serveHTTPProcess(t *testing.T, root, auditLog string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--root", root, "--audit", auditLog, "--http", "127.0.0.1:0")
+	return startHTTP(t, "serve", "--root", root, "--audit", auditLog, "--http", "127.0.0.1:0")
+}
+
+// startHTTP starts `toolgate ARGS…` (a command serving MCP over HTTP), ends
+// it when the test ends, and returns the URL it announces.
+func startHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +96,7 @@ func serveHTTPProcess(t *testing.T, root, auditLog string) string {
 	case u := <-found:
 		return u
 	case <-time.After(60 * time.Second):
-		t.Fatal("toolgate serve --http did not announce its address")
+		t.Fatalf("toolgate %s did not announce its address", args[0])
 	}
 	return ""
 }
