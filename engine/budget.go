@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -52,18 +51,10 @@ func (e *Engine) budget(next handler) handler {
 // order) that matches it, else MaxResultBytes.
 func (e *Engine) maxResultBytes(name string) int {
 	per := e.opts.MaxResultBytesPerTool
-	if len(per) == 0 {
-		return e.opts.MaxResultBytes
-	}
 	if m, ok := per[name]; ok {
 		return m
 	}
-	globs := make([]string, 0, len(per))
-	for g := range per {
-		globs = append(globs, g)
-	}
-	slices.Sort(globs)
-	for _, g := range globs {
+	for _, g := range e.budgetGlobs {
 		if ok, _ := path.Match(g, name); ok {
 			return per[g]
 		}

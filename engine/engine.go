@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -56,6 +58,8 @@ type Engine struct {
 	idBase  string
 	idSeq   atomic.Uint64
 	workers workers
+	// budgetGlobs are the keys of Options.MaxResultBytesPerTool, sorted.
+	budgetGlobs []string
 }
 
 // pending is one call on its way down the chain; stages fill it in.
@@ -100,6 +104,7 @@ func New(o Options) *Engine {
 	var b [6]byte
 	rand.Read(b[:])
 	e.workers = workers{e: e, jobs: make(chan job)}
+	e.budgetGlobs = slices.Sorted(maps.Keys(o.MaxResultBytesPerTool))
 	e.idBase = "call_" + hex.EncodeToString(b[:]) + "_"
 
 	// The path of one call, top to bottom.
