@@ -24,9 +24,9 @@ type Protected struct {
 // its file says default_deny: false): places where a write would make
 // something run later (git hooks and config, IDE tasks, agent and MCP
 // settings, shell start-up files), toolgate's own files, and secrets (.env
-// files, private keys, credential stores). It is the list of the file tool
-// set (toolsets/fs DefaultRules), kept here so that a policy file can see
-// and extend it.
+// files, private keys, credential stores). The file tool set takes its
+// protected paths from here (toolsets/fs DefaultRules), so that a policy
+// file sees and extends the same list.
 func DefaultDeny() []Protected {
 	const (
 		hooks  = "git runs these files as programs"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -38,62 +39,22 @@ type Rule struct {
 	Except []string
 }
 
-// DefaultRules returns the paths denied by default: places where a write
-// would make something run later (git hooks and config, IDE tasks, agent
-// and MCP settings, shell start-up files), toolgate's own files, and
-// secrets (.env files, private keys, credential stores).
+// DefaultRules returns the paths denied by default: the policy's protected
+// paths (policy.DefaultDeny: git hooks and config, toolgate's own files,
+// editor and agent settings, shell start-up files, secrets), one list for
+// both, so that the tools and the policy can never disagree.
 func DefaultRules() []Rule {
-	const (
-		hooks  = "git runs these files as programs"
-		gitcfg = "git configuration can run programs (core.fsmonitor, core.sshCommand, filters) and may hold credentials"
-		gitdir = "git's own data (objects, refs, alternates); change it with git, not by editing files"
-		own    = "toolgate's own configuration, policy and audit log"
-		ide    = "editor and agent settings can run commands when a folder is opened"
-		shell  = "shell start-up files run on every login or new shell"
-		secret = "this file holds secrets"
-		key    = "this looks like a private key or certificate"
-	)
-	rules := []Rule{
-		{Pattern: "**/.git/hooks", Reason: hooks, Access: ReadWrite},
-		{Pattern: "**/.git/hooks/**", Reason: hooks, Access: ReadWrite},
-		{Pattern: "**/.git/config", Reason: gitcfg, Access: ReadWrite},
-		{Pattern: "**/.git", Reason: gitdir, Access: Write},
-		{Pattern: "**/.git/**", Reason: gitdir, Access: Write},
-		{Pattern: "**/.gitconfig", Reason: gitcfg, Access: Write},
-		// .gitmodules names submodule URLs and paths git acts on at clone and
-		// update (ext:: transports, CVE-2018-11235); .ripgreprc adds flags
-		// (--pre runs a program) to every rg. Both on sandbox-runtime's
-		// always-blocked list.
-		{Pattern: "**/.gitmodules", Reason: gitcfg, Access: Write},
-		{Pattern: "**/.ripgreprc", Reason: "ripgrep reads its flags from this file (--pre runs a program)", Access: Write},
-		{Pattern: "**/.toolgate", Reason: own, Access: ReadWrite},
-		{Pattern: "**/.toolgate/**", Reason: own, Access: Write},
-		// Spilled results (output too large for one answer) are there to be read.
-		{Pattern: "**/.toolgate/**", Reason: own, Access: Read, Except: []string{"**/.toolgate/spill/*"}},
-		{Pattern: "**/.toolgate*", Reason: own, Access: ReadWrite},
-		{Pattern: "**/toolgate*.{yaml,yml,json,jsonl,toml}", Reason: own, Access: Write},
-		{Pattern: "**/*.audit.jsonl", Reason: own, Access: Write},
-		{Pattern: "**/.mcp.json", Reason: ide, Access: Write},
-		{Pattern: "**/{.vscode,.idea,.devcontainer,.claude,.cursor,.gemini,.codex,.windsurf,.continue,.zed}/**", Reason: ide, Access: Write},
-		{Pattern: "**/.ssh/**", Reason: "ssh keys and authorized_keys", Access: ReadWrite, Secret: true},
-	}
-	for _, f := range []string{
-		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
-		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
-		".login", ".logout", ".inputrc", ".config/fish/**", ".config/autostart/**",
-	} {
-		rules = append(rules, Rule{Pattern: "**/" + f, Reason: shell, Access: Write})
-	}
-	for _, f := range []string{
-		".env*", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
-		".aws/**", ".docker/config.json", ".kube/config", ".gnupg/**",
-	} {
-		rules = append(rules, Rule{Pattern: "**/" + f, Reason: secret, Access: ReadWrite, Secret: true})
-	}
-	for _, f := range []string{
-		"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-	} {
-		rules = append(rules, Rule{Pattern: "**/" + f, Reason: key, Access: ReadWrite, Secret: true})
+	deny := policy.DefaultDeny()
+	rules := make([]Rule, len(deny))
+	for i, d := range deny {
+		var acc Access
+		if d.Read {
+			acc |= Read
+		}
+		if d.Write {
+			acc |= Write
+		}
+		rules[i] = Rule{Pattern: d.Pattern, Reason: d.Reason, Access: acc, Secret: d.Secret, Except: d.Except}
 	}
 	return rules
 }
