@@ -60,7 +60,7 @@ func (e *Engine) runAsking(ctx context.Context, p *pending, next handler) tool.R
 	}
 	reason, _ := res.Error.Details["reason"].(string)
 	p.decision = policy.Decision{Effect: policy.Ask, Rule: "tool:" + p.def.Name, Mode: p.decision.Mode,
-		Reason: p.def.Name + " asks for approval: " + reason, Confirm: true}
+		Reason: p.def.Name + " asks for approval: " + reason, Confirm: true, ToolAsked: true}
 	if err := e.approve(ctx, p); err != nil {
 		return tool.ErrorResult(err)
 	}

@@ -296,6 +296,9 @@ type Decision struct {
 	Mode    Mode
 	Reason  string // a sentence for the model and the audit log
 	Confirm bool   // an Ask that needs an explicit second confirmation (level 3)
+	// ToolAsked marks an Ask that the tool itself raised about this call
+	// (tool.NeedsApproval: a dangerous command), not a rule or a level.
+	ToolAsked bool
 	Log     bool   // the level's treatment is "log": an allowed call worth a line in the log
 	Level   tool.Level
 	Role    string // the role the call's principal has ("" none)

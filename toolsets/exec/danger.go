@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -332,6 +333,10 @@ func (c *checker) argv(argv []string) {
 		c.perms(shown, name, args)
 	case name == "git":
 		c.git(shown, args)
+	case isInterpreter(name):
+		if code, ok := inlineCode(name, args); ok {
+			c.merge(CheckCode(code))
+		}
 	case name == "sudo" || name == "su" || name == "doas" || name == "pkexec":
 		c.flag(Ask, shown, "asks for other privileges (%s)", name)
 	case name == "eval" || name == "source" || name == ".":
@@ -533,6 +538,10 @@ func (c *checker) rm(shown string, args []string) {
 		}
 	}
 	for _, t := range targets {
+		if t == "" && recursive { // a word the shell computes: $X, $(…)
+			c.flag(Ask, shown, "removes a path computed when the command runs, recursively, which cannot be checked")
+			continue
+		}
 		if isSystemPath(t) {
 			if recursive {
 				c.flag(Deny, shown, "removes %s, a system or home folder, recursively", t)
@@ -848,4 +857,57 @@ func printWord(w *syntax.Word) string {
 	var b strings.Builder
 	syntax.NewPrinter().Print(&b, w)
 	return b.String()
+}
+
+// inlineCode returns the program an interpreter is given on its command
+// line (python -c, node -e, perl -e, ruby -e, php -r).
+func inlineCode(name string, args []string) (string, bool) {
+	var flags []string
+	switch {
+	case strings.HasPrefix(name, "python"):
+		flags = []string{"-c"}
+	case name == "node":
+		flags = []string{"-e", "--eval", "-p", "--print"}
+	case name == "perl":
+		flags = []string{"-e", "-E"}
+	case name == "ruby":
+		flags = []string{"-e"}
+	case name == "php":
+		flags = []string{"-r"}
+	}
+	for i, a := range args {
+		for _, f := range flags {
+			if a == f && i+1 < len(args) {
+				return args[i+1], true
+			}
+		}
+	}
+	return "", false
+}
+
+// Code cannot be parsed for every language, so CheckCode looks for the
+// calls that matter: a library routine that removes a folder tree, and a
+// shell command line given as a string literal to the routines that run one.
+var (
+	treeRemoval = regexp.MustCompile(`\b(rmtree|removedirs|remove_tree|rm_rf|rm_r|remove_dir|remove_entry_secure)\b` +
+		`|\b(rmSync|rmdirSync|rm|rmdir|rmdir_p)\s*\([^)]*\brecursive\b`)
+	shellCall = regexp.MustCompile(`\b(system|popen|execSync|exec|check_output|check_call|getoutput|getstatusoutput|spawnSync)\s*\(\s*` +
+		`(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')`)
+)
+
+// CheckCode checks a program for run_code or an interpreter's inline code
+// (Python, Node, Perl, Ruby): removing a folder tree asks, and a shell
+// command line passed as a literal to system(), subprocess, execSync() and
+// the like is checked as one. What the code computes at run time is not
+// seen: the sandbox is the defence there.
+func CheckCode(code string) Finding {
+	c := &checker{}
+	if m := treeRemoval.FindString(code); m != "" {
+		c.flag(Ask, "", "the code removes folder trees (%s), which cannot be checked", strings.TrimSpace(strings.SplitN(m, "(", 2)[0]))
+	}
+	for _, m := range shellCall.FindAllStringSubmatch(code, 16) {
+		line := m[2] + m[3]
+		c.merge(checkShell(strings.NewReplacer(`\"`, `"`, `\'`, `'`, `\\`, `\`, `\n`, "\n").Replace(line), 1))
+	}
+	return c.worst
 }

@@ -93,7 +93,21 @@ func TestCheckShell(t *testing.T) {
 		{"rm -rf ../other-project", Ask},
 		{"rm -rf /tmp/x", Ask},
 		{"find . -name '*.txt' | xargs rm -rf", Ask},
+		{"X=/; rm -rf $X", Ask},
+		{"rm -rf \"$(cat dirs.txt)\"", Ask},
+		{"echo / | xargs rm -rf", Ask},
+		{`python3 -c "import shutil; shutil.rmtree('/')"`, Ask},
+		{`perl -e 'use File::Path; rmtree("/")'`, Ask},
+		{`node -e "require('fs').rmSync('/', {recursive: true, force: true})"`, Ask},
+		{`ruby -e 'require "fileutils"; FileUtils.rm_rf(Dir.home)'`, Ask},
+		{`python3 -c "import os; os.system('rm -rf /')"`, Deny},
+		{`python3 -c "import subprocess; subprocess.check_output('git reset --hard', shell=True)"`, Ask},
+		// Code is not parsed: a mention of a tree-removing routine asks too.
+		{`python3 -c "print('no rmtree here')"`, Ask},
 		// Allowed: ordinary work and quoted prose.
+		{`python3 -c "import os; print(os.listdir('.'))"`, Allow},
+		{`node -e "console.log(require('fs').readdirSync('.'))"`, Allow},
+
 		{"echo 'rm -rf /'", Allow},
 		{"echo \"rm -rf /\"", Allow},
 		{"echo 'kill -1 sends SIGHUP to everything'", Allow},
@@ -122,6 +136,29 @@ func TestCheckShell(t *testing.T) {
 		}
 		if f.Verdict != Allow && f.Reason == "" {
 			t.Errorf("%q: %s without a reason", c.line, f.Verdict)
+		}
+	}
+}
+
+func TestCheckCode(t *testing.T) {
+	cases := []struct {
+		code string
+		want Verdict
+	}{
+		{"import shutil\nshutil.rmtree('/', ignore_errors=True)", Ask},
+		{"import os\nfor r, d, f in os.walk('.', topdown=False):\n    os.removedirs(r)", Ask},
+		{"require('fs').rmSync('.', { recursive: true })", Ask},
+		{"const fs = require('fs'); fs.rmdirSync(process.env.HOME, {recursive:true})", Ask},
+		{"import os; os.system(\"rm -rf /\")", Deny},
+		{"require('child_process').execSync('mkfs.ext4 /dev/sda1')", Deny},
+		{"import os; os.system('ls -la')", Allow},
+		{"import os; os.remove('a.txt')", Allow},
+		{"require('fs').rmSync('a.txt')", Allow},
+		{"print(sum(range(10)))", Allow},
+	}
+	for _, c := range cases {
+		if f := CheckCode(c.code); f.Verdict != c.want {
+			t.Errorf("%q: %s (%s), want %s", c.code, f.Verdict, f.Reason, c.want)
 		}
 	}
 }

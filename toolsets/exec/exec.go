@@ -184,10 +184,14 @@ func (s *set) runCode(ctx context.Context, in CodeInput) (tool.Result, error) {
 	}
 	var argv []string
 	switch in.Language {
-	case "python":
+	case "python", "node":
+		if e := s.verdict(ctx, CheckCode(in.Code)); e != nil {
+			return errResult(e), nil
+		}
 		argv = []string{"python3", "-c", in.Code}
-	case "node":
-		argv = []string{"node", "-e", in.Code}
+		if in.Language == "node" {
+			argv = []string{"node", "-e", in.Code}
+		}
 	case "bash":
 		if e := s.verdict(ctx, CheckShell(in.Code)); e != nil {
 			return errResult(e), nil
