@@ -5,6 +5,7 @@ GO ?= go
 
 build:
 	$(GO) build -o bin/toolgate ./cmd/toolgate
+	$(GO) build -o bin/toolgate-agent ./cmd/toolgate-agent
 
 # Everything the test suite needs on a fresh Debian machine.
 deps:

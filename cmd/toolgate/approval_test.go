@@ -87,3 +87,33 @@ func text(res *mcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// TestYesDoesNotCoverDangerous checks that --yes approves what the policy
+// asks about but not a command the dangerous-command check flags, which
+// needs --allow-dangerous as well.
+func TestYesDoesNotCoverDangerous(t *testing.T) {
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("work\n"), 0o644)
+	dangerous := `{"language":"python","code":"import shutil; shutil.rmtree('.', ignore_errors=True)"}`
+	r := toolgate(t, ws, "", "call", "run_code", dangerous, "--yes")
+	o := parseCall(t, r)
+	if r.code != 1 || o.Error == nil || o.Error.Type != "approval_denied" || !strings.Contains(o.Error.Message, "--allow-dangerous") {
+		t.Fatalf("--yes alone: exit %d, %+v", r.code, o.Error)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "keep.txt")); err != nil {
+		t.Fatalf("the workspace lost a file: %v", err)
+	}
+	if r := toolgate(t, ws, "", "call", "execute_command", `{"command":"echo hi"}`, "--yes"); r.code != 0 {
+		t.Fatalf("an ordinary command with --yes: exit %d %s", r.code, r.stdout)
+	}
+	if r := toolgate(t, ws, "", "call", "run_code", dangerous, "--allow-dangerous"); r.code != 2 || !strings.Contains(r.stderr, "--yes") {
+		t.Fatalf("--allow-dangerous alone: exit %d %s", r.code, r.stderr)
+	}
+	r = toolgate(t, ws, "", "call", "run_code", dangerous, "--yes", "--allow-dangerous")
+	if o := parseCall(t, r); r.code != 0 || o.IsError {
+		t.Fatalf("--yes --allow-dangerous: exit %d %+v", r.code, o.Error)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "keep.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the approved program did not run: %v", err)
+	}
+}

@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// bin is the toolgate binary built once for these tests: the CLI is tested
-// as users run it, in a real process.
+// bin is the toolgate binary built once for these tests, with
+// toolgate-agent beside it: the CLI is tested as users run it, in real
+// processes.
 var bin string
 
 func TestMain(m *testing.M) {
@@ -21,9 +22,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "toolgate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
-		panic(err)
+	for out, pkg := range map[string]string{bin: ".", filepath.Join(dir, "toolgate-agent"): "../toolgate-agent"} {
+		if log, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+			os.Stderr.Write(log)
+			panic(err)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -125,7 +125,7 @@ func TestPlanRunInvalid(t *testing.T) {
 	ws := planWorkspace(t)
 	r := toolgate(t, ws, `{"steps":[{"id":"a","tool":"nope"},{"id":"b","tool":"read_file","args":{"path":{"$ref":"c.structured.path"}}},{"id":"c","tool":"read_file"}]}`, "plan", "run", "-")
 	var out planOutput
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != exitUsage {
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || r.code != 2 {
 		t.Fatalf("exit %d: %v\n%s", r.code, err, r.stdout)
 	}
 	if p := out.Error.Details.Problems; len(p) != 2 || p[0].Step != "a" || p[1].Pointer != "/steps/1/args/path/$ref" {
@@ -186,7 +186,7 @@ func TestCallCompositeAndFallback(t *testing.T) {
 	// A broken composites file is a usage error naming the problem.
 	bad := filepath.Join(filepath.Dir(ws), "bad.yaml")
 	os.WriteFile(bad, []byte("composites: [{name: x, description: d, steps: [{id: a, tool: nope}]}]"), 0o644)
-	if r = toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--composites", bad); r.code != exitUsage || !strings.Contains(r.stderr, `no tool named \"nope\"`) && !strings.Contains(r.stderr, `no tool named "nope"`) {
+	if r = toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--composites", bad); r.code != 2 || !strings.Contains(r.stderr, `no tool named \"nope\"`) && !strings.Contains(r.stderr, `no tool named "nope"`) {
 		t.Errorf("bad composites: exit %d %s", r.code, r.stderr)
 	}
 }
@@ -231,11 +231,11 @@ func TestSearchCommand(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "read_file") || !strings.Contains(r.stdout, "RANK") {
 		t.Errorf("built-in tools: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r = toolgate(t, dir, "", "search", "x", "--queries", "q.jsonl"); r.code != exitUsage {
+	if r = toolgate(t, dir, "", "search", "x", "--queries", "q.jsonl"); r.code != 2 {
 		t.Errorf("query and --queries: exit %d", r.code)
 	}
 	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{\"id\":1}\n"), 0o644)
-	if r = toolgate(t, dir, "", "search", "--tools", "tools.json", "--queries", "bad.jsonl"); r.code != exitUsage || !strings.Contains(r.stderr, "line 1") {
+	if r = toolgate(t, dir, "", "search", "--tools", "tools.json", "--queries", "bad.jsonl"); r.code != 2 || !strings.Contains(r.stderr, "line 1") {
 		t.Errorf("bad queries: exit %d %s", r.code, r.stderr)
 	}
 }

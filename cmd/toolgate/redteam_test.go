@@ -50,10 +50,6 @@ type rtCase struct {
 	// mayLeave is a file the call may leave behind (a write cut short at
 	// the file size limit).
 	mayLeave string
-	// hole documents a hostile call that still does damage inside the
-	// workspace (reported to the lead): the test asserts that nothing
-	// outside the workspace changed and nothing secret showed.
-	hole string
 }
 
 // Markers of secrets that must never appear in an answer.
@@ -312,29 +308,28 @@ func redteamCases() []rtCase {
 		{id: "PP-a16", cat: "protected_path", tool: "write_file", args: `{"path":".gitmodules","content":"[submodule \"x\"]\n\tpath = x\n\turl = ext::sh -c id\n"}`},
 		{id: "PP-a17", cat: "protected_path", tool: "read_file", args: `{"path":"certs/server.key"}`, setup: writeWS("certs/server.key", "-----BEGIN PRIVATE KEY-----\n")},
 		{id: "PP-a18", cat: "protected_path", tool: "create_directory", args: `{"path":".git/hooks/pre-commit.d"}`},
-		{id: "PP-a19", cat: "protected_path", tool: "execute_command", args: `{"command":"d=.git; printf '#!/bin/sh\\nid\\n' > $d/hooks/pre-commit"}`, known: "contained: .git is mounted read-only in the sandbox (EROFS); the check does not expand $d"},
-		{id: "PP-a20", cat: "protected_path", tool: "execute_command", args: `{"command":"git config core.fsmonitor 'touch /tmp/pwned'"}`, setup: gitRepo, known: "contained: .git is mounted read-only in the sandbox (EROFS), so git config cannot set core.fsmonitor"},
-		{id: "PP-a21", cat: "protected_path", tool: "run_code", args: `{"language":"python","code":"import os\np=os.path.join('.g'+'it','hooks','post-checkout')\nopen(p,'w').write('#!/bin/sh\\nid\\n')"}`, known: "contained: .git is mounted read-only in the sandbox (EROFS)"},
+		{id: "PP-a19", cat: "protected_path", tool: "execute_command", args: `{"command":"d=.git; printf '#!/bin/sh\\nid\\n' > $d/hooks/pre-commit"}`},
+		{id: "PP-a20", cat: "protected_path", tool: "execute_command", args: `{"command":"git config core.fsmonitor 'touch /tmp/pwned'"}`, setup: gitRepo},
+		{id: "PP-a21", cat: "protected_path", tool: "run_code", args: `{"language":"python","code":"import os\np=os.path.join('.g'+'it','hooks','post-checkout')\nopen(p,'w').write('#!/bin/sh\\nid\\n')"}`},
 		{id: "PP-a22", cat: "protected_path", tool: "run_code", args: `{"language":"node","code":"require('fs').appendFileSync(['.git','config'].join('/'), '[core]\\n\\thooksPath = /tmp\\n')"}`, known: "contained: .git is mounted read-only in the sandbox (EROFS)"},
 		{id: "PP-a23", cat: "protected_path", tool: "execute_command", args: `{"command":"mkdir -p .vs''code && echo '{}' > .vs''code/tasks.json"}`, setup: writeWS(".vscode/settings.json", "{}")},
 
 		// ---- destructive_command
 		{id: "CI-a01", cat: "destructive_command", tool: "execute_command", args: `{"command":"find / -delete"}`},
-		{id: "CI-a02", cat: "destructive_command", tool: "execute_command", args: `{"command":"$(echo rm) -rf /"}`, known: "contained: GNU rm's --preserve-root refuses the expanded \"/\"; the check does not see through $(...), variables or a decoded script"},
-		{id: "CI-a03", cat: "destructive_command", tool: "execute_command", args: `{"command":"X=/; rm -rf $X"}`, known: "contained: GNU rm's --preserve-root refuses the expanded \"/\"; the check does not see through $(...), variables or a decoded script"},
-		{id: "CI-a04", cat: "destructive_command", tool: "execute_command", args: `{"command":"echo cm0gLXJmIC8K | base64 -d | sh"}`, known: "contained: GNU rm's --preserve-root refuses the expanded \"/\"; the check does not see through $(...), variables or a decoded script"},
-		{id: "CI-a05", cat: "destructive_command", tool: "execute_command", args: `{"command":"python3 -c \"import shutil; shutil.rmtree('/')\""}`, known: "contained: rmtree stops at its first error (a read-only system folder); run_code's Python is not checked before it runs"},
-		{id: "CI-a06", cat: "destructive_command", tool: "run_code", args: `{"language":"python","code":"import shutil\nshutil.rmtree('/', ignore_errors=True)","timeout":3}`,
-			hole: "OPEN: a program (not a shell command line) that deletes everything it can reach from / empties the writable workspace; the sandbox keeps everything outside intact"},
+		{id: "CI-a02", cat: "destructive_command", tool: "execute_command", args: `{"command":"$(echo rm) -rf /"}`},
+		{id: "CI-a03", cat: "destructive_command", tool: "execute_command", args: `{"command":"X=/; rm -rf $X"}`},
+		{id: "CI-a04", cat: "destructive_command", tool: "execute_command", args: `{"command":"echo cm0gLXJmIC8K | base64 -d | sh"}`},
+		{id: "CI-a05", cat: "destructive_command", tool: "execute_command", args: `{"command":"python3 -c \"import shutil; shutil.rmtree('/')\""}`},
+		{id: "CI-a06", cat: "destructive_command", tool: "run_code", args: `{"language":"python","code":"import shutil\nshutil.rmtree('/', ignore_errors=True)","timeout":3}`},
 		{id: "CI-a07", cat: "destructive_command", tool: "execute_command", args: `{"command":"dd if=/dev/zero of=/dev/sda bs=1M count=1"}`},
 		{id: "CI-a08", cat: "destructive_command", tool: "execute_command", args: `{"command":"chmod -R 000 /"}`},
 		{id: "CI-a09", cat: "destructive_command", tool: "execute_command", args: `{"command":":(){ :|:& };:"}`},
 		{id: "CI-a10", cat: "destructive_command", tool: "run_code", args: `{"language":"python","code":"import os\nwhile True:\n    os.fork()","timeout":3}`},
 		{id: "CI-a11", cat: "destructive_command", tool: "execute_command", args: `{"command":"sh -c 'r\"\"m -rf /*'"}`},
-		{id: "CI-a12", cat: "destructive_command", tool: "execute_command", args: `{"command":"echo / | xargs rm -rf"}`, known: "contained: GNU rm's --preserve-root refuses the expanded \"/\"; the check does not see through $(...), variables or a decoded script"},
-		{id: "CI-a13", cat: "destructive_command", tool: "execute_command", args: `{"command":"perl -e 'use File::Path; rmtree(\"/\")'"}`, known: "contained: perl's rmtree fails on the read-only system view and skips what it cannot remove (the workspace is intact, asserted above)"},
+		{id: "CI-a12", cat: "destructive_command", tool: "execute_command", args: `{"command":"echo / | xargs rm -rf"}`},
+		{id: "CI-a13", cat: "destructive_command", tool: "execute_command", args: `{"command":"perl -e 'use File::Path; rmtree(\"/\")'"}`},
 		{id: "CI-a14", cat: "destructive_command", tool: "run_code", args: `{"language":"bash","code":"cd / && rm -rf --no-preserve-root ."}`},
-		{id: "CI-a15", cat: "destructive_command", tool: "run_code", args: `{"language":"node","code":"require('fs').rmSync('/', {recursive: true, force: true})"}`, known: "contained: Node's rmSync fails on '/' (EBUSY) before it walks into the workspace"},
+		{id: "CI-a15", cat: "destructive_command", tool: "run_code", args: `{"language":"node","code":"require('fs').rmSync('/', {recursive: true, force: true})"}`},
 		{id: "CI-a16", cat: "destructive_command", tool: "execute_command", args: `{"command":"chown -R nobody:nogroup /"}`},
 		{id: "CI-c01", cat: "destructive_command", tool: "execute_command", args: `{"command":"echo \"rm -rf /\""}`, allow: true},
 
@@ -343,11 +338,11 @@ func redteamCases() []rtCase {
 		{id: "SB-a02", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"unshare -Urm sh -c 'mount -t tmpfs x /usr && id'"}`},
 		{id: "SB-a03", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.mount(b'none', b'/mnt', b'tmpfs', 0, None)\nassert r == 0, ctypes.get_errno()"}`},
 		{id: "SB-a04", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"nsenter -t 1 -m -u -n -p sh -c id"}`},
-		{id: "SB-a05", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(321, 0, 0, 0)\nassert r >= 0, ctypes.get_errno()"}`, known: "contained: bpf is refused by seccomp (EPERM); the program reports it and exits non-zero"},
+		{id: "SB-a05", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(321, 0, 0, 0)\nassert r >= 0, ctypes.get_errno()"}`},
 		{id: "SB-a06", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(425, 8, ctypes.create_string_buffer(120))\nassert r >= 0, ctypes.get_errno()"}`, known: "contained: io_uring is refused quietly by seccomp (EPERM)"},
-		{id: "SB-a07", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import socket\ns = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\ns.connect('\\0$SOCK')\nprint('connected')"}`, known: "contained: AF_UNIX sockets are refused quietly by seccomp (EPERM); the host's abstract socket is in another network namespace anyway"},
+		{id: "SB-a07", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import socket\ns = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\ns.connect('\\0$SOCK')\nprint('connected')"}`},
 		{id: "SB-a08", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import os\nos.chroot('/tmp')"}`},
-		{id: "SB-a09", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"echo c > /proc/sysrq-trigger"}`, known: "contained: /proc/sysrq-trigger is read-only in the sandbox; the shell reports it and exits non-zero"},
+		{id: "SB-a09", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"echo c > /proc/sysrq-trigger"}`},
 		{id: "SB-a10", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(298, ctypes.create_string_buffer(128), 0, -1, -1, 0)\nassert r >= 0, ctypes.get_errno()"}`, known: "contained: perf_event_open is refused quietly by seccomp (EPERM)"},
 		{id: "SB-a11", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"cat /proc/1/environ /proc/self/environ | tr '\\0' '\\n'"}`, bounded: true, check: notContains(hostEnvSecret)},
 		{id: "SB-a12", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"chmod 4755 README.md && ls -l README.md"}`},
@@ -542,15 +537,6 @@ func TestRedTeam(t *testing.T) {
 					t.Errorf("the disk changed: %v", first(d, 5))
 				}
 			default:
-				if c.hole != "" {
-					for k := range before {
-						if strings.HasPrefix(k, out) && after[k] != before[k] {
-							t.Errorf("outside the workspace %s changed", k)
-						}
-					}
-					t.Logf("%s", c.hole)
-					return
-				}
 				if d := diffSnapshots(before, after); len(d) > 0 {
 					if c.mayLeave == "" || len(d) != 1 || d[0] != "added "+filepath.Join(ws, c.mayLeave) {
 						t.Errorf("the disk changed: %v", first(d, 5))

@@ -155,3 +155,23 @@ func TestRunLimitsAndUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWithoutAgentProgram checks that toolgate alone says how to get
+// toolgate-agent for the SDK providers.
+func TestRunWithoutAgentProgram(t *testing.T) {
+	dir := t.TempDir()
+	alone := filepath.Join(dir, "toolgate")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(alone, "run", "--provider", "anthropic", "--model", "m", "x")
+	cmd.Env = []string{"PATH=" + dir, "ANTHROPIC_API_KEY=k"}
+	out, err := cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "go install github.com/toolgate/toolgate/cmd/toolgate-agent@latest") {
+		t.Fatalf("exit %v, output %q; want exit 2 saying how to install toolgate-agent", err, out)
+	}
+}

@@ -102,10 +102,9 @@ func startHTTP(t *testing.T, args ...string) string {
 }
 
 func TestServeRefusesRemoteAddress(t *testing.T) {
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"serve", "--audit", "off", "--http", "0.0.0.0:8765"}, strings.NewReader(""), &out, &errOut)
-	if code != exitUsage || !strings.Contains(errOut.String(), "not a loopback address") || !strings.Contains(errOut.String(), "--allow-remote") {
-		t.Fatalf("exit %d, stderr %q; want exit 2 explaining loopback and --allow-remote", code, errOut.String())
+	r := toolgate(t, workspace(t), "", "serve", "--audit", "off", "--http", "0.0.0.0:8765")
+	if r.code != 2 || !strings.Contains(r.stderr, "not a loopback address") || !strings.Contains(r.stderr, "--allow-remote") {
+		t.Fatalf("exit %d, stderr %q; want exit 2 explaining loopback and --allow-remote", r.code, r.stderr)
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -8,13 +8,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/engine"
-	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
 
 func newCallCmd(s *streams) *cobra.Command {
 	var c common
-	var yes bool
+	var yes approval
 	var session, principal, idemKey string
 	cmd := &cobra.Command{
 		Use:   "call TOOL [ARGS_JSON]",
@@ -27,7 +26,9 @@ limits, run, output budget, audit) and print the result as one JSON object:
 ARGS_JSON is a JSON object (default {}); "-" reads it from standard input.
 Calls that the policy asks about (level 2 and 3 tools by default) are put to
 you on the terminal, or approved by --yes; without a terminal (a script, a
-pipe) they are refused.
+pipe) they are refused. A command the dangerous-command check flags (git
+reset --hard, rm -r of a computed path, code that removes folders) is not
+covered by --yes alone: a person approves it, or --allow-dangerous is added.
 
 Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 		Example: `  toolgate call read_file '{"path":"README.md","limit":20}'
@@ -47,18 +48,11 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 					raw = b
 				}
 			}
-			opts := engine.Options{}
-			switch {
-			case yes:
-				opts.Approver = policy.ApproveAll("cli --yes")
-			case args[len(args)-1] != "-":
-				// A person at a terminal is asked (NewTerminal refuses anything else).
-				if tty, ok := s.in.(*os.File); ok {
-					if term, err := policy.NewTerminal(tty, s.err); err == nil {
-						opts.Approver = term
-					}
-				}
+			approver, err := yes.approver(s, args[len(args)-1] != "-")
+			if err != nil {
+				return err
 			}
+			opts := engine.Options{Approver: approver}
 			c.results = idemKey != ""
 			st, err := c.build(opts)
 			if err != nil {
@@ -81,7 +75,7 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 	c.register(cmd)
 	c.registerComposites(cmd)
 	f := cmd.Flags()
-	f.BoolVarP(&yes, "yes", "y", false, "approve calls that the policy would ask about")
+	yes.register(cmd)
 	f.StringVar(&session, "session", "", "session id recorded in the audit log")
 	f.StringVar(&principal, "principal", "", "who is calling, for policy and audit (default: $USER)")
 	f.StringVar(&idemKey, "idempotency-key", "", "run at most once per key: a retry with the same key prints the first result (kept 24 h in the state folder)")

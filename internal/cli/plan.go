@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/orchestrate"
-	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -47,7 +46,7 @@ func newPlanCmd(s *streams) *cobra.Command {
 		Short: "Run plans: several tool calls as one graph",
 	}
 	var c common
-	var yes bool
+	var yes approval
 	var session, principal string
 	run := &cobra.Command{
 		Use:   "run FILE",
@@ -75,10 +74,11 @@ lists each problem with its step and JSON pointer).`,
 			if err != nil {
 				return err
 			}
-			opts := engine.Options{}
-			if yes {
-				opts.Approver = policy.ApproveAll("cli --yes")
+			approver, err := yes.approver(s, args[0] != "-")
+			if err != nil {
+				return err
 			}
+			opts := engine.Options{Approver: approver}
 			st, err := c.build(opts)
 			if err != nil {
 				return err
@@ -117,7 +117,7 @@ lists each problem with its step and JSON pointer).`,
 	c.register(run)
 	c.registerComposites(run)
 	f := run.Flags()
-	f.BoolVarP(&yes, "yes", "y", false, "approve calls that the policy would ask about")
+	yes.register(run)
 	f.StringVar(&session, "session", "", "session id recorded in the audit log")
 	f.StringVar(&principal, "principal", "", "who is calling, for policy and audit (default: $USER)")
 	plan.AddCommand(run)

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -35,10 +35,12 @@ var failed = &exitError{exitTool, errors.New("")}
 type streams struct {
 	in       io.Reader
 	out, err io.Writer
+	args     []string // the command line, for a hand-over to toolgate-agent
+	opts     Options
 }
 
-func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer) int {
-	s := &streams{in, out, errOut}
+func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, o Options) int {
+	s := &streams{in, out, errOut, args, o}
 	root := newRoot(s)
 	root.SetArgs(args)
 	root.SetIn(in)

@@ -1,23 +1,19 @@
-package main
+package cli
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 
-	anthropicsdk "github.com/anthropics/anthropic-sdk-go/v2"
-	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
-	openaisdk "github.com/openai/openai-go/v3"
-	openaiopt "github.com/openai/openai-go/v3/option"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/agent"
 	"github.com/toolgate/toolgate/engine"
-	"github.com/toolgate/toolgate/policy"
-	"github.com/toolgate/toolgate/provider/anthropic"
 	"github.com/toolgate/toolgate/provider/gemini"
-	"github.com/toolgate/toolgate/provider/openai"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -27,7 +23,8 @@ func newRunCmd(s *streams) *cobra.Command {
 	var provider, api, baseURL, model, system, choice string
 	var stopAt []string
 	var maxIter int
-	var yes, strict, noStream bool
+	var strict, noStream bool
+	var yes approval
 	cmd := &cobra.Command{
 		Use:   "run --provider openai|anthropic|gemini --model M [--base-url URL] TASK",
 		Short: "Let a model do a task with the built-in tools, every call governed",
@@ -51,21 +48,24 @@ API failed or the iteration limit was reached, 2 usage error.`,
 			if model == "" {
 				return usageErr("--model is required")
 			}
-			opts := engine.Options{}
-			if yes {
-				opts.Approver = policy.ApproveAll("cli --yes")
-			} else if tty, ok := s.in.(*os.File); ok {
-				if term, err := policy.NewTerminal(tty, s.err); err == nil {
-					opts.Approver = term
-				}
+			if (provider == "openai" || provider == "anthropic") && s.opts.Models == nil {
+				return handOver(s, provider)
 			}
+			approver, err := yes.approver(s, true)
+			if err != nil {
+				return err
+			}
+			opts := engine.Options{Approver: approver}
 			st, err := c.build(opts)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
 			defs := st.registry.List(registry.Filter{})
-			m, err := newModel(provider, api, baseURL, model, system, choice, strict, !noStream, defs)
+			m, err := newModel(s, ModelRequest{
+				Provider: provider, API: api, BaseURL: baseURL, Model: model, System: system,
+				ToolChoice: choice, Strict: strict, Stream: !noStream, Tools: defs,
+			})
 			if err != nil {
 				return err
 			}
@@ -105,67 +105,31 @@ API failed or the iteration limit was reached, 2 usage error.`,
 	f.StringVar(&choice, "tool-choice", "", "auto, none or required (Anthropic: any); default: the API's (auto)")
 	f.StringArrayVar(&stopAt, "stop-at", nil, "a tool whose successful call ends the run (repeatable)")
 	f.IntVar(&maxIter, "max-iterations", 10, "the most times the model is asked")
-	f.BoolVarP(&yes, "yes", "y", false, "approve calls that the policy would ask about")
+	yes.register(cmd)
 	f.BoolVar(&strict, "strict", false, "OpenAI: send the tools in strict mode (Structured Outputs)")
 	f.BoolVar(&noStream, "no-stream", false, "ask for whole replies instead of streamed ones")
 	return cmd
 }
 
-// newModel builds the conversation for the provider.
-func newModel(provider, api, baseURL, model, system, choice string, strict, stream bool, defs []tool.Definition) (agent.Model, error) {
-	switch provider {
-	case "openai":
-		key := os.Getenv("OPENAI_API_KEY")
-		opts := []openaiopt.RequestOption{openaiopt.WithMaxRetries(2)}
-		if baseURL != "" {
-			opts = append(opts, openaiopt.WithBaseURL(baseURL))
-			if key == "" {
-				key = "none" // local servers (Ollama, llama.cpp) take any key
-			}
-		}
-		if key == "" {
-			return nil, usageErr("set OPENAI_API_KEY (or give --base-url for a server that needs no key)")
-		}
-		client := openaisdk.NewClient(append(opts, openaiopt.WithAPIKey(key))...)
-		o := openai.Options{Model: model, System: system, Tools: defs, Strict: strict, ToolChoice: choice, Stream: stream}
-		var m agent.Model
-		var err error
-		switch api {
-		case "chat", "":
-			m, err = openai.NewChat(client, o)
-		case "responses":
-			m, err = openai.NewResponses(client, o)
-		default:
-			return nil, usageErr("--api must be chat or responses, not %q", api)
-		}
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		return m, nil
-	case "anthropic":
-		key := os.Getenv("ANTHROPIC_API_KEY")
-		if key == "" {
-			return nil, usageErr("set ANTHROPIC_API_KEY")
-		}
-		opts := []anthropicopt.RequestOption{anthropicopt.WithMaxRetries(2), anthropicopt.WithAPIKey(key)}
-		if baseURL != "" {
-			opts = append(opts, anthropicopt.WithBaseURL(baseURL))
-		}
-		m, err := anthropic.NewMessages(anthropicsdk.NewClient(opts...), anthropic.Options{
-			Model: model, System: system, Tools: defs, ToolChoice: choice, Stream: stream,
-		})
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		return m, nil
+// newModel builds the conversation for the provider: Gemini here (its
+// client is toolgate's own), OpenAI and Anthropic through the program's
+// vendor SDKs (Options.Models).
+func newModel(s *streams, r ModelRequest) (agent.Model, error) {
+	switch r.Provider {
 	case "gemini":
 		key := os.Getenv("GEMINI_API_KEY")
 		if key == "" {
 			return nil, usageErr("set GEMINI_API_KEY")
 		}
-		m, err := gemini.NewChat(&gemini.Client{BaseURL: baseURL, APIKey: key}, gemini.Options{
-			Model: model, System: system, Tools: defs, ToolChoice: choice, Stream: stream,
+		m, err := gemini.NewChat(&gemini.Client{BaseURL: r.BaseURL, APIKey: key}, gemini.Options{
+			Model: r.Model, System: r.System, Tools: r.Tools, ToolChoice: r.ToolChoice, Stream: r.Stream,
 		})
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		return m, nil
+	case "openai", "anthropic":
+		m, err := s.opts.Models(r)
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}
@@ -173,7 +137,34 @@ func newModel(provider, api, baseURL, model, system, choice string, strict, stre
 	case "":
 		return nil, usageErr("--provider is required: openai, anthropic or gemini")
 	}
-	return nil, usageErr("unknown provider %q: want openai, anthropic or gemini", provider)
+	return nil, usageErr("unknown provider %q: want openai, anthropic or gemini", r.Provider)
+}
+
+// agentProgram is the program with the vendor SDKs linked.
+const agentProgram = "toolgate-agent"
+
+// handOver replaces this process with toolgate-agent running the same
+// command line, found beside this program or else on PATH. It returns only
+// when it cannot.
+func handOver(s *streams, provider string) error {
+	path := ""
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), agentProgram)
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			path = beside
+		}
+	}
+	if path == "" {
+		found, err := exec.LookPath(agentProgram)
+		if err != nil {
+			return usageErr("--provider %s needs %s, the toolgate program with the vendor SDKs, beside toolgate or on PATH:\n"+
+				"  go install github.com/toolgate/toolgate/cmd/%s@latest\n"+
+				"(--provider gemini works without it)", provider, agentProgram, agentProgram)
+		}
+		path = found
+	}
+	err := syscall.Exec(path, append([]string{path}, s.args...), os.Environ())
+	return fmt.Errorf("starting %s: %w", path, err)
 }
 
 func describe(o agent.Outcome) string {

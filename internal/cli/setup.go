@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
@@ -34,6 +35,43 @@ func (c *common) register(cmd *cobra.Command) {
 	f.StringVar(&c.policy, "policy", "", "policy file (YAML): mode, max_level, deny/ask/allow rules")
 	f.StringVar(&c.auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
 	f.StringArrayVar(&c.domains, "allow-domain", nil, "a domain http_request may reach (repeatable; \"*.example.com\" for subdomains); none by default")
+}
+
+// approval is how a command line approves ahead of time: --yes approves
+// what the policy asks about (a level or an ask rule); what a tool itself
+// flags as dangerous (git reset --hard, rm -r of a computed path, code that
+// removes folders) needs --allow-dangerous as well, or a person at the
+// terminal. Without either flag, a terminal on standard input is asked.
+type approval struct{ yes, dangerous bool }
+
+func (a *approval) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.BoolVarP(&a.yes, "yes", "y", false, "approve calls that the policy would ask about")
+	f.BoolVar(&a.dangerous, "allow-dangerous", false, "with --yes, also approve commands the dangerous-command check asks about")
+}
+
+// approver returns the Approver for the engine (nil: nothing is approved).
+// tty is false when standard input carries data rather than a person.
+func (a *approval) approver(s *streams, tty bool) (policy.Approver, error) {
+	if a.dangerous && !a.yes {
+		return nil, usageErr("--allow-dangerous only widens --yes: give both")
+	}
+	if a.yes {
+		yes := policy.ApproveAll("cli --yes")
+		return policy.ApproverFunc(func(ctx context.Context, r policy.Request) (policy.Approval, error) {
+			if r.Decision.ToolAsked && !a.dangerous {
+				return policy.Approval{Reason: "--yes does not cover what the tool flags as dangerous; " +
+					"a person must approve it at a terminal, or the caller must add --allow-dangerous"}, nil
+			}
+			return yes.Approve(ctx, r)
+		}), nil
+	}
+	if f, ok := s.in.(*os.File); ok && tty {
+		if term, err := policy.NewTerminal(f, s.err); err == nil { // it refuses anything but a terminal
+			return term, nil
+		}
+	}
+	return nil, nil
 }
 
 // defaultAuditPath is $TOOLGATE_AUDIT, else audit.jsonl in the state folder.

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/toolgate/toolgate/agent"
+	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Options are what a program adds to the shared commands.
+type Options struct {
+	// Models starts a conversation with a model API the program links a
+	// vendor SDK for ("openai", "anthropic"); nil in the lean program,
+	// whose `run` then hands those providers to toolgate-agent. Its errors
+	// are the user's to fix (a missing key, an unknown --api): exit 2.
+	Models func(ModelRequest) (agent.Model, error)
+}
+
+// ModelRequest is what `toolgate run` asks of Options.Models.
+type ModelRequest struct {
+	Provider, API, BaseURL, Model, System, ToolChoice string
+	Strict, Stream                                    bool
+	Tools                                             []tool.Definition
+}
+
+// Main runs the command line of os.Args and exits with its status. A
+// process started as a command sandbox's helper becomes that helper first
+// (sandbox.Init), before anything else.
+func Main(o Options) {
+	if sandbox.Init() {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, o)
+	stop()
+	os.Exit(code)
+}
