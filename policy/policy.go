@@ -299,9 +299,9 @@ type Decision struct {
 	// ToolAsked marks an Ask that the tool itself raised about this call
 	// (tool.NeedsApproval: a dangerous command), not a rule or a level.
 	ToolAsked bool
-	Log     bool   // the level's treatment is "log": an allowed call worth a line in the log
-	Level   tool.Level
-	Role    string // the role the call's principal has ("" none)
+	Log       bool // the level's treatment is "log": an allowed call worth a line in the log
+	Level     tool.Level
+	Role      string // the role the call's principal has ("" none)
 }
 
 // Decide applies p to a call of the tool def describes. It never fails: a
