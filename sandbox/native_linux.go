@@ -96,12 +96,11 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	h := n.takeSpare(exe)
-	if h == nil {
-		h = startHelper(exe, !n.NoCgroup)
-	}
 	res := make(chan jobResult, 1)
-	h.jobs <- &job{ctx: ctx, p: p, cfg: cfg, res: res}
+	j := &job{ctx: ctx, p: p, cfg: cfg, res: res}
+	if h := n.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
+		startHelper(exe, !n.NoCgroup).give(j)
+	}
 	r := <-res
 	if n.Prestart {
 		// Started now, not with the command: the two would share the CPU.
@@ -115,9 +114,21 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 // OS thread that started it (Pdeathsig fires when that thread ends) until
 // the helper is gone.
 type helper struct {
-	jobs    chan *job
+	jobs    chan *job     // unbuffered: a job is given only to a helper that takes it
+	gone    chan struct{} // closed when the helper takes no more jobs
 	exe     string
 	cgroups bool
+}
+
+// give hands j to the helper; false if the helper has left (it waited
+// spareIdle for a job).
+func (h *helper) give(j *job) bool {
+	select {
+	case h.jobs <- j:
+		return true
+	case <-h.gone:
+		return false
+	}
 }
 
 type job struct {
@@ -132,14 +143,16 @@ type jobResult struct {
 	err error
 }
 
-// spareIdle is how long a started-ahead helper waits for a command.
-const spareIdle = time.Minute
+// spareIdle is how long a started-ahead helper waits for a command (a
+// variable for tests).
+var spareIdle = time.Minute
 
 // startHelper starts a helper (with its cgroup, unless cgroups is false);
 // its first job runs in it.
 func startHelper(exe string, cgroups bool) *helper {
-	h := &helper{jobs: make(chan *job, 1), exe: exe, cgroups: cgroups}
+	h := &helper{jobs: make(chan *job), gone: make(chan struct{}), exe: exe, cgroups: cgroups}
 	go func() {
+		defer close(h.gone)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		l, err := launch(exe, cgroups)
@@ -166,6 +179,24 @@ func startHelper(exe string, cgroups bool) *helper {
 		}
 	}()
 	return h
+}
+
+// Warm starts a helper now for the next Run, unless one is waiting
+// already: a program that knows a command is coming overlaps the helper's
+// start with its own work. Without Prestart, only that next Run uses it;
+// an unused helper leaves after a minute, or at Close.
+func (n *Native) Warm() {
+	if nativeAvailable() != nil {
+		return
+	}
+	exe := n.Executable
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return
+		}
+	}
+	n.keepSpare(exe)
 }
 
 // takeSpare returns the helper started ahead, if any.

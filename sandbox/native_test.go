@@ -522,6 +522,33 @@ func TestNativePrestart(t *testing.T) {
 	waitHelpers(t, 0)
 }
 
+// TestNativeSpareLeaves: a helper started ahead that waits past spareIdle
+// leaves, and the next Run starts another instead of waiting for it.
+func TestNativeSpareLeaves(t *testing.T) {
+	e := newEnv(t)
+	defer func(d time.Duration) { spareIdle = d }(spareIdle)
+	spareIdle = 200 * time.Millisecond
+	n := &Native{}
+	defer n.Close()
+	n.Warm()
+	waitHelpers(t, 1)
+	waitHelpers(t, 0) // it gave up waiting
+	done := make(chan error, 1)
+	go func() {
+		o, err := n.Run(context.Background(), Spec{Shell: "echo ran", Root: e.ws})
+		if err == nil && strings.TrimSpace(string(o.Stdout)) != "ran" {
+			err = fmt.Errorf("stdout %q, stderr %q", o.Stdout, o.Stderr)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		must(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run waited for a helper that had left")
+	}
+}
+
 // waitHelpers waits (at most 10 s) until this process has want sandbox
 // helpers as children.
 func waitHelpers(t *testing.T, want int) {

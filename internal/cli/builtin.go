@@ -57,9 +57,13 @@ func builtinTools(c *common) (*toolsets, error) {
 		return nil, err
 	}
 	// Commands run in the sandbox, in the first root, without network. A
-	// long-lived server keeps a spare sandbox helper started ahead (each
-	// command still gets fresh namespaces, mounts and cgroup).
+	// long-lived server keeps a spare sandbox helper started ahead, from
+	// the start (each command still gets fresh namespaces, mounts and
+	// cgroup).
 	native := &sandbox.Native{Prestart: c.warm}
+	if c.warm {
+		native.Warm()
+	}
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{})})
 	if err != nil {
 		roots.Close()
