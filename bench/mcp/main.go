@@ -2,7 +2,9 @@
 // server (@modelcontextprotocol/server-filesystem) over stdio: the same
 // folder, the same reads of one small file, from one go-sdk client, first
 // one call at a time and then with several in flight. It prints calls/s,
-// p50/p99 latency, the server's peak RSS (VmHWM) and the time to the
+// p50/p99 latency, the server's peak RSS (VmHWM), the CPU time per call of the
+// server and of this client (the client's is a floor under the latency of
+// every server), the time to the
 // initialize answer, and the ratios. Run it through bench/mcp/run.sh.
 package main
 
@@ -35,6 +37,8 @@ type figures struct {
 	parRate        float64
 	parP50, parP99 time.Duration
 	peakKB         int
+	cpuPerCall     time.Duration // the server's CPU time (user + system) per call, both phases
+	clientPerCall  time.Duration // this client's, the same for every server: a floor under its latency
 }
 
 func main() {
@@ -73,18 +77,18 @@ func main() {
 		}, "read_text_file", map[string]any{"path": abs}},
 	}
 	fmt.Printf("%d reads of %s, sequential then %d in flight, one go-sdk client over stdio\n\n", *n, *file, *conc)
-	fmt.Printf("%-18s %10s %10s %9s %9s %10s %9s %9s %10s\n", "server", "init", "seq c/s", "seq p50", "seq p99", "par c/s", "par p50", "par p99", "peak RSS")
+	fmt.Printf("%-18s %10s %10s %9s %9s %10s %9s %9s %10s %9s %11s\n", "server", "init", "seq c/s", "seq p50", "seq p99", "par c/s", "par p50", "par p99", "peak RSS", "CPU/call", "client CPU")
 	var res []figures
 	for _, s := range servers {
 		f := measure(s, *n, *conc)
 		res = append(res, f)
-		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB\n", s.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
-			f.parRate, ms(f.parP50), ms(f.parP99), float64(f.peakKB)/1024)
+		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB %7.0fµs %9.0fµs\n", s.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
+			f.parRate, ms(f.parP50), ms(f.parP99), float64(f.peakKB)/1024, float64(f.cpuPerCall.Microseconds()), float64(f.clientPerCall.Microseconds()))
 	}
 	tg, ref := res[0], res[1]
-	fmt.Printf("\ntoolgate / reference: throughput %.1fx sequential, %.1fx parallel; peak RSS %.2fx (%.1f MB vs %.1f MB); init %.2fx\n",
+	fmt.Printf("\ntoolgate / reference: throughput %.1fx sequential, %.1fx parallel; peak RSS %.2fx (%.1f MB vs %.1f MB); init %.2fx; server CPU per call %.2fx\n",
 		tg.seqRate/ref.seqRate, tg.parRate/ref.parRate, float64(tg.peakKB)/float64(ref.peakKB),
-		float64(tg.peakKB)/1024, float64(ref.peakKB)/1024, tg.init.Seconds()/ref.init.Seconds())
+		float64(tg.peakKB)/1024, float64(ref.peakKB)/1024, tg.init.Seconds()/ref.init.Seconds(), tg.cpuPerCall.Seconds()/ref.cpuPerCall.Seconds())
 	fmt.Printf("goal: >= 3x throughput at <= 1/3 the memory: throughput %s, memory %s\n",
 		verdict(min(tg.seqRate/ref.seqRate, tg.parRate/ref.parRate) >= 3), verdict(float64(tg.peakKB)*3 <= float64(ref.peakKB)))
 }
@@ -130,6 +134,7 @@ func measure(s server, n, conc int) figures {
 	for range 50 { // warm-up
 		call()
 	}
+	cpu0, self0 := cpuTime(cmd.Process.Pid), cpuTime(os.Getpid())
 	lat := make([]time.Duration, n)
 	t0 := time.Now()
 	for i := range n {
@@ -157,6 +162,8 @@ func measure(s server, n, conc int) figures {
 	f.parRate = float64(n) / time.Since(t0).Seconds()
 	f.parP50, f.parP99 = pct(lat, 50), pct(lat, 99)
 	f.peakKB = vmHWM(cmd.Process.Pid)
+	f.cpuPerCall = (cpuTime(cmd.Process.Pid) - cpu0) / time.Duration(2*n)
+	f.clientPerCall = (cpuTime(os.Getpid()) - self0) / time.Duration(2*n)
 	return f
 }
 
@@ -164,6 +171,19 @@ func pct(lat []time.Duration, p int) time.Duration {
 	s := slices.Clone(lat)
 	slices.Sort(s)
 	return s[(len(s)-1)*p/100]
+}
+
+// cpuTime reads a process's CPU time so far (user + system, all threads).
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	check(err)
+	// pid (comm) state ppid …: comm may hold spaces, the last ")" ends it;
+	// utime and stime are fields 14 and 15, in clock ticks (100 a second).
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	var user, sys int64
+	fmt.Sscan(f[11], &user)
+	fmt.Sscan(f[12], &sys)
+	return time.Duration(user+sys) * 10 * time.Millisecond
 }
 
 // vmHWM reads a process's peak resident set size in KiB.
