@@ -19,10 +19,11 @@ func containment(stderr []byte, root string, network bool) (what, evidence strin
 		if len(line) > 4096 {
 			line = line[:4096]
 		}
+		lower := strings.ToLower(line) // Node writes "EROFS: read-only file system"
 		switch {
-		case strings.Contains(line, "Read-only file system"):
+		case strings.Contains(lower, "read-only file system"):
 			return "a write outside the workspace or to a protected file (the file system there is read-only)", line, true
-		case strings.Contains(line, "Operation not permitted"):
+		case strings.Contains(lower, "operation not permitted"):
 			return "an operation the sandbox forbids", line, true
 		case !network && networkMark.MatchString(line):
 			return "network access (there is no network in this sandbox)", line, true

@@ -17,6 +17,8 @@ func TestContainment(t *testing.T) {
 	}{
 		{"sh: 1: cannot create /etc/passwd: Read-only file system", false, true},
 		{"mount: /mnt: permission denied. Operation not permitted", false, true},
+		{"Error: EROFS: read-only file system, open '.git/config'", false, true},
+		{"Error: EPERM: operation not permitted, chmod 'x'", false, true},
 		{"curl: (6) Could not resolve host: example.com", false, true},
 		{"curl: (6) Could not resolve host: example.com", true, false}, // with a proxy, a DNS failure is the network's
 		{"cat: " + hostOnly + ": No such file or directory", false, true},
