@@ -3,9 +3,10 @@ GO ?= go
 
 .PHONY: test deps build vet fuzz bench
 
+# -buildvcs=auto records the commit, by which toolgate knows that the
+# toolgate-sandbox beside it is of the same build.
 build:
-	$(GO) build -o bin/toolgate ./cmd/toolgate
-	$(GO) build -o bin/toolgate-agent ./cmd/toolgate-agent
+	$(GO) build -buildvcs=auto -o bin/ ./cmd/toolgate ./cmd/toolgate-agent ./cmd/toolgate-sandbox
 
 # Everything the test suite needs on a fresh Debian machine.
 deps:

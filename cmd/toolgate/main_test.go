@@ -12,7 +12,7 @@ import (
 )
 
 // bin is the toolgate binary built once for these tests, with
-// toolgate-agent beside it: the CLI is tested as users run it, in real
+// toolgate-agent and toolgate-sandbox beside it: the CLI is tested as users run it, in real
 // processes.
 var bin string
 
@@ -22,8 +22,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "toolgate")
-	for out, pkg := range map[string]string{bin: ".", filepath.Join(dir, "toolgate-agent"): "../toolgate-agent"} {
-		if log, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+	// As make build does: in a clean checkout the three carry its commit,
+	// and toolgate uses the toolgate-sandbox beside it.
+	for out, pkg := range map[string]string{bin: ".", filepath.Join(dir, "toolgate-agent"): "../toolgate-agent", filepath.Join(dir, "toolgate-sandbox"): "../toolgate-sandbox"} {
+		if log, err := exec.Command("go", "build", "-buildvcs=auto", "-o", out, pkg).CombinedOutput(); err != nil {
 			os.Stderr.Write(log)
 			panic(err)
 		}

@@ -59,8 +59,9 @@ func builtinTools(c *common) (*toolsets, error) {
 	// Commands run in the sandbox, in the first root, without network. A
 	// long-lived server keeps a spare sandbox helper started ahead, from
 	// the start (each command still gets fresh namespaces, mounts and
-	// cgroup).
-	native := &sandbox.Native{Prestart: c.warm}
+	// cgroup). The helper is toolgate-sandbox when it is beside this
+	// program and of the same build, else this program.
+	native := &sandbox.Native{Prestart: c.warm, Executable: sandboxHelper()}
 	if c.warm {
 		native.Warm()
 	}
