@@ -484,6 +484,8 @@ func unwrap(argv []string) (cmd []string, nested []string) {
 				case "-delete":
 					if len(rest) > 0 && isSystemPath(rest[0]) {
 						nested = append(nested, "rm -rf "+rest[0])
+					} else if !anyArg(rest, isFindFilter) {
+						nested = append(nested, "rm -rf "+quoteArgv([]string{start}))
 					}
 				}
 			}
@@ -542,6 +544,10 @@ func (c *checker) rm(shown string, args []string) {
 			c.flag(Ask, shown, "removes a path computed when the command runs, recursively, which cannot be checked")
 			continue
 		}
+		if wholeFolder(t) && (recursive || path.Clean(t) != ".") { // rm . alone fails
+			c.flag(Ask, shown, "removes everything in the working folder (%s)", t)
+			continue
+		}
 		if isSystemPath(t) {
 			if recursive {
 				c.flag(Deny, shown, "removes %s, a system or home folder, recursively", t)
@@ -552,6 +558,28 @@ func (c *checker) rm(shown string, args []string) {
 			c.flag(Ask, shown, "removes %s, outside the workspace, recursively", t)
 		}
 	}
+}
+
+// wholeFolder reports whether an rm target is the working folder itself
+// or all of its entries (., ./, *, ./*, .*).
+func wholeFolder(t string) bool {
+	switch path.Clean(t) {
+	case ".", "*", ".*":
+		return true
+	}
+	return false
+}
+
+// isFindFilter reports whether a find argument is a test that picks some
+// files (by name, path, age, size…) rather than all of them.
+func isFindFilter(a string) bool {
+	switch a {
+	case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname",
+		"-newer", "-anewer", "-cnewer", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-used",
+		"-size", "-empty", "-user", "-group", "-uid", "-gid", "-nouser", "-nogroup", "-perm", "-links", "-inum", "-samefile":
+		return true
+	}
+	return false
 }
 
 func (c *checker) perms(shown, name string, args []string) {
