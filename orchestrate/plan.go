@@ -137,7 +137,11 @@ func (ps problems) err(what string) *tool.Error {
 		WithDetail("problems", []Problem(list))
 }
 
-var idRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+var idChars = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+
+// validID: a letter or _, then letters, digits, _ or -, 64 at most (checked
+// apart: a counted repeat compiles to that many copies at start-up).
+func validID(s string) bool { return len(s) <= 64 && idChars.MatchString(s) }
 
 // Parse reads a plan from its JSON form. Every problem of shape (a missing
 // id, a wrong type, an unknown field) is reported at once, as a

@@ -48,7 +48,7 @@ func parseRef(s string) (ref, error) {
 	} else {
 		r.step, s = s[:i], s[i:]
 	}
-	if !idRE.MatchString(r.step) {
+	if !validID(r.step) {
 		return r, fmt.Errorf("%q does not start with a step id", r.raw)
 	}
 	if r.step != inputRef {

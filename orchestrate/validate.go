@@ -52,7 +52,7 @@ func (r *Runner) validate(p *Plan, allowInput bool) ([]stepDeps, problems) {
 		switch {
 		case s.ID == "":
 			ps.add("", ptr+"/id", "the step has no id")
-		case !idRE.MatchString(s.ID):
+		case !validID(s.ID):
 			ps.add(s.ID, ptr+"/id", "an id is 1-64 letters, digits, '_' or '-', starting with a letter or '_'")
 		case s.ID == inputRef:
 			ps.add(s.ID, ptr+"/id", `"input" is reserved for a composite's arguments; choose another id`)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -134,5 +135,17 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	wg.Wait()
 	if n := len(r.Names()); n != 1600 {
 		t.Errorf("registered %d tools, want 1600", n)
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"read_file": true, "github__create_issue": true, "a.b-c": true, "x": true,
+		strings.Repeat("n", 128): true, strings.Repeat("n", 129): false,
+		"": false, "has space": false, "émoji": false, "a/b": false,
+	} {
+		if got := registry.ValidName(name); got != want {
+			t.Errorf("ValidName(%q) = %v, want %v", name, got, want)
+		}
 	}
 }

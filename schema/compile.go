@@ -417,7 +417,7 @@ var (
 	geminiFormats  = map[string][]string{"string": {"enum", "date-time"}, "number": {"float", "double"}, "integer": {"int32", "int64"}}
 	// annotations that a model reads as text when moved into a description.
 	annotationLabels = map[string]string{"title": "Title", "default": "Default", "examples": "Examples", "deprecated": "Deprecated"}
-	geminiParamRE    = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]{0,63}$`)
+	geminiParamRE    = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`) // and at most 64 bytes
 )
 
 // lower compiles one schema node at pointer ptr.
@@ -754,7 +754,7 @@ func (l *lowerer) lower(v any, ptr string, depth int, nullable bool) (any, *plan
 				return nil, nil, err
 			}
 			wire := name
-			if l.gemini() && !geminiParamRE.MatchString(name) {
+			if l.gemini() && (len(name) > 64 || !geminiParamRE.MatchString(name)) {
 				wire = uniqueName(geminiName(name), props, outProps)
 				if pl.rename == nil {
 					pl.rename = map[string]string{}

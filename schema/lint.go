@@ -162,7 +162,7 @@ var (
 	whenNotCue    = regexp.MustCompile(`(?i)\b(do not|don't|does not|not for|not to|never|instead|rather than|only (when|for|if|needed|to)|unless|avoid|prefer)\b`)
 	proseEnum     = regexp.MustCompile(`(?i)(\b(one of|either|possible values|valid values|allowed values|must be|can be|options)\b[^.]{0,20}['"` + "`" + `]\w[\w -]*['"` + "`" + `]\s*(,|or|/|\|)\s*['"` + "`" + `]\w)|(['"` + "`" + `]\w[\w-]*['"` + "`" + `]\s*(,|/|\|)\s*['"` + "`" + `]\w[\w-]*['"` + "`" + `]\s*(,|or|/|\|)\s*(or\s+)?['"` + "`" + `]\w)`)
 	defaultCue    = regexp.MustCompile(`(?i)\b(default|defaults|by default|if (omitted|not given|not set|absent|left out)|when (omitted|not given|absent|left out)|otherwise|all files|none\b)`)
-	geminiNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$`)
+	geminiNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.:-]*$`) // and at most 64 bytes
 	stopWordsList = strings.Fields(`a an the and or but of to in on at by for with from as is are be been it its this that these those
 		into than then there their them they you your we our not no do does did can may might must will would should
 		use used using one any all each every when which what who how also only more most such other some out up so if`)
@@ -177,13 +177,13 @@ func lintTool(d tool.Definition, names map[string]int, opts LintOptions) []Findi
 	// The name.
 	name := d.Name
 	switch {
-	case !toolNameRE.MatchString(name):
+	case !toolNameOK(name):
 		add("", RuleNameInvalid, SeverityError, fmt.Sprintf("the name %q is not ^[a-zA-Z0-9_-]{1,64}$, which OpenAI and Anthropic require", name),
 			fmt.Sprintf("rename it, e.g. %q", suggestName(name)))
-	case opts.Provider == Gemini && !geminiNameRE.MatchString(name):
+	case opts.Provider == Gemini && (len(name) > 64 || !geminiNameRE.MatchString(name)):
 		add("", RuleNameInvalid, SeverityError, fmt.Sprintf("the name %q must start with a letter or _ for Gemini", name), fmt.Sprintf("rename it, e.g. %q", suggestName(name)))
 	}
-	if toolNameRE.MatchString(name) && !snakeCase.MatchString(name) {
+	if toolNameOK(name) && !snakeCase.MatchString(name) {
 		add("", RuleNameStyle, SeverityWarning, fmt.Sprintf("the name %q is not snake_case", name), fmt.Sprintf("use lower-case words joined by _, e.g. %q", suggestName(name)))
 	}
 	if why := crypticName(name); why != "" {

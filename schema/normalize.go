@@ -796,14 +796,19 @@ func cloneMap(m map[string]any) map[string]any {
 	return out
 }
 
-// toolNameRE is what OpenAI and Anthropic accept as a tool name (Gemini
-// accepts a superset: dots and colons too, but no leading digit or dash).
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// toolNameChars are the bytes OpenAI and Anthropic accept in a tool name
+// (Gemini accepts a superset: dots and colons too, but no leading digit or
+// dash).
+var toolNameChars = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// toolNameOK: 1 to 64 of toolNameChars (a counted repeat such as {1,64}
+// would compile to 64 copies of the class at start-up).
+func toolNameOK(name string) bool { return len(name) <= 64 && toolNameChars.MatchString(name) }
 
 // ValidToolName reports whether name is accepted as a tool name by every
 // provider: ^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$.
 func ValidToolName(name string) bool {
-	return toolNameRE.MatchString(name) && (name[0] == '_' || name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z')
+	return toolNameOK(name) && (name[0] == '_' || name[0] >= 'a' && name[0] <= 'z' || name[0] >= 'A' && name[0] <= 'Z')
 }
 
 // ToolName turns a function name of another dialect (BFCL's
