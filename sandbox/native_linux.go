@@ -42,6 +42,7 @@ type Native struct {
 
 	mu    sync.Mutex
 	spare *helper
+	idle  time.Duration // how long a helper started ahead waits; 0: spareIdle
 }
 
 // Name returns "native".
@@ -99,7 +100,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	res := make(chan jobResult, 1)
 	j := &job{ctx: ctx, p: p, cfg: cfg, res: res}
 	if h := n.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
-		startHelper(exe, !n.NoCgroup).give(j)
+		startHelper(exe, !n.NoCgroup, n.idle).give(j)
 	}
 	r := <-res
 	if n.Prestart {
@@ -143,21 +144,23 @@ type jobResult struct {
 	err error
 }
 
-// spareIdle is how long a started-ahead helper waits for a command (a
-// variable for tests).
-var spareIdle = time.Minute
+// spareIdle is how long a started-ahead helper waits for a command.
+const spareIdle = time.Minute
 
 // startHelper starts a helper (with its cgroup, unless cgroups is false);
 // its first job runs in it.
-func startHelper(exe string, cgroups bool) *helper {
+func startHelper(exe string, cgroups bool, idle time.Duration) *helper {
+	if idle <= 0 {
+		idle = spareIdle
+	}
 	h := &helper{jobs: make(chan *job), gone: make(chan struct{}), exe: exe, cgroups: cgroups}
 	go func() {
 		defer close(h.gone)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		l, err := launch(exe, cgroups)
-		idle := time.NewTimer(spareIdle)
-		defer idle.Stop()
+		timer := time.NewTimer(idle)
+		defer timer.Stop()
 		select {
 		case j, ok := <-h.jobs:
 			if !ok { // not wanted after all
@@ -172,7 +175,7 @@ func startHelper(exe string, cgroups bool) *helper {
 			}
 			out, err := l.run(j)
 			j.res <- jobResult{out, err}
-		case <-idle.C:
+		case <-timer.C:
 			if err == nil {
 				l.abandon()
 			}
@@ -217,7 +220,7 @@ func (n *Native) keepSpare(exe string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.spare == nil {
-		n.spare = startHelper(exe, !n.NoCgroup)
+		n.spare = startHelper(exe, !n.NoCgroup, n.idle)
 	}
 }
 

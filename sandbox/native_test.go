@@ -522,13 +522,11 @@ func TestNativePrestart(t *testing.T) {
 	waitHelpers(t, 0)
 }
 
-// TestNativeSpareLeaves: a helper started ahead that waits past spareIdle
+// TestNativeSpareLeaves: a helper started ahead that waits past its idle time
 // leaves, and the next Run starts another instead of waiting for it.
 func TestNativeSpareLeaves(t *testing.T) {
 	e := newEnv(t)
-	defer func(d time.Duration) { spareIdle = d }(spareIdle)
-	spareIdle = 200 * time.Millisecond
-	n := &Native{}
+	n := &Native{idle: 200 * time.Millisecond}
 	defer n.Close()
 	n.Warm()
 	waitHelpers(t, 1)
