@@ -174,4 +174,15 @@ func TestRunWithoutAgentProgram(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "go install github.com/toolgate/toolgate/cmd/toolgate-agent@latest") {
 		t.Fatalf("exit %v, output %q; want exit 2 saying how to install toolgate-agent", err, out)
 	}
+	// A lean toolgate under the agent program's name does not hand over to
+	// itself for ever.
+	if err := os.WriteFile(filepath.Join(dir, "toolgate-agent"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(alone, "run", "--provider", "openai", "--model", "m", "x")
+	cmd.Env = []string{"PATH=" + dir, "OPENAI_API_KEY=k"}
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "not the toolgate-agent program") {
+		t.Fatalf("exit %v, output %q; want exit 2 saying the program is not toolgate-agent", err, out)
+	}
 }

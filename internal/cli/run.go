@@ -140,8 +140,13 @@ func newModel(s *streams, r ModelRequest) (agent.Model, error) {
 	return nil, usageErr("unknown provider %q: want openai, anthropic or gemini", r.Provider)
 }
 
-// agentProgram is the program with the vendor SDKs linked.
-const agentProgram = "toolgate-agent"
+// agentProgram is the program with the vendor SDKs linked; handedOver
+// marks its environment, so that a program without them under its name
+// fails instead of handing over to itself for ever.
+const (
+	agentProgram = "toolgate-agent"
+	handedOver   = "TOOLGATE_HANDED_OVER"
+)
 
 // handOver replaces this process with toolgate-agent running the same
 // command line, found beside this program or else on PATH. It returns only
@@ -163,7 +168,10 @@ func handOver(s *streams, provider string) error {
 		}
 		path = found
 	}
-	err := syscall.Exec(path, append([]string{path}, s.args...), os.Environ())
+	if os.Getenv(handedOver) != "" { // toolgate-agent is a copy of a program without the SDKs
+		return usageErr("%s at %s cannot run --provider %s: it is not the toolgate-agent program", agentProgram, path, provider)
+	}
+	err := syscall.Exec(path, append([]string{path}, s.args...), append(os.Environ(), handedOver+"=1"))
 	return fmt.Errorf("starting %s: %w", path, err)
 }
 
