@@ -84,14 +84,9 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := nativeAvailable(); err != nil {
+	exe, err := n.helperProgram()
+	if err != nil {
 		return Outcome{}, err
-	}
-	exe := n.Executable
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return Outcome{}, fmt.Errorf("%w: cannot find the helper executable: %v", ErrUnavailable, err)
-		}
 	}
 	cfg, err := n.config(p)
 	if err != nil {
@@ -121,8 +116,8 @@ type helper struct {
 	cgroups bool
 }
 
-// give hands j to the helper; false if the helper has left (it waited
-// spareIdle for a job).
+// give hands j to the helper; false if the helper has left (it waited its
+// idle time for a job).
 func (h *helper) give(j *job) bool {
 	select {
 	case h.jobs <- j:
@@ -189,17 +184,25 @@ func startHelper(exe string, cgroups bool, idle time.Duration) *helper {
 // start with its own work. Without Prestart, only that next Run uses it;
 // an unused helper leaves after a minute, or at Close.
 func (n *Native) Warm() {
-	if nativeAvailable() != nil {
-		return
+	if exe, err := n.helperProgram(); err == nil {
+		n.keepSpare(exe)
 	}
-	exe := n.Executable
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return
-		}
+}
+
+// helperProgram is the program to start as the helper, where the native
+// backend can run at all.
+func (n *Native) helperProgram() (string, error) {
+	if err := nativeAvailable(); err != nil {
+		return "", err
 	}
-	n.keepSpare(exe)
+	if n.Executable != "" {
+		return n.Executable, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("%w: cannot find the helper executable: %v", ErrUnavailable, err)
+	}
+	return exe, nil
 }
 
 // takeSpare returns the helper started ahead, if any.
