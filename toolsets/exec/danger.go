@@ -934,8 +934,14 @@ func CheckCode(code string) Finding {
 		c.flag(Ask, "", "the code removes folder trees (%s), which cannot be checked", strings.TrimSpace(strings.SplitN(m, "(", 2)[0]))
 	}
 	for _, m := range shellCall.FindAllStringSubmatch(code, 16) {
-		line := m[2] + m[3]
-		c.merge(checkShell(strings.NewReplacer(`\"`, `"`, `\'`, `'`, `\\`, `\`, `\n`, "\n").Replace(line), 1))
+		line := strings.NewReplacer(`\"`, `"`, `\'`, `'`, `\\`, `\`, `\n`, "\n").Replace(m[2] + m[3])
+		// Only a string that parses as a command line is one: exec() also
+		// runs Python code and JavaScript regular expressions.
+		if f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), ""); err == nil {
+			sc := &checker{depth: 1}
+			sc.file(f)
+			c.merge(sc.worst)
+		}
 	}
 	return c.worst
 }
