@@ -5,6 +5,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -39,6 +40,10 @@ type pathLine struct {
 	anchored bool // only inside a root
 	pat      string
 	low      string
+	// lit and litLow are a piece of text every matching path holds (the
+	// longest literal run inside one segment of the pattern), checked
+	// before the glob: most paths are ruled out by one strings.Contains.
+	lit, litLow string
 }
 
 func parsePathPattern(spec string) (*pathPattern, error) {
@@ -73,12 +78,56 @@ func parsePathPattern(spec string) (*pathPattern, error) {
 			return nil, fmt.Errorf("%q is not a valid glob", raw)
 		}
 		l.pat, l.low = s, strings.ToLower(s)
+		l.lit = requiredLiteral(s)
+		l.litLow = requiredLiteral(l.low)
 		pp.lines = append(pp.lines, l)
 	}
 	if len(pp.lines) == 0 || pp.lines[0].neg {
 		return nil, fmt.Errorf("a path pattern must start with a pattern that is not negated (%q)", spec)
 	}
 	return pp, nil
+}
+
+// requiredLiteral returns the longest run of plain characters of a
+// doublestar pattern that lies inside one path segment and outside braces
+// and brackets: any path the pattern matches holds it. (A run is cut at
+// "/", since "**/" also matches nothing at all, and at every wildcard or
+// escape.)
+func requiredLiteral(pat string) string {
+	if !utf8.ValidString(pat) || strings.ContainsRune(pat, utf8.RuneError) {
+		return "" // the glob matches U+FFFD with any invalid byte: no literal is required
+	}
+	best, start, depth := "", -1, 0
+	end := func(i int) {
+		if start >= 0 && i-start > len(best) {
+			best = pat[start:i]
+		}
+		start = -1
+	}
+	for i := 0; i < len(pat); i++ {
+		c := pat[i]
+		switch {
+		case c == '\\':
+			end(i)
+			i++ // the escaped character is literal, but keep it simple: skip it
+		case c == '{' || c == '[':
+			end(i)
+			depth++
+		case c == '}' || c == ']':
+			end(i)
+			if depth > 0 {
+				depth--
+			}
+		case c == '*' || c == '?' || c == '/' || depth > 0:
+			end(i)
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	end(len(pat))
+	return best
 }
 
 // splitTopCommas splits s at commas outside braces and brackets.
@@ -144,8 +193,12 @@ func (l pathLine) matches(loc location, fold bool) bool {
 	if target == "" {
 		return false
 	}
+	lit := l.lit
 	if fold {
-		pat, target = l.low, strings.ToLower(target)
+		pat, target, lit = l.low, strings.ToLower(target), l.litLow
+	}
+	if !strings.Contains(target, lit) {
+		return false
 	}
 	return doublestar.MatchUnvalidated(pat, target) || doublestar.MatchUnvalidated(pat+"/**", target)
 }
