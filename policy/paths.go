@@ -40,6 +40,9 @@ type pathLine struct {
 	anchored bool // only inside a root
 	pat      string
 	low      string
+	// patDir and lowDir are pat and low followed by "/**": a pattern
+	// naming a folder also matches everything in it.
+	patDir, lowDir string
 	// lit and litLow are a piece of text every matching path holds (the
 	// longest literal run inside one segment of the pattern), checked
 	// before the glob: most paths are ruled out by one strings.Contains.
@@ -77,15 +80,66 @@ func parsePathPattern(spec string) (*pathPattern, error) {
 		if !doublestar.ValidatePattern(s) {
 			return nil, fmt.Errorf("%q is not a valid glob", raw)
 		}
-		l.pat, l.low = s, strings.ToLower(s)
-		l.lit = requiredLiteral(s)
-		l.litLow = requiredLiteral(l.low)
-		pp.lines = append(pp.lines, l)
+		// One line per alternative of its {a,b} groups: each then has a
+		// literal to rule paths out with (a negation of any undoes a match,
+		// as the negation of the whole would).
+		for _, alt := range expandBraces(s) {
+			l.pat, l.low = alt, strings.ToLower(alt)
+			l.patDir, l.lowDir = l.pat+"/**", l.low+"/**"
+			l.lit, l.litLow = requiredLiteral(l.pat), requiredLiteral(l.low)
+			pp.lines = append(pp.lines, l)
+		}
 	}
 	if len(pp.lines) == 0 || pp.lines[0].neg {
 		return nil, fmt.Errorf("a path pattern must start with a pattern that is not negated (%q)", spec)
 	}
 	return pp, nil
+}
+
+// maxAlternatives bounds expandBraces.
+const maxAlternatives = 64
+
+// expandBraces returns the patterns that pat's {a,b} groups stand for,
+// whose matches together are pat's, when every group lists plain names
+// (no wildcard, separator, nested group or escape; not empty): the default
+// rules' {yaml,yml,json} and {.vscode,.idea,…}. Otherwise, or past
+// maxAlternatives, pat alone: the glob matcher has quirks at the edges of
+// richer groups ("**{/}" does not match what "**/" does) that textual
+// expansion would not keep.
+func expandBraces(pat string) []string {
+	if !strings.Contains(pat, "{") || strings.ContainsAny(pat, "[\\") || !utf8.ValidString(pat) {
+		return []string{pat}
+	}
+	out := []string{""}
+	for rest := pat; rest != ""; {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			for i := range out {
+				out[i] += rest
+			}
+			break
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			return []string{pat}
+		}
+		end += open
+		alts := strings.Split(rest[open+1:end], ",")
+		if len(out)*len(alts) > maxAlternatives {
+			return []string{pat}
+		}
+		var next []string
+		for _, o := range out {
+			for _, a := range alts {
+				if a == "" || strings.ContainsAny(a, "*?/{}") {
+					return []string{pat}
+				}
+				next = append(next, o+rest[:open]+a)
+			}
+		}
+		out, rest = next, rest[end+1:]
+	}
+	return out
 }
 
 // requiredLiteral returns the longest run of plain characters of a
@@ -176,7 +230,7 @@ func (pp *pathPattern) match(loc location, fold bool) bool {
 }
 
 func (l pathLine) matches(loc location, fold bool) bool {
-	pat := l.pat
+	pat, patDir := l.pat, l.patDir
 	var target string
 	switch {
 	case l.abs:
@@ -195,12 +249,12 @@ func (l pathLine) matches(loc location, fold bool) bool {
 	}
 	lit := l.lit
 	if fold {
-		pat, target, lit = l.low, strings.ToLower(target), l.litLow
+		pat, patDir, target, lit = l.low, l.lowDir, strings.ToLower(target), l.litLow
 	}
 	if !strings.Contains(target, lit) {
 		return false
 	}
-	return doublestar.MatchUnvalidated(pat, target) || doublestar.MatchUnvalidated(pat+"/**", target)
+	return doublestar.MatchUnvalidated(pat, target) || doublestar.MatchUnvalidated(patDir, target)
 }
 
 // roots is the set of folders paths are resolved against.
