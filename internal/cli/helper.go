@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
+	"syscall"
 )
 
 // sandboxProgram is the small helper program of the command sandbox
@@ -21,8 +23,12 @@ func sandboxHelper() string {
 	if err != nil {
 		return ""
 	}
-	path := filepath.Join(filepath.Dir(self), sandboxProgram)
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+	dir := filepath.Dir(self)
+	path := filepath.Join(dir, sandboxProgram)
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 || !trusted(fi) {
+		return ""
+	}
+	if fi, err := os.Stat(dir); err != nil || !trusted(fi) {
 		return ""
 	}
 	mine, ok := debug.ReadBuildInfo()
@@ -36,11 +42,22 @@ func sandboxHelper() string {
 	return path
 }
 
+// trusted reports whether no one but its owner can change fi, and its
+// owner is this user or root: a helper anyone could replace would run
+// every command.
+func trusted(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	return st.Uid == 0 || int(st.Uid) == os.Getuid()
+}
+
 // sameBuild reports whether two programs were built from the same source
 // with the same Go and tags: the same release (or pseudo-)version of the
 // module, or the same commit of an unmodified checkout. A build that
-// records neither (go build with -buildvcs=false, a changed tree) is the
-// same as nothing.
+// records neither (go build with -buildvcs=false), or a changed tree (Go
+// stamps it "+dirty", vcs.modified=true), is the same as nothing.
 func sameBuild(a, b *debug.BuildInfo) bool {
 	id := func(bi *debug.BuildInfo) string {
 		set := map[string]string{}
@@ -49,8 +66,8 @@ func sameBuild(a, b *debug.BuildInfo) bool {
 		}
 		build := bi.GoVersion + " " + bi.Main.Path + " tags=" + set["-tags"] + " " + set["GOOS"] + "/" + set["GOARCH"]
 		switch {
-		case bi.Main.Path == "":
-			return ""
+		case bi.Main.Path == "", set["vcs.modified"] == "true", strings.HasSuffix(bi.Main.Version, "+dirty"):
+			return "" // a changed tree: two builds of it need not be the same
 		case bi.Main.Version != "" && bi.Main.Version != "(devel)":
 			return build + " " + bi.Main.Version + " " + bi.Main.Sum
 		case set["vcs.revision"] != "" && set["vcs.modified"] == "false":

@@ -28,6 +28,8 @@ func TestSameBuild(t *testing.T) {
 		{"another commit", info("(devel)", clean...), info("(devel)", "vcs", "git", "vcs.revision", "def456", "vcs.modified", "false"), false},
 		{"a changed tree", info("(devel)", "vcs", "git", "vcs.revision", "abc123", "vcs.modified", "true"), info("(devel)", "vcs", "git", "vcs.revision", "abc123", "vcs.modified", "true"), false},
 		{"no record of the source", info("(devel)"), info("(devel)"), false},
+		{"a dirty pseudo-version", info("v0.0.0-20261202183416-3fdeebfc4d33+dirty", "vcs.modified", "true"), info("v0.0.0-20261202183416-3fdeebfc4d33+dirty", "vcs.modified", "true"), false},
+		{"a clean pseudo-version", info("v0.0.0-20261202183416-3fdeebfc4d33"), info("v0.0.0-20261202183416-3fdeebfc4d33"), true},
 		{"other build tags", info("v1.2.0", "-tags", "x"), info("v1.2.0"), false},
 		{"another Go", info("(devel)", clean...), goOther, false},
 	} {
