@@ -56,6 +56,7 @@ API failed or the iteration limit was reached, 2 usage error.`,
 				return err
 			}
 			opts := engine.Options{Approver: approver}
+			c.warm = true // a model runs command after command: keep a sandbox helper ready
 			st, err := c.build(opts)
 			if err != nil {
 				return err
