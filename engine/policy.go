@@ -42,6 +42,9 @@ func (e *Engine) approve(ctx context.Context, p *pending) *tool.Error {
 		return nil
 	}
 	msg := "the user did not approve this call"
+	if p.decision.Reason != "" { // what was asked: the model learns why it needed a yes
+		msg = p.decision.Reason + "; " + msg
+	}
 	if a.Reason != "" {
 		msg += ": " + a.Reason
 	}
