@@ -266,6 +266,31 @@ func (l *Limiter) checkLoop(session, key string) *tool.Error {
 	return nil
 }
 
+// Replay adds a call that ran at the given time to its session's history
+// in the loop guard, as if this Limiter had admitted it; calls older than
+// the loop window are ignored. A program that lives for one call (toolgate
+// call) replays its audit log's recent calls, oldest first, so that a
+// model repeating a call process after process is still seen looping.
+func (l *Limiter) Replay(call tool.Call, at time.Time) {
+	if l.cfg.Loop.Off || time.Since(at) > l.cfg.Loop.Window {
+		return
+	}
+	key := callKey(call)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.sessions[call.Session]
+	if h == nil {
+		if len(l.sessions) >= maxSessions {
+			l.forgetIdle(time.Now())
+		}
+		h = &history{failed: map[string]*past{}}
+		l.sessions[call.Session] = h
+	}
+	if h.calls = append(h.calls, past{key: key, at: at}); len(h.calls) > maxHistory {
+		h.calls = h.calls[len(h.calls)-maxHistory:]
+	}
+}
+
 // cycle reports the length (2 or 3) of a cycle that calls followed by key
 // would complete for the cycles-th time in a row, or 0.
 func cycle(calls []past, key string, cycles int) int {

@@ -185,3 +185,29 @@ func TestLoopGuardDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopGuardReplay: calls replayed from another process count as the
+// session's history (keys canonical: the same arguments differently
+// spaced are the same call); calls older than the window do not.
+func TestLoopGuardReplay(t *testing.T) {
+	l := policy.NewLimiter(policy.LimitConfig{})
+	def := tool.Definition{Name: "read_file"}
+	now := time.Now()
+	l.Replay(lcall("read_file", `{"path":"README.md"}`, "s", ""), now.Add(-2*time.Minute)) // out of the window
+	for i := 0; i < 5; i++ {
+		l.Replay(lcall("read_file", `{ "path" : "README.md" }`, "s", ""), now.Add(time.Duration(i-10)*time.Second))
+	}
+	if _, err := l.Acquire(context.Background(), lcall("read_file", `{"path":"README.md"}`, "other", ""), def); err != nil {
+		t.Fatalf("another session: %v", err)
+	}
+	if _, err := l.Acquire(context.Background(), lcall("read_file", `{"path":"README.md"}`, "s", ""), def); err == nil || err.Type != tool.LoopDetected {
+		t.Fatalf("the sixth call after five replayed: %v; want loop_detected", err)
+	}
+	off := policy.NewLimiter(policy.LimitConfig{Loop: policy.LoopConfig{Off: true}})
+	for i := 0; i < 6; i++ {
+		off.Replay(lcall("read_file", `{"path":"README.md"}`, "s", ""), now)
+	}
+	if _, err := off.Acquire(context.Background(), lcall("read_file", `{"path":"README.md"}`, "s", ""), def); err != nil {
+		t.Fatalf("loop guard off: %v", err)
+	}
+}

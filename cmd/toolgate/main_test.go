@@ -312,3 +312,30 @@ func TestPolicyCommand(t *testing.T) {
 		t.Errorf("policy schema is not JSON")
 	}
 }
+
+// TestLoopAcrossCalls: toolgate call lives for one call, but the loop
+// guard sees the audit log's recent calls: the sixth identical call in a
+// row, each its own process, is refused (the sample corpus's RL-001). With
+// the audit log off there is no memory across processes.
+func TestLoopAcrossCalls(t *testing.T) {
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "README.md"), []byte("hello\n"), 0o644)
+	for i := 1; i <= 6; i++ {
+		r := toolgate(t, ws, "", "call", "read_file", `{"path":"README.md"}`)
+		o := parseCall(t, r)
+		if i <= 5 && r.code != 0 {
+			t.Fatalf("call %d: exit %d %+v", i, r.code, o.Error)
+		}
+		if i == 6 && (r.code != 1 || o.Error == nil || o.Error.Type != "loop_detected") {
+			t.Fatalf("call 6: exit %d %+v; want loop_detected", r.code, o.Error)
+		}
+	}
+	if r := toolgate(t, ws, "", "call", "read_file", `{"path":"README.md"}`, "--session", "another"); r.code != 0 {
+		t.Fatalf("another session: exit %d %s", r.code, r.stdout)
+	}
+	for i := 0; i < 6; i++ {
+		if r := toolgate(t, ws, "", "call", "read_file", `{"path":"README.md"}`, "--audit", "off"); r.code != 0 {
+			t.Fatalf("--audit off, call %d: exit %d %s", i+1, r.code, r.stdout)
+		}
+	}
+}

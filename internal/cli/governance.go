@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
 )
 
 // loadPolicy reads the policy file, or returns the default policy when
@@ -40,7 +42,8 @@ func loadPolicy(file string) (*policy.Policy, error) {
 // policy names a folder). It returns what must be closed at the end.
 func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot string) ([]func() error, error) {
 	opts.Policy = pol
-	opts.Limiter = engine.ChainLimiters(opts.Limiter, policy.NewLimiter(pol.Limits.Config()))
+	limiter := policy.NewLimiter(pol.Limits.Config())
+	opts.Limiter = engine.ChainLimiters(opts.Limiter, limiter)
 	red, err := policy.NewRedactor(pol.Secrets.All())
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -67,7 +70,34 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 		return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
 	}
 	opts.Auditor = log
+	replayRecent(limiter, auditPath)
 	return []func() error{log.Close}, nil
+}
+
+// replayRecent gives the loop guard the calls the audit log holds from the
+// last loop window (of its last 256 records): `toolgate call` lives for one
+// call, and a model that repeats a call through it, process after process,
+// is looping all the same. Only calls that passed the policy and reached
+// the guard count, as in one process. Best effort: an unreadable log
+// replays nothing.
+func replayRecent(limiter *policy.Limiter, auditPath string) {
+	f, err := os.Open(auditPath)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	recs, err := audit.Tail(f, 256)
+	if err != nil {
+		return
+	}
+	for _, r := range recs {
+		switch {
+		case r.Outcome != audit.OutcomeOK && r.Outcome != audit.OutcomeError,
+			r.ErrorType == string(tool.LoopDetected), r.ErrorType == string(tool.RateLimited):
+			continue
+		}
+		limiter.Replay(tool.Call{Name: r.Tool, Args: r.Arguments, Session: r.Session}, r.Time)
+	}
 }
 
 // mcpApprover asks the user of the MCP client that made a call, through
