@@ -224,14 +224,7 @@ func (l *Limiter) checkLoop(session, key string) *tool.Error {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	h := l.sessions[session]
-	if h == nil {
-		if len(l.sessions) >= maxSessions {
-			l.forgetIdle(now)
-		}
-		h = &history{failed: map[string]*past{}}
-		l.sessions[session] = h
-	}
+	h := l.history(session, now)
 	// Forget what fell out of the window.
 	cut := 0
 	for cut < len(h.calls) && now.Sub(h.calls[cut].at) > l.cfg.Loop.Window {
@@ -278,14 +271,7 @@ func (l *Limiter) Replay(call tool.Call, at time.Time) {
 	key := callKey(call)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	h := l.sessions[call.Session]
-	if h == nil {
-		if len(l.sessions) >= maxSessions {
-			l.forgetIdle(time.Now())
-		}
-		h = &history{failed: map[string]*past{}}
-		l.sessions[call.Session] = h
-	}
+	h := l.history(call.Session, time.Now())
 	if h.calls = append(h.calls, past{key: key, at: at}); len(h.calls) > maxHistory {
 		h.calls = h.calls[len(h.calls)-maxHistory:]
 	}
@@ -331,6 +317,19 @@ func distinct(keys []string) bool {
 		}
 	}
 	return true
+}
+
+// history returns the session's history, made if need be (l.mu held).
+func (l *Limiter) history(session string, now time.Time) *history {
+	h := l.sessions[session]
+	if h == nil {
+		if len(l.sessions) >= maxSessions {
+			l.forgetIdle(now)
+		}
+		h = &history{failed: map[string]*past{}}
+		l.sessions[session] = h
+	}
+	return h
 }
 
 // forgetIdle drops the sessions with no call in the window, or all of them

@@ -488,6 +488,18 @@ func allowedBy(f *facts, lists ...[]*rule) []*rule {
 		used = append(used, r)
 	}
 	items := 0
+	// cover records the first rule that allows one item of the call;
+	// false when none does.
+	cover := func(allows func(*rule) bool) bool {
+		items++
+		for _, r := range specRules {
+			if allows(r) {
+				use(r)
+				return true
+			}
+		}
+		return false
+	}
 	if f.info.isCommand() {
 		sh := f.command()
 		if sh == nil || sh.err != nil || len(sh.opaque) > 0 {
@@ -503,18 +515,9 @@ func allowedBy(f *facts, lists ...[]*rule) []*rule {
 				}
 				continue
 			}
-			items++
-			var by *rule
-			for _, r := range specRules {
-				if r.kind == specCommand && r.cmd.allows(p) {
-					by = r
-					break
-				}
-			}
-			if by == nil {
+			if !cover(func(r *rule) bool { return r.kind == specCommand && r.cmd.allows(p) }) {
 				return nil
 			}
-			use(by)
 		}
 		if items == 0 {
 			return nil
@@ -526,36 +529,20 @@ func allowedBy(f *facts, lists ...[]*rule) []*rule {
 		if u.weak {
 			continue
 		}
-		items++
-		var by *rule
-		for _, r := range specRules {
-			if r.kind == specPath && u.acc&r.accessOf() != 0 && r.path.match(locs[i], false) {
-				by = r
-				break
-			}
-		}
-		if by == nil {
+		if !cover(func(r *rule) bool {
+			return r.kind == specPath && u.acc&r.accessOf() != 0 && r.path.match(locs[i], false)
+		}) {
 			return nil
 		}
-		use(by)
 	}
 	hosts, bad := f.urlHosts()
 	if bad {
 		return nil
 	}
 	for _, h := range hosts {
-		items++
-		var by *rule
-		for _, r := range specRules {
-			if r.kind == specDomain && r.dom.match(h) {
-				by = r
-				break
-			}
-		}
-		if by == nil {
+		if !cover(func(r *rule) bool { return r.kind == specDomain && r.dom.match(h) }) {
 			return nil
 		}
-		use(by)
 	}
 	if items == 0 {
 		return nil

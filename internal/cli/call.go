@@ -63,13 +63,7 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 				principal = os.Getenv("USER")
 			}
 			res := st.engine.Execute(cmd.Context(), tool.Call{Name: args[0], Args: json.RawMessage(raw), Session: session, Principal: principal, IdempotencyKey: idemKey})
-			if err := printJSON(s, res); err != nil {
-				return err
-			}
-			if res.IsError() {
-				return failed
-			}
-			return nil
+			return printResult(s, res)
 		},
 	}
 	c.register(cmd)

@@ -19,16 +19,11 @@ const sandboxProgram = "toolgate-sandbox"
 // toolgate links). A helper of another build could set up other
 // protections than this program expects, so "same" is strict (sameBuild).
 func sandboxHelper() string {
-	self, err := os.Executable()
-	if err != nil {
+	path, fi := beside(sandboxProgram)
+	if path == "" || !trusted(fi) {
 		return ""
 	}
-	dir := filepath.Dir(self)
-	path := filepath.Join(dir, sandboxProgram)
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 || !trusted(fi) {
-		return ""
-	}
-	if fi, err := os.Stat(dir); err != nil || !trusted(fi) {
+	if dir, err := os.Stat(filepath.Dir(path)); err != nil || !trusted(dir) {
 		return ""
 	}
 	mine, ok := debug.ReadBuildInfo()
@@ -40,6 +35,21 @@ func sandboxHelper() string {
 		return ""
 	}
 	return path
+}
+
+// beside returns the executable file named name in this program's folder,
+// or "".
+func beside(name string) (string, os.FileInfo) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil
+	}
+	path := filepath.Join(filepath.Dir(self), name)
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return "", nil
+	}
+	return path, fi
 }
 
 // trusted reports whether no one but its owner can change fi, and its

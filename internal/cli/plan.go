@@ -105,13 +105,7 @@ lists each problem with its step and JSON pointer).`,
 				return &exitError{exitUsage, err}
 			}
 			res := rep.Result()
-			if err := printJSON(s, res); err != nil {
-				return err
-			}
-			if res.IsError() {
-				return failed
-			}
-			return nil
+			return printResult(s, res)
 		},
 	}
 	c.register(run)

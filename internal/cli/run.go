@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -153,13 +152,7 @@ const (
 // command line, found beside this program or else on PATH. It returns only
 // when it cannot.
 func handOver(s *streams, provider string) error {
-	path := ""
-	if self, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(self), agentProgram)
-		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			path = beside
-		}
-	}
+	path, _ := beside(agentProgram)
 	if path == "" {
 		found, err := exec.LookPath(agentProgram)
 		if err != nil {

@@ -194,6 +194,18 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
+// printResult prints a call's result as the CLI contract says; a tool's
+// error is exit 1.
+func printResult(s *streams, res tool.Result) error {
+	if err := printJSON(s, res); err != nil {
+		return err
+	}
+	if res.IsError() {
+		return failed
+	}
+	return nil
+}
+
 func printJSON(s *streams, v any) error {
 	enc := json.NewEncoder(s.out)
 	enc.SetIndent("", "  ")

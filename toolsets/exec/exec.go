@@ -183,23 +183,20 @@ func (s *set) runCode(ctx context.Context, in CodeInput) (tool.Result, error) {
 			WithSuggestion("write the program to a file in the workspace and run it with execute_command")), nil
 	}
 	var argv []string
+	check := CheckCode
 	switch in.Language {
-	case "python", "node":
-		if e := s.verdict(ctx, CheckCode(in.Code)); e != nil {
-			return errResult(e), nil
-		}
+	case "python":
 		argv = []string{"python3", "-c", in.Code}
-		if in.Language == "node" {
-			argv = []string{"node", "-e", in.Code}
-		}
+	case "node":
+		argv = []string{"node", "-e", in.Code}
 	case "bash":
-		if e := s.verdict(ctx, CheckShell(in.Code)); e != nil {
-			return errResult(e), nil
-		}
-		argv = []string{"bash", "-c", in.Code}
+		argv, check = []string{"bash", "-c", in.Code}, CheckShell
 	default:
 		return errResult(tool.Errorf(tool.InvalidArguments, "unknown language %q", in.Language).
 			WithSuggestion("use python, node or bash")), nil
+	}
+	if e := s.verdict(ctx, check(in.Code)); e != nil {
+		return errResult(e), nil
 	}
 	if strings.TrimSpace(in.Code) == "" {
 		return errResult(tool.Errorf(tool.InvalidArguments, "the code is empty").WithSuggestion("send the program's source in code")), nil
