@@ -92,7 +92,7 @@ func outcome(res tool.Result) string {
 		return "ok"
 	}
 	switch res.Error.Type {
-	case tool.PermissionDenied, tool.ApprovalDenied:
+	case tool.PermissionDenied, tool.ApprovalDenied, tool.CircuitOpen:
 		return "denied"
 	case tool.InvalidArguments, tool.UnknownTool:
 		return "invalid"

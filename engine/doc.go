@@ -7,7 +7,8 @@
 //	arguments    parse; safe schema-guided repairs; never run a malformed call as {}
 //	validate     JSON Schema; every failing field listed
 //	policy       mode + rules + level → allow, ask (an Approver decides) or deny;
-//	             a tool may also ask for one call's approval (tool.NeedsApproval)
+//	             a tool may also ask for one call's approval (tool.NeedsApproval);
+//	             after refusals in a row, a session's non-read calls stop (Options.Breaker)
 //	limits       rate limits, concurrency, loop guard (Options.Limiter, e.g. policy.Limiter)
 //	idempotency  a repeated key returns the recorded result (Options.Idempotency, e.g. store.Idempotency)
 //	budget       redacts secrets, caps what goes back to the model, spills the rest to a file

@@ -26,6 +26,7 @@ type Options struct {
 	Auditor  Auditor         // nil: no audit log
 
 	Limiter     Limiter          // rate limits and loop guard; nil: none
+	Breaker     *policy.Breaker  // stops a session after refusals in a row; nil: none
 	Idempotency IdempotencyStore // recorded results by key; nil: none
 	// KeyByCallID makes a caller-given call ID an idempotency key: set it
 	// only when IDs are unique across sessions and restarts (as model

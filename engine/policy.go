@@ -2,28 +2,56 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
 
 // authorize applies the policy; a call it asks about goes to the Approver.
+// With a Breaker, a session whose calls were refused again and again is
+// stopped here, and every refusal or run is counted for it.
 func (e *Engine) authorize(next handler) handler {
 	return func(ctx context.Context, p *pending) tool.Result {
 		p.decision = e.policy.DecideParsed(p.def, p.call, p.args)
-		switch p.decision.Effect {
-		case policy.Allow:
-			return e.runAsking(ctx, p, next)
-		case policy.Ask:
-			if err := e.approve(ctx, p); err != nil {
-				return tool.ErrorResult(err)
-			}
-			return e.runAsking(ctx, p, next)
+		b := e.opts.Breaker
+		if b == nil {
+			return e.decided(ctx, p, next)
 		}
-		return tool.ErrorResult(tool.Errorf(tool.PermissionDenied, "%s", p.decision.Reason).
-			WithSuggestion("do not retry this call; if the task needs it, tell the user which permission is missing").
-			WithDetail("rule", p.decision.Rule))
+		var res tool.Result
+		if n, open := b.Open(p.call.Session, p.def.Level, p.decision.Effect, time.Now()); open {
+			res = tool.ErrorResult(tool.Errorf(tool.CircuitOpen, "%d calls in a row were refused in this session, so calls that change anything are stopped for a while", n).
+				WithSuggestion("stop calling tools: tell the user what you were trying to do, what was refused and why, and ask how to proceed").
+				WithDetail("rule", p.decision.Rule))
+		} else {
+			res = e.decided(ctx, p, next)
+		}
+		switch {
+		case res.Error == nil:
+			b.Record(p.call.Session, p.def.Level, false, time.Now())
+		case policy.Refusal(res.Error.Type):
+			b.Record(p.call.Session, p.def.Level, true, time.Now())
+		case res.Error.Type != tool.RateLimited && res.Error.Type != tool.LoopDetected:
+			b.Record(p.call.Session, p.def.Level, false, time.Now()) // it ran, and failed
+		}
+		return res
 	}
+}
+
+// decided carries out the policy's decision.
+func (e *Engine) decided(ctx context.Context, p *pending, next handler) tool.Result {
+	switch p.decision.Effect {
+	case policy.Allow:
+		return e.runAsking(ctx, p, next)
+	case policy.Ask:
+		if err := e.approve(ctx, p); err != nil {
+			return tool.ErrorResult(err)
+		}
+		return e.runAsking(ctx, p, next)
+	}
+	return tool.ErrorResult(tool.Errorf(tool.PermissionDenied, "%s", p.decision.Reason).
+		WithSuggestion("do not retry this call; if the task needs it, tell the user which permission is missing").
+		WithDetail("rule", p.decision.Rule))
 }
 
 // approve asks the Approver and returns nil when the call may run.

@@ -344,7 +344,7 @@ var errorWords = []struct {
 
 var knownTypes = map[tool.ErrorType]bool{
 	tool.InvalidArguments: true, tool.UnknownTool: true, tool.PermissionDenied: true, tool.ApprovalDenied: true,
-	tool.RateLimited: true, tool.LoopDetected: true, tool.NotFound: true, tool.Conflict: true, tool.Timeout: true,
+	tool.RateLimited: true, tool.LoopDetected: true, tool.CircuitOpen: true, tool.NotFound: true, tool.Conflict: true, tool.Timeout: true,
 	tool.TooLarge: true, tool.Unavailable: true, tool.SandboxViolation: true, tool.Internal: true,
 }
 

@@ -61,7 +61,7 @@
 // Fallback wraps a tool so that another answers for given error types
 // (execute_command → a dry run, read_file → get_file_info). It never
 // answers for a refusal (permission_denied, approval_denied,
-// sandbox_violation, rate_limited, loop_detected): a refusal is a
+// sandbox_violation, rate_limited, loop_detected, circuit_open): a refusal is a
 // decision, not a fault. When the fallback answers, the result says so in
 // its first text block and in Meta["fallback"] = {from, to, error}, which
 // the engine's audit record notes in its outcome.

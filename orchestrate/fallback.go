@@ -11,7 +11,7 @@ import (
 
 // refusals are error types a fallback never answers for: a refusal is a
 // decision, not a failure to route around.
-var refusals = []tool.ErrorType{tool.PermissionDenied, tool.ApprovalDenied, tool.SandboxViolation, tool.RateLimited, tool.LoopDetected}
+var refusals = []tool.ErrorType{tool.PermissionDenied, tool.ApprovalDenied, tool.SandboxViolation, tool.RateLimited, tool.LoopDetected, tool.CircuitOpen}
 
 // defaultOn are the error types a Fallback answers for when none are given.
 var defaultOn = []tool.ErrorType{tool.Unavailable, tool.Timeout, tool.Internal}
@@ -19,7 +19,8 @@ var defaultOn = []tool.ErrorType{tool.Unavailable, tool.Timeout, tool.Internal}
 // Fallback returns primary, answered by fallback when primary fails with
 // one of the error types on (none given: unavailable, timeout, internal).
 // It never answers for a refusal (permission_denied, approval_denied,
-// sandbox_violation, rate_limited, loop_detected), even when listed.
+// sandbox_violation, rate_limited, loop_detected, circuit_open), even when
+// listed.
 //
 // mapArgs turns primary's arguments into fallback's (nil: the same
 // arguments); TemplateArgs builds one from a template. The wrapper has

@@ -46,7 +46,7 @@ type FallbackSpec struct {
 
 // errorTypes are the error types a fallback may name.
 var errorTypes = []tool.ErrorType{tool.InvalidArguments, tool.UnknownTool, tool.PermissionDenied, tool.ApprovalDenied,
-	tool.RateLimited, tool.LoopDetected, tool.NotFound, tool.Conflict, tool.Timeout, tool.TooLarge,
+	tool.RateLimited, tool.LoopDetected, tool.CircuitOpen, tool.NotFound, tool.Conflict, tool.Timeout, tool.TooLarge,
 	tool.Unavailable, tool.SandboxViolation, tool.Internal}
 
 // maxFileBytes bounds a composites file.

@@ -44,7 +44,8 @@ type Approvals struct {
 	// ("once" when empty).
 	DefaultScope Scope `yaml:"default_scope,omitempty" json:"default_scope,omitempty"`
 	// DenialStreak is how many denials in a row in one session make the
-	// model be told to stop and ask its user (0: 3).
+	// model be told to stop and ask its user, and open the session's
+	// Breaker (0: 3).
 	DenialStreak int `yaml:"denial_streak,omitempty" json:"denial_streak,omitempty"`
 	// HTTP is the address of the approval page ("" none; loopback only
 	// unless the host is given explicitly).

@@ -26,5 +26,6 @@
 // (a local web page and JSON API) and ApproverFunc (a callback). Gate wraps
 // any of them with session memory, "always" rules written to the policy
 // file, a timeout and the denial streak. Limiter enforces rate limits,
-// concurrency caps and the loop guard; Redactor removes secrets.
+// concurrency caps and the loop guard; Breaker stops a session whose calls
+// are refused again and again; Redactor removes secrets.
 package policy

@@ -21,6 +21,7 @@ const (
 	ApprovalDenied   ErrorType = "approval_denied"   // a human (or approver) said no, or did not answer
 	RateLimited      ErrorType = "rate_limited"      // too many calls: wait RetryAfter
 	LoopDetected     ErrorType = "loop_detected"     // the same call again and again
+	CircuitOpen      ErrorType = "circuit_open"      // refusals in a row: calls that change things stop until a cool-down
 	NotFound         ErrorType = "not_found"         // the thing the call names does not exist
 	Conflict         ErrorType = "conflict"          // the state is not what the call assumed
 	Timeout          ErrorType = "timeout"           // the call ran out of time

@@ -317,6 +317,35 @@ func TestPolicyCommand(t *testing.T) {
 // guard sees the audit log's recent calls: the sixth identical call in a
 // row, each its own process, is refused (the sample corpus's RL-001). With
 // the audit log off there is no memory across processes.
+// TestBreakerAcrossCalls: the denial breaker (the attack corpus's RL-004)
+// counts refusals across toolgate call processes through the audit log:
+// after three denied calls in a row, a harmless write is refused with
+// circuit_open and writes nothing, while reads still run and another
+// session is not affected.
+func TestBreakerAcrossCalls(t *testing.T) {
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "README.md"), []byte("hello\n"), 0o644)
+	for i, args := range []string{`{"path":".env","content":"A=1"}`, `{"path":".env.local","content":"A=1"}`, `{"path":".env.prod","content":"A=1"}`} {
+		r := toolgate(t, ws, "", "call", "write_file", args)
+		if o := parseCall(t, r); o.Error == nil || o.Error.Type != "permission_denied" {
+			t.Fatalf("denied call %d: exit %d %+v", i+1, r.code, o.Error)
+		}
+	}
+	r := toolgate(t, ws, "", "call", "write_file", `{"path":"notes.txt","content":"x"}`)
+	if o := parseCall(t, r); r.code != 1 || o.Error == nil || o.Error.Type != "circuit_open" {
+		t.Fatalf("a write after three refusals: exit %d %+v; want circuit_open", r.code, o.Error)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "notes.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the stopped write wrote notes.txt (stat: %v)", err)
+	}
+	if r := toolgate(t, ws, "", "call", "read_file", `{"path":"README.md"}`); r.code != 0 {
+		t.Fatalf("a read was stopped: exit %d %s", r.code, r.stdout)
+	}
+	if r := toolgate(t, ws, "", "call", "write_file", `{"path":"notes.txt","content":"x"}`, "--session", "another"); r.code != 0 {
+		t.Fatalf("another session: exit %d %s", r.code, r.stdout)
+	}
+}
+
 func TestLoopAcrossCalls(t *testing.T) {
 	ws := workspace(t)
 	os.WriteFile(filepath.Join(ws, "README.md"), []byte("hello\n"), 0o644)

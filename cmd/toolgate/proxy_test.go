@@ -141,7 +141,9 @@ func TestProxyGovernsReferenceServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(pol, []byte("deny:\n  - everything__get-env\n  - fs__write_file\nallow:\n  - fs__read_text_file\n  - everything__trigger-sampling-request\n"), 0o644); err != nil {
+	if err := os.WriteFile(pol, []byte("deny:\n  - everything__get-env\n  - fs__write_file\nallow:\n  - fs__read_text_file\n  - everything__trigger-sampling-request\n"+
+		// This test makes four refusals in a row on purpose.
+		"approvals:\n  denial_streak: 10\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	auditLog := filepath.Join(dir, "audit.jsonl")

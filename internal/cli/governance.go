@@ -35,7 +35,7 @@ func loadPolicy(file string) (*policy.Policy, error) {
 
 // govern turns a policy into engine options, the same for every command:
 // the policy itself, its rate limits and loop guard (after any limiter
-// already in opts), secret redaction, output budgets, the approver in opts
+// already in opts), the denial circuit breaker, secret redaction, output budgets, the approver in opts
 // behind a Gate (session and always scopes, timeouts, the denial streak),
 // and the audit log. Results over the budget spill into spillRoot's
 // .toolgate/spill, where read_file reaches them ("" : no spill unless the
@@ -44,6 +44,7 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 	opts.Policy = pol
 	limiter := policy.NewLimiter(pol.Limits.Config())
 	opts.Limiter = engine.ChainLimiters(opts.Limiter, limiter)
+	opts.Breaker = &policy.Breaker{Threshold: pol.Approvals.DenialStreak}
 	red, err := policy.NewRedactor(pol.Secrets.All())
 	if err != nil {
 		return nil, usageErr("%v", err)
@@ -70,17 +71,18 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 		return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
 	}
 	opts.Auditor = log
-	replayRecent(limiter, auditPath)
+	replayRecent(limiter, opts.Breaker, levels(opts), auditPath)
 	return []func() error{log.Close}, nil
 }
 
-// replayRecent gives the loop guard the calls the audit log holds from the
-// last loop window (of its last 256 records): `toolgate call` lives for one
-// call, and a model that repeats a call through it, process after process,
-// is looping all the same. Only calls that passed the policy and reached
-// the guard count, as in one process. Best effort: an unreadable log
-// replays nothing.
-func replayRecent(limiter *policy.Limiter, auditPath string) {
+// replayRecent gives the loop guard and the denial breaker the calls the
+// audit log holds from the last minute (of its last 256 records): `toolgate
+// call` lives for one call, and a model that repeats a call, or is refused
+// again and again, process after process, is looping or lost all the same.
+// Only calls that reached them count, as in one process: the loop guard
+// sees calls that passed the policy, the breaker calls that passed
+// validation. Best effort: an unreadable log replays nothing.
+func replayRecent(limiter *policy.Limiter, breaker *policy.Breaker, level func(string) tool.Level, auditPath string) {
 	f, err := os.Open(auditPath)
 	if err != nil {
 		return
@@ -91,12 +93,29 @@ func replayRecent(limiter *policy.Limiter, auditPath string) {
 		return
 	}
 	for _, r := range recs {
-		switch {
-		case r.Outcome != audit.OutcomeOK && r.Outcome != audit.OutcomeError,
-			r.ErrorType == string(tool.LoopDetected), r.ErrorType == string(tool.RateLimited):
+		if r.Outcome == audit.OutcomeInvalid {
 			continue
 		}
-		limiter.Replay(tool.Call{Name: r.Tool, Args: r.Arguments, Session: r.Session}, r.Time)
+		limited := r.ErrorType == string(tool.LoopDetected) || r.ErrorType == string(tool.RateLimited)
+		if !limited {
+			breaker.Record(r.Session, level(r.Tool), policy.Refusal(tool.ErrorType(r.ErrorType)), r.Time)
+		}
+		if (r.Outcome == audit.OutcomeOK || r.Outcome == audit.OutcomeError) && !limited {
+			limiter.Replay(tool.Call{Name: r.Tool, Args: r.Arguments, Session: r.Session}, r.Time)
+		}
+	}
+}
+
+// levels returns the permission level of a tool of opts' registry by name;
+// a tool it does not know (gone since, or an upstream's) counts as medium.
+func levels(opts *engine.Options) func(string) tool.Level {
+	return func(name string) tool.Level {
+		if opts.Registry != nil {
+			if d, ok := opts.Registry.Definition(name); ok {
+				return d.Level
+			}
+		}
+		return tool.LevelMedium
 	}
 }
 

@@ -155,6 +155,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		}
 		opts.Approver = a
 	}
+	opts.Registry = s.registry
 	closers, err := govern(&opts, pol, c.auditPath, sets.roots.Dirs()[0])
 	s.closers = append(s.closers, closers...)
 	if err != nil {
@@ -169,7 +170,6 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		}
 		opts.Idempotency = idem
 	}
-	opts.Registry = s.registry
 	s.engine = engine.New(opts)
 	if err := s.addOrchestration(c); err != nil {
 		s.Close()

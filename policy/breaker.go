@@ -1,0 +1,91 @@
+package policy
+
+import (
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Breaker is the denial circuit breaker. A model whose calls are refused
+// again and again (by the policy or by its user) is either lost or being
+// steered by an injection; after Threshold refusals in a row in a session
+// the breaker opens, and until Cooldown has passed since the last refusal
+// every call of the session that could change something (any level above
+// read, or any call the policy does not simply allow) is refused at once,
+// with circuit_open, without asking anyone. Reads the policy allows still
+// run, so the model can look and report. A call above read level that is
+// allowed and runs closes the streak. It is safe for concurrent use.
+type Breaker struct {
+	Threshold int           // refusals in a row that open it; 0: 3
+	Cooldown  time.Duration // how long it stays open after the last refusal; 0: 1 minute
+
+	mu       sync.Mutex
+	sessions map[string]*streak
+}
+
+type streak struct {
+	refusals int
+	last     time.Time
+}
+
+func (b *Breaker) limits() (int, time.Duration) {
+	n, d := b.Threshold, b.Cooldown
+	if n <= 0 {
+		n = 3
+	}
+	if d <= 0 {
+		d = time.Minute
+	}
+	return n, d
+}
+
+// Open reports whether the session's breaker is open at now for a call of
+// the given level and policy effect, and how many refusals in a row opened it.
+func (b *Breaker) Open(session string, level tool.Level, effect Effect, now time.Time) (int, bool) {
+	if level == tool.LevelRead && effect == Allow {
+		return 0, false
+	}
+	n, cool := b.limits()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[session]
+	if s == nil || s.refusals < n || now.Sub(s.last) >= cool {
+		return 0, false
+	}
+	return s.refusals, true
+}
+
+// Record counts a call's end for the streak: refused is a policy denial,
+// a refused approval or the breaker's own refusal; a call above read level
+// that ran (whatever its result) ends the streak; reads leave it as it is.
+func (b *Breaker) Record(session string, level tool.Level, refused bool, now time.Time) {
+	if !refused && level == tool.LevelRead {
+		return
+	}
+	_, cool := b.limits()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sessions == nil {
+		b.sessions = map[string]*streak{}
+	}
+	s := b.sessions[session]
+	if s == nil {
+		s = &streak{}
+		b.sessions[session] = s
+	}
+	switch {
+	case !refused:
+		delete(b.sessions, session)
+	case now.Sub(s.last) >= cool: // an old streak has cooled down
+		s.refusals, s.last = 1, now
+	default:
+		s.refusals, s.last = s.refusals+1, now
+	}
+}
+
+// Refusal reports whether an error ends a call as a refusal for the
+// breaker's streak.
+func Refusal(t tool.ErrorType) bool {
+	return t == tool.PermissionDenied || t == tool.ApprovalDenied || t == tool.CircuitOpen
+}
