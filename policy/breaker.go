@@ -66,22 +66,19 @@ func (b *Breaker) Record(session string, level tool.Level, refused bool, now tim
 	_, cool := b.limits()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !refused {
+		delete(b.sessions, session)
+		return
+	}
 	if b.sessions == nil {
 		b.sessions = map[string]*streak{}
 	}
 	s := b.sessions[session]
-	if s == nil {
+	if s == nil || now.Sub(s.last) >= cool { // none yet, or an old one cooled down
 		s = &streak{}
 		b.sessions[session] = s
 	}
-	switch {
-	case !refused:
-		delete(b.sessions, session)
-	case now.Sub(s.last) >= cool: // an old streak has cooled down
-		s.refusals, s.last = 1, now
-	default:
-		s.refusals, s.last = s.refusals+1, now
-	}
+	s.refusals, s.last = s.refusals+1, now
 }
 
 // Refusal reports whether an error ends a call as a refusal for the
