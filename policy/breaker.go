@@ -24,6 +24,10 @@ type Breaker struct {
 	sessions map[string]*streak
 }
 
+// maxStreaks is how many sessions' streaks are kept before those that
+// cooled down are dropped.
+const maxStreaks = 1024
+
 type streak struct {
 	refusals int
 	last     time.Time
@@ -72,6 +76,13 @@ func (b *Breaker) Record(session string, level tool.Level, refused bool, now tim
 	}
 	if b.sessions == nil {
 		b.sessions = map[string]*streak{}
+	}
+	if len(b.sessions) >= maxStreaks { // forget the streaks that cooled down
+		for id, s := range b.sessions {
+			if now.Sub(s.last) >= cool {
+				delete(b.sessions, id)
+			}
+		}
 	}
 	s := b.sessions[session]
 	if s == nil || now.Sub(s.last) >= cool { // none yet, or an old one cooled down
