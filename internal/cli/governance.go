@@ -35,8 +35,9 @@ func loadPolicy(file string) (*policy.Policy, error) {
 
 // govern turns a policy into engine options, the same for every command:
 // the policy itself, its rate limits and loop guard (after any limiter
-// already in opts), the denial circuit breaker, secret redaction, output budgets, the approver in opts
-// behind a Gate (session and always scopes, timeouts, the denial streak),
+// already in opts), the denial breaker, secret redaction, output budgets,
+// the approver in opts behind a Gate (session and always scopes, timeouts,
+// the denial streak),
 // and the audit log. Results over the budget spill into spillRoot's
 // .toolgate/spill, where read_file reaches them ("" : no spill unless the
 // policy names a folder). It returns what must be closed at the end.
