@@ -8,8 +8,8 @@ import (
 	"github.com/toolgate/toolgate/schema/internal/bfcl"
 )
 
-// bfclDir is the BFCL v4 data in the shared folder beside the repository.
-var bfclDir = filepath.Join("..", "..", "shared", "data", "bfcl-v4")
+// bfclDir is the BFCL v4 data in the repository's testdata (see its README).
+var bfclDir = filepath.Join("..", "testdata", "bfcl-v4")
 
 // TestBFCL normalizes every BFCL v4 function, compiles it for every
 // provider and validates the gold calls; -v lists every gold call that

@@ -11,9 +11,9 @@ import (
 // TestBFCLVendorConstraints compiles every BFCL v4 function for every
 // provider and checks the result against the vendor's constraints.
 func TestBFCLVendorConstraints(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "data", "bfcl-v4", "BFCL_v4_*.json"))
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "bfcl-v4", "BFCL_v4_*.json"))
 	if len(files) == 0 {
-		t.Fatal("no BFCL data beside the repository (../shared/data/bfcl-v4)")
+		t.Fatal("no BFCL data in testdata/bfcl-v4")
 	}
 	n := 0
 	seen := map[string]bool{}

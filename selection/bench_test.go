@@ -13,8 +13,8 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// liveMCPBenchDir is the shared data folder, a sibling of the repository.
-var liveMCPBenchDir = filepath.Join("..", "..", "shared", "data", "livemcpbench")
+// liveMCPBenchDir is LiveMCPBench in the repository's testdata.
+var liveMCPBenchDir = filepath.Join("..", "testdata", "livemcpbench")
 
 // vendors prefix the names of synthetic variants, as a gateway in front of
 // many servers namespaces their tools.

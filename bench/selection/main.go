@@ -5,7 +5,7 @@
 // default with one of its parts turned off. Speed is measured by the
 // benchmarks of package selection (go test -bench . ./selection).
 //
-//	go run ./bench/selection [-data ../shared/data/livemcpbench]
+//	go run ./bench/selection [-data testdata/livemcpbench]
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	data := flag.String("data", "../shared/data/livemcpbench", "folder holding LiveMCPBench's tools.json and all_annotations.json")
+	data := flag.String("data", "testdata/livemcpbench", "folder holding LiveMCPBench's tools.json and all_annotations.json")
 	flag.Parse()
 	b, err := eval.LoadLiveMCPBench(*data)
 	if err != nil {

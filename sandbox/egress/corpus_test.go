@@ -37,7 +37,7 @@ var (
 // (commands that try to reach the network) as the requests they would make
 // through the proxy, with the corpus's allow-list.
 func TestAttackCorpus(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "attack-corpus-sample.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "attack-corpus-sample.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestScoreTask(t *testing.T) {
 }
 
 func TestLoadLiveMCPBench(t *testing.T) {
-	b, err := LoadLiveMCPBench(filepath.Join("..", "..", "..", "shared", "data", "livemcpbench"))
+	b, err := LoadLiveMCPBench(filepath.Join("..", "..", "testdata", "livemcpbench"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,9 +30,9 @@ type corpusCase struct {
 
 func loadCorpus(t *testing.T) []corpusCase {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "attack-corpus-sample.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "attack-corpus-sample.json"))
 	if err != nil {
-		t.Fatalf("reading the attack corpus (the folder shared/ beside the repository): %v", err)
+		t.Fatalf("reading the attack corpus (testdata/ at the top of the repository): %v", err)
 	}
 	var cases []corpusCase
 	if err := json.Unmarshal(b, &cases); err != nil {

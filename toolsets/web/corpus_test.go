@@ -21,7 +21,7 @@ var (
 // allow-list: each is refused by the policy (permission_denied), never
 // merely unreachable, and unlisted names are never looked up.
 func TestAttackCorpus(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "attack-corpus-sample.json"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "attack-corpus-sample.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

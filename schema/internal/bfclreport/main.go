@@ -5,8 +5,7 @@
 //
 //	go run ./schema/internal/bfclreport [DIR]
 //
-// DIR defaults to ../shared/data/bfcl-v4 (the shared folder beside the
-// repository).
+// DIR defaults to testdata/bfcl-v4.
 package main
 
 import (
@@ -20,7 +19,7 @@ import (
 )
 
 func main() {
-	dir := filepath.Join("..", "shared", "data", "bfcl-v4")
+	dir := filepath.Join("testdata", "bfcl-v4")
 	if len(os.Args) > 1 {
 		dir = os.Args[1]
 	}
