@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -75,3 +76,19 @@ func (e *Error) Unwrap() error { return e.Err }
 // Refused reports whether the policy refused the destination, as opposed to
 // the network failing to reach an allowed one (DNSFailed, DialFailed).
 func (e *Error) Refused() bool { return e.Reason != DNSFailed && e.Reason != DialFailed }
+
+type onDecisionKey struct{}
+
+// WithOnDecision returns a context carrying f: every Decision about a
+// connection served with it (Proxy.ServeConn, Proxy.Dial) or dialled with it
+// (Policy.DialContext) goes to f too, after PolicyConfig.OnDecision, so that
+// a caller learns which decisions were its own (a command's refusals). A
+// function ctx already carries is called as well, first. f is called
+// synchronously, possibly from many goroutines at once.
+func WithOnDecision(ctx context.Context, f func(Decision)) context.Context {
+	if prev, ok := ctx.Value(onDecisionKey{}).(func(Decision)); ok {
+		g := f
+		f = func(d Decision) { prev(d); g(d) }
+	}
+	return context.WithValue(ctx, onDecisionKey{}, f)
+}

@@ -47,6 +47,11 @@ type PolicyConfig struct {
 	Resolver Resolver
 	// DialTimeout bounds a lookup plus connection; default 10 s.
 	DialTimeout time.Duration
+	// Dial connects to an address that passed every check ("ip:port", never
+	// a name); nil means a net.Dialer. It is a way to choose the route (an
+	// interface, a tunnel), or for tests to reach servers on loopback behind
+	// public-looking addresses, with loopback still refused for every name.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// OnDecision, when set, receives every decision (see Decision). It is
 	// called synchronously, possibly from many goroutines at once.
 	OnDecision func(Decision)
@@ -60,6 +65,7 @@ type Policy struct {
 	allowAddrs  []netip.Prefix
 	resolver    Resolver
 	dialTimeout time.Duration
+	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
 	onDecision  func(Decision)
 }
 
@@ -74,7 +80,7 @@ type rule struct {
 // NewPolicy checks c's allow-list and returns the Policy it describes.
 func NewPolicy(c PolicyConfig) (*Policy, error) {
 	p := &Policy{ports: slices.Clone(c.Ports), allowAddrs: slices.Clone(c.AllowAddrs),
-		resolver: c.Resolver, dialTimeout: c.DialTimeout, onDecision: c.OnDecision}
+		resolver: c.Resolver, dialTimeout: c.DialTimeout, dial: c.Dial, onDecision: c.OnDecision}
 	if p.ports == nil {
 		p.ports = []int{80, 443}
 	}
@@ -94,6 +100,10 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 	}
 	if p.dialTimeout <= 0 {
 		p.dialTimeout = 10 * time.Second
+	}
+	if p.dial == nil {
+		var d net.Dialer
+		p.dial = d.DialContext
 	}
 	for _, e := range c.Allow {
 		r, err := parseRule(e)
@@ -157,6 +167,15 @@ type target struct {
 }
 
 func (t target) hostPort() string { return net.JoinHostPort(t.host.String(), strconv.Itoa(t.port)) }
+
+// Allowed returns the allow-list as configured.
+func (p *Policy) Allowed() []string {
+	out := make([]string, len(p.rules))
+	for i, r := range p.rules {
+		out[i] = r.text
+	}
+	return out
+}
 
 // CheckHost applies the name-level checks to host (as written in a URL or a
 // CONNECT request, brackets allowed) and port: normalisation, metadata
@@ -305,7 +324,6 @@ func (p *Policy) lookup(ctx context.Context, t target) ([]netip.Addr, *Error) {
 func (p *Policy) dialAddrs(ctx context.Context, network string, t target, addrs []netip.Addr) (net.Conn, string, *Error) {
 	ctx, cancel := context.WithTimeout(ctx, p.dialTimeout)
 	defer cancel()
-	var d net.Dialer
 	var last error
 	lastAddr := ""
 	for _, a := range addrs {
@@ -313,7 +331,7 @@ func (p *Policy) dialAddrs(ctx context.Context, network string, t target, addrs 
 			continue
 		}
 		ap := netip.AddrPortFrom(a.Unmap(), uint16(t.port))
-		c, err := d.DialContext(ctx, "tcp", ap.String())
+		c, err := p.dial(ctx, "tcp", ap.String())
 		if err == nil {
 			return c, ap.String(), nil
 		}
@@ -335,7 +353,7 @@ func (p *Policy) DialContext(ctx context.Context, network, address string) (net.
 	case "tcp", "tcp4", "tcp6":
 	default:
 		e := &Error{Reason: BadRequest, Host: address, Detail: "only TCP connections go through the egress policy"}
-		p.report(decisionOf("", e.Host, 0, "", "", e))
+		p.report(ctx, decisionOf("", e.Host, 0, "", "", e))
 		return nil, e
 	}
 	hostname, portText, err := net.SplitHostPort(address)
@@ -345,7 +363,7 @@ func (p *Policy) DialContext(ctx context.Context, network, address string) (net.
 	}
 	if err != nil {
 		e := &Error{Reason: InvalidHost, Host: address, Detail: err.Error()}
-		p.report(decisionOf("", address, 0, "", "", e))
+		p.report(ctx, decisionOf("", address, 0, "", "", e))
 		return nil, e
 	}
 	c, t, addr, e := p.connect(ctx, network, hostname, port)
@@ -353,16 +371,21 @@ func (p *Policy) DialContext(ctx context.Context, network, address string) (net.
 	if host == "" {
 		host = hostname
 	}
-	p.report(decisionOf("", host, port, addr, t.rule, e))
+	p.report(ctx, decisionOf("", host, port, addr, t.rule, e))
 	if e != nil {
 		return nil, e
 	}
 	return c, nil
 }
 
-func (p *Policy) report(d Decision) {
+// report gives d to PolicyConfig.OnDecision and to the function ctx
+// carries (WithOnDecision).
+func (p *Policy) report(ctx context.Context, d Decision) {
 	if p.onDecision != nil {
 		p.onDecision(d)
+	}
+	if f, ok := ctx.Value(onDecisionKey{}).(func(Decision)); ok {
+		f(d)
 	}
 }
 

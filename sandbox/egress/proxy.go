@@ -132,6 +132,39 @@ func (p *Proxy) Serve(ln net.Listener) error {
 	}
 }
 
+// Dial opens a connection to the proxy within this process and serves it
+// with ctx (see ServeConn and WithOnDecision) until it ends, ctx is
+// cancelled or the proxy is closed. No port is opened: the two ends are a
+// Unix socket pair (net.Pipe where there is none), so either side may
+// half-close. It has the shape of sandbox.Network.Dial.
+func (p *Proxy) Dial(ctx context.Context) (net.Conn, error) {
+	client, server, err := socketPair()
+	if err != nil {
+		return nil, fmt.Errorf("egress: %w", err)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		client.Close()
+		server.Close()
+		return nil, net.ErrClosed
+	}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(p.ctx, cancel)
+		defer stop()
+		p.ServeConn(ctx, server)
+	}()
+	return client, nil
+}
+
+// Policy returns the policy the proxy enforces.
+func (p *Proxy) Policy() *Policy { return p.pol }
+
 // Close stops every Serve loop, closes every connection being served and
 // waits for their goroutines to end.
 func (p *Proxy) Close() error {
@@ -176,7 +209,7 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 	case p.slots <- struct{}{}:
 		defer func() { <-p.slots }()
 	default:
-		p.pol.report(decisionOf("", "", 0, "", "", &Error{Reason: TooManyConns,
+		p.pol.report(ctx, decisionOf("", "", 0, "", "", &Error{Reason: TooManyConns,
 			Detail: fmt.Sprintf("%d connections are open already", p.cfg.MaxConns)}))
 		c.SetWriteDeadline(time.Now().Add(time.Second))
 		io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n"+
@@ -200,7 +233,7 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, errLimit) && !errors.Is(err, net.ErrClosed) {
 				e := &Error{Reason: BadRequest, Detail: "unreadable request: " + err.Error()}
-				p.pol.report(decisionOf("", "", 0, "", "", e))
+				p.pol.report(ctx, decisionOf("", "", 0, "", "", e))
 				p.refuse(cc, e)
 			}
 			return
@@ -275,7 +308,7 @@ func (p *Proxy) tunnel(ctx context.Context, cc *meteredConn, br *bufio.Reader, r
 		if host == "" {
 			host = raw
 		}
-		p.pol.report(decisionOf(method, host, t.port, addr, t.rule, e))
+		p.pol.report(ctx, decisionOf(method, host, t.port, addr, t.rule, e))
 	}
 	hostname, port, err := splitTarget(req.RequestURI, 0)
 	if err != nil {
@@ -330,16 +363,16 @@ func (p *Proxy) tunnel(ctx context.Context, cc *meteredConn, br *bufio.Reader, r
 		return
 	}
 	defer up.Close()
-	p.pol.report(decisionOf(method, t.host.String(), port, addr, t.rule, nil))
+	p.pol.report(ctx, decisionOf(method, t.host.String(), port, addr, t.rule, nil))
 	uc := &meteredConn{Conn: up, l: lim, count: true}
 	if _, err := uc.Write(hello); err != nil {
-		p.reportCut(method, t, addr, lim)
+		p.reportCut(ctx, method, t, addr, lim)
 		return
 	}
 	stop := context.AfterFunc(ctx, func() { up.Close() })
 	defer stop()
 	splice(cc, br, uc)
-	p.reportCut(method, t, addr, lim)
+	p.reportCut(ctx, method, t, addr, lim)
 }
 
 // checkSNI holds a tunnel to its CONNECT host: the ClientHello must name
@@ -375,9 +408,9 @@ const (
 func tlsAlert(desc byte) []byte { return []byte{21, 3, 3, 0, 2, 2, desc} }
 
 // reportCut reports a connection cut by a limit, if one was.
-func (p *Proxy) reportCut(method string, t target, addr string, lim *limits) {
+func (p *Proxy) reportCut(ctx context.Context, method string, t target, addr string, lim *limits) {
 	if why := lim.cutReason(); why != "" {
-		p.pol.report(decisionOf(method, t.host.String(), t.port, addr, t.rule,
+		p.pol.report(ctx, decisionOf(method, t.host.String(), t.port, addr, t.rule,
 			&Error{Reason: LimitExceeded, Detail: why}))
 	}
 }
@@ -430,7 +463,7 @@ func (p *Proxy) forward(ctx context.Context, cc *meteredConn, req *http.Request,
 		if host == "" {
 			host = raw
 		}
-		p.pol.report(decisionOf(method, host, t.port, addr, t.rule, e))
+		p.pol.report(ctx, decisionOf(method, host, t.port, addr, t.rule, e))
 		p.refuse(cc, e)
 		return false
 	}
@@ -454,7 +487,7 @@ func (p *Proxy) forward(ctx context.Context, cc *meteredConn, req *http.Request,
 		return refuse(t, hostname, addr, e)
 	}
 	defer up.Close()
-	p.pol.report(decisionOf(method, t.host.String(), port, addr, t.rule, nil))
+	p.pol.report(ctx, decisionOf(method, t.host.String(), port, addr, t.rule, nil))
 	stop := context.AfterFunc(ctx, func() { up.Close() })
 	defer stop()
 
@@ -471,14 +504,14 @@ func (p *Proxy) forward(ctx context.Context, cc *meteredConn, req *http.Request,
 	out.Close = true
 	uc := &meteredConn{Conn: up, l: lim, count: true}
 	if err := out.Write(uc); err != nil {
-		p.reportCut(method, t, addr, lim)
+		p.reportCut(ctx, method, t, addr, lim)
 		return false
 	}
 	ubr := bufio.NewReader(uc)
 	for {
 		resp, err := http.ReadResponse(ubr, out)
 		if err != nil {
-			p.reportCut(method, t, addr, lim)
+			p.reportCut(ctx, method, t, addr, lim)
 			if lim.cutReason() == "" {
 				p.refuse(cc, &Error{Reason: DialFailed, Host: t.host.String(), Port: port, Addr: addr,
 					Detail: "the upstream answer was unreadable", Err: err})
@@ -497,7 +530,7 @@ func (p *Proxy) forward(ctx context.Context, cc *meteredConn, req *http.Request,
 		err = resp.Write(cc)
 		resp.Body.Close()
 		if err != nil {
-			p.reportCut(method, t, addr, lim)
+			p.reportCut(ctx, method, t, addr, lim)
 			return false
 		}
 		if resp.StatusCode >= 200 {

@@ -12,6 +12,8 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/netip"
@@ -149,10 +151,12 @@ func (s *DNSServer) Resolver() *net.Resolver {
 	}}
 }
 
-// CA is a test certificate authority (Pool, for clients) and a server
-// certificate it signed (Cert, for servers).
+// CA is a test certificate authority (Pool for Go clients, PEM for other
+// programs: curl --cacert, SSL_CERT_FILE) and a server certificate it
+// signed (Cert, for servers).
 type CA struct {
 	Pool *x509.CertPool
+	PEM  []byte
 	Cert tls.Certificate
 }
 
@@ -184,5 +188,23 @@ func NewCA(t testing.TB, names ...string) CA {
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
-	return CA{Pool: pool, Cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}}
+	return CA{Pool: pool, PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
+		Cert: tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}}
+}
+
+// Routes is a PolicyConfig.Dial for tests: it connects each address it maps
+// ("93.184.215.14:443", a public-looking address a DNSServer gives out) to a
+// server on loopback ("127.0.0.1:41234"), and refuses every other address,
+// so that a test reaches its own servers with the policy's address checks
+// unchanged (loopback stays refused for every name) and never the Internet.
+type Routes map[string]string
+
+// Dial connects to the server r maps addr to.
+func (r Routes) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	to, ok := r[addr]
+	if !ok {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: fmt.Errorf("egresstest: no route to %s", addr)}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, to)
 }
