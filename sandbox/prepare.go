@@ -144,8 +144,10 @@ func buildEnv(env []string, proxy bool) ([]string, error) {
 	defaults := DefaultEnv()
 	if proxy {
 		u := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
+		// NODE_USE_ENV_PROXY: Node.js (22.21, 24 and later) sends fetch and
+		// https.get through these only when it is set.
 		defaults = append(defaults, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u,
-			"ALL_PROXY="+u, "all_proxy="+u, "NO_PROXY=", "no_proxy=")
+			"ALL_PROXY="+u, "all_proxy="+u, "NO_PROXY=", "no_proxy=", "NODE_USE_ENV_PROXY=1")
 	}
 	for _, kv := range defaults {
 		name, _, _ := strings.Cut(kv, "=")
