@@ -32,7 +32,8 @@ func TestBwrapBackend(t *testing.T) {
 		"python3 -c 'import socket; socket.socket()'", "mount -t tmpfs none /tmp", "touch /usr/x",
 	} {
 		o := run(cmd)
-		// The write lands in the sandbox's own /tmp (checked on the host below).
+		// The write lands in the sandbox's own /tmp, which holds the
+		// test's workspace (checked on the host below).
 		if o.ExitCode == 0 && !strings.Contains(cmd, "echo x") || strings.Contains(string(o.Stdout), "OUTSIDE-SECRET") {
 			t.Errorf("%s: exit %d\n%s%s", cmd, o.ExitCode, o.Stdout, o.Stderr)
 		}

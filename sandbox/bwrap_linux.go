@@ -17,9 +17,10 @@ import (
 )
 
 // Bwrap runs commands through bubblewrap (bwrap) when it is installed:
-// the same kind of view as Native (read-only system folders, a few /etc
-// files, tmpfs over /tmp, /run, /home and /root, a fresh /proc and a
-// minimal /dev, the workspace writable), all namespaces unshared, every
+// the same view as Native (a read-only root of system folders and a few
+// /etc files, writable only in the workspace, the spec's writable paths,
+// a tmpfs /tmp and /dev/shm; a fresh /proc and a minimal /dev), all
+// namespaces unshared, every
 // capability dropped, a new session, and the same seccomp filter (with
 // quiet refusals: bwrap has no way to report them). It sets no rlimits,
 // no cgroups and no Landlock, and has no proxy network (ErrUnsupported).
@@ -115,7 +116,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		Backend: b.Name(), Command: p.argv, Launcher: append([]string{path}, args[:len(args)-len(p.argv)]...), ExitCode: -1,
 		Protections: Protections{
 			Namespaces: []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"},
-			Filesystem: "minimal read-only system view, writable workspace, tmpfs /tmp /run /home /root, fresh /proc, minimal /dev",
+			Filesystem: filesystemView,
 			Landlock:   "unavailable: not applied by the bwrap backend", Seccomp: true,
 			Cgroup: "none: not applied by the bwrap backend", NoNewPrivs: true, Capabilities: "none", Network: "none",
 		},
@@ -165,11 +166,11 @@ func bwrapArgs(p *prepared) []string {
 	for _, d := range etcDirs {
 		a = append(a, "--ro-bind-try", "/etc/"+d, "/etc/"+d)
 	}
-	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/home", "/root"} {
-		a = append(a, "--tmpfs", d)
+	for _, d := range emptyDirs {
+		a = append(a, "--dir", d)
 	}
-	a = append(a, "--dir", Home, "--symlink", "../run", "/var/run", "--proc", "/proc", "--dev", "/dev",
-		"--ro-bind-try", "/proc/sys", "/proc/sys")
+	a = append(a, "--tmpfs", "/tmp", "--symlink", "../run", "/var/run", "--proc", "/proc", "--dev", "/dev",
+		"--tmpfs", "/dev/shm", "--ro-bind-try", "/proc/sys", "/proc/sys")
 	root, err := filepath.EvalSymlinks(p.Root)
 	if err != nil {
 		root = p.Root
@@ -181,6 +182,9 @@ func bwrapArgs(p *prepared) []string {
 	for _, r := range p.ReadOnly {
 		a = append(a, "--ro-bind", r, r)
 	}
+	// As in Native, all but /tmp, /dev/shm and the spec's writable paths
+	// is read-only, the root tmpfs and /dev included.
+	a = append(a, "--remount-ro", "/", "--remount-ro", "/dev")
 	rel, _ := filepath.Rel(p.Root, p.dir)
 	a = append(a, "--chdir", filepath.Join(root, rel))
 	for _, kv := range p.env {

@@ -9,13 +9,21 @@
 // of Go start-up for a small helper, 40 to 55 ms for a program that links
 // much more, 3 to 5 ms to build the root): a large program points
 // Executable at a small one whose main is Init alone (cmd/toolgate-sandbox),
-// and a server sets Prestart (or calls Warm) to start helpers ahead. The helper, pid 1 of its namespace, builds a new
-// root on a tmpfs: /usr, /bin, /lib… bound read-only, a few /etc files,
-// tmpfs over /tmp, /run, /home and /root (no host socket is reachable), a
-// fresh /proc with /proc/sys read-only and its leaky files hidden, a /dev
-// of null, zero, full, random and urandom, and the workspace (Spec.Root)
-// plus Spec.Writable and Spec.ReadOnly bound at their host paths; then it
-// pivots into it and drops the host's root. It lowers the rlimits, drops
+// and a server sets Prestart (or calls Warm) to start helpers ahead. The
+// helper, pid 1 of its namespace, builds a new root on a tmpfs: /usr,
+// /bin, /lib… bound read-only, a few /etc files, empty /home/sandbox
+// (HOME), /root, /run, /var/tmp, /opt… (no host socket is reachable), a
+// tmpfs /tmp, a fresh /proc with /proc/sys read-only and its leaky files
+// hidden, a /dev of null, zero, full, random and urandom and a tmpfs
+// /dev/shm, and the workspace (Spec.Root) plus Spec.Writable and
+// Spec.ReadOnly bound at their host paths; then it pivots into it, drops
+// the host's root and makes the root and /dev read-only. So a command
+// can write only to the workspace, Spec.Writable, /tmp and /dev/shm (and
+// the devices): a write anywhere else (/etc/x, /var/tmp/x,
+// ~/.gitconfig, /x) fails with EROFS, "Read-only file system", rather
+// than landing in a throwaway layer that makes it look done. Caches go
+// to /tmp (see DefaultEnv: XDG_CACHE_HOME, GOCACHE, npm_config_cache…),
+// so go build, npm, pip and git work. It lowers the rlimits, drops
 // every capability for good (securebits, bounding set), sets
 // no_new_privs, applies Landlock (best effort: the ABI or why not is
 // reported) and a seccomp filter, and execs the command. The command
@@ -48,8 +56,8 @@
 // parent accepts from outside and joins to the proxy; HTTP(S)_PROXY point
 // to it, and Landlock (ABI ≥ 4) allows TCP connect to that port only.
 //
-// Bwrap runs the same kind of view through bubblewrap when it is
-// installed; DryRun returns what would run; Chain tries backends in order
+// Bwrap runs the same view (read-only the same way) through bubblewrap
+// when it is installed; DryRun returns what would run; Chain tries backends in order
 // and reports which one ran, refusing (ErrRefused) rather than running a
 // command unconfined.
 package sandbox

@@ -163,7 +163,7 @@ func setup(cfg *initConfig, binds map[string]bool) (initReply, []int, error) {
 		return r, nil, fmt.Errorf("no_new_privs: %w", err)
 	}
 	r.NNP = true
-	writable := []string{"/tmp", "/var/tmp", "/run", "/home", "/root", "/dev/shm"}
+	writable := []string{"/tmp", "/dev/shm"}
 	for _, m := range cfg.Mounts {
 		if m.Writable {
 			writable = append(writable, m.Path)
@@ -196,10 +196,11 @@ func setup(cfg *initConfig, binds map[string]bool) (initReply, []int, error) {
 	return r, fds, nil
 }
 
-// The new root is built on a tmpfs: system folders bound read-only from
-// the host, a few /etc files copied, tmpfs over /tmp, /run, /home, /root,
-// a fresh /proc with its dangerous files hidden, a /dev of five devices,
-// and the spec's paths bound at their host paths. To reach the host's
+// The new root is built on a tmpfs, read-only once built: system folders
+// bound read-only from the host, a few /etc files copied, a writable tmpfs
+// on /tmp, a fresh /proc with its dangerous files hidden, a /dev of five
+// devices and a writable /dev/shm, and the spec's paths bound at their
+// host paths. To reach the host's
 // paths while building, the process first pivots into a scratch tmpfs
 // with the host root under /.old.
 
@@ -234,6 +235,14 @@ func bindFunc(binds map[string]bool) func(src, dst string, writable bool) error 
 		binds[dst] = writable
 		return nil
 	}
+}
+
+// emptyDirs are made, empty, in the new root, so that a write to a place a
+// program expects (/opt/x, /var/cache/x, ~/.config) meets a read-only file
+// system (EROFS) rather than a missing folder.
+var emptyDirs = []string{
+	"/tmp", "/run", "/root", Home, "/media", "/mnt", "/opt", "/srv", "/boot",
+	"/var/tmp", "/var/cache", "/var/lib", "/var/log", "/var/spool", "/var/opt", "/var/mail",
 }
 
 // etcFiles are copied into the sandbox's /etc (links are kept as links).
@@ -324,20 +333,16 @@ func buildBase() (map[string]bool, error) {
 	if err := buildEtc(hostPath("/etc"), rootPath("/etc"), bind); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/home", "/root"} {
+	// /tmp is the one writable place besides the spec's paths (and
+	// /dev/shm); the other folders a program may expect stay empty and,
+	// with the whole root, read-only.
+	for _, d := range emptyDirs {
 		if err := os.MkdirAll(rootPath(d), 0o755); err != nil {
 			return nil, err
 		}
-		opts := "mode=1777"
-		if d == "/home" || d == "/root" || d == "/run" {
-			opts = "mode=0755"
-		}
-		if err := unix.Mount("tmpfs", rootPath(d), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-			return nil, mountErr(err, "tmpfs "+d)
-		}
 	}
-	if err := os.Mkdir(rootPath(Home), 0o700); err != nil {
-		return nil, err
+	if err := unix.Mount("tmpfs", rootPath("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return nil, mountErr(err, "tmpfs /tmp")
 	}
 	if err := os.Symlink("../run", rootPath("/var/run")); err != nil {
 		return nil, err
@@ -382,8 +387,13 @@ func finishRoot(cfg *initConfig, binds map[string]bool) error {
 	if err := unix.Chdir("/"); err != nil {
 		return err
 	}
+	// Everything the spec did not make writable is read-only: a write
+	// there fails with EROFS instead of landing in a throwaway layer.
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
 		return mountErr(err, "making the root read-only")
+	}
+	if err := unix.Mount("", "/dev", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NOEXEC, ""); err != nil {
+		return mountErr(err, "making /dev read-only")
 	}
 	return nil
 }

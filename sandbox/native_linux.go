@@ -355,7 +355,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 		Backend: "native", Command: p.argv, ExitCode: -1,
 		Protections: Protections{
 			Namespaces: []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"},
-			Filesystem: "minimal read-only system view, writable workspace, tmpfs /tmp /run /home /root, fresh /proc, minimal /dev",
+			Filesystem: filesystemView,
 			Network:    p.Network.Mode(),
 			User:       fmt.Sprintf("0 -> host %d", os.Getuid()),
 		},

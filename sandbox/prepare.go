@@ -10,14 +10,31 @@ import (
 // DefaultPath is the PATH of a command whose Spec.Env sets none.
 const DefaultPath = "/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// Home is the home folder inside the sandbox: an empty, writable tmpfs
-// that disappears with the command.
+// Home is the home folder inside the sandbox: an empty, read-only folder.
+// A program that writes its configuration there fails (EROFS) rather than
+// appearing to succeed; caches go to /tmp (see DefaultEnv).
 const Home = "/home/sandbox"
 
+// filesystemView is Protections.Filesystem of the Linux backends.
+const filesystemView = "read-only minimal system view; writable only: the workspace, the spec's writable paths, tmpfs /tmp and /dev/shm; fresh /proc, minimal /dev"
+
+// CacheDir is where the tools' caches go inside the sandbox: a folder of
+// the writable /tmp, which disappears with the command.
+const CacheDir = "/tmp/.cache"
+
 // DefaultEnv returns the variables the sandbox sets when Spec.Env does not:
-// PATH, HOME, TMPDIR, LANG, TERM.
+// PATH, HOME, TMPDIR, LANG, TERM, and the cache folders of common tools
+// (XDG_CACHE_HOME and those of Go, npm, yarn, bun, pip, cargo, gradle),
+// all under CacheDir, since the home folder is read-only.
 func DefaultEnv() []string {
-	return []string{"PATH=" + DefaultPath, "HOME=" + Home, "TMPDIR=/tmp", "LANG=C.UTF-8", "TERM=dumb"}
+	return []string{
+		"PATH=" + DefaultPath, "HOME=" + Home, "TMPDIR=/tmp", "LANG=C.UTF-8", "TERM=dumb",
+		"XDG_CACHE_HOME=" + CacheDir,
+		"GOCACHE=" + CacheDir + "/go-build", "GOPATH=" + CacheDir + "/go", "GOMODCACHE=" + CacheDir + "/go/pkg/mod",
+		"npm_config_cache=" + CacheDir + "/npm", "YARN_CACHE_FOLDER=" + CacheDir + "/yarn",
+		"BUN_INSTALL_CACHE_DIR=" + CacheDir + "/bun", "PIP_CACHE_DIR=" + CacheDir + "/pip",
+		"CARGO_HOME=" + CacheDir + "/cargo", "GRADLE_USER_HOME=" + CacheDir + "/gradle",
+	}
 }
 
 // prepared is a validated spec with defaults applied.

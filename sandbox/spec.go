@@ -36,8 +36,9 @@ type Spec struct {
 	Dir string
 	// Env is the whole environment of the command, NAME=value: nothing of
 	// the caller's environment passes unless listed here. The sandbox adds
-	// PATH, HOME, TMPDIR, LANG when absent (see DefaultEnv) and, with a proxy
-	// network, the proxy variables.
+	// PATH, HOME, TMPDIR, LANG, TERM and the tools' cache folders when
+	// absent (see DefaultEnv) and, with a proxy network, the proxy
+	// variables.
 	Env []string
 	// Stdin is the command's standard input; nil means empty.
 	Stdin []byte
@@ -48,7 +49,8 @@ type Spec struct {
 
 	// Writable lists absolute host paths (besides Root) mounted writable at
 	// the same path; ReadOnly lists absolute host paths mounted read-only.
-	// Missing paths are an error.
+	// Missing paths are an error. Everything else but /tmp and /dev/shm
+	// is read-only.
 	Writable []string
 	ReadOnly []string
 }
