@@ -1,0 +1,182 @@
+// Command startup-bench times whole toolgate processes, one call each, for
+// one or more builds of toolgate given as arguments, interleaved so that
+// they share the machine's load, beside bubblewrap running `true`. Run it
+// with bench/startup/run.sh, which builds the programs.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A step is one process to time; {n} in an argument is the run's number,
+// so that no two calls are identical (the loop guard would stop the sixth).
+type step struct {
+	name string
+	args []string
+}
+
+var steps = []step{
+	{"version", []string{"version"}},
+	{"read_file, no audit", []string{"call", "read_file", `{"path":"small.txt","limit":{n}}`, "--audit", "off"}},
+	{"read_file", []string{"call", "read_file", `{"path":"small.txt","limit":{n}}`}},
+	{"execute_command", []string{"call", "execute_command", `{"command":"true {n}"}`, "--yes"}},
+}
+
+func main() {
+	n := flag.Int("n", 50, "runs of each")
+	flag.Parse()
+	progs := flag.Args()
+	if len(progs) == 0 {
+		fatal(fmt.Errorf("usage: startup-bench [-n RUNS] TOOLGATE..."))
+	}
+	tmp, err := os.MkdirTemp("", "startup-bench-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	ws := filepath.Join(tmp, "workspace")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		fatal(err)
+	}
+	var small strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&small, "line %d of a small file\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte(small.String()), 0o644); err != nil {
+		fatal(err)
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		fatal(err)
+	}
+	type timed struct {
+		label string
+		argv  func(i int) []string
+	}
+	var all []timed
+	all = append(all, timed{"bwrap true", func(int) []string { return []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "true"} }})
+	for pi, prog := range progs {
+		for _, s := range steps {
+			all = append(all, timed{label(progs, pi) + s.name, func(i int) []string {
+				argv := []string{prog}
+				for _, a := range s.args {
+					argv = append(argv, strings.ReplaceAll(a, "{n}", strconv.Itoa(i)))
+				}
+				return argv
+			}})
+		}
+	}
+	times := map[string][]time.Duration{}
+	for i := -1; i < *n; i++ { // run -1 warms the page cache and is not counted
+		for k, t := range all {
+			argv := t.argv(i + 2)
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Dir = ws
+			state := filepath.Join(tmp, "state-"+strconv.Itoa(k)) // each its own audit log
+			cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+state, "TOOLGATE_AUDIT="+filepath.Join(state, "audit.jsonl"))
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			start := time.Now()
+			err := cmd.Run()
+			d := time.Since(start)
+			if err != nil {
+				fatal(fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out.String()))
+			}
+			if i >= 0 {
+				times[t.label] = append(times[t.label], d)
+			}
+		}
+	}
+	fmt.Printf("%d runs of each, interleaved; a process each (ms)\n", *n)
+	fmt.Printf("%-34s %8s %8s %10s\n", "", "p50", "p95", "p50 step")
+	p50 := func(l string) time.Duration { return pct(times[l], 0.5) }
+	fmt.Printf("%-34s %8s %8s\n", "bwrap true", ms(p50("bwrap true")), ms(pct(times["bwrap true"], 0.95)))
+	for pi, prog := range progs {
+		prev := time.Duration(0)
+		for _, s := range steps {
+			l := label(progs, pi) + s.name
+			fmt.Printf("%-34s %8s %8s %10s\n", l, ms(p50(l)), ms(pct(times[l], 0.95)), "+"+ms(p50(l)-prev))
+			prev = p50(l)
+		}
+		fmt.Printf("%-34s %8.2f\n", label(progs, pi)+"execute_command / bwrap", float64(p50(label(progs, pi)+"execute_command"))/float64(p50("bwrap true")))
+		fmt.Printf("%-34s %8s\n", label(progs, pi)+"package init (inittrace)", initTime(prog))
+	}
+	if len(progs) == 2 {
+		for _, s := range steps {
+			fmt.Printf("after/before %-21s %8.2f\n", s.name, float64(p50(label(progs, 1)+s.name))/float64(p50(label(progs, 0)+s.name)))
+		}
+	}
+}
+
+// label names the build in the output when there are several.
+func label(progs []string, i int) string {
+	if len(progs) == 1 {
+		return ""
+	}
+	return []string{"before: ", "after: "}[min(i, 1)]
+}
+
+// initTime sums GODEBUG=inittrace=1's clock times of `prog version` (the
+// median of 11 runs) and names the three slowest packages of the last.
+func initTime(prog string) string {
+	var sums []float64
+	var top string
+	for range 11 {
+		cmd := exec.Command(prog, "version")
+		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Run(); err != nil {
+			return err.Error()
+		}
+		type pkg struct {
+			name string
+			ms   float64
+		}
+		var pkgs []pkg
+		sum := 0.0
+		for _, line := range strings.Split(errb.String(), "\n") {
+			f := strings.Fields(line) // init PKG @T ms, CLOCK ms clock, …
+			if len(f) < 6 || f[0] != "init" {
+				continue
+			}
+			v, err := strconv.ParseFloat(f[4], 64)
+			if err != nil {
+				continue
+			}
+			sum += v
+			pkgs = append(pkgs, pkg{f[1], v})
+		}
+		sums = append(sums, sum)
+		sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].ms > pkgs[j].ms })
+		var b strings.Builder
+		for _, p := range pkgs[:min(3, len(pkgs))] {
+			fmt.Fprintf(&b, "%s %.2f, ", p.name, p.ms)
+		}
+		top = strings.TrimSuffix(b.String(), ", ")
+	}
+	sort.Float64s(sums)
+	return fmt.Sprintf("%.2fms (slowest: %s)", sums[len(sums)/2], top)
+}
+
+func pct(d []time.Duration, q float64) time.Duration {
+	d = append([]time.Duration(nil), d...)
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[min(len(d)-1, int(q*float64(len(d))))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "startup-bench:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Times whole `toolgate call` processes, interleaved so that they share the
+# machine's load, and breaks one call's time down by differences:
+#
+#   version            the floor of the program: exec, Go runtime, package init
+#   read_file, no audit  + the set-up of a call (policy, tool sets, engine)
+#   read_file          + the audit log (open, replay of recent calls, append)
+#   execute_command    + the sandboxed command (`true`, pre-approved with --yes)
+#   bwrap              the peer: `bwrap --unshare-all --ro-bind / / true`
+#
+# It builds toolgate and toolgate-sandbox from a clean checkout of HEAD (the
+# helper is used only beside a program of the same clean build) and, given
+# a second revision, from that one too, and prints p50/p95 of each and the
+# ratios. The package-init share of the floor is printed from
+# GODEBUG=inittrace=1.
+#
+#   bench/startup/run.sh [-n RUNS] [BASE_REVISION]
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+runs=50
+if [ "${1:-}" = "-n" ]; then runs="$2"; shift 2; fi
+base="${1:-}"
+command -v bwrap >/dev/null || { echo "bwrap is not installed (scripts/test-deps.sh installs it)" >&2; exit 1; }
+
+work="$(mktemp -d)"
+cleanup() {
+	for d in "$work"/src-*; do [ -d "$d" ] && git -C "$repo" worktree remove --force "$d" >/dev/null 2>&1 || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+build() { # build REVISION NAME: a clean checkout's binaries into $work/NAME
+	git -C "$repo" worktree add --detach --quiet "$work/src-$2" "$1"
+	(cd "$work/src-$2" && go build -buildvcs=auto -o "$work/$2/" ./cmd/toolgate ./cmd/toolgate-sandbox)
+}
+build HEAD head
+bins=("$work/head/toolgate")
+if [ -n "$base" ]; then
+	build "$base" base
+	bins=("$work/base/toolgate" "${bins[@]}")
+fi
+(cd "$repo" && go build -o "$work/startup-bench" ./bench/startup)
+"$work/startup-bench" -n "$runs" "${bins[@]}"
