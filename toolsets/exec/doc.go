@@ -25,6 +25,16 @@
 //
 // Quoted prose is an argument, not a command: `echo "rm -rf /"` runs.
 //
+// Network: none, unless Options.Egress gives an egress proxy (package
+// sandbox/egress). Then each command reaches that proxy, served in this
+// process (no port is opened), at HTTP_PROXY and HTTPS_PROXY (and the
+// lower-case and ALL_PROXY forms; NO_PROXY empty) inside the sandbox, and
+// nothing else: curl, wget, git, pip, npm, go and Python's urllib reach the
+// allowed hosts through it, and Node.js's fetch from 22.21 and 24 on
+// (NODE_USE_ENV_PROXY is set; older versions ignore the proxy variables and
+// so reach nothing). The proxy refusing a connection, or failing to
+// make one, while the command runs is recorded for that command alone.
+//
 // How a call ends:
 //
 //   - Deny: a *tool.Error of type permission_denied with
@@ -39,6 +49,17 @@
 //     refused (network when there is none, ptrace, mount, raw sockets…) →
 //     "sandbox_violation" with Details["blocked"]. The output so far is
 //     attached (Structured and the text).
+//   - The egress proxy refused a connection of the command (a host not on
+//     the allow-list, a port, an IP literal, a name resolving to a private,
+//     loopback or metadata address, a TLS server name other than the
+//     CONNECT host) → "permission_denied" naming the host and the rule,
+//     with Details["domain"], ["egress_reason"], ["rule"], ["allowed"];
+//     the proxy cut a connection at a limit → "sandbox_violation" with
+//     Details["limit"]="network"; a name that did not resolve or a server
+//     that did not answer → "unavailable", retryable, as http_request
+//     reports them. Whatever the exit code (curl prints a refused plain-HTTP
+//     request's 403 and exits 0); every such connection is listed in
+//     Output.EgressFailures.
 //   - Otherwise the command ran: the result carries exit_code, stdout,
 //     stderr (each capped, the middle cut with a mark), truncation,
 //     duration, the backend and the protections that held (Structured, and

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/sandbox/egress"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -28,8 +29,11 @@ type Options struct {
 	Limits sandbox.Limits
 	// MaxTimeout caps the timeout a call may ask for (default 10 minutes).
 	MaxTimeout time.Duration
-	// Network is the commands' network (none by default).
-	Network sandbox.Network
+	// Egress, when set, is the commands' only way out: each command reaches
+	// this proxy, in this process, as HTTP(S)_PROXY inside the sandbox, and
+	// the connections it refused or could not make are reported (see the
+	// package doc). Nil: no network at all.
+	Egress *egress.Proxy
 	// Env is passed to every command (NAME=value), before the call's own.
 	Env []string
 	// MaxCommand caps the length of a command, argv or code in bytes
@@ -96,6 +100,7 @@ type Output struct {
 	Blocked         []string            `json:"blocked,omitempty"`
 	Backend         string              `json:"backend"`
 	Protections     sandbox.Protections `json:"protections"`
+	EgressFailures  []EgressFailure     `json:"egress_failures,omitempty"`
 }
 
 // Tools returns execute_command and run_code, tagged "exec", level 2.
@@ -107,7 +112,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	s := &set{opts: o}
 	common := []tool.Option{
 		tool.WithLevel(tool.LevelMedium),
-		tool.WithAnnotations(tool.Annotations{Destructive: true, OpenWorld: o.Network.Enabled()}),
+		tool.WithAnnotations(tool.Annotations{Destructive: true, OpenWorld: o.Egress != nil}),
 		tool.WithTags("exec"),
 	}
 	out, err := tool.InferSchema(outputType)
@@ -118,7 +123,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	return []tool.Tool{
 		tool.New("execute_command",
 			"Run a shell command (or an argv) in a sandbox over the workspace: the system is read-only, "+
-				"the network is "+networkWords(o.Network)+", and the command is killed at its timeout. "+
+				"the network is "+networkWords(o.Egress)+", and the command is killed at its timeout. "+
 				"Returns exit_code, stdout and stderr; a non-zero exit is a result, not an error.\n"+
 				"Use it to build, test, run git or other programs in the workspace. Do not use it to read, search, "+
 				"write or edit files: read_file, search_files, write_file and edit_file are safer and faster.\n"+
@@ -132,13 +137,6 @@ func Tools(opts Options) ([]tool.Tool, error) {
 				`Example: {"language": "python", "code": "print(sum(range(10)))"}`,
 			s.runCode, common...),
 	}, nil
-}
-
-func networkWords(n sandbox.Network) string {
-	if n.Enabled() {
-		return "reachable only through an HTTP proxy (HTTPS_PROXY is set)"
-	}
-	return "off"
 }
 
 type set struct{ opts Options }
@@ -235,7 +233,8 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 	// stay read-only even though the workspace is writable.
 	spec.ReadOnly = append(spec.ReadOnly, protectedMounts(s.opts.Root)...)
 	spec.Limits = s.opts.Limits
-	spec.Network = s.opts.Network
+	var connections *egressLog
+	spec.Network, connections = s.network()
 	spec.Env = append([]string(nil), s.opts.Env...)
 	names := make([]string, 0, len(env))
 	for k := range env {
@@ -270,7 +269,7 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 		}
 		return tool.Result{}, fmt.Errorf("running the command: %w", err)
 	}
-	return s.result(o), nil
+	return s.result(o, connections.failures()), nil
 }
 
 func setEnv(env []string, k, v string) []string {
@@ -284,14 +283,15 @@ func setEnv(env []string, k, v string) []string {
 }
 
 // result turns an outcome into the tool's result: the sandbox stopping
-// the command (a limit, a refused system call, the timeout) is an error
-// with the output attached; an exit of any code is a result.
-func (s *set) result(o sandbox.Outcome) tool.Result {
+// the command (a limit, a refused system call, the timeout) or a connection
+// the egress proxy refused or could not make is an error with the output
+// attached; an exit of any code is a result.
+func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Result {
 	out := Output{
 		ExitCode: o.ExitCode, Signal: o.Signal, Stdout: string(o.Stdout), Stderr: string(o.Stderr),
 		StdoutTruncated: o.StdoutTruncated, StderrTruncated: o.StderrTruncated,
 		DurationMS: o.Usage.Wall.Milliseconds(), Killed: o.Killed, LimitsHit: o.LimitsHit, Blocked: o.Blocked,
-		Backend: o.Backend, Protections: o.Protections,
+		Backend: o.Backend, Protections: o.Protections, EgressFailures: egressFailures,
 	}
 	meta := map[string]any{"backend": o.Backend, "protections": o.Protections, "duration_ms": out.DurationMS, "dry_run": o.DryRun}
 	if o.DryRun {
@@ -323,12 +323,14 @@ func (s *set) result(o sandbox.Outcome) tool.Result {
 			WithSuggestion("do less work per command").WithDetail("limit", "cpu")
 	case len(o.Blocked) > 0:
 		e = tool.Errorf(tool.SandboxViolation, "the sandbox refused what the command tried: %s", strings.Join(o.Blocked, ", ")).
-			WithSuggestion("%s", blockedHint(o.Blocked, s.opts.Network.Enabled())).WithDetail("blocked", o.Blocked)
+			WithSuggestion("%s", blockedHint(o.Blocked, s.opts.Egress != nil)).WithDetail("blocked", o.Blocked)
 	case o.Signal == "SIGSYS":
 		e = tool.Errorf(tool.SandboxViolation, "the command was killed for a system call the sandbox forbids").
 			WithSuggestion("do not use other architectures' system calls")
+	case len(egressFailures) > 0:
+		e = egressError(egressFailures, s.opts.Egress.Policy().Allowed())
 	case o.ExitCode != 0 && !o.DryRun:
-		if what, line, ok := containment(o.Stderr, s.opts.Root, s.opts.Network.Enabled()); ok {
+		if what, line, ok := containment(o.Stderr, s.opts.Root, s.opts.Egress != nil); ok {
 			e = tool.Errorf(tool.SandboxViolation, "the sandbox stopped %s", what).
 				WithSuggestion("work inside the workspace: read and write files there, without network access or privileged operations").
 				WithDetail("evidence", line)
@@ -405,6 +407,7 @@ func render(o Output) string {
 	if o.Stdout == "" && o.Stderr == "" {
 		b.WriteString("(no output)\n")
 	}
+	writeEgress(&b, o.EgressFailures)
 	return b.String()
 }
 
