@@ -23,9 +23,10 @@ const filesystemView = "read-only minimal system view; writable only: the worksp
 const CacheDir = "/tmp/.cache"
 
 // DefaultEnv returns the variables the sandbox sets when Spec.Env does not:
-// PATH, HOME, TMPDIR, LANG, TERM, and the cache folders of common tools
+// PATH, HOME, TMPDIR, LANG, TERM, the cache folders of common tools
 // (XDG_CACHE_HOME and those of Go, npm, yarn, bun, pip, cargo, gradle),
-// all under CacheDir, since the home folder is read-only.
+// all under CacheDir since the home folder is read-only, and npm's and
+// pip's checks for a newer version off (they would try the network).
 func DefaultEnv() []string {
 	return []string{
 		"PATH=" + DefaultPath, "HOME=" + Home, "TMPDIR=/tmp", "LANG=C.UTF-8", "TERM=dumb",
@@ -34,6 +35,7 @@ func DefaultEnv() []string {
 		"npm_config_cache=" + CacheDir + "/npm", "YARN_CACHE_FOLDER=" + CacheDir + "/yarn",
 		"BUN_INSTALL_CACHE_DIR=" + CacheDir + "/bun", "PIP_CACHE_DIR=" + CacheDir + "/pip",
 		"CARGO_HOME=" + CacheDir + "/cargo", "GRADLE_USER_HOME=" + CacheDir + "/gradle",
+		"npm_config_update_notifier=false", "PIP_DISABLE_PIP_VERSION_CHECK=1",
 	}
 }
 

@@ -1,20 +1,28 @@
 package exec
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 )
 
+// stop is what the sandbox stopped, read from a command's error output.
+type stop struct {
+	what     string // "a write to /etc/x, outside the workspace"
+	path     string // the path concerned, when the message names one
+	evidence string // the line that shows it
+}
+
 // containment reads a failed command's error output for the marks the
 // sandbox leaves when it stops something: a write to the read-only system
 // or a protected file, an operation it forbids, a network that is not there,
 // or a path that exists on the host but is hidden from the sandbox. It
-// returns what was stopped and the line that shows it, or ok false. A
-// command that merely failed (a missing file in the workspace, a failing
-// test) shows none of these and stays an ordinary result.
-func containment(stderr []byte, root string, network bool) (what, evidence string, ok bool) {
+// returns what was stopped, or ok false. A command that merely failed (a
+// missing file in the workspace, a failing test) shows none of these and
+// stays an ordinary result.
+func containment(stderr []byte, root string, network bool) (stop, bool) {
 	for _, line := range strings.Split(string(stderr), "\n") {
 		if len(line) > 4096 {
 			line = line[:4096]
@@ -22,20 +30,68 @@ func containment(stderr []byte, root string, network bool) (what, evidence strin
 		lower := strings.ToLower(line) // Node writes "EROFS: read-only file system"
 		switch {
 		case strings.Contains(lower, "read-only file system"):
-			return "a write outside the workspace or to a protected file (the file system there is read-only)", line, true
+			return readOnlyWrite(line, root), true
 		case strings.Contains(lower, "operation not permitted"):
-			return "an operation the sandbox forbids", line, true
+			return stop{what: "an operation the sandbox forbids", evidence: line}, true
 		case !network && networkMark.MatchString(line):
-			return "network access (there is no network in this sandbox)", line, true
+			return stop{what: "network access (there is no network in this sandbox)", evidence: line}, true
 		}
 		if p, ok := complaintPath(line, "o such file or directory"); ok && hiddenFromSandbox(p, root) {
-			return "access to " + p + ", which the sandbox hides", line, true
+			return stop{what: "access to " + p + ", which the sandbox hides", path: p, evidence: line}, true
 		}
 		if p, ok := complaintPath(line, "Permission denied"); ok && outside(p, root) {
-			return "access to " + p + ", outside the workspace", line, true
+			return stop{what: "access to " + p + ", outside the workspace", path: p, evidence: line}, true
 		}
 	}
-	return "", "", false
+	return stop{}, false
+}
+
+// readOnly reports whether a command's error output shows a write the
+// read-only file system refused.
+func readOnly(stderr []byte) bool {
+	return bytes.Contains(bytes.ToLower(stderr), []byte("read-only file system"))
+}
+
+// readOnlyWrite describes a write the read-only file system refused, naming
+// the path when the line does.
+func readOnlyWrite(line, root string) stop {
+	p := readOnlyPath(line)
+	s := stop{path: p, evidence: line}
+	switch {
+	case p == "":
+		s.what = "a write outside the workspace or to a protected file (the file system there is read-only)"
+	case outside(p, root):
+		s.what = "a write to " + p + ", outside the workspace (everything but the workspace and /tmp is read-only)"
+	default:
+		s.what = "a write to " + p + ", a protected file of the workspace (it is read-only)"
+	}
+	return s
+}
+
+// readOnlyPath finds the path in a "read-only file system" message as
+// programs print it: before the message, quoted or not (coreutils, bash,
+// dash, git, sed: "touch: cannot touch '/etc/x': Read-only file system",
+// "sh: 1: cannot create /etc/x: Read-only file system"), or quoted after
+// it (Python "[Errno 30] Read-only file system: '/etc/x'", Node "EROFS:
+// read-only file system, open '/etc/x'", zsh). An unquoted word is a path
+// only if it holds a "/".
+func readOnlyPath(line string) string {
+	for _, re := range readOnlyRE {
+		if m := re.FindStringSubmatch(line); m != nil {
+			for _, g := range m[1:] {
+				if g != "" {
+					return g
+				}
+			}
+		}
+	}
+	return ""
+}
+
+var readOnlyRE = []*regexp.Regexp{
+	regexp.MustCompile(`(?i) to (?:'([^']+)'|‘([^’]+)’); [^:]*: read-only file system`), // mv across file systems
+	regexp.MustCompile(`(?i)(?:'([^']+)'|"([^"]+)"|‘([^’]+)’|([^\s'"‘’]*/[^\s'"‘’]*)): read-only file system`),
+	regexp.MustCompile(`(?i)read-only file system(?::|, \w+) (?:'([^']+)'|"([^"]+)"|‘([^’]+)’|(/\S*))`),
 }
 
 var networkMark = regexp.MustCompile(`(?i)network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|no address associated with hostname|getaddrinfo (enotfound|eai_again)|nodename nor servname|failed to establish a new connection|connection refused`)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -75,7 +74,7 @@ type CommandInput struct {
 	Argv    []string          `json:"argv,omitempty" jsonschema:"the program and its arguments, run without a shell; if omitted, command is run (give exactly one of command and argv)"`
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"working folder, relative to the workspace (default: the workspace)"`
 	Timeout float64           `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed (default 30)" minimum:"0"`
-	Env     map[string]string `json:"env,omitempty" jsonschema:"extra environment variables (by default none: nothing of the host's environment is passed; the sandbox sets PATH, HOME, TMPDIR, LANG and TERM)"`
+	Env     map[string]string `json:"env,omitempty" jsonschema:"extra environment variables (by default none: nothing of the host's environment is passed; the sandbox sets PATH, HOME, TMPDIR, LANG, TERM and cache folders). Variables that load code or run programs (LD_PRELOAD, BASH_ENV, NODE_OPTIONS, PYTHONPATH, GIT_SSH_COMMAND…) are refused"`
 }
 
 // CodeInput is run_code's arguments.
@@ -140,8 +139,6 @@ func Tools(opts Options) ([]tool.Tool, error) {
 }
 
 type set struct{ opts Options }
-
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (s *set) executeCommand(ctx context.Context, in CommandInput) (tool.Result, error) {
 	switch {
@@ -242,9 +239,8 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if !envName.MatchString(k) || strings.ContainsRune(env[k], 0) {
-			return errResult(tool.Errorf(tool.InvalidArguments, "invalid environment variable %q", k).
-				WithSuggestion("use names of letters, digits and _ and values without NUL bytes")), nil
+		if e := checkEnv(k, env[k]); e != nil {
+			return errResult(e), nil
 		}
 		spec.Env = setEnv(spec.Env, k, env[k])
 	}
@@ -329,14 +325,20 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Res
 			WithSuggestion("do not use other architectures' system calls")
 	case len(egressFailures) > 0:
 		e = egressError(egressFailures, s.opts.Egress.Policy().Allowed())
-	case o.ExitCode != 0 && !o.DryRun:
-		if what, line, ok := containment(o.Stderr, s.opts.Root, s.opts.Egress != nil); ok {
-			e = tool.Errorf(tool.SandboxViolation, "the sandbox stopped %s", what).
-				WithSuggestion("work inside the workspace: read and write files there, without network access or privileged operations").
-				WithDetail("evidence", line)
+	case o.DryRun:
+	case o.ExitCode != 0 || readOnly(o.Stderr):
+		// A refused write fails loudly even when the command goes on to
+		// exit 0 (echo x > /etc/x; echo done).
+		if st, ok := containment(o.Stderr, s.opts.Root, s.opts.Egress != nil); ok {
+			e = tool.Errorf(tool.SandboxViolation, "the sandbox stopped %s", st.what).
+				WithSuggestion("work inside the workspace: read and write files there (scratch files in /tmp), without network access or privileged operations").
+				WithDetail("evidence", st.evidence)
+			if st.path != "" {
+				e.WithDetail("path", st.path)
+			}
 			break
 		}
-		if s.opts.ErrorOnExit {
+		if s.opts.ErrorOnExit && o.ExitCode != 0 {
 			e = tool.Errorf(tool.Internal, "the command exited with code %d", o.ExitCode).
 				WithSuggestion("read stderr in the details")
 		}
