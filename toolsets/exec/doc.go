@@ -25,6 +25,25 @@
 //
 // Quoted prose is an argument, not a command: `echo "rm -rf /"` runs.
 //
+// The call's env is checked too (env.go): neither the check nor a human
+// approving a command sees the environment, so a variable that makes the
+// loader, a shell, an interpreter, a build tool or git load code or run a
+// program is refused with invalid_arguments naming it and why: LD_*,
+// DYLD_*, GLIBC_TUNABLES and glibc's other unsecure variables, BASH_ENV,
+// ENV, BASH_FUNC_*, PS4, PYTHONPATH, PYTHONSTARTUP, NODE_OPTIONS,
+// PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS, CC, CFLAGS, CGO_*, RUSTC_WRAPPER,
+// CARGO_*, GOFLAGS, GIT_* (but the author and committer), EDITOR, PAGER,
+// LESSOPEN…, and what the sandbox sets (PATH, HOME, TMPDIR, XDG_*, the
+// cache folders). The list follows sudo's, glibc's and agent sandboxes'
+// and is compared in upper case. A name that is not a plain identifier, a
+// value with a NUL byte or starting with "()" (an exported shell function)
+// and a path as a locale or TERM are refused as well. Options.Env, the
+// operator's, is not checked.
+//
+// Outside the workspace, /tmp and /dev/shm the sandbox is read-only, the
+// home folder included (caches go to /tmp): a write there fails with
+// EROFS, and the call ends as below.
+//
 // Network: none, unless Options.Egress gives an egress proxy (package
 // sandbox/egress). Then each command reaches that proxy, served in this
 // process (no port is opened), at HTTP_PROXY and HTTPS_PROXY (and the
@@ -47,8 +66,11 @@
 //     process tree is killed); the memory, processes, output or CPU limit →
 //     "sandbox_violation" with Details["limit"]; a system call the sandbox
 //     refused (network when there is none, ptrace, mount, raw sockets…) →
-//     "sandbox_violation" with Details["blocked"]. The output so far is
-//     attached (Structured and the text).
+//     "sandbox_violation" with Details["blocked"]; a write the read-only
+//     file system refused (/etc/x, ~/.gitconfig, a protected .git file) →
+//     "sandbox_violation" naming the path, with Details["path"] and
+//     ["evidence"], even if the command went on to exit 0. The output so
+//     far is attached (Structured and the text).
 //   - The egress proxy refused a connection of the command (a host not on
 //     the allow-list, a port, an IP literal, a name resolving to a private,
 //     loopback or metadata address, a TLS server name other than the
