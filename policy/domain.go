@@ -73,16 +73,29 @@ func urlHost(raw string) (string, bool) {
 // network tools (every domain: specifier of the top-level allow list;
 // "*.example.com" for a wildcard), for an egress allow-list. "domain:*" is
 // left out: an egress allow-list names hosts.
-func (p *Policy) AllowedDomains() []string {
+func (p *Policy) AllowedDomains() []string { return domains(p.Allow, false) }
+
+// DeniedDomains returns the hosts that the policy's deny and ask rules keep
+// from the network tools, for an egress deny-list ("*" for "domain:*"): the
+// egress proxy that commands reach cannot ask anyone, so a host that needs
+// asking is refused there.
+func (p *Policy) DeniedDomains() []string {
+	return domains(append(append([]string(nil), p.Deny...), p.Ask...), true)
+}
+
+// domains lists the hosts of the domain: specifiers of rules, with "*" for
+// "domain:*" when any is set.
+func domains(rules []string, any bool) []string {
 	var out []string
-	for _, text := range p.Allow {
+	for _, text := range rules {
 		r, err := compileRule(text)
-		if err != nil || r.dom == nil || r.dom.any {
-			continue
-		}
-		if r.dom.wildcard {
+		switch {
+		case err != nil || r.dom == nil || r.dom.any && !any:
+		case r.dom.any:
+			out = append(out, "*")
+		case r.dom.wildcard:
 			out = append(out, "*."+r.dom.host)
-		} else {
+		default:
 			out = append(out, r.dom.host)
 		}
 	}

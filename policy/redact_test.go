@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,5 +51,14 @@ func TestAllowedDomains(t *testing.T) {
 	got := p.AllowedDomains()
 	if len(got) != 2 || got[0] != "api.github.com" || got[1] != "*.example.org" {
 		t.Errorf("AllowedDomains = %v", got)
+	}
+	p.Deny = []string{"WebFetch(domain:bad.example.org)", "Bash(curl:*)", "http_request(domain:*.evil.test)"}
+	p.Ask = []string{"WebFetch(domain:Ask.Example.org.)", "read_file(secret/**)"}
+	if got, want := p.DeniedDomains(), []string{"bad.example.org", "*.evil.test", "ask.example.org"}; !slices.Equal(got, want) {
+		t.Errorf("DeniedDomains = %v, want %v", got, want)
+	}
+	p.Deny = append(p.Deny, "WebFetch(domain:*)")
+	if got := p.DeniedDomains(); !slices.Contains(got, "*") {
+		t.Errorf("DeniedDomains without * for domain:* = %v", got)
 	}
 }

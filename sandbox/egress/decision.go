@@ -13,6 +13,7 @@ const (
 	Allowed          Reason = "allowed"            // the traffic may flow
 	InvalidHost      Reason = "invalid_host"       // the host is not a valid name or address
 	NotListed        Reason = "not_listed"         // no allow-list entry matches the host
+	Denied           Reason = "denied"             // a deny-list entry matches the host
 	PortNotAllowed   Reason = "port_not_allowed"   // the host is listed, the port is not
 	IPLiteral        Reason = "ip_literal"         // an IP address as host, not on the allow-list
 	MetadataAddress  Reason = "metadata_address"   // a cloud metadata name or address

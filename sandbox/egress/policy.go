@@ -33,6 +33,10 @@ type PolicyConfig struct {
 	// entry to that one port instead of Ports. Names are compared after
 	// IDNA mapping (case, width, Unicode → punycode) and without a trailing dot.
 	Allow []string
+	// Deny lists entries refused even where Allow admits them (a policy's
+	// deny rules): the same forms as Allow, an entry with a port refusing
+	// that port only, and "*" refusing every host.
+	Deny []string
 	// Ports are the ports an entry without its own port allows; nil means
 	// 80 and 443.
 	Ports []int
@@ -61,6 +65,7 @@ type PolicyConfig struct {
 // what was checked is exactly what is used. It is safe for concurrent use.
 type Policy struct {
 	rules       []rule
+	deny        []rule
 	ports       []int
 	allowAddrs  []netip.Prefix
 	resolver    Resolver
@@ -73,6 +78,7 @@ type rule struct {
 	text     string     // the entry as written
 	name     string     // exact name, or the suffix of a wildcard
 	wildcard bool       // "*." + name
+	any      bool       // "*" (deny-list only): every host
 	ip       netip.Addr // an IP entry
 	port     int        // 0: the policy's ports
 }
@@ -111,6 +117,17 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 			return nil, fmt.Errorf("egress: allow-list entry %q: %w", e, err)
 		}
 		p.rules = append(p.rules, r)
+	}
+	for _, e := range c.Deny {
+		if e == "*" {
+			p.deny = append(p.deny, rule{text: e, any: true})
+			continue
+		}
+		r, err := parseRule(e)
+		if err != nil {
+			return nil, fmt.Errorf("egress: deny-list entry %q: %w", e, err)
+		}
+		p.deny = append(p.deny, r)
 	}
 	return p, nil
 }
@@ -201,6 +218,12 @@ func (p *Policy) check(hostname string, port int) (target, *Error) {
 	if !h.isIP() && metadataNames[h.name] {
 		return t, &Error{Reason: MetadataAddress, Host: h.name, Port: port, Detail: "a cloud metadata service name"}
 	}
+	for _, r := range p.deny {
+		if r.matches(h) && (r.port == 0 || r.port == port) {
+			t.rule = r.text
+			return t, &Error{Reason: Denied, Host: h.String(), Port: port, Detail: fmt.Sprintf("the deny-list entry %q matches", r.text)}
+		}
+	}
 	listed := false
 	for _, r := range p.rules {
 		if !r.matches(h) {
@@ -225,6 +248,8 @@ func (p *Policy) check(hostname string, port int) (target, *Error) {
 
 func (r rule) matches(h host) bool {
 	switch {
+	case r.any:
+		return true
 	case h.isIP():
 		return r.ip.IsValid() && r.ip == h.ip.Unmap()
 	case r.wildcard:

@@ -271,3 +271,52 @@ func TestResolvedAddresses(t *testing.T) {
 		t.Errorf("meta.test was looked up %d times, want 1", n)
 	}
 }
+
+// TestDenyList: a deny entry refuses what an allow entry admits, at the
+// same name boundaries, on its port only when it names one; "*" refuses
+// every host.
+func TestDenyList(t *testing.T) {
+	p := mustPolicy(t, PolicyConfig{Allow: []string{"example.com", "*.example.com", "1.1.1.1"},
+		Deny: []string{"bad.example.com", "*.worse.example.com", "example.com:8080", "1.1.1.1:443"}, Ports: []int{80, 443, 8080}})
+	tests := []struct {
+		host string
+		port int
+		want Reason
+		rule string
+	}{
+		{"example.com", 443, Allowed, "example.com"},
+		{"good.example.com", 443, Allowed, "*.example.com"},
+		{"bad.example.com", 443, Denied, "bad.example.com"},
+		{"BAD.Example.COM.", 80, Denied, "bad.example.com"},
+		{"a.bad.example.com", 443, Allowed, "*.example.com"}, // an exact entry is that name only
+		{"worse.example.com", 443, Allowed, "*.example.com"}, // a wildcard is its subdomains only
+		{"x.worse.example.com", 443, Denied, "*.worse.example.com"},
+		{"x.y.worse.example.com", 443, Denied, "*.worse.example.com"},
+		{"notworse.example.com", 443, Allowed, "*.example.com"},
+		{"example.com", 8080, Denied, "example.com:8080"},
+		{"a.example.com", 8080, Allowed, "*.example.com"},
+		{"1.1.1.1", 80, Allowed, "1.1.1.1"},
+		{"1.1.1.1", 443, Denied, "1.1.1.1:443"},
+		{"[::ffff:1.1.1.1]", 443, Denied, "1.1.1.1:443"},
+		{"16843009", 443, Denied, "1.1.1.1:443"},
+	}
+	for _, tc := range tests {
+		target, e := p.check(tc.host, tc.port)
+		got := Allowed
+		if e != nil {
+			got = e.Reason
+		}
+		if got != tc.want || target.rule != tc.rule {
+			t.Errorf("check(%s, %d) = %s by %q, want %s by %q", tc.host, tc.port, got, target.rule, tc.want, tc.rule)
+		}
+	}
+	all := mustPolicy(t, PolicyConfig{Allow: []string{"example.com"}, Deny: []string{"*"}})
+	if _, _, err := all.CheckHost("example.com", 443); reasonOf(err) != Denied {
+		t.Errorf("deny * let example.com through: %v", err)
+	}
+	for _, bad := range []string{"*.com", "a*.example.com", "example.com:0", ""} {
+		if _, err := NewPolicy(PolicyConfig{Deny: []string{bad}}); err == nil {
+			t.Errorf("deny entry %q accepted", bad)
+		}
+	}
+}

@@ -126,6 +126,9 @@ func egressError(fs []EgressFailure, allowed []string) *tool.Error {
 			WithSuggestion("if the command needs %s, ask the operator to allow that domain (--allow-domain %s, or an allow rule in the policy); "+
 				"there is no other way out of the sandbox, so do not retry another spelling, address or route", host, host).
 			WithDetail("rule_to_add", host)
+	case egress.Denied:
+		e = tool.Errorf(tool.PermissionDenied, "connection to %s refused: the policy denies it (rule %q)", host, f.Rule).
+			WithSuggestion("the operator keeps this host out on purpose; do the task without it, and do not try another route: there is none")
 	case egress.PortNotAllowed:
 		e = tool.Errorf(tool.PermissionDenied, "connection to %s:%d refused: %s", host, f.Port, f.Detail).
 			WithSuggestion("use the standard port, or ask the operator to add \"%s:%d\" to the allow list", host, f.Port).

