@@ -213,6 +213,13 @@ type location struct {
 	rel    string // slash-separated, relative to its root ("." for the root); "" when outside every root
 	abs    string // slash-separated absolute path; "" when unknown (a relative path without roots)
 	inside bool
+	// relLow and absLow are rel and abs in lower case, made once for the
+	// rules that ignore case.
+	relLow, absLow string
+}
+
+func newLocation(rel, abs string, inside bool) location {
+	return location{rel: rel, abs: abs, inside: inside, relLow: strings.ToLower(rel), absLow: strings.ToLower(abs)}
 }
 
 // match reports whether loc is matched (fold: ignore case).
@@ -230,26 +237,27 @@ func (pp *pathPattern) match(loc location, fold bool) bool {
 }
 
 func (l pathLine) matches(loc location, fold bool) bool {
-	pat, patDir := l.pat, l.patDir
+	pat, patDir, lit := l.pat, l.patDir, l.lit
+	rel, abs := loc.rel, loc.abs
+	if fold {
+		pat, patDir, lit = l.low, l.lowDir, l.litLow
+		rel, abs = loc.relLow, loc.absLow
+	}
 	var target string
 	switch {
 	case l.abs:
-		target = loc.abs
+		target = abs
 	case loc.inside:
-		target = loc.rel
-	case !l.anchored && loc.abs != "":
-		target = strings.TrimPrefix(loc.abs, "/")
+		target = rel
+	case !l.anchored && abs != "":
+		target = strings.TrimPrefix(abs, "/")
 	case !l.anchored:
-		target = loc.rel
+		target = rel
 	default:
 		return false
 	}
 	if target == "" {
 		return false
-	}
-	lit := l.lit
-	if fold {
-		pat, patDir, target, lit = l.low, l.lowDir, strings.ToLower(target), l.litLow
 	}
 	if !strings.Contains(target, lit) {
 		return false
@@ -303,13 +311,13 @@ func (r roots) locate(p string) location {
 		rel := path.Clean(p)
 		escapes := rel == ".." || strings.HasPrefix(rel, "../")
 		if len(r.list) == 0 {
-			return location{rel: rel, inside: !escapes}
+			return newLocation(rel, "", !escapes)
 		}
 		abs := path.Clean(r.list[0] + "/" + rel)
 		if escapes {
 			return r.locateAbs(abs)
 		}
-		return location{rel: rel, abs: abs, inside: true}
+		return newLocation(rel, abs, true)
 	}
 	return r.locateAbs(path.Clean(p))
 }
@@ -332,10 +340,10 @@ func (r roots) locateAbs(abs string) location {
 			if rel == "" {
 				rel = "."
 			}
-			return location{rel: rel, abs: abs, inside: true}
+			return newLocation(rel, abs, true)
 		}
 	}
-	return location{abs: abs}
+	return newLocation("", abs, false)
 }
 
 // patchPaths returns the files a patch names: apply_patch envelopes

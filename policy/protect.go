@@ -7,8 +7,9 @@ type Protected struct {
 	// "Read(PATTERN)" when only reading is, "*(PATTERN)" for both; each
 	// exception is appended as ", !EXCEPT".
 	Rule string
-	// Pattern is the glob, relative to a root ("**/.git/hooks/**"),
-	// matched case-insensitively.
+	// Pattern is the glob, relative to a root ("**/.git/hooks"), matched
+	// case-insensitively; a pattern that matches a folder also matches
+	// everything in it.
 	Pattern string
 	// Except lists globs (same syntax) of paths the rule does not cover.
 	Except []string
@@ -20,21 +21,131 @@ type Protected struct {
 	Secret bool
 }
 
+// ConfigPath is a file or folder that a program other than the tools acts
+// on later: git, a shell, an editor, a coding agent, toolgate itself. A
+// change there would make that program run commands, or follow
+// instructions, that whoever wrote it chose — the way a planted git hook
+// does. The file tools never change one, at any depth of a root; the
+// command sandbox mounts the ones at the top of its workspace read-only.
+type ConfigPath struct {
+	// Name is the path from the top of a project, slash-separated, with no
+	// wildcards: ".claude", ".github/copilot-instructions.md".
+	Name string
+	// Reason says whose file it is and why a change is dangerous.
+	Reason string
+}
+
+// ConfigPaths returns the files and folders that configure or instruct a
+// program run later (see ConfigPath), each with its reason.
+//
+// Instruction files (AGENTS.md, CLAUDE.md, .cursorrules, …) are on the
+// list: an agent reads them into every session as its user's words, so a
+// line planted there by a prompt injection would steer every later session.
+// Reading them stays allowed; a user who wants an agent to keep one up to
+// date edits it, or turns the default deny list off (default_deny: false).
+func ConfigPaths() []ConfigPath {
+	var out []ConfigPath
+	add := func(reason string, names ...string) {
+		for _, n := range names {
+			out = append(out, ConfigPath{Name: n, Reason: reason})
+		}
+	}
+	runs := func(owner string) string {
+		return "settings of " + owner + ": the commands in them (tasks, hooks, MCP servers) run when the folder is opened or the agent starts"
+	}
+	steers := func(owner string) string {
+		return "an instruction file of " + owner + ": it is read into every session, so a change would steer later agent sessions"
+	}
+	ignores := func(owner string) string {
+		return "an ignore file of " + owner + ": it decides what the agent may read"
+	}
+
+	// git and the tools around it.
+	add("git's own data (objects, refs, hooks, config); change it with git, not by editing files", ".git")
+	add("git configuration can run programs (core.fsmonitor, core.sshCommand, filters) and may hold credentials", ".gitconfig", ".gitmodules")
+	add("git hooks: git runs these files as programs on commit, checkout or push", ".husky", ".githooks")
+	add("a git hook manager runs the commands listed here on commit", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml")
+	add("ripgrep reads its flags from this file (--pre runs a program)", ".ripgreprc")
+	add("toolgate's own configuration, policy and audit log", ".toolgate")
+
+	// Shells and session start-up.
+	add("shell start-up files run on every login or new shell",
+		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
+		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
+		".login", ".logout", ".inputrc", ".config/fish", ".config/autostart")
+	add("direnv runs this file when a shell enters the folder", ".envrc")
+
+	// Editors.
+	add(runs("VS Code (and its forks)"), ".vscode")
+	add(runs("JetBrains IDEs"), ".idea", ".fleet")
+	add(runs("Zed"), ".zed")
+	add(runs("Visual Studio"), ".vs")
+	add("a dev container runs its lifecycle commands (postCreateCommand, …) from this file", ".devcontainer", ".devcontainer.json")
+	add("Vim and Neovim run this file when 'exrc' is set and the folder is opened", ".exrc", ".nvimrc", ".nvim.lua")
+
+	// Coding agents: settings that run commands, instructions, ignore files.
+	add(runs("Claude Code"), ".claude", ".claude.json", ".mcp.json")
+	add(steers("Claude Code"), "CLAUDE.md", "CLAUDE.local.md")
+	add(runs("Codex"), ".codex")
+	add(steers("Codex and most other agents"), "AGENTS.md", "AGENTS.override.md")
+	add(steers("Amp and Zed"), "AGENT.md")
+	add("agent skills and settings shared by several agents (Codex keeps it read-only)", ".agents", ".agent")
+	add(runs("Cursor"), ".cursor")
+	add(steers("Cursor"), ".cursorrules")
+	add(ignores("Cursor"), ".cursorignore", ".cursorindexingignore")
+	add(runs("Gemini CLI"), ".gemini")
+	add(steers("Gemini CLI"), "GEMINI.md")
+	add(ignores("Gemini CLI"), ".geminiignore")
+	add(ignores("Gemini Code Assist"), ".aiexclude")
+	add(runs("Windsurf"), ".windsurf")
+	add(steers("Windsurf"), ".windsurfrules")
+	add(ignores("Windsurf"), ".codeiumignore")
+	add(runs("Continue"), ".continue", ".continuerc.json")
+	add(ignores("Continue"), ".continueignore")
+	add(runs("Roo Code"), ".roo", ".roomodes")
+	add(steers("Roo Code"), ".roorules")
+	add(ignores("Roo Code"), ".rooignore")
+	add(steers("Cline"), ".clinerules")
+	add(ignores("Cline"), ".clineignore")
+	add(runs("Kilo Code"), ".kilocode", ".kilocodemodes")
+	add("aider runs the lint and test commands set here", ".aider.conf.yml")
+	add(ignores("aider"), ".aiderignore")
+	add(runs("Kiro"), ".kiro")
+	add(runs("Amazon Q Developer"), ".amazonq")
+	add(runs("OpenCode"), ".opencode", "opencode.json", "opencode.jsonc")
+	add(runs("Goose"), ".goose")
+	add(steers("Goose"), ".goosehints")
+	add(runs("Junie"), ".junie")
+	add(steers("JetBrains AI Assistant"), ".aiassistant")
+	add(ignores("Junie and JetBrains AI Assistant"), ".aiignore")
+	add(steers("GitHub Copilot"), ".github/copilot-instructions.md", ".github/instructions", ".github/prompts", ".github/chatmodes", ".github/agents")
+	add(runs("Trae"), ".trae")
+	add(runs("Augment"), ".augment")
+	add(steers("Augment"), ".augment-guidelines")
+	add(runs("Qwen Code"), ".qwen")
+	add(steers("Qwen Code"), "QWEN.md")
+	add(runs("Crush"), ".crush.json", "crush.json")
+	add(steers("Crush"), "CRUSH.md")
+	add(steers("Warp"), "WARP.md")
+	add(runs("OpenHands"), ".openhands")
+	add(steers("Zed"), ".rules")
+	return out
+}
+
 // DefaultDeny returns the protected paths every policy starts with (unless
-// its file says default_deny: false): places where a write would make
-// something run later (git hooks and config, IDE tasks, agent and MCP
-// settings, shell start-up files), toolgate's own files, and secrets (.env
-// files, private keys, credential stores). The file tool set takes its
-// protected paths from here (toolsets/fs DefaultRules), so that a policy
-// file sees and extends the same list.
+// its file says default_deny: false): the ConfigPaths (places where a write
+// would make something run later or steer a later agent session: git,
+// shells, editors, coding agents, toolgate's own files), git hooks and
+// configuration also for reading, and secrets (.env files, private keys,
+// credential stores). The file tool set takes its protected paths from
+// here (toolsets/fs DefaultRules), so that a policy file sees and extends
+// the same list.
 func DefaultDeny() []Protected {
 	const (
 		hooks  = "git runs these files as programs"
 		gitcfg = "git configuration can run programs (core.fsmonitor, core.sshCommand, filters) and may hold credentials"
-		gitdir = "git's own data (objects, refs, alternates); change it with git, not by editing files"
 		own    = "toolgate's own configuration, policy and audit log"
 		ide    = "editor and agent settings can run commands when a folder is opened"
-		shell  = "shell start-up files run on every login or new shell"
 		secret = "this file holds secrets"
 		key    = "this looks like a private key or certificate"
 	)
@@ -53,31 +164,20 @@ func DefaultDeny() []Protected {
 		e("**/.git/hooks", hooks, rw, false),
 		e("**/.git/hooks/**", hooks, rw, false),
 		e("**/.git/config", gitcfg, rw, false),
-		e("**/.git", gitdir, w, false),
-		e("**/.git/**", gitdir, w, false),
-		e("**/.gitconfig", gitcfg, w, false),
-		// As in toolsets/fs: submodule URLs/paths git acts on, and rg's flags file.
-		e("**/.gitmodules", gitcfg, w, false),
-		e("**/.ripgreprc", "ripgrep reads its flags from this file (--pre runs a program)", w, false),
-		e("**/.toolgate", own, w, false),
+	}
+	for _, c := range ConfigPaths() {
+		list = append(list, e("**/"+c.Name, c.Reason, w, false)) // a pattern naming a folder covers what it holds
+	}
+	list = append(list,
 		e("**/.toolgate", own, r, false, spill),
-		e("**/.toolgate/**", own, w, false),
 		e("**/.toolgate/**", own, r, false, spill),
 		e("**/.toolgate*", own, w, false),
 		e("**/.toolgate*", own, r, false, spill),
 		e("**/toolgate*.{yaml,yml,json,jsonl,toml}", own, w, false),
 		e("**/*.audit.jsonl", own, w, false),
-		e("**/.mcp.json", ide, w, false),
-		e("**/{.vscode,.idea,.devcontainer,.claude,.cursor,.gemini,.codex,.windsurf,.continue,.zed}/**", ide, w, false),
+		e("**/*.code-workspace", ide, w, false),
 		e("**/.ssh/**", "ssh keys and authorized_keys", rw, true),
-	}
-	for _, f := range []string{
-		".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
-		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
-		".login", ".logout", ".inputrc", ".config/fish/**", ".config/autostart/**",
-	} {
-		list = append(list, e("**/"+f, shell, w, false))
-	}
+	)
 	for _, f := range []string{
 		".env*", ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
 		".aws/**", ".docker/config.json", ".kube/config", ".gnupg/**",

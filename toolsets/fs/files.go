@@ -31,8 +31,7 @@ func osError(name string, err error) error {
 		return tool.Errorf(tool.NotFound, "%q does not exist", name).
 			WithSuggestion("check the path with list_directory or search_files (target=files)")
 	case errors.Is(err, syscall.ELOOP):
-		return tool.Errorf(tool.InvalidArguments, "too many levels of symbolic links at %q", name).
-			WithSuggestion("use a path that does not go through a symbolic link loop")
+		return loopError(name, name)
 	case errors.Is(err, syscall.ENOTDIR):
 		return tool.Errorf(tool.NotFound, "a component of %q is not a folder", name).
 			WithSuggestion("check the path with list_directory")
@@ -105,6 +104,10 @@ func (s *Set) openRead(l Location) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, changed(l)
 	}
+	if err := s.checkLinks(l, got, "read"); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
 	if err := s.roots.verifyFile(f, l); err != nil {
 		f.Close()
 		return nil, nil, err
@@ -123,11 +126,21 @@ func (s *Set) checkWritable(l Location, fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {
 		return notRegular(l, fi.Mode())
 	}
-	if n := nlink(fi); n > 1 && !s.opts.AllowHardlinkWrites {
-		return tool.Errorf(tool.PermissionDenied, "%q has %d hard links; changing it would also change the other names, which may lie outside the workspace", l.display(), n).
-			WithSuggestion("write to a new file instead, or ask the user to allow writing through hard links")
+	return s.checkLinks(l, fi, "change")
+}
+
+// checkLinks refuses a regular file with other hard links, unless
+// Options.AllowHardLinks: it may be a second name of a file outside the
+// roots. fi must describe the very file used (for a read, the open file's
+// own stat). verb says what was refused ("read", "change").
+func (s *Set) checkLinks(l Location, fi fs.FileInfo, verb string) error {
+	n := nlink(fi)
+	if n <= 1 || s.opts.AllowHardLinks {
+		return nil
 	}
-	return nil
+	return tool.Errorf(tool.PermissionDenied, "%q has %d hard links, so it may be a second name of a file outside the workspace; the file tools do not %s it", l.display(), n, verb).
+		WithSuggestion("work on another file (write_file creates a new one); if this project really uses hard links (pnpm's node_modules does), ask the user to set files.allow_hard_links: true in the policy").
+		WithDetail("links", n)
 }
 
 // lstat returns the file at l, or nil when it does not exist.

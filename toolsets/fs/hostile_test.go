@@ -96,7 +96,8 @@ func TestHostile(t *testing.T) {
 		{name: "delete link to outside", tool: "delete_file", args: map[string]any{"path": "o"}, setup: link("../outside", "o"), allow: true},
 		{name: "fifo described, not opened", tool: "get_file_info", args: map[string]any{"path": "fifo"}, setup: func(e *env) { syscall.Mkfifo(e.ws+"/fifo", 0o644) }, allow: true},
 		{name: "git HEAD readable", tool: "read_file", args: map[string]any{"path": ".git/HEAD"}, allow: true},
-		{name: "hardlink read", tool: "read_file", args: map[string]any{"path": "hl"}, setup: func(e *env) { os.Link(e.ws+"/README.md", e.ws+"/hl") }, allow: true},
+		{name: "hardlink read", tool: "read_file", args: map[string]any{"path": "hl"}, setup: func(e *env) { os.Link(e.ws+"/README.md", e.ws+"/hl") }, want: tool.PermissionDenied},
+		{name: "hardlink read outside", tool: "read_file", args: map[string]any{"path": "hl"}, setup: func(e *env) { os.Link(e.parent+"/outside/secret.txt", e.ws+"/hl") }, want: tool.PermissionDenied},
 		{name: "unicode name", tool: "write_file", args: map[string]any{"path": "docs/résumé 1.md", "content": "x"}, allow: true},
 		{name: "missing file", tool: "read_file", args: map[string]any{"path": "nope"}, want: tool.NotFound},
 	}

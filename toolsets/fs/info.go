@@ -38,7 +38,7 @@ type FileInfo struct {
 	Entries    *int       `json:"entries,omitempty" jsonschema:"for a folder: how many entries it holds"`
 }
 
-const getFileInfoDesc = `Describe one file or folder without reading it out: type, size, permissions, modification/access/change times, hard links, and for a file whether it is text or binary, its line count and its MIME type (for a folder, its number of entries). Special files (FIFOs, sockets, devices) are described but never opened.
+const getFileInfoDesc = `Describe one file or folder without reading it out: type, size, permissions, modification/access/change times, hard links, and for a file whether it is text or binary, its line count and its MIME type (for a folder, its number of entries). Special files (FIFOs, sockets, devices) and files with other hard links are described but never opened.
 Use it before reading a large or unknown file (then read_file with offset/limit), or to check that a path exists and what it is. To see a folder's contents use list_directory.
 Example: {"path": "data/export.csv"}`
 
@@ -62,6 +62,7 @@ func (s *Set) getFileInfo(ctx context.Context, in GetFileInfoIn) (tool.Result, e
 	if err != nil {
 		return tool.Result{}, osError(l.display(), err)
 	}
+	unread := false
 	out.Type, out.Size = kind(fi.Mode()), fi.Size()
 	out.Mode, out.Perm = fi.Mode().String(), fmt.Sprintf("%04o", fi.Mode().Perm())
 	out.Modified = fi.ModTime().UTC()
@@ -84,6 +85,10 @@ func (s *Set) getFileInfo(ctx context.Context, in GetFileInfoIn) (tool.Result, e
 		}
 		n := len(names)
 		out.Entries = &n
+	case fi.Mode().IsRegular() && s.checkLinks(l, fi, "read") != nil:
+		// Described from its name's metadata, not opened: it may be a
+		// second name of a file outside the roots.
+		unread = true
 	case fi.Mode().IsRegular():
 		f, _, err := s.openRead(l)
 		if err != nil {
@@ -110,6 +115,9 @@ func (s *Set) getFileInfo(ctx context.Context, in GetFileInfoIn) (tool.Result, e
 	}
 	if out.Links > 1 {
 		fmt.Fprintf(&b, ", %d hard links", out.Links)
+	}
+	if unread {
+		b.WriteString(" (contents not read: a file with other hard links may be a second name of a file outside the workspace; the policy setting files.allow_hard_links lets the tools read it)")
 	}
 	if out.Binary != nil {
 		if *out.Binary {

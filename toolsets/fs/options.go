@@ -8,10 +8,12 @@ type Options struct {
 	// AllowSecrets lists globs (same syntax and matching as Rule.Pattern)
 	// of secret files the tools may nevertheless read and write.
 	AllowSecrets []string
-	// AllowHardlinkWrites lets the tools change a file that has other hard
-	// links (by default refused: the change would show through the other
-	// names, which may lie outside the roots).
-	AllowHardlinkWrites bool
+	// AllowHardLinks lets the tools read and change a regular file that has
+	// other hard links. By default they refuse: such a file may be a second
+	// name of a file outside the roots (os.Root allows it), whose content
+	// reading would show and writing would change. Projects made of hard
+	// links (pnpm's node_modules) need it.
+	AllowHardLinks bool
 	// MaxFileBytes caps the size of a file that read_file scans (it streams,
 	// so this only bounds the time spent); default 4 GiB.
 	MaxFileBytes int64

@@ -3,6 +3,7 @@ package fs
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -24,9 +25,11 @@ const (
 
 // Rule denies access to the paths its glob matches, even inside a root.
 type Rule struct {
-	// Pattern is a doublestar glob ("**/.git/hooks/**") matched against the
+	// Pattern is a doublestar glob ("**/.git/hooks") matched against the
 	// slash-separated path relative to its root, case-insensitively (some
-	// file systems are, and a deny rule must not be dodged by ".GIT").
+	// file systems are, and a deny rule must not be dodged by ".GIT"). As in
+	// the policy, a pattern that matches a folder also matches everything
+	// in it.
 	Pattern string
 	// Reason tells the model why the path is off limits.
 	Reason string
@@ -61,8 +64,16 @@ func DefaultRules() []Rule {
 
 // guard is a compiled set of rules.
 type guard struct {
-	rules []Rule   // patterns lower-cased
+	rules []rule
 	allow []string // AllowSecrets, lower-cased
+}
+
+// rule is a Rule compiled: its patterns lower-cased, the pattern of what a
+// folder it matches holds, and a piece of text every path it matches holds.
+type rule struct {
+	Rule
+	dir string // Pattern + "/**"
+	lit string // see requiredLiteral
 }
 
 func newGuard(rules []Rule, allowSecrets []string) (*guard, error) {
@@ -72,16 +83,16 @@ func newGuard(rules []Rule, allowSecrets []string) (*guard, error) {
 		if !doublestar.ValidatePattern(p) {
 			return nil, fmt.Errorf("fs: protected path rule %q is not a valid glob", r.Pattern)
 		}
-		r.Pattern = p
-		r.Except = nil
-		for _, e := range rules[len(g.rules)].Except {
+		c := rule{Rule: r, dir: p + "/**", lit: requiredLiteral(p)}
+		c.Pattern, c.Except = p, nil
+		for _, e := range r.Except {
 			e = strings.ToLower(e)
 			if !doublestar.ValidatePattern(e) {
 				return nil, fmt.Errorf("fs: protected path rule %q: exception %q is not a valid glob", r.Pattern, e)
 			}
-			r.Except = append(r.Except, e)
+			c.Except = append(c.Except, e)
 		}
-		g.rules = append(g.rules, r)
+		g.rules = append(g.rules, c)
 	}
 	for _, a := range allowSecrets {
 		p := strings.ToLower(a)
@@ -102,18 +113,58 @@ func (g *guard) match(rel string, acc Access) *Rule {
 	low := strings.ToLower(rel)
 	for i := range g.rules {
 		r := &g.rules[i]
-		if r.Access&acc == 0 || !doublestar.MatchUnvalidated(r.Pattern, low) {
+		if r.Access&acc == 0 || !strings.Contains(low, r.lit) ||
+			!doublestar.MatchUnvalidated(r.Pattern, low) && !doublestar.MatchUnvalidated(r.dir, low) {
 			continue
 		}
 		if r.Secret && g.allowed(low) || excepted(r, low) {
 			continue
 		}
-		return r
+		return &r.Rule
 	}
 	return nil
 }
 
-func excepted(r *Rule, low string) bool {
+// requiredLiteral returns the longest run of plain characters of a
+// doublestar pattern that lies inside one path segment and outside braces
+// and brackets: every path the pattern matches holds it (a run is cut at
+// "/", since "**/" also matches nothing at all, and at every wildcard or
+// escape). "" when there is none.
+func requiredLiteral(pat string) string {
+	if !utf8.ValidString(pat) || strings.ContainsRune(pat, utf8.RuneError) {
+		return "" // the glob matches U+FFFD with any invalid byte
+	}
+	best, start, depth := "", -1, 0
+	end := func(i int) {
+		if start >= 0 && i-start > len(best) {
+			best = pat[start:i]
+		}
+		start = -1
+	}
+	for i := 0; i < len(pat); i++ {
+		switch c := pat[i]; {
+		case c == '\\':
+			end(i)
+			i++
+		case c == '{' || c == '[':
+			end(i)
+			depth++
+		case c == '}' || c == ']':
+			end(i)
+			depth = max(depth-1, 0)
+		case c == '*' || c == '?' || c == '/' || depth > 0:
+			end(i)
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	end(len(pat))
+	return best
+}
+
+func excepted(r *rule, low string) bool {
 	for _, e := range r.Except {
 		if doublestar.MatchUnvalidated(e, low) {
 			return true

@@ -13,9 +13,11 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// maxLinks bounds how many symbolic links one path may go through, as the
-// kernel's ELOOP limit does.
-const maxLinks = 40
+// MaxLinks bounds how many symbolic links the resolution of one path may
+// go through: os.Root's own limit, lower than the kernel's 40. A longer
+// chain, or a loop, ends in an ELOOP-like invalid_arguments error naming
+// the path, even when every link stays inside the root.
+const MaxLinks = 8
 
 // Roots is the set of folders the file tools may touch. Relative paths
 // resolve against the first root; an absolute path is accepted only when,
@@ -253,9 +255,8 @@ func walk(r *root, pending []string, followLast bool, orig string) (string, erro
 			continue
 		}
 		links++
-		if links > maxLinks {
-			return "", tool.Errorf(tool.InvalidArguments, "too many levels of symbolic links at %q (a link loop?)", cand).
-				WithSuggestion("use a path that does not go through a symbolic link loop")
+		if links > MaxLinks {
+			return "", loopError(orig, cand)
 		}
 		target, err := r.r.Readlink(cand)
 		if err != nil {
@@ -286,6 +287,16 @@ func hasMore(pending []string) bool {
 		}
 	}
 	return false
+}
+
+// loopError is the ELOOP error for the path p given by the caller: at the
+// link at, it went through more than MaxLinks symbolic links. It is
+// invalid_arguments (the path cannot be used as it is, and retrying does
+// not help), with "errno": "ELOOP" in its details.
+func loopError(p, at string) *tool.Error {
+	return tool.Errorf(tool.InvalidArguments, "too many levels of symbolic links (ELOOP) in %q: more than %d links were followed, the last at %q (a link loop, or a chain too long)", p, MaxLinks, at).
+		WithSuggestion("use the path the links lead to (the real path of the file), or ask the user to shorten the chain of links").
+		WithDetail("path", p).WithDetail("link", at).WithDetail("errno", "ELOOP").WithDetail("max_links", MaxLinks)
 }
 
 func escapeError(p string) *tool.Error {

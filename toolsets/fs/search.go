@@ -16,7 +16,7 @@ type SearchFilesIn struct {
 	Pattern         string `json:"pattern" minLength:"1" jsonschema:"for target=content: a regular expression (RE2/Go syntax, e.g. func \\w+Handler\\(); for target=files: a glob over paths (e.g. **/*_test.go, or *.md to match names)"`
 	Path            string `json:"path,omitempty" default:"." jsonschema:"the folder (or single file) to search, relative to the workspace root or absolute inside a root"`
 	Target          string `json:"target,omitempty" default:"content" enum:"content,files" jsonschema:"content: search inside files; files: find files by path"`
-	Glob            string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. *.go or src/**/*.ts; if omitted, every file"`
+	Glob            string `json:"glob,omitempty" jsonschema:"only search files whose path matches this glob, e.g. *.go or src/**/*.ts, relative to the searched folder (no ..); if omitted, every file"`
 	CaseInsensitive bool   `json:"case_insensitive,omitempty" default:"false" jsonschema:"ignore upper and lower case"`
 	Context         int    `json:"context,omitempty" default:"0" minimum:"0" maximum:"10" jsonschema:"lines to show before and after each match (output=content)"`
 	Output          string `json:"output,omitempty" default:"content" enum:"content,files,count" jsonschema:"content: matching lines; files: only the paths of files with a match; count: matches per file"`
@@ -47,7 +47,7 @@ type SearchFilesOut struct {
 	More    bool          `json:"more" jsonschema:"more results remain: call again with offset increased"`
 }
 
-const searchFilesDesc = `Search the workspace: a regular expression over the lines of files (target=content, like grep/rg), or a glob over file paths (target=files, like find). Results come in a fixed order (by path, then line) as "path:line:text"; output=files lists only the files with a match, output=count the number of matches per file. .gitignore'd, hidden, binary and very large files are skipped, and protected files (secrets) are never shown. At most limit results (default 50) are returned; when there are more, a note gives the offset to continue with.
+const searchFilesDesc = `Search the workspace: a regular expression over the lines of files (target=content, like grep/rg), or a glob over file paths (target=files, like find). Results come in a fixed order (by path, then line) as "path:line:text"; output=files lists only the files with a match, output=count the number of matches per file. .gitignore'd, hidden, binary, hard-linked and very large files are skipped, and protected files (secrets) are never shown. At most limit results (default 50) are returned; when there are more, a note gives the offset to continue with.
 Use it to find where something is defined or used, or which files exist, before reading them with read_file. Not for reading a whole file (read_file) or listing one folder (list_directory).
 Examples: {"pattern": "func \\w+Context\\(", "glob": "*.go"}; {"pattern": "**/*_test.go", "target": "files"}; {"pattern": "todo", "case_insensitive": true, "output": "count"}`
 
@@ -81,10 +81,20 @@ func (s *Set) searchFiles(ctx context.Context, in SearchFilesIn) (tool.Result, e
 	if err != nil {
 		return tool.Result{}, err
 	}
+	glob, err := s.confineGlob("glob", in.Glob, l)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	pattern := in.Pattern
+	if in.Target == "files" {
+		if pattern, err = s.confineGlob("pattern", in.Pattern, l); err != nil {
+			return tool.Result{}, err
+		}
+	}
 	res, err := search.Run(ctx, l.root.r, l.Rel, search.Options{
-		Pattern: in.Pattern, Target: search.Target(in.Target), Glob: in.Glob,
+		Pattern: pattern, Target: search.Target(in.Target), Glob: glob,
 		CaseInsensitive: in.CaseInsensitive, Context: in.Context, Output: search.Output(in.Output),
-		Limit: in.Limit, Offset: in.Offset,
+		Limit: in.Limit, Offset: in.Offset, HardLinks: s.opts.AllowHardLinks,
 	})
 	switch {
 	case errors.Is(err, search.ErrInvalidPattern), errors.Is(err, search.ErrInvalidGlob):
@@ -147,9 +157,13 @@ func (s *Set) searchFiles(ctx context.Context, in SearchFilesIn) (tool.Result, e
 	if hidden > 0 {
 		text += fmt.Sprintf("\n(%d result(s) in protected files not shown)", hidden)
 	}
+	if n := res.Skipped.HardLinked; n > 0 {
+		text += fmt.Sprintf("\n(%d file(s) with other hard links not searched: they may be second names of files outside the workspace; the policy setting files.allow_hard_links lets the tools read them)", n)
+	}
 	meta := map[string]any{
 		"total": res.Total, "more": res.More, "scanned": res.Scanned, "protected_hidden": hidden,
 		"skipped_binary": res.Skipped.Binary, "skipped_too_large": res.Skipped.TooLarge, "skipped_unreadable": res.Skipped.Unreadable,
+		"skipped_hard_linked": res.Skipped.HardLinked,
 	}
 	return result(text, out, meta), nil
 }

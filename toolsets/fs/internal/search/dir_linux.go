@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -122,6 +123,14 @@ func (d *dir) list(scratch *[]byte) ([]entry, error) {
 	}
 }
 
+// nlink returns how many hard links a file has.
+func nlink(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
 func modeType(m uint32) fs.FileMode {
 	switch m & unix.S_IFMT {
 	case unix.S_IFREG:
@@ -149,6 +158,9 @@ func (d *dir) read(name string, w *worker) ([]byte, readStatus) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, readIrregular
+	}
+	if st.Nlink > 1 && !w.s.opts.HardLinks {
+		return nil, readHardLinked
 	}
 	if st.Size > w.s.opts.MaxFileSize {
 		return nil, readTooLarge

@@ -78,6 +78,11 @@ type Options struct {
 	MaxFileSize    int64 // default DefaultMaxFileSize
 	MaxLineBytes   int   // default DefaultMaxLineBytes
 	Workers        int   // default GOMAXPROCS
+	// HardLinks also reads files that have other hard links; by default
+	// they are skipped (one may be a second name of a file outside the
+	// root, which os.Root does not prevent). Their paths are still found
+	// by a TargetFiles search. Hard links are detected on Linux.
+	HardLinks bool
 
 	keepBudget int64 // tests: bytes of match text kept before pages are re-read (default keepBudget)
 }
@@ -111,7 +116,8 @@ type File struct {
 type Skipped struct {
 	Binary     int // a NUL byte in the first 8 KiB
 	TooLarge   int // over MaxFileSize
-	Unreadable int // could not be opened or read (permissions, a symlink leading out of the root, a race)
+	Unreadable int // could not be opened or read (permissions, a symlink leading out of the root or through too many links, a race)
+	HardLinked int // has other hard links (see Options.HardLinks)
 }
 
 // Result is one page of what a search found, in a deterministic order: by
@@ -136,7 +142,8 @@ type Result struct {
 // through root, so nothing outside it is read; a symlink is never followed to
 // a folder and read as a file only if it resolves inside root; anything that
 // is not a regular file (FIFO, socket, device) is skipped without being
-// opened for reading.
+// opened for reading; a file with other hard links is not read unless
+// opts.HardLinks.
 func Run(ctx context.Context, root *os.Root, dir string, opts Options) (Result, error) {
 	s, err := newSearcher(root, opts)
 	if err != nil {

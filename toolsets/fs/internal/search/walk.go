@@ -43,10 +43,11 @@ type entry struct {
 type readStatus uint8
 
 const (
-	readOK        readStatus = iota
-	readIrregular            // not a regular file: skipped
-	readTooLarge             // over MaxFileSize
-	readFailed               // could not be opened or read
+	readOK         readStatus = iota
+	readIrregular             // not a regular file: skipped
+	readTooLarge              // over MaxFileSize
+	readFailed                // could not be opened or read
+	readHardLinked            // has other hard links (Options.HardLinks is off)
 )
 
 type job struct {
@@ -170,6 +171,7 @@ func (s *searcher) walk(ctx context.Context, start string) ([]fileResult, Skippe
 		skipped.Binary += w.skipped.Binary
 		skipped.TooLarge += w.skipped.TooLarge
 		skipped.Unreadable += w.skipped.Unreadable
+		skipped.HardLinked += w.skipped.HardLinked
 		scanned += w.scanned
 	}
 	return found, skipped, scanned, nil
@@ -332,6 +334,9 @@ func (w *worker) searchData(data []byte, st readStatus) {
 	case readFailed:
 		w.skipped.Unreadable++
 		return
+	case readHardLinked:
+		w.skipped.HardLinked++
+		return
 	case readIrregular:
 		return
 	}
@@ -374,6 +379,9 @@ func (w *worker) read(f *os.File) ([]byte, readStatus) {
 	}
 	if !info.Mode().IsRegular() {
 		return nil, readIrregular // a FIFO or device reached through a symlink or a race
+	}
+	if nlink(info) > 1 && !w.s.opts.HardLinks {
+		return nil, readHardLinked
 	}
 	if info.Size() > w.s.opts.MaxFileSize {
 		return nil, readTooLarge

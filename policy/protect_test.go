@@ -1,0 +1,65 @@
+package policy_test
+
+import (
+	"path"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+// TestConfigPaths checks the list itself and, for every entry, that the
+// default policy refuses a write to it, below it and in a nested project,
+// in any letter case, with the entry's own reason; that reading it is not
+// refused for being a config path; and that a neighbour name is not caught.
+func TestConfigPaths(t *testing.T) {
+	p := policy.Default()
+	seen := map[string]bool{}
+	for _, c := range policy.ConfigPaths() {
+		t.Run(c.Name, func(t *testing.T) {
+			if seen[strings.ToLower(c.Name)] {
+				t.Fatal("listed twice")
+			}
+			seen[strings.ToLower(c.Name)] = true
+			if c.Name == "" || strings.ContainsAny(c.Name, `*?[]{}\`) || path.Clean(c.Name) != c.Name || strings.HasPrefix(c.Name, "/") || strings.HasPrefix(c.Name, "..") {
+				t.Fatalf("not a plain relative path")
+			}
+			if c.Reason == "" {
+				t.Fatal("no reason")
+			}
+			for _, target := range []string{
+				c.Name, c.Name + "/settings.json", c.Name + "/a/b/c.md",
+				"pkg/sub/" + c.Name, "pkg/" + c.Name + "/x", "./" + c.Name, strings.ToUpper(c.Name),
+			} {
+				d := p.Decide(defWrite, pcall(defWrite, map[string]any{"path": target, "content": "x"}))
+				if d.Effect != policy.Deny {
+					t.Errorf("writing %s: %s (%s)", target, d.Effect, d.Rule)
+				}
+				if d := p.Decide(defDel, pcall(defDel, map[string]any{"path": target})); d.Effect != policy.Deny {
+					t.Errorf("deleting %s: %s (%s)", target, d.Effect, d.Rule)
+				}
+				if d := p.Decide(defMove, pcall(defMove, map[string]any{"source": "notes.txt", "destination": target})); d.Effect != policy.Deny {
+					t.Errorf("moving onto %s: %s (%s)", target, d.Effect, d.Rule)
+				}
+			}
+			if d := p.Decide(defWrite, pcall(defWrite, map[string]any{"path": c.Name, "content": "x"})); !strings.HasPrefix(d.Reason, c.Reason) {
+				t.Errorf("the reason given is %q, want the entry's %q", d.Reason, c.Reason)
+			}
+			// Reading is not refused for being a config path (toolgate's own files are read-protected on their own, .envrc as a secret).
+			if d := p.Decide(defRead, pcall(defRead, map[string]any{"path": c.Name + "/notes.md"})); d.Effect == policy.Deny && strings.HasPrefix(d.Reason, c.Reason) && c.Name != ".toolgate" {
+				t.Errorf("reading is denied as a config path: %s", d.Rule)
+			}
+			dir, base := path.Split(c.Name)
+			for _, near := range []string{dir + "x" + base, dir + "src/x" + base} {
+				if d := p.Decide(defWrite, pcall(defWrite, map[string]any{"path": near, "content": "x"})); d.Effect == policy.Deny {
+					t.Errorf("the neighbour %s is denied too: %s", near, d.Rule)
+				}
+			}
+		})
+	}
+	for _, must := range []string{".claude", ".codex", ".cursor", ".gemini", ".vscode", ".idea", ".mcp.json", "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", ".envrc", ".husky", ".pre-commit-config.yaml"} {
+		if !seen[strings.ToLower(must)] {
+			t.Errorf("%s is not a config path", must)
+		}
+	}
+}
