@@ -75,13 +75,12 @@ func urlHost(raw string) (string, bool) {
 // left out: an egress allow-list names hosts.
 func (p *Policy) AllowedDomains() []string { return domains(p.Allow, false) }
 
-// DeniedDomains returns the hosts that the policy's deny and ask rules keep
-// from the network tools, for an egress deny-list ("*" for "domain:*"): the
-// egress proxy that commands reach cannot ask anyone, so a host that needs
-// asking is refused there.
-func (p *Policy) DeniedDomains() []string {
-	return domains(append(append([]string(nil), p.Deny...), p.Ask...), true)
-}
+// DeniedDomains and AskedDomains return the hosts of the policy's deny and
+// ask rules' domain: specifiers ("*" for "domain:*"), for an egress
+// deny-list: a proxy cannot ask anyone, so it refuses both.
+func (p *Policy) DeniedDomains() []string { return domains(p.Deny, true) }
+
+func (p *Policy) AskedDomains() []string { return domains(p.Ask, true) }
 
 // domains lists the hosts of the domain: specifiers of rules, with "*" for
 // "domain:*" when any is set.

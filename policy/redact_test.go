@@ -54,8 +54,11 @@ func TestAllowedDomains(t *testing.T) {
 	}
 	p.Deny = []string{"WebFetch(domain:bad.example.org)", "Bash(curl:*)", "http_request(domain:*.evil.test)"}
 	p.Ask = []string{"WebFetch(domain:Ask.Example.org.)", "read_file(secret/**)"}
-	if got, want := p.DeniedDomains(), []string{"bad.example.org", "*.evil.test", "ask.example.org"}; !slices.Equal(got, want) {
+	if got, want := p.DeniedDomains(), []string{"bad.example.org", "*.evil.test"}; !slices.Equal(got, want) {
 		t.Errorf("DeniedDomains = %v, want %v", got, want)
+	}
+	if got, want := p.AskedDomains(), []string{"ask.example.org"}; !slices.Equal(got, want) {
+		t.Errorf("AskedDomains = %v, want %v", got, want)
 	}
 	p.Deny = append(p.Deny, "WebFetch(domain:*)")
 	if got := p.DeniedDomains(); !slices.Contains(got, "*") {

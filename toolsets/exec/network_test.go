@@ -191,9 +191,6 @@ func nodeUsesEnvProxy(t *testing.T) bool {
 func TestNetworkAllowed(t *testing.T) {
 	w := newNetWorld(t)
 	ex := w.tools["execute_command"]
-	caEnv := map[string]string{"SSL_CERT_FILE": "ca.pem", "GIT_SSL_CAINFO": "ca.pem"}
-	goEnv := map[string]string{"GOPROXY": "https://allowed.test/goproxy", "GOSUMDB": "off", "GOTOOLCHAIN": "local",
-		"GOFLAGS": "-mod=mod", "SSL_CERT_FILE": "ca.pem"}
 	cases := []struct {
 		name, command string
 		env           map[string]string
@@ -208,10 +205,10 @@ func TestNetworkAllowed(t *testing.T) {
 		{"python urllib http", `python3 -c "import urllib.request as u; print(u.urlopen('http://allowed.test/hello').read().decode())"`, nil, "over http"},
 		{"python urllib https", `python3 -c "import urllib.request as u, ssl; print(u.urlopen('https://allowed.test/hello', context=ssl.create_default_context(cafile='ca.pem')).read().decode())"`, nil, "over https"},
 		{"git ls-remote http", "git ls-remote http://allowed.test/repo.git", nil, gitRef + "\trefs/heads/main"},
-		{"git ls-remote https", "git ls-remote https://allowed.test/repo.git", caEnv, gitRef},
+		{"git ls-remote https", "GIT_SSL_CAINFO=ca.pem git ls-remote https://allowed.test/repo.git", nil, gitRef},
 		{"pip download", "pip download --no-deps --disable-pip-version-check --index-url https://allowed.test/simple/ --cert ca.pem -d dl demo==1.0 >&2 && ls dl", nil, "demo-1.0-py3-none-any.whl"},
 		{"npm view", "npm view demo version --registry https://allowed.test/ --cafile ca.pem", nil, "1.0.0"},
-		{"go mod download", "go mod download -json allowed.test/demo@v1.0.0", goEnv, `"Version": "v1.0.0"`},
+		{"go mod download", "GOPROXY=https://allowed.test/goproxy GOSUMDB=off GOTOOLCHAIN=local SSL_CERT_FILE=ca.pem go mod download -json allowed.test/demo@v1.0.0", nil, `"Version": "v1.0.0"`},
 	}
 	if nodeUsesEnvProxy(t) {
 		cases = append(cases, struct {
@@ -386,6 +383,7 @@ func TestNetworkNoOtherRoute(t *testing.T) {
 		{"curl --noproxy", cmd("curl -sS --max-time 5 --noproxy '*' http://allowed.test/hello")},
 		{"curl --noproxy to the address", cmd("curl -sS --max-time 5 --noproxy '*' http://" + worldAddr + "/hello")},
 		{"NO_PROXY in the call's env", map[string]any{"command": "curl -sS --max-time 5 http://allowed.test/hello", "env": map[string]string{"NO_PROXY": "*"}}},
+		{"NO_PROXY on the command line", cmd("NO_PROXY='*' no_proxy='*' curl -sS --max-time 5 http://allowed.test/hello")},
 		{"proxy variables unset", cmd("env -u HTTP_PROXY -u http_proxy -u ALL_PROXY -u all_proxy curl -sS --max-time 5 http://allowed.test/hello")},
 		{"python socket to a public address", py("import socket\nsocket.create_connection(('1.1.1.1', 443), timeout=5)\nprint('hello from')")},
 		{"python socket to the world's address", py("import socket\nsocket.create_connection(('" + worldAddr + "', 80), timeout=5)\nprint('hello from')")},
