@@ -32,10 +32,11 @@
 // DYLD_*, GLIBC_TUNABLES and glibc's other unsecure variables, BASH_ENV,
 // ENV, BASH_FUNC_*, PS4, PYTHONPATH, PYTHONSTARTUP, NODE_OPTIONS,
 // PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS, CC, CFLAGS, CGO_*, RUSTC_WRAPPER,
-// CARGO_*, GOFLAGS, GIT_* (but the author and committer), EDITOR, PAGER,
-// LESSOPEN…, and what the sandbox sets (PATH, HOME, TMPDIR, XDG_*, the
-// cache folders). The list follows sudo's, glibc's and agent sandboxes'
-// and is compared in upper case. A name that is not a plain identifier, a
+// CARGO_*, GOFLAGS, GOPROXY, GIT_* (but author, committer and CA
+// certificates), EDITOR, PAGER, LESSOPEN…, and what the sandbox sets
+// (PATH, HOME, TMPDIR, XDG_*, the cache folders). Such settings belong on
+// the command line, where the check sees them. The list follows sudo's,
+// glibc's and agent sandboxes' and is compared in upper case. A name that is not a plain identifier, a
 // value with a NUL byte or starting with "()" (an exported shell function)
 // and a path as a locale or TERM are refused as well. Options.Env, the
 // operator's, is not checked.

@@ -144,11 +144,12 @@ var toolchainVars = []string{
 }
 
 // allowedEnv are names a refusing prefix covers that only set data: who
-// made a commit, and whether cgo is on.
+// made a commit, the certificates git trusts (as SSL_CERT_FILE does for
+// others), and whether cgo is on.
 var allowedEnv = map[string]bool{
 	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true,
 	"GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true,
-	"CGO_ENABLED": true,
+	"GIT_SSL_CAINFO": true, "GIT_SSL_CAPATH": true, "CGO_ENABLED": true,
 }
 
 // pathValued are variables whose value is a name that a library turns

@@ -107,6 +107,7 @@ func TestEnvClasses(t *testing.T) {
 		{"RUST_BACKTRACE", "1"}, {"GOOS", "linux"}, {"GOARCH", "arm64"}, {"CGO_ENABLED", "0"},
 		{"PYTHONUNBUFFERED", "1"}, {"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONHASHSEED", "0"},
 		{"PYTHONIOENCODING", "utf-8"}, {"GIT_AUTHOR_NAME", "A"}, {"GIT_COMMITTER_EMAIL", "a@b"},
+		{"GIT_SSL_CAINFO", "ca.pem"}, {"SSL_CERT_FILE", "ca.pem"},
 		{"LANG", "en_US.UTF-8"}, {"LC_ALL", "C"}, {"TZ", "Europe/Paris"}, {"TERM", "xterm-256color"},
 		{"CI", "true"}, {"NO_COLOR", "1"}, {"FORCE_COLOR", "0"}, {"MY_VAR_1", "/ws/x"}, {"_X", "y"},
 		{"CCACHE", "x"}, {"ACCOUNT", "x"}, {"SUCCESS", "x"}, {"PATHS_FILE", "x"}, {"HOMEPAGE", "x"},
