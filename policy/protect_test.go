@@ -41,6 +41,9 @@ func TestConfigPaths(t *testing.T) {
 				if d := p.Decide(defMove, pcall(defMove, map[string]any{"source": "notes.txt", "destination": target})); d.Effect != policy.Deny {
 					t.Errorf("moving onto %s: %s (%s)", target, d.Effect, d.Rule)
 				}
+				if d := p.Decide(defCmd, pcall(defCmd, map[string]any{"command": "echo x >> '" + target + "'"})); d.Effect != policy.Deny {
+					t.Errorf("a command writing %s: %s (%s)", target, d.Effect, d.Rule)
+				}
 			}
 			if d := p.Decide(defWrite, pcall(defWrite, map[string]any{"path": c.Name, "content": "x"})); !strings.HasPrefix(d.Reason, c.Reason) {
 				t.Errorf("the reason given is %q, want the entry's %q", d.Reason, c.Reason)

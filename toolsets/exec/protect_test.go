@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -52,8 +54,79 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 	// A symbolic link is never mounted: it would bring its target in.
 	link := t.TempDir()
 	os.Symlink(t.TempDir(), filepath.Join(link, ".git"))
+	// Nor one reached through a linked folder (.github -> elsewhere).
+	elsewhere := t.TempDir()
+	os.WriteFile(filepath.Join(elsewhere, "copilot-instructions.md"), []byte("x"), 0o644)
+	os.Symlink(elsewhere, filepath.Join(link, ".github"))
 	if got := protectedMounts(link); len(got) != 0 {
 		t.Errorf("protectedMounts followed a link: %v", got)
+	}
+}
+
+// TestConfigPathsReadOnly: every config path of the policy's list
+// (policy.ConfigPaths) that exists at the top of the workspace, as a file
+// or as a folder, is read-only inside the sandbox: a command can read it
+// but not append to it, create in it, rename or remove it; the rest of the
+// workspace, the folder around a nested entry included, stays writable.
+func TestConfigPathsReadOnly(t *testing.T) {
+	var names []string
+	for _, c := range policy.ConfigPaths() {
+		names = append(names, c.Name)
+	}
+	for _, form := range []string{"file", "folder"} {
+		t.Run(form, func(t *testing.T) {
+			ws := t.TempDir()
+			for _, n := range names {
+				p := filepath.Join(ws, n)
+				if form == "folder" {
+					p = filepath.Join(p, "x.txt")
+				}
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte("a\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			script := `for n in ` + strings.Join(names, " ") + `; do
+  f="$n"; [ -d "$n" ] && f="$n/x.txt"
+  [ "$(cat "$f")" = a ] || echo "unreadable $n"
+  printf x >> "$f" 2>/dev/null && echo "changed $n"
+  [ -d "$n" ] && printf x > "$n/new.txt" 2>/dev/null && echo "created in $n"
+  mv "$n" "$n.moved" 2>/dev/null && echo "moved $n"
+  rm -f "$f" 2>/dev/null; [ -e "$f" ] || echo "removed $n"
+done
+echo ok > ok.txt && printf x > .github/notes.md && echo done`
+			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], context.Background(), map[string]any{"command": script})
+			if r.Error != nil && r.Error.Type != tool.SandboxViolation { // the refused writes are reported as one
+				t.Fatal(r.Text())
+			}
+			o, ok := r.Structured.(Output)
+			if !ok {
+				t.Fatalf("no output: %s", r.Text())
+			}
+			out := o.Stdout
+			if !strings.HasSuffix(strings.TrimSpace(out), "done") {
+				t.Fatalf("the rest of the workspace is not writable:\n%s", r.Text())
+			}
+			for _, n := range names {
+				t.Run(n, func(t *testing.T) {
+					for _, line := range strings.Split(out, "\n") {
+						if strings.HasSuffix(line, " "+n) {
+							t.Error(line)
+						}
+					}
+					p := filepath.Join(ws, n)
+					if form == "folder" {
+						p = filepath.Join(p, "x.txt")
+						if _, err := os.Stat(filepath.Join(ws, n, "new.txt")); err == nil {
+							t.Error("a file was created in it")
+						}
+					}
+					if b, err := os.ReadFile(p); err != nil || string(b) != "a\n" {
+						t.Errorf("changed: %q %v", b, err)
+					}
+				})
+			}
+		})
 	}
 }
 
