@@ -1,0 +1,500 @@
+package exec
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Mass deletion asks first: a command or program that removes, empties or
+// moves away many files at once, where one slip loses a project. The
+// class is recognised by its shape, not by a list of spellings:
+//
+//   - a removal fanned out over names found when it runs: find -delete,
+//     find -exec rm, xargs rm, parallel rm, a shell loop running rm, rm of
+//     a glob, of a brace expansion of many names or of $(…);
+//   - a removal of a whole folder tree: rm -r DIR, git rm -r, git clean -f,
+//     rsync --delete, rclone sync, mv of many files out of the workspace,
+//     git checkout/restore of a whole tree;
+//   - the same in interpreter code: a folder-tree routine (rmtree,
+//     rmSync recursive, rm_rf, RemoveAll…), or a file removal with a
+//     computed argument in code that lists folders or loops
+//     (os.remove over os.listdir, unlinkSync in readdirSync().forEach…).
+//
+// One named file, or a few, does not ask: rm notes.txt, rm a b,
+// os.remove("one.txt").
+
+// manyNames stands, in the words of a command, for a word the shell may
+// turn into several names when the command runs: $(…), an unquoted
+// variable, "${list[@]}".
+const manyNames = "$(…)"
+
+// braceMany is how many names a brace expansion may make before it counts
+// as many: rm {a,b}.txt is two named files, rm f{1..100} is not.
+const braceMany = 4
+
+// destroyers are the programs that remove, shred or empty the files named
+// on their command line (rm has its own rule), and what doing it to many
+// files is called.
+var destroyers = map[string]string{
+	"unlink": "removes many files", "rmdir": "removes many files", "srm": "removes many files",
+	"wipe": "removes many files", "trash": "removes many files", "trash-put": "removes many files",
+	"shred": "destroys many files", "truncate": "empties many files",
+}
+
+// valueOptions are the options of the destroyers that take the next word
+// as their value (not an operand).
+var valueOptions = map[string]map[string]bool{
+	"truncate": {"-s": true, "--size": true, "-r": true, "--reference": true},
+	"shred":    {"-n": true, "--iterations": true, "-s": true, "--size": true, "--random-source": true},
+}
+
+// operands returns the arguments of a command that are not options (nor
+// their values); everything after -- is an operand.
+func operands(args []string, withValue map[string]bool) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return append(out, args[i+1:]...)
+		case withValue[a]:
+			i++
+		case len(a) > 1 && a[0] == '-':
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// many flags the operands of a command that destroys what it is given when
+// one of them stands for many names: a glob, a brace expansion of many
+// names, a word computed when the command runs.
+func (c *checker) many(shown, class, name string, operands []string) {
+	for _, t := range operands {
+		switch n := braceNames(t); {
+		case t == manyNames:
+			c.flag(Ask, shown, "%s: %s of names computed when the command runs", class, name)
+		case isGlob(t):
+			c.flag(Ask, shown, "%s: %s over a glob (%s)", class, name, t)
+		case n > braceMany:
+			c.flag(Ask, shown, "%s: %s over a brace expansion of %d names (%s)", class, name, n, t)
+		}
+	}
+}
+
+// isGlob reports whether a word holds a glob pattern (quoted or not: a file
+// named *.log is rarer than a slip, and git and find expand quoted ones).
+func isGlob(t string) bool { return strings.ContainsAny(t, "*?[") }
+
+// braceNames counts the names bash's brace expansion makes of a word (1
+// when it has none), without making them: {a,b}c{1..3} is 6. A word of
+// more than 64 braces counts as very many, unexamined.
+func braceNames(s string) int {
+	const limit = 1 << 20
+	if strings.Count(s, "{") > 64 {
+		return limit
+	}
+	n := 1
+	for i := 0; i < len(s); i++ {
+		if s[i] != '{' {
+			continue
+		}
+		end := closingBrace(s, i)
+		if end < 0 {
+			break
+		}
+		inner := s[i+1 : end]
+		count := 1
+		if alts := splitTop(inner); len(alts) > 1 {
+			count = 0
+			for _, a := range alts {
+				count = min(count+braceNames(a), limit)
+			}
+		} else if r := rangeNames(inner); r > 0 {
+			count = r
+		}
+		n = min(n*count, limit)
+		i = end
+	}
+	return n
+}
+
+func closingBrace(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// splitTop splits the inside of a brace pair at its top-level commas.
+func splitTop(s string) []string {
+	var parts []string
+	depth, from := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{':
+			depth++
+		case '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[from:i])
+				from = i + 1
+			}
+		}
+	}
+	return append(parts, s[from:])
+}
+
+// rangeNames counts the names of a brace range x..y[..step] (0 when s is
+// not one); a range too large to count is counted as very many.
+func rangeNames(s string) int {
+	parts := strings.Split(s, "..")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0
+	}
+	step := 1
+	if len(parts) == 3 {
+		v, err := strconv.Atoi(parts[2])
+		if err != nil {
+			return 0
+		}
+		step = max(abs(v), 1)
+	}
+	if len(parts[0]) == 1 && len(parts[1]) == 1 && !isDigit(parts[0][0]) && !isDigit(parts[1][0]) {
+		return abs(int(parts[1][0])-int(parts[0][0]))/step + 1
+	}
+	x, err1 := strconv.ParseInt(parts[0], 10, 32)
+	y, err2 := strconv.ParseInt(parts[1], 10, 32)
+	switch {
+	case err1 == nil && err2 == nil:
+		return abs(int(y-x))/step + 1
+	case isNumber(parts[0]) && isNumber(parts[1]):
+		return 1 << 20
+	}
+	return 0
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+func isNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// splits reports whether the shell may make several names of a word: it
+// holds a command substitution, an unquoted variable, "$@" or
+// "${list[@]}", an extended glob, or an unquoted glob around an expansion.
+func splits(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.CmdSubst, *syntax.ExtGlob, *syntax.ProcSubst:
+			return true
+		case *syntax.ParamExp:
+			return true
+		case *syntax.Lit:
+			if isGlob(x.Value) {
+				return true
+			}
+		case *syntax.DblQuoted:
+			for _, q := range x.Parts {
+				switch y := q.(type) {
+				case *syntax.CmdSubst:
+					return true
+				case *syntax.ParamExp:
+					if y.Param != nil && (y.Param.Value == "@" || y.Param.Value == "*") || y.Index != nil && strings.ContainsAny(printNode(y.Index), "@*") {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func printNode(n syntax.Node) string {
+	var b strings.Builder
+	syntax.NewPrinter().Print(&b, n)
+	return b.String()
+}
+
+// find flags find -delete and find -exec/-execdir/-ok/-okdir running a
+// removal: with or without a filter, it removes every file it finds.
+func (c *checker) find(shown string, args []string) {
+	for k := 0; k < len(args); k++ {
+		switch a := args[k]; a {
+		case "-delete":
+			for _, s := range findStarts(args) {
+				if isSystemPath(s) {
+					c.flag(Deny, shown, "removes %s, a system or home folder, recursively", s)
+				}
+			}
+			c.flag(Ask, shown, "removes many files: find -delete removes every file it finds")
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := k + 1
+			for j < len(args) && args[j] != ";" && args[j] != "+" {
+				j++
+			}
+			if r := remover(args[k+1:j], c.depth); r != "" {
+				c.flag(Ask, shown, "removes many files: find %s runs %s on every file it finds", a, r)
+			}
+			k = j
+		}
+	}
+}
+
+// findStarts returns the folders find starts from (. when none is given).
+func findStarts(args []string) []string {
+	i := 0
+	for i < len(args) {
+		switch a := args[i]; {
+		case a == "-H" || a == "-L" || a == "-P" || strings.HasPrefix(a, "-O"):
+			i++
+		case a == "-D":
+			i += 2
+		default:
+			goto starts
+		}
+	}
+starts:
+	var starts []string
+	for ; i < len(args) && !strings.HasPrefix(args[i], "-") && args[i] != "(" && args[i] != "!"; i++ {
+		starts = append(starts, args[i])
+	}
+	if len(starts) == 0 {
+		return []string{"."}
+	}
+	return starts
+}
+
+// fd flags fd -x/-X running a removal on every file it finds.
+func (c *checker) fd(shown string, args []string) {
+	for k, a := range args {
+		if a == "-x" || a == "--exec" || a == "-X" || a == "--exec-batch" {
+			inner := args[k+1:]
+			for j, w := range inner {
+				if w == ";" {
+					inner = inner[:j]
+					break
+				}
+			}
+			if r := remover(inner, c.depth); r != "" {
+				c.flag(Ask, shown, "removes many files: fd %s runs %s on every file it finds", a, r)
+			}
+			return
+		}
+	}
+}
+
+// mv flags moving many files (a glob, $(…), everything) out of the
+// workspace: to the sandbox's /tmp, that is removing them.
+func (c *checker) mv(shown string, args []string) {
+	dest, sources := mvDest(args)
+	if !outsideWorkspace(dest) {
+		return
+	}
+	const class = "moves many files out of the workspace"
+	for _, s := range sources {
+		if wholeFolder(s) {
+			c.flag(Ask, shown, "%s: mv %s %s", class, s, dest)
+		}
+	}
+	c.many(shown, class, "mv", sources)
+}
+
+// mvDest splits mv's operands into the destination and the sources.
+func mvDest(args []string) (dest string, sources []string) {
+	sources = operands(args, map[string]bool{"-t": true, "--target-directory": true, "-S": true, "--suffix": true})
+	for i, a := range args {
+		switch {
+		case (a == "-t" || a == "--target-directory") && i+1 < len(args):
+			dest = args[i+1]
+		case strings.HasPrefix(a, "--target-directory="):
+			dest = strings.TrimPrefix(a, "--target-directory=")
+		case strings.HasPrefix(a, "-t") && len(a) > 2:
+			dest = a[2:]
+		}
+	}
+	if dest == "" && len(sources) >= 2 {
+		dest, sources = sources[len(sources)-1], sources[:len(sources)-1]
+	}
+	return dest, sources
+}
+
+// mirror flags rsync and rclone when they delete: rsync --delete (and its
+// variants, --remove-source-files), rclone sync, delete, purge.
+func (c *checker) mirror(shown, name string, args []string) {
+	if name == "rclone" {
+		if ops := operands(args, nil); len(ops) > 0 {
+			switch ops[0] {
+			case "sync", "delete", "purge", "rmdirs", "cleanup", "bisync":
+				c.flag(Ask, shown, "removes many files: rclone %s deletes files", ops[0])
+			}
+		}
+		return
+	}
+	for _, a := range args {
+		switch {
+		case a == "--" || !strings.HasPrefix(a, "--"):
+		case a == "--del" || strings.HasPrefix(a, "--delete"):
+			c.flag(Ask, shown, "removes many files: rsync %s deletes what the source lacks", a)
+		case a == "--remove-source-files" || a == "--remove-sent-files":
+			c.flag(Ask, shown, "removes many files: rsync %s deletes every file it copies", a)
+		}
+	}
+}
+
+// pathspecs flags git pathspecs that stand for a whole tree or many files:
+// ., :/, magic, a glob, a folder.
+func (c *checker) pathspecs(shown, class string, specs []string) {
+	for _, p := range specs {
+		if p == manyNames || wholeFolder(p) || strings.HasPrefix(p, ":") || strings.HasSuffix(p, "/") || isGlob(p) {
+			c.flag(Ask, shown, "%s %s", class, p)
+		}
+	}
+}
+
+// loop flags a shell loop whose body removes files, when it runs over
+// many names: a while or until loop (it reads them), a C-style for, a for
+// over a glob, $(…) or "$@".
+func (c *checker) loop(l syntax.Loop, body []*syntax.Stmt) {
+	if it, ok := l.(*syntax.WordIter); ok && it.InPos.IsValid() {
+		items, _ := words(it.Items)
+		few := true
+		for _, w := range items {
+			few = few && w != manyNames && !isGlob(w) && braceNames(w) <= braceMany
+		}
+		if few {
+			return
+		}
+	}
+	for _, s := range body {
+		if r := scriptRemover(s, c.depth); r != "" {
+			c.flag(Ask, r, "removes many files: a loop runs %s for every name", r)
+			return
+		}
+	}
+}
+
+// remover names what in argv removes, empties or moves away the files it
+// is given (rm, shred, git rm, mv out of the workspace, a shell script or
+// inline code that does), or "" when it does not. It is what makes
+// find -exec, xargs and loops mass deletion.
+func remover(argv []string, depth int) string {
+	cmd, nested, _ := unwrap(argv)
+	if depth < maxDepth {
+		for _, line := range nested {
+			if f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), ""); err == nil {
+				if r := scriptRemover(f, depth+1); r != "" {
+					return r
+				}
+			}
+		}
+	}
+	if len(cmd) > 0 && (base(cmd[0]) == "sudo" || base(cmd[0]) == "doas") {
+		cmd = cmd[1:]
+	}
+	if len(cmd) == 0 {
+		return ""
+	}
+	name, args := base(cmd[0]), cmd[1:]
+	switch {
+	case name == "rm" || destroyers[name] != "":
+		return name
+	case name == "git":
+		if sub, _, _ := gitSubcommand(args); sub == "rm" || sub == "clean" {
+			return "git " + sub
+		}
+	case name == "mv":
+		if dest, _ := mvDest(args); outsideWorkspace(dest) {
+			return "mv"
+		}
+	case isInterpreter(name):
+		if code, _, ok := inlineCode(name, args); ok {
+			if r := fileRemoval.FindString(blankStrings(code)) + treeRemoval.FindString(code); r != "" {
+				return name + " " + strings.SplitN(r, "(", 2)[0]
+			}
+		}
+	}
+	return ""
+}
+
+// scriptRemover is remover for every simple command in a node.
+func scriptRemover(n syntax.Node, depth int) string {
+	r := ""
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if x, ok := n.(*syntax.CallExpr); ok && r == "" {
+			argv, _ := words(x.Args)
+			r = remover(argv, depth)
+		}
+		return r == ""
+	})
+	return r
+}
+
+// In code, a removal of one file is mass deletion when its argument is
+// computed and the code lists folders or loops: os.remove(f) for f in
+// os.listdir('.'), readdirSync(d).forEach(f => fs.unlinkSync(f)),
+// unlink glob("*.log"), Dir.glob('*').each { |f| File.delete(f) }.
+var (
+	fileRemoval = regexp.MustCompile(`\bos\.(?:remove|unlink|rmdir|Remove)\b|\bFile\.(?:delete|unlink|Delete)\b|\bDir\.(?:delete|rmdir|unlink)\b` +
+		`|\bFileUtils\.(?:rm_f|rm|remove_file|remove|rmdir|safe_unlink)\b|\b(?:fs|fsp|promises|fse)\.(?:rm|remove|unlink|rmdir)\b` +
+		`|\b(?:unlinkSync|rmSync|rmdirSync|unlink|rmdir|remove_file|send2trash)\b`)
+	listing = regexp.MustCompile(`\b(?:glob|iglob|rglob|globSync|Glob|listdir|scandir|iterdir|walk|Walk|WalkDir|ReadDir|readdir|readdirSync|opendir|opendirSync)\b` +
+		`|\bDir\s*\[|\bDir\.(?:children|entries|each_child|foreach)\b|\bFind\.find\b|File::Find|<[^<>\s]*\*[^<>\s]*>`)
+	looping = regexp.MustCompile(`\b(?:for|while|until|forEach|each|map|filter|foreach)\b`)
+)
+
+// manyRemoval returns the file-removal routine code runs over many names,
+// or "". loop says the interpreter itself runs the code once per line it
+// reads (perl -n). Strings are blanked first: a routine's name in prose
+// does not count.
+func manyRemoval(code string, loop bool) string {
+	b := blankStrings(code)
+	if !loop && !listing.MatchString(b) && !looping.MatchString(b) {
+		return ""
+	}
+	for _, ix := range fileRemoval.FindAllStringIndex(b, -1) {
+		if !namedOperand(b, ix[0], ix[1]) {
+			return b[ix[0]:ix[1]]
+		}
+	}
+	return ""
+}
+
+// namedOperand reports whether the removal routine at b[start:end] is
+// given one string literal, blanked to a pair of quotes: os.remove("a.txt"),
+// unlink 'x', Path("a.txt").unlink().
+func namedOperand(b string, start, end int) bool {
+	rest := strings.TrimLeft(b[end:], " \t")
+	if strings.HasPrefix(rest, "(") {
+		rest = strings.TrimLeft(rest[1:], " \t")
+		if strings.HasPrefix(rest, ")") { // a method of its receiver: p.unlink()
+			recv := strings.TrimRight(b[:start], ". \t")
+			return strings.HasSuffix(recv, `("")`) || strings.HasSuffix(recv, `('')`)
+		}
+	}
+	if len(rest) < 2 || rest[0] != '"' && rest[0] != '\'' || rest[1] != rest[0] {
+		return false
+	}
+	after := strings.TrimLeft(rest[2:], " \t")
+	return after == "" || strings.IndexByte("),;\n", after[0]) >= 0
+}

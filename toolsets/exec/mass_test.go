@@ -1,0 +1,496 @@
+package exec
+
+import (
+	"strings"
+	"testing"
+)
+
+// wrapped returns line as the wrappers, chains and subshells an agent may
+// put around it; each must get the same verdict as the line alone.
+func wrapped(line string) []string {
+	q := strings.ReplaceAll(line, `'`, `'\''`)
+	all := []string{
+		line,
+		"time " + line,
+		"bash -c '" + q + "'",
+		"sh -c '" + q + "'",
+		"bash -lc '" + q + "'",
+		"eval '" + q + "'",
+		"cd src && " + line,
+		"true; " + line,
+		"ls || " + line,
+		"(" + line + ")",
+		"{ " + line + "; }",
+		"echo $(" + line + ")",
+		"if true; then " + line + "; fi",
+	}
+	if strings.HasPrefix(line, "for ") || strings.HasPrefix(line, "while ") {
+		return all // a compound command: no program runs it
+	}
+	for _, w := range []string{"env", "env FOO=1", "command", "nice -n 5", "timeout 5", "nohup", "stdbuf -oL"} {
+		all = append(all, w+" "+line)
+	}
+	return all
+}
+
+func TestMassDeletionAsks(t *testing.T) {
+	lines := []string{
+		// find -delete, with or without filters, from any start.
+		"find . -delete",
+		"find -delete",
+		"find . -type f -delete",
+		"find . -name '*.log' -delete",
+		"find . -iname \"*.TMP\" -type f -delete",
+		"find src -name '*.o' -delete",
+		"find build/ -mtime +7 -delete",
+		"find ./dist -mindepth 1 -delete",
+		"find /tmp/ws -delete",
+		"find -L . -name x -delete",
+		"find . -path './node_modules/*' -prune -o -name '*.js' -delete",
+		"find . \\( -name '*.a' -o -name '*.b' \\) -delete",
+		// find -exec/-execdir/-ok of a removal.
+		"find . -exec rm {} \\;",
+		"find . -exec rm -f {} +",
+		"find . -name '*.tmp' -exec rm -f {} \\;",
+		"find . -type f -exec rm -rf '{}' ';'",
+		"find src -type f -execdir rm -- {} +",
+		"find . -ok rm {} \\;",
+		"find . -okdir rm {} \\;",
+		"find . -type f -exec /bin/rm {} +",
+		"find . -exec unlink {} \\;",
+		"find . -type f -exec shred -u {} \\;",
+		"find . -type d -empty -exec rmdir {} +",
+		"find . -type f -exec truncate -s 0 {} +",
+		"find . -exec sh -c 'rm \"$1\"' _ {} \\;",
+		"find . -exec bash -c 'for f; do rm -f \"$f\"; done' _ {} +",
+		"find . -name '*.bak' -exec env rm {} \\;",
+		"find . -exec git rm -q {} +",
+		"find . -exec mv {} /tmp/ \\;",
+		"find . -type f -exec python3 -c 'import os,sys; os.remove(sys.argv[1])' {} \\;",
+		"find . -exec perl -e 'unlink @ARGV' {} +",
+		"fd -e log -x rm",
+		"fd . --exec-batch rm -f",
+		// xargs, parallel.
+		"ls | xargs rm",
+		"ls *.log | xargs rm -f",
+		"find . -name '*.pyc' | xargs rm",
+		"find . -print0 | xargs -0 rm -f",
+		"find . -type f -print0 | xargs -0 -n 10 rm --",
+		"printf '%s\\n' a b c | xargs rm",
+		"git ls-files -z | xargs -0 rm",
+		"cat list.txt | xargs -I{} rm {}",
+		"xargs -a list.txt rm",
+		"ls | xargs -I{} sh -c 'rm {}'",
+		"ls | xargs shred -u",
+		"ls | xargs -n1 unlink",
+		"ls | nice xargs rm",
+		"ls | parallel rm",
+		"parallel rm ::: a b c",
+		"ls | xargs mv -t /tmp",
+		// rm of a glob, a brace expansion, names computed at run time.
+		"rm *.log",
+		"rm -f *.o",
+		"rm -f src/*",
+		"rm -- *",
+		"rm -f -- *.tmp",
+		"rm **/*.tmp",
+		"rm -f ./build/*.js",
+		"rm file?.txt",
+		"rm data[0-9].csv",
+		"rm {a,b,c}*",
+		"rm -f file{1..100}.txt",
+		"rm -f {a,b,c,d,e,f}.txt",
+		"rm log.{1..9}",
+		"rm -f x{a..z}",
+		"rm $(ls)",
+		"rm -f $(find . -name '*.tmp')",
+		"rm `ls`",
+		"rm \"$(cat list.txt)\"",
+		"rm -f $FILES",
+		"rm -f \"${files[@]}\"",
+		"rm \"$@\"",
+		"rm -f \"$dir\"/*",
+		"rm !(keep.txt)",
+		"/bin/rm -f *.log",
+		"\\rm *.log",
+		"r''m *.log",
+		"shred -u *.log",
+		"shred -n 3 -u -z secrets/*",
+		"unlink *",
+		"truncate -s 0 *.log",
+		"truncate --size 0 logs/*",
+		"srm -r *",
+		"trash-put *",
+		// rm -r of a folder tree.
+		"rm -r build",
+		"rm -rf build dist node_modules",
+		"rm -rf src/",
+		"rm -R ./data",
+		"rm --recursive --force out",
+		"rm -r -f tmp",
+		"rm -fr .git",
+		"rm -rf -- build",
+		"rm -rf .",
+		"rm -rf ./*",
+		"rm -fr *",
+		"rm -r .*",
+		// Loops.
+		"for f in *.log; do rm \"$f\"; done",
+		"for f in $(ls); do rm -f \"$f\"; done",
+		"for f in *; do rm -- \"$f\"; done",
+		"for i in {1..50}; do rm -f \"file$i\"; done",
+		"for ((i=0; i<100; i++)); do rm -f \"f$i\"; done",
+		"ls | while read f; do rm \"$f\"; done",
+		"find . -name '*.tmp' | while read -r f; do rm -f \"$f\"; done",
+		"while read f; do unlink \"$f\"; done < list.txt",
+		"for f in src/*.c; do truncate -s0 \"$f\"; done",
+		"for f in *; do mv \"$f\" /tmp/; done",
+		// git.
+		"git clean -fdx",
+		"git clean -f",
+		"git clean -xdf",
+		"git clean -dfx",
+		"git clean -d -f -x",
+		"git clean --force -d",
+		"git clean -ffdx",
+		"git clean -fX",
+		"git -C sub clean -fdx",
+		"git --work-tree=. clean -fd",
+		"git rm -r src",
+		"git rm -rf .",
+		"git rm -r --quiet docs/",
+		"git rm '*.log'",
+		"git rm -f *.txt",
+		"git rm -- .",
+		"git checkout -- .",
+		"git checkout .",
+		"git checkout HEAD -- src/",
+		"git checkout -f",
+		"git checkout --force main",
+		"git restore .",
+		"git restore --worktree .",
+		"git restore -s HEAD~3 -- .",
+		"git restore --staged --worktree .",
+		"git restore ':/'",
+		"git restore '*.go'",
+		"git switch -f main",
+		"git switch --discard-changes main",
+		"git reset --hard",
+		// rsync and rclone.
+		"rsync -a --delete src/ backup/",
+		"rsync -av --delete ../upstream/ .",
+		"rsync -a --delete-after src/ dst/",
+		"rsync -a --delete-before src/ dst/",
+		"rsync -a --delete-during src/ dst/",
+		"rsync -a --delete-delay src/ dst/",
+		"rsync -a --del src/ dst/",
+		"rsync -a --delete-excluded --exclude '*.o' src/ dst/",
+		"rsync -a --remove-source-files src/ dst/",
+		"rsync --archive --delete --verbose /srv/data/ ./data/",
+		"rclone sync src remote:dst",
+		"rclone purge remote:bucket",
+		// mv of many files out of the workspace.
+		"mv * /tmp",
+		"mv ./* ../",
+		"mv -t /tmp *.log",
+		"mv src/* /tmp/trash/",
+		"mv . /tmp/x",
+		"mv $(ls) /tmp",
+		// Interpreters on the command line.
+		`python3 -c "import shutil; shutil.rmtree('build')"`,
+		`python3 -c "import os, glob; [os.remove(f) for f in glob.glob('*.log')]"`,
+		`python3 -c "import os; [os.unlink(f) for f in os.listdir('.')]"`,
+		`python -c "import pathlib; [p.unlink() for p in pathlib.Path('.').rglob('*.tmp')]"`,
+		`python3 -c "import subprocess; subprocess.run(['rm', '-rf', 'build'])"`,
+		`python3 -c "import os; os.system('rm -f *.log')"`,
+		`python3 -c "import subprocess; subprocess.run('find . -delete', shell=True)"`,
+		`node -e "require('fs').rmSync('dist', {recursive: true, force: true})"`,
+		`node -e "const fs=require('fs'); fs.readdirSync('.').forEach(f => fs.unlinkSync(f))"`,
+		`node -e "require('child_process').execSync('rm -rf build')"`,
+		`node -e "require('child_process').spawnSync('rm', ['-rf', 'out'])"`,
+		`perl -e 'unlink glob("*.log")'`,
+		`perl -e 'unlink <*.tmp>'`,
+		`perl -MFile::Path=remove_tree -e 'remove_tree("build")'`,
+		`find . -name '*.tmp' | perl -nle unlink`,
+		`ls | perl -ne 'chomp; unlink'`,
+		`ruby -e 'require "fileutils"; FileUtils.rm_rf("tmp")'`,
+		`ruby -e 'Dir.glob("*.log").each { |f| File.delete(f) }'`,
+		`ruby -e 'File.delete(*Dir["*.tmp"])'`,
+		`ruby -rfileutils -e 'FileUtils.rm(Dir.glob("*.o"))'`,
+	}
+	for _, line := range lines {
+		for _, l := range wrapped(line) {
+			f := CheckShell(l)
+			if f.Verdict != Ask {
+				t.Errorf("%q: %s (%s), want ask", l, f.Verdict, f.Reason)
+			}
+		}
+	}
+}
+
+func TestMassDeletionReasonNamesTheClass(t *testing.T) {
+	for line, want := range map[string]string{
+		"find . -name '*.o' -delete": "removes many files: find -delete",
+		"find . -exec rm {} +":       "removes many files: find -exec runs rm",
+		"ls | xargs rm":              "removes many files: xargs runs rm",
+		"rm *.log":                   "removes many files: rm over a glob (*.log)",
+		"rm -f f{1..100}":            "brace expansion of 100 names",
+		"rm $(ls)":                   "removes many files: rm of names computed",
+		"rm -r build":                "removes many files: rm -r removes the whole folder tree build",
+		"git clean -fdx":             "removes many files: git clean",
+		"rsync -a --delete a/ b/":    "removes many files: rsync --delete",
+		"for f in *; do rm $f; done": "removes many files: a loop runs rm",
+		"truncate -s0 *.log":         "empties many files",
+		"mv * /tmp":                  "moves many files out of the workspace",
+		"git checkout -- .":          "discards uncommitted changes to many files",
+		`python3 -c "import shutil; shutil.rmtree('b')"`: "removes many files: the code removes folder trees (rmtree)",
+	} {
+		if f := CheckShell(line); f.Verdict != Ask || !strings.Contains(f.Reason, want) {
+			t.Errorf("%q: %s (%s), want ask with %q", line, f.Verdict, f.Reason, want)
+		}
+	}
+}
+
+func TestMassDeletionControlsRun(t *testing.T) {
+	lines := []string{
+		// find that lists, or runs something harmless.
+		"find . -name x -print",
+		"find . -name '*.go'",
+		"find . -type f -newer go.mod",
+		"find . -name '*.log' -print0",
+		"find . -type f | wc -l",
+		"find . -exec grep -l TODO {} +",
+		"find . -name '*.go' -exec gofmt -l {} \\;",
+		"find . -type f -exec cat {} \\;",
+		"find . -type f -exec ls -la {} +",
+		"find . -exec echo rm {} \\;",
+		"find . -type f -exec mv {} archive/ \\;",
+		"fd -e go -x wc -l",
+		// One or a few named files.
+		"rm one.txt",
+		"rm a b",
+		"rm a.txt b.txt c.txt",
+		"rm -f notes.txt",
+		"rm -f -- -weird-name",
+		"rm ./build/out.o",
+		"rm {a,b}.txt",
+		"rm -f log.{1,2,3}",
+		"rm \"$tmpfile\"",
+		"rm -f \"$1\"",
+		"unlink one.txt",
+		"shred -u secret.txt",
+		"truncate -s 0 app.log",
+		"rmdir emptydir",
+		"rm -d emptydir",
+		"for f in a.txt b.txt; do rm \"$f\"; done",
+		"for f in *.log; do echo \"$f\"; done",
+		"while read l; do echo \"$l\"; done < list.txt",
+		"ls | xargs echo",
+		"ls | xargs -n1 wc -l",
+		"ls | xargs grep TODO",
+		// git that keeps work.
+		"git clean -n",
+		"git clean -nd",
+		"git clean --dry-run -fdx",
+		"git clean -fdn",
+		"git rm notes.txt",
+		"git rm --cached -r .",
+		"git rm -n -r src",
+		"git checkout main",
+		"git checkout -b feature/x",
+		"git checkout -- main.go",
+		"git restore main.go",
+		"git restore --staged .",
+		"git stash",
+		"git switch main",
+		"git status; git diff",
+		// rsync, rclone, mv and cp that delete nothing.
+		"rsync -a src/ dst/",
+		"rsync -av --delay-updates src/ dst/",
+		"rsync -a --exclude '*.o' src/ backup/",
+		"rclone copy src remote:dst",
+		"rclone ls remote:bucket",
+		"mv *.txt archive/",
+		"mv a.txt /tmp/a.txt",
+		"mv build old-build",
+		"cp -r src backup",
+		"cp *.txt /tmp/",
+		// Prose.
+		"echo 'rm -rf build'",
+		"echo \"find . -delete\" > notes.md",
+		"git commit -m 'rm *.log before release'",
+		"grep -rn 'shutil.rmtree' .",
+		// Interpreter code that removes one named file, or only lists.
+		`python3 -c "import os; os.remove('one.txt')"`,
+		`python3 -c "import os; print(os.listdir('.'))"`,
+		`python3 -c "for i in range(3): print(i)"`,
+		`python3 -c "import glob; print(glob.glob('*.py'))"`,
+		`python3 -c "print('delete all the things')"`,
+		`python3 -c "import pathlib; pathlib.Path('a.txt').unlink()"`,
+		`python3 -c "import subprocess; subprocess.run(['ls', '-la'])"`,
+		`python3 -c "import subprocess; subprocess.run(['rm', 'one.txt'])"`,
+		`node -e "require('fs').unlinkSync('x')"`,
+		`node -e "require('fs').readdirSync('.').forEach(f => console.log(f))"`,
+		`node -e "require('fs').rmSync('a.txt')"`,
+		`perl -e 'unlink "a.txt"'`,
+		`perl -ne 'print if /x/' file.txt`,
+		`ruby -e 'File.delete("a.txt")'`,
+		`ruby -e 'Dir.glob("*.rb").each { |f| puts f }'`,
+	}
+	for _, line := range lines {
+		for _, l := range wrapped(line) {
+			if f := CheckShell(l); f.Verdict != Allow {
+				t.Errorf("%q: %s (%s), want allow", l, f.Verdict, f.Reason)
+			}
+		}
+	}
+}
+
+func TestMassDeletionInCode(t *testing.T) {
+	cases := []struct {
+		code string
+		want Verdict
+	}{
+		// Python.
+		{"import shutil\nshutil.rmtree('build')", Ask},
+		{"import shutil, os\nfor e in os.listdir('.'):\n    shutil.rmtree(e, ignore_errors=True)", Ask},
+		{"import os\nfor f in os.listdir('.'):\n    os.remove(f)", Ask},
+		{"import os, glob\nfor f in glob.glob('**/*.tmp', recursive=True):\n    os.unlink(f)", Ask},
+		{"import glob, os\nlist(map(os.remove, glob.glob('*.log')))", Ask},
+		{"import os\nfor root, dirs, files in os.walk('.'):\n    for f in files:\n        os.remove(os.path.join(root, f))", Ask},
+		{"from pathlib import Path\nfor p in Path('.').rglob('*'):\n    if p.is_file(): p.unlink()", Ask},
+		{"from pathlib import Path\n[p.unlink(missing_ok=True) for p in Path('logs').iterdir()]", Ask},
+		{"import os\nwith os.scandir('.') as it:\n    for e in it: os.unlink(e.path)", Ask},
+		{"import os\nfor i in range(100):\n    os.remove(f'file{i}.txt')", Ask},
+		{"import os\nos.removedirs('a/b/c')", Ask},
+		{"import subprocess\nsubprocess.run(['rm', '-rf', 'build'])", Ask},
+		{"import subprocess\nsubprocess.run(['rm', '-f'] + files)", Ask},
+		{"import subprocess\nsubprocess.run(['rm', '-f', *files])", Ask},
+		{"import subprocess\nsubprocess.call(['find', '.', '-name', '*.o', '-delete'])", Ask},
+		{"import subprocess\nsubprocess.run('rm -rf build', shell=True)", Ask},
+		{"import subprocess\nsubprocess.Popen(\"git clean -fdx\", shell=True)", Ask},
+		{"import subprocess\nsubprocess.check_call(['git', 'clean', '-fdx'])", Ask},
+		{"import subprocess\nsubprocess.run(['rsync', '-a', '--delete', 'src/', 'dst/'])", Ask},
+		{"import os\nos.system(f'rm -rf {d}')", Ask},
+		{"import os\nos.system('rm -f *.log')", Ask},
+		{"import os\nos.popen('find . -type f -delete').read()", Ask},
+		// Node.
+		{"require('fs').rmSync('dist', { recursive: true, force: true })", Ask},
+		{"const fs = require('fs'); const path = require('path');\nfs.rmSync(path.join(__dirname, 'out'), {\n  recursive: true,\n})", Ask},
+		{"const fs = require('fs/promises'); await fs.rm('build', { recursive: true })", Ask},
+		{"require('fs').rmdirSync('x', {recursive: true})", Ask},
+		{"const fs = require('fs');\nfor (const f of fs.readdirSync('.')) fs.unlinkSync(f);", Ask},
+		{"const fs = require('fs');\nfs.readdirSync('logs').forEach(f => fs.unlinkSync('logs/' + f));", Ask},
+		{"const fs = require('fs');\nfs.readdirSync('.').map(fs.unlinkSync)", Ask},
+		{"const fs = require('fs');\nfor (const f of fs.readdirSync('.')) fs.rmSync(f, {force: true});", Ask},
+		{"const rimraf = require('rimraf'); rimraf.sync('node_modules')", Ask},
+		{"const { deleteSync } = require('del'); deleteSync(['dist/**'])", Ask},
+		{"require('fs-extra').removeSync('build')", Ask},
+		{"require('fs-extra').emptyDirSync('out')", Ask},
+		{"require('child_process').execSync('rm -rf node_modules')", Ask},
+		{"require('child_process').execSync(`rm -rf ${dir}`)", Ask},
+		{"const { spawnSync } = require('child_process'); spawnSync('rm', ['-rf', 'build'], { stdio: 'inherit' })", Ask},
+		{"require('child_process').execFileSync('find', ['.', '-delete'])", Ask},
+		{"require('child_process').exec('git clean -fdx', (e, out) => console.log(out))", Ask},
+		// Perl, Ruby, Go.
+		{"unlink glob('*.log');", Ask},
+		{"opendir(my $d, '.'); unlink grep { -f } readdir $d;", Ask},
+		{"use File::Path qw(rmtree); rmtree('build');", Ask},
+		{"system('rm', '-rf', $dir);", Ask},
+		{"my $out = qx{rm -rf build};", Ask},
+		{"require 'fileutils'; FileUtils.rm_r('tmp')", Ask},
+		{"Dir['*.log'].each { |f| File.unlink(f) }", Ask},
+		{"Dir.children('.').each { |f| FileUtils.rm_f(f) }", Ask},
+		{"%x(rm -rf build)", Ask},
+		{"os.RemoveAll(dir)", Ask},
+		{"exec.Command(\"rm\", \"-rf\", dir).Run()", Ask},
+		{"exec.Command(\"rm\", files...).Run()", Ask},
+		// Controls: one named file, listing only, prose.
+		{"import os\nos.remove('one.txt')", Allow},
+		{"import os\nos.unlink(\"a.txt\")", Allow},
+		{"import os\ntmp = 'x.txt'\nopen(tmp, 'w').write('a')\nos.remove(tmp)", Allow},
+		{"from pathlib import Path\nPath('a.txt').unlink()", Allow},
+		{"import os\nprint(sorted(os.listdir('.')))", Allow},
+		{"import os\nfor f in os.listdir('.'):\n    print(f, os.path.getsize(f))", Allow},
+		{"items = [1, 2, 3]\nfor x in list(items):\n    items.remove(x)", Allow},
+		{"print('to delete everything, run rm -rf build')", Allow},
+		{"print('for f in files: os.remove(f)')", Allow},
+		{"d = {'delete': True, 'unlink': False}\nfor k in d: print(k)", Allow},
+		{"import subprocess\nsubprocess.run(['git', 'status'])", Allow},
+		{"import subprocess\nsubprocess.run('ls -la', shell=True)", Allow},
+		{"import subprocess\nsubprocess.run(['rm', 'one.txt'])", Allow},
+		{"import asyncio\nasyncio.run(main())", Allow},
+		{"app.run(host='0.0.0.0', port=8000)", Allow},
+		{"require('fs').unlinkSync('x')", Allow},
+		{"require('fs').rmSync('a.txt', { force: true })", Allow},
+		{"require('fs').rmSync('dir', { recursive: false })", Allow},
+		{"const fs = require('fs');\nfor (const f of fs.readdirSync('.')) console.log(f);", Allow},
+		{"const m = new Map(); for (const k of ['a']) m.delete(k);", Allow},
+		{"require('child_process').execSync('git status')", Allow},
+		{"unlink 'a.txt';", Allow},
+		{"File.delete('a.txt')", Allow},
+		{"Dir.glob('*.rb').each { |f| puts f }", Allow},
+		{"console.log(`rm -rf ${dir}`)", Allow},
+	}
+	for _, c := range cases {
+		if f := CheckCode(c.code); f.Verdict != c.want {
+			t.Errorf("%q: %s (%s), want %s", c.code, f.Verdict, f.Reason, c.want)
+		}
+	}
+}
+
+func TestMassDeletionArgv(t *testing.T) {
+	cases := []struct {
+		argv []string
+		want Verdict
+	}{
+		{[]string{"find", ".", "-delete"}, Ask},
+		{[]string{"find", ".", "-name", "*.o", "-exec", "rm", "{}", ";"}, Ask},
+		{[]string{"git", "clean", "-fdx"}, Ask},
+		{[]string{"rsync", "-a", "--delete", "a/", "b/"}, Ask},
+		{[]string{"rm", "-r", "build"}, Ask},
+		{[]string{"sh", "-c", "rm *.log"}, Ask},
+		{[]string{"rm", "one.txt"}, Allow},
+		{[]string{"find", ".", "-name", "*.o"}, Allow},
+		{[]string{"git", "clean", "-n"}, Allow},
+		{[]string{"rsync", "-a", "a/", "b/"}, Allow},
+	}
+	for _, c := range cases {
+		if f := CheckArgv(c.argv); f.Verdict != c.want {
+			t.Errorf("%q: %s (%s), want %s", c.argv, f.Verdict, f.Reason, c.want)
+		}
+	}
+}
+
+func TestBraceNames(t *testing.T) {
+	for s, want := range map[string]int{
+		"a.txt": 1, "{a,b}": 2, "{a,b}{c,d}": 4, "f{1..100}": 100, "f{1..10..2}": 5, "{a..z}": 26, "{a,{b,c}}": 3,
+		"x{1..3}y{a,b}": 6, "{}": 1, "{a}": 1, "{1..99999999999999}": 1 << 20, "{": 1, "a}": 1, "{0..-9}": 10,
+		strings.Repeat("{a,", 100) + strings.Repeat("}", 100): 1 << 20,
+	} {
+		if got := braceNames(s); got != want {
+			t.Errorf("braceNames(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+func FuzzCheckCode(f *testing.F) {
+	for _, s := range []string{"import os\nfor f in os.listdir('.'): os.remove(f)", "subprocess.run(['rm', '-rf', *x])",
+		"spawnSync('rm', ['-rf', `${d}`], {a: 1})", "qx{rm *}", `'''`, `exec("\"`, "run([", "rmSync(x, {recursive: false})"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, code string) {
+		CheckCode(code) // must not panic or hang
+	})
+}
+
+func FuzzBraceNames(f *testing.F) {
+	for _, s := range []string{"{a,b}", "f{1..9..2}", "{{a,b},{c,{d..f}}}", "{-9223372036854775808..9}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if n := braceNames(s); n < 1 || n > 1<<20 {
+			t.Fatalf("braceNames(%q) = %d", s, n)
+		}
+	})
+}
