@@ -311,6 +311,8 @@ func (c *checker) argv(argv []string) {
 	switch {
 	case name == "rm":
 		c.rm(shown, args)
+	case name == "rimraf" || name == "del-cli":
+		c.rm(shown, append([]string{"-r"}, args...)) // rm -r by another name
 	case name == "find":
 		c.find(shown, args)
 	case name == "fd" || name == "fdfind":
@@ -432,6 +434,8 @@ func unwrap(argv []string) (cmd []string, nested []string, fan string) {
 			argv = r
 		case "nohup", "time", "command", "builtin", "exec", "setsid", "unbuffer", "nocache":
 			argv = skipOptions(rest, nil)
+		case "npx", "bunx":
+			argv = skipOptions(rest, map[string]bool{"-p": true, "--package": true})
 		case "stdbuf":
 			argv = skipOptions(rest, map[string]bool{"-i": true, "-o": true, "-e": true})
 		case "ionice":

@@ -16,12 +16,23 @@
 //     recursive chmod/chown of system folders, a download piped or
 //     substituted into an interpreter, a line that cannot be parsed or holds
 //     more than 50 commands (fail closed);
-//   - the dangerous list asks (Ask): git reset --hard, clean -f, push
-//     --force and similar, credential and system-secret paths (~/.ssh,
-//     /etc/shadow, /root, cloud credentials…), writes to /proc and /sys,
-//     setuid bits, sudo, options that run other programs (rg --pre,
-//     sort --compress-program, tar --to-command, git -c), command names or
-//     scripts computed at run time, data piped into a shell.
+//   - the dangerous list asks (Ask): git reset --hard, push --force and
+//     similar, credential and system-secret paths (~/.ssh, /etc/shadow,
+//     /root, cloud credentials…), writes to /proc and /sys, setuid bits,
+//     sudo, options that run other programs (rg --pre, sort
+//     --compress-program, tar --to-command, git -c), command names or
+//     scripts computed at run time, data piped into a shell;
+//   - mass deletion asks (Ask, "removes many files: …", mass.go): find
+//     -delete and find -exec rm, filtered or not; xargs, parallel or a
+//     shell loop running rm, unlink, shred, truncate…; rm of a glob, of a
+//     brace expansion of many names or of $(…); rm -r of any folder tree
+//     (rimraf too); git clean -f, git rm -r, git checkout or restore of a
+//     whole tree; rsync --delete, rclone sync; mv of many files out of the
+//     workspace; and in code (CheckCode: run_code, python -c, node -e…)
+//     a folder-tree routine (rmtree, rmSync recursive, rm_rf, RemoveAll),
+//     a file removal with a computed argument in code that lists folders
+//     or loops, and a command passed as literals to subprocess, system,
+//     execSync or spawn. One or a few named files do not ask.
 //
 // Quoted prose is an argument, not a command: `echo "rm -rf /"` runs.
 //

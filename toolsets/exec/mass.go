@@ -351,6 +351,11 @@ func (c *checker) mirror(shown, name string, args []string) {
 		}
 		return
 	}
+	if anyArg(args, func(a string) bool {
+		return a == "--dry-run" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "n")
+	}) {
+		return // rsync -n lists what it would do
+	}
 	for _, a := range args {
 		switch {
 		case a == "--" || !strings.HasPrefix(a, "--"):
@@ -417,7 +422,7 @@ func remover(argv []string, depth int) string {
 	}
 	name, args := base(cmd[0]), cmd[1:]
 	switch {
-	case name == "rm" || destroyers[name] != "":
+	case name == "rm" || name == "rimraf" || destroyers[name] != "":
 		return name
 	case name == "git":
 		if sub, _, _ := gitSubcommand(args); sub == "rm" || sub == "clean" {
