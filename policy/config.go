@@ -67,6 +67,16 @@ type Output struct {
 	SpillDir string `yaml:"spill_dir,omitempty" json:"spill_dir,omitempty"`
 }
 
+// Files is the files section of a policy file: settings of the built-in
+// file tools.
+type Files struct {
+	// AllowHardLinks lets the file tools read and change a regular file that
+	// has other hard links. By default they refuse: such a file may be a
+	// second name of a file outside the roots. Projects made of hard links
+	// (pnpm's node_modules) need it.
+	AllowHardLinks bool `yaml:"allow_hard_links,omitempty" json:"allow_hard_links,omitempty"`
+}
+
 // Secrets is the secrets redaction section of a policy file.
 type Secrets struct {
 	// NoDefaults turns the built-in patterns (DefaultSecrets) off.

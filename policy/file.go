@@ -40,6 +40,7 @@ type File struct {
 	Approvals   Approvals            `yaml:"approvals,omitempty"`
 	Output      Output               `yaml:"output,omitempty"`
 	Secrets     Secrets              `yaml:"secrets,omitempty"`
+	Files       Files                `yaml:"files,omitempty"`
 }
 
 // FileRole is a role as a policy file writes it.
@@ -356,7 +357,7 @@ func parse(data []byte, file string) (*Policy, error) {
 		}
 		p.DefaultRole = f.DefaultRole
 	}
-	p.Limits, p.Approvals, p.Output, p.Secrets = f.Limits, f.Approvals, f.Output, f.Secrets
+	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files
 	if err := checkSections(p, at); err != nil {
 		return nil, err
 	}

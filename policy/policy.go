@@ -134,6 +134,7 @@ type Policy struct {
 	Approvals Approvals
 	Output    Output
 	Secrets   Secrets
+	Files     Files
 
 	// Source is the file the policy was loaded from ("" when built in
 	// code): where an "always" approval is written.

@@ -66,3 +66,18 @@ func TestConfigPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestFilesSection: files.allow_hard_links reaches the policy (off by
+// default, in the example too), and a misspelt key is an error.
+func TestFilesSection(t *testing.T) {
+	p, err := policy.Parse([]byte("files:\n  allow_hard_links: true\n"))
+	if err != nil || !p.Files.AllowHardLinks {
+		t.Fatalf("%v %+v", err, p)
+	}
+	if p, err := policy.Load(examplePath); err != nil || p.Files.AllowHardLinks || policy.Default().Files.AllowHardLinks {
+		t.Fatalf("on by default: %v", err)
+	}
+	if _, err := policy.Parse([]byte("files:\n  allow_hardlinks: true\n")); err == nil || !strings.Contains(err.Error(), "allow_hardlinks") {
+		t.Fatalf("a misspelt key: %v", err)
+	}
+}

@@ -51,7 +51,7 @@ func builtinTools(c *common) (*toolsets, error) {
 			rules = append(rules, fs.Rule{Pattern: globQuote(rel), Reason: reason, Access: fs.ReadWrite})
 		}
 	}
-	tools, err := fs.Tools(roots, fs.Options{Rules: rules})
+	tools, err := fs.Tools(roots, fs.Options{Rules: rules, AllowHardLinks: c.files.AllowHardLinks})
 	if err != nil {
 		roots.Close()
 		return nil, err

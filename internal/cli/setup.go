@@ -27,6 +27,8 @@ type common struct {
 	approver func(*policy.Policy) (policy.Approver, []func() error, error)
 	// composites is a file of composite tools and fallbacks (plan.go).
 	composites string
+	// files is the policy's files section: settings of the file tools.
+	files policy.Files
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -135,6 +137,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		c.roots = pol.Roots
 	}
 	c.domains = append(c.domains, pol.AllowedDomains()...)
+	c.files = pol.Files
 	s := &setup{registry: registry.New()}
 	sets, err := builtinTools(c)
 	if err != nil {
