@@ -9,19 +9,34 @@
 // text-direction characters, over-long paths and names are refused), then
 // resolved one component at a time through the root (Lstat, Readlink): ".."
 // may not climb above the root, symbolic links are followed only while they
-// stay inside it (absolute links never), and a relative path belongs to the
-// first root while an absolute one must lie, component by component, inside
-// some root. Files are then opened through the root's *os.Root, and on Linux
+// stay inside it (absolute links never) and at most MaxLinks of them per
+// path (os.Root's limit; more, or a loop, is an ELOOP invalid_arguments
+// error naming the path), and a relative path belongs to the first root
+// while an absolute one must lie, component by component, inside some root.
+// Files are then opened through the root's *os.Root, and on Linux
 // re-checked by their real path (/proc/self/fd), so a link swapped mid-call
 // cannot lead outside. FIFOs, sockets and devices are described but never
-// opened; a file with other hard links is not changed (by default).
+// opened. A regular file with other hard links may be a second name of a
+// file outside the roots, which os.Root allows: it is neither read nor
+// changed (its link count is taken from the opened file itself), only
+// described, listed and found by name, unless Options.AllowHardLinks.
+//
+// Every path-like argument is confined, not only the paths: a glob of
+// search_files (glob, or pattern with target=files) that names a place
+// outside the searched folder — a ".." segment in any spelling or brace
+// alternative, an absolute pattern elsewhere, "~" or a variable — is
+// refused with invalid_arguments naming the argument, never matched
+// against nothing; an absolute glob inside the searched folder is made
+// relative to it.
 //
 // Protected paths (Rule, DefaultRules) are denied even inside a root: git
-// hooks and configuration, toolgate's own files, editor and agent settings,
-// shell start-up files, and secrets (.env files, private keys, credential
-// stores; Options.AllowSecrets lifts those for chosen paths). Every denial
-// is a *tool.Error (permission_denied or invalid_arguments) with a
-// suggestion, and leaves the disk unchanged.
+// hooks and configuration, toolgate's own files, shell start-up files, the
+// settings and instruction files of editors and coding agents (the
+// policy's ConfigPaths: .vscode/, .claude/, .cursor/, AGENTS.md, …, which
+// the command sandbox also keeps read-only), and secrets (.env files,
+// private keys, credential stores; Options.AllowSecrets lifts those for
+// chosen paths). Every denial is a *tool.Error (permission_denied or
+// invalid_arguments) with a suggestion, and leaves the disk unchanged.
 //
 // Writes are atomic: new content goes to a temporary file (named with
 // TempPrefix) beside the target, is synced, and renamed over it, keeping the
