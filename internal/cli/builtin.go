@@ -30,14 +30,26 @@ func (t *toolsets) Close() error {
 // depends on (the audit log, the policy file) are off limits to the tools
 // when they lie inside a root.
 func builtinTools(c *common) (*toolsets, error) {
+	// Commands run in the sandbox, in the first root. A long-lived server
+	// keeps a spare sandbox helper started ahead, from the start (each
+	// command still gets fresh namespaces, mounts and cgroup); a call of
+	// a command tool starts its helper now, so that the helper's start-up
+	// overlaps the rest of the set-up. The helper is toolgate-sandbox when
+	// it is beside this program and of the same build, else this program.
+	native := &sandbox.Native{Prestart: c.warm, Executable: sandboxHelper()}
+	if c.warm || c.command {
+		native.Warm()
+	}
 	dirs := c.roots
 	if len(dirs) == 0 {
 		dirs = []string{"."}
 	}
 	roots, err := fs.OpenRoots(dirs...)
 	if err != nil {
+		native.Close()
 		return nil, usageErr("--root: %v", err)
 	}
+	sets := &toolsets{roots: roots, native: native}
 	rules := fs.DefaultRules()
 	own := map[string]string{
 		c.auditPath: "toolgate's audit log: only toolgate writes it, and no tool may read or change it",
@@ -53,36 +65,28 @@ func builtinTools(c *common) (*toolsets, error) {
 	}
 	tools, err := fs.Tools(roots, fs.Options{Rules: rules, AllowHardLinks: c.files.AllowHardLinks})
 	if err != nil {
-		roots.Close()
+		sets.Close()
 		return nil, err
-	}
-	// Commands run in the sandbox, in the first root, without network. A
-	// long-lived server keeps a spare sandbox helper started ahead, from
-	// the start (each command still gets fresh namespaces, mounts and
-	// cgroup). The helper is toolgate-sandbox when it is beside this
-	// program and of the same build, else this program.
-	native := &sandbox.Native{Prestart: c.warm, Executable: sandboxHelper()}
-	if c.warm {
-		native.Warm()
 	}
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{})})
 	if err != nil {
-		roots.Close()
+		sets.Close()
 		return nil, err
 	}
 	// http_request reaches only the domains the policy allows (none by default).
 	egp, err := egress.NewPolicy(egress.PolicyConfig{Allow: c.domains})
 	if err != nil {
-		roots.Close()
+		sets.Close()
 		return nil, usageErr("%v", err)
 	}
 	web, err := web.Tools(web.Options{Policy: egp, CacheDir: filepath.Join(stateDir(), "http-cache")})
 	if err != nil {
-		roots.Close()
+		sets.Close()
 		return nil, err
 	}
 	tools = append(append(tools, cmds...), web...)
-	return &toolsets{tools: tools, roots: roots, native: native}, nil
+	sets.tools = tools
+	return sets, nil
 }
 
 // insideRoots returns path relative to each root that contains it.

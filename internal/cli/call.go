@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/exec"
 )
 
 func newCallCmd(s *streams) *cobra.Command {
@@ -54,6 +55,7 @@ Exit status: 0 success, 1 the tool returned an error, 2 usage error.`,
 			}
 			opts := engine.Options{Approver: approver}
 			c.results = idemKey != ""
+			c.command = args[0] == exec.ExecuteCommand || args[0] == exec.RunCode
 			st, err := c.build(opts)
 			if err != nil {
 				return err

@@ -22,6 +22,7 @@ type common struct {
 	results   bool     // open the idempotency store (see openIdempotency)
 	domains   []string // domains http_request may reach
 	warm      bool     // keep a sandbox helper started ahead (servers, agent loops)
+	command   bool     // the one call to run is a command's: start its sandbox helper at once
 	// approver, when set, makes the approver of calls the policy asks about
 	// (once the policy is loaded), with what must be closed at the end.
 	approver func(*policy.Policy) (policy.Approver, []func() error, error)

@@ -102,6 +102,14 @@ type Output struct {
 	EgressFailures  []EgressFailure     `json:"egress_failures,omitempty"`
 }
 
+// The names of the tools Tools returns: a program that knows a call of one
+// is coming can start a sandbox helper ahead (sandbox.Native.Warm) while it
+// sets up the rest.
+const (
+	ExecuteCommand = "execute_command"
+	RunCode        = "run_code"
+)
+
 // Tools returns execute_command and run_code, tagged "exec", level 2.
 func Tools(opts Options) ([]tool.Tool, error) {
 	o, err := opts.withDefaults()
@@ -120,7 +128,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	}
 	common = append(common, tool.WithOutputSchema(out))
 	return []tool.Tool{
-		tool.New("execute_command",
+		tool.New(ExecuteCommand,
 			"Run a shell command (or an argv) in a sandbox over the workspace: the system is read-only, "+
 				"the network is "+networkWords(o.Egress)+", and the command is killed at its timeout. "+
 				"Returns exit_code, stdout and stderr; a non-zero exit is a result, not an error.\n"+
@@ -128,7 +136,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 				"write or edit files: read_file, search_files, write_file and edit_file are safer and faster.\n"+
 				`Example: {"command": "go test ./...", "timeout": 120}`,
 			s.executeCommand, common...),
-		tool.New("run_code",
+		tool.New(RunCode,
 			"Run a Python, Node.js or bash program in the same sandbox as execute_command. "+
 				"Returns exit_code, stdout and stderr.\n"+
 				"Use it to compute, transform data or try a snippet without writing a file first. "+
