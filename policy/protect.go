@@ -162,15 +162,12 @@ func DefaultDeny() []Protected {
 	spill := "**/.toolgate/spill/*" // spilled results are there to be read
 	list := []entry{
 		e("**/.git/hooks", hooks, rw, false),
-		e("**/.git/hooks/**", hooks, rw, false),
 		e("**/.git/config", gitcfg, rw, false),
 	}
 	for _, c := range ConfigPaths() {
 		list = append(list, e("**/"+c.Name, c.Reason, w, false)) // a pattern naming a folder covers what it holds
 	}
 	list = append(list,
-		e("**/.toolgate", own, r, false, spill),
-		e("**/.toolgate/**", own, r, false, spill),
 		e("**/.toolgate*", own, w, false),
 		e("**/.toolgate*", own, r, false, spill),
 		e("**/toolgate*.{yaml,yml,json,jsonl,toml}", own, w, false),

@@ -129,15 +129,21 @@ func (s *Set) checkWritable(l Location, fi fs.FileInfo) error {
 	return s.checkLinks(l, fi, "change")
 }
 
+// hardLinked reports whether the tools keep away from the content of the
+// file fi describes: it has other hard links, and they are not allowed.
+func (s *Set) hardLinked(fi fs.FileInfo) bool {
+	return nlink(fi) > 1 && !s.opts.AllowHardLinks
+}
+
 // checkLinks refuses a regular file with other hard links, unless
 // Options.AllowHardLinks: it may be a second name of a file outside the
 // roots. fi must describe the very file used (for a read, the open file's
 // own stat). verb says what was refused ("read", "change").
 func (s *Set) checkLinks(l Location, fi fs.FileInfo, verb string) error {
-	n := nlink(fi)
-	if n <= 1 || s.opts.AllowHardLinks {
+	if !s.hardLinked(fi) {
 		return nil
 	}
+	n := nlink(fi)
 	return tool.Errorf(tool.PermissionDenied, "%q has %d hard links, so it may be a second name of a file outside the workspace; the file tools do not %s it", l.display(), n, verb).
 		WithSuggestion("work on another file (write_file creates a new one); if this project really uses hard links (pnpm's node_modules does), ask the user to set files.allow_hard_links: true in the policy").
 		WithDetail("links", n)

@@ -85,7 +85,7 @@ func (s *Set) getFileInfo(ctx context.Context, in GetFileInfoIn) (tool.Result, e
 		}
 		n := len(names)
 		out.Entries = &n
-	case fi.Mode().IsRegular() && s.checkLinks(l, fi, "read") != nil:
+	case fi.Mode().IsRegular() && s.hardLinked(fi):
 		// Described from its name's metadata, not opened: it may be a
 		// second name of a file outside the roots.
 		unread = true

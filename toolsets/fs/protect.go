@@ -44,8 +44,9 @@ type Rule struct {
 
 // DefaultRules returns the paths denied by default: the policy's protected
 // paths (policy.DefaultDeny: git hooks and config, toolgate's own files,
-// editor and agent settings, shell start-up files, secrets), one list for
-// both, so that the tools and the policy can never disagree.
+// the settings and instruction files of editors and coding agents
+// (policy.ConfigPaths), shell start-up files, secrets), one list for both,
+// so that the tools and the policy can never disagree.
 func DefaultRules() []Rule {
 	deny := policy.DefaultDeny()
 	rules := make([]Rule, len(deny))
