@@ -74,6 +74,9 @@ func ConfigPaths() []ConfigPath {
 		".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".cshrc", ".tcshrc", ".kshrc",
 		".login", ".logout", ".inputrc", ".config/fish", ".config/autostart")
 	add("direnv runs this file when a shell enters the folder", ".envrc")
+	add("mise runs the hooks and loads the environment set here when a shell enters the folder", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".mise", ".config/mise")
+	add("yarn runs the program its yarnPath names on every yarn command", ".yarnrc", ".yarnrc.yml")
+	add("pnpm runs the hooks in this file on every install", ".pnpmfile.cjs")
 
 	// Editors.
 	add(runs("VS Code (and its forks)"), ".vscode")
