@@ -17,7 +17,7 @@ import (
 var (
 	treeRemoval = regexp.MustCompile(`\b(?:rmtree|removedirs|remove_tree|rm_rf|rm_r|remove_dir|remove_dir_all|remove_entry|remove_entry_secure` +
 		`|RemoveAll|rimraf|rimrafSync|deleteSync|deleteAsync|removeSync|emptyDir|emptyDirSync|deleteDirectory)\b` +
-		`|\b(?:rmSync|rmdirSync|rm|rmdir|rmdir_p)\s*\([^;]{0,300}?\brecursive\b(?:\s*:\s*(\w+))?`)
+		`|\b(?:rmSync|rmdirSync|rm|rmdir|rmdir_p)\s*\((?:[^;()]|\([^;()]*\))*?\brecursive\b(?:\s*:\s*(\w+))?`)
 	runner = regexp.MustCompile(`\b(?:system|popen[23]?|capture[23]e?|exec|execSync|execFile|execFileSync|spawn|spawnSync|run|call|Popen` +
 		`|check_output|check_call|getoutput|getstatusoutput|Command|CommandContext|execv|execvp|execvpe|execl|execlp|spawnv|spawnvp` +
 		`|shell_exec|passthru|proc_open)\s*\(`)

@@ -91,7 +91,18 @@ func (c *checker) merge(f Finding) {
 
 func (c *checker) file(f *syntax.File) {
 	funcs := map[string]*syntax.FuncDecl{}
+	// Walk calls f(nil) when it leaves a node it entered: entered says, for
+	// each node entered, whether it is a loop over many names (mass.go).
+	var entered []bool
+	loops := 0
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			if entered[len(entered)-1] {
+				loops--
+			}
+			entered = entered[:len(entered)-1]
+			return true
+		}
 		switch x := n.(type) {
 		case *syntax.FuncDecl:
 			if x.Name != nil {
@@ -104,6 +115,9 @@ func (c *checker) file(f *syntax.File) {
 				return false
 			}
 			c.call(x)
+			if loops > 0 {
+				c.inLoop(x)
+			}
 		case *syntax.Redirect:
 			if x.Word != nil {
 				if target, ok := literal(x.Word); ok && isWrite(x.Op) {
@@ -120,11 +134,12 @@ func (c *checker) file(f *syntax.File) {
 			if x.Op == syntax.Pipe || x.Op == syntax.PipeAll {
 				c.pipe(x)
 			}
-		case *syntax.ForClause:
-			c.loop(x.Loop, x.Do)
-		case *syntax.WhileClause:
-			c.loop(nil, x.Do)
 		}
+		loop := manyLoop(n)
+		if loop {
+			loops++
+		}
+		entered = append(entered, loop)
 		return true
 	})
 	// Fork bombs: a function that calls itself in a pipe or in the background.

@@ -377,25 +377,33 @@ func (c *checker) pathspecs(shown, class string, specs []string) {
 	}
 }
 
-// loop flags a shell loop whose body removes files, when it runs over
-// many names: a while or until loop (it reads them), a C-style for, a for
-// over a glob, $(…) or "$@".
-func (c *checker) loop(l syntax.Loop, body []*syntax.Stmt) {
-	if it, ok := l.(*syntax.WordIter); ok && it.InPos.IsValid() {
-		items, _ := words(it.Items)
-		few := true
-		for _, w := range items {
-			few = few && w != manyNames && !isGlob(w) && braceNames(w) <= braceMany
+// manyLoop reports whether n is a shell loop over many names: a while or
+// until loop (it reads them), a C-style for, a for over a glob, $(…) or
+// "$@". A removal inside one is mass deletion.
+func manyLoop(n syntax.Node) bool {
+	switch x := n.(type) {
+	case *syntax.WhileClause:
+		return true
+	case *syntax.ForClause:
+		it, ok := x.Loop.(*syntax.WordIter)
+		if !ok || !it.InPos.IsValid() {
+			return true
 		}
-		if few {
-			return
+		items, _ := words(it.Items)
+		for _, w := range items {
+			if w == manyNames || isGlob(w) || braceNames(w) > braceMany {
+				return true
+			}
 		}
 	}
-	for _, s := range body {
-		if r := scriptRemover(s, c.depth); r != "" {
-			c.flag(Ask, r, "removes many files: a loop runs %s for every name", r)
-			return
-		}
+	return false
+}
+
+// inLoop flags a command inside a loop over many names that removes files.
+func (c *checker) inLoop(x *syntax.CallExpr) {
+	argv, _ := words(x.Args)
+	if r := remover(argv, c.depth); r != "" {
+		c.flag(Ask, r, "removes many files: a loop runs %s for every name", r)
 	}
 }
 

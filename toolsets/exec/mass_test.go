@@ -256,19 +256,19 @@ func TestMassDeletionAsks(t *testing.T) {
 
 func TestMassDeletionReasonNamesTheClass(t *testing.T) {
 	for line, want := range map[string]string{
-		"find . -name '*.o' -delete": "removes many files: find -delete",
-		"find . -exec rm {} +":       "removes many files: find -exec runs rm",
-		"ls | xargs rm":              "removes many files: xargs runs rm",
-		"rm *.log":                   "removes many files: rm over a glob (*.log)",
-		"rm -f f{1..100}":            "brace expansion of 100 names",
-		"rm $(ls)":                   "removes many files: rm of names computed",
-		"rm -r build":                "removes many files: rm -r removes the whole folder tree build",
-		"git clean -fdx":             "removes many files: git clean",
-		"rsync -a --delete a/ b/":    "removes many files: rsync --delete",
-		"for f in *; do rm $f; done": "removes many files: a loop runs rm",
-		"truncate -s0 *.log":         "empties many files",
-		"mv * /tmp":                  "moves many files out of the workspace",
-		"git checkout -- .":          "discards uncommitted changes to many files",
+		"find . -name '*.o' -delete":   "removes many files: find -delete",
+		"find . -exec rm {} +":         "removes many files: find -exec runs rm",
+		"ls | xargs rm":                "removes many files: xargs runs rm",
+		"rm *.log":                     "removes many files: rm over a glob (*.log)",
+		"rm -f f{1..100}":              "brace expansion of 100 names",
+		"rm $(ls)":                     "removes many files: rm of names computed",
+		"rm -r build":                  "removes many files: rm -r removes the whole folder tree build",
+		"git clean -fdx":               "removes many files: git clean",
+		"rsync -a --delete a/ b/":      "removes many files: rsync --delete",
+		`for f in *; do rm "$f"; done`: "removes many files: a loop runs rm",
+		"truncate -s0 *.log":           "empties many files",
+		"mv * /tmp":                    "moves many files out of the workspace",
+		"git checkout -- .":            "discards uncommitted changes to many files",
 		`python3 -c "import shutil; shutil.rmtree('b')"`: "removes many files: the code removes folder trees (rmtree)",
 	} {
 		if f := CheckShell(line); f.Verdict != Ask || !strings.Contains(f.Reason, want) {
@@ -464,6 +464,7 @@ func TestMassDeletionInCode(t *testing.T) {
 		{"require('fs').unlinkSync('x')", Allow},
 		{"require('fs').rmSync('a.txt', { force: true })", Allow},
 		{"require('fs').rmSync('dir', { recursive: false })", Allow},
+		{"require('fs').rmSync('a.txt')\nconst opts = { recursive: true }\nmkdirSync('x', opts)", Allow},
 		{"const fs = require('fs');\nfor (const f of fs.readdirSync('.')) console.log(f);", Allow},
 		{"const m = new Map(); for (const k of ['a']) m.delete(k);", Allow},
 		{"require('child_process').execSync('git status')", Allow},
@@ -498,6 +499,22 @@ func TestMassDeletionArgv(t *testing.T) {
 	for _, c := range cases {
 		if f := CheckArgv(c.argv); f.Verdict != c.want {
 			t.Errorf("%q: %s (%s), want %s", c.argv, f.Verdict, f.Reason, c.want)
+		}
+	}
+}
+
+// TestCheckShellNestedLoops: a removal deep inside loops is seen, and only
+// when a loop around it runs over many names (the check walks the line
+// once, whatever the nesting).
+func TestCheckShellNestedLoops(t *testing.T) {
+	n := 3000
+	for line, want := range map[string]Verdict{
+		strings.Repeat("for a in *; do ", n) + "rm x" + strings.Repeat("; done", n):        Ask,
+		strings.Repeat("for a in *; do ", n) + "echo x" + strings.Repeat("; done", n):      Allow,
+		strings.Repeat("for a in a b; do ", n) + "rm \"$a\"" + strings.Repeat("; done", n): Allow,
+	} {
+		if f := CheckShell(line); f.Verdict != want {
+			t.Errorf("%.40q…: %s (%s), want %s", line, f.Verdict, f.Reason, want)
 		}
 	}
 }
