@@ -20,9 +20,9 @@ import (
 // the same view as Native (a read-only root of system folders and a few
 // /etc files, writable only in the workspace, the spec's writable paths,
 // a tmpfs /tmp and /dev/shm; a fresh /proc and a minimal /dev), all
-// namespaces unshared, every
-// capability dropped, a new session, and the same seccomp filter (with
-// quiet refusals: bwrap has no way to report them). It sets no rlimits,
+// namespaces unshared, every capability dropped, a new session, and the
+// same seccomp filter (with quiet refusals: bwrap has no way to report
+// them). It sets no rlimits,
 // no cgroups and no Landlock, and has no proxy network (ErrUnsupported).
 type Bwrap struct {
 	// Path is the bwrap program; empty means "bwrap" in PATH.

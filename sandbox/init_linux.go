@@ -200,9 +200,8 @@ func setup(cfg *initConfig, binds map[string]bool) (initReply, []int, error) {
 // bound read-only from the host, a few /etc files copied, a writable tmpfs
 // on /tmp, a fresh /proc with its dangerous files hidden, a /dev of five
 // devices and a writable /dev/shm, and the spec's paths bound at their
-// host paths. To reach the host's
-// paths while building, the process first pivots into a scratch tmpfs
-// with the host root under /.old.
+// host paths. To reach the host's paths while building, the process first
+// pivots into a scratch tmpfs with the host root under /.old.
 
 // systemDirs are shown read-only when they exist (as links when they are).
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}

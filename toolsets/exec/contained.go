@@ -62,6 +62,8 @@ func readOnlyWrite(line, root string) stop {
 		s.what = "a write outside the workspace or to a protected file (the file system there is read-only)"
 	case outside(p, root):
 		s.what = "a write to " + p + ", outside the workspace (everything but the workspace and /tmp is read-only)"
+	case p == ".." || strings.HasPrefix(p, "../"): // relative to a working folder we do not know
+		s.what = "a write to " + p + ", outside the workspace or to a protected file (read-only)"
 	default:
 		s.what = "a write to " + p + ", a protected file of the workspace (it is read-only)"
 	}
