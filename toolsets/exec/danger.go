@@ -256,7 +256,7 @@ func (c *checker) call(x *syntax.CallExpr) {
 	}
 	argv, lits := words(x.Args)
 	if !lits[0] {
-		c.flag(Ask, "", "the command name is computed when the command runs (%s), so it cannot be checked", printWord(x.Args[0]))
+		c.flag(Ask, "", "the command name is computed when the command runs (%s), so it cannot be checked", printNode(x.Args[0]))
 		return
 	}
 	// A script computed at run time: sh -c "$(…)", eval "$(…)".
@@ -862,7 +862,7 @@ func words(ws []*syntax.Word) ([]string, []bool) {
 			if splits(w) {
 				out[i] = manyNames
 			}
-			s := printWord(w)
+			s := printNode(w)
 			if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 				s = s[1 : len(s)-1]
 			}
@@ -928,9 +928,9 @@ func unescape(s string, dquoted bool) string {
 	return b.String()
 }
 
-func printWord(w *syntax.Word) string {
+func printNode(n syntax.Node) string {
 	var b strings.Builder
-	syntax.NewPrinter().Print(&b, w)
+	syntax.NewPrinter().Print(&b, n)
 	return b.String()
 }
 

@@ -32,8 +32,12 @@ import (
 const manyNames = "$(…)"
 
 // braceMany is how many names a brace expansion may make before it counts
-// as many: rm {a,b}.txt is two named files, rm f{1..100} is not.
-const braceMany = 4
+// as many: rm {a,b}.txt is two named files, rm f{1..100} is not. Counts
+// stop at veryMany.
+const (
+	braceMany = 4
+	veryMany  = 1 << 20
+)
 
 // destroyers are the programs that remove, shred or empty the files named
 // on their command line (rm has its own rule), and what doing it to many
@@ -93,9 +97,8 @@ func isGlob(t string) bool { return strings.ContainsAny(t, "*?[") }
 // when it has none), without making them: {a,b}c{1..3} is 6. A word of
 // more than 64 braces counts as very many, unexamined.
 func braceNames(s string) int {
-	const limit = 1 << 20
 	if strings.Count(s, "{") > 64 {
-		return limit
+		return veryMany
 	}
 	n := 1
 	for i := 0; i < len(s); i++ {
@@ -111,12 +114,12 @@ func braceNames(s string) int {
 		if alts := splitTop(inner); len(alts) > 1 {
 			count = 0
 			for _, a := range alts {
-				count = min(count+braceNames(a), limit)
+				count = min(count+braceNames(a), veryMany)
 			}
 		} else if r := rangeNames(inner); r > 0 {
 			count = r
 		}
-		n = min(n*count, limit)
+		n = min(n*count, veryMany)
 		i = end
 	}
 	return n
@@ -181,7 +184,7 @@ func rangeNames(s string) int {
 	case err1 == nil && err2 == nil:
 		return abs(int(y-x))/step + 1
 	case isNumber(parts[0]) && isNumber(parts[1]):
-		return 1 << 20
+		return veryMany
 	}
 	return 0
 }
@@ -206,9 +209,7 @@ func abs(v int) int {
 func splits(w *syntax.Word) bool {
 	for _, p := range w.Parts {
 		switch x := p.(type) {
-		case *syntax.CmdSubst, *syntax.ExtGlob, *syntax.ProcSubst:
-			return true
-		case *syntax.ParamExp:
+		case *syntax.CmdSubst, *syntax.ParamExp, *syntax.ExtGlob, *syntax.ProcSubst:
 			return true
 		case *syntax.Lit:
 			if isGlob(x.Value) {
@@ -228,12 +229,6 @@ func splits(w *syntax.Word) bool {
 		}
 	}
 	return false
-}
-
-func printNode(n syntax.Node) string {
-	var b strings.Builder
-	syntax.NewPrinter().Print(&b, n)
-	return b.String()
 }
 
 // find flags find -delete and find -exec/-execdir/-ok/-okdir running a
@@ -264,17 +259,11 @@ func (c *checker) find(shown string, args []string) {
 // findStarts returns the folders find starts from (. when none is given).
 func findStarts(args []string) []string {
 	i := 0
-	for i < len(args) {
-		switch a := args[i]; {
-		case a == "-H" || a == "-L" || a == "-P" || strings.HasPrefix(a, "-O"):
-			i++
-		case a == "-D":
-			i += 2
-		default:
-			goto starts
+	for ; i < len(args) && (args[i] == "-H" || args[i] == "-L" || args[i] == "-P" || args[i] == "-D" || strings.HasPrefix(args[i], "-O")); i++ {
+		if args[i] == "-D" {
+			i++ // its debug options
 		}
 	}
-starts:
 	var starts []string
 	for ; i < len(args) && !strings.HasPrefix(args[i], "-") && args[i] != "(" && args[i] != "!"; i++ {
 		starts = append(starts, args[i])
