@@ -325,7 +325,7 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Res
 	case contains(o.LimitsHit, "cpu"):
 		e = tool.Errorf(tool.SandboxViolation, "the command was killed: it used up its CPU time").
 			WithSuggestion("do less work per command").WithDetail("limit", "cpu")
-	case len(o.Blocked) > 0:
+	case len(o.Blocked) > 0 && !ipv6Probe(o):
 		e = tool.Errorf(tool.SandboxViolation, "the sandbox refused what the command tried: %s", strings.Join(o.Blocked, ", ")).
 			WithSuggestion("%s", blockedHint(o.Blocked, s.opts.Egress != nil)).WithDetail("blocked", o.Blocked)
 	case o.Signal == "SIGSYS":
@@ -368,6 +368,18 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Res
 		r.Content = []tool.Content{tool.TextContent(e.Text() + "\n\n" + text)}
 	}
 	return r
+}
+
+// ipv6Probe reports whether the only refusal was an inet6 socket that the
+// command got over (it exited 0): how libraries test for IPv6 (urllib3
+// does at import, so pip --version), not an attempt to connect.
+func ipv6Probe(o sandbox.Outcome) bool {
+	for _, b := range o.Blocked {
+		if b != "socket(AF_INET6)" {
+			return false
+		}
+	}
+	return o.ExitCode == 0
 }
 
 func blockedHint(blocked []string, network bool) string {

@@ -58,17 +58,26 @@ func TestWriteOutsideIsViolation(t *testing.T) {
 }
 
 // TestWritableStaysOrdinary: writes to the workspace, /tmp and the devices
-// are ordinary results, and so are failures that are not the sandbox's.
+// are ordinary results, and so are failures that are not the sandbox's and
+// the usual tools' probes of a network that is not there.
 func TestWritableStaysOrdinary(t *testing.T) {
 	ex := toolMap(t, Options{Root: t.TempDir()})["execute_command"]
 	for _, cmd := range []string{
 		"echo x > f && cat f", "mkdir -p a/b && touch a/b/c", "echo x > /tmp/x", "echo x > /dev/null",
 		"echo x > /dev/shm/x", "python3 -c \"open('/tmp/p', 'w').write('x')\"", "ls /etc > /dev/null",
 		"echo 'Read-only file system is a phrase' > notes.txt", "cat missing.txt; exit 0",
+		"pip --version", "python3 -m pip list", "npm ls", "npm init -y", "go env GOCACHE", // IPv6 probes, update checks
 	} {
 		r := call(t, ex, context.Background(), map[string]any{"command": cmd})
 		if r.Error != nil {
 			t.Errorf("%s: %s", cmd, r.Error.Text())
+		}
+	}
+	// A real IPv6 attempt fails, and is one.
+	for _, cmd := range []string{`python3 -c "import socket; socket.create_connection(('::1', 80))"`, "curl -s http://[::1]:1/"} {
+		r := call(t, ex, context.Background(), map[string]any{"command": cmd})
+		if r.Error == nil || r.Error.Type != tool.SandboxViolation {
+			t.Errorf("%s: %+v", cmd, r.Error)
 		}
 	}
 }
