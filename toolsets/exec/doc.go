@@ -78,7 +78,8 @@
 //     process tree is killed); the memory, processes, output or CPU limit →
 //     "sandbox_violation" with Details["limit"]; a system call the sandbox
 //     refused (network when there is none, ptrace, mount, raw sockets…) →
-//     "sandbox_violation" with Details["blocked"]; a write the read-only
+//     "sandbox_violation" with Details["blocked"] (not an inet6 socket
+//     the command got over: an IPv6 probe); a write the read-only
 //     file system refused (/etc/x, ~/.gitconfig, a protected .git file) →
 //     "sandbox_violation" naming the path, with Details["path"] and
 //     ["evidence"], even if the command went on to exit 0. The output so
