@@ -10,7 +10,8 @@
 //     exactly as it will be used — IPv6 brackets and one trailing dot
 //     removed, IDNA mapping to lower-case A-labels, and any spelling a
 //     resolver would read as IPv4 (2130706433, 0x7f.1, 0177.1) turned into
-//     that address; cloud metadata names are refused, and so are hosts a
+//     that address; cloud metadata names and localhost (and *.localhost)
+//     are refused, and so are hosts a
 //     deny-list entry matches (same forms, or "*"); the host must match an
 //     allow-list entry (exact names, "*.example.com" wildcards at a dot
 //     boundary, IP literals only when listed) on an allowed port (80 and 443

@@ -218,6 +218,9 @@ func (p *Policy) check(hostname string, port int) (target, *Error) {
 	if !h.isIP() && metadataNames[h.name] {
 		return t, &Error{Reason: MetadataAddress, Host: h.name, Port: port, Detail: "a cloud metadata service name"}
 	}
+	if h.name == "localhost" || strings.HasSuffix(h.name, ".localhost") {
+		return t, &Error{Reason: PrivateAddress, Host: h.name, Port: port, Detail: "a localhost name is loopback (RFC 6761), whatever a resolver answers"}
+	}
 	for _, r := range p.deny {
 		if r.matches(h) && (r.port == 0 || r.port == port) {
 			t.rule = r.text

@@ -320,3 +320,19 @@ func TestDenyList(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalhostNames: localhost and its subdomains are loopback by
+// definition (RFC 6761): refused before any lookup, even when listed.
+func TestLocalhostNames(t *testing.T) {
+	p := mustPolicy(t, PolicyConfig{Allow: []string{"localhost", "*.b.localhost", "app.localhost", "xn--lcalhost-9za.localhost", "localhost.example.com"}})
+	for _, h := range []string{"localhost", "LOCALHOST.", "app.localhost", "a.b.localhost", "xn--lcalhost-9za.localhost"} {
+		if _, _, err := p.CheckHost(h, 443); reasonOf(err) != PrivateAddress {
+			t.Errorf("CheckHost(%q) = %v, want %s", h, err, PrivateAddress)
+		}
+	}
+	for _, h := range []string{"localhost.example.com"} {
+		if _, _, err := p.CheckHost(h, 443); err != nil {
+			t.Errorf("CheckHost(%q) = %v, want it allowed", h, err)
+		}
+	}
+}
