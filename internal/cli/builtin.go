@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/sandbox"
-	"github.com/toolgate/toolgate/sandbox/egress"
 	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/toolsets/exec"
 	"github.com/toolgate/toolgate/toolsets/fs"
@@ -18,10 +17,12 @@ type toolsets struct {
 	tools  []tool.Tool
 	roots  *fs.Roots
 	native *sandbox.Native
+	net    *network
 }
 
 func (t *toolsets) Close() error {
 	t.native.Close()
+	t.net.Close()
 	return t.roots.Close()
 }
 
@@ -68,18 +69,17 @@ func builtinTools(c *common) (*toolsets, error) {
 		sets.Close()
 		return nil, err
 	}
-	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{})})
+	// Commands and http_request reach only the domains allowed (none by default).
+	if sets.net, err = newNetwork(domainRules{allow: c.domains, deny: c.deniedDomains, ask: c.askedDomains}); err != nil {
+		sets.Close()
+		return nil, err
+	}
+	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Egress: sets.net.proxy})
 	if err != nil {
 		sets.Close()
 		return nil, err
 	}
-	// http_request reaches only the domains the policy allows (none by default).
-	egp, err := egress.NewPolicy(egress.PolicyConfig{Allow: c.domains})
-	if err != nil {
-		sets.Close()
-		return nil, usageErr("%v", err)
-	}
-	web, err := web.Tools(web.Options{Policy: egp, CacheDir: filepath.Join(stateDir(), "http-cache")})
+	web, err := web.Tools(web.Options{Policy: sets.net.web, CacheDir: filepath.Join(stateDir(), "http-cache")})
 	if err != nil {
 		sets.Close()
 		return nil, err

@@ -20,7 +20,7 @@ type common struct {
 	policy    string
 	auditPath string
 	results   bool     // open the idempotency store (see openIdempotency)
-	domains   []string // domains http_request may reach
+	domains   []string // domains http_request and commands may reach (flags, then the policy's allow rules)
 	warm      bool     // keep a sandbox helper started ahead (servers, agent loops)
 	command   bool     // the one call to run is a command's: start its sandbox helper at once
 	// approver, when set, makes the approver of calls the policy asks about
@@ -30,6 +30,9 @@ type common struct {
 	composites string
 	// files is the policy's files section: settings of the file tools.
 	files policy.Files
+	// deniedDomains and askedDomains are the policy's deny and ask rules'
+	// domains: refused to both (the egress proxy cannot ask).
+	deniedDomains, askedDomains []string
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -37,7 +40,7 @@ func (c *common) register(cmd *cobra.Command) {
 	f.StringArrayVar(&c.roots, "root", nil, "folder the file tools may use (repeatable; default: the current folder)")
 	f.StringVar(&c.policy, "policy", "", "policy file (YAML): mode, max_level, deny/ask/allow rules")
 	f.StringVar(&c.auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
-	f.StringArrayVar(&c.domains, "allow-domain", nil, "a domain http_request may reach (repeatable; \"*.example.com\" for subdomains); none by default")
+	f.StringArrayVar(&c.domains, "allow-domain", nil, "a domain http_request and commands (through the egress proxy) may reach (repeatable; \"*.example.com\" for subdomains); none by default")
 }
 
 // approval is how a command line approves ahead of time: --yes approves
@@ -138,6 +141,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		c.roots = pol.Roots
 	}
 	c.domains = append(c.domains, pol.AllowedDomains()...)
+	c.deniedDomains, c.askedDomains = pol.DeniedDomains(), pol.AskedDomains()
 	c.files = pol.Files
 	s := &setup{registry: registry.New()}
 	sets, err := builtinTools(c)
