@@ -53,8 +53,15 @@
 // Network: none by default (no interface up, no inet socket at all). With
 // Network.Proxy (or Dial), the helper brings the namespace's loopback up
 // and makes a listening socket on 127.0.0.1:ProxyPort inside it, which the
-// parent accepts from outside and joins to the proxy; HTTP(S)_PROXY point
-// to it, and Landlock (ABI ≥ 4) allows TCP connect to that port only.
+// parent accepts from outside and joins to the proxy; HTTP(S)_PROXY,
+// ALL_PROXY and their lower-case forms point to it, NO_PROXY is empty
+// (NODE_USE_ENV_PROXY=1 for Node.js), and Landlock (ABI ≥ 4) allows TCP
+// connect to that port only.
+// toolgate gives Dial as egress.Proxy.Dial: the proxy runs in the calling
+// process, no port is opened on the host, and each command's connections
+// carry that command's context (its refusals are its own). Bwrap has no
+// proxy network: a Chain then refuses rather than run the command with no
+// network or the host's.
 //
 // Bwrap runs the same view (read-only the same way) through bubblewrap
 // when it is installed; DryRun returns what would run; Chain tries backends in order
