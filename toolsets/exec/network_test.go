@@ -13,9 +13,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/sandbox/egress"
 	"github.com/toolgate/toolgate/sandbox/egress/egresstest"
 	"github.com/toolgate/toolgate/tool"
@@ -461,4 +463,71 @@ func TestEgressError(t *testing.T) {
 	if got := allowedWords(many); !strings.HasSuffix(got, "h19.test and 10 more") {
 		t.Errorf("allowedWords = %q", got)
 	}
+}
+
+// TestNetworkFailuresAreTheCommands: commands running at once through one
+// proxy each get the refusals of their own connections, no other's.
+func TestNetworkFailuresAreTheCommands(t *testing.T) {
+	w := newNetWorld(t)
+	ex := w.tools["execute_command"]
+	const n = 4
+	results := make([]tool.Result, 2*n)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := "curl -sS http://allowed.test/hello"
+			if i%2 == 1 {
+				c = fmt.Sprintf("curl -sS http://denied%d.test/", i)
+			}
+			results[i] = call(t, ex, context.Background(), cmd(c))
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		out := r.Structured.(Output)
+		if i%2 == 0 {
+			if r.Error != nil || len(out.EgressFailures) != 0 || !strings.Contains(out.Stdout, "hello from") {
+				t.Errorf("allowed command %d: %+v, failures %+v", i, r.Error, out.EgressFailures)
+			}
+			continue
+		}
+		want := fmt.Sprintf("denied%d.test", i)
+		if r.Error == nil || r.Error.Details["domain"] != want || len(out.EgressFailures) != 1 || out.EgressFailures[0].Host != want {
+			t.Errorf("refused command %d: %+v, failures %+v; want only %s", i, r.Error, out.EgressFailures, want)
+		}
+	}
+}
+
+// TestNetworkNeedsNative: a backend without a proxy network (bwrap) is not
+// a way around it: the chain refuses, the command does not run with no
+// network or the host's.
+func TestNetworkNeedsNative(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed")
+	}
+	proxy, err := egress.NewProxy(egress.ProxyConfig{Policy: mustEgressPolicy(t, "allowed.test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	ws := t.TempDir()
+	tools := toolMap(t, Options{Root: ws, Egress: proxy, Backend: sandbox.NewChain(&sandbox.Bwrap{})})
+	r := call(t, tools["execute_command"], context.Background(), cmd("echo ran > ran.txt"))
+	if r.Error == nil || r.Error.Type != tool.Unavailable || !strings.Contains(r.Error.Message, "proxy network") {
+		t.Fatalf("got %+v", r.Error)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
+		t.Fatal("the command ran")
+	}
+}
+
+func mustEgressPolicy(t *testing.T, allow ...string) *egress.Policy {
+	t.Helper()
+	p, err := egress.NewPolicy(egress.PolicyConfig{Allow: allow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
