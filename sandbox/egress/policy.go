@@ -112,7 +112,7 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 		p.dial = d.DialContext
 	}
 	for _, e := range c.Allow {
-		r, err := parseRule(e)
+		r, err := parseRule(e, false)
 		if err != nil {
 			return nil, fmt.Errorf("egress: allow-list entry %q: %w", e, err)
 		}
@@ -123,7 +123,7 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 			p.deny = append(p.deny, rule{text: e, any: true})
 			continue
 		}
-		r, err := parseRule(e)
+		r, err := parseRule(e, true)
 		if err != nil {
 			return nil, fmt.Errorf("egress: deny-list entry %q: %w", e, err)
 		}
@@ -132,7 +132,9 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 	return p, nil
 }
 
-func parseRule(e string) (rule, error) {
+// parseRule reads an allow-list entry, or a deny-list one, whose wildcards
+// may be as wide as "*.local": refusing more is never a risk.
+func parseRule(e string, deny bool) (rule, error) {
 	r := rule{text: e}
 	s := e
 	// A port: "host:port" or "[v6]:port"; a bare IPv6 address has several colons.
@@ -151,7 +153,7 @@ func parseRule(e string) (rule, error) {
 		if h.isIP() {
 			return r, errors.New("a wildcard applies to names, not addresses")
 		}
-		if !strings.Contains(h.name, ".") {
+		if !deny && !strings.Contains(h.name, ".") {
 			return r, errors.New("a wildcard needs two labels after \"*.\" at least (\"*.com\" would allow a whole top-level domain)")
 		}
 		r.name, r.wildcard = h.name, true

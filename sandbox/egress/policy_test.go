@@ -310,11 +310,18 @@ func TestDenyList(t *testing.T) {
 			t.Errorf("check(%s, %d) = %s by %q, want %s by %q", tc.host, tc.port, got, target.rule, tc.want, tc.rule)
 		}
 	}
+	tld := mustPolicy(t, PolicyConfig{Allow: []string{"*.example.com", "*.example.local"}, Deny: []string{"*.local"}})
+	if _, _, err := tld.CheckHost("a.example.local", 443); reasonOf(err) != Denied {
+		t.Errorf("deny *.local let a.example.local through: %v", err)
+	}
+	if _, _, err := tld.CheckHost("a.example.com", 443); err != nil {
+		t.Errorf("deny *.local refused a.example.com: %v", err)
+	}
 	all := mustPolicy(t, PolicyConfig{Allow: []string{"example.com"}, Deny: []string{"*"}})
 	if _, _, err := all.CheckHost("example.com", 443); reasonOf(err) != Denied {
 		t.Errorf("deny * let example.com through: %v", err)
 	}
-	for _, bad := range []string{"*.com", "a*.example.com", "example.com:0", ""} {
+	for _, bad := range []string{"a*.example.com", "example.com:0", "", "*.*.com", "*."} {
 		if _, err := NewPolicy(PolicyConfig{Deny: []string{bad}}); err == nil {
 			t.Errorf("deny entry %q accepted", bad)
 		}
