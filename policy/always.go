@@ -214,7 +214,8 @@ func samePolicyPlus(before, after *Policy, rule string) bool {
 		reflect.DeepEqual(before.Roles, after.Roles) && reflect.DeepEqual(before.Principals, after.Principals) &&
 		reflect.DeepEqual(before.Reasons, after.Reasons) && reflect.DeepEqual(before.Limits, after.Limits) &&
 		before.Approvals == after.Approvals && reflect.DeepEqual(before.Output, after.Output) &&
-		reflect.DeepEqual(before.Secrets, after.Secrets) && before.DefaultRole == after.DefaultRole
+		reflect.DeepEqual(before.Secrets, after.Secrets) && before.DefaultRole == after.DefaultRole &&
+		reflect.DeepEqual(before.Auth, after.Auth)
 }
 
 // writeAtomic replaces file with data: a temporary file in the same folder,

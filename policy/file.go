@@ -41,6 +41,7 @@ type File struct {
 	Output      Output               `yaml:"output,omitempty"`
 	Secrets     Secrets              `yaml:"secrets,omitempty"`
 	Files       Files                `yaml:"files,omitempty"`
+	Auth        *Auth                `yaml:"auth,omitempty"`
 }
 
 // FileRole is a role as a policy file writes it.
@@ -358,6 +359,12 @@ func parse(data []byte, file string) (*Policy, error) {
 		p.DefaultRole = f.DefaultRole
 	}
 	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files
+	if f.Auth != nil {
+		if where, msg := checkAuth(f.Auth, p.Roles); msg != "" {
+			return nil, at(where, "%s", msg)
+		}
+		p.Auth = f.Auth
+	}
 	if err := checkSections(p, at); err != nil {
 		return nil, err
 	}

@@ -135,6 +135,9 @@ type Policy struct {
 	Output    Output
 	Secrets   Secrets
 	Files     Files
+	// Auth is how HTTP callers are authenticated (nil: they are not); see
+	// package auth.
+	Auth *Auth
 
 	// Source is the file the policy was loaded from ("" when built in
 	// code): where an "always" approval is written.
@@ -290,6 +293,74 @@ func (p *Policy) info(def tool.Definition) *toolInfo {
 	return ti
 }
 
+// caller is what the policy makes of a call's principal.
+type caller struct {
+	role     string // "" none
+	maxLevel tool.Level
+}
+
+// who resolves the caller's role: an authenticated caller's first
+// credential role that the policy defines, else the principal's entry in
+// Principals, else DefaultRole. A principal missing from Principals is
+// refused (false) unless a credential vouches for it.
+func (p *Policy) who(call tool.Call) (caller, bool) {
+	w := caller{role: p.DefaultRole, maxLevel: p.MaxLevel}
+	authenticated := call.Auth != nil && call.Auth.Kind != "" && call.Auth.Kind != tool.CredentialLocal
+	if call.Principal != "" && len(p.Principals) > 0 {
+		pr, ok := p.Principals[call.Principal]
+		switch {
+		case ok:
+			w.role = pr.Role
+			if pr.MaxLevel != nil && *pr.MaxLevel < w.maxLevel {
+				w.maxLevel = *pr.MaxLevel
+			}
+		case !authenticated:
+			return w, false
+		}
+	}
+	if authenticated {
+		for _, r := range call.Auth.Roles {
+			if _, ok := p.Roles[r]; ok {
+				w.role = r
+				break
+			}
+		}
+	}
+	if r, ok := p.Roles[w.role]; ok && r.MaxLevel != nil && *r.MaxLevel < w.maxLevel {
+		w.maxLevel = *r.MaxLevel
+	}
+	return w, true
+}
+
+// Hides reports whether call's caller may never call the tool def
+// describes, whatever the arguments: the tool is above the caller's level,
+// a deny rule (the policy's or the caller's role's) names the whole tool,
+// the mode is read-only and the tool can change things, or the policy does
+// not know the principal. Such a tool is left out of what the caller is
+// shown; it is not the whole check (Decide is).
+func (p *Policy) Hides(def tool.Definition, call tool.Call) bool {
+	c := p.prepare()
+	if c.err != nil {
+		return true
+	}
+	w, ok := p.who(call)
+	if !ok || !def.Level.Valid() || def.Level > w.maxLevel {
+		return true
+	}
+	if p.Mode.canonical() == ModeReadOnly && !(def.Annotations.ReadOnly && def.Level == tool.LevelRead) {
+		return true
+	}
+	f := &facts{roots: c.roots, def: def, call: call, info: p.info(def)}
+	for _, l := range [][]*rule{c.deny, c.roles[w.role].deny} {
+		for _, r := range l {
+			if r.kind == specNone && r.catches(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Decision is the outcome of Decide.
 type Decision struct {
 	Effect  Effect
@@ -328,26 +399,15 @@ func (p *Policy) DecideParsed(def tool.Definition, call tool.Call, args map[stri
 	}
 
 	// who is calling
-	maxLevel := p.MaxLevel
+	w, ok := p.who(call)
+	if !ok {
+		return deny("principal:unknown", fmt.Sprintf("the policy does not know the principal %q", call.Principal))
+	}
+	maxLevel := w.maxLevel
 	var role compiledRole
 	admin := false
-	roleName := p.DefaultRole
-	if call.Principal != "" && len(p.Principals) > 0 {
-		pr, ok := p.Principals[call.Principal]
-		if !ok {
-			return deny("principal:unknown", fmt.Sprintf("the policy does not know the principal %q", call.Principal))
-		}
-		roleName = pr.Role
-		if pr.MaxLevel != nil && *pr.MaxLevel < maxLevel {
-			maxLevel = *pr.MaxLevel
-		}
-	}
-	if roleName != "" {
-		r := p.Roles[roleName]
-		role, admin, d.Role = c.roles[roleName], r.Admin, roleName
-		if r.MaxLevel != nil && *r.MaxLevel < maxLevel {
-			maxLevel = *r.MaxLevel
-		}
+	if w.role != "" {
+		role, admin, d.Role = c.roles[w.role], p.Roles[w.role].Admin, w.role
 	}
 	if !def.Level.Valid() {
 		return deny("level:invalid", fmt.Sprintf("%s declares level %d, which is not a level (0-3)", def.Name, def.Level))

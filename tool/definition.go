@@ -85,4 +85,32 @@ type Call struct {
 	// IdempotencyKey, when set, makes a retry of this call (same tool, same
 	// key) return the first attempt's result instead of running again.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Auth is how the caller proved it is Principal (set by a transport
+	// that authenticates, e.g. package auth over HTTP); nil: a local caller
+	// (the CLI, stdio), named by its environment.
+	Auth *Credential `json:"auth,omitempty"`
 }
+
+// Credential kinds.
+const (
+	CredentialJWT    = "jwt"
+	CredentialAPIKey = "api_key"
+	CredentialLocal  = "local"
+)
+
+// Credential is a verified credential: who vouches for the principal.
+type Credential struct {
+	Kind   string `json:"kind"`             // CredentialJWT or CredentialAPIKey
+	Issuer string `json:"issuer,omitempty"` // jwt: the token's iss
+	JTI    string `json:"jti,omitempty"`    // jwt: the token's jti
+	Key    string `json:"key,omitempty"`    // api_key: the first 8 hex digits of the key's SHA-256
+	// Roles are the roles the credential grants (a token's roles claim, an
+	// API key's roles); the policy uses the first one it defines.
+	Roles []string `json:"-"`
+	// Scopes are the token's scopes.
+	Scopes []string `json:"-"`
+}
+
+// CredentialKey is the key under which a transport's token information
+// (the go-sdk's auth.TokenInfo.Extra) carries the caller's *Credential.
+const CredentialKey = "toolgate/credential"
