@@ -32,7 +32,7 @@ func infer(t reflect.Type) (inferred, error) {
 	if err := applyTags(t, s, defaults); err != nil {
 		return inferred{}, err
 	}
-	b, err := json.Marshal(s)
+	b, err := marshalSchema(s)
 	if err != nil {
 		return inferred{}, err
 	}
