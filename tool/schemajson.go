@@ -12,9 +12,10 @@ import (
 )
 
 // marshalSchema returns the JSON of s exactly as json.Marshal(s) does, in
-// a sixth of the time (BenchmarkMarshalSchema): jsonschema.Schema's MarshalJSON reflects over its
-// sixty fields at every level of every schema, which made inferring the
-// built-in tools' schemas most of a `toolgate call`'s set-up. It writes
+// a sixth of the time (BenchmarkMarshalSchema): jsonschema.Schema's
+// MarshalJSON reflects over its sixty fields at every level of every
+// schema, which made inferring the built-in tools' schemas most of a
+// `toolgate call`'s set-up. It writes
 // the keywords that inference produces, in the order MarshalJSON writes
 // them; a schema (or subschema) using any other keyword is left to
 // json.Marshal, so the output stays the same whatever the schema holds
