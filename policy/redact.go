@@ -3,7 +3,10 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // SecretPattern is one kind of secret to redact.
@@ -46,21 +49,30 @@ type Redactor struct {
 
 type compiledSecret struct {
 	name   string
-	re     *regexp.Regexp
-	secret int     // index of the "secret" group, or 0 for the whole match
-	need   anchors // a match contains one of these; none: always run re
+	re     func() *regexp.Regexp // compiled at its first use: most texts hold none of a pattern's anchors
+	secret int                   // index of the "secret" group, or 0 for the whole match
+	need   anchors               // a match contains one of these; none: always run re
 }
 
-// NewRedactor compiles patterns into a Redactor.
+// NewRedactor checks patterns and makes a Redactor of them. An expression
+// is parsed here, so that a bad one is refused at once, and compiled when
+// a text first needs it: compiling them all was a tenth of a `toolgate
+// call`'s own work.
 func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 	r := &Redactor{}
 	for _, p := range patterns {
-		re, err := regexp.Compile(p.Regexp)
+		parsed, err := syntax.Parse(p.Regexp, syntax.Perl) // regexp.Compile's flags
 		if err != nil {
 			return nil, fmt.Errorf("policy: secret pattern %q: %w", p.Name, err)
 		}
-		c := compiledSecret{name: p.Name, re: re, need: anchorsFor(p.Regexp)}
-		if i := re.SubexpIndex("secret"); i > 0 {
+		expr := p.Regexp
+		c := compiledSecret{
+			name: p.Name,
+			// A parsed expression compiles: syntax.Compile has no errors.
+			re:   sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) }),
+			need: anchorsFor(parsed),
+		}
+		if i := slices.Index(parsed.CapNames(), "secret"); i > 0 {
 			c.secret = i
 		}
 		r.patterns = append(r.patterns, c)
@@ -81,7 +93,7 @@ func (r *Redactor) Redact(s string) (string, int) {
 		if !r.noFilter && !p.need.mayOccur(&t) {
 			continue
 		}
-		matches := p.re.FindAllStringSubmatchIndex(s, -1)
+		matches := p.re().FindAllStringSubmatchIndex(s, -1)
 		if len(matches) == 0 {
 			continue
 		}
