@@ -3,6 +3,7 @@ package exec
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -15,15 +16,15 @@ import (
 // vector (subprocess.run(["rm", "-rf", d]), spawnSync("rm", […]),
 // exec.Command("rm", …)).
 var (
-	treeRemoval = regexp.MustCompile(`\b(?:rmtree|removedirs|remove_tree|rm_rf|rm_r|remove_dir|remove_dir_all|remove_entry|remove_entry_secure` +
+	treeRemoval = compiled(`\b(?:rmtree|removedirs|remove_tree|rm_rf|rm_r|remove_dir|remove_dir_all|remove_entry|remove_entry_secure` +
 		`|RemoveAll|rimraf|rimrafSync|deleteSync|deleteAsync|removeSync|emptyDir|emptyDirSync|deleteDirectory)\b` +
 		`|\b(?:rmSync|rmdirSync|rm|rmdir|rmdir_p)\s*\((?:[^;()]|\([^;()]*\))*?\brecursive\b(?:\s*:\s*(\w+))?`)
-	runner = regexp.MustCompile(`\b(?:system|popen[23]?|capture[23]e?|exec|execSync|execFile|execFileSync|spawn|spawnSync|run|call|Popen` +
+	runner = compiled(`\b(?:system|popen[23]?|capture[23]e?|exec|execSync|execFile|execFileSync|spawn|spawnSync|run|call|Popen` +
 		`|check_output|check_call|getoutput|getstatusoutput|Command|CommandContext|execv|execvp|execvpe|execl|execlp|spawnv|spawnvp` +
 		`|shell_exec|passthru|proc_open)\s*\(`)
-	quotedCommand = regexp.MustCompile(`(?:%x|\bqx)\s*(?:\(([^)]*)\)|\{([^}]*)\}|\[([^\]]*)\])`)
+	quotedCommand = compiled(`(?:%x|\bqx)\s*(?:\(([^)]*)\)|\{([^}]*)\}|\[([^\]]*)\])`)
 	// keyword is an argument that is not positional: shell=True, chdir: d.
-	keyword = regexp.MustCompile(`^(?:[A-Za-z_]\w*\s*=[^=]|:?\w+\s*(?::|=>)\s)`)
+	keyword = compiled(`^(?:[A-Za-z_]\w*\s*=[^=]|:?\w+\s*(?::|=>)\s)`)
 )
 
 // CheckCode checks a program for run_code or an interpreter's inline code
@@ -39,7 +40,7 @@ func CheckCode(code string) Finding {
 // every line it reads (perl -n).
 func checkCode(code string, loop bool) Finding {
 	c := &checker{depth: 1}
-	for _, m := range treeRemoval.FindAllStringSubmatch(code, -1) {
+	for _, m := range treeRemoval().FindAllStringSubmatch(code, -1) {
 		if m[1] != "false" { // rmSync(d, {recursive: false})
 			c.flag(Ask, "", "removes many files: the code removes folder trees (%s)", strings.TrimSpace(strings.SplitN(m[0], "(", 2)[0]))
 			break
@@ -48,10 +49,10 @@ func checkCode(code string, loop bool) Finding {
 	if r := manyRemoval(code, loop); r != "" {
 		c.flag(Ask, "", "removes many files: the code runs %s over names it lists or loops over", r)
 	}
-	for _, ix := range runner.FindAllStringIndex(code, 64) {
+	for _, ix := range runner().FindAllStringIndex(code, 64) {
 		c.command(callArgs(code[ix[1]:]))
 	}
-	for _, m := range quotedCommand.FindAllStringSubmatch(code, 16) {
+	for _, m := range quotedCommand().FindAllStringSubmatch(code, 16) {
 		c.line(m[1] + m[2] + m[3])
 	}
 	return c.worst
@@ -63,7 +64,7 @@ func checkCode(code string, loop bool) Finding {
 func (c *checker) command(args []string) {
 	var pos []string
 	for _, a := range args {
-		if a = strings.TrimSpace(a); a != "" && !keyword.MatchString(a) && a[0] != '{' {
+		if a = strings.TrimSpace(a); a != "" && !keyword().MatchString(a) && a[0] != '{' {
 			pos = append(pos, a)
 		}
 	}
@@ -213,4 +214,11 @@ func blankStrings(code string) string {
 		}
 	}
 	return b.String()
+}
+
+// compiled returns a function that compiles expr on its first call: the
+// checks' expressions would otherwise be compiled when every toolgate
+// process starts, though most never check a command or code.
+func compiled(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

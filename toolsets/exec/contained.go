@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // stop is what the sandbox stopped, read from a command's error output.
@@ -33,7 +34,7 @@ func containment(stderr []byte, root string, network bool) (stop, bool) {
 			return readOnlyWrite(line, root), true
 		case strings.Contains(lower, "operation not permitted"):
 			return stop{what: "an operation the sandbox forbids", evidence: line}, true
-		case !network && networkMark.MatchString(line):
+		case !network && networkMark().MatchString(line):
 			return stop{what: "network access (there is no network in this sandbox)", evidence: line}, true
 		}
 		if p, ok := complaintPath(line, "o such file or directory"); ok && hiddenFromSandbox(p, root) {
@@ -78,7 +79,7 @@ func readOnlyWrite(line, root string) stop {
 // read-only file system, open '/etc/x'", zsh). An unquoted word is a path
 // only if it holds a "/".
 func readOnlyPath(line string) string {
-	for _, re := range readOnlyRE {
+	for _, re := range readOnlyRE() {
 		if m := re.FindStringSubmatch(line); m != nil {
 			for _, g := range m[1:] {
 				if g != "" {
@@ -90,13 +91,15 @@ func readOnlyPath(line string) string {
 	return ""
 }
 
-var readOnlyRE = []*regexp.Regexp{
-	regexp.MustCompile(`(?i) to (?:'([^']+)'|‘([^’]+)’); [^:]*: read-only file system`), // mv across file systems
-	regexp.MustCompile(`(?i)(?:'([^']+)'|"([^"]+)"|‘([^’]+)’|([^\s'"‘’]*/[^\s'"‘’]*)): read-only file system`),
-	regexp.MustCompile(`(?i)read-only file system(?::|, \w+) (?:'([^']+)'|"([^"]+)"|‘([^’]+)’|(/\S*))`),
-}
+var readOnlyRE = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i) to (?:'([^']+)'|‘([^’]+)’); [^:]*: read-only file system`), // mv across file systems
+		regexp.MustCompile(`(?i)(?:'([^']+)'|"([^"]+)"|‘([^’]+)’|([^\s'"‘’]*/[^\s'"‘’]*)): read-only file system`),
+		regexp.MustCompile(`(?i)read-only file system(?::|, \w+) (?:'([^']+)'|"([^"]+)"|‘([^’]+)’|(/\S*))`),
+	}
+})
 
-var networkMark = regexp.MustCompile(`(?i)network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|no address associated with hostname|getaddrinfo (enotfound|eai_again)|nodename nor servname|failed to establish a new connection|connection refused`)
+var networkMark = compiled(`(?i)network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|no address associated with hostname|getaddrinfo (enotfound|eai_again)|nodename nor servname|failed to establish a new connection|connection refused`)
 
 // complaintPath finds the path of an error as tools print it, for the
 // messages "No such file or directory" and "Permission denied":
@@ -108,7 +111,7 @@ func complaintPath(line, msg string) (string, bool) {
 	if !strings.Contains(line, msg) {
 		return "", false
 	}
-	for _, re := range complaintRE {
+	for _, re := range complaintRE() {
 		if m := re.FindStringSubmatch(line); m != nil {
 			return m[1], true
 		}
@@ -116,12 +119,14 @@ func complaintPath(line, msg string) (string, bool) {
 	return "", false
 }
 
-var complaintRE = []*regexp.Regexp{
-	regexp.MustCompile(`(?:No such file or directory|Permission denied): '([^']+)'`),
-	regexp.MustCompile(`cannot (?:access|open|stat|create|remove) '([^']+)': (?:No such file or directory|Permission denied)`),
-	regexp.MustCompile(`(?:^|: )(/[^:]+): (?:No such file or directory|Permission denied)`),
-	regexp.MustCompile(`(?:ENOENT: no such file or directory|EACCES: permission denied), \w+ '([^']+)'`),
-}
+var complaintRE = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?:No such file or directory|Permission denied): '([^']+)'`),
+		regexp.MustCompile(`cannot (?:access|open|stat|create|remove) '([^']+)': (?:No such file or directory|Permission denied)`),
+		regexp.MustCompile(`(?:^|: )(/[^:]+): (?:No such file or directory|Permission denied)`),
+		regexp.MustCompile(`(?:ENOENT: no such file or directory|EACCES: permission denied), \w+ '([^']+)'`),
+	}
+})
 
 // outside reports whether p is an absolute path outside the workspace.
 func outside(p, root string) bool {

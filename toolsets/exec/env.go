@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/toolgate/toolgate/tool"
@@ -180,7 +179,7 @@ var envExact, envPrefixes = func() (map[string]string, []envRule) {
 	return exact, prefixes
 }()
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = compiled(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // checkEnv returns the error that refuses setting name to value for a
 // command, or nil.
@@ -190,7 +189,7 @@ func checkEnv(name, value string) *tool.Error {
 			WithSuggestion("leave %s out of env; pass what the program needs as an option on the command line, where it is checked", name).
 			WithDetail("variable", name).WithDetail("reason", why)
 	}
-	if !envName.MatchString(name) {
+	if !envName().MatchString(name) {
 		return tool.Errorf(tool.InvalidArguments, "environment variable name %q is refused: a name is letters, digits and _, not starting with a digit", name).
 			WithSuggestion("use a plain name such as MY_SETTING").WithDetail("variable", name).
 			WithDetail("reason", "not a plain identifier")

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -431,7 +430,7 @@ func remover(argv []string, depth int) string {
 		}
 	case isInterpreter(name):
 		if code, _, ok := inlineCode(name, args); ok {
-			if r := fileRemoval.FindString(blankStrings(code)) + treeRemoval.FindString(code); r != "" {
+			if r := fileRemoval().FindString(blankStrings(code)) + treeRemoval().FindString(code); r != "" {
 				return name + " " + strings.SplitN(r, "(", 2)[0]
 			}
 		}
@@ -457,12 +456,12 @@ func scriptRemover(n syntax.Node, depth int) string {
 // os.listdir('.'), readdirSync(d).forEach(f => fs.unlinkSync(f)),
 // unlink glob("*.log"), Dir.glob('*').each { |f| File.delete(f) }.
 var (
-	fileRemoval = regexp.MustCompile(`\bos\.(?:remove|unlink|rmdir|Remove)\b|\bFile\.(?:delete|unlink|Delete)\b|\bDir\.(?:delete|rmdir|unlink)\b` +
+	fileRemoval = compiled(`\bos\.(?:remove|unlink|rmdir|Remove)\b|\bFile\.(?:delete|unlink|Delete)\b|\bDir\.(?:delete|rmdir|unlink)\b` +
 		`|\bFileUtils\.(?:rm_f|rm|remove_file|remove|rmdir|safe_unlink)\b|\b(?:fs|fsp|promises|fse)\.(?:rm|remove|unlink|rmdir)\b` +
 		`|\b(?:unlinkSync|rmSync|rmdirSync|unlink|rmdir|remove_file|send2trash)\b`)
-	listing = regexp.MustCompile(`\b(?:glob|iglob|rglob|globSync|Glob|listdir|scandir|iterdir|walk|Walk|WalkDir|ReadDir|readdir|readdirSync|opendir|opendirSync)\b` +
+	listing = compiled(`\b(?:glob|iglob|rglob|globSync|Glob|listdir|scandir|iterdir|walk|Walk|WalkDir|ReadDir|readdir|readdirSync|opendir|opendirSync)\b` +
 		`|\bDir\s*\[|\bDir\.(?:children|entries|each_child|foreach)\b|\bFind\.find\b|File::Find|<[^<>\s]*\*[^<>\s]*>`)
-	looping = regexp.MustCompile(`\b(?:for|while|until|forEach|each|map|filter|foreach)\b`)
+	looping = compiled(`\b(?:for|while|until|forEach|each|map|filter|foreach)\b`)
 )
 
 // manyRemoval returns the file-removal routine code runs over many names,
@@ -471,10 +470,10 @@ var (
 // does not count.
 func manyRemoval(code string, loop bool) string {
 	b := blankStrings(code)
-	if !loop && !listing.MatchString(b) && !looping.MatchString(b) {
+	if !loop && !listing().MatchString(b) && !looping().MatchString(b) {
 		return ""
 	}
-	for _, ix := range fileRemoval.FindAllStringIndex(b, -1) {
+	for _, ix := range fileRemoval().FindAllStringIndex(b, -1) {
 		if !namedOperand(b, ix[0], ix[1]) {
 			return b[ix[0]:ix[1]]
 		}
