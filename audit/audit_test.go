@@ -178,7 +178,7 @@ func TestHashRuleFromOutside(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		order := "[time call_id session principal tool arguments decision rule mode approver scope duration_ms outcome error_type prev_hash hash]"
+		order := "[time call_id session principal auth tool arguments decision rule mode approver scope duration_ms outcome error_type prev_hash hash]"
 		if fmt.Sprint(keys) != order {
 			t.Fatalf("line %d: members %v, want %s", i+1, keys, order)
 		}

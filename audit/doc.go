@@ -12,6 +12,7 @@
 //	call_id      string
 //	session      string
 //	principal    string
+//	auth         object  the credential: {"kind":"jwt","issuer":…,"jti":…}, {"kind":"api_key","key":<8 hex digits>} or {"kind":"local"}
 //	tool         string
 //	arguments    JSON    compact; long strings and large arguments as {"sha256":"…","len":N}
 //	decision     string  "allow", "deny", "ask", …
@@ -27,7 +28,7 @@
 //
 // For example (one line):
 //
-//	{"time":"2026-01-02T15:04:05.5Z","call_id":"c1","session":"s1","principal":"alice","tool":"read_file","arguments":{"path":"a.txt"},"decision":"allow","rule":"Read(*)","mode":"default","approver":"","scope":"","duration_ms":1.25,"outcome":"ok","error_type":"","prev_hash":"0000…0000","hash":"9f2c…e1"}
+//	{"time":"2026-01-02T15:04:05.5Z","call_id":"c1","session":"s1","principal":"alice","auth":{"kind":"local"},"tool":"read_file","arguments":{"path":"a.txt"},"decision":"allow","rule":"Read(*)","mode":"default","approver":"","scope":"","duration_ms":1.25,"outcome":"ok","error_type":"","prev_hash":"0000…0000","hash":"9f2c…e1"}
 //
 // Arguments are written compactly (no white space outside strings). A string
 // value (not an object key) longer than MaxStringLen (256) bytes, once

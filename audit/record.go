@@ -38,7 +38,7 @@ const GenesisHash = "00000000000000000000000000000000000000000000000000000000000
 // Record is one line of the audit log: one decision about one call.
 //
 // On the wire it is a JSON object whose members always appear, in this order:
-// time, call_id, session, principal, tool, arguments, decision, rule, mode,
+// time, call_id, session, principal, auth, tool, arguments, decision, rule, mode,
 // approver, scope, duration_ms, outcome, error_type, prev_hash, hash.
 // See the package documentation for the exact encoding and the hash rule.
 type Record struct {
@@ -47,6 +47,8 @@ type Record struct {
 	Time time.Time
 	// CallID, Session, Principal and Tool identify the call (see tool.Call).
 	CallID, Session, Principal, Tool string
+	// Auth is the credential that vouched for Principal.
+	Auth Auth
 	// Arguments are the call's arguments as JSON. They are written compactly;
 	// a string value longer than MaxStringLen bytes becomes
 	// {"sha256":"<hex of the string's bytes>","len":N}, and arguments still
@@ -79,11 +81,36 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return appendRecord(nil, &r, args, r.PrevHash, r.Hash), nil
 }
 
+// Credential kinds of Auth.
+const (
+	AuthJWT    = "jwt"
+	AuthAPIKey = "api_key"
+	AuthLocal  = "local"
+)
+
+// Auth is how a call's principal was authenticated: Kind AuthJWT (Issuer
+// and JTI of the token), AuthAPIKey (Key: the first 8 hex digits of the
+// key's SHA-256), or AuthLocal (the caller's own environment: the CLI,
+// stdio, HTTP without an auth block). It is written as "auth":
+// {"kind":"jwt","issuer":…,"jti":…}, {"kind":"api_key","key":…} or
+// {"kind":"local"}; a zero Auth is local.
+type Auth struct {
+	Kind, Issuer, JTI, Key string
+}
+
+type wireAuth struct {
+	Kind   string `json:"kind"`
+	Issuer string `json:"issuer"`
+	JTI    string `json:"jti"`
+	Key    string `json:"key"`
+}
+
 type wireRecord struct {
 	Time       time.Time       `json:"time"`
 	CallID     string          `json:"call_id"`
 	Session    string          `json:"session"`
 	Principal  string          `json:"principal"`
+	Auth       wireAuth        `json:"auth"`
 	Tool       string          `json:"tool"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Decision   string          `json:"decision"`
@@ -110,6 +137,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	}
 	*r = Record{
 		Time: w.Time, CallID: w.CallID, Session: w.Session, Principal: w.Principal, Tool: w.Tool,
+		Auth:      Auth{Kind: w.Auth.Kind, Issuer: w.Auth.Issuer, JTI: w.Auth.JTI, Key: w.Auth.Key},
 		Arguments: w.Arguments, Decision: w.Decision, Rule: w.Rule, Mode: w.Mode, Approver: w.Approver,
 		Scope: w.Scope, Duration: time.Duration(us) * time.Microsecond, Outcome: w.Outcome,
 		ErrorType: w.ErrorType, PrevHash: w.PrevHash, Hash: w.Hash,
@@ -128,6 +156,7 @@ func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, has
 	b = appendString(b, r.Session)
 	b = append(b, `,"principal":`...)
 	b = appendString(b, r.Principal)
+	b = appendAuth(b, r.Auth)
 	b = append(b, `,"tool":`...)
 	b = appendString(b, r.Tool)
 	b = append(b, `,"arguments":`...)
@@ -152,6 +181,28 @@ func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, has
 	b = appendString(b, prev)
 	b = append(b, `,"hash":`...)
 	b = appendString(b, hash)
+	return append(b, '}')
+}
+
+// appendAuth appends the auth member of a record.
+func appendAuth(b []byte, a Auth) []byte {
+	b = append(b, `,"auth":{"kind":`...)
+	switch a.Kind {
+	case AuthJWT:
+		b = appendString(b, a.Kind)
+		b = append(b, `,"issuer":`...)
+		b = appendString(b, a.Issuer)
+		b = append(b, `,"jti":`...)
+		b = appendString(b, a.JTI)
+	case AuthAPIKey:
+		b = appendString(b, a.Kind)
+		b = append(b, `,"key":`...)
+		b = appendString(b, a.Key)
+	case "", AuthLocal:
+		b = appendString(b, AuthLocal)
+	default:
+		b = appendString(b, a.Kind)
+	}
 	return append(b, '}')
 }
 

@@ -52,6 +52,7 @@ func record(p *pending, res tool.Result) audit.Record {
 		CallID:    p.call.ID,
 		Session:   p.call.Session,
 		Principal: p.call.Principal,
+		Auth:      auditAuth(p.call.Auth),
 		Tool:      p.call.Name,
 		Arguments: p.call.Args,
 		Decision:  string(p.decision.Effect),
@@ -100,4 +101,12 @@ func outcome(res tool.Result) string {
 		return "limited"
 	}
 	return "error"
+}
+
+// auditAuth is the audit log's form of a call's credential.
+func auditAuth(c *tool.Credential) audit.Auth {
+	if c == nil {
+		return audit.Auth{Kind: audit.AuthLocal}
+	}
+	return audit.Auth{Kind: c.Kind, Issuer: c.Issuer, JTI: c.JTI, Key: c.Key}
 }

@@ -47,7 +47,7 @@ func (e *Engine) idempotency(next handler) handler {
 }
 
 func (e *Engine) idempotencyKey(p *pending) string {
-	scope := p.def.Name + "\x00" + p.call.Session + "\x00"
+	scope := p.def.Name + "\x00" + p.call.Caller() + "\x00"
 	switch {
 	case p.call.IdempotencyKey != "":
 		return scope + "key:" + p.call.IdempotencyKey

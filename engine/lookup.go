@@ -9,13 +9,13 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// lookup finds the tool; an unknown name is answered with the closest
-// registered names.
+// lookup finds the tool; an unknown name, or a tool hidden from the
+// caller (Visible), is answered with the closest names it may see.
 func (e *Engine) lookup(next handler) handler {
 	return func(ctx context.Context, p *pending) tool.Result {
 		t, ok := e.opts.Registry.Lookup(p.call.Name)
-		if !ok {
-			return tool.ErrorResult(unknownTool(p.call.Name, e.opts.Registry.Names()))
+		if !ok || !e.Visible(t.Definition(), p.call) {
+			return tool.ErrorResult(unknownTool(p.call.Name, e.VisibleNames(p.call)))
 		}
 		p.tool, p.def = t, t.Definition()
 		return next(ctx, p)

@@ -91,7 +91,7 @@ func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definiti
 	var key string
 	if !l.cfg.Loop.Off {
 		key = callKey(call)
-		if err := l.checkLoop(call.Session, key); err != nil {
+		if err := l.checkLoop(call.Caller(), key); err != nil {
 			return nil, err
 		}
 	}
@@ -112,7 +112,7 @@ func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definiti
 			<-slot
 		}
 		if !l.cfg.Loop.Off {
-			l.record(call.Session, key, res)
+			l.record(call.Caller(), key, res)
 		}
 	}, nil
 }
@@ -271,7 +271,7 @@ func (l *Limiter) Replay(call tool.Call, at time.Time) {
 	key := callKey(call)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	h := l.history(call.Session, time.Now())
+	h := l.history(call.Caller(), time.Now())
 	if h.calls = append(h.calls, past{key: key, at: at}); len(h.calls) > maxHistory {
 		h.calls = h.calls[len(h.calls)-maxHistory:]
 	}

@@ -91,6 +91,12 @@ type Call struct {
 	Auth *Credential `json:"auth,omitempty"`
 }
 
+// Caller identifies who calls in which session, for what is counted per
+// caller (loop guard, denial breaker, idempotency keys): the principal and
+// the session, so that neither a shared session id nor a shared name mixes
+// two callers.
+func (c Call) Caller() string { return c.Principal + "\x00" + c.Session }
+
 // Credential kinds.
 const (
 	CredentialJWT    = "jwt"
