@@ -54,8 +54,10 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	st := s.state(req.Session)
 	call := func(name string, args map[string]any) tool.Result {
-		raw, _ := json.Marshal(args)
-		return s.execute(ctx, st, tool.Call{Name: name, Args: raw, Principal: principal(req.Session), Session: st.id})
+		c := s.caller(req.Session, req.Extra)
+		c.Name = name
+		c.Args, _ = json.Marshal(args)
+		return s.execute(ctx, st, c)
 	}
 	for _, r := range s.roots {
 		if p == r.dir || p == r.real {

@@ -121,6 +121,7 @@ func New(o Options) (*Server, error) {
 		}
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: o.Name, Title: "toolgate", Version: o.Version}, &so)
+	s.mcp.AddReceivingMiddleware(s.visibility)
 
 	s.unsub = s.engine.Registry().Subscribe(func(registry.Event) { s.syncTools() })
 	s.syncTools()

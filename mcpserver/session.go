@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 // session is what the server remembers about one MCP session.
@@ -45,12 +47,28 @@ func (s *Server) state(ss *mcp.ServerSession) *session {
 	return v.(*session)
 }
 
-// principal is the client's self-declared name.
-func principal(ss *mcp.ServerSession) string {
-	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
-		return ip.ClientInfo.Name
+// caller is who makes a request: the principal and credential a bearer
+// token middleware verified (package auth puts them in the go-sdk's
+// TokenInfo), else the client's self-declared name without a credential.
+func (s *Server) caller(ss *mcp.ServerSession, extra *mcp.RequestExtra) tool.Call {
+	var call tool.Call
+	if ss != nil {
+		call.Session = s.state(ss).id
 	}
-	return "mcp-client"
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		if cred, ok := extra.TokenInfo.Extra[tool.CredentialKey].(*tool.Credential); ok {
+			c := *cred
+			call.Principal, call.Auth = extra.TokenInfo.UserID, &c
+			return call
+		}
+	}
+	call.Principal = "mcp-client"
+	if ss != nil {
+		if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
+			call.Principal = ip.ClientInfo.Name
+		}
+	}
+	return call
 }
 
 func (st *session) invalidateRoots() {

@@ -98,12 +98,8 @@ func ptr[T any](v T) *T { return &v }
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ss := req.Session
 	st := s.state(ss)
-	call := tool.Call{
-		Name:      req.Params.Name,
-		Args:      req.Params.Arguments,
-		Principal: principal(ss),
-		Session:   st.id,
-	}
+	call := s.caller(ss, req.Extra)
+	call.Name, call.Args = req.Params.Name, req.Params.Arguments
 	if token := req.Params.GetProgressToken(); token != nil {
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
 	}
@@ -111,6 +107,11 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	res := s.execute(ctx, st, call)
 	s.logCall(ctx, ss, call, res)
 	if res.Error != nil && res.Error.Type == tool.UnknownTool {
+		if _, ok := s.engine.Registry().Lookup(call.Name); ok {
+			// Hidden from this caller: answered as the go-sdk answers a
+			// tool it does not serve.
+			return nil, unknownTool(call.Name)
+		}
 		// The tool left the registry after the client listed it.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Error.Text()}
 	}
@@ -193,4 +194,34 @@ func mcpContent(cs []tool.Content) []mcp.Content {
 		}
 	}
 	return out
+}
+
+// unknownTool is the go-sdk's answer to a call of a tool it does not serve.
+func unknownTool(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// visibility is a receiving middleware that shows each caller only the
+// tools it may call (engine.Visible): tools/list leaves the others out.
+func (s *Server) visibility(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		lt, ok := res.(*mcp.ListToolsResult)
+		if method != "tools/list" || err != nil || !ok {
+			return res, err
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		call := s.caller(ss, req.GetExtra())
+		if call.Auth == nil {
+			return res, err
+		}
+		out := *lt
+		out.Tools = make([]*mcp.Tool, 0, len(lt.Tools))
+		for _, t := range lt.Tools {
+			if tl, ok := s.engine.Registry().Lookup(t.Name); ok && s.engine.Visible(tl.Definition(), call) {
+				out.Tools = append(out.Tools, t)
+			}
+		}
+		return &out, nil
+	}
 }

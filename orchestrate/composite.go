@@ -56,7 +56,7 @@ func NewComposite(r *Runner, c Composite) (tool.Tool, error) {
 		return nil, tool.Errorf(tool.InvalidArguments, "composite %q: the input schema must be a JSON object schema with \"type\": \"object\"", c.Name)
 	}
 	props, _ = s["properties"].(map[string]any)
-	_, ps := r.validate(c.Plan, true)
+	_, ps := r.validate(c.Plan, true, tool.Call{})
 	if c.Plan != nil {
 		for i, st := range c.Plan.Steps {
 			checkInputRefs(st, i, props, &ps)

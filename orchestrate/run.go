@@ -43,7 +43,7 @@ func NewRunner(e *engine.Engine, l Limits) *Runner {
 // formed, and the limits hold. The error is a *tool.Error of type
 // invalid_arguments whose Details["problems"] lists every Problem.
 func (r *Runner) Validate(p *Plan) error {
-	if _, ps := r.validate(p, false); len(ps) > 0 {
+	if _, ps := r.validate(p, false, tool.Call{}); len(ps) > 0 {
 		return ps.err("plan")
 	}
 	return nil
@@ -85,7 +85,7 @@ type nestingKey struct{}
 // Run validates p and runs it. Steps without a dependency between them run
 // in parallel (at most Limits.Parallelism at once); a step starts once
 // every step it references or lists in after has finished. Each step is
-// one engine call carrying parent's Session and Principal, with call id
+// one engine call carrying parent's Session, Principal and Auth, with call id
 // "<parent.ID>/<step id>". An invalid plan runs nothing: the error is
 // Validate's.
 func (r *Runner) Run(ctx context.Context, p *Plan, parent tool.Call) (*Report, error) {
@@ -99,7 +99,7 @@ func (r *Runner) run(ctx context.Context, p *Plan, parent tool.Call, input any, 
 			WithSuggestion("call the atomic tools directly instead of through nested composites")
 	}
 	ctx = context.WithValue(ctx, nestingKey{}, depth+1)
-	deps, ps := r.validate(p, hasInput)
+	deps, ps := r.validate(p, hasInput, parent)
 	if len(ps) > 0 {
 		return nil, ps.err("plan")
 	}
@@ -270,7 +270,7 @@ func (x *execution) call(ctx context.Context, id, name string, args any) tool.Re
 		}
 		raw = b
 	}
-	return x.r.engine.Execute(ctx, tool.Call{ID: id, Name: name, Args: raw, Principal: x.parent.Principal, Session: x.parent.Session})
+	return x.r.engine.Execute(ctx, tool.Call{ID: id, Name: name, Args: raw, Principal: x.parent.Principal, Session: x.parent.Session, Auth: x.parent.Auth})
 }
 
 // fill copies a result into a report.

@@ -3,6 +3,8 @@ package orchestrate
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 // Limits bound what a plan may ask for. Zero fields take the defaults.
@@ -35,8 +37,8 @@ type stepDeps []int
 
 // validate checks p against the registry and the limits and returns each
 // step's dependencies. allowInput admits references to "input" (composite
-// templates).
-func (r *Runner) validate(p *Plan, allowInput bool) ([]stepDeps, problems) {
+// templates). A tool hidden from caller (engine.Visible) is no tool.
+func (r *Runner) validate(p *Plan, allowInput bool, caller tool.Call) ([]stepDeps, problems) {
 	var ps problems
 	if p == nil || len(p.Steps) == 0 {
 		ps.add("", "/steps", "a plan needs at least one step")
@@ -67,7 +69,7 @@ func (r *Runner) validate(p *Plan, allowInput bool) ([]stepDeps, problems) {
 	deps := make([]stepDeps, len(p.Steps))
 	for i, s := range p.Steps {
 		ptr := "/steps/" + strconv.Itoa(i)
-		r.checkTool(s.Tool, s.ID, ptr+"/tool", &ps)
+		r.checkTool(s.Tool, s.ID, ptr+"/tool", caller, &ps)
 		seen := map[int]bool{}
 		need := func(target string, at string, self bool) {
 			j, ok := index[target]
@@ -107,7 +109,7 @@ func (r *Runner) validate(p *Plan, allowInput bool) ([]stepDeps, problems) {
 		}
 		if fb := s.OnFailure.Fallback; s.OnFailure.Action == FallbackCall && fb != nil {
 			fptr := ptr + "/on_failure"
-			r.checkTool(fb.Tool, s.ID, fptr+"/tool", &ps)
+			r.checkTool(fb.Tool, s.ID, fptr+"/tool", caller, &ps)
 			if fb.Args != nil {
 				r.checkValue(fb.Args, s.ID, fptr+"/args", &ps)
 				for _, site := range findRefs(fb.Args, fptr+"/args", s.ID, &ps) {
@@ -124,7 +126,7 @@ func (r *Runner) validate(p *Plan, allowInput bool) ([]stepDeps, problems) {
 }
 
 // checkTool reports a tool that cannot be a step.
-func (r *Runner) checkTool(name, step, ptr string, ps *problems) {
+func (r *Runner) checkTool(name, step, ptr string, caller tool.Call, ps *problems) {
 	if name == "" {
 		return // reported by Parse
 	}
@@ -132,7 +134,7 @@ func (r *Runner) checkTool(name, step, ptr string, ps *problems) {
 		ps.add(step, ptr, "a plan may not run %s: put the steps in this plan", r.name)
 		return
 	}
-	if _, ok := r.engine.Registry().Definition(name); !ok {
+	if def, ok := r.engine.Registry().Definition(name); !ok || !r.engine.Visible(def, caller) {
 		ps.add(step, ptr, "no tool named %q is available", name)
 	}
 }

@@ -28,6 +28,10 @@ type DeferOptions struct {
 	MaxLimit int
 	// Index configures the lexical index over the deferred tools.
 	Index Options
+	// Visible, when set, says whether a caller may be shown a tool
+	// (engine.Engine.Visible): tool_search neither finds nor loads the
+	// others for it.
+	Visible func(tool.Definition, tool.Call) bool
 }
 
 // Deferred is a set of tools that are registered but not sent to the
@@ -127,6 +131,11 @@ func (d *Deferred) Pending() []string {
 // Search returns up to k deferred tools (loaded or not) that match query,
 // best first, without loading them.
 func (d *Deferred) Search(query string, k int) []tool.Definition {
+	return d.search(query, k, nil)
+}
+
+// search is Search keeping only the tools keep admits (nil: all).
+func (d *Deferred) search(query string, k int, keep func(tool.Definition) bool) []tool.Definition {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.dirty.Swap(false) || d.idx == nil {
@@ -138,9 +147,17 @@ func (d *Deferred) Search(query string, k int) []tool.Definition {
 		}
 		d.idx = New(d.defs, d.opts.Index)
 	}
+	n := k
+	if keep != nil {
+		n = len(d.defs)
+	}
 	var out []tool.Definition
-	for _, m := range d.idx.Select(query, k) {
-		out = append(out, d.defs[m.Index])
+	for _, m := range d.idx.Select(query, n) {
+		if def := d.defs[m.Index]; keep == nil || keep(def) {
+			if out = append(out, def); len(out) == k {
+				break
+			}
+		}
 	}
 	return out
 }
@@ -217,7 +234,11 @@ func (t *toolSearch) Run(ctx context.Context, call tool.Call) (tool.Result, erro
 		k = t.d.opts.Limit
 	}
 	k = min(k, t.d.opts.MaxLimit)
-	defs := t.d.Search(in.Query, k)
+	var keep func(tool.Definition) bool
+	if v := t.d.opts.Visible; v != nil {
+		keep = func(def tool.Definition) bool { return v(def, call) }
+	}
+	defs := t.d.search(in.Query, k, keep)
 	if len(defs) == 0 {
 		return tool.Result{}, tool.Errorf(tool.NotFound, "no tool in the catalogue matches %q", in.Query).
 			WithSuggestion("try other words for the action or its object (synonyms, the service's name), or do without")

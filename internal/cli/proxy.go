@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/mcpserver"
@@ -54,8 +55,11 @@ call (retryable "unavailable" errors meanwhile); when its tools change, the
 client gets tools/list_changed.
 
 Without --http the gateway speaks MCP on standard input and output. With
---http ADDR it serves streamable HTTP at http://ADDR/mcp, loopback only
-unless --allow-remote (it has no authentication).`,
+--http ADDR it serves streamable HTTP at http://ADDR/mcp: with the policy's
+auth block only to authenticated callers (docs/auth.md), otherwise loopback
+only unless --allow-remote. The caller's token is never forwarded: an HTTP
+upstream gets its own headers or client-credentials token (oauth: in the
+config file).`,
 		Example: `  toolgate proxy --name fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
   toolgate proxy --policy toolgate.yaml --http 127.0.0.1:8766 --name everything -- npx -y @modelcontextprotocol/server-everything
   toolgate proxy --config gateway.yaml --policy toolgate.yaml
@@ -89,9 +93,6 @@ unless --allow-remote (it has no authentication).`,
 				if _, _, err := net.SplitHostPort(addr); err != nil {
 					return usageErr("--http %q: want HOST:PORT, e.g. 127.0.0.1:8766", addr)
 				}
-				if !mcpserver.IsLoopback(addr) && !allowRemote {
-					return usageErr("--http %s is not a loopback address: the gateway has no authentication, so anyone who can reach it could run the upstream tools; use 127.0.0.1:PORT, or pass --allow-remote if a proxy in front authenticates clients", addr)
-				}
 			}
 			logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			for i := range cfgs {
@@ -100,7 +101,7 @@ unless --allow-remote (it has no authentication).`,
 				}
 				cfgs[i].Stderr = s.err
 			}
-			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, maxRequest: maxRequest, log: logger})
+			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, maxRequest: maxRequest, log: logger})
 		},
 	}
 	f := cmd.Flags()
@@ -108,7 +109,7 @@ unless --allow-remote (it has no authentication).`,
 	f.StringVar(&auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
 	f.StringVar(&configFile, "config", "", "YAML file naming several upstreams (see docs/proxy.example.yaml)")
 	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8766) instead of stdio")
-	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (the gateway has no authentication)")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address without the policy's auth block (something in front must authenticate clients)")
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
 	f.StringVar(&name, "name", "upstream", "name of the upstream given after --: its tools are NAME__TOOL")
 	f.BoolVar(&noPrefix, "no-prefix", false, "keep the upstream's tool and prompt names as they are")
@@ -123,6 +124,7 @@ type proxySetup struct {
 	cfgs          []mcpclient.Config
 	policy, audit string
 	addr          string
+	allowRemote   bool
 	maxRequest    int64
 	log           *slog.Logger
 }
@@ -134,6 +136,15 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	pol, err := loadPolicy(p.policy)
 	if err != nil {
 		return err
+	}
+	var authn *auth.Authenticator
+	if p.addr != "" {
+		if err := checkHTTPAddr(p.addr, p.allowRemote, pol, "the gateway"); err != nil {
+			return err
+		}
+		if authn, err = authenticator(pol); err != nil {
+			return err
+		}
 	}
 	approver, closers, err := mcpApprover(pol, s.err)
 	if err != nil {
@@ -202,7 +213,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	if err != nil {
 		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
 	}
-	return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest})
+	return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest}, authn)
 }
 
 // instructions joins the upstreams' instructions, each under its name.
@@ -241,22 +252,23 @@ type proxyFile struct {
 }
 
 type proxyServer struct {
-	Name      string            `yaml:"name"`
-	Command   string            `yaml:"command"`
-	Args      []string          `yaml:"args"`
-	Env       map[string]string `yaml:"env"`
-	Cwd       string            `yaml:"cwd"`
-	URL       string            `yaml:"url"`
-	Headers   map[string]string `yaml:"headers"`
-	SSE       bool              `yaml:"sse"`
-	Prefix    string            `yaml:"prefix"`
-	Separator string            `yaml:"separator"`
-	NoPrefix  bool              `yaml:"no_prefix"`
-	Timeout   string            `yaml:"timeout"`
-	Levels    map[string]int    `yaml:"levels"`
-	Tools     []string          `yaml:"tools"`
-	Resources *bool             `yaml:"resources"`
-	Prompts   *bool             `yaml:"prompts"`
+	Name      string                  `yaml:"name"`
+	Command   string                  `yaml:"command"`
+	Args      []string                `yaml:"args"`
+	Env       map[string]string       `yaml:"env"`
+	Cwd       string                  `yaml:"cwd"`
+	URL       string                  `yaml:"url"`
+	Headers   map[string]string       `yaml:"headers"`
+	OAuth     *auth.ClientCredentials `yaml:"oauth"`
+	SSE       bool                    `yaml:"sse"`
+	Prefix    string                  `yaml:"prefix"`
+	Separator string                  `yaml:"separator"`
+	NoPrefix  bool                    `yaml:"no_prefix"`
+	Timeout   string                  `yaml:"timeout"`
+	Levels    map[string]int          `yaml:"levels"`
+	Tools     []string                `yaml:"tools"`
+	Resources *bool                   `yaml:"resources"`
+	Prompts   *bool                   `yaml:"prompts"`
 }
 
 // loadProxyConfig reads a gateway configuration: unknown fields are
@@ -302,6 +314,22 @@ func loadProxyConfig(file string) ([]mcpclient.Config, error) {
 			c.Headers = map[string]string{}
 			for k, v := range sv.Headers {
 				c.Headers[k] = os.ExpandEnv(v)
+			}
+		}
+		if cc := sv.OAuth; cc != nil {
+			if sv.URL == "" {
+				return nil, fmt.Errorf("%s: oauth needs a url (client credentials are for HTTP upstreams)", where)
+			}
+			for k := range c.Headers {
+				if strings.EqualFold(k, "Authorization") {
+					return nil, fmt.Errorf("%s: give oauth or an Authorization header, not both", where)
+				}
+			}
+			if cc.ClientSecretFile != "" && !filepath.IsAbs(cc.ClientSecretFile) {
+				cc.ClientSecretFile = filepath.Join(filepath.Dir(file), cc.ClientSecretFile)
+			}
+			if c.HTTPClient, err = cc.Client(nil); err != nil {
+				return nil, fmt.Errorf("%s: oauth: %v", where, err)
 			}
 		}
 		if sv.Timeout != "" {

@@ -228,7 +228,7 @@ func summary(desc string) string {
 // search loads what it needs, which the MCP server announces with
 // notifications/tools/list_changed.
 func (s *setup) deferTools() error {
-	d, err := selection.Defer(s.registry, selection.DeferOptions{Keep: []string{orchestrate.RunPlanName}})
+	d, err := selection.Defer(s.registry, selection.DeferOptions{Keep: []string{orchestrate.RunPlanName}, Visible: s.engine.Visible})
 	if err != nil {
 		return err
 	}

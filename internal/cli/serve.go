@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
@@ -33,10 +34,13 @@ audit records name the client (its clientInfo.name) and the MCP session.
 
 Without --http the server speaks MCP on standard input and output (one client).
 With --http ADDR it serves streamable HTTP at http://ADDR/mcp (many sessions,
-SSE streams), refusing requests whose Host or Origin is not this machine.
-Only loopback addresses are accepted unless --allow-remote is given: the
-server has no authentication, so anyone who can reach the port could use
-the tools.
+SSE streams). With the policy's auth block (docs/auth.md) every request needs
+a bearer token (a JWT of the configured issuer, or an API key): the caller is
+the call's principal, sees only the tools the policy lets it call, and the
+resource metadata is served at /.well-known/oauth-protected-resource. Without
+it, requests whose Host or Origin is not this machine are refused, and only
+loopback addresses are accepted unless --allow-remote is given (anyone who
+can reach the port could use the tools).
 
 The roots (--root, default the current folder) are offered as resources,
 files through the file:///{+path} template (reads are governed read_file
@@ -53,9 +57,6 @@ roots that lie inside --root folders; it never widens them.`,
 				if _, _, err := net.SplitHostPort(addr); err != nil {
 					return usageErr("--http %q: want HOST:PORT, e.g. 127.0.0.1:8765", addr)
 				}
-				if !mcpserver.IsLoopback(addr) && !allowRemote {
-					return usageErr("--http %s is not a loopback address: the MCP server has no authentication, so anyone who can reach it could run the tools; use 127.0.0.1:PORT (or [::1]:PORT), or pass --allow-remote if a proxy in front authenticates clients", addr)
-				}
 			}
 			roots := c.roots
 			if len(roots) == 0 {
@@ -71,6 +72,15 @@ roots that lie inside --root folders; it never widens them.`,
 				return err
 			}
 			defer st.Close()
+			var authn *auth.Authenticator
+			if addr != "" {
+				if err := checkHTTPAddr(addr, allowRemote, st.policy, "the server"); err != nil {
+					return err
+				}
+				if authn, err = authenticator(st.policy); err != nil {
+					return err
+				}
+			}
 			if deferTools {
 				if err := st.deferTools(); err != nil {
 					return err
@@ -94,7 +104,7 @@ roots that lie inside --root folders; it never widens them.`,
 			if err != nil {
 				return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
 			}
-			return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest})
+			return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest}, authn)
 		},
 	}
 	c.register(cmd)
@@ -102,22 +112,30 @@ roots that lie inside --root folders; it never widens them.`,
 	f := cmd.Flags()
 	f.BoolVar(&deferTools, "defer-tools", false, "list only tool_search and run_plan at first; tool_search(query) loads the matching tools (tools/list_changed)")
 	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765) instead of stdio")
-	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address (the server has no authentication)")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address without the policy's auth block (something in front must authenticate clients)")
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
 	return cmd
 }
 
-// serveHTTP serves srv at /mcp on ln until ctx ends.
-func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions) error {
+// serveHTTP serves srv at /mcp on ln until ctx ends; with authn, only to
+// authenticated callers, and with the resource metadata published.
+func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(o))
+	h := srv.Handler(o)
+	if authn != nil {
+		h = authn.Middleware(h)
+		for _, p := range authn.MetadataPaths() {
+			mux.Handle(p, authn.MetadataHandler())
+		}
+	}
+	mux.Handle("/mcp", h)
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
-	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp\n", ln.Addr())
+	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp (%s)\n", ln.Addr(), authNote(authn))
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

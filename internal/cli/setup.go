@@ -119,6 +119,7 @@ func (s *setup) openIdempotency() (*store.Idempotency, error) {
 type setup struct {
 	registry *registry.Registry
 	engine   *engine.Engine
+	policy   *policy.Policy
 	runner   *orchestrate.Runner // plans, run_plan and composites (plan.go)
 	closers  []func() error
 }
@@ -143,7 +144,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.domains = append(c.domains, pol.AllowedDomains()...)
 	c.deniedDomains, c.askedDomains = pol.DeniedDomains(), pol.AskedDomains()
 	c.files = pol.Files
-	s := &setup{registry: registry.New()}
+	s := &setup{registry: registry.New(), policy: pol}
 	sets, err := builtinTools(c)
 	if err != nil {
 		return nil, err
