@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,65 @@ func TestTail(t *testing.T) {
 	}
 	if len(recs) != 2 || recs[0].CallID != "call-297" || recs[1].CallID != "call-298" {
 		t.Fatalf("Tail of a torn log = %v", recs)
+	}
+}
+
+// TestTailWhile checks that TailWhile returns the last records up to the
+// first one its predicate rejects, reading that one's time from the start
+// of its line without decoding it, and reads nothing older.
+func TestTailWhile(t *testing.T) {
+	path := writeLog(t, 40)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	line := func(fields map[string]any) string {
+		j, err := json.Marshal(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(j) + "\n"
+	}
+	at := func(i int) time.Time { return testRecord(i).Time }
+	// call-29 is late: newer than every other record, so a TailWhile that
+	// read past call-30 would return it.
+	lines[29] = line(map[string]any{"time": at(45), "call_id": "call-29"})
+	// call-30's JSON is broken after its time: its time must be read from
+	// the line's start, or TailWhile goes past it to call-29.
+	lines[30] = lines[30][:len(`{"time":"2026-01-02T03:04:05.00003Z"`)] + ",{not json\n"
+	// call-35's line does not start with its time: it is decoded to learn it.
+	lines[35] = line(map[string]any{"call_id": "call-35", "time": at(35)})
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		n     int
+		since time.Time
+		want  []int // call numbers, oldest first
+	}{
+		{256, at(38), []int{38, 39}},
+		{256, at(40), nil},
+		{2, at(0), []int{38, 39}},
+		{256, at(36), []int{36, 37, 38, 39}},
+		{256, at(35), []int{35, 36, 37, 38, 39}},
+		{256, at(31), []int{31, 32, 33, 34, 35, 36, 37, 38, 39}},
+		{256, at(29), []int{29, 31, 32, 33, 34, 35, 36, 37, 38, 39}}, // call-30 is not a record; call-28 stops it
+	}
+	for _, tc := range tests {
+		recs, err := TailWhile(mustOpen(t, path), tc.n, func(t time.Time) bool { return !t.Before(tc.since) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, r := range recs {
+			var i int
+			fmt.Sscanf(r.CallID, "call-%d", &i)
+			got = append(got, i)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("TailWhile(%d, since %v): %v, want %v", tc.n, tc.since, got, tc.want)
+		}
 	}
 }
 

@@ -15,6 +15,14 @@ import (
 // records (a torn last line, garbage) are skipped; Tail does not check
 // hashes (Verify does).
 func Tail(r io.ReadSeeker, n int) ([]Record, error) {
+	return TailWhile(r, n, nil)
+}
+
+// TailWhile is Tail that stops reading backwards at the first record whose
+// time more rejects (that record is not returned). The time is read from the
+// start of the line, so that records left out are never decoded: a program
+// that wants the last minute of a busy log reads only that minute.
+func TailWhile(r io.ReadSeeker, n int, more func(time.Time) bool) ([]Record, error) {
 	if n <= 0 {
 		return []Record{}, nil
 	}
@@ -28,6 +36,7 @@ func Tail(r io.ReadSeeker, n int) ([]Record, error) {
 		carry []byte   // the start of a line whose beginning is not read yet
 		off   = size
 	)
+scan:
 	for off > 0 && len(out) < n {
 		k := min(int64(chunk), off)
 		off -= k
@@ -58,21 +67,53 @@ func Tail(r io.ReadSeeker, n int) ([]Record, error) {
 				end--
 			}
 			i := bytes.LastIndexByte(lines[:end], '\n') + 1
-			var rec Record
-			if line := lines[i:end]; len(line) > 0 && json.Unmarshal(line, &rec) == nil {
-				out = append(out, rec)
-			}
+			line := lines[i:end]
 			lines = lines[:i]
+			if len(line) == 0 {
+				continue
+			}
+			t, timed := lineTime(line)
+			if more != nil && timed && !more(t) {
+				break scan
+			}
+			var rec Record
+			if json.Unmarshal(line, &rec) != nil {
+				continue
+			}
+			if more != nil && !timed && !more(rec.Time) {
+				break scan
+			}
+			out = append(out, rec)
 		}
 		carry = data[:first]
 	}
+	return reverse(out), nil
+}
+
+// reverse returns the records oldest first, never nil.
+func reverse(out []Record) []Record {
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
 	if out == nil {
 		out = []Record{}
 	}
-	return out, nil
+	return out
+}
+
+// lineTime reads the time of a record from the start of its line, where
+// Record's JSON puts it; ok is false for any other line.
+func lineTime(line []byte) (time.Time, bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"time":"`))
+	if !ok {
+		return time.Time{}, false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(rest[:end]))
+	return t, err == nil
 }
 
 // Query selects records. Empty fields match anything; set fields must all

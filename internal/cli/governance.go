@@ -72,24 +72,38 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 		return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
 	}
 	opts.Auditor = log
-	replayRecent(limiter, opts.Breaker, levels(opts), auditPath)
+	window := max(pol.Limits.Config().Loop.Window, opts.Breaker.Cooldown, time.Minute) // their defaults are a minute
+	replayRecent(limiter, opts.Breaker, levels(opts), auditPath, window)
 	return []func() error{log.Close}, nil
 }
 
 // replayRecent gives the loop guard and the denial breaker the calls the
-// audit log holds from the last minute (of its last 256 records): `toolgate
+// audit log holds that can still count (of its last 256 records): `toolgate
 // call` lives for one call, and a model that repeats a call, or is refused
 // again and again, process after process, is looping or lost all the same.
-// Only calls that reached them count, as in one process: the loop guard
-// sees calls that passed the policy, the breaker calls that passed
-// validation. Best effort: an unreadable log replays nothing.
-func replayRecent(limiter *policy.Limiter, breaker *policy.Breaker, level func(string) tool.Level, auditPath string) {
+// Those are the calls of the last window (the longer of the loop guard's
+// window and the breaker's cool-down), and before them each call within a
+// window of the next (a streak of refusals goes on while they are less than
+// a cool-down apart); the log is read back only that far, so a quiet log
+// costs one line. Only calls that reached them count, as in one process:
+// the loop guard sees calls that passed the policy, the breaker calls that
+// passed validation. Best effort: an unreadable log replays nothing.
+func replayRecent(limiter *policy.Limiter, breaker *policy.Breaker, level func(string) tool.Level, auditPath string, window time.Duration) {
 	f, err := os.Open(auditPath)
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	recs, err := audit.Tail(f, 256)
+	since := time.Now().Add(-window)
+	recs, err := audit.TailWhile(f, 256, func(t time.Time) bool {
+		if t.Before(since) {
+			return false
+		}
+		if t.Add(-window).Before(since) {
+			since = t.Add(-window)
+		}
+		return true
+	})
 	if err != nil {
 		return
 	}
@@ -97,12 +111,13 @@ func replayRecent(limiter *policy.Limiter, breaker *policy.Breaker, level func(s
 		if r.Outcome == audit.OutcomeInvalid {
 			continue
 		}
+		call := tool.Call{Name: r.Tool, Args: r.Arguments, Session: r.Session, Principal: r.Principal}
 		limited := r.ErrorType == string(tool.LoopDetected) || r.ErrorType == string(tool.RateLimited)
 		if !limited {
-			breaker.Record(r.Session, level(r.Tool), policy.Refusal(tool.ErrorType(r.ErrorType)), r.Time)
+			breaker.Record(call.Caller(), level(r.Tool), policy.Refusal(tool.ErrorType(r.ErrorType)), r.Time)
 		}
 		if (r.Outcome == audit.OutcomeOK || r.Outcome == audit.OutcomeError) && !limited {
-			limiter.Replay(tool.Call{Name: r.Tool, Args: r.Arguments, Session: r.Session}, r.Time)
+			limiter.Replay(call, r.Time)
 		}
 	}
 }
