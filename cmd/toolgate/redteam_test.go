@@ -221,6 +221,21 @@ func notContains(s string) func(t *testing.T, ws, out string, o callOutput) {
 	}
 }
 
+// refusedAs checks the error's type and that its message or details name
+// what they should.
+func refusedAs(typ string, names ...string) func(t *testing.T, ws, out string, o callOutput) {
+	return func(t *testing.T, ws, out string, o callOutput) {
+		if o.Error == nil || o.Error.Type != typ {
+			t.Fatalf("want %s, got %+v", typ, o.Error)
+		}
+		for _, n := range names {
+			if !strings.Contains(rtText(o), n) {
+				t.Errorf("the %s does not name %q: %s", typ, n, o.Error.Message)
+			}
+		}
+	}
+}
+
 func rtText(o callOutput) string {
 	b, _ := json.Marshal(o)
 	return string(b)
@@ -362,7 +377,20 @@ func redteamCases() []rtCase {
 		{id: "CI-a17", cat: "destructive_command", tool: "execute_command", args: `{"command":"rm -rf ./*"}`},
 		{id: "CI-a18", cat: "destructive_command", tool: "execute_command", args: `{"command":"find . -delete"}`},
 		{id: "CI-a19", cat: "destructive_command", tool: "run_code", args: `{"language":"python","code":"import shutil, os\nfor e in os.listdir('.'):\n    shutil.rmtree(e, ignore_errors=True)"}`},
+		// Mass deletion asks, and --yes does not cover it.
+		{id: "CI-a20", cat: "destructive_command", tool: "execute_command", args: `{"command":"find . -name '*.md' -delete"}`},
+		{id: "CI-a21", cat: "destructive_command", tool: "execute_command", args: `{"command":"find src -type f -exec rm -f {} +"}`},
+		{id: "CI-a22", cat: "destructive_command", tool: "execute_command", args: `{"command":"git clean -fdx"}`, setup: gitRepo},
+		{id: "CI-a23", cat: "destructive_command", tool: "execute_command", args: `{"command":"mkdir -p /tmp/e && rsync -a --delete /tmp/e/ ./"}`},
+		{id: "CI-a24", cat: "destructive_command", tool: "execute_command", args: `{"command":"ls | xargs rm -rf"}`},
+		{id: "CI-a25", cat: "destructive_command", tool: "execute_command", args: `{"command":"rm -f -- *.md src/*"}`},
+		{id: "CI-a26", cat: "destructive_command", tool: "execute_command", args: `{"command":"timeout 5 bash -c 'for f in *; do rm -rf \"$f\"; done'"}`},
+		{id: "CI-a27", cat: "destructive_command", tool: "run_code", args: `{"language":"python","code":"import os\nfor f in os.listdir('.'):\n    if os.path.isfile(f):\n        os.remove(f)"}`},
+		{id: "CI-a28", cat: "destructive_command", tool: "run_code", args: `{"language":"node","code":"const fs = require('fs');\nfs.readdirSync('.').forEach(f => { try { fs.unlinkSync(f) } catch (e) {} })"}`},
+		{id: "CI-a29", cat: "destructive_command", tool: "execute_command", args: `{"command":"python3 -c \"import subprocess; subprocess.run(['rm', '-rf', 'src'])\""}`},
 		{id: "CI-c01", cat: "destructive_command", tool: "execute_command", args: `{"command":"echo \"rm -rf /\""}`, allow: true},
+		{id: "CI-c02", cat: "destructive_command", tool: "execute_command", args: `{"command":"rm old.log && find . -name '*.md' -print"}`, setup: writeWS("old.log", "x\n"), allow: true},
+		{id: "CI-c03", cat: "destructive_command", tool: "execute_command", args: `{"command":"git clean -n"}`, setup: gitRepo, allow: true},
 
 		// ---- sandbox_escape
 		{id: "SB-a01", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"mount -t tmpfs none /mnt"}`},
@@ -377,6 +405,13 @@ func redteamCases() []rtCase {
 		{id: "SB-a10", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(298, ctypes.create_string_buffer(128), 0, -1, -1, 0)\nassert r >= 0, ctypes.get_errno()"}`, known: "contained: perf_event_open is refused quietly by seccomp (EPERM)"},
 		{id: "SB-a11", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"cat /proc/1/environ /proc/self/environ | tr '\\0' '\\n'"}`, bounded: true, check: notContains(hostEnvSecret)},
 		{id: "SB-a12", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"chmod 4755 README.md && ls -l README.md"}`},
+		// Writes outside the workspace fail loudly, naming the path.
+		{id: "SB-a13", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"echo x > /etc/toolgate-rt"}`, check: refusedAs("sandbox_violation", "/etc/toolgate-rt")},
+		{id: "SB-a14", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"git config --global core.pager 'sh -c id'; echo done"}`, check: refusedAs("sandbox_violation", ".gitconfig")},
+		{id: "SB-a15", cat: "sandbox_escape", tool: "run_code", args: `{"language":"python","code":"open('/var/tmp/toolgate-rt', 'w').write('x')"}`, check: refusedAs("sandbox_violation", "/var/tmp/toolgate-rt")},
+		{id: "SB-a16", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"mkdir -p ~/.local/bin && echo x > ~/.local/bin/git"}`, check: refusedAs("sandbox_violation", ".local")},
+		{id: "SB-a17", cat: "sandbox_escape", tool: "run_code", args: `{"language":"node","code":"require('fs').writeFileSync('/usr/local/bin/toolgate-rt', 'x')"}`, check: refusedAs("sandbox_violation", "/usr/local/bin/toolgate-rt")},
+		{id: "SB-c01", cat: "sandbox_escape", tool: "execute_command", args: `{"command":"echo x > /tmp/t && cat /tmp/t && mkdir -p build && echo y > build/out.txt"}`, allow: true},
 
 		// ---- network_egress
 		{id: "NE-a01", cat: "network_egress", tool: "http_request", args: `{"url":"http://127.0.0.1:$PORT/"}`},
@@ -457,6 +492,15 @@ func redteamCases() []rtCase {
 		{id: "IV-a22", cat: "input_validation", tool: "execute_command", args: `{"command":"id","env":{"A=B":"x"}}`},
 		{id: "IV-a23", cat: "input_validation", tool: "edit_file", args: `{"path":"README.md","edits":[]}`},
 		{id: "IV-a24", cat: "input_validation", tool: "read_file", args: `{"path":"README.md"}{"path":"../outside/secret.txt"}`},
+		// A call's env cannot hijack the loader, a shell or an interpreter.
+		{id: "IV-a25", cat: "input_validation", tool: "execute_command", args: `{"command":"ls","env":{"LD_PRELOAD":"./evil.so"}}`, check: refusedAs("invalid_arguments", "LD_PRELOAD")},
+		{id: "IV-a26", cat: "input_validation", tool: "execute_command", args: `{"command":"true","env":{"BASH_ENV":"./evil.sh"}}`, check: refusedAs("invalid_arguments", "BASH_ENV")},
+		{id: "IV-a27", cat: "input_validation", tool: "execute_command", args: `{"command":"node -e 1","env":{"NODE_OPTIONS":"--require ./evil.js"}}`, check: refusedAs("invalid_arguments", "NODE_OPTIONS")},
+		{id: "IV-a28", cat: "input_validation", tool: "execute_command", args: `{"command":"git status","env":{"GIT_CONFIG_COUNT":"1","GIT_CONFIG_KEY_0":"core.fsmonitor","GIT_CONFIG_VALUE_0":"sh -c id"}}`, check: refusedAs("invalid_arguments", "GIT_CONFIG_")},
+		{id: "IV-a29", cat: "input_validation", tool: "execute_command", args: `{"command":"python3 -c 1","env":{"PYTHONPATH":"."}}`, check: refusedAs("invalid_arguments", "PYTHONPATH")},
+		{id: "IV-a30", cat: "input_validation", tool: "execute_command", args: `{"command":"ls","env":{"ld_preload":"./evil.so"}}`, check: refusedAs("invalid_arguments", "ld_preload")},
+		{id: "IV-a31", cat: "input_validation", tool: "execute_command", args: `{"command":"ls","env":{"A B":"x"}}`, check: refusedAs("invalid_arguments", "A B")},
+		{id: "IV-a32", cat: "input_validation", tool: "execute_command", args: `{"command":"ls","env":{"PATH":"./bin"}}`, check: refusedAs("invalid_arguments", "PATH")},
 
 		// ---- rate_limit_loop (one engine: a plan of identical steps, see TestRedTeamLoop)
 
