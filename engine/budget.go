@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,8 +20,17 @@ import (
 )
 
 // Spill is where results over the budget are written in full.
+//
+// Root is a folder toolgate trusts (a workspace root, or a folder the policy
+// names) and Dir a slash path inside it ("" or "." for Root itself), which
+// the engine creates (0700) when needed. The tools, and the commands they
+// run, may change what lies inside a workspace, so no part of Dir may be a
+// symbolic link or anything but a folder: the spill is then refused rather
+// than written (and old spills removed) wherever a link points. Only files
+// named as the engine names spills are ever removed.
 type Spill struct {
-	Dir    string // folder on disk (created 0700 when needed)
+	Root   string
+	Dir    string
 	ShowAs string // how the model names Dir in read_file, e.g. ".toolgate/spill"
 }
 
@@ -158,46 +170,95 @@ func textOf(content []tool.Content) string {
 }
 
 // spill writes text to a new file in the spill folder, returning its name as
-// the model should use it ("" when there is no spill folder). Files older
-// than a day are removed on the way.
+// the model should use it ("" when there is no spill folder). Spills older
+// than a day are removed on the way once there are more than 64.
 func (e *Engine) spill(text string) (string, error) {
 	s := e.opts.Spill
-	if s.Dir == "" {
+	if s.Root == "" {
 		return "", nil
 	}
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+	dir, err := openSpillDir(s.Root, s.Dir)
+	if err != nil {
 		return "", err
 	}
-	if entries, err := os.ReadDir(s.Dir); err == nil && len(entries) > 64 {
+	defer dir.Close()
+	if f, err := dir.Open("."); err == nil {
+		entries, _ := f.ReadDir(-1)
+		f.Close()
 		for _, en := range entries {
+			if len(entries) <= 64 {
+				break
+			}
+			if !en.Type().IsRegular() || !spillName.MatchString(en.Name()) {
+				continue
+			}
 			if info, err := en.Info(); err == nil && time.Since(info.ModTime()) > 24*time.Hour {
-				os.Remove(filepath.Join(s.Dir, en.Name()))
+				dir.Remove(en.Name())
 			}
 		}
 	}
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	name := time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(rnd[:]) + ".txt"
-	tmp, err := os.CreateTemp(s.Dir, ".spill-*")
+	tmp := ".spill-" + hex.EncodeToString(rnd[:])
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
 	}
-	if _, err := tmp.WriteString(text); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return "", err
+	_, err = f.WriteString(text)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return "", err
+	if err == nil {
+		err = dir.Rename(tmp, name)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(s.Dir, name)); err != nil {
-		os.Remove(tmp.Name())
+	if err != nil {
+		dir.Remove(tmp)
 		return "", err
 	}
 	show := s.ShowAs
 	if show == "" {
-		show = s.Dir
+		show = filepath.Join(s.Root, filepath.FromSlash(s.Dir))
 	}
 	return path.Join(filepath.ToSlash(show), name), nil
+}
+
+// spillName is the name spill gives its files.
+var spillName = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{12}\.txt$`)
+
+// openSpillDir opens dir inside root, creating what is missing, and refuses
+// a symbolic link (or anything but a folder) at any step of dir.
+func openSpillDir(root, dir string) (*os.Root, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil { // trusted: links followed
+		return nil, err
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range strings.Split(path.Clean("/" + dir)[1:], "/") {
+		if step == "" {
+			continue
+		}
+		fi, err := r.Lstat(step)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = r.Mkdir(step, 0o700)
+			if err == nil || errors.Is(err, fs.ErrExist) {
+				fi, err = r.Lstat(step)
+			}
+		}
+		if err == nil && !fi.IsDir() { // a link's mode is not a folder's
+			err = fmt.Errorf("engine: the spill folder's %q is not a folder (%s): refusing to write through it", step, fi.Mode().Type())
+		}
+		var next *os.Root
+		if err == nil {
+			next, err = r.OpenRoot(step)
+		}
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		r = next
+	}
+	return r, nil
 }

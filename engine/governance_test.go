@@ -127,7 +127,7 @@ func TestRedactionAndSpill(t *testing.T) {
 	}
 	spillDir := filepath.Join(dir, "ws", ".toolgate", "spill")
 	e := engine.New(engine.Options{Registry: reg, Redactor: red, Auditor: log, MaxResultBytes: 200,
-		Spill: engine.Spill{Dir: spillDir, ShowAs: ".toolgate/spill"}})
+		Spill: engine.Spill{Root: filepath.Join(dir, "ws"), Dir: ".toolgate/spill", ShowAs: ".toolgate/spill"}})
 	res := e.Execute(context.Background(), tool.Call{Name: "print_env", Args: json.RawMessage(`{"token":"AKIAIOSFODNN7EXAMPLE"}`)})
 	log.Close()
 	text := res.Text()

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,9 +56,9 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 	opts.MaxResultBytesPerTool = pol.Output.Tools
 	switch {
 	case pol.Output.SpillDir != "":
-		opts.Spill = engine.Spill{Dir: pol.Output.SpillDir, ShowAs: pol.Output.SpillDir}
+		opts.Spill = engine.Spill{Root: pol.Output.SpillDir, ShowAs: pol.Output.SpillDir}
 	case spillRoot != "":
-		opts.Spill = engine.Spill{Dir: filepath.Join(spillRoot, ".toolgate", "spill"), ShowAs: ".toolgate/spill"}
+		opts.Spill = engine.Spill{Root: spillRoot, Dir: ".toolgate/spill", ShowAs: ".toolgate/spill"}
 	}
 	if opts.Approver != nil {
 		opts.Approver = policy.NewGate(opts.Approver, pol)
