@@ -74,7 +74,8 @@ func builtinTools(c *common) (*toolsets, error) {
 		sets.Close()
 		return nil, err
 	}
-	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Egress: sets.net.proxy})
+	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Egress: sets.net.proxy,
+		Protect: ownPaths(c)})
 	if err != nil {
 		sets.Close()
 		return nil, err
@@ -87,6 +88,19 @@ func builtinTools(c *common) (*toolsets, error) {
 	tools = append(append(tools, cmds...), web...)
 	sets.tools = tools
 	return sets, nil
+}
+
+// ownPaths are the files toolgate depends on, as absolute paths: the
+// policy file, the audit log and the state folder. A command may change
+// none of them (exec.Options.Protect).
+func ownPaths(c *common) []string {
+	var out []string
+	for _, p := range []string{c.policy, c.auditPath, stateDir()} {
+		if p != "" && p != "off" {
+			out = append(out, realPath(p))
+		}
+	}
+	return out
 }
 
 // insideRoots returns path relative to each root that contains it.

@@ -47,11 +47,51 @@ func containment(stderr []byte, root string, network bool) (stop, bool) {
 	return stop{}, false
 }
 
-// readOnly reports whether a command's error output shows a write the
-// read-only file system refused.
-func readOnly(stderr []byte) bool {
-	return bytes.Contains(bytes.ToLower(stderr), []byte("read-only file system"))
+// refusedWrite reports whether a command's error output shows a write the
+// sandbox refused: a "read-only file system" message naming a path outside
+// the workspace root, or a guarded entry of it (a relative path is taken
+// from the working folder dir). Any other such message (a test suite
+// exercising EROFS, a log quoting one) is the command's own business.
+func refusedWrite(stderr []byte, root, dir string, g *guard) bool {
+	if !bytes.Contains(bytes.ToLower(stderr), []byte("read-only file system")) {
+		return false
+	}
+	for _, line := range strings.Split(string(stderr), "\n") {
+		if !strings.Contains(strings.ToLower(line), "read-only file system") {
+			continue
+		}
+		p := readOnlyPath(line)
+		switch {
+		case p == "":
+		case outside(p, root):
+			return true
+		case filepath.IsAbs(p):
+			if g.protects(filepath.Clean(p)) || g.protects(filepath.Join(g.root, mustRel(root, p))) {
+				return true
+			}
+		default:
+			if q := filepath.Join(dir, p); outside(q, g.root) || g.protects(q) {
+				return true
+			}
+		}
+	}
+	return false
 }
+
+// mustRel is p relative to root ("." if it is not below it).
+func mustRel(root, p string) string {
+	rel, err := filepath.Rel(root, filepath.Clean(p))
+	if err != nil {
+		return "."
+	}
+	return rel
+}
+
+// proxyHint is said when a command with a network failed to reach a host
+// by itself: the program ignored the proxy.
+const proxyHint = "the network is reachable only through the HTTP(S) proxy in HTTP_PROXY and HTTPS_PROXY: " +
+	"a program that ignores them (raw sockets, its own DNS lookups, some HTTP clients) can resolve and reach nothing; " +
+	"use a client that honours them (curl, wget, git, pip, npm, Python's urllib or requests) or give it the proxy explicitly"
 
 // readOnlyWrite describes a write the read-only file system refused, naming
 // the path when the line does.

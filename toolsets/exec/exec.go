@@ -35,6 +35,12 @@ type Options struct {
 	Egress *egress.Proxy
 	// Env is passed to every command (NAME=value), before the call's own.
 	Env []string
+	// Protect lists absolute host paths of files and folders that no
+	// command may change (toolgate's policy file, audit log, state
+	// folder): those inside the workspace are guarded as its config paths
+	// are (see guard). One that exists but cannot be mounted read-only
+	// keeps every command from running.
+	Protect []string
 	// MaxCommand caps the length of a command, argv or code in bytes
 	// (default 64 KiB).
 	MaxCommand int
@@ -100,6 +106,9 @@ type Output struct {
 	Backend         string              `json:"backend"`
 	Protections     sandbox.Protections `json:"protections"`
 	EgressFailures  []EgressFailure     `json:"egress_failures,omitempty"`
+	// Hint says what the output suggests to do next, when it is not an
+	// error (a program that ignored the proxy).
+	Hint string `json:"hint,omitempty"`
 }
 
 // The names of the tools Tools returns: a program that knows a call of one
@@ -234,9 +243,6 @@ func (s *set) verdict(ctx context.Context, f Finding) *tool.Error {
 func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout float64, env map[string]string) (tool.Result, error) {
 	spec.Root = s.opts.Root
 	spec.Dir = cwd
-	// Files that run later outside the sandbox (.git, IDE tasks, shell rc)
-	// stay read-only even though the workspace is writable.
-	spec.ReadOnly = append(spec.ReadOnly, protectedMounts(s.opts.Root)...)
 	spec.Limits = s.opts.Limits
 	var connections *egressLog
 	spec.Network, connections = s.network()
@@ -261,6 +267,15 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 		}
 		spec.Limits.Wall = time.Duration(timeout * float64(time.Second))
 	}
+	// Files that act later outside the sandbox (.git, IDE tasks, shell rc,
+	// toolgate's own) stay read-only even though the workspace is writable.
+	g, err := newGuard(s.opts.Root, s.opts.Protect)
+	if err != nil {
+		return errResult(tool.Errorf(tool.Unavailable, "no command can run: toolgate cannot protect %v", err).
+			WithSuggestion("ask the operator to keep toolgate's policy file, audit log and state folder outside the workspace, or to make each a plain file or folder")), nil
+	}
+	spec.ReadOnly = append(spec.ReadOnly, g.readOnly...)
+	spec.Writable = append(spec.Writable, g.pinned...)
 	o, err := s.opts.Backend.Run(ctx, spec)
 	if err != nil {
 		switch {
@@ -273,7 +288,7 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 		}
 		return tool.Result{}, fmt.Errorf("running the command: %w", err)
 	}
-	return s.result(o, connections.failures()), nil
+	return s.result(o, connections.failures(), g, g.check(), filepath.Join(g.root, filepath.Clean("/"+cwd))), nil
 }
 
 func setEnv(env []string, k, v string) []string {
@@ -286,11 +301,12 @@ func setEnv(env []string, k, v string) []string {
 	return append(env, k+"="+v)
 }
 
-// result turns an outcome into the tool's result: the sandbox stopping
-// the command (a limit, a refused system call, the timeout) or a connection
-// the egress proxy refused or could not make is an error with the output
-// attached; an exit of any code is a result.
-func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Result {
+// result turns an outcome into the tool's result: the command creating or
+// changing a guarded entry (b), the sandbox stopping the command (a limit,
+// a refused system call, the timeout) or a connection the egress proxy
+// refused or could not make is an error with the output attached; an exit
+// of any code is a result. dir is the command's working folder.
+func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure, g *guard, b breach, dir string) tool.Result {
 	out := Output{
 		ExitCode: o.ExitCode, Signal: o.Signal, Stdout: string(o.Stdout), Stderr: string(o.Stderr),
 		StdoutTruncated: o.StdoutTruncated, StderrTruncated: o.StderrTruncated,
@@ -304,6 +320,8 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Res
 	}
 	var e *tool.Error
 	switch {
+	case len(b.paths) > 0:
+		e = breachError(b)
 	case o.Killed == "timeout":
 		e = tool.Errorf(tool.Timeout, "the command ran out of time after %s and was killed, with everything it started", o.Usage.Wall.Round(time.Millisecond)).
 			WithSuggestion("run something shorter, run it in smaller steps, or ask for a longer timeout").WithRetry(0)
@@ -334,9 +352,10 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Res
 	case len(egressFailures) > 0:
 		e = egressError(egressFailures, s.opts.Egress.Policy().Allowed())
 	case o.DryRun:
-	case o.ExitCode != 0 || readOnly(o.Stderr):
-		// A refused write fails loudly even when the command goes on to
-		// exit 0 (echo x > /etc/x; echo done).
+	case o.ExitCode != 0 || refusedWrite(o.Stderr, s.opts.Root, dir, g):
+		// A refused write outside the workspace or to a guarded entry fails
+		// loudly even when the command goes on to exit 0 (echo x > /etc/x;
+		// echo done).
 		if st, ok := containment(o.Stderr, s.opts.Root, s.opts.Egress != nil); ok {
 			e = tool.Errorf(tool.SandboxViolation, "the sandbox stopped %s", st.what).
 				WithSuggestion("work inside the workspace: read and write files there (scratch files in /tmp), without network access or privileged operations").
@@ -346,9 +365,15 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure) tool.Res
 			}
 			break
 		}
+		if s.opts.Egress != nil && networkMark().Match(o.Stderr) {
+			out.Hint = proxyHint
+		}
 		if s.opts.ErrorOnExit && o.ExitCode != 0 {
 			e = tool.Errorf(tool.Internal, "the command exited with code %d", o.ExitCode).
 				WithSuggestion("read stderr in the details")
+			if out.Hint != "" {
+				e.WithSuggestion("%s", out.Hint)
+			}
 		}
 	}
 	text := render(out)
@@ -430,6 +455,9 @@ func render(o Output) string {
 		b.WriteString("(no output)\n")
 	}
 	writeEgress(&b, o.EgressFailures)
+	if o.Hint != "" {
+		b.WriteString("hint: " + o.Hint + "\n")
+	}
 	return b.String()
 }
 

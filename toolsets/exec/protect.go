@@ -1,51 +1,354 @@
 package exec
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
 )
 
-// protectedMounts returns the entries of root that a command must not
-// change, to be mounted read-only over the writable workspace: the
-// policy's config paths (policy.ConfigPaths) that exist there. Something
-// outside the sandbox acts on each later — git on its folder (hooks,
-// config with core.fsmonitor/core.hooksPath, submodule gitdirs), a shell on
-// its start-up files, an editor or a coding agent on its settings and
-// instructions, toolgate on its own files — so a command cannot do what
-// write_file is refused. Like Codex's workspace-write mode, .git is
-// read-only as a whole: git status and log work, git commit inside the
-// sandbox does not.
+// A guard keeps one command from changing the entries of the workspace
+// that something outside the sandbox acts on later: the policy's config
+// paths (policy.ConfigPaths) at the top of the workspace, and toolgate's
+// own files (Options.Protect: the policy file, the audit log, the state
+// folder) when they lie inside it. Git acts on .git (hooks, config with
+// core.fsmonitor/core.hooksPath), a shell on its start-up files, an editor
+// or a coding agent on its settings and instructions, toolgate on its own
+// files; so a command cannot do what write_file is refused. Like Codex's
+// workspace-write mode, .git is read-only as a whole: git status and log
+// work, git commit inside the sandbox does not.
 //
-// An entry reached through a symbolic link (the entry itself or a folder
-// on the way, as in .github/…) is never listed: the sandbox would mount
-// what it points to, perhaps a folder outside the workspace. An entry that
-// does not exist cannot be covered by a mount (creating it would change
-// the workspace); the policy's default deny rules still refuse the plain
-// spellings of such writes (a redirection, cp, mv, …).
-func protectedMounts(root string) []string {
-	var out []string
-	for _, c := range policy.ConfigPaths() {
-		if p, ok := plainEntry(root, c.Name); ok {
-			out = append(out, p)
-		}
-	}
-	return out
+//   - An entry that exists (a folder or a regular file) is mounted
+//     read-only over the writable workspace: it can be read, not changed,
+//     renamed, removed or replaced.
+//   - Each folder on the way to an entry (.github of
+//     .github/copilot-instructions.md) is bound onto itself, writable: a
+//     mount point cannot be renamed or removed (EBUSY), so the entry cannot
+//     be swapped by renaming its parent, while the folder's other files stay
+//     writable.
+//   - An entry that does not exist cannot be covered by a mount; it is
+//     recorded before the command, and if the command created it, the call
+//     is a sandbox_violation naming it and what was created is removed (the
+//     first thing on the way that was not there before: a planted folder
+//     or link is removed whole, never followed).
+//   - An entry reached through a symbolic link is not mounted (the mount
+//     would bring in what the link points to); its target is mounted
+//     instead when it lies inside the workspace, and the link chain and the
+//     target are compared before and after: any change is a violation
+//     (it cannot be undone).
+//
+// Only the top of the workspace is guarded: a config name in a subfolder
+// (pkg/.vscode, sub/.git, docs/AGENTS.md) is not, since finding them would
+// mean walking the whole tree before and after every command; the
+// policy's default deny rules still refuse the plain spellings of such
+// writes (a redirection, cp, mv, …).
+type guard struct {
+	root     string   // the workspace, symbolic links resolved
+	readOnly []string // mounted read-only
+	pinned   []string // bound onto themselves, writable
+	missing  []missingEntry
+	watched  []watchedEntry
 }
 
-// plainEntry returns root/name when it is a folder or a regular file and no
-// component of name is a symbolic link.
-func plainEntry(root, name string) (string, bool) {
-	p := root
-	for _, c := range strings.Split(name, "/") {
-		p = filepath.Join(p, c)
-		fi, err := os.Lstat(p)
-		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-			return "", false
+// missingEntry is an entry that did not exist before the command: the
+// components before first existed (as folders, pinned), first did not.
+type missingEntry struct {
+	rel   string
+	first int
+}
+
+// watchedEntry is an entry reached through a link, with its state before.
+type watchedEntry struct {
+	rel, state string
+}
+
+// ownEntryError is an own file of toolgate that no mount can protect.
+type ownEntryError struct {
+	path, why string
+}
+
+func (e *ownEntryError) Error() string { return e.path + ": " + e.why }
+
+// newGuard looks at the workspace before a command. An error means an own
+// file of toolgate exists but cannot be protected: the command must not
+// run.
+func newGuard(root string, own []string) (*guard, error) {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	g := &guard{root: real}
+	seen := map[string]bool{}
+	for _, c := range policy.ConfigPaths() {
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			if err := g.add(c.Name, false); err != nil {
+				return nil, err
+			}
 		}
 	}
-	fi, err := os.Lstat(p)
-	return p, err == nil && (fi.IsDir() || fi.Mode().IsRegular())
+	for _, p := range own {
+		rel, ok := g.inside(p)
+		if !ok || seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		if err := g.add(rel, true); err != nil {
+			return nil, err
+		}
+	}
+	g.tidy()
+	return g, nil
+}
+
+// inside returns p relative to the workspace, if it lies in it (as
+// written, or with its links resolved as far as they exist).
+func (g *guard) inside(p string) (string, bool) {
+	if !filepath.IsAbs(p) {
+		return "", false
+	}
+	cands := []string{filepath.Clean(p)}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		cands = append(cands, r)
+	} else if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		cands = append(cands, filepath.Join(d, filepath.Base(p)))
+	}
+	for _, c := range cands {
+		rel, err := filepath.Rel(g.root, c)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return filepath.ToSlash(rel), true
+		}
+	}
+	return "", false
+}
+
+// add plans the protection of the entry rel ("a/b").
+func (g *guard) add(rel string, own bool) error {
+	if rel == "." {
+		g.readOnly = append(g.readOnly, g.root) // toolgate's file is the workspace: nothing is writable
+		return nil
+	}
+	comps := strings.Split(rel, "/")
+	p := g.root
+	var ancestors []string
+	for i, c := range comps {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			g.pinned = append(g.pinned, ancestors...)
+			g.missing = append(g.missing, missingEntry{rel: rel, first: i})
+			return nil
+		case err != nil:
+			if own {
+				return &ownEntryError{p, err.Error()}
+			}
+			g.watched = append(g.watched, watchedEntry{rel, g.state(rel)})
+			return nil
+		case fi.Mode()&os.ModeSymlink != 0:
+			g.pinned = append(g.pinned, ancestors...)
+			return g.linked(rel, own)
+		case i < len(comps)-1 && !fi.IsDir(): // a file where a folder would be: the entry cannot exist yet
+			g.pinned = append(g.pinned, ancestors...)
+			g.missing = append(g.missing, missingEntry{rel: rel, first: i + 1})
+			return nil
+		case i == len(comps)-1 && !fi.IsDir() && !fi.Mode().IsRegular():
+			if own {
+				return &ownEntryError{p, "neither a folder nor a regular file"}
+			}
+			g.pinned = append(g.pinned, ancestors...)
+			g.watched = append(g.watched, watchedEntry{rel, g.state(rel)})
+			return nil
+		}
+		ancestors = append(ancestors, p)
+	}
+	g.pinned = append(g.pinned, ancestors[:len(ancestors)-1]...)
+	g.readOnly = append(g.readOnly, p)
+	return nil
+}
+
+// linked plans an entry reached through a symbolic link: its target is
+// protected when it lies in the workspace, and the chain is watched.
+func (g *guard) linked(rel string, own bool) error {
+	g.watched = append(g.watched, watchedEntry{rel, g.state(rel)})
+	real, err := filepath.EvalSymlinks(filepath.Join(g.root, rel))
+	if err != nil {
+		return nil // a dangling link: watched
+	}
+	target, ok := g.inside(real)
+	if !ok {
+		return nil // outside the workspace, which the sandbox does not make writable
+	}
+	return g.add(target, own)
+}
+
+// state describes the entry rel and each component on its way, as Lstat
+// sees them (through the links before them), with the links' targets.
+func (g *guard) state(rel string) string {
+	var b strings.Builder
+	p := g.root
+	for _, c := range strings.Split(rel, "/") {
+		p = filepath.Join(p, c)
+		b.WriteString(describe(os.Lstat(p)))
+		if t, err := os.Readlink(p); err == nil {
+			b.WriteString(" -> " + t)
+		}
+		b.WriteByte('|')
+	}
+	return b.String()
+}
+
+func describe(fi fs.FileInfo, err error) string {
+	if err != nil {
+		return "missing"
+	}
+	s := fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s += fmt.Sprintf(" %d:%d", st.Dev, st.Ino)
+	}
+	return s
+}
+
+// tidy removes duplicates, and the pins at or below a read-only entry
+// (binding them writable would open what the entry closes).
+func (g *guard) tidy() {
+	slices.Sort(g.readOnly)
+	g.readOnly = slices.Compact(g.readOnly)
+	slices.Sort(g.pinned)
+	g.pinned = slices.Compact(g.pinned)
+	g.pinned = slices.DeleteFunc(g.pinned, func(p string) bool {
+		for _, r := range g.readOnly {
+			if within(p, r) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// within reports whether p is base or lies below it.
+func within(p, base string) bool {
+	return p == base || strings.HasPrefix(p, base+"/")
+}
+
+// protects reports whether the host path p is a read-only entry or lies
+// in one.
+func (g *guard) protects(p string) bool {
+	for _, r := range g.readOnly {
+		if within(p, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// breach is what a command did to the guarded entries it could reach.
+type breach struct {
+	paths   []string // the entries created or changed, relative to the workspace
+	removed []string // what was removed again, relative to the workspace
+	kept    []string // what could not be removed
+}
+
+// check looks at the workspace after the command: an entry that is new,
+// or a watched entry that changed, is a breach; what the command created
+// is removed.
+func (g *guard) check() breach {
+	var b breach
+	var root *os.Root
+	for _, m := range g.missing {
+		planted, ok := g.created(m)
+		if !ok {
+			continue
+		}
+		b.paths = append(b.paths, m.rel)
+		if root == nil {
+			r, err := os.OpenRoot(g.root)
+			if err != nil {
+				b.kept = append(b.kept, planted)
+				continue
+			}
+			defer r.Close()
+			root = r
+		}
+		if err := root.RemoveAll(planted); err != nil {
+			b.kept = append(b.kept, planted)
+			continue
+		}
+		b.removed = append(b.removed, planted)
+	}
+	for _, w := range g.watched {
+		if g.state(w.rel) != w.state {
+			b.paths = append(b.paths, w.rel)
+		}
+	}
+	slices.Sort(b.paths)
+	b.paths = slices.Compact(b.paths)
+	return b
+}
+
+// created reports whether the missing entry m now exists, or something
+// other than a folder now stands on its way, and returns what to remove:
+// the first component the command made that is not a plain folder (a link
+// or a file, removed itself, not followed), else the top-most folder it
+// made on the way, else the entry. Nothing before m.first can have changed:
+// those folders were mount points.
+func (g *guard) created(m missingEntry) (string, bool) {
+	comps := strings.Split(m.rel, "/")
+	p := g.root
+	for i, c := range comps {
+		p = filepath.Join(p, c)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return "", false
+		}
+		rel := strings.Join(comps[:i+1], "/")
+		if i < m.first {
+			if err != nil || !fi.IsDir() { // cannot happen to a pinned folder; a file before a missing part can
+				return "", false
+			}
+			continue
+		}
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 || i < len(comps)-1 && !fi.IsDir() {
+			return rel, true
+		}
+		if i == len(comps)-1 {
+			return strings.Join(comps[:m.first+1], "/"), true
+		}
+	}
+	return "", false
+}
+
+// breachError is the error for a command that created or changed guarded
+// entries.
+func breachError(b breach) *tool.Error {
+	what := "created or changed " + strings.Join(b.paths, ", ") + ", which only the user may change (they act outside the sandbox: agent and editor settings, instructions, git, toolgate's own files)"
+	done := "nothing was left behind"
+	switch {
+	case len(b.kept) > 0:
+		done = "could not remove " + strings.Join(b.kept, ", ") + ": tell the user"
+	case len(b.removed) == 0:
+		done = "a change through a link cannot be undone: tell the user"
+	case len(b.removed) > 0:
+		done = "removed again: " + strings.Join(b.removed, ", ")
+	}
+	e := tool.Errorf(tool.SandboxViolation, "the sandbox stopped the command: it %s; %s", what, done).
+		WithSuggestion("do not write these paths; if the task needs such a change, ask the user to make it").
+		WithDetail("paths", b.paths)
+	if len(b.removed) > 0 {
+		e.WithDetail("removed", b.removed)
+	}
+	if len(b.kept) > 0 {
+		e.WithDetail("not_removed", b.kept)
+	}
+	if len(b.paths) > 0 {
+		e.WithDetail("path", b.paths[0])
+	}
+	return e
 }

@@ -58,8 +58,12 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 	elsewhere := t.TempDir()
 	os.WriteFile(filepath.Join(elsewhere, "copilot-instructions.md"), []byte("x"), 0o644)
 	os.Symlink(elsewhere, filepath.Join(link, ".github"))
-	if got := protectedMounts(link); len(got) != 0 {
-		t.Errorf("protectedMounts followed a link: %v", got)
+	g, err := newGuard(link, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.readOnly) != 0 || len(g.watched) < 2 {
+		t.Errorf("a link outside was followed: read-only %v, watched %v", g.readOnly, g.watched)
 	}
 }
 
