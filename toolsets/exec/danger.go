@@ -703,17 +703,28 @@ func (c *checker) git(shown string, args []string) {
 	switch {
 	case sub == "reset" && has("--hard", "--merge", "--keep"):
 		c.flag(Ask, shown, "git reset --hard throws away uncommitted work")
-	case sub == "clean" && has("-f", "--force") && !has("-n", "--dry-run"):
-		c.flag(Ask, shown, "removes many files: git clean -f deletes every untracked file")
-	case sub == "rm" && !has("-n", "--dry-run", "--cached"):
-		if has("-r") {
-			c.flag(Ask, shown, "removes many files: git rm -r removes whole folder trees")
+	case sub == "clean":
+		// -i deletes too, once its menu is answered; a line it cannot read
+		// exempts nothing.
+		o := parseOptions(rest, gitCleanOptions)
+		if (o.set["force"] || o.set["interactive"] || !o.known) && !(o.known && o.set["dry-run"]) {
+			c.flag(Ask, shown, "removes many files: git clean -f deletes every untracked file")
 		}
-		c.pathspecs(shown, "removes many files: git rm", operands(rest, nil))
+	case sub == "rm":
+		if o := parseOptions(rest, gitRmOptions); !o.known || !o.set["dry-run"] && !o.set["cached"] {
+			if o.set["-r"] {
+				c.flag(Ask, shown, "removes many files: git rm -r removes whole folder trees")
+			}
+			c.pathspecs(shown, "removes many files: git rm", o.operands)
+		}
 	case sub == "checkout" && has("-f", "--force"), sub == "switch" && has("-f", "--force", "--discard-changes"):
 		c.flag(Ask, shown, "git %s --force discards uncommitted changes to every file", sub)
-	case sub == "checkout" || sub == "restore" && (!has("-S", "--staged") || has("-W", "--worktree")):
-		c.pathspecs(shown, "discards uncommitted changes to many files: git "+sub, operands(rest, map[string]bool{"-s": true, "--source": true, "-b": true, "-B": true}))
+	case sub == "checkout":
+		c.pathspecs(shown, "discards uncommitted changes to many files: git checkout", operands(rest, map[string]bool{"-s": true, "--source": true, "-b": true, "-B": true}))
+	case sub == "restore":
+		if o := parseOptions(rest, gitRestoreOptions); !o.known || !o.set["staged"] || o.set["worktree"] {
+			c.pathspecs(shown, "discards uncommitted changes to many files: git restore", o.operands)
+		}
 	case sub == "push" && (has("-f", "--force", "--force-with-lease", "--mirror", "--delete", "-d") || anyArg(rest, func(a string) bool {
 		return strings.HasPrefix(a, "+") || strings.HasPrefix(a, ":") || strings.HasPrefix(a, "--force")
 	})):

@@ -339,9 +339,7 @@ func (c *checker) mirror(shown, name string, args []string) {
 		}
 		return
 	}
-	if anyArg(args, func(a string) bool {
-		return a == "--dry-run" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "n")
-	}) {
+	if o := parseOptions(args, rsyncOptions); o.known && o.set["dry-run"] {
 		return // rsync -n lists what it would do
 	}
 	for _, a := range args {
