@@ -277,7 +277,7 @@ func (g *guard) check() breach {
 			defer r.Close()
 			root = r
 		}
-		if err := root.RemoveAll(planted); err != nil {
+		if err := remove(root, m, planted); err != nil {
 			b.kept = append(b.kept, planted)
 			continue
 		}
@@ -296,9 +296,8 @@ func (g *guard) check() breach {
 // created reports whether the missing entry m now exists, or something
 // other than a folder now stands on its way, and returns what to remove:
 // the first component the command made that is not a plain folder (a link
-// or a file, removed itself, not followed), else the top-most folder it
-// made on the way, else the entry. Nothing before m.first can have changed:
-// those folders were mount points.
+// or a file, removed itself, never followed), else the entry. Nothing
+// before m.first can have changed: those folders were mount points.
 func (g *guard) created(m missingEntry) (string, bool) {
 	comps := strings.Split(m.rel, "/")
 	p := g.root
@@ -308,47 +307,56 @@ func (g *guard) created(m missingEntry) (string, bool) {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return "", false
 		}
-		rel := strings.Join(comps[:i+1], "/")
 		if i < m.first {
-			if err != nil || !fi.IsDir() { // cannot happen to a pinned folder; a file before a missing part can
+			if err != nil || !fi.IsDir() { // a file before the missing part, still there
 				return "", false
 			}
 			continue
 		}
 		if err != nil || fi.Mode()&os.ModeSymlink != 0 || i < len(comps)-1 && !fi.IsDir() {
-			return rel, true
-		}
-		if i == len(comps)-1 {
-			return strings.Join(comps[:m.first+1], "/"), true
+			return strings.Join(comps[:i+1], "/"), true
 		}
 	}
-	return "", false
+	return m.rel, true
+}
+
+// remove removes what the command planted for the missing entry m, then
+// the folders it made on the way if they are left empty.
+func remove(root *os.Root, m missingEntry, planted string) error {
+	if err := root.RemoveAll(planted); err != nil {
+		return err
+	}
+	comps := strings.Split(planted, "/")
+	for i := len(comps) - 1; i > m.first; i-- {
+		if root.Remove(strings.Join(comps[:i], "/")) != nil {
+			break
+		}
+	}
+	return nil
 }
 
 // breachError is the error for a command that created or changed guarded
 // entries.
 func breachError(b breach) *tool.Error {
-	what := "created or changed " + strings.Join(b.paths, ", ") + ", which only the user may change (they act outside the sandbox: agent and editor settings, instructions, git, toolgate's own files)"
-	done := "nothing was left behind"
-	switch {
-	case len(b.kept) > 0:
-		done = "could not remove " + strings.Join(b.kept, ", ") + ": tell the user"
-	case len(b.removed) == 0:
-		done = "a change through a link cannot be undone: tell the user"
-	case len(b.removed) > 0:
-		done = "removed again: " + strings.Join(b.removed, ", ")
+	msg := "the sandbox stopped the command: it created or changed " + strings.Join(b.paths, ", ") +
+		", which only the user may change (agent or editor settings and instructions, git's data, toolgate's own files act outside the sandbox)"
+	if len(b.removed) > 0 {
+		msg += "; removed again: " + strings.Join(b.removed, ", ")
 	}
-	e := tool.Errorf(tool.SandboxViolation, "the sandbox stopped the command: it %s; %s", what, done).
+	if len(b.kept) > 0 {
+		msg += "; could not remove: " + strings.Join(b.kept, ", ")
+	}
+	if len(b.removed) < len(b.paths) {
+		msg += "; a change that could not be undone is left for the user to check"
+	}
+	e := tool.Errorf(tool.SandboxViolation, "%s", msg).
 		WithSuggestion("do not write these paths; if the task needs such a change, ask the user to make it").
-		WithDetail("paths", b.paths)
+		WithDetail("path", b.paths[0]).WithDetail("paths", b.paths)
 	if len(b.removed) > 0 {
 		e.WithDetail("removed", b.removed)
 	}
 	if len(b.kept) > 0 {
 		e.WithDetail("not_removed", b.kept)
-	}
-	if len(b.paths) > 0 {
-		e.WithDetail("path", b.paths[0])
 	}
 	return e
 }

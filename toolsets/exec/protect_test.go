@@ -3,7 +3,9 @@ package exec
 import (
 	"context"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,12 +72,22 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 // TestConfigPathsReadOnly: every config path of the policy's list
 // (policy.ConfigPaths) that exists at the top of the workspace, as a file
 // or as a folder, is read-only inside the sandbox: a command can read it
-// but not append to it, create in it, rename or remove it; the rest of the
+// but not append to it, create in it, rename or remove it, nor rename or
+// remove the folder above it (.github, .config); the rest of the
 // workspace, the folder around a nested entry included, stays writable.
 func TestConfigPathsReadOnly(t *testing.T) {
 	var names []string
 	for _, c := range policy.ConfigPaths() {
 		names = append(names, c.Name)
+	}
+	// The folders above the entries with a slash (.github, .config) are
+	// mount points: renaming one away, to put another entry in its place,
+	// fails (EBUSY), as does removing it.
+	var parents []string
+	for _, n := range names {
+		if d := path.Dir(n); d != "." && !slices.Contains(parents, d) {
+			parents = append(parents, d)
+		}
 	}
 	for _, form := range []string{"file", "folder"} {
 		t.Run(form, func(t *testing.T) {
@@ -98,8 +110,13 @@ func TestConfigPathsReadOnly(t *testing.T) {
   mv "$n" "$n.moved" 2>/dev/null && echo "moved $n"
   rm -f "$f" 2>/dev/null; [ -e "$f" ] || echo "removed $n"
 done
+for d in ` + strings.Join(parents, " ") + `; do
+  mv "$d" "$d.old" 2>/dev/null && echo "renamed $d"
+  python3 -c "import os,sys; os.rename(sys.argv[1], sys.argv[1]+'.py'); os.makedirs(sys.argv[1])" "$d" 2>/dev/null && echo "renamed $d"
+  rm -rf "$d" 2>/dev/null; [ -d "$d" ] || echo "renamed $d"
+done
 echo ok > ok.txt && printf x > .github/notes.md && echo done`
-			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], context.Background(), map[string]any{"command": script})
+			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], Approved(context.Background()), map[string]any{"command": script})
 			if r.Error != nil && r.Error.Type != tool.SandboxViolation { // the refused writes are reported as one
 				t.Fatal(r.Text())
 			}
@@ -110,6 +127,9 @@ echo ok > ok.txt && printf x > .github/notes.md && echo done`
 			out := o.Stdout
 			if !strings.HasSuffix(strings.TrimSpace(out), "done") {
 				t.Fatalf("the rest of the workspace is not writable:\n%s", r.Text())
+			}
+			if strings.Contains(out, "renamed ") {
+				t.Errorf("a folder above a config path was renamed or removed:\n%s", out)
 			}
 			for _, n := range names {
 				t.Run(n, func(t *testing.T) {
