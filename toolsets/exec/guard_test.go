@@ -44,7 +44,7 @@ func TestMissingConfigPathsCreated(t *testing.T) {
 	names := configNames()
 	list := strings.Join(names, " ")
 	cases := map[string]string{
-		"file": `for n in ` + list + `; do mkdir -p "$(dirname "$n")"; echo x > "$n"; done`,
+		"file":   `for n in ` + list + `; do mkdir -p "$(dirname "$n")"; echo x > "$n"; done`,
 		"folder": `for n in ` + list + `; do mkdir -p "$n" && echo x > "$n/settings.json"; done`,
 		"link":   `for n in ` + list + `; do mkdir -p "$(dirname "$n")"; ln -s "$PWD/payload.txt" "$n"; done`,
 		"rename": `i=0; for n in ` + list + `; do i=$((i+1)); cp payload.txt p$i; mkdir -p "$(dirname "$n")"; mv p$i "$n"; done`,
