@@ -39,6 +39,17 @@ func DefaultEnv() []string {
 	}
 }
 
+// ProxyEnv returns the variables the sandbox sets, besides DefaultEnv,
+// for a command with a proxy network: HTTP_PROXY, HTTPS_PROXY and
+// ALL_PROXY (and their lower-case forms) naming the proxy at ProxyPort,
+// NO_PROXY empty, and NODE_USE_ENV_PROXY (Node.js 22.21, 24 and later send
+// fetch and https.get through the proxy only when it is set).
+func ProxyEnv() []string {
+	u := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
+	return []string{"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "http_proxy=" + u, "https_proxy=" + u,
+		"ALL_PROXY=" + u, "all_proxy=" + u, "NO_PROXY=", "no_proxy=", "NODE_USE_ENV_PROXY=1"}
+}
+
 // prepared is a validated spec with defaults applied.
 type prepared struct {
 	Spec
@@ -162,11 +173,7 @@ func buildEnv(env []string, proxy bool) ([]string, error) {
 	}
 	defaults := DefaultEnv()
 	if proxy {
-		u := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
-		// NODE_USE_ENV_PROXY: Node.js (22.21, 24 and later) sends fetch and
-		// https.get through these only when it is set.
-		defaults = append(defaults, "HTTP_PROXY="+u, "HTTPS_PROXY="+u, "http_proxy="+u, "https_proxy="+u,
-			"ALL_PROXY="+u, "all_proxy="+u, "NO_PROXY=", "no_proxy=", "NODE_USE_ENV_PROXY=1")
+		defaults = append(defaults, ProxyEnv()...)
 	}
 	for _, kv := range defaults {
 		name, _, _ := strings.Cut(kv, "=")

@@ -21,8 +21,9 @@ import (
 // (npm_config_*, the proxy variables), and refusing ld_preload costs
 // nothing.
 
-// envRule refuses the variables whose upper-case name is match, or
-// starts with match without its final "*".
+// envRule refuses the variables whose upper-case name is match, starts
+// with match without its final "*", or ends with match without its
+// leading "*".
 type envRule struct {
 	match, why string
 }
@@ -30,7 +31,7 @@ type envRule struct {
 // Reasons, one per class.
 const (
 	whyLoader    = "it changes what the dynamic loader or the C library loads (libraries, modules, files) into every program"
-	whySandbox   = "the sandbox sets it (the program search path, the home folder, the temporary and cache folders)"
+	whySandbox   = "the sandbox sets it (the program search path, the home folder, the temporary and cache folders, the proxy)"
 	whyShell     = "it makes a shell read a file or run code at start-up, or changes how a shell parses every command"
 	whyPython    = "it makes Python import or run other code"
 	whyNode      = "it makes Node.js or a JavaScript package manager load code or run another program"
@@ -41,6 +42,7 @@ const (
 	whyGit       = "it makes git run another program or read another repository or configuration"
 	whyProgram   = "it names a program (editor, pager, browser, password helper) other programs run"
 	whyConfig    = "it points a program at a configuration file that can run commands"
+	whyModules   = "it makes a library (a sanitizer, GTK, Qt, GLib, GStreamer, Vulkan, SASL) load modules or run a program"
 )
 
 // refusedEnv is the list, by class.
@@ -59,6 +61,19 @@ var refusedEnv = []envRule{
 	// What the sandbox sets (sandbox.DefaultEnv, and the XDG folders).
 	{"PATH", whySandbox}, {"HOME", whySandbox}, {"TMPDIR", whySandbox}, {"XDG_*", whySandbox},
 	{"GOCACHE", whySandbox}, {"GOPATH", whySandbox}, {"GOMODCACHE", whySandbox},
+	{"HTTP_PROXY", whySandbox}, {"HTTPS_PROXY", whySandbox}, {"ALL_PROXY", whySandbox}, {"NO_PROXY", whySandbox},
+	{"NODE_USE_ENV_PROXY", whySandbox},
+
+	// Libraries that load modules or run a program named in a variable.
+	{"*SAN_OPTIONS", whyModules}, {"*SYMBOLIZER_PATH", whyModules}, {"GTK_MODULES", whyModules},
+	{"GTK3_MODULES", whyModules}, {"GTK_PATH", whyModules}, {"GTK_EXE_PREFIX", whyModules}, {"GTK_IM_MODULE_FILE", whyModules},
+	{"QT_PLUGIN_PATH", whyModules}, {"QT_QPA_PLATFORM_PLUGIN_PATH", whyModules}, {"QT_QPA_PLATFORMTHEME", whyModules},
+	{"QML2_IMPORT_PATH", whyModules}, {"QML_IMPORT_PATH", whyModules}, {"GIO_EXTRA_MODULES", whyModules},
+	{"GIO_MODULE_DIR", whyModules}, {"GST_PLUGIN_*", whyModules}, {"GST_REGISTRY*", whyModules},
+	{"GI_TYPELIB_PATH", whyModules}, {"VK_ICD_FILENAMES", whyModules}, {"VK_DRIVER_FILES", whyModules},
+	{"VK_LAYER_PATH", whyModules}, {"VK_ADD_LAYER_PATH", whyModules}, {"VK_INSTANCE_LAYERS", whyModules},
+	{"LIBGL_DRIVERS_PATH", whyModules}, {"__EGL_VENDOR_LIBRARY_*", whyModules}, {"SASL_PATH", whyModules},
+	{"GNUTLS_SYSTEM_PRIORITY_FILE", whyModules}, {"ELECTRON_RUN_AS_NODE", whyModules},
 
 	// Shells.
 	{"BASH_ENV", whyShell}, {"ENV", whyShell}, {"BASH_FUNC_*", whyShell}, {"BASHOPTS", whyShell},
@@ -66,7 +81,8 @@ var refusedEnv = []envRule{
 	{"PS4", whyShell}, {"PROMPT_COMMAND", whyShell}, {"IFS", whyShell}, {"CDPATH", whyShell},
 	{"GLOBIGNORE", whyShell}, {"FPATH", whyShell}, {"NULLCMD", whyShell}, {"READNULLCMD", whyShell},
 	{"ZDOTDIR", whyShell}, {"TMPPREFIX", whyShell}, {"INPUTRC", whyShell}, {"SHELL", whyShell},
-	{"HISTFILE", whyShell}, {"KSH_ENV", whyShell},
+	{"HISTFILE", whyShell}, {"KSH_ENV", whyShell}, {"BASH_LOADABLES_PATH", whyShell}, {"BASH_XTRACEFD", whyShell},
+	{"EXECIGNORE", whyShell}, {"HOSTFILE", whyShell}, {"MAILPATH", whyShell},
 
 	// Python.
 	{"PYTHONSTARTUP", whyPython}, {"PYTHONPATH", whyPython}, {"PYTHONHOME", whyPython},
@@ -78,8 +94,9 @@ var refusedEnv = []envRule{
 
 	// Node.js and its package managers.
 	{"NODE_OPTIONS", whyNode}, {"NODE_PATH", whyNode}, {"NODE_REPL_EXTERNAL_MODULE", whyNode},
-	{"NPM_CONFIG_*", whyNode}, {"YARN_*", whyNode}, {"PNPM_HOME", whyNode}, {"BUN_*", whyNode},
-	{"COREPACK_*", whyNode}, {"DENO_DIR", whyNode},
+	{"NPM_CONFIG_*", whyNode}, {"YARN_*", whyNode}, {"BUN_*", whyNode},
+	{"COREPACK_*", whyNode}, {"DENO_DIR", whyNode}, {"PNPM_*", whyNode}, {"NPM_EXECPATH", whyNode},
+	{"NPM_NODE_EXECPATH", whyNode}, {"NVM_*", whyNode}, {"VOLTA_*", whyNode},
 
 	// Other interpreters.
 	{"PERL5OPT", whyRuby}, {"PERL5LIB", whyRuby}, {"PERLLIB", whyRuby}, {"PERL5DB", whyRuby},
@@ -88,7 +105,8 @@ var refusedEnv = []envRule{
 	{"LUA_INIT*", whyRuby}, {"LUA_PATH*", whyRuby}, {"LUA_CPATH*", whyRuby}, {"PHPRC", whyRuby},
 	{"PHP_INI_SCAN_DIR", whyRuby}, {"TCLLIBPATH", whyRuby}, {"R_PROFILE*", whyRuby}, {"R_ENVIRON*", whyRuby},
 	{"R_LIBS*", whyRuby}, {"JULIA_LOAD_PATH", whyRuby}, {"JULIA_DEPOT_PATH", whyRuby},
-	{"GHC_ENVIRONMENT", whyRuby},
+	{"GHC_ENVIRONMENT", whyRuby}, {"RUBYGEMS_GEMDEPS", whyRuby}, {"RUBYSHELL", whyRuby},
+	{"EMACSLOADPATH", whyRuby}, {"GUILE_LOAD_*", whyRuby}, {"OCAMLRUNPARAM", whyRuby}, {"OCAMLPATH", whyRuby},
 
 	// The JVM, .NET, Erlang.
 	{"JAVA_TOOL_OPTIONS", whyJVM}, {"_JAVA_OPTIONS", whyJVM}, {"JDK_JAVA_OPTIONS", whyJVM},
@@ -107,7 +125,9 @@ var refusedEnv = []envRule{
 	{"MAKEFLAGS", whyToolchain}, {"MFLAGS", whyToolchain}, {"GNUMAKEFLAGS", whyToolchain},
 	{"MAKEFILES", whyToolchain}, {"CGO_*", whyToolchain}, {"RUSTC*", whyToolchain},
 	{"RUSTDOC*", whyToolchain}, {"RUSTFLAGS", whyToolchain}, {"RUSTUP_*", whyToolchain},
-	{"CARGO_*", whyToolchain}, {"CL", whyToolchain}, {"_CL_", whyToolchain},
+	{"CARGO_*", whyToolchain}, {"CL", whyToolchain}, {"_CL_", whyToolchain}, {"CONFIG_SITE", whyToolchain},
+	{"CONFIG_SHELL", whyToolchain}, {"MAKE", whyToolchain}, {"MAKESHELL", whyToolchain}, {"DISTCC_*", whyToolchain},
+	{"SCCACHE_*", whyToolchain}, {"MESON_*", whyToolchain}, {"NINJA", whyToolchain}, {"BAZEL*", whyToolchain},
 
 	// Go.
 	{"GOFLAGS", whyGo}, {"GOENV", whyGo}, {"GOROOT", whyGo}, {"GOTOOLDIR", whyGo}, {"GOTOOLCHAIN", whyGo},
@@ -116,7 +136,7 @@ var refusedEnv = []envRule{
 	{"GOVCS", whyGo}, {"GOWORK", whyGo},
 
 	// Git and other version control.
-	{"GIT_*", whyGit}, {"SSH_ASKPASS*", whyGit}, {"HGRCPATH", whyGit}, {"SVN_EDITOR", whyGit},
+	{"GIT_*", whyGit}, {"SSH_ASKPASS*", whyGit}, {"HG*", whyGit}, {"SVN_EDITOR", whyGit}, {"JJ_*", whyGit},
 	{"SVN_SSH", whyGit}, {"CVS_RSH", whyGit}, {"RSYNC_RSH", whyGit}, {"RSYNC_CONNECT_PROG", whyGit},
 
 	// Programs that other programs run, and options that make them run one.
@@ -125,13 +145,18 @@ var refusedEnv = []envRule{
 	{"LESSOPEN", whyProgram}, {"LESSCLOSE", whyProgram}, {"LESS", whyProgram}, {"LESSKEY*", whyProgram},
 	{"SUDO_ASKPASS", whyProgram}, {"SUDO_EDITOR", whyProgram}, {"TAR_OPTIONS", whyProgram},
 	{"ZIPOPT", whyProgram}, {"FZF_DEFAULT_*", whyProgram}, {"GREP_OPTIONS", whyProgram},
+	{"PUPPETEER_*", whyProgram}, {"PLAYWRIGHT_*", whyProgram}, {"CHROME_BIN", whyProgram}, {"CHROME_PATH", whyProgram},
+	{"CHROMIUM_BIN", whyProgram}, {"CHROMIUM_PATH", whyProgram}, {"FIREFOX_BIN", whyProgram},
+	{"CYPRESS_RUN_BINARY", whyProgram}, {"SELENIUM_*", whyProgram}, {"SYSTEMD_EDITOR", whyProgram},
+	{"DIFFTOOL", whyProgram}, {"MERGETOOL", whyProgram}, {"TERMINAL", whyProgram}, {"PINENTRY*", whyProgram},
 
 	// Configuration files that can run commands.
 	{"RIPGREP_CONFIG_PATH", whyConfig}, {"CURL_HOME", whyConfig}, {"WGETRC", whyConfig},
 	{"PSQLRC", whyConfig}, {"VIMINIT", whyConfig}, {"EXINIT", whyConfig}, {"MYVIMRC", whyConfig},
 	{"GVIMINIT", whyConfig}, {"VIMRUNTIME", whyConfig}, {"KUBECONFIG", whyConfig},
 	{"AWS_CONFIG_FILE", whyConfig}, {"AWS_SHARED_CREDENTIALS_FILE", whyConfig}, {"DOCKER_CONFIG", whyConfig},
-	{"MISE_*", whyConfig},
+	{"MISE_*", whyConfig}, {"GNUPGHOME", whyConfig}, {"KRB5_CONFIG", whyConfig}, {"SSH_CONFIG", whyConfig},
+	{"NETRC", whyConfig}, {"DOCKER_HOST", whyConfig}, {"CONTAINER_HOST", whyConfig}, {"ASDF_*", whyConfig},
 }
 
 // toolchainVars are the variables that choose a compiler or build tool, or
@@ -156,14 +181,16 @@ var allowedEnv = map[string]bool{
 // value with "/" (a path) or "%" is refused.
 var pathValued = []string{"LANG", "LANGUAGE", "LINGUAS", "LC_*", "TERM", "COLORTERM"}
 
-// envExact and envPrefixes are refusedEnv (and toolchainVars) split for
-// lookup.
-var envExact, envPrefixes = func() (map[string]string, []envRule) {
+// envExact, envPrefixes and envSuffixes are refusedEnv (and
+// toolchainVars) split for lookup.
+var envExact, envPrefixes, envSuffixes = func() (map[string]string, []envRule, []envRule) {
 	exact := map[string]string{}
-	var prefixes []envRule
+	var prefixes, suffixes []envRule
 	add := func(r envRule) {
 		if p, ok := strings.CutSuffix(r.match, "*"); ok {
 			prefixes = append(prefixes, envRule{p, r.why})
+		} else if p, ok := strings.CutPrefix(r.match, "*"); ok {
+			suffixes = append(suffixes, envRule{p, r.why})
 		} else {
 			exact[r.match] = r.why
 		}
@@ -176,7 +203,7 @@ var envExact, envPrefixes = func() (map[string]string, []envRule) {
 			add(envRule{m, whyToolchain})
 		}
 	}
-	return exact, prefixes
+	return exact, prefixes, suffixes
 }()
 
 var envName = compiled(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -220,6 +247,11 @@ func refusedName(name string) string {
 	}
 	for _, p := range envPrefixes {
 		if strings.HasPrefix(up, p.match) {
+			return p.why
+		}
+	}
+	for _, p := range envSuffixes {
+		if strings.HasSuffix(up, p.match) {
 			return p.why
 		}
 	}

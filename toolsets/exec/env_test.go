@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/sandbox/egress"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -18,6 +19,8 @@ func TestEnvRuleEntries(t *testing.T) {
 	for _, r := range refusedEnv {
 		if p, ok := strings.CutSuffix(r.match, "*"); ok {
 			names = append(names, p+"X", p+"SOME_THING")
+		} else if p, ok := strings.CutPrefix(r.match, "*"); ok {
+			names = append(names, "X"+p, "SOME_THING"+p, p)
 		} else {
 			names = append(names, r.match)
 		}
@@ -77,6 +80,23 @@ func TestEnvClasses(t *testing.T) {
 			"SUDO_ASKPASS", "TAR_OPTIONS", "FZF_DEFAULT_COMMAND", "FZF_DEFAULT_OPTS"},
 		"configuration": {"RIPGREP_CONFIG_PATH", "CURL_HOME", "WGETRC", "PSQLRC", "VIMINIT", "EXINIT",
 			"KUBECONFIG", "AWS_CONFIG_FILE", "DOCKER_CONFIG", "MISE_CONFIG_FILE"},
+		"the sandbox's proxy": {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy",
+			"NO_PROXY", "no_proxy", "NODE_USE_ENV_PROXY"},
+		"modules": {"ASAN_OPTIONS", "LSAN_OPTIONS", "MSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "HWASAN_OPTIONS",
+			"ASAN_SYMBOLIZER_PATH", "LLVM_SYMBOLIZER_PATH", "GTK_MODULES", "GTK_PATH", "QT_PLUGIN_PATH",
+			"QT_QPA_PLATFORM_PLUGIN_PATH", "GIO_EXTRA_MODULES", "GIO_MODULE_DIR", "GST_PLUGIN_PATH", "GST_PLUGIN_PATH_1_0",
+			"GST_PLUGIN_SYSTEM_PATH", "VK_LAYER_PATH", "VK_ICD_FILENAMES", "LIBGL_DRIVERS_PATH",
+			"__EGL_VENDOR_LIBRARY_FILENAMES", "SASL_PATH", "ELECTRON_RUN_AS_NODE", "GI_TYPELIB_PATH"},
+		"more shell": {"BASH_LOADABLES_PATH", "BASH_XTRACEFD", "EXECIGNORE", "MAILPATH"},
+		"more node": {"PNPM_HOME", "PNPM_CONFIG_SCRIPT_SHELL", "pnpm_config_node_options", "npm_execpath", "npm_node_execpath",
+			"NVM_DIR", "VOLTA_HOME"},
+		"more interpreters": {"RUBYGEMS_GEMDEPS", "EMACSLOADPATH", "GUILE_LOAD_PATH", "OCAMLRUNPARAM"},
+		"build": {"CONFIG_SITE", "CONFIG_SHELL", "MAKE", "MAKESHELL", "DISTCC_HOSTS", "SCCACHE_DIR", "MESON_EXE_WRAPPER", "NINJA", "BAZELISK_HOME"},
+		"more vcs": {"HGRCPATH", "HGEDITOR", "HGMERGE", "HGPLAIN", "HGUSER", "hgrcpath", "JJ_CONFIG", "JJ_EDITOR"},
+		"browsers": {"PUPPETEER_EXECUTABLE_PATH", "PUPPETEER_CACHE_DIR", "PLAYWRIGHT_BROWSERS_PATH", "CHROME_BIN",
+			"CHROME_PATH", "CHROMIUM_BIN", "FIREFOX_BIN", "CYPRESS_RUN_BINARY", "SELENIUM_MANAGER_PATH"},
+		"more programs": {"SYSTEMD_EDITOR", "DIFFTOOL", "MERGETOOL", "PINENTRY_USER_DATA", "TERMINAL"},
+		"more configuration": {"GNUPGHOME", "KRB5_CONFIG", "NETRC", "DOCKER_HOST", "CONTAINER_HOST", "ASDF_CONFIG_FILE"},
 		"not a plain name": {"BASH_FUNC_ls%%", "A-B", "1ABC", "A B", "A=B", "", "A.B", "Ä", "A\x00B", "$X",
 			"A\nB", "X;Y", "PATH "},
 	}
@@ -121,11 +141,38 @@ func TestEnvClasses(t *testing.T) {
 }
 
 // TestEnvCoversSandboxDefaults: a call cannot replace any variable the
-// sandbox sets, but the language and terminal.
+// sandbox sets, but the language and terminal: those of DefaultEnv and
+// ProxyEnv, and every one a real command with a proxy network finds in its
+// environment (but what its shell sets itself).
 func TestEnvCoversSandboxDefaults(t *testing.T) {
-	for _, kv := range sandbox.DefaultEnv() {
+	var names []string
+	for _, kv := range append(sandbox.DefaultEnv(), sandbox.ProxyEnv()...) {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "LANG" || name == "TERM" {
+		names = append(names, name)
+	}
+	proxy, err := egress.NewProxy(egress.ProxyConfig{Policy: mustEgressPolicy(t, "allowed.test")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	r := call(t, toolMap(t, Options{Root: t.TempDir(), Egress: proxy})["execute_command"], context.Background(),
+		map[string]any{"argv": []string{"env", "-0"}})
+	if r.Error != nil {
+		t.Fatal(r.Text())
+	}
+	seen := 0
+	for _, kv := range strings.Split(r.Structured.(Output).Stdout, "\x00") {
+		if name, _, ok := strings.Cut(kv, "="); ok {
+			names = append(names, name)
+			seen++
+		}
+	}
+	if seen < len(sandbox.DefaultEnv())+len(sandbox.ProxyEnv()) {
+		t.Fatalf("the command saw %d variables: %s", seen, r.Text())
+	}
+	for _, name := range names {
+		switch name {
+		case "LANG", "TERM", "PWD", "SHLVL", "_", "OLDPWD":
 			continue
 		}
 		if refusedName(name) == "" {
@@ -174,6 +221,10 @@ func TestEnvRefusedBeforeRunning(t *testing.T) {
 		{"bash -c true", map[string]string{"SHELLOPTS": "xtrace", "PS4": "$(" + root + "/evil.sh)"}},
 		{"ls", map[string]string{"LD_PRELOAD": root + "/evil.so"}},
 		{"ls", map[string]string{"HOME": root}},
+		{"ls", map[string]string{"ASAN_OPTIONS": "external_symbolizer_path=" + root + "/evil.sh"}},
+		{"ls", map[string]string{"https_proxy": "http://127.0.0.1:1"}},
+		{"ls", map[string]string{"CONFIG_SITE": root + "/evil.sh"}},
+		{"ls", map[string]string{"HGEDITOR": root + "/evil.sh"}},
 	}
 	for _, c := range cases {
 		r, err := s.executeCommand(context.Background(), CommandInput{Command: c.cmd, Env: c.env})
