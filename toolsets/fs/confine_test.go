@@ -159,13 +159,16 @@ func TestBraceAlternatives(t *testing.T) {
 		{"{a,b", "{a,b"},
 		{"{,x}", "|x"},
 	} {
-		got, ok := braceAlternatives(tc.in, 100)
+		got, ok := braceAlternatives(tc.in, 100, maxGlobExpansion)
 		if !ok || strings.Join(got, "|") != tc.want {
 			t.Errorf("%q: %q %v, want %q", tc.in, got, ok, tc.want)
 		}
 	}
-	if _, ok := braceAlternatives(strings.Repeat("{a,b}", 11), maxGlobAlternatives); ok {
+	if _, ok := braceAlternatives(strings.Repeat("{a,b}", 11), maxGlobAlternatives, maxGlobExpansion); ok {
 		t.Error("2^11 alternatives were expanded")
+	}
+	if _, ok := braceAlternatives(strings.Repeat("x", 4000)+strings.Repeat("{a,b}", 8), maxGlobAlternatives, maxGlobExpansion); ok {
+		t.Error("256 alternatives of 4 KB were expanded past the byte budget")
 	}
 }
 

@@ -27,7 +27,10 @@
 // alternative, an absolute pattern elsewhere, "~" or a variable — is
 // refused with invalid_arguments naming the argument, never matched
 // against nothing; an absolute glob inside the searched folder is made
-// relative to it.
+// relative to it. A glob is bounded before its {a,b} groups are expanded
+// (no longer than a path, at most 64 groups nested 32 deep, 1024
+// alternatives and 1 MiB of expansion), so checking one costs little
+// whatever it holds.
 //
 // Protected paths (Rule, DefaultRules) are denied even inside a root: git
 // hooks and configuration, toolgate's own files, shell start-up files, the

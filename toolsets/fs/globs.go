@@ -8,24 +8,31 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// maxGlobAlternatives bounds the expansion of a glob's {a,b} groups when it
-// is checked; a glob with more is refused.
-const maxGlobAlternatives = 1024
+// Bounds on a glob, checked before its {a,b} groups are expanded, so that
+// checking any glob costs at most about maxGlobExpansion bytes of work.
+const (
+	maxGlobAlternatives = 1024    // patterns its {a,b} groups spell
+	maxGlobGroups       = 64      // {a,b} groups, nested ones included
+	maxGlobDepth        = 32      // groups inside groups
+	maxGlobExpansion    = 1 << 20 // bytes written while expanding
+)
 
 // confineGlob checks a glob argument of search_files (arg is its name:
 // "glob", or "pattern" for target=files) that is matched against the paths
 // inside the folder base, and returns the glob to use.
 //
-// A glob can only match paths inside the searched folder, so one that
-// names a place elsewhere would silently match nothing; it is refused with
-// invalid_arguments naming the argument instead. Refused, in any of the
-// alternatives its {a,b} groups spell, escaped or not: a ".." segment (also
-// "\.\.", "[.][.]", and Windows' "..\"), an absolute pattern ("/…", "\…",
-// "C:\…", "file:…") outside the searched folder, and a leading "~" or
-// variable ($HOME, ${HOME}, %USERPROFILE%), which are never expanded. An
-// absolute pattern inside the searched folder is made relative to it
-// ("/ws/src/**/*.go" searching /ws becomes "src/**/*.go"); a leading "./"
-// is dropped.
+// A glob can only match paths inside the searched folder (it is matched
+// inside the root), so one that names a place elsewhere would silently
+// match nothing; it is refused with invalid_arguments naming the argument
+// instead. Refused, in any of the alternatives its {a,b} groups spell,
+// escaped or not: a ".." segment (also "\.\.", "[.][.]", and Windows'
+// "..\"), an absolute pattern ("/…", "\…", "C:\…", "file:…") outside the
+// searched folder, and a leading "~" or variable ($HOME, ${HOME},
+// %USERPROFILE%), which are never expanded. An absolute pattern inside the
+// searched folder is made relative to it ("/ws/src/**/*.go" searching /ws
+// becomes "src/**/*.go"); a leading "./" is dropped. A glob longer than a
+// path (MaxPathBytes), or whose groups are too many, too deeply nested or
+// spell too many alternatives, is refused before anything is expanded.
 func (s *Set) confineGlob(arg, glob string, base Location) (string, error) {
 	if glob == "" {
 		return "", nil
@@ -34,6 +41,17 @@ func (s *Set) confineGlob(arg, glob string, base Location) (string, error) {
 		return tool.Errorf(tool.InvalidArguments, "%s %q "+format, append([]any{arg, glob}, args...)...).
 			WithSuggestion("write %s relative to the searched folder (e.g. \"**/*.go\" or \"src/**/*.ts\"); to search somewhere else, set path to that folder inside the workspace", arg).
 			WithDetail("argument", arg)
+	}
+	tooBig := func(format string, args ...any) error {
+		return tool.Errorf(tool.InvalidArguments, "%s "+format, append([]any{arg}, args...)...).
+			WithSuggestion("use fewer or smaller {a,b} groups, or several searches").
+			WithDetail("argument", arg)
+	}
+	if len(glob) > MaxPathBytes {
+		return "", tooBig("is %d bytes long; at most %d are allowed", len(glob), MaxPathBytes)
+	}
+	if groups, depth := braceShape(glob); groups > maxGlobGroups || depth > maxGlobDepth {
+		return "", tooBig("has %d {a,b} groups nested %d deep; at most %d groups nested %d deep are allowed", groups, depth, maxGlobGroups, maxGlobDepth)
 	}
 	if strings.HasPrefix(glob, "/") {
 		rel, ok := s.relativeGlob(glob, base)
@@ -45,18 +63,13 @@ func (s *Set) confineGlob(arg, glob string, base Location) (string, error) {
 		}
 		glob = rel
 	}
-	if climbs(glob) {
-		return "", fail("climbs out of the searched folder with \"..\"; it can only match paths inside it")
-	}
-	alts, ok := braceAlternatives(glob, maxGlobAlternatives)
+	alts, ok := braceAlternatives(glob, maxGlobAlternatives, maxGlobExpansion)
 	if !ok {
-		return "", tool.Errorf(tool.InvalidArguments, "%s %q spells more than %d alternatives with its {a,b} groups", arg, glob, maxGlobAlternatives).
-			WithSuggestion("use fewer or smaller {a,b} groups, or several searches").
-			WithDetail("argument", arg)
+		return "", tooBig("spells too many alternatives with its {a,b} groups: at most %d, of %d bytes in all, are allowed", maxGlobAlternatives, maxGlobExpansion)
 	}
 	for _, a := range alts {
 		switch first, _, _ := strings.Cut(unescape(a), "/"); {
-		case climbs(a) || climbs(unescape(a)) || hasDotDotSegment(a):
+		case climbs(a) || hasDotDotSegment(a):
 			return "", fail("climbs out of the searched folder with \"..\"; it can only match paths inside it")
 		case isAbsGlob(a):
 			return "", fail("holds an absolute pattern (%q); it could match nothing inside the searched folder", a)
@@ -111,7 +124,7 @@ func literalPrefix(glob string) string {
 
 // climbs reports whether a glob, read with "/", "\", "," and braces all as
 // separators, has a ".." segment: the conservative reading, which also
-// catches Windows separators and groups too irregular to expand.
+// catches Windows separators and unbalanced groups, left unexpanded.
 func climbs(glob string) bool {
 	for _, seg := range strings.FieldsFunc(glob, func(r rune) bool { return strings.ContainsRune(`/\,{}`, r) }) {
 		if seg == ".." {
@@ -184,13 +197,35 @@ func unescape(g string) string {
 	return b.String()
 }
 
-// braceAlternatives expands a glob's {a,b} groups (nested ones too, minding
-// escapes and [classes]) into the patterns they spell; false when there
-// would be more than max. Unbalanced braces are kept as they are.
-func braceAlternatives(g string, max int) ([]string, bool) {
-	open, close := -1, -1
+// braceShape returns how many {a,b} groups a glob has and how deeply they
+// nest, reading it as braceAlternatives does.
+func braceShape(g string) (groups, depth int) {
+	d, inClass := 0, false
+	for i := 0; i < len(g); i++ {
+		switch c := g[i]; {
+		case c == '\\':
+			i++
+		case inClass:
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+		case c == '{':
+			groups++
+			d++
+			depth = max(depth, d)
+		case c == '}' && d > 0:
+			d--
+		}
+	}
+	return groups, depth
+}
+
+// firstGroup returns where a glob's first whole {a,b} group opens and
+// closes and where its own commas are (escapes and [classes] minded);
+// open < 0 when it has none.
+func firstGroup(g string) (open, close int, commas []int) {
+	open, close = -1, -1
 	depth, inClass := 0, false
-	var commas []int
 	for i := 0; i < len(g) && close < 0; i++ {
 		switch c := g[i]; {
 		case c == '\\':
@@ -213,19 +248,37 @@ func braceAlternatives(g string, max int) ([]string, bool) {
 			commas = append(commas, i)
 		}
 	}
-	if open < 0 || close < 0 {
-		return []string{g}, true
+	if close < 0 {
+		return -1, -1, nil
 	}
-	prefix, suffix := g[:open], g[close+1:]
+	return open, close, commas
+}
+
+// braceAlternatives expands a glob's {a,b} groups (nested ones too) into
+// the patterns they spell, one group at a time, in order; false when they
+// would be more than maxAlts, or writing them (the patterns in between
+// included) would take more than budget bytes. Unbalanced braces are kept
+// as they are.
+func braceAlternatives(g string, maxAlts, budget int) ([]string, bool) {
 	var out []string
-	start := open + 1
-	for _, end := range append(commas, close) {
-		more, ok := braceAlternatives(prefix+g[start:end]+suffix, max-len(out))
-		if !ok || len(out)+len(more) > max {
-			return nil, false
+	for work := []string{g}; len(work) > 0; {
+		p := work[0]
+		work = work[1:]
+		open, close, commas := firstGroup(p)
+		if open < 0 {
+			if out = append(out, p); len(out) > maxAlts {
+				return nil, false
+			}
+			continue
 		}
-		out = append(out, more...)
-		start = end + 1
+		start := open + 1
+		for _, end := range append(commas, close) {
+			if budget -= len(p) - (close - open + 1) + (end - start); budget < 0 {
+				return nil, false
+			}
+			work = append(work, p[:open]+p[start:end]+p[close+1:])
+			start = end + 1
+		}
 	}
 	return out, true
 }
