@@ -531,3 +531,32 @@ func mustEgressPolicy(t *testing.T, allow ...string) *egress.Policy {
 	}
 	return p
 }
+
+// TestProxyIgnoredHint: with a network, a program that ignores the proxy
+// and fails to resolve or reach a host by itself gets a hint (not an
+// error) that only the proxy leads out; an ordinary failure does not.
+func TestProxyIgnoredHint(t *testing.T) {
+	w := newNetWorld(t)
+	for _, c := range []struct {
+		command string
+		hint    bool
+	}{
+		{`python3 -c "import socket; socket.create_connection(('allowed.test', 80))"`, true},
+		{`python3 -c "import socket; socket.getaddrinfo('www.allowed.test', 443)"`, true},
+		{`node -e "require('dns').lookup('allowed.test', e => { if (e) { console.error(e.message); process.exit(1) } })"`, true},
+		{`getent hosts allowed.test || { echo 'could not resolve host: allowed.test' >&2; exit 6; }`, true},
+		{`echo 'no such thing' >&2; exit 3`, false},
+		{`echo hello`, false},
+	} {
+		t.Run(c.command, func(t *testing.T) {
+			r := call(t, w.tools["execute_command"], context.Background(), cmd(c.command))
+			o, ok := r.Structured.(Output)
+			if !ok || r.Error != nil {
+				t.Fatalf("want a result: %s", r.Text())
+			}
+			if got := o.Hint != ""; got != c.hint || c.hint && !strings.Contains(r.Text(), "hint: the network is reachable only through the HTTP(S) proxy") {
+				t.Fatalf("hint %v, want %v: %s", got, c.hint, r.Text())
+			}
+		})
+	}
+}
