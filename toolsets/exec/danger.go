@@ -118,6 +118,10 @@ func (c *checker) file(f *syntax.File) {
 			if loops > 0 {
 				c.inLoop(x)
 			}
+		case *syntax.Stmt:
+			if t := truncation(x); t != "" && loops > 0 {
+				c.flag(Ask, "> "+t, "empties many files: a loop writes over every name (> %s)", t)
+			}
 		case *syntax.Redirect:
 			if x.Word != nil {
 				if target, ok := literal(x.Word); ok && isWrite(x.Op) {
@@ -307,7 +311,8 @@ func (c *checker) argv(argv []string) {
 		return
 	}
 	if fan != "" {
-		if r := remover(cmd, c.depth); r != "" {
+		// It adds the names it reads to the command's words.
+		if r := remover(append(cmd[:len(cmd):len(cmd)], manyNames), c.depth); r != "" {
 			c.flag(Ask, strings.Join(argv, " "), "removes many files: %s runs %s on every name it reads", fan, r)
 		}
 	}
@@ -383,6 +388,14 @@ func (c *checker) argv(argv []string) {
 				strings.HasPrefix(a, "--checkpoint-action") || strings.HasPrefix(a, "--info-script") || strings.HasPrefix(a, "--new-volume-script")
 		}):
 		c.flag(Ask, shown, "an option of %s that runs another program", name)
+	case name == "tar" || name == "zip" || name == "7z" || name == "7za" || name == "7zz":
+		c.archive(shown, name, args)
+	case name == "tee" && !appends(args):
+		c.many(shown, "empties many files", "tee", operands(args, nil))
+	case name == "sed":
+		if files, ok := sedEmpties(args); ok {
+			c.many(shown, "empties many files", "sed -i d", files)
+		}
 	}
 	for _, a := range args {
 		if a == "--no-preserve-root" {
@@ -592,6 +605,7 @@ func (c *checker) rm(shown string, args []string) {
 			c.flag(Ask, shown, "removes %s, outside the workspace", t)
 		case recursive && outsideWorkspace(t):
 			c.flag(Ask, shown, "removes %s, outside the workspace, recursively", t)
+		case recursive && isRegenerable(t): // rm -rf node_modules
 		case recursive && t != "" && !isGlob(t):
 			c.flag(Ask, shown, "removes many files: rm -r removes the whole folder tree %s", t)
 		}

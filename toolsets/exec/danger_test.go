@@ -104,7 +104,7 @@ func TestCheckShell(t *testing.T) {
 		{"find -delete", Ask},
 		{"rm -f *", Ask},
 		// Mass deletion asks too, filtered or not (more in mass_test.go).
-		{"rm -rf build dist node_modules", Ask},
+		{"rm -rf build dist src", Ask},
 		{"find . -name '*.o' -delete", Ask},
 		{"find build -mtime +7 -delete", Ask},
 		{"rm -rf src/*", Ask},

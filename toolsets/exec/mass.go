@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"path"
 	"strconv"
 	"strings"
 
@@ -23,7 +24,45 @@ import (
 //     (os.remove over os.listdir, unlinkSync in readdirSync().forEach…).
 //
 // One named file, or a few, does not ask: rm notes.txt, rm a b,
-// os.remove("one.txt").
+// os.remove("one.txt"); nor does rm -r or mv of a folder a build or a
+// package manager makes again, named literally (rm -rf node_modules,
+// rm -rf packages/web/dist: see regenerable).
+//
+// An in-place edit (sed -i, perl -pi) rewrites files and does not ask,
+// over a glob too: telling an edit from one that empties its files would
+// be guessing at a program, and the files stay. The one exception is a
+// sed script that deletes every line (sed -i d *).
+
+// regenerable are the folders a build, a test run or a package manager
+// makes again from the sources, so that removing one loses nothing. Not
+// bin (some projects keep scripts there), vendor (often committed),
+// .terraform (state) nor tmp.
+var regenerable = map[string]bool{
+	"node_modules": true, "bower_components": true, ".pnpm-store": true, ".yarn-cache": true,
+	"dist": true, "build": true, "out": true, "target": true, "obj": true, "_build": true, ".build": true,
+	"coverage": true, "htmlcov": true, ".nyc_output": true, ".cache": true, ".parcel-cache": true,
+	".next": true, ".nuxt": true, ".svelte-kit": true, ".turbo": true, ".angular": true, ".docusaurus": true,
+	".venv": true, "venv": true, "__pycache__": true, ".pytest_cache": true, ".mypy_cache": true,
+	".ruff_cache": true, ".tox": true, ".nox": true, ".hypothesis": true, ".eggs": true,
+	".gradle": true, ".dart_tool": true, ".stack-work": true, "zig-cache": true, ".zig-cache": true, "zig-out": true,
+}
+
+// isRegenerable reports whether a removal's operand names a regenerable
+// folder literally: a relative path of plain names (letters, digits,
+// . _ - + @; no glob, brace, variable, ~ or ..) whose last element is on
+// the list, without a trailing slash (through a symbolic link, rm -r
+// link/ may remove what it points to).
+func isRegenerable(t string) bool {
+	parts := strings.Split(t, "/")
+	for _, p := range parts {
+		if p == "" || p == ".." || strings.TrimLeft(p, plainNameChars) != "" {
+			return false
+		}
+	}
+	return regenerable[parts[len(parts)-1]]
+}
+
+const plainNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+@"
 
 // manyNames stands, in the words of a command, for a word the shell may
 // turn into several names when the command runs: $(…), an unquoted
@@ -301,11 +340,113 @@ func (c *checker) mv(shown string, args []string) {
 	}
 	const class = "moves many files out of the workspace"
 	for _, s := range sources {
-		if wholeFolder(s) {
-			c.flag(Ask, shown, "%s: mv %s %s", class, s, dest)
+		if wholeFolder(s) || s != manyNames && !fileLike(s) && !isRegenerable(s) {
+			c.flag(Ask, shown, "%s: mv %s %s moves a folder tree away", class, s, dest)
 		}
 	}
 	c.many(shown, class, "mv", sources)
+}
+
+// fileLike reports whether a name looks like one file's: its last
+// element has an extension (a.txt, .eslintrc.json). Anything else
+// (src, Makefile, .env, a computed word) may be a folder tree.
+func fileLike(p string) bool {
+	name := path.Base(p)
+	dot := strings.LastIndexByte(name, '.')
+	return !strings.HasSuffix(p, "/") && dot > 0 && dot < len(name)-1
+}
+
+// archive flags an archiver that deletes what it archives: tar
+// --remove-files (or an abbreviation), zip -m or --move, 7z -sdel.
+func (c *checker) archive(shown, name string, args []string) {
+	for _, a := range args {
+		switch {
+		case a == "--":
+			return
+		case name == "tar" && len(a) >= 5 && strings.HasPrefix("--remove-files", a),
+			name == "zip" && (a == "--move" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "m")),
+			strings.HasPrefix(name, "7z") && a == "-sdel":
+			c.flag(Ask, shown, "removes many files: %s %s deletes every file it archives", name, a)
+		}
+	}
+}
+
+// appends reports whether tee appends to its files (-a) rather than
+// emptying them first.
+func appends(args []string) bool {
+	return anyArg(args, func(a string) bool {
+		return a == "--append" || len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(a, "a")
+	})
+}
+
+// truncation returns the target of a redirection of s that empties the
+// file a variable names (: > "$f", 2> $1, >| "${f}"), or "". Inside a
+// loop over many names, or run by find -exec or xargs, it empties them
+// all; a fixed target (> list.txt) or a made-up one (> "$f.bak") is one
+// file or a new one.
+func truncation(s *syntax.Stmt) string {
+	for _, r := range s.Redirs {
+		if r.Word == nil || r.Op != syntax.RdrOut && r.Op != syntax.ClbOut && r.Op != syntax.RdrAll {
+			continue
+		}
+		parts := r.Word.Parts
+		if len(parts) == 1 {
+			if q, ok := parts[0].(*syntax.DblQuoted); ok {
+				parts = q.Parts
+			}
+		}
+		if l, ok := literal(r.Word); ok && l == "{}" {
+			return l
+		}
+		if len(parts) == 1 {
+			if _, ok := parts[0].(*syntax.ParamExp); ok {
+				return printNode(r.Word)
+			}
+		}
+	}
+	return ""
+}
+
+// emptiesAll matches a sed script that deletes every line: d, 1,$d,
+// /^/d, /.*/d (spaces and a final ; removed).
+var emptiesAll = compiled(`^(?:1,\$|/\^?(?:\.\*)?\$?/)?d$`)
+
+// sedEmpties returns the files sed edits in place with a script that
+// deletes every line, and whether it does.
+func sedEmpties(args []string) (files []string, ok bool) {
+	inPlace, scripts, ops := false, []string(nil), []string(nil)
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			ops = append(ops, args[i+1:]...)
+			i = len(args)
+		case a == "-e" || a == "--expression":
+			if i++; i < len(args) {
+				scripts = append(scripts, args[i])
+			}
+		case strings.HasPrefix(a, "--expression="):
+			scripts = append(scripts, strings.TrimPrefix(a, "--expression="))
+		case a == "-f" || a == "--file" || strings.HasPrefix(a, "--file="):
+			return nil, false // a script in a file: not seen
+		case strings.HasPrefix(a, "--in-place"), len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(strings.SplitN(a, "e", 2)[0], "i"):
+			inPlace = true
+		case len(a) > 1 && a[0] == '-':
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if len(scripts) == 0 && len(ops) > 0 {
+		scripts, ops = ops[:1], ops[1:]
+	}
+	if !inPlace || len(scripts) == 0 {
+		return nil, false
+	}
+	for _, sc := range scripts {
+		if !emptiesAll().MatchString(strings.TrimSuffix(strings.Join(strings.Fields(sc), ""), ";")) {
+			return nil, false
+		}
+	}
+	return ops, true
 }
 
 // mvDest splits mv's operands into the destination and the sources.
@@ -426,6 +567,15 @@ func remover(argv []string, depth int) string {
 		if dest, _ := mvDest(args); outsideWorkspace(dest) {
 			return "mv"
 		}
+	case name == "cp" && anyArg(args, func(a string) bool { return a == "/dev/null" }):
+		return "cp /dev/null"
+	case name == "tee" && !appends(args):
+		// Its files are the names it is run for (xargs tee, tee "$f",
+		// tee {}), not a fixed log.
+		files := operands(args, nil)
+		if len(files) == 0 || anyArg(files, func(a string) bool { return a == "" || a == manyNames || strings.Contains(a, "{}") }) {
+			return "tee"
+		}
 	case isInterpreter(name):
 		if code, _, ok := inlineCode(name, args); ok {
 			if r := fileRemoval().FindString(blankStrings(code)) + treeRemoval().FindString(code); r != "" {
@@ -436,13 +586,19 @@ func remover(argv []string, depth int) string {
 	return ""
 }
 
-// scriptRemover is remover for every simple command in a node.
+// scriptRemover is remover for every simple command in a node, and a
+// redirection that empties the file a variable names.
 func scriptRemover(n syntax.Node, depth int) string {
 	r := ""
 	syntax.Walk(n, func(n syntax.Node) bool {
-		if x, ok := n.(*syntax.CallExpr); ok && r == "" {
+		switch x := n.(type) {
+		case *syntax.CallExpr:
 			argv, _ := words(x.Args)
 			r = remover(argv, depth)
+		case *syntax.Stmt:
+			if t := truncation(x); t != "" {
+				r = "> " + t
+			}
 		}
 		return r == ""
 	})

@@ -122,14 +122,15 @@ func TestMassDeletionAsks(t *testing.T) {
 		"srm -r *",
 		"trash-put *",
 		// rm -r of a folder tree.
-		"rm -r build",
-		"rm -rf build dist node_modules",
+		"rm -r docs",
+		"rm -rf build dist src",
+		"rm -rf node_modules lib",
 		"rm -rf src/",
 		"rm -R ./data",
-		"rm --recursive --force out",
+		"rm --recursive --force lib",
 		"rm -r -f tmp",
 		"rm -fr .git",
-		"rm -rf -- build",
+		"rm -rf -- assets",
 		"rm -rf .",
 		"rm -rf ./*",
 		"rm -fr *",
@@ -191,9 +192,10 @@ func TestMassDeletionAsks(t *testing.T) {
 		"rclone purge remote:bucket",
 		"rsync -a --delete --exclude .git /tmp/empty/ ./",
 		// rimraf is rm -r by another name.
-		"rimraf dist",
-		"npx rimraf node_modules",
-		"npx -y rimraf build",
+		"rimraf src",
+		"npx rimraf app",
+		"npx -y rimraf public",
+		"rimraf 'dist/**'",
 		// More spellings seen in the wild.
 		"busybox find . -delete",
 		"busybox rm *.log",
@@ -227,13 +229,13 @@ func TestMassDeletionAsks(t *testing.T) {
 		`python3 -c "import os, glob; [os.remove(f) for f in glob.glob('*.log')]"`,
 		`python3 -c "import os; [os.unlink(f) for f in os.listdir('.')]"`,
 		`python -c "import pathlib; [p.unlink() for p in pathlib.Path('.').rglob('*.tmp')]"`,
-		`python3 -c "import subprocess; subprocess.run(['rm', '-rf', 'build'])"`,
+		`python3 -c "import subprocess; subprocess.run(['rm', '-rf', 'src'])"`,
 		`python3 -c "import os; os.system('rm -f *.log')"`,
 		`python3 -c "import subprocess; subprocess.run('find . -delete', shell=True)"`,
 		`node -e "require('fs').rmSync('dist', {recursive: true, force: true})"`,
 		`node -e "const fs=require('fs'); fs.readdirSync('.').forEach(f => fs.unlinkSync(f))"`,
-		`node -e "require('child_process').execSync('rm -rf build')"`,
-		`node -e "require('child_process').spawnSync('rm', ['-rf', 'out'])"`,
+		`node -e "require('child_process').execSync('rm -rf lib')"`,
+		`node -e "require('child_process').spawnSync('rm', ['-rf', 'lib'])"`,
 		`perl -e 'unlink glob("*.log")'`,
 		`perl -e 'unlink <*.tmp>'`,
 		`perl -MFile::Path=remove_tree -e 'remove_tree("build")'`,
@@ -262,7 +264,7 @@ func TestMassDeletionReasonNamesTheClass(t *testing.T) {
 		"rm *.log":                     "removes many files: rm over a glob (*.log)",
 		"rm -f f{1..100}":              "brace expansion of 100 names",
 		"rm $(ls)":                     "removes many files: rm of names computed",
-		"rm -r build":                  "removes many files: rm -r removes the whole folder tree build",
+		"rm -r src":                    "removes many files: rm -r removes the whole folder tree src",
 		"git clean -fdx":               "removes many files: git clean",
 		"rsync -a --delete a/ b/":      "removes many files: rsync --delete",
 		`for f in *; do rm "$f"; done`: "removes many files: a loop runs rm",
@@ -393,11 +395,11 @@ func TestMassDeletionInCode(t *testing.T) {
 		{"import os\nwith os.scandir('.') as it:\n    for e in it: os.unlink(e.path)", Ask},
 		{"import os\nfor i in range(100):\n    os.remove(f'file{i}.txt')", Ask},
 		{"import os\nos.removedirs('a/b/c')", Ask},
-		{"import subprocess\nsubprocess.run(['rm', '-rf', 'build'])", Ask},
+		{"import subprocess\nsubprocess.run(['rm', '-rf', 'src'])", Ask},
 		{"import subprocess\nsubprocess.run(['rm', '-f'] + files)", Ask},
 		{"import subprocess\nsubprocess.run(['rm', '-f', *files])", Ask},
 		{"import subprocess\nsubprocess.call(['find', '.', '-name', '*.o', '-delete'])", Ask},
-		{"import subprocess\nsubprocess.run('rm -rf build', shell=True)", Ask},
+		{"import subprocess\nsubprocess.run('rm -rf src', shell=True)", Ask},
 		{"import subprocess\nsubprocess.Popen(\"git clean -fdx\", shell=True)", Ask},
 		{"import subprocess\nsubprocess.check_call(['git', 'clean', '-fdx'])", Ask},
 		{"import subprocess\nsubprocess.run(['rsync', '-a', '--delete', 'src/', 'dst/'])", Ask},
@@ -417,9 +419,9 @@ func TestMassDeletionInCode(t *testing.T) {
 		{"const { deleteSync } = require('del'); deleteSync(['dist/**'])", Ask},
 		{"require('fs-extra').removeSync('build')", Ask},
 		{"require('fs-extra').emptyDirSync('out')", Ask},
-		{"require('child_process').execSync('rm -rf node_modules')", Ask},
+		{"require('child_process').execSync('rm -rf app')", Ask},
 		{"require('child_process').execSync(`rm -rf ${dir}`)", Ask},
-		{"const { spawnSync } = require('child_process'); spawnSync('rm', ['-rf', 'build'], { stdio: 'inherit' })", Ask},
+		{"const { spawnSync } = require('child_process'); spawnSync('rm', ['-rf', 'src'], { stdio: 'inherit' })", Ask},
 		{"require('child_process').execFileSync('find', ['.', '-delete'])", Ask},
 		{"require('child_process').exec('git clean -fdx', (e, out) => console.log(out))", Ask},
 		// Perl, Ruby, Go.
@@ -427,11 +429,11 @@ func TestMassDeletionInCode(t *testing.T) {
 		{"opendir(my $d, '.'); unlink grep { -f } readdir $d;", Ask},
 		{"use File::Path qw(rmtree); rmtree('build');", Ask},
 		{"system('rm', '-rf', $dir);", Ask},
-		{"my $out = qx{rm -rf build};", Ask},
+		{"my $out = qx{rm -rf src};", Ask},
 		{"require 'fileutils'; FileUtils.rm_r('tmp')", Ask},
 		{"Dir['*.log'].each { |f| File.unlink(f) }", Ask},
 		{"Dir.children('.').each { |f| FileUtils.rm_f(f) }", Ask},
-		{"%x(rm -rf build)", Ask},
+		{"%x(rm -rf src)", Ask},
 		{"os.RemoveAll(dir)", Ask},
 		{"exec.Command(\"rm\", \"-rf\", dir).Run()", Ask},
 		{"exec.Command(\"rm\", files...).Run()", Ask},
@@ -489,7 +491,7 @@ func TestMassDeletionArgv(t *testing.T) {
 		{[]string{"find", ".", "-name", "*.o", "-exec", "rm", "{}", ";"}, Ask},
 		{[]string{"git", "clean", "-fdx"}, Ask},
 		{[]string{"rsync", "-a", "--delete", "a/", "b/"}, Ask},
-		{[]string{"rm", "-r", "build"}, Ask},
+		{[]string{"rm", "-r", "src"}, Ask},
 		{[]string{"sh", "-c", "rm *.log"}, Ask},
 		{[]string{"rm", "one.txt"}, Allow},
 		{[]string{"find", ".", "-name", "*.o"}, Allow},
@@ -550,4 +552,184 @@ func FuzzBraceNames(f *testing.F) {
 			t.Fatalf("braceNames(%q) = %d", s, n)
 		}
 	})
+}
+
+// TestRegenerableFolders: rm -r (and rimraf, mv away) of a folder a build
+// or a package manager makes again runs when it is named literally, as a
+// relative path; any other spelling, or another folder, asks.
+func TestRegenerableFolders(t *testing.T) {
+	for name := range regenerable {
+		for _, line := range []string{
+			"rm -rf " + name,
+			"rm -r ./" + name,
+			"rm -rf packages/web/" + name,
+			"rm -fr ./a/b/" + name,
+			"rm -rf \"" + name + "\"",
+			"rm -rf -- " + name,
+			"rm -rf " + name + " src/" + name,
+			"rm --recursive --force " + name,
+			"rimraf " + name,
+			"npx rimraf " + name,
+			"mv " + name + " /tmp/",
+		} {
+			for _, l := range wrapped(line) {
+				if f := CheckShell(l); f.Verdict != Allow {
+					t.Errorf("%q: %s (%s), want allow", l, f.Verdict, f.Reason)
+				}
+			}
+		}
+		for _, line := range []string{
+			"rm -rf " + name + "/../src",
+			"rm -rf " + name + "/..",
+			"rm -rf " + name + "/.",
+			"rm -rf " + name + "*",
+			"rm -rf ./" + name + "*/",
+			"rm -rf " + name + "/",
+			"rm -rf " + name + "/*",
+			"rm -rf /" + name,
+			"rm -rf ../" + name,
+			"rm -rf ~/" + name,
+			"rm -rf \"$HOME/" + name + "\"",
+			"rm -rf $D/" + name,
+			"rm -rf \"$(echo " + name + ")\"",
+			"rm -rf {" + name + ",src}",
+			"rm -rf " + name + " src",
+			"rm -rf x/" + name + "/../../lib",
+			"rm -rf " + name + "_old",
+			"rm -rf my" + name,
+			"rimraf '" + name + "/**'",
+			"mv " + name + "/ /tmp/",
+			"find " + name + " -delete",
+		} {
+			for _, l := range wrapped(line) {
+				if f := CheckShell(l); f.Verdict == Allow {
+					t.Errorf("%q: allow, want ask", l)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"src", ".", "*", "bin", "vendor", ".terraform", "tmp", "lib", "app", "docs", ".git", "data", "node_module", "Build"} {
+		for _, l := range wrapped("rm -rf " + name) {
+			if f := CheckShell(l); f.Verdict == Allow {
+				t.Errorf("%q: allow, want ask", l)
+			}
+		}
+	}
+}
+
+// TestMassDeletionMoreSpellings: moving a folder tree away, archiving
+// and deleting, and emptying many files by redirection, tee, cp /dev/null
+// or sed -i d ask; the everyday forms of the same commands run.
+func TestMassDeletionMoreSpellings(t *testing.T) {
+	ask := []string{
+		// A folder tree moved out of the workspace.
+		"mv src /tmp/",
+		"mv src /tmp",
+		"mv src/ /tmp/x",
+		"mv ./lib ../",
+		"mv docs lib /tmp/",
+		"mv -t /tmp src",
+		"mv --target-directory=/tmp app",
+		"mv -f src ~/trash/",
+		"mv .git /tmp/g",
+		"mv Makefile /dev/null",
+		"mv \"$d\" /tmp/",
+		"mv -- src /var/tmp/",
+		// Archive and delete.
+		"tar --remove-files -cf /tmp/x.tgz .",
+		"tar -czf /tmp/x.tgz --remove-files src",
+		"tar cf x.tar --remove src",
+		"tar --remove-f -cf x.tar .",
+		"zip -rm /tmp/x.zip .",
+		"zip -mr x.zip src",
+		"zip -r -m x.zip src",
+		"zip -9m x.zip *.log",
+		"zip --move -r x.zip .",
+		"7z a -sdel x.7z src",
+		"7za a -sdel /tmp/x.7z .",
+		// Truncation over many names.
+		"for f in *; do : > \"$f\"; done",
+		"for f in *.log; do > \"$f\"; done",
+		"for f in $(ls); do echo -n > $f; done",
+		"for f in *; do true >| \"${f}\"; done",
+		"for f in src/*; do cat /dev/null &> \"$f\"; done",
+		"for f in *; do printf '' 2> \"$f\"; done",
+		"ls | while read f; do : > \"$f\"; done",
+		"while read -r f; do > \"$f\"; done < list.txt",
+		"for f in *; do cp /dev/null \"$f\"; done",
+		"for f in *; do echo | tee \"$f\"; done",
+		"find . -exec sh -c ': > \"$1\"' _ {} \\;",
+		"find . -type f -exec sh -c 'for f; do : > \"$f\"; done' _ {} +",
+		"find . -type f -exec bash -c '> {}' \\;",
+		"find . -exec cp /dev/null {} \\;",
+		"ls | xargs -I{} sh -c ': > {}'",
+		"ls | xargs -n1 sh -c 'echo -n > \"$0\"'",
+		"ls | xargs tee < /dev/null",
+		"ls | xargs tee out.txt",
+		"find . -exec tee {} \\; < /dev/null",
+		"echo | tee *.log",
+		"true | tee src/*",
+		// sed deleting every line of many files.
+		"sed -i d *",
+		"sed -i '1,$d' *.txt",
+		"sed -i -e '/.*/d' src/*",
+		"sed -i.bak d *",
+		"sed --in-place d $(ls)",
+		"sed -i '/^/d' *.log",
+		"sed -ni 'd;' *",
+		"sed -i -- d *",
+	}
+	allow := []string{
+		"mv a.txt /tmp/a.txt",
+		"mv src/main.go /tmp/",
+		"mv report.pdf ~/Downloads/",
+		"mv .eslintrc.json /tmp/",
+		"mv node_modules /tmp/nm",
+		"mv src lib",
+		"mv build old-build",
+		"mv -t archive src",
+		"tar -czf /tmp/x.tgz src",
+		"tar xf x.tar",
+		"tar -tf x.tar",
+		"tar -cf x.tar --exclude=remove-files .",
+		"zip -r x.zip src",
+		"zip -d x.zip a.txt",
+		"7z a x.7z src",
+		"for f in *.md; do echo \"$f\" > list.txt; done",
+		"for f in *.c; do gcc \"$f\" > \"$f.out\"; done",
+		"for f in *; do cat \"$f\" >> all.txt; done",
+		"for f in *; do wc -l \"$f\" > /dev/null; done",
+		"for f in a b; do : > \"$f\"; done",
+		": > \"$f\"",
+		"> app.log",
+		"find . -exec sh -c 'wc -l \"$1\" > /dev/null' _ {} \\;",
+		"find . -name '*.c' -exec sh -c 'gcc -c \"$1\" 2> \"$1.err\"' _ {} \\;",
+		"echo hi | tee out.txt",
+		"for f in *.c; do gcc \"$f\" 2>&1 | tee build.log; done",
+		"find . -name '*.c' -exec sh -c 'cc \"$1\" | tee -a log' _ {} \\;",
+		"echo | tee -a *.log",
+		"cp /dev/null app.log",
+		"sed -i 's/a/b/' *.py",
+		"sed -i '/TODO/d' *.go",
+		"sed -i d one.txt",
+		"sed -i '/.*/d' one.txt",
+		"sed -n '1,$p' *.txt",
+		"sed d *",
+		"perl -pi -e 's/foo/bar/' *.txt",
+		"perl -pi -e 's/.*//' *", // an in-place edit: not flagged (mass.go)
+	}
+	for _, line := range ask {
+		for _, l := range wrapped(line) {
+			if f := CheckShell(l); f.Verdict != Ask {
+				t.Errorf("%q: %s (%s), want ask", l, f.Verdict, f.Reason)
+			}
+		}
+	}
+	for _, line := range allow {
+		for _, l := range wrapped(line) {
+			if f := CheckShell(l); f.Verdict != Allow {
+				t.Errorf("%q: %s (%s), want allow", l, f.Verdict, f.Reason)
+			}
+		}
+	}
 }
