@@ -26,13 +26,23 @@
 //     -delete and find -exec rm, filtered or not; xargs, parallel or a
 //     shell loop running rm, unlink, shred, truncate…; rm of a glob, of a
 //     brace expansion of many names or of $(…); rm -r of any folder tree
-//     (rimraf too); git clean -f, git rm -r, git checkout or restore of a
-//     whole tree; rsync --delete, rclone sync; mv of many files out of the
-//     workspace; and in code (CheckCode: run_code, python -c, node -e…)
-//     a folder-tree routine (rmtree, rmSync recursive, rm_rf, RemoveAll),
-//     a file removal with a computed argument in code that lists folders
-//     or loops, and a command passed as literals to subprocess, system,
-//     execSync or spawn. One or a few named files do not ask.
+//     (rimraf too); git clean -f or -i, git rm -r, git checkout or restore
+//     of a whole tree; rsync --delete, rclone sync; mv of a folder or of
+//     many files out of the workspace; tar --remove-files, zip -m, 7z
+//     -sdel; emptying many files (: > "$f" in a loop or find -exec, tee,
+//     cp /dev/null, sed -i d over a glob); and in code (CheckCode:
+//     run_code, python -c, node -e…) a folder-tree routine (rmtree, rmSync
+//     recursive, rm_rf, RemoveAll), a file removal with a computed argument
+//     in code that lists folders or loops, and a command passed as
+//     literals to subprocess, system, execSync or spawn. One or a few
+//     named files do not ask, nor does rm -r, rimraf or mv away of a
+//     folder a build or package manager makes again, named literally as a
+//     relative path (node_modules, dist, build, target, out, .venv,
+//     __pycache__, coverage, .next…; not bin, vendor, .terraform), nor a
+//     dry run (git clean -n, rsync -n) — parsed as git and rsync parse
+//     their options, so a value (git clean -e -n), an operand after --,
+//     a computed word or an unknown option is no dry run. An in-place
+//     edit (sed -i s/…/, perl -pi) does not ask.
 //
 // Quoted prose is an argument, not a command: `echo "rm -rf /"` runs.
 //

@@ -16,12 +16,20 @@ import (
 //     find -exec rm, xargs rm, parallel rm, a shell loop running rm, rm of
 //     a glob, of a brace expansion of many names or of $(…);
 //   - a removal of a whole folder tree: rm -r DIR, git rm -r, git clean -f,
-//     rsync --delete, rclone sync, mv of many files out of the workspace,
-//     git checkout/restore of a whole tree;
+//     rsync --delete, rclone sync, mv of a folder or of many files out of
+//     the workspace, git checkout/restore of a whole tree, an archiver
+//     deleting what it archives (tar --remove-files, zip -m, 7z -sdel);
+//   - emptying many files: a redirection onto the name a loop, find -exec
+//     or xargs runs for (for f in *; do : > "$f"; done), tee, truncate or
+//     cp /dev/null over many names, sed -i d over a glob;
 //   - the same in interpreter code: a folder-tree routine (rmtree,
 //     rmSync recursive, rm_rf, RemoveAll…), or a file removal with a
 //     computed argument in code that lists folders or loops
 //     (os.remove over os.listdir, unlinkSync in readdirSync().forEach…).
+//
+// A dry run (git clean -n, git rm -n or --cached, git restore --staged,
+// rsync -n) does not ask, when the command line parses as the program
+// reads it (options.go).
 //
 // One named file, or a few, does not ask: rm notes.txt, rm a b,
 // os.remove("one.txt"); nor does rm -r or mv of a folder a build or a
