@@ -7,6 +7,7 @@ need_apt=()
 command -v git >/dev/null || need_apt+=(git)
 command -v bwrap >/dev/null || need_apt+=(bubblewrap) # the sandbox tests run bubblewrap
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip) # and pip inside it
+command -v redis-server >/dev/null || need_apt+=(redis-server) # the shared-state tests start their own
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
