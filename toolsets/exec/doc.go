@@ -51,20 +51,30 @@
 // loader, a shell, an interpreter, a build tool or git load code or run a
 // program is refused with invalid_arguments naming it and why: LD_*,
 // DYLD_*, GLIBC_TUNABLES and glibc's other unsecure variables, BASH_ENV,
-// ENV, BASH_FUNC_*, PS4, PYTHONPATH, PYTHONSTARTUP, NODE_OPTIONS,
-// PERL5OPT, RUBYOPT, JAVA_TOOL_OPTIONS, CC, CFLAGS, CGO_*, RUSTC_WRAPPER,
+// ENV, BASH_FUNC_*, BASH_LOADABLES_PATH, PS4, PYTHONPATH, PYTHONSTARTUP,
+// NODE_OPTIONS, npm_execpath, PNPM_*, PERL5OPT, RUBYOPT, RUBYGEMS_GEMDEPS,
+// JAVA_TOOL_OPTIONS, CC, CFLAGS, CGO_*, CONFIG_SITE, RUSTC_WRAPPER,
 // CARGO_*, GOFLAGS, GOPROXY, GIT_* (but author, committer and CA
-// certificates), EDITOR, PAGER, LESSOPEN…, and what the sandbox sets
-// (PATH, HOME, TMPDIR, XDG_*, the cache folders). Such settings belong on
-// the command line, where the check sees them. The list follows sudo's,
-// glibc's and agent sandboxes' and is compared in upper case. A name that is not a plain identifier, a
+// certificates), HG*, EDITOR, PAGER, LESSOPEN, browsers' binaries
+// (PUPPETEER_*, CHROME_BIN…), modules a library loads (*SAN_OPTIONS,
+// GTK_MODULES, QT_PLUGIN_PATH, GIO_EXTRA_MODULES…), and what the sandbox
+// sets (PATH, HOME, TMPDIR, XDG_*, the cache folders, the proxy variables).
+// Such settings belong on the command line, where the check sees them. The
+// list follows sudo's, glibc's and agent sandboxes' and is compared in upper
+// case; a rule is a name, a prefix (NAME_*) or a suffix (*_OPTIONS). A name
+// that is not a plain identifier, a
 // value with a NUL byte or starting with "()" (an exported shell function)
 // and a path as a locale or TERM are refused as well. Options.Env, the
 // operator's, is not checked.
 //
 // Outside the workspace, /tmp and /dev/shm the sandbox is read-only, the
 // home folder included (caches go to /tmp): a write there fails with
-// EROFS, and the call ends as below.
+// EROFS, and the call ends as below. Inside the workspace, the entries
+// something outside acts on later (the policy's config paths at its top:
+// .git, .vscode, .claude, AGENTS.md, .github/copilot-instructions.md…,
+// and toolgate's own files, Options.Protect) are guarded (protect.go):
+// read-only when they exist, the folders above them unrenamable, and
+// removed again when a command creates one that was missing.
 //
 // Network: none, unless Options.Egress gives an egress proxy (package
 // sandbox/egress). Then each command reaches that proxy, served in this
@@ -73,11 +83,17 @@
 // nothing else: curl, wget, git, pip, npm, go and Python's urllib reach the
 // allowed hosts through it, and Node.js's fetch from 22.21 and 24 on
 // (NODE_USE_ENV_PROXY is set; older versions ignore the proxy variables and
-// so reach nothing). The proxy refusing a connection, or failing to
+// so reach nothing). A program that ignores the proxy fails to resolve or
+// reach any host by itself: its result carries a hint (Output.Hint) that
+// only the proxy leads out. The proxy refusing a connection, or failing to
 // make one, while the command runs is recorded for that command alone.
 //
 // How a call ends:
 //
+//   - The command created a guarded entry that was missing, or changed one
+//     reached through a link → "sandbox_violation" naming them, with
+//     Details["paths"] and ["removed"] (what was taken away again), whatever
+//     the exit code.
 //   - Deny: a *tool.Error of type permission_denied with
 //     Details["hard_deny"]=true and Details["reason"]. Never retried.
 //   - Ask: a *tool.Error of type permission_denied with
@@ -92,8 +108,10 @@
 //     the command got over: an IPv6 probe); a write the read-only
 //     file system refused (/etc/x, ~/.gitconfig, a protected .git file) →
 //     "sandbox_violation" naming the path, with Details["path"] and
-//     ["evidence"], even if the command went on to exit 0. The output so
-//     far is attached (Structured and the text).
+//     ["evidence"]; even if the command went on to exit 0, when the message
+//     names a path outside the workspace or a guarded one (a test suite's
+//     own EROFS messages are not a violation). The output so far is
+//     attached (Structured and the text).
 //   - The egress proxy refused a connection of the command (a host not on
 //     the allow-list, a port, an IP literal, a name resolving to a private,
 //     loopback or metadata address, a TLS server name other than the

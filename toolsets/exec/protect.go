@@ -45,8 +45,11 @@ import (
 //     (it cannot be undone).
 //
 // Only the top of the workspace is guarded: a config name in a subfolder
-// (pkg/.vscode, sub/.git, docs/AGENTS.md) is not, since finding them would
-// mean walking the whole tree before and after every command; the
+// (pkg/.vscode, sub/.git, docs/AGENTS.md) is not. Finding them means
+// walking the tree before and after every command: about 2 µs an entry
+// with a warm cache, 22 to 35 ms for a tree of 12,800 entries (Go's
+// source), twice per command, more than a short command costs; and a cap
+// on entries would turn the check off in exactly the large trees. The
 // policy's default deny rules still refuse the plain spellings of such
 // writes (a redirection, cp, mv, …).
 type guard struct {

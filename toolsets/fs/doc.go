@@ -35,8 +35,9 @@
 // Protected paths (Rule, DefaultRules) are denied even inside a root: git
 // hooks and configuration, toolgate's own files, shell start-up files, the
 // settings and instruction files of editors and coding agents (the
-// policy's ConfigPaths: .vscode/, .claude/, .cursor/, AGENTS.md, …, which
-// the command sandbox also keeps read-only), and secrets (.env files,
+// policy's ConfigPaths: .vscode/, .claude/, .cursor/, AGENTS.md, …; those
+// at the top of the workspace the command sandbox also keeps read-only, and
+// it removes one a command creates), and secrets (.env files,
 // private keys, credential stores; Options.AllowSecrets lifts those for
 // chosen paths). Every denial is a *tool.Error (permission_denied or
 // invalid_arguments) with a suggestion, and leaves the disk unchanged.
