@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -281,10 +282,22 @@ func (a *Authenticator) Metadata() *ProtectedResourceMetadata {
 	return &ProtectedResourceMetadata{
 		Resource:               a.cfg.Resource,
 		AuthorizationServers:   a.cfg.AuthorizationServers,
-		ScopesSupported:        a.cfg.Scopes,
+		ScopesSupported:        a.scopes(),
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "toolgate",
 	}
+}
+
+// scopes are the scopes this resource knows: those every request needs,
+// then those some tools need.
+func (a *Authenticator) scopes() []string {
+	out := slices.Clone(a.cfg.Scopes)
+	for _, g := range slices.Sorted(maps.Keys(a.cfg.ToolScopes)) {
+		if s := a.cfg.ToolScopes[g]; !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // ResourceMetadataURL is the URL the WWW-Authenticate challenge names.

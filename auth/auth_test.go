@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -443,7 +444,8 @@ func TestMetadata(t *testing.T) {
 		}
 	}
 	a := newAuth(t, policy.Auth{Resource: resource, AuthorizationServers: []string{issuer}, Scopes: []string{"mcp:tools"},
-		APIKeys: []policy.APIKey{{SHA256: strings.Repeat("a", 64), Principal: "x"}}}, &clock{t: time.Now()})
+		ToolScopes: map[string]string{"exec*": "tools:exec", "*": "mcp:tools"},
+		APIKeys:    []policy.APIKey{{SHA256: strings.Repeat("a", 64), Principal: "x"}}}, &clock{t: time.Now()})
 	paths := a.MetadataPaths()
 	if strings.Join(paths, " ") != "/.well-known/oauth-protected-resource /.well-known/oauth-protected-resource/mcp" {
 		t.Fatalf("paths = %v", paths)
@@ -457,7 +459,7 @@ func TestMetadata(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || rec.Code != 200 {
 			t.Fatalf("%s: %d %s", path, rec.Code, rec.Body)
 		}
-		if doc["resource"] != resource || doc["authorization_servers"].([]any)[0] != issuer || doc["scopes_supported"].([]any)[0] != "mcp:tools" ||
+		if doc["resource"] != resource || doc["authorization_servers"].([]any)[0] != issuer || fmt.Sprint(doc["scopes_supported"]) != "[mcp:tools tools:exec]" ||
 			strings.Contains(rec.Body.String(), "evil") {
 			t.Fatalf("%s: %s", path, rec.Body)
 		}

@@ -3,9 +3,14 @@ package policy
 import (
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"path"
+	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 // Auth is the auth block of a policy file: how `serve --http` and `proxy
@@ -22,6 +27,11 @@ type Auth struct {
 	// in WWW-Authenticate); a token that lacks one gets 403
 	// insufficient_scope.
 	Scopes []string `yaml:"scopes,omitempty" json:"scopes,omitempty"`
+	// ToolScopes maps a tool glob to the scope a token needs to call the
+	// tools it matches. A call without it is denied (permission_denied,
+	// naming the scope); the tool stays listed, so that the client can ask
+	// for a token with more scope.
+	ToolScopes map[string]string `yaml:"tool_scopes,omitempty" json:"tool_scopes,omitempty"`
 	// JWT accepts tokens of one issuer; APIKeys static keys. At least one.
 	JWT     *AuthJWT `yaml:"jwt,omitempty" json:"jwt,omitempty"`
 	APIKeys []APIKey `yaml:"api_keys,omitempty" json:"api_keys,omitempty"`
@@ -66,6 +76,14 @@ func checkAuth(a *Auth, roles map[string]Role) (string, string) {
 	for _, s := range a.Scopes {
 		if s == "" || strings.ContainsAny(s, " \"\\") {
 			return "$.auth.scopes", fmt.Sprintf("auth.scopes: %q is not a scope (no spaces or quotes)", s)
+		}
+	}
+	for g, sc := range a.ToolScopes {
+		if _, err := path.Match(g, ""); err != nil {
+			return "$.auth.tool_scopes", fmt.Sprintf("auth.tool_scopes: %q is not a tool glob: %v", g, err)
+		}
+		if sc == "" || strings.ContainsAny(sc, " \"\\") {
+			return "$.auth.tool_scopes", fmt.Sprintf("auth.tool_scopes %q: %q is not a scope (no spaces or quotes)", g, sc)
 		}
 	}
 	if a.JWT == nil && len(a.APIKeys) == 0 {
@@ -130,4 +148,16 @@ func loopbackName(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// missingScope returns the scope an authenticated call of the tool named
+// name needs and its credential lacks ("" none). Globs are taken in
+// order, so the answer does not depend on map order.
+func (a *Auth) missingScope(name string, cred *tool.Credential) string {
+	for _, g := range slices.Sorted(maps.Keys(a.ToolScopes)) {
+		if ok, _ := path.Match(g, name); ok && !slices.Contains(cred.Scopes, a.ToolScopes[g]) {
+			return a.ToolScopes[g]
+		}
+	}
+	return ""
 }

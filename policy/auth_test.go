@@ -141,3 +141,58 @@ func TestHidesKeepsArgumentRulesForDecide(t *testing.T) {
 		t.Fatal("read-only mode hides a tool that can change things")
 	}
 }
+
+func TestToolScopes(t *testing.T) {
+	p, err := Parse([]byte(`
+auth:
+  resource: https://a.example/mcp
+  api_keys: [{sha256: ` + goodKey + `, principal: ci}]
+  tool_scopes:
+    "execute_*": tools:exec
+    write_file: files:write
+    "*": mcp:tools
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := func(name string) tool.Definition {
+		return tool.Definition{Name: name, Level: tool.LevelRead, Annotations: tool.Annotations{ReadOnly: true}, InputSchema: []byte(`{"type":"object"}`)}
+	}
+	cred := func(scopes ...string) *tool.Credential {
+		return &tool.Credential{Kind: tool.CredentialJWT, Scopes: scopes}
+	}
+	for _, tc := range []struct {
+		tool string
+		call tool.Call
+		want string // the rule of a denial, "" allowed
+	}{
+		{"read_file", tool.Call{Principal: "a", Auth: cred("mcp:tools")}, ""},
+		{"read_file", tool.Call{Principal: "a", Auth: cred()}, "scope:mcp:tools"},
+		{"execute_command", tool.Call{Principal: "a", Auth: cred("mcp:tools")}, "scope:tools:exec"},
+		{"execute_command", tool.Call{Principal: "a", Auth: cred("mcp:tools", "tools:exec")}, ""},
+		{"execute_command", tool.Call{Principal: "a", Auth: cred("tools:exec")}, "scope:mcp:tools"},
+		{"write_file", tool.Call{Principal: "a", Auth: cred("mcp:tools", "tools:exec")}, "scope:files:write"},
+		{"write_file", tool.Call{Principal: "a", Auth: &tool.Credential{Kind: tool.CredentialAPIKey}}, "scope:mcp:tools"}, // globs in order: "*" first
+		{"write_file", tool.Call{Principal: "a"}, ""},                                                                     // a local caller has no token to lack a scope
+	} {
+		d := p.Decide(def(tc.tool), tc.call)
+		got := ""
+		if d.Effect == Deny {
+			got = d.Rule
+		}
+		if got != tc.want {
+			t.Errorf("%s with %+v: %q (%s), want %q", tc.tool, tc.call.Auth, got, d.Reason, tc.want)
+		}
+		if got != "" && !strings.Contains(d.Reason, strings.TrimPrefix(got, "scope:")) {
+			t.Errorf("the reason does not name the scope: %s", d.Reason)
+		}
+		if p.Hides(def(tc.tool), tc.call) {
+			t.Errorf("%s: a missing scope must not hide the tool (the client may ask for more)", tc.tool)
+		}
+	}
+	for _, bad := range []string{"tool_scopes: {\"[\": x}", "tool_scopes: {a: \"x y\"}", "tool_scopes: {a: \"\"}"} {
+		if _, err := Parse([]byte("auth:\n  resource: https://a.example/mcp\n  api_keys: [{sha256: " + goodKey + ", principal: ci}]\n  " + bad + "\n")); err == nil || !strings.Contains(err.Error(), "tool_scopes") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

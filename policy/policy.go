@@ -135,6 +135,7 @@ type Policy struct {
 	Output    Output
 	Secrets   Secrets
 	Files     Files
+	State     State // where replicas share limits, loops and results
 	// Auth is how HTTP callers are authenticated (nil: they are not); see
 	// package auth.
 	Auth *Auth
@@ -305,7 +306,7 @@ type caller struct {
 // refused (false) unless a credential vouches for it.
 func (p *Policy) who(call tool.Call) (caller, bool) {
 	w := caller{role: p.DefaultRole, maxLevel: p.MaxLevel}
-	authenticated := call.Auth != nil && call.Auth.Kind != "" && call.Auth.Kind != tool.CredentialLocal
+	authed := authenticated(call)
 	if call.Principal != "" && len(p.Principals) > 0 {
 		pr, ok := p.Principals[call.Principal]
 		switch {
@@ -314,11 +315,11 @@ func (p *Policy) who(call tool.Call) (caller, bool) {
 			if pr.MaxLevel != nil && *pr.MaxLevel < w.maxLevel {
 				w.maxLevel = *pr.MaxLevel
 			}
-		case !authenticated:
+		case !authed:
 			return w, false
 		}
 	}
-	if authenticated {
+	if authed {
 		for _, r := range call.Auth.Roles {
 			if _, ok := p.Roles[r]; ok {
 				w.role = r
@@ -330,6 +331,11 @@ func (p *Policy) who(call tool.Call) (caller, bool) {
 		w.maxLevel = *r.MaxLevel
 	}
 	return w, true
+}
+
+// authenticated reports whether a credential vouches for call's principal.
+func authenticated(call tool.Call) bool {
+	return call.Auth != nil && (call.Auth.Kind == tool.CredentialJWT || call.Auth.Kind == tool.CredentialAPIKey)
 }
 
 // Hides reports whether call's caller may never call the tool def
@@ -414,6 +420,11 @@ func (p *Policy) DecideParsed(def tool.Definition, call tool.Call, args map[stri
 	}
 	if def.Level > maxLevel {
 		return deny(fmt.Sprintf("max_level:%d", maxLevel), fmt.Sprintf("%s is a level-%d tool and this policy allows at most level %d", def.Name, def.Level, maxLevel))
+	}
+	if p.Auth != nil && authenticated(call) {
+		if sc := p.Auth.missingScope(def.Name, call.Auth); sc != "" {
+			return deny("scope:"+sc, fmt.Sprintf("%s needs the scope %q, which the caller's token does not grant; the user must sign in again asking for it", def.Name, sc))
+		}
 	}
 
 	f := &facts{roots: c.roots, def: def, call: call, info: p.info(def)}
