@@ -119,8 +119,10 @@ func (c *checker) file(f *syntax.File) {
 				c.inLoop(x)
 			}
 		case *syntax.Stmt:
-			if t := truncation(x); t != "" && loops > 0 {
-				c.flag(Ask, "> "+t, "empties many files: a loop writes over every name (> %s)", t)
+			if loops > 0 {
+				if t := truncation(x); t != "" {
+					c.flag(Ask, "> "+t, "empties many files: a loop writes over every name (> %s)", t)
+				}
 			}
 		case *syntax.Redirect:
 			if x.Word != nil {

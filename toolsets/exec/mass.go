@@ -46,7 +46,7 @@ import (
 // bin (some projects keep scripts there), vendor (often committed),
 // .terraform (state) nor tmp.
 var regenerable = map[string]bool{
-	"node_modules": true, "bower_components": true, ".pnpm-store": true, ".yarn-cache": true,
+	"node_modules": true, "bower_components": true, ".pnpm-store": true,
 	"dist": true, "build": true, "out": true, "target": true, "obj": true, "_build": true, ".build": true,
 	"coverage": true, "htmlcov": true, ".nyc_output": true, ".cache": true, ".parcel-cache": true,
 	".next": true, ".nuxt": true, ".svelte-kit": true, ".turbo": true, ".angular": true, ".docusaurus": true,
@@ -419,26 +419,50 @@ func truncation(s *syntax.Stmt) string {
 // /^/d, /.*/d (spaces and a final ; removed).
 var emptiesAll = compiled(`^(?:1,\$|/\^?(?:\.\*)?\$?/)?d$`)
 
-// sedEmpties returns the files sed edits in place with a script that
-// deletes every line, and whether it does.
+// sedEmpties returns the files sed edits in place with a script one of
+// whose expressions deletes every line, and whether it does. A script it cannot see (-f)
+// is no such script.
 func sedEmpties(args []string) (files []string, ok bool) {
-	inPlace, scripts, ops := false, []string(nil), []string(nil)
+	inPlace := false
+	var scripts, ops []string
+	// value returns the value of the option at args[i][k]: the rest of
+	// its word, or the next word.
+	value := func(i *int, rest string) string {
+		if rest == "" && *i+1 < len(args) {
+			*i++
+			return args[*i]
+		}
+		return rest
+	}
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--":
 			ops = append(ops, args[i+1:]...)
 			i = len(args)
-		case a == "-e" || a == "--expression":
-			if i++; i < len(args) {
-				scripts = append(scripts, args[i])
-			}
-		case strings.HasPrefix(a, "--expression="):
-			scripts = append(scripts, strings.TrimPrefix(a, "--expression="))
-		case a == "-f" || a == "--file" || strings.HasPrefix(a, "--file="):
-			return nil, false // a script in a file: not seen
-		case strings.HasPrefix(a, "--in-place"), len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.Contains(strings.SplitN(a, "e", 2)[0], "i"):
+		case a == "--expression" || strings.HasPrefix(a, "--expression="):
+			scripts = append(scripts, value(&i, strings.TrimPrefix(strings.TrimPrefix(a, "--expression"), "=")))
+		case a == "--file" || strings.HasPrefix(a, "--file="):
+			return nil, false
+		case strings.HasPrefix(a, "--in-place"):
 			inPlace = true
-		case len(a) > 1 && a[0] == '-':
+		case len(a) > 1 && a[0] == '-' && a[1] != '-':
+		cluster:
+			for k := 1; k < len(a); k++ {
+				switch a[k] {
+				case 'i': // the rest of the word is a backup suffix
+					inPlace = true
+					break cluster
+				case 'e':
+					scripts = append(scripts, value(&i, a[k+1:]))
+					break cluster
+				case 'l':
+					value(&i, a[k+1:])
+					break cluster
+				case 'f':
+					return nil, false
+				}
+			}
+		case strings.HasPrefix(a, "-") && a != "-":
 		default:
 			ops = append(ops, a)
 		}
@@ -449,12 +473,12 @@ func sedEmpties(args []string) (files []string, ok bool) {
 	if !inPlace || len(scripts) == 0 {
 		return nil, false
 	}
-	for _, sc := range scripts {
-		if !emptiesAll().MatchString(strings.TrimSuffix(strings.Join(strings.Fields(sc), ""), ";")) {
-			return nil, false
+	for _, sc := range scripts { // one d of every line is enough
+		if emptiesAll().MatchString(strings.TrimSuffix(strings.Join(strings.Fields(sc), ""), ";")) {
+			return ops, true
 		}
 	}
-	return ops, true
+	return nil, false
 }
 
 // mvDest splits mv's operands into the destination and the sources.

@@ -678,6 +678,12 @@ func TestMassDeletionMoreSpellings(t *testing.T) {
 		"sed -i '/^/d' *.log",
 		"sed -ni 'd;' *",
 		"sed -i -- d *",
+		"sed -ni d *",
+		"sed -i -e 's/a/b/' -e d *",
+		"sed -i -e d -- *.md",
+		"sed --expression=d --in-place *",
+		"sed -Ei '1,$ d' *.txt",
+		"sed -i -s -e '/.*/ d;' src/*.c",
 	}
 	allow := []string{
 		"mv a.txt /tmp/a.txt",
@@ -715,6 +721,9 @@ func TestMassDeletionMoreSpellings(t *testing.T) {
 		"sed -i '/.*/d' one.txt",
 		"sed -n '1,$p' *.txt",
 		"sed d *",
+		"sed -ie 's/a/b/' *",
+		"sed -i -f script.sed *",
+		"sed -n d *",
 		"perl -pi -e 's/foo/bar/' *.txt",
 		"perl -pi -e 's/.*//' *", // an in-place edit: not flagged (mass.go)
 	}
