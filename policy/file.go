@@ -42,6 +42,7 @@ type File struct {
 	Secrets     Secrets              `yaml:"secrets,omitempty"`
 	Files       Files                `yaml:"files,omitempty"`
 	Auth        *Auth                `yaml:"auth,omitempty"`
+	State       State                `yaml:"state,omitempty"`
 }
 
 // FileRole is a role as a policy file writes it.
@@ -358,7 +359,12 @@ func parse(data []byte, file string) (*Policy, error) {
 		}
 		p.DefaultRole = f.DefaultRole
 	}
-	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files
+	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files, p.State = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files, f.State
+	if r := p.State.Redis; r != nil {
+		if field, msg := r.check(); field != "" {
+			return nil, at("$.state.redis."+field, "%s", msg)
+		}
+	}
 	if f.Auth != nil {
 		if where, msg := checkAuth(f.Auth, p.Roles); msg != "" {
 			return nil, at(where, "%s", msg)
