@@ -33,6 +33,9 @@ func TestExampleFileLoadsAndItsExamplesPass(t *testing.T) {
 	if p.Approvals.Timeout.Minutes() != 5 || p.Output.Tools["read_file"] != 262144 || len(p.Secrets.All()) != len(policy.DefaultSecrets())+1 {
 		t.Errorf("sections %+v %+v %+v", p.Approvals, p.Output, p.Secrets)
 	}
+	if a := p.Auth; a == nil || a.Resource != "https://tools.example.com/mcp" || a.JWT.RolesClaim != "realm_access.roles" || len(a.APIKeys) != 1 || a.ToolScopes["execute_*"] != "mcp:exec" {
+		t.Errorf("auth %+v", p.Auth)
+	}
 	abs, _ := filepath.Abs("testdata")
 	if len(p.Roots) != 1 || p.Roots[0] != abs {
 		t.Errorf("roots are relative to the file: %v", p.Roots)
