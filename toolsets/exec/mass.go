@@ -20,8 +20,8 @@ import (
 //     the workspace, git checkout/restore of a whole tree, an archiver
 //     deleting what it archives (tar --remove-files, zip -m, 7z -sdel);
 //   - emptying many files: a redirection onto the name a loop, find -exec
-//     or xargs runs for (for f in *; do : > "$f"; done), tee, truncate or
-//     cp /dev/null over many names, sed -i d over a glob;
+//     or xargs runs for (for f in *; do : > "$f"; done), tee, truncate,
+//     cp /dev/null or dd of= over many names, sed -i d over a glob;
 //   - the same in interpreter code: a folder-tree routine (rmtree,
 //     rmSync recursive, rm_rf, RemoveAll…), or a file removal with a
 //     computed argument in code that lists folders or loops
@@ -601,6 +601,11 @@ func remover(argv []string, depth int) string {
 		}
 	case name == "cp" && anyArg(args, func(a string) bool { return a == "/dev/null" }):
 		return "cp /dev/null"
+	case name == "dd" && anyArg(args, func(a string) bool {
+		v, ok := strings.CutPrefix(a, "of=")
+		return ok && (v == "" || v == manyNames || strings.Contains(v, "{}"))
+	}):
+		return "dd of="
 	case name == "tee" && !appends(args):
 		// Its files are the names it is run for (xargs tee, tee "$f",
 		// tee {}), not a fixed log.
