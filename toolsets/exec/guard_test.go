@@ -255,3 +255,20 @@ func TestRefusedWrite(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGuard: what guarding costs a command besides its mounts:
+// looking at every config path before, and at the missing ones after.
+func BenchmarkGuard(b *testing.B) {
+	ws := b.TempDir()
+	for _, d := range []string{".git/hooks", ".github/workflows", ".vscode"} {
+		os.MkdirAll(filepath.Join(ws, d), 0o755)
+	}
+	protect := []string{filepath.Join(ws, "toolgate.yaml"), filepath.Join(ws, "audit.jsonl")}
+	for b.Loop() {
+		g, err := newGuard(ws, protect)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.check()
+	}
+}
