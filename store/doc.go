@@ -1,11 +1,22 @@
 // Package store keeps the results of calls by idempotency key, so that a
 // retried call returns the result of the first attempt instead of running
-// twice — even after the process restarts.
+// twice — even after the process restarts, and across replicas.
 //
 // A Store is a small key-value interface with expiry; Memory keeps entries
 // in the process, Bolt in an embedded bbolt file (the default, under the
-// state folder), and a Redis implementation can satisfy the same interface
-// for several processes. Idempotency puts a Store in front of calls: the
-// first call with a key runs, a concurrent duplicate waits for it, and later
-// ones get the recorded result.
+// state folder), and Redis in a Redis server several processes share.
+// Idempotency puts a Store in front of calls: the first call with a key
+// runs, a concurrent duplicate waits for it, and later ones get the
+// recorded result.
+//
+// Over Redis (a Claimer) a process claims a key (SET NX with the result's
+// TTL, and a lease it renews while the call runs) before the call runs; a
+// duplicate arriving at another replica polls, with a bounded back-off,
+// until the result is recorded and gets it. A claim whose owner died (its
+// lease expired, no result) is reported as a conflict, to that duplicate
+// and every later call with the key, never run again silently. A retryable
+// failure drops the claim so that a retry runs. Redis unreachable: the call
+// is refused as unavailable (retryable), never run unguarded. Keys are
+// stored as SHA-256 digests under a prefix; a Redis restarted without
+// persistence forgets its claims and results.
 package store

@@ -48,9 +48,7 @@ func (i *Idempotency) Do(ctx context.Context, key string, fn func() tool.Result)
 		case <-f.done:
 			return f.res, true
 		case <-ctx.Done():
-			err := tool.AsError(ctx.Err())
-			err.Message = "a call with the same idempotency key is still running, and this one stopped waiting: " + ctx.Err().Error()
-			return tool.ErrorResult(err), false
+			return stoppedWaiting(ctx), false
 		}
 	}
 	f := &flight{done: make(chan struct{})}
@@ -63,11 +61,14 @@ func (i *Idempotency) Do(ctx context.Context, key string, fn func() tool.Result)
 		close(f.done)
 	}()
 
+	if c, ok := i.store.(Claimer); ok {
+		var replayed bool
+		f.res, replayed = i.doShared(ctx, c, key, fn)
+		return f.res, replayed
+	}
 	b, ok, err := i.store.Get(ctx, key)
 	if err != nil {
-		// Fail closed: without the store we cannot know whether it ran.
-		f.res = tool.ErrorResult(tool.Errorf(tool.Unavailable, "the idempotency store cannot be read: %v", err).
-			WithRetry(time.Second).WithSuggestion("retry later; the call was not run"))
+		f.res = unreadable(err)
 		return f.res, false
 	}
 	if ok {
@@ -77,12 +78,76 @@ func (i *Idempotency) Do(ctx context.Context, key string, fn func() tool.Result)
 		i.log.Warn("idempotency: unreadable stored result; running again", "key", key)
 	}
 	f.res = fn()
-	if f.res.Error == nil || !f.res.Error.Retryable {
-		if b, err := json.Marshal(f.res); err == nil {
-			if err := i.store.Put(context.WithoutCancel(ctx), key, b, i.ttl); err != nil {
-				i.log.Error("idempotency: result not recorded", "key", key, "err", err)
-			}
-		}
+	if final(f.res) {
+		i.record(ctx, key, f.res)
 	}
 	return f.res, false
+}
+
+// doShared is Do over a store other processes share: the key is claimed
+// before fn runs; a duplicate polls (10 ms, doubling up to 250 ms) until the
+// owner records the result; a claim whose owner stopped without a result
+// is reported, and the call is not run again under that key.
+func (i *Idempotency) doShared(ctx context.Context, c Claimer, key string, fn func() tool.Result) (tool.Result, bool) {
+	wait := 10 * time.Millisecond
+	for {
+		state, b, err := c.Claim(ctx, key, i.ttl)
+		if err != nil {
+			return unreadable(err), false
+		}
+		switch state {
+		case Claimed:
+			res := fn()
+			if final(res) {
+				i.record(ctx, key, res)
+			} else if err := c.Unclaim(context.WithoutCancel(ctx), key); err != nil {
+				i.log.Error("idempotency: claim not dropped; it lapses", "key", key, "err", err)
+			}
+			return res, false
+		case Done:
+			var res tool.Result
+			if err := json.Unmarshal(b, &res); err != nil {
+				return tool.ErrorResult(tool.Errorf(tool.Internal, "the result recorded for this idempotency key is unreadable: %v", err).
+					WithSuggestion("check whether the first call's effect happened; to run it again, use a new idempotency key")), false
+			}
+			return res, true
+		case Lapsed:
+			return tool.ErrorResult(tool.Errorf(tool.Conflict, "a call with this idempotency key started in another process, which stopped before recording its result: it may have run in part, and it is not run again under this key").
+				WithSuggestion("check whether its effect happened; to run it again, send it with a new idempotency key").
+				WithDetail("idempotency_lapsed", true)), false
+		}
+		select { // Held: another process runs it
+		case <-time.After(wait):
+			wait = min(2*wait, 250*time.Millisecond)
+		case <-ctx.Done():
+			return stoppedWaiting(ctx), false
+		}
+	}
+}
+
+// final reports whether a result is recorded: results that failed
+// retryably (a timeout, an unavailable upstream) are not, so that a retry
+// runs again.
+func final(res tool.Result) bool { return res.Error == nil || !res.Error.Retryable }
+
+func (i *Idempotency) record(ctx context.Context, key string, res tool.Result) {
+	b, err := json.Marshal(res)
+	if err == nil {
+		err = i.store.Put(context.WithoutCancel(ctx), key, b, i.ttl)
+	}
+	if err != nil {
+		i.log.Error("idempotency: result not recorded", "key", key, "err", err)
+	}
+}
+
+// unreadable fails closed: without the store nobody knows whether it ran.
+func unreadable(err error) tool.Result {
+	return tool.ErrorResult(tool.Errorf(tool.Unavailable, "the idempotency store cannot be read: %v", err).
+		WithRetry(time.Second).WithSuggestion("retry later; the call was not run"))
+}
+
+func stoppedWaiting(ctx context.Context) tool.Result {
+	err := tool.AsError(ctx.Err())
+	err.Message = "a call with the same idempotency key is still running, and this one stopped waiting: " + ctx.Err().Error()
+	return tool.ErrorResult(err)
 }

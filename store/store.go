@@ -57,3 +57,28 @@ func (s *Memory) Put(_ context.Context, key string, value []byte, ttl time.Durat
 
 // Close implements Store.
 func (s *Memory) Close() error { return nil }
+
+// A Claimer is a Store that several processes share, where a process
+// claims a key before the call it stands for runs, so that the call runs
+// once among them all.
+type Claimer interface {
+	Store
+	// Claim claims key for this process, its entry kept for ttl, unless
+	// the key is taken: then it says by what (another process's live
+	// claim, a recorded value, or a claim whose owner stopped without
+	// one). A claim ends with Put (the value) or Unclaim; while it lasts,
+	// the claimer keeps it alive.
+	Claim(ctx context.Context, key string, ttl time.Duration) (ClaimState, []byte, error)
+	// Unclaim drops this process's claim on key, if it still holds it.
+	Unclaim(ctx context.Context, key string) error
+}
+
+// ClaimState is what Claim found.
+type ClaimState int
+
+const (
+	Claimed ClaimState = iota // the key is this process's now
+	Held                      // another process's claim is live
+	Done                      // a value is recorded (returned with it)
+	Lapsed                    // a claim's owner stopped without recording a value
+)

@@ -1,0 +1,197 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/internal/redistest"
+	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// client is one "process"'s connection to the server, closed with the test.
+func client(t *testing.T, url string) *redis.Client {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.MaxRetries = 200*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond, -1
+	c := redis.NewClient(o)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	testStore(t, store.NewRedis(client(t, srv.URL()), store.RedisOptions{Prefix: "t:"}))
+}
+
+func TestRedisPrefixesSeparateDeployments(t *testing.T) {
+	srv := redistest.Start(t)
+	c := client(t, srv.URL())
+	a, b := store.NewRedis(c, store.RedisOptions{Prefix: "a:"}), store.NewRedis(c, store.RedisOptions{Prefix: "b:"})
+	ctx := context.Background()
+	a.Put(ctx, "k", []byte("of a"), 0)
+	if _, ok, _ := b.Get(ctx, "k"); ok {
+		t.Error("prefix b: sees prefix a's key")
+	}
+	keys, _ := c.Keys(ctx, "*").Result()
+	for _, k := range keys {
+		if len(k) < 2 || k[:2] != "a:" {
+			t.Errorf("key %q outside the prefix", k)
+		}
+	}
+}
+
+// TestSharedIdempotencyRunsOnce: two processes' Idempotency, each with its
+// own client, race on the same keys; every key runs once and every caller
+// gets its result.
+func TestSharedIdempotencyRunsOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	replicas := []*store.Idempotency{
+		store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Prefix: "tg:"}), time.Hour),
+		store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Prefix: "tg:"}), time.Hour),
+	}
+	const keys, callers = 16, 8 // callers per key, spread over both replicas
+	var runs [keys]atomic.Int32
+	var wg sync.WaitGroup
+	results := make([][]tool.Result, keys)
+	replays := make([]atomic.Int32, keys)
+	for k := range keys {
+		results[k] = make([]tool.Result, callers)
+		for c := range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, replayed := replicas[c%2].Do(context.Background(), fmt.Sprint("key", k), func() tool.Result {
+					n := runs[k].Add(1)
+					time.Sleep(20 * time.Millisecond) // long enough for others to arrive while it runs
+					return tool.TextResult(fmt.Sprintf("key%d run%d", k, n))
+				})
+				results[k][c] = res
+				if replayed {
+					replays[k].Add(1)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for k := range keys {
+		if n := runs[k].Load(); n != 1 {
+			t.Errorf("key%d ran %d times", k, n)
+		}
+		for c, res := range results[k] {
+			if want := fmt.Sprintf("key%d run1", k); res.Text() != want {
+				t.Errorf("key%d caller %d got %q (error %v), want %q", k, c, res.Text(), res.Error, want)
+			}
+		}
+		if n := replays[k].Load(); n != callers-1 {
+			t.Errorf("key%d: %d replays, want %d", k, n, callers-1)
+		}
+	}
+}
+
+func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
+	srv := redistest.Start(t)
+	lease := 150 * time.Millisecond
+	a := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Lease: lease}), time.Hour)
+	b := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Lease: lease}), time.Hour)
+	started := make(chan struct{})
+	done := make(chan tool.Result)
+	go func() {
+		res, _ := a.Do(context.Background(), "k", func() tool.Result {
+			close(started)
+			time.Sleep(4 * lease) // outlives the lease: renewed meanwhile
+			return tool.TextResult("slow")
+		})
+		done <- res
+	}()
+	<-started
+	ran := false
+	res, replayed := b.Do(context.Background(), "k", func() tool.Result { ran = true; return tool.TextResult("twice") })
+	if ran || !replayed || res.Text() != "slow" {
+		t.Errorf("the duplicate ran (%v) or got %q (error %v), replayed %v", ran, res.Text(), res.Error, replayed)
+	}
+	if r := <-done; r.Text() != "slow" {
+		t.Errorf("owner got %q", r.Text())
+	}
+}
+
+// TestHelperClaimAndCrash is the process that claims a key and dies.
+func TestHelperClaimAndCrash(t *testing.T) {
+	url := os.Getenv("STORE_HELPER_REDIS")
+	if url == "" {
+		return
+	}
+	o, _ := redis.ParseURL(url)
+	s := store.NewRedis(redis.NewClient(o), store.RedisOptions{Lease: 100 * time.Millisecond})
+	idem := store.NewIdempotency(s, time.Hour)
+	idem.Do(context.Background(), "crash", func() tool.Result {
+		os.Stdout.WriteString("claimed\n")
+		os.Exit(0) // dies while the call runs
+		return tool.Result{}
+	})
+	os.Exit(4)
+}
+
+func TestSharedIdempotencyReportsACrashedOwner(t *testing.T) {
+	srv := redistest.Start(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimAndCrash$")
+	cmd.Env = append(os.Environ(), "STORE_HELPER_REDIS="+srv.URL())
+	if out, err := cmd.Output(); err != nil || string(out) != "claimed\n" {
+		t.Fatalf("helper: %v %q", err, out)
+	}
+	idem := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{}), time.Hour)
+	for range 2 { // and every later call with that key
+		ran := false
+		res, replayed := idem.Do(context.Background(), "crash", func() tool.Result { ran = true; return tool.TextResult("again") })
+		if ran || replayed || res.Error == nil || res.Error.Type != tool.Conflict || res.Error.Details["idempotency_lapsed"] != true {
+			t.Fatalf("after the owner crashed: ran %v, replayed %v, %+v", ran, replayed, res.Error)
+		}
+	}
+	// Another key is unaffected.
+	if res, _ := idem.Do(context.Background(), "other", func() tool.Result { return tool.TextResult("fine") }); res.Text() != "fine" {
+		t.Errorf("other key: %+v", res)
+	}
+}
+
+func TestSharedIdempotencyRetryableFailureIsNotKept(t *testing.T) {
+	srv := redistest.Start(t)
+	a := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{}), time.Hour)
+	b := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{}), time.Hour)
+	ctx := context.Background()
+	a.Do(ctx, "k", func() tool.Result {
+		return tool.ErrorResult(tool.Errorf(tool.Timeout, "slow upstream").WithRetry(time.Second))
+	})
+	if res, replayed := b.Do(ctx, "k", func() tool.Result { return tool.TextResult("second try") }); replayed || res.Text() != "second try" {
+		t.Errorf("after a retryable failure elsewhere: %q %v %+v", res.Text(), replayed, res.Error)
+	}
+	b.Do(ctx, "final", func() tool.Result { return tool.ErrorResult(tool.Errorf(tool.NotFound, "no such file")) })
+	if res, replayed := a.Do(ctx, "final", func() tool.Result { return tool.TextResult("ran again") }); !replayed || res.Error == nil || res.Error.Type != tool.NotFound {
+		t.Errorf("a final failure must be replayed: %+v", res)
+	}
+}
+
+func TestSharedIdempotencyRedisDown(t *testing.T) {
+	srv := redistest.Start(t)
+	idem := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{}), time.Hour)
+	ctx := context.Background()
+	srv.Kill()
+	ran := false
+	res, _ := idem.Do(ctx, "k", func() tool.Result { ran = true; return tool.TextResult("x") })
+	if ran || res.Error == nil || res.Error.Type != tool.Unavailable || !res.Error.Retryable || res.Error.RetryAfter <= 0 {
+		t.Fatalf("with Redis down: ran %v, %+v", ran, res.Error)
+	}
+	srv.Restart()
+	if res, _ := idem.Do(ctx, "k", func() tool.Result { return tool.TextResult("after recovery") }); res.Text() != "after recovery" {
+		t.Errorf("no recovery: %+v", res)
+	}
+}
