@@ -544,9 +544,10 @@ func TestMiddleware(t *testing.T) {
 			}
 			if tc.status == 200 {
 				r := seen.Load().(*http.Request)
-				who, cred, ok := Identify(tokenInfo(r))
-				if !ok || cred == nil || (who != "alice" && who != "ci-bot") {
-					t.Fatalf("handler saw %q %+v", who, cred)
+				ti := tokenInfo(r)
+				cred, _ := ti.Extra[tool.CredentialKey].(*tool.Credential)
+				if cred == nil || (ti.UserID != "alice" || cred.Kind != tool.CredentialJWT) && (ti.UserID != "ci-bot" || cred.Kind != tool.CredentialAPIKey) {
+					t.Fatalf("handler saw %q %+v", ti.UserID, cred)
 				}
 			}
 		})

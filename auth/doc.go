@@ -14,8 +14,7 @@
 //   - The JWKS comes from a file or a URL. A fetched set is cached, fetched
 //     again when it is older than MaxAge or when a token names an unknown
 //     kid (at most once every MinRefresh), and its fetch dials only public
-//     addresses or loopback (plain http only there), through the same
-//     address checks as the egress proxy (sandbox/egress); private networks
+//     addresses or loopback (plain http only there); private networks
 //     need jwt.allow_private_network, and cloud metadata addresses stay
 //     refused. Redirects are not followed.
 //   - An API key is a bearer token whose SHA-256 is listed; the comparison is
@@ -26,12 +25,17 @@
 // Auth.Scopes are set), a bad or expired one with 401 error="invalid_token",
 // a token in the URL (access_token), a malformed or oversized Authorization
 // header with 400 error="invalid_request", and a token without a needed
-// scope with 403 error="insufficient_scope". A verified caller reaches the
-// handler through the go-sdk's auth.RequireBearerToken: its TokenInfo
-// (UserID = the principal, Extra[tool.CredentialKey] = the *tool.Credential)
-// is what the go-sdk's streamable HTTP handler binds sessions to and what
-// package mcpserver turns into tool.Call.Principal and Auth. The go-sdk's
-// own middleware checks no audience; Verify does.
+// scope of Auth.Scopes with 403 error="insufficient_scope" (a tool's own
+// scope, Auth.ToolScopes, is the policy's: a permission_denied result). A
+// verified caller reaches the handler through the go-sdk's
+// auth.RequireBearerToken: its TokenInfo (UserID = the principal,
+// Extra[tool.CredentialKey] = the *tool.Credential) is what the go-sdk's
+// streamable HTTP handler binds sessions to and what package mcpserver
+// turns into tool.Call.Principal and Auth. The go-sdk's own middleware
+// checks no audience; Verify does.
+//
+// The key set's fetch reuses the egress proxy's address checks
+// (sandbox/egress.Policy as the dialer) rather than a second copy of them.
 //
 // The Protected Resource Metadata (RFC 9728) is built from Auth.Resource,
 // never from the request's Host, and served at

@@ -55,16 +55,6 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// Identify returns the principal and credential a request was verified as
-// (by Middleware), or false.
-func Identify(ti *sdkauth.TokenInfo) (string, *tool.Credential, bool) {
-	if ti == nil {
-		return "", nil, false
-	}
-	cred, ok := ti.Extra[tool.CredentialKey].(*tool.Credential)
-	return ti.UserID, cred, ok && ti.UserID != ""
-}
-
 // BearerToken returns the bearer token of r ("" none), or a problem that
 // makes the request malformed: a token in the URL, more than one
 // Authorization header, an oversized one, or a bearer token that is not

@@ -13,10 +13,16 @@
 //     structuredContent. A call of a tool that is not listed is a JSON-RPC
 //     error (invalid params), as the specification asks. When the registry
 //     changes, the list follows and clients get notifications/tools/list_changed.
-//   - Identity: each call's Principal is the name the client gave in
-//     initialize (clientInfo.name, self-declared, "mcp-client" when absent)
-//     and its Session the MCP session id (over stdio, a random id per
-//     connection), so audit records say who called.
+//   - Identity: each call's Principal is the caller a bearer-token
+//     middleware in front of Handler verified (package auth; the go-sdk's
+//     auth.TokenInfo: UserID, and the *tool.Credential in
+//     Extra[tool.CredentialKey], which becomes the call's Auth), else the
+//     name the client gave in initialize (clientInfo.name, self-declared,
+//     "mcp-client" when absent); its Session is the MCP session id (over
+//     stdio, a random id per connection), so audit records say who called.
+//     An authenticated caller is listed only the tools the engine shows it
+//     (engine.Engine.Visible), and a call of a hidden tool gets the answer
+//     a tool that is not served gets.
 //   - Progress and cancellation: when a request carries a progress token, a
 //     tool's tool.ReportProgress calls become notifications/progress
 //     (non-increasing values are dropped, as the specification requires);
