@@ -272,3 +272,28 @@ func BenchmarkGuard(b *testing.B) {
 		g.check()
 	}
 }
+
+// TestLinkedConfigPath: a config path that is a link to a folder of the
+// workspace (.vscode -> ide) protects that folder instead; replacing the
+// link is a violation.
+func TestLinkedConfigPath(t *testing.T) {
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{"ide/tasks.json": "{}", "other/tasks.json": "{\"evil\":1}"})
+	if err := os.Symlink("ide", filepath.Join(ws, ".vscode")); err != nil {
+		t.Fatal(err)
+	}
+	tools := toolMap(t, Options{Root: ws})
+	for _, c := range []string{"echo x > .vscode/tasks.json", "echo x > ide/tasks.json", "echo x > .vscode/new.json", "rm -f ide/tasks.json"} {
+		r := call(t, tools["execute_command"], context.Background(), map[string]any{"command": c})
+		if r.Error == nil && r.Structured.(Output).ExitCode == 0 {
+			t.Errorf("%s: ran: %s", c, r.Text())
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ide", "tasks.json")); string(b) != "{}" {
+		t.Fatalf("the link's target changed: %q", b)
+	}
+	r := call(t, tools["execute_command"], context.Background(), map[string]any{"command": "rm .vscode && ln -s other .vscode"})
+	if r.Error == nil || r.Error.Type != tool.SandboxViolation || r.Error.Details["path"] != ".vscode" {
+		t.Fatalf("replacing the link: %s", r.Text())
+	}
+}

@@ -35,14 +35,15 @@ import (
 //     writable.
 //   - An entry that does not exist cannot be covered by a mount; it is
 //     recorded before the command, and if the command created it, the call
-//     is a sandbox_violation naming it and what was created is removed (the
-//     first thing on the way that was not there before: a planted folder
-//     or link is removed whole, never followed).
+//     is a sandbox_violation naming it and what was created is removed:
+//     the entry, or a link or file the command put on the way to it (the
+//     link itself, never followed), then the folders it made for it if
+//     they are left empty.
 //   - An entry reached through a symbolic link is not mounted (the mount
 //     would bring in what the link points to); its target is mounted
-//     instead when it lies inside the workspace, and the link chain and the
-//     target are compared before and after: any change is a violation
-//     (it cannot be undone).
+//     instead when it lies inside the workspace, and each component on the
+//     way (Lstat, and a link's target) is compared before and after: any
+//     change is a violation (it cannot be undone).
 //
 // Only the top of the workspace is guarded: a config name in a subfolder
 // (pkg/.vscode, sub/.git, docs/AGENTS.md) is not. Finding them means
