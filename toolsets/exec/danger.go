@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -49,32 +50,56 @@ const maxCommands = 50
 //
 // A line that cannot be parsed, or holds more than 50 commands, is denied.
 func CheckShell(line string) Finding {
-	return checkShell(line, 0)
+	c := &checker{}
+	c.shell(line)
+	c.finish()
+	return c.worst
 }
 
 // CheckArgv checks a command given as an argument vector (no shell).
 func CheckArgv(argv []string) Finding {
-	c := &checker{depth: 0}
+	c := &checker{}
 	c.argv(argv)
+	c.finish()
 	return c.worst
 }
 
 const maxDepth = 4
 
-func checkShell(line string, depth int) Finding {
+// shell checks a command line at the checker's depth; one that cannot be
+// parsed is denied.
+func (c *checker) shell(line string) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil {
-		return Finding{Deny, "the command line cannot be parsed, so it cannot be checked: " + err.Error(), ""}
+		c.flag(Deny, "", "the command line cannot be parsed, so it cannot be checked: %v", err)
+		return
 	}
-	c := &checker{depth: depth}
 	c.file(f)
-	return c.worst
+}
+
+// placers are the commands that move files to another name: after one,
+// a regenerable folder's name may hold what was moved there (copies and
+// links lose nothing when removed).
+var placers = map[string]bool{"mv": true, "rename": true, "prename": true, "file-rename": true}
+
+// finish decides what needs the whole line: a regenerable folder removed
+// without asking (rm -rf build) is asked about after all when the line
+// also moves files (mv src build; rm -rf build), since then the name may
+// no longer hold what a build makes.
+func (c *checker) finish() {
+	if c.spared != "" && c.placer != "" {
+		c.flag(Ask, c.spared, "removes many files: rm -r of %s, where %s in the same command line may have moved other files", c.spared, c.placer)
+	}
 }
 
 type checker struct {
 	depth int
 	calls int
 	worst Finding
+	// spared is a regenerable folder's removal that did not ask, placer a
+	// command that moves files (placers), both of the whole line, nested
+	// command lines included (see finish).
+	spared, placer string
 }
 
 func (c *checker) flag(v Verdict, cmd, format string, args ...any) {
@@ -330,6 +355,9 @@ func (c *checker) argv(argv []string) {
 	for _, a := range args {
 		c.sensitive(shown, a)
 	}
+	if placers[name] || name == "git" && slices.Contains(args, "mv") {
+		c.placer = name
+	}
 	switch {
 	case name == "rm":
 		c.rm(shown, args)
@@ -412,7 +440,15 @@ func (c *checker) nested(line string) {
 		c.flag(Deny, "", "commands nested more than %d levels deep", maxDepth)
 		return
 	}
-	c.merge(checkShell(line, c.depth+1))
+	n := &checker{depth: c.depth + 1}
+	n.shell(line)
+	c.merge(n.worst)
+	if n.spared != "" {
+		c.spared = n.spared
+	}
+	if n.placer != "" {
+		c.placer = n.placer
+	}
 }
 
 // unwrap looks through wrapper commands (sudo, env, nice, timeout,
@@ -607,7 +643,8 @@ func (c *checker) rm(shown string, args []string) {
 			c.flag(Ask, shown, "removes %s, outside the workspace", t)
 		case recursive && outsideWorkspace(t):
 			c.flag(Ask, shown, "removes %s, outside the workspace, recursively", t)
-		case recursive && isRegenerable(t): // rm -rf node_modules
+		case recursive && isRegenerable(t): // rm -rf node_modules (unless the line puts files there: finish)
+			c.spared = shown
 		case recursive && t != "" && !isGlob(t):
 			c.flag(Ask, shown, "removes many files: rm -r removes the whole folder tree %s", t)
 		}

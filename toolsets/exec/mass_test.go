@@ -557,6 +557,42 @@ func FuzzBraceNames(f *testing.F) {
 // TestRegenerableFolders: rm -r (and rimraf, mv away) of a folder a build
 // or a package manager makes again runs when it is named literally, as a
 // relative path; any other spelling, or another folder, asks.
+// TestRegenerableAfterMove: a regenerable folder's name that the same line
+// moves other files to is not regenerable any more (mv src build; rm -rf
+// build); copying or making it is.
+func TestRegenerableAfterMove(t *testing.T) {
+	for name := range regenerable {
+		for _, line := range []string{
+			"mv src " + name + " && rm -rf " + name,
+			"mv -f src " + name + "; rm -rf " + name,
+			"mv -t " + name + " src lib && rm -r " + name,
+			"git mv src " + name + " && rm -rf " + name,
+			"mv src " + name + " && sh -c 'rm -rf " + name + "'",
+			"sh -c 'mv src " + name + "' && rm -rf " + name,
+			"rename 's/src/" + name + "/' src && rimraf " + name,
+			"rm -rf " + name + " && mv src " + name + " && rm -rf " + name,
+		} {
+			for _, l := range wrapped(line) {
+				if f := CheckShell(l); f.Verdict != Ask || !strings.Contains(f.Reason, "moved") {
+					t.Errorf("%q: %s (%s), want ask", l, f.Verdict, f.Reason)
+				}
+			}
+		}
+		for _, line := range []string{
+			"cp -r src " + name + " && rm -rf " + name,
+			"mkdir -p " + name + " && rm -rf " + name,
+			"ln -s src " + name + " && rm " + name,
+			"mv " + name + " /tmp/old",
+		} {
+			for _, l := range wrapped(line) {
+				if f := CheckShell(l); f.Verdict != Allow {
+					t.Errorf("%q: %s (%s), want allow", l, f.Verdict, f.Reason)
+				}
+			}
+		}
+	}
+}
+
 func TestRegenerableFolders(t *testing.T) {
 	for name := range regenerable {
 		for _, line := range []string{
