@@ -257,7 +257,7 @@ func TestRefusedWrite(t *testing.T) {
 }
 
 // BenchmarkGuard: what guarding costs a command besides its mounts:
-// looking at every config path before, and at the missing ones after.
+// looking at the config paths before, and at the missing ones after.
 func BenchmarkGuard(b *testing.B) {
 	ws := b.TempDir()
 	for _, d := range []string{".git/hooks", ".github/workflows", ".vscode"} {

@@ -54,9 +54,10 @@ import (
 // policy's default deny rules still refuse the plain spellings of such
 // writes (a redirection, cp, mv, …).
 type guard struct {
-	root     string   // the workspace, symbolic links resolved
-	readOnly []string // mounted read-only
-	pinned   []string // bound onto themselves, writable
+	root     string          // the workspace, symbolic links resolved
+	top      map[string]bool // the names at its top (nil: unknown), read at once rather than one Lstat each
+	readOnly []string        // mounted read-only
+	pinned   []string        // bound onto themselves, writable
 	missing  []missingEntry
 	watched  []watchedEntry
 }
@@ -88,7 +89,7 @@ func newGuard(root string, own []string) (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &guard{root: real}
+	g := &guard{root: real, top: names(real)}
 	seen := map[string]bool{}
 	for _, c := range policy.ConfigPaths() {
 		if !seen[c.Name] {
@@ -140,6 +141,10 @@ func (g *guard) add(rel string, own bool) error {
 		return nil
 	}
 	comps := strings.Split(rel, "/")
+	if g.top != nil && !g.top[comps[0]] {
+		g.missing = append(g.missing, missingEntry{rel: rel, first: 0})
+		return nil
+	}
 	p := g.root
 	var ancestors []string
 	for i, c := range comps {
@@ -237,6 +242,24 @@ func (g *guard) tidy() {
 	})
 }
 
+// names returns the names in the folder dir, or nil.
+func names(dir string) map[string]bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	list, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]bool, len(list))
+	for _, n := range list {
+		m[n] = true
+	}
+	return m
+}
+
 // within reports whether p is base or lies below it.
 func within(p, base string) bool {
 	return p == base || strings.HasPrefix(p, base+"/")
@@ -266,7 +289,11 @@ type breach struct {
 func (g *guard) check() breach {
 	var b breach
 	var root *os.Root
+	top := names(g.root)
 	for _, m := range g.missing {
+		if top != nil && !top[strings.SplitN(m.rel, "/", 2)[0]] {
+			continue
+		}
 		planted, ok := g.created(m)
 		if !ok {
 			continue
