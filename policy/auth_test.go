@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -194,5 +196,18 @@ auth:
 		if _, err := Parse([]byte("auth:\n  resource: https://a.example/mcp\n  api_keys: [{sha256: " + goodKey + ", principal: ci}]\n  " + bad + "\n")); err == nil || !strings.Contains(err.Error(), "tool_scopes") {
 			t.Errorf("%s: %v", bad, err)
 		}
+	}
+}
+
+func TestJWKSFileIsRelativeToThePolicyFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "toolgate.yaml")
+	os.WriteFile(file, []byte("auth:\n  resource: https://a.example/mcp\n  jwt: {issuer: x, jwks_file: keys/jwks.json}\n"), 0o644)
+	p, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "keys", "jwks.json"); p.Auth.JWT.JWKSFile != want {
+		t.Fatalf("jwks_file = %s, want %s", p.Auth.JWT.JWKSFile, want)
 	}
 }

@@ -369,6 +369,9 @@ func parse(data []byte, file string) (*Policy, error) {
 		if where, msg := checkAuth(f.Auth, p.Roles); msg != "" {
 			return nil, at(where, "%s", msg)
 		}
+		if j := f.Auth.JWT; j != nil && j.JWKSFile != "" && file != "" && !filepath.IsAbs(j.JWKSFile) {
+			j.JWKSFile = filepath.Join(filepath.Dir(file), j.JWKSFile) // like roots: relative to the file
+		}
 		p.Auth = f.Auth
 	}
 	if err := checkSections(p, at); err != nil {
@@ -392,12 +395,14 @@ func quoteKey(k string) string {
 // checkSections validates the limits, approvals, output and secrets
 // sections.
 func checkSections(p *Policy, at func(string, string, ...any) error) error {
-	for g, r := range p.Limits.Tools {
-		if err := checkRate(r); err != nil {
-			return at("$.limits.tools", "limits.tools %q: %v", g, err)
-		}
-		if _, err := path.Match(g, ""); err != nil {
-			return at("$.limits.tools", "limits.tools %q: %v", g, err)
+	for section, rates := range map[string]map[string]Rate{"tools": p.Limits.Tools, "tool_principal": p.Limits.ToolPrincipal} {
+		for g, r := range rates {
+			if err := checkRate(r); err != nil {
+				return at("$.limits."+section, "limits.%s %q: %v", section, g, err)
+			}
+			if _, err := path.Match(g, ""); err != nil {
+				return at("$.limits."+section, "limits.%s %q: %v", section, g, err)
+			}
 		}
 	}
 	if err := checkRate(p.Limits.Principal); err != nil {
