@@ -211,3 +211,15 @@ func TestJWKSFileIsRelativeToThePolicyFile(t *testing.T) {
 		t.Fatalf("jwks_file = %s, want %s", p.Auth.JWT.JWKSFile, want)
 	}
 }
+
+func TestElicitationNamesAnAuthenticatedCaller(t *testing.T) {
+	req := Request{Call: tool.Call{Name: "write_file", Principal: "alice\x1b[2J", Auth: &tool.Credential{Kind: tool.CredentialJWT}}, Decision: Decision{Level: tool.LevelWrite}}
+	msg, _ := ElicitationForm(req)
+	if !strings.Contains(msg, "Caller: alice") || !strings.Contains(msg, "(jwt)") || strings.Contains(msg, "\x1b") {
+		t.Fatalf("message %q", msg)
+	}
+	req.Call.Auth = nil
+	if msg, _ := ElicitationForm(req); strings.Contains(msg, "Caller:") {
+		t.Fatalf("a local caller's self-declared name is not shown as verified: %q", msg)
+	}
+}

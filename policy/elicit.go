@@ -58,6 +58,9 @@ func ElicitationForm(req Request) (message string, schema map[string]any) {
 	d := req.Decision
 	var msg strings.Builder
 	fmt.Fprintf(&msg, "Allow the tool call %s (level %d)?\n", req.Call.Name, d.Level)
+	if authenticated(req.Call) {
+		fmt.Fprintf(&msg, "Caller: %s (%s)\n", safeText(req.Call.Principal), req.Call.Auth.Kind)
+	}
 	fmt.Fprintf(&msg, "Why you are asked: %s [%s]\n", d.Reason, d.Rule)
 	fmt.Fprintf(&msg, "Arguments:\n%s\n", prettyArgs(req.Call.Args, 2000))
 	if len(req.AlwaysRules) > 0 && !d.Confirm {
