@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -19,6 +20,11 @@ import (
 type Breaker struct {
 	Threshold int           // refusals in a row that open it; 0: 3
 	Cooldown  time.Duration // how long it stays open after the last refusal; 0: 1 minute
+	// Shared, when set, keeps the streaks in Redis, shared with the other
+	// replicas' Breakers. While Redis cannot be reached the breaker counts
+	// in this process (a Limiter with the same Shared refuses the calls
+	// under on_error: deny).
+	Shared *Shared
 
 	mu       sync.Mutex
 	sessions map[string]*streak
@@ -51,13 +57,33 @@ func (b *Breaker) Open(session string, level tool.Level, effect Effect, now time
 		return 0, false
 	}
 	n, cool := b.limits()
+	var s *streak
+	if sh := b.shared(); sh != nil {
+		ctx := context.Background() // bounded by the client's timeouts
+		st, err := b.sharedStreak(ctx, sh, session)
+		if err == nil {
+			sh.answered()
+			s = &st
+		} else {
+			sh.failed(ctx, err)
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := b.sessions[session]
+	if s == nil {
+		s = b.sessions[session]
+	}
 	if s == nil || s.refusals < n || now.Sub(s.last) >= cool {
 		return 0, false
 	}
 	return s.refusals, true
+}
+
+func (b *Breaker) shared() *Shared {
+	if b.Shared == nil || b.Shared.Client == nil {
+		return nil
+	}
+	return b.Shared
 }
 
 // Record counts a call's end for the streak: refused is a policy denial,
@@ -68,6 +94,15 @@ func (b *Breaker) Record(session string, level tool.Level, refused bool, now tim
 		return
 	}
 	_, cool := b.limits()
+	if sh := b.shared(); sh != nil {
+		ctx := context.Background() // bounded by the client's timeouts
+		err := b.sharedRecord(ctx, sh, session, refused, now, cool)
+		if err == nil {
+			sh.answered()
+			return
+		}
+		sh.failed(ctx, err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !refused {

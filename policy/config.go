@@ -11,6 +11,9 @@ type Limits struct {
 	Tools map[string]Rate `yaml:"tools,omitempty" json:"tools,omitempty"`
 	// Principal is the token bucket of each principal across all tools.
 	Principal Rate `yaml:"principal,omitempty" json:"principal,omitempty"`
+	// ToolPrincipal maps tool-name globs to a token bucket per tool and
+	// principal.
+	ToolPrincipal map[string]Rate `yaml:"tool_principal,omitempty" json:"tool_principal,omitempty"`
 	// Concurrency caps the calls of one tool running at once (0: no cap).
 	Concurrency int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
 	// Loop is the loop guard.
@@ -28,10 +31,11 @@ type LoopLimits struct {
 // Config returns the section as a Limiter's configuration.
 func (l Limits) Config() LimitConfig {
 	return LimitConfig{
-		Tools:       l.Tools,
-		Principal:   l.Principal,
-		Concurrency: l.Concurrency,
-		Loop:        LoopConfig{Max: l.Loop.Max, Window: l.Loop.Window, Cycles: l.Loop.Cycles, Off: l.Loop.Off},
+		Tools:         l.Tools,
+		Principal:     l.Principal,
+		ToolPrincipal: l.ToolPrincipal,
+		Concurrency:   l.Concurrency,
+		Loop:          LoopConfig{Max: l.Loop.Max, Window: l.Loop.Window, Cycles: l.Loop.Cycles, Off: l.Loop.Off},
 	}
 }
 

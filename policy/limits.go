@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sync"
@@ -30,11 +30,18 @@ type LimitConfig struct {
 	Tools map[string]Rate
 	// Principal is the rate of each principal (caller) across all tools.
 	Principal Rate
+	// ToolPrincipal maps tool-name globs to a rate per tool and principal
+	// (the first matching glob, in sorted order).
+	ToolPrincipal map[string]Rate
 	// Concurrency caps the calls of one tool running at once (0: no cap).
 	// A call over the cap waits for a free slot as long as its context allows.
 	Concurrency int
 	// Loop guards against a model repeating itself.
 	Loop LoopConfig
+	// Shared, when set, keeps the buckets and the loop guard in Redis,
+	// shared with the other replicas' Limiters; the concurrency cap stays
+	// per process.
+	Shared *Shared
 }
 
 // LoopConfig is the loop guard: per session, the same call (tool and
@@ -52,14 +59,14 @@ type LoopConfig struct {
 // Limiter enforces a LimitConfig. It is safe for concurrent use and
 // satisfies the engine's Limiter interface.
 type Limiter struct {
-	cfg   LimitConfig
-	globs []string // sorted keys of cfg.Tools
+	cfg     LimitConfig
+	globs   []string // sorted keys of cfg.Tools
+	tpGlobs []string // sorted keys of cfg.ToolPrincipal
 
-	mu         sync.Mutex
-	tools      map[string]*rate.Limiter // by tool name
-	principals map[string]*rate.Limiter
-	slots      map[string]chan struct{}
-	sessions   map[string]*history
+	mu       sync.Mutex
+	buckets  map[string]*rate.Limiter // local buckets by Redis key
+	slots    map[string]chan struct{}
+	sessions map[string]*history
 }
 
 // NewLimiter returns a Limiter for cfg.
@@ -76,12 +83,8 @@ func NewLimiter(cfg LimitConfig) *Limiter {
 	if cfg.Loop.Cycles <= 0 {
 		cfg.Loop.Cycles = 3
 	}
-	l := &Limiter{cfg: cfg, tools: map[string]*rate.Limiter{}, principals: map[string]*rate.Limiter{},
-		slots: map[string]chan struct{}{}, sessions: map[string]*history{}}
-	for g := range cfg.Tools {
-		l.globs = append(l.globs, g)
-	}
-	slices.Sort(l.globs)
+	l := &Limiter{cfg: cfg, buckets: map[string]*rate.Limiter{}, slots: map[string]chan struct{}{}, sessions: map[string]*history{},
+		globs: slices.Sorted(maps.Keys(cfg.Tools)), tpGlobs: slices.Sorted(maps.Keys(cfg.ToolPrincipal))}
 	return l
 }
 
@@ -91,12 +94,29 @@ func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definiti
 	var key string
 	if !l.cfg.Loop.Off {
 		key = callKey(call)
-		if err := l.checkLoop(call.Caller(), key); err != nil {
-			return nil, err
+	}
+	buckets := l.bucketsOf(call, def)
+	shared := l.shared()
+	if shared != nil {
+		refusal, err := l.sharedAdmit(ctx, shared, call, buckets, key)
+		if err == nil {
+			shared.answered()
+		} else if refusal = shared.failed(ctx, err); refusal == nil {
+			shared = nil // on_error: allow, the local guard and buckets below
+		}
+		if refusal != nil {
+			return nil, refusal
 		}
 	}
-	if err := l.take(call, def); err != nil {
-		return nil, err
+	if shared == nil {
+		if !l.cfg.Loop.Off {
+			if err := l.checkLoop(call.Caller(), key); err != nil {
+				return nil, err
+			}
+		}
+		if err := l.take(buckets); err != nil {
+			return nil, err
+		}
 	}
 	slot := l.slot(def.Name)
 	if slot != nil {
@@ -111,38 +131,68 @@ func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definiti
 		if slot != nil {
 			<-slot
 		}
-		if !l.cfg.Loop.Off {
+		switch {
+		case l.cfg.Loop.Off:
+		case shared != nil:
+			l.sharedRecord(shared, call, key, res)
+		default:
 			l.record(call.Caller(), key, res)
 		}
 	}, nil
 }
 
-// take spends a token of the tool's bucket and of the principal's, both or
-// neither.
-func (l *Limiter) take(call tool.Call, def tool.Definition) *tool.Error {
-	now := time.Now()
-	tl := l.toolLimiter(def.Name)
-	var tr *rate.Reservation
-	if tl != nil {
-		tr = tl.ReserveN(now, 1)
-		if d := tr.DelayFrom(now); !tr.OK() || d > 0 {
-			tr.CancelAt(now)
-			return limited(fmt.Sprintf("%s is called too often", def.Name), d)
+// shared returns the Shared in Redis, or nil when the limits are local.
+func (l *Limiter) shared() *Shared {
+	if l.cfg.Shared == nil || l.cfg.Shared.Client == nil {
+		return nil
+	}
+	return l.cfg.Shared
+}
+
+// bucketsOf returns the buckets a call takes a token from: its tool's,
+// its principal's, and its tool-and-principal's, those the config sets.
+func (l *Limiter) bucketsOf(call tool.Call, def tool.Definition) []bucket {
+	var out []bucket
+	who := call.Principal
+	if who == "" {
+		who = "this caller"
+	}
+	if r, ok := match(l.globs, l.cfg.Tools, def.Name); ok {
+		out = append(out, bucket{l.cfg.Shared.key("rate:tool", def.Name), r, def.Name + " is called too often"})
+	}
+	if l.cfg.Principal.set() {
+		out = append(out, bucket{l.cfg.Shared.key("rate:principal", call.Principal), l.cfg.Principal, who + " makes calls too often"})
+	}
+	if r, ok := match(l.tpGlobs, l.cfg.ToolPrincipal, def.Name); ok {
+		out = append(out, bucket{l.cfg.Shared.key("rate:tool-principal", def.Name+"\x00"+call.Principal), r, who + " calls " + def.Name + " too often"})
+	}
+	return out
+}
+
+// match returns the rate of the first glob (in sorted order) matching name.
+func match(globs []string, rates map[string]Rate, name string) (Rate, bool) {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok && rates[g].set() {
+			return rates[g], true
 		}
 	}
-	if pl := l.principalLimiter(call.Principal); pl != nil {
-		pr := pl.ReserveN(now, 1)
-		if d := pr.DelayFrom(now); !pr.OK() || d > 0 {
-			pr.CancelAt(now)
-			if tr != nil {
-				tr.CancelAt(now)
+	return Rate{}, false
+}
+
+// take spends a token of every bucket, or of none.
+func (l *Limiter) take(buckets []bucket) *tool.Error {
+	now := time.Now()
+	taken := make([]*rate.Reservation, 0, len(buckets))
+	for _, b := range buckets {
+		r := l.local(b).ReserveN(now, 1)
+		if d := r.DelayFrom(now); !r.OK() || d > 0 {
+			r.CancelAt(now)
+			for _, t := range taken {
+				t.CancelAt(now)
 			}
-			who := call.Principal
-			if who == "" {
-				who = "this caller"
-			}
-			return limited(fmt.Sprintf("%s makes calls too often", who), d)
+			return limited(b.who, d)
 		}
+		taken = append(taken, r)
 	}
 	return nil
 }
@@ -155,34 +205,14 @@ func limited(what string, d time.Duration) *tool.Error {
 		WithSuggestion("wait %s before calling again, and batch work into fewer calls where you can", d.Round(time.Millisecond))
 }
 
-func (l *Limiter) toolLimiter(name string) *rate.Limiter {
+// local returns this process's bucket b.
+func (l *Limiter) local(b bucket) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if lim, ok := l.tools[name]; ok {
-		return lim
-	}
-	var lim *rate.Limiter
-	for _, g := range l.globs {
-		if ok, _ := path.Match(g, name); ok && l.cfg.Tools[g].set() {
-			r := l.cfg.Tools[g]
-			lim = rate.NewLimiter(rate.Limit(r.PerSecond), r.Burst)
-			break
-		}
-	}
-	l.tools[name] = lim
-	return lim
-}
-
-func (l *Limiter) principalLimiter(who string) *rate.Limiter {
-	if !l.cfg.Principal.set() {
-		return nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	lim, ok := l.principals[who]
+	lim, ok := l.buckets[b.key]
 	if !ok {
-		lim = rate.NewLimiter(rate.Limit(l.cfg.Principal.PerSecond), l.cfg.Principal.Burst)
-		l.principals[who] = lim
+		lim = rate.NewLimiter(rate.Limit(b.rate.PerSecond), b.rate.Burst)
+		l.buckets[b.key] = lim
 	}
 	return lim
 }
@@ -236,10 +266,7 @@ func (l *Limiter) checkLoop(session, key string) *tool.Error {
 	}
 
 	if f := h.failed[key]; f != nil && now.Sub(f.at) <= l.cfg.Loop.Window {
-		err := *f.res.Error
-		err.Message = "this exact call just failed and was not run again: " + err.Message
-		err.Suggestion = "change the arguments or the approach; repeating the same call gives the same failure"
-		return err.WithDetail("repeated_failure", true)
+		return repeatedFailure(f.res)
 	}
 	same := 0
 	for _, c := range h.calls {
@@ -248,15 +275,39 @@ func (l *Limiter) checkLoop(session, key string) *tool.Error {
 		}
 	}
 	if same >= l.cfg.Loop.Max {
-		return tool.Errorf(tool.LoopDetected, "this exact call was already made %d times in the last %s", same, l.cfg.Loop.Window).
-			WithSuggestion("stop repeating it: use the results you already have, change the approach, or ask the user")
+		return repeated(same, l.cfg.Loop.Window)
 	}
 	if n := cycle(h.calls, key, l.cfg.Loop.Cycles); n > 0 {
-		return tool.Errorf(tool.LoopDetected, "the last calls repeat a cycle of %d calls %d times", n, l.cfg.Loop.Cycles).
-			WithSuggestion("you are going in circles: stop, summarise what you learned, and change the approach or ask the user")
+		return cycling(n, l.cfg.Loop.Cycles)
 	}
 	h.calls = append(h.calls, past{key: key, at: now})
 	return nil
+}
+
+// The loop guard's refusals, the same from local and shared history.
+
+func repeatedFailure(res tool.Result) *tool.Error {
+	err := *res.Error
+	err.Message = "this exact call just failed and was not run again: " + err.Message
+	err.Suggestion = "change the arguments or the approach; repeating the same call gives the same failure"
+	return err.WithDetail("repeated_failure", true)
+}
+
+func repeated(same int, window time.Duration) *tool.Error {
+	return tool.Errorf(tool.LoopDetected, "this exact call was already made %d times in the last %s", same, window).
+		WithSuggestion("stop repeating it: use the results you already have, change the approach, or ask the user")
+}
+
+func cycling(n, cycles int) *tool.Error {
+	return tool.Errorf(tool.LoopDetected, "the last calls repeat a cycle of %d calls %d times", n, cycles).
+		WithSuggestion("you are going in circles: stop, summarise what you learned, and change the approach or ask the user")
+}
+
+// failedForGood reports whether a result is kept for the loop guard's
+// "this exact call just failed": a final failure, not a refusal of its own
+// nor a question for approval.
+func failedForGood(res tool.Result) bool {
+	return res.Error != nil && !res.Error.Retryable && res.Error.Type != tool.LoopDetected && !res.Error.AsksApproval()
 }
 
 // Replay adds a call that ran at the given time to its session's history
@@ -265,7 +316,7 @@ func (l *Limiter) checkLoop(session, key string) *tool.Error {
 // call) replays its audit log's recent calls, oldest first, so that a
 // model repeating a call process after process is still seen looping.
 func (l *Limiter) Replay(call tool.Call, at time.Time) {
-	if l.cfg.Loop.Off || time.Since(at) > l.cfg.Loop.Window {
+	if l.cfg.Loop.Off || time.Since(at) > l.cfg.Loop.Window || l.shared() != nil { // shared: Redis remembers
 		return
 	}
 	key := callKey(call)
@@ -352,7 +403,7 @@ func (l *Limiter) record(session, key string, res tool.Result) {
 	if h == nil {
 		return
 	}
-	if res.Error != nil && !res.Error.Retryable && res.Error.Type != tool.LoopDetected && !res.Error.AsksApproval() {
+	if failedForGood(res) {
 		h.failed[key] = &past{key: key, at: time.Now(), res: res}
 	} else {
 		delete(h.failed, key)

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -90,6 +91,18 @@ func (r *RedisState) Options() (*redis.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A call waits for Redis at most about a second: an outage must
+	// refuse calls (or let them run) quickly, not hang them.
+	if o.DialTimeout == 0 {
+		o.DialTimeout = time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 500 * time.Millisecond
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 500 * time.Millisecond
+	}
+	o.MaxRetries = 1
 	if r.PasswordEnv != "" {
 		if o.Password = os.Getenv(r.PasswordEnv); o.Password == "" {
 			return nil, fmt.Errorf("state.redis.password_env names %s, which is not set", r.PasswordEnv)

@@ -8,6 +8,7 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Server is a running (or stopped) redis-server.
@@ -36,11 +39,20 @@ func Start(t testing.TB) *Server {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not installed: run scripts/test-deps.sh (it installs Debian's redis-server)")
 	}
+	quiet.Do(func() { redis.SetLogger(discard{}) })
 	s := &Server{t: t, dir: t.TempDir(), port: freePort(t)}
 	s.Restart()
 	t.Cleanup(s.Kill)
 	return s
 }
+
+// quiet silences go-redis's own log of every failed dial while a test
+// plays an outage.
+var quiet sync.Once
+
+type discard struct{}
+
+func (discard) Printf(context.Context, string, ...any) {}
 
 // Addr is the server's host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
