@@ -19,7 +19,9 @@
 // opened. A regular file with other hard links may be a second name of a
 // file outside the roots, which os.Root allows: it is neither read nor
 // changed (its link count is taken from the opened file itself), only
-// described, listed and found by name, unless Options.AllowHardLinks.
+// described, listed and found by name, unless Options.AllowHardLinks. Link
+// counts are read on every Unix; on Windows a FileInfo carries none, so
+// hard links are not detected there.
 //
 // Every path-like argument is confined, not only the paths: a glob of
 // search_files (glob, or pattern with target=files) that names a place

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/fs/internal/search"
 )
 
 // TempPrefix starts the name of every temporary file the tools write (next
@@ -132,7 +133,7 @@ func (s *Set) checkWritable(l Location, fi fs.FileInfo) error {
 // hardLinked reports whether the tools keep away from the content of the
 // file fi describes: it has other hard links, and they are not allowed.
 func (s *Set) hardLinked(fi fs.FileInfo) bool {
-	return nlink(fi) > 1 && !s.opts.AllowHardLinks
+	return search.LinkCount(fi) > 1 && !s.opts.AllowHardLinks
 }
 
 // checkLinks refuses a regular file with other hard links, unless
@@ -143,7 +144,7 @@ func (s *Set) checkLinks(l Location, fi fs.FileInfo, verb string) error {
 	if !s.hardLinked(fi) {
 		return nil
 	}
-	n := nlink(fi)
+	n := search.LinkCount(fi)
 	return tool.Errorf(tool.PermissionDenied, "%q has %d hard links, so it may be a second name of a file outside the workspace; the file tools do not %s it", l.display(), n, verb).
 		WithSuggestion("work on another file (write_file creates a new one); if this project really uses hard links (pnpm's node_modules does), ask the user to set files.allow_hard_links: true in the policy").
 		WithDetail("links", n)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/fs/internal/search"
 )
 
 // GetFileInfoIn are get_file_info's parameters.
@@ -66,7 +67,7 @@ func (s *Set) getFileInfo(ctx context.Context, in GetFileInfoIn) (tool.Result, e
 	out.Type, out.Size = kind(fi.Mode()), fi.Size()
 	out.Mode, out.Perm = fi.Mode().String(), fmt.Sprintf("%04o", fi.Mode().Perm())
 	out.Modified = fi.ModTime().UTC()
-	out.Links = nlink(fi)
+	out.Links = search.LinkCount(fi)
 	if a, c, ok := fileTimes(fi); ok {
 		a, c = a.UTC(), c.UTC()
 		out.Accessed, out.Changed = &a, &c

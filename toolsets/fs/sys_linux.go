@@ -12,14 +12,6 @@ import (
 // the check and the open; it changes nothing for a regular file.
 const openNonblock = syscall.O_NONBLOCK
 
-// nlink returns how many hard links the file has (1 when unknown).
-func nlink(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
-}
-
 // fileTimes returns the access and status-change times, when known.
 func fileTimes(fi fs.FileInfo) (atime, ctime time.Time, ok bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)

@@ -9,6 +9,4 @@ import (
 
 const openNonblock = 0
 
-func nlink(fs.FileInfo) uint64 { return 1 }
-
 func fileTimes(fs.FileInfo) (atime, ctime time.Time, ok bool) { return time.Time{}, time.Time{}, false }

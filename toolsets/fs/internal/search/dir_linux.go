@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -121,14 +120,6 @@ func (d *dir) list(scratch *[]byte) ([]entry, error) {
 			entries = append(entries, e)
 		}
 	}
-}
-
-// nlink returns how many hard links a file has.
-func nlink(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
 }
 
 func modeType(m uint32) fs.FileMode {

@@ -31,9 +31,6 @@ func (d *dir) release() {
 	}
 }
 
-// nlink is not known here: hard links are only detected on Linux.
-func nlink(os.FileInfo) uint64 { return 1 }
-
 func (d *dir) sub(name string) (*dir, error) { return openTop(d.root, name) }
 
 func (d *dir) list(*[]byte) ([]entry, error) {

@@ -380,7 +380,7 @@ func (w *worker) read(f *os.File) ([]byte, readStatus) {
 	if !info.Mode().IsRegular() {
 		return nil, readIrregular // a FIFO or device reached through a symlink or a race
 	}
-	if nlink(info) > 1 && !w.s.opts.HardLinks {
+	if LinkCount(info) > 1 && !w.s.opts.HardLinks {
 		return nil, readHardLinked
 	}
 	if info.Size() > w.s.opts.MaxFileSize {
