@@ -86,7 +86,7 @@ func parsePathPattern(spec string) (*pathPattern, error) {
 		for _, alt := range expandBraces(s) {
 			l.pat, l.low = alt, strings.ToLower(alt)
 			l.patDir, l.lowDir = l.pat+"/**", l.low+"/**"
-			l.lit, l.litLow = requiredLiteral(l.pat), requiredLiteral(l.low)
+			l.lit, l.litLow = RequiredLiteral(l.pat), RequiredLiteral(l.low)
 			pp.lines = append(pp.lines, l)
 		}
 	}
@@ -142,12 +142,13 @@ func expandBraces(pat string) []string {
 	return out
 }
 
-// requiredLiteral returns the longest run of plain characters of a
+// RequiredLiteral returns the longest run of plain characters of a
 // doublestar pattern that lies inside one path segment and outside braces
-// and brackets: any path the pattern matches holds it. (A run is cut at
-// "/", since "**/" also matches nothing at all, and at every wildcard or
-// escape.)
-func requiredLiteral(pat string) string {
+// and brackets: every path the pattern matches holds it, so a path without
+// it need not be matched at all. A run is cut at "/", since "**/" also
+// matches nothing at all, and at every wildcard or escape. "" when there
+// is none.
+func RequiredLiteral(pat string) string {
 	if !utf8.ValidString(pat) || strings.ContainsRune(pat, utf8.RuneError) {
 		return "" // the glob matches U+FFFD with any invalid byte: no literal is required
 	}
@@ -159,8 +160,7 @@ func requiredLiteral(pat string) string {
 		start = -1
 	}
 	for i := 0; i < len(pat); i++ {
-		c := pat[i]
-		switch {
+		switch c := pat[i]; {
 		case c == '\\':
 			end(i)
 			i++ // the escaped character is literal, but keep it simple: skip it
@@ -169,9 +169,7 @@ func requiredLiteral(pat string) string {
 			depth++
 		case c == '}' || c == ']':
 			end(i)
-			if depth > 0 {
-				depth--
-			}
+			depth = max(depth-1, 0)
 		case c == '*' || c == '?' || c == '/' || depth > 0:
 			end(i)
 		default:

@@ -18,8 +18,8 @@ func TestRequiredLiteral(t *testing.T) {
 		"**":               "",
 		"*":                "",
 	} {
-		if got := requiredLiteral(pat); got != want {
-			t.Errorf("requiredLiteral(%q) = %q, want %q", pat, got, want)
+		if got := RequiredLiteral(pat); got != want {
+			t.Errorf("RequiredLiteral(%q) = %q, want %q", pat, got, want)
 		}
 	}
 }
@@ -41,8 +41,8 @@ func FuzzRequiredLiteral(f *testing.F) {
 		if !doublestar.ValidatePattern(pat) {
 			return
 		}
-		if doublestar.MatchUnvalidated(pat, p) && !strings.Contains(p, requiredLiteral(pat)) {
-			t.Fatalf("%q matches %q, which lacks its required literal %q", pat, p, requiredLiteral(pat))
+		if doublestar.MatchUnvalidated(pat, p) && !strings.Contains(p, RequiredLiteral(pat)) {
+			t.Fatalf("%q matches %q, which lacks its required literal %q", pat, p, RequiredLiteral(pat))
 		}
 	})
 }

@@ -3,7 +3,6 @@ package fs
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -74,7 +73,7 @@ type guard struct {
 type rule struct {
 	Rule
 	dir string // Pattern + "/**"
-	lit string // see requiredLiteral
+	lit string // see policy.RequiredLiteral
 }
 
 func newGuard(rules []Rule, allowSecrets []string) (*guard, error) {
@@ -84,7 +83,7 @@ func newGuard(rules []Rule, allowSecrets []string) (*guard, error) {
 		if !doublestar.ValidatePattern(p) {
 			return nil, fmt.Errorf("fs: protected path rule %q is not a valid glob", r.Pattern)
 		}
-		c := rule{Rule: r, dir: p + "/**", lit: requiredLiteral(p)}
+		c := rule{Rule: r, dir: p + "/**", lit: policy.RequiredLiteral(p)}
 		c.Pattern, c.Except = p, nil
 		for _, e := range r.Except {
 			e = strings.ToLower(e)
@@ -124,45 +123,6 @@ func (g *guard) match(rel string, acc Access) *Rule {
 		return &r.Rule
 	}
 	return nil
-}
-
-// requiredLiteral returns the longest run of plain characters of a
-// doublestar pattern that lies inside one path segment and outside braces
-// and brackets: every path the pattern matches holds it (a run is cut at
-// "/", since "**/" also matches nothing at all, and at every wildcard or
-// escape). "" when there is none.
-func requiredLiteral(pat string) string {
-	if !utf8.ValidString(pat) || strings.ContainsRune(pat, utf8.RuneError) {
-		return "" // the glob matches U+FFFD with any invalid byte
-	}
-	best, start, depth := "", -1, 0
-	end := func(i int) {
-		if start >= 0 && i-start > len(best) {
-			best = pat[start:i]
-		}
-		start = -1
-	}
-	for i := 0; i < len(pat); i++ {
-		switch c := pat[i]; {
-		case c == '\\':
-			end(i)
-			i++
-		case c == '{' || c == '[':
-			end(i)
-			depth++
-		case c == '}' || c == ']':
-			end(i)
-			depth = max(depth-1, 0)
-		case c == '*' || c == '?' || c == '/' || depth > 0:
-			end(i)
-		default:
-			if start < 0 {
-				start = i
-			}
-		}
-	}
-	end(len(pat))
-	return best
 }
 
 func excepted(r *rule, low string) bool {
