@@ -669,3 +669,40 @@ func hmacWithPublicKey(t *testing.T, s signer, alg jose.SignatureAlgorithm, clai
 }
 
 func tokenInfo(r *http.Request) *sdkauth.TokenInfo { return sdkauth.TokenInfoFromContext(r.Context()) }
+
+// A fetch for an unknown kid that hangs does not hold up tokens of known
+// keys (were it to, this test would hang).
+func TestKnownKeysDoNotWaitForAFetch(t *testing.T) {
+	key, other := newSigner(t, "rsa", "known"), newSigner(t, "rsa", "other")
+	var n atomic.Int32
+	asked, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 1 {
+			close(asked)
+			<-release
+		}
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{key.jwk()}})
+	}))
+	defer srv.Close()
+	clk := &clock{t: time.Now()}
+	a := newAuth(t, jwtConfig(srv.URL), clk)
+	ctx := context.Background()
+	if _, err := a.Verify(ctx, key.sign(t, goodClaims(clk.now()))); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(time.Minute)
+	done := make(chan error)
+	go func() {
+		_, err := a.Verify(ctx, other.sign(t, goodClaims(clk.now())))
+		done <- err
+	}()
+	<-asked
+	clk.add(20 * time.Minute) // stale too: still no wait
+	if _, err := a.Verify(ctx, key.sign(t, goodClaims(clk.now()))); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err == nil {
+		t.Fatal("a key the set does not hold was accepted")
+	}
+}

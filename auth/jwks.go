@@ -35,7 +35,9 @@ type keySet struct {
 	minGap time.Duration // between two fetches
 	maxAge time.Duration // a fetched set older than this is fetched again
 
-	mu      sync.Mutex
+	fetchMu sync.Mutex // held while fetching
+
+	mu      sync.Mutex // guards the fields below
 	keys    []jose.JSONWebKey
 	fetched time.Time // of the set held (zero: none yet)
 	tried   time.Time // of the last fetch attempt
@@ -100,26 +102,59 @@ func keyAlg(k any) jose.SignatureAlgorithm {
 
 // candidates returns the keys that may have signed a token with this kid
 // and alg. An unknown kid (or a stale set) makes a fetched set be fetched
-// again, at most once every minGap.
+// again, at most once every minGap and one fetch at a time; tokens of
+// known keys never wait for a fetch.
 func (s *keySet) candidates(ctx context.Context, kid string, alg jose.SignatureAlgorithm) ([]jose.JSONWebKey, error) {
+	keys, due, err := s.lookup(kid, alg)
+	if !due {
+		return keys, err
+	}
+	if len(keys) > 0 { // only stale: refresh unless a fetch is under way
+		if !s.fetchMu.TryLock() {
+			return keys, nil
+		}
+	} else {
+		s.fetchMu.Lock()
+	}
+	defer s.fetchMu.Unlock()
+	if keys, due, err = s.lookup(kid, alg); !due { // fetched meanwhile
+		return keys, err
+	}
+	s.mu.Lock()
+	s.tried = s.now()
+	s.mu.Unlock()
+	fetched, err := s.fetch(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.url != "" {
-		now := s.now()
-		stale := s.fetched.IsZero() || now.Sub(s.fetched) >= s.maxAge
-		if (stale || len(match(s.keys, kid, alg)) == 0) && (s.tried.IsZero() || now.Sub(s.tried) >= s.minGap) {
-			s.tried = now
-			keys, err := s.fetch(ctx)
-			s.err = err
-			if err == nil {
-				s.keys, s.fetched = keys, now
-			}
-		}
-		if s.fetched.IsZero() && s.err != nil {
-			return nil, s.err
-		}
+	s.err = err
+	if err == nil {
+		s.keys, s.fetched = fetched, s.tried
+	}
+	if s.fetched.IsZero() {
+		return nil, s.err
 	}
 	return match(s.keys, kid, alg), nil
+}
+
+// lookup returns the keys held for kid and alg, and whether a fetch is
+// due: the set is stale or lacks such a key, and none was tried within
+// minGap.
+func (s *keySet) lookup(kid string, alg jose.SignatureAlgorithm) ([]jose.JSONWebKey, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := match(s.keys, kid, alg)
+	if s.url == "" {
+		return keys, false, nil
+	}
+	now := s.now()
+	stale := s.fetched.IsZero() || now.Sub(s.fetched) >= s.maxAge
+	if (stale || len(keys) == 0) && (s.tried.IsZero() || now.Sub(s.tried) >= s.minGap) {
+		return keys, true, nil
+	}
+	if s.fetched.IsZero() {
+		return nil, false, s.err
+	}
+	return keys, false, nil
 }
 
 // match returns the keys of set with this kid (any, when the token names
