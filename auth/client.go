@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -53,7 +54,11 @@ func (c ClientCredentials) Client(base *http.Client) (*http.Client, error) {
 	if base == nil {
 		base = http.DefaultClient
 	}
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
+	fetcher := *base // a token endpoint that hangs must not hang every call
+	if fetcher.Timeout == 0 {
+		fetcher.Timeout = 30 * time.Second
+	}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &fetcher)
 	out := *base
 	out.Transport = &oauth2.Transport{Source: cc.TokenSource(ctx), Base: base.Transport}
 	return &out, nil
