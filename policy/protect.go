@@ -22,11 +22,12 @@ type Protected struct {
 }
 
 // ConfigPath is a file or folder that a program other than the tools acts
-// on later: git, a shell, an editor, a coding agent, toolgate itself. A
-// change there would make that program run commands, or follow
-// instructions, that whoever wrote it chose — the way a planted git hook
-// does. The file tools never change one, at any depth of a root; the
-// command sandbox mounts the ones at the top of its workspace read-only.
+// on later: git, a shell, an editor, a coding agent, a build tool, a
+// debugger, toolgate itself. A change there would make that program run
+// commands, or follow instructions, that whoever wrote it chose — the way
+// a planted git hook does. The file tools never change one, at any depth
+// of a root; the command sandbox mounts the ones at the top of its
+// workspace read-only.
 type ConfigPath struct {
 	// Name is the path from the top of a project, slash-separated, with no
 	// wildcards: ".claude", ".github/copilot-instructions.md".
@@ -62,10 +63,13 @@ func ConfigPaths() []ConfigPath {
 
 	// git and the tools around it.
 	add("git's own data (objects, refs, hooks, config); change it with git, not by editing files", ".git")
-	add("git configuration can run programs (core.fsmonitor, core.sshCommand, filters) and may hold credentials", ".gitconfig", ".gitmodules")
+	add("git configuration can run programs (core.fsmonitor, core.sshCommand, filters) and may hold credentials", ".gitconfig", ".gitmodules", ".config/git")
 	add("git hooks: git runs these files as programs on commit, checkout or push", ".husky", ".githooks")
 	add("a git hook manager runs the commands listed here on commit", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yml")
 	add("ripgrep reads its flags from this file (--pre runs a program)", ".ripgreprc")
+	add("Mercurial's and Sapling's own data: the hooks of its config (.hg/hgrc) run on commit, update or pull", ".hg", ".sl")
+	add("Mercurial's configuration: its hooks run on commit, update or pull", ".hgrc")
+	add("Jujutsu's own data: its repository config names programs jj runs (fix tools, diff and merge tools, signing)", ".jj")
 	add("toolgate's own configuration, policy and audit log", ".toolgate")
 
 	// Shells and session start-up.
@@ -76,7 +80,23 @@ func ConfigPaths() []ConfigPath {
 	add("direnv runs this file when a shell enters the folder", ".envrc")
 	add("mise runs the hooks and loads the environment set here when a shell enters the folder", "mise.toml", ".mise.toml", "mise.local.toml", ".mise.local.toml", ".mise", ".config/mise")
 	add("yarn runs the program its yarnPath names on every yarn command", ".yarnrc", ".yarnrc.yml")
+	add("yarn runs the release and plugins kept here on every yarn command", ".yarn/releases", ".yarn/plugins")
 	add("pnpm runs the hooks in this file on every install", ".pnpmfile.cjs")
+	add("bun runs the preload scripts this file names before every bun run and bun test", "bunfig.toml")
+	add("devbox runs this file's init hook when a devbox shell starts", "devbox.json")
+
+	// Build tools that run the programs their configuration names.
+	add("cargo runs the programs this file names (build.rustc-wrapper, a target's runner, …) on every build, test or run", ".cargo/config.toml", ".cargo/config")
+	add("rustup runs cargo and rustc from the toolchain this file names (a path is any folder of programs)", "rust-toolchain.toml", "rust-toolchain")
+	add("Maven loads the build extensions (.mvn/extensions.xml), JVM options and flags set here, and its wrapper runs the distribution it names, on every build", ".mvn")
+	add("the Gradle wrapper: ./gradlew runs this jar and the distribution its properties name", "gradle/wrapper")
+	add("sbt passes the JVM options and flags in this file (-javaagent runs code) to every build", ".jvmopts", ".sbtopts")
+	add("Bazel reads the flags in this file on every build (--run_under and --workspace_status_command run programs)", ".bazelrc")
+
+	// Debuggers and interactive shells that run a start-up file of the folder.
+	add("the debugger runs the commands in this file when it starts in the folder", ".gdbinit", ".lldbinit", ".pdbrc")
+	add("the Ruby console (irb, pry) runs this file when it starts in the folder", ".irbrc", ".pryrc")
+	add("R runs this file when it starts in the folder", ".Rprofile")
 
 	// Editors.
 	add(runs("VS Code (and its forks)"), ".vscode")
@@ -84,7 +104,12 @@ func ConfigPaths() []ConfigPath {
 	add(runs("Zed"), ".zed")
 	add(runs("Visual Studio"), ".vs")
 	add("a dev container runs its lifecycle commands (postCreateCommand, …) from this file", ".devcontainer", ".devcontainer.json")
-	add("Vim and Neovim run this file when 'exrc' is set and the folder is opened", ".exrc", ".nvimrc", ".nvim.lua")
+	add("Vim and Neovim run this file when 'exrc' is set and the folder is opened", ".exrc", ".nvimrc", ".nvim.lua", ".vimrc", ".gvimrc")
+	add("Neovim's lazy.nvim runs this file when the folder is opened", ".lazy.lua")
+	add("Neovim runs this configuration on every start", ".config/nvim")
+	add("Emacs applies the variables and eval forms of this file to every file of the folder it opens", ".dir-locals.el", ".dir-locals-2.el")
+	add(runs("Helix (languages.toml names the language servers it starts)"), ".helix")
+	add("Gitpod runs the tasks in this file when a workspace starts", ".gitpod.yml")
 
 	// Coding agents: settings that run commands, instructions, ignore files.
 	add(runs("Claude Code"), ".claude", ".claude.json", ".mcp.json")
@@ -122,6 +147,7 @@ func ConfigPaths() []ConfigPath {
 	add(steers("JetBrains AI Assistant"), ".aiassistant")
 	add(ignores("Junie and JetBrains AI Assistant"), ".aiignore")
 	add(steers("GitHub Copilot"), ".github/copilot-instructions.md", ".github/instructions", ".github/prompts", ".github/chatmodes", ".github/agents")
+	add("GitHub Copilot's coding agent runs the steps of this workflow in its environment before it starts work", ".github/workflows/copilot-setup-steps.yml")
 	add(runs("Trae"), ".trae")
 	add(runs("Augment"), ".augment")
 	add(steers("Augment"), ".augment-guidelines")
@@ -138,11 +164,11 @@ func ConfigPaths() []ConfigPath {
 // DefaultDeny returns the protected paths every policy starts with (unless
 // its file says default_deny: false): the ConfigPaths (places where a write
 // would make something run later or steer a later agent session: git,
-// shells, editors, coding agents, toolgate's own files), git hooks and
-// configuration also for reading, and secrets (.env files, private keys,
-// credential stores). The file tool set takes its protected paths from
-// here (toolsets/fs DefaultRules), so that a policy file sees and extends
-// the same list.
+// shells, editors, coding agents, build tools, toolgate's own files), git
+// hooks and configuration also for reading, and secrets (.env files,
+// private keys, credential stores). The file tool set takes its protected
+// paths from here (toolsets/fs DefaultRules), so that a policy file sees
+// and extends the same list.
 func DefaultDeny() []Protected {
 	const (
 		hooks  = "git runs these files as programs"
