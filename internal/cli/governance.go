@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
@@ -42,12 +44,23 @@ func loadPolicy(file string) (*policy.Policy, error) {
 // policy names a folder). It returns what must be closed at the end.
 func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot string) ([]func() error, error) {
 	opts.Policy = pol
-	limiter := policy.NewLimiter(pol.Limits.Config())
-	opts.Limiter = engine.ChainLimiters(opts.Limiter, limiter)
-	opts.Breaker = &policy.Breaker{Threshold: pol.Approvals.DenialStreak}
-	red, err := policy.NewRedactor(pol.Secrets.All())
+	shared, err := policy.NewShared(pol.State.Redis) // nil without state.redis
 	if err != nil {
 		return nil, usageErr("%v", err)
+	}
+	var closers []func() error
+	if shared != nil {
+		redis.SetLogger(redisLog{}) // toolgate logs an outage once, not every dial
+		closers = append(closers, shared.Close)
+	}
+	cfg := pol.Limits.Config()
+	cfg.Shared = shared
+	limiter := policy.NewLimiter(cfg)
+	opts.Limiter = engine.ChainLimiters(opts.Limiter, limiter)
+	opts.Breaker = &policy.Breaker{Threshold: pol.Approvals.DenialStreak, Shared: shared}
+	red, err := policy.NewRedactor(pol.Secrets.All())
+	if err != nil {
+		return closers, usageErr("%v", err)
 	}
 	opts.Redactor = red
 	if pol.Output.MaxBytes != 0 {
@@ -64,16 +77,26 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 		opts.Approver = policy.NewGate(opts.Approver, pol)
 	}
 	if auditPath == "off" || auditPath == "" {
-		return nil, nil
+		return closers, nil
 	}
 	log, err := audit.Open(auditPath, audit.Options{})
 	if err != nil {
-		return nil, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
+		return closers, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
 	}
 	opts.Auditor = log
-	window := max(pol.Limits.Config().Loop.Window, opts.Breaker.Cooldown, time.Minute) // their defaults are a minute
-	replayRecent(limiter, opts.Breaker, levels(opts), auditPath, window)
-	return []func() error{log.Close}, nil
+	if shared == nil { // with state.redis, Redis remembers the calls of other processes
+		window := max(pol.Limits.Config().Loop.Window, opts.Breaker.Cooldown, time.Minute) // their defaults are a minute
+		replayRecent(limiter, opts.Breaker, levels(opts), auditPath, window)
+	}
+	return append(closers, log.Close), nil
+}
+
+// redisLog sends go-redis's own messages (a line per failed dial) to the
+// debug log.
+type redisLog struct{}
+
+func (redisLog) Printf(ctx context.Context, format string, v ...any) {
+	slog.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }
 
 // replayRecent gives the loop guard and the denial breaker the calls the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/engine"
@@ -105,8 +106,18 @@ func stateDir() string {
 	return filepath.Join(dir, "toolgate")
 }
 
-// openIdempotency opens the embedded result store in the state folder.
+// openIdempotency opens the result store: the policy's Redis, or the
+// embedded store in the state folder.
 func (s *setup) openIdempotency() (*store.Idempotency, error) {
+	if r := s.policy.State.Redis; r != nil {
+		o, err := r.Options()
+		if err != nil {
+			return nil, err
+		}
+		c := redis.NewClient(o)
+		s.closers = append(s.closers, c.Close)
+		return store.NewIdempotency(store.NewRedis(c, store.RedisOptions{Prefix: r.KeyPrefix()}), 0), nil
+	}
 	db, err := store.OpenBolt(filepath.Join(stateDir(), "idempotency.db"), store.BoltOptions{})
 	if err != nil {
 		return nil, err
