@@ -105,16 +105,18 @@ func (s *Shared) failed(ctx context.Context, err error) *tool.Error {
 func (s *Shared) Degraded() bool { return s.down.Load() }
 
 // admitScript is the loop guard and every rate bucket of one call in one
-// step, on Redis's clock. KEYS: the caller's history (a list of
-// "ms|key", oldest first), its failures (a hash key → "ms|result"), then one
-// key per bucket. ARGV: window ms, max (0: no loop guard), cycles, the
-// call's key, the history bound, then per bucket its emission interval and
-// burst (µs, count). The loop guard runs first and remembers the call as
-// the local one does; then the buckets are checked and only if all admit
-// is one token taken from each (GCRA: a bucket is the theoretical arrival
-// time of its next call). It returns {0} (admitted), {1, 0, result} (this
-// call just failed for good), {2, same} (repeated), {3, n} (a cycle of n)
-// or {4, bucket, retry µs}.
+// step, on Redis's clock. KEYS: the caller's history (a list of "ms|key",
+// oldest first), its failures (a hash key → "ms|result"), the count of
+// each key in the history (a hash), then one key per bucket. ARGV: window
+// ms, max (0: no loop guard), cycles, the call's key, the history bound,
+// then per bucket its emission interval and burst (µs, count). The loop
+// guard runs first and remembers the call as the local one does, in
+// amortized constant time (old entries leave from the head, the counts go
+// with them); then the buckets are checked and only if all admit is one
+// token taken from each (GCRA: a bucket is the theoretical arrival time of
+// its next call). It returns {0} (admitted), {1, 0, result} (this call
+// just failed for good), {2, same} (repeated), {3, n} (a cycle of n) or
+// {4, bucket, retry µs}.
 var admitScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -124,67 +126,75 @@ local function split(e)
   local sep = string.find(e, '|', 1, true)
   return tonumber(string.sub(e, 1, sep - 1)), string.sub(e, sep + 1)
 end
+local function drop()
+  local _, k = split(redis.call('LPOP', KEYS[1]))
+  if redis.call('HINCRBY', KEYS[3], k, -1) <= 0 then redis.call('HDEL', KEYS[3], k) end
+end
 if maxn > 0 then
   local f = redis.call('HGET', KEYS[2], key)
   if f then
     local at, res = split(f)
     if now - at <= window then return {1, 0, res} end
+    redis.call('HDEL', KEYS[2], key)
   end
-  local calls = redis.call('LRANGE', KEYS[1], 0, -1)
-  local cut = 0
-  for i = 1, #calls do
-    local at = split(calls[i])
-    if now - at > window then cut = i else break end
+  while true do
+    local e = redis.call('LINDEX', KEYS[1], 0)
+    if not e or now - split(e) <= window then break end
+    drop()
   end
-  if #calls - cut >= maxh then cut = #calls - maxh + 1 end
-  if cut > 0 then redis.call('LTRIM', KEYS[1], cut, -1) end
-  local seq, same = {}, 0
-  for i = cut + 1, #calls do
-    local _, k = split(calls[i])
-    seq[#seq + 1] = k
-    if k == key then same = same + 1 end
+  local n = redis.call('LLEN', KEYS[1])
+  while n >= maxh do
+    drop()
+    n = n - 1
   end
+  local same = tonumber(redis.call('HGET', KEYS[3], key) or 0)
   if same >= maxn then return {2, same} end
+  local seq = {}
+  for _, e in ipairs(redis.call('LRANGE', KEYS[1], -(3 * cycles - 1), -1)) do
+    local _, k = split(e)
+    seq[#seq + 1] = k
+  end
   seq[#seq + 1] = key
-  for n = 2, 3 do
-    local span = n * cycles
+  for c = 2, 3 do
+    local span = c * cycles
     if #seq >= span then
       local base = #seq - span
       local ok = true
-      for a = 1, n do
-        for b = a + 1, n do
+      for a = 1, c do
+        for b = a + 1, c do
           if seq[base + a] == seq[base + b] then ok = false end
         end
       end
-      for i = n + 1, span do
-        if ok and seq[base + i] ~= seq[base + i - n] then ok = false end
+      for i = c + 1, span do
+        if ok and seq[base + i] ~= seq[base + i - c] then ok = false end
       end
-      if ok then return {3, n} end
+      if ok then return {3, c} end
     end
   end
   redis.call('RPUSH', KEYS[1], string.format('%.0f', now) .. '|' .. key)
+  redis.call('HINCRBY', KEYS[3], key, 1)
   redis.call('PEXPIRE', KEYS[1], window)
+  redis.call('PEXPIRE', KEYS[3], window)
 end
 local tats = {}
-for i = 3, #KEYS do
-  local em, burst = tonumber(ARGV[4 + 2 * (i - 2)]), tonumber(ARGV[5 + 2 * (i - 2)])
+for i = 4, #KEYS do
+  local em, burst = tonumber(ARGV[4 + 2 * (i - 3)]), tonumber(ARGV[5 + 2 * (i - 3)])
   local tat = tonumber(redis.call('GET', KEYS[i]) or 0)
   if tat < now_us then tat = now_us end
   local nxt = tat + em
   local early = nxt - burst * em - now_us
-  if early > 0 then return {4, i - 2, string.format('%.0f', early)} end
+  if early > 0 then return {4, i - 3, string.format('%.0f', early)} end
   tats[i] = nxt
 end
-for i = 3, #KEYS do
+for i = 4, #KEYS do
   redis.call('SET', KEYS[i], string.format('%.0f', tats[i]), 'PX', math.max(1, math.ceil((tats[i] - now_us) / 1000)))
 end
 return {0}
 `)
 
-// recordScript keeps (ARGV[2] not empty) or forgets a call's failure
-// ARGV[1] in the hash KEYS[1] for ARGV[3] ms.
+// recordScript keeps a call's failure ARGV[2] under its key ARGV[1] in the
+// hash KEYS[1] for ARGV[3] ms.
 var recordScript = redis.NewScript(`
-if ARGV[2] == '' then return redis.call('HDEL', KEYS[1], ARGV[1]) end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[1], ARGV[1], string.format('%.0f', now) .. '|' .. ARGV[2])
@@ -207,7 +217,7 @@ func (l *Limiter) sharedAdmit(ctx context.Context, s *Shared, call tool.Call, bu
 	if loop.Off {
 		maxn = 0
 	}
-	keys := []string{s.key("loop", call.Caller()), s.key("failed", call.Caller())}
+	keys := []string{s.key("loop", call.Caller()), s.key("failed", call.Caller()), s.key("loop-counts", call.Caller())}
 	args := []any{loop.Window.Milliseconds(), maxn, loop.Cycles, digest(key), maxHistory}
 	for _, b := range buckets {
 		em := int64(1e12) // a rate of 0 never refills (within 11 days)
@@ -260,18 +270,21 @@ func (l *Limiter) sharedAdmit(ctx context.Context, s *Shared, call tool.Call, bu
 	return nil, fmt.Errorf("the admission script answered %v", r)
 }
 
-// sharedRecord keeps a call's failure for the loop guard, or forgets it.
+// sharedRecord keeps a call's failure for the loop guard. A call that did
+// not fail costs no round trip: the admission found no live failure of its
+// key (or it would have been refused) and dropped a stale one. (Locally a
+// success also forgets a failure an identical call made meanwhile; here
+// that failure stays for the window: the stricter of the two.)
 func (l *Limiter) sharedRecord(s *Shared, call tool.Call, key string, res tool.Result) {
-	var kept string
-	if failedForGood(res) {
-		b, err := json.Marshal(res)
-		if err != nil {
-			return
-		}
-		kept = string(b)
+	if !failedForGood(res) {
+		return
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return
 	}
 	ctx := context.Background() // bounded by the client's timeouts
-	if err := recordScript.Run(ctx, s.Client, []string{s.key("failed", call.Caller())}, digest(key), kept, l.cfg.Loop.Window.Milliseconds()).Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := recordScript.Run(ctx, s.Client, []string{s.key("failed", call.Caller())}, digest(key), string(b), l.cfg.Loop.Window.Milliseconds()).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		s.failed(ctx, err)
 		return
 	}

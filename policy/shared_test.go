@@ -402,3 +402,47 @@ func TestSharedBreaker(t *testing.T) {
 		t.Error("after the restart: open")
 	}
 }
+
+// BenchmarkAcquire measures what a call's limits cost: local buckets and
+// loop guard, and the same in a real redis-server on loopback (one round
+// trip), with a history of distinct calls and three buckets.
+func BenchmarkAcquire(b *testing.B) {
+	srv := redistest.Start(b)
+	cfg := policy.LimitConfig{
+		Tools:         map[string]policy.Rate{"*": {PerSecond: 1e6, Burst: 1e6}},
+		Principal:     policy.Rate{PerSecond: 1e6, Burst: 1e6},
+		ToolPrincipal: map[string]policy.Rate{"*": {PerSecond: 1e6, Burst: 1e6}},
+	}
+	shared := cfg
+	s, err := policy.NewShared(&policy.RedisState{URL: srv.URL(), Prefix: "bench:"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	shared.Shared = s
+	bucketsOnly := shared
+	bucketsOnly.Loop.Off = true
+	def := tool.Definition{Name: "read_file"}
+	for _, bc := range []struct {
+		name  string
+		l     *policy.Limiter
+		files int // distinct calls in turn
+	}{
+		{"local", policy.NewLimiter(cfg), 1 << 30},
+		{"redis/buckets", policy.NewLimiter(bucketsOnly), 1 << 30},
+		{"redis/buckets+loop-history-256", policy.NewLimiter(shared), 1 << 30},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				release, err := bc.l.Acquire(context.Background(), lcall("read_file", fmt.Sprintf(`{"path":"f%d"}`, i%bc.files), fmt.Sprint("s", bc.files), "p"), def)
+				if err != nil {
+					b.Fatal(err)
+				}
+				release(tool.TextResult("ok"))
+			}
+		})
+	}
+}
