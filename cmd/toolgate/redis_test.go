@@ -1,11 +1,18 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/redistest"
 )
@@ -13,8 +20,12 @@ import (
 // sharedPolicy writes a policy with a budget of two calls per tool and,
 // unless url is "", state.redis at url.
 func sharedPolicy(t *testing.T, ws, url string) string {
+	return sharedPolicyBudget(t, ws, url, 2)
+}
+
+func sharedPolicyBudget(t *testing.T, ws, url string, burst int) string {
 	p := filepath.Join(filepath.Dir(ws), "toolgate.yaml")
-	src := "limits:\n  tools:\n    \"*\": {per_second: 0.001, burst: 2}\n"
+	src := fmt.Sprintf("limits:\n  tools:\n    \"*\": {per_second: 0.001, burst: %d}\n", burst)
 	if url != "" {
 		// A prefix per workspace: each test starts with an empty budget.
 		src += fmt.Sprintf("state:\n  redis:\n    url: %s\n    prefix: \"%s:\"\n", url, filepath.Base(filepath.Dir(ws)))
@@ -113,5 +124,98 @@ func TestRedisDownRefusesCalls(t *testing.T) {
 	srv.Restart()
 	if r := toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol, "--audit", "off"); r.code != 0 {
 		t.Errorf("Redis back: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestServeReplicasShareOneBudget: two `toolgate serve --http` replicas,
+// each with its own audit log, share one Redis; 64 concurrent callers
+// spread over both get exactly the budget, and every call is a record in
+// the audit log of the replica that answered it.
+func TestServeReplicasShareOneBudget(t *testing.T) {
+	srv := redistest.Start(t)
+	root, _ := serveWorkspace(t)
+	const budget = 30
+	pol := sharedPolicyBudget(t, filepath.Join(t.TempDir(), "ws"), srv.URL(), budget)
+	var audits []string
+	var sessions []*mcp.ClientSession
+	ctx := context.Background()
+	for r := range 2 {
+		audits = append(audits, filepath.Join(t.TempDir(), fmt.Sprintf("audit-%d.jsonl", r)))
+		u := startHTTP(t, "serve", "--root", root, "--policy", pol, "--audit", audits[r], "--http", "127.0.0.1:0")
+		for range 4 { // clients per replica
+			c := mcp.NewClient(&mcp.Implementation{Name: "replica-test", Version: "1"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			sessions = append(sessions, cs)
+		}
+	}
+	var granted, limited atomic.Int64
+	var wg sync.WaitGroup
+	for c := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 4 {
+				ctx, cancel := context.WithTimeout(ctx, time.Minute)
+				res, err := sessions[(c+j)%len(sessions)].CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt", "limit": c*4 + j + 1}})
+				cancel()
+				switch {
+				case err != nil:
+					t.Errorf("caller %d: %v", c, err)
+				case !res.IsError:
+					granted.Add(1)
+				case strings.Contains(text(res), "rate_limited"):
+					limited.Add(1)
+				default:
+					t.Errorf("caller %d: %s", c, text(res))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if granted.Load() != budget || limited.Load() != 64*4-budget {
+		t.Errorf("granted %d, rate limited %d across two replicas; want exactly %d granted", granted.Load(), limited.Load(), budget)
+	}
+	records := 0
+	for _, a := range audits {
+		b, err := os.ReadFile(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var rec struct{ Tool string }
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Tool == "read_file" {
+				records++
+			}
+		}
+	}
+	if records != 64*4 {
+		t.Errorf("%d read_file records in the two audit logs, want %d", records, 64*4)
+	}
+}
+
+// TestLoopAcrossProcessesThroughRedis: the same call repeated by
+// processes in turn, in one conversation (--session), is caught on the
+// sixth, as in one process; another conversation is not.
+func TestLoopAcrossProcessesThroughRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	pol := sharedPolicyBudget(t, ws, srv.URL(), 100)
+	for i := 1; i <= 6; i++ {
+		r := toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol, "--audit", "off", "--session", "conv-1", "--principal", "agent")
+		out := parseCall(t, r)
+		switch {
+		case i < 6 && r.code != 0:
+			t.Fatalf("call %d refused: %s", i, r.stdout)
+		case i == 6 && (out.Error == nil || out.Error.Type != "loop_detected"):
+			t.Fatalf("call 6 not caught as a loop: %d %s", r.code, r.stdout)
+		}
+	}
+	if r := toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol, "--audit", "off", "--session", "conv-2", "--principal", "agent"); r.code != 0 {
+		t.Errorf("another conversation: %d %s", r.code, r.stdout)
 	}
 }
