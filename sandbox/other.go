@@ -19,6 +19,9 @@ type Native struct {
 // Close does nothing here.
 func (n *Native) Close() error { return nil }
 
+// Warm does nothing here: there is no helper to start.
+func (n *Native) Warm() {}
+
 // Name returns "native".
 func (n *Native) Name() string { return "native" }
 
