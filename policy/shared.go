@@ -252,6 +252,9 @@ func (l *Limiter) sharedAdmit(ctx context.Context, s *Shared, call tool.Call, bu
 		return nil, nil
 	case 1:
 		var res tool.Result
+		if len(r) < 3 {
+			return nil, errors.New("the admission script answered a failure without its result")
+		}
 		if str, _ := r[2].(string); json.Unmarshal([]byte(str), &res) != nil || res.Error == nil {
 			return nil, errors.New("an unreadable failure in the loop guard's history")
 		}
