@@ -219,3 +219,28 @@ func TestLoopAcrossProcessesThroughRedis(t *testing.T) {
 		t.Errorf("another conversation: %d %s", r.code, r.stdout)
 	}
 }
+
+// TestRedisPasswordFromEnvironment: the password comes from the variable
+// password_env names; unset, the command stops with a usage error naming
+// it; a wrong one makes calls unavailable, never unguarded.
+func TestRedisPasswordFromEnvironment(t *testing.T) {
+	srv := redistest.Start(t, "--requirepass", "s3cret")
+	ws := workspace(t)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	pol := filepath.Join(filepath.Dir(ws), "pw.yaml")
+	os.WriteFile(pol, []byte(fmt.Sprintf("state:\n  redis:\n    url: %s\n    password_env: TG_TEST_REDIS_PW\n", srv.URL())), 0o644)
+	os.Unsetenv("TG_TEST_REDIS_PW")
+	r := toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol, "--audit", "off")
+	if r.code != 2 || !strings.Contains(r.stderr, "TG_TEST_REDIS_PW") {
+		t.Errorf("password variable unset: exit %d, %s", r.code, r.stderr)
+	}
+	t.Setenv("TG_TEST_REDIS_PW", "wrong")
+	r = toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol, "--audit", "off")
+	if out := parseCall(t, r); r.code != 1 || out.Error == nil || out.Error.Type != "unavailable" {
+		t.Errorf("a refused password: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	t.Setenv("TG_TEST_REDIS_PW", "s3cret")
+	if r := toolgate(t, ws, "", "call", "read_file", `{"path":"a.txt"}`, "--policy", pol, "--audit", "off"); r.code != 0 {
+		t.Errorf("the right password: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+}

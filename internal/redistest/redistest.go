@@ -28,19 +28,21 @@ type Server struct {
 	t    testing.TB
 	dir  string
 	port int
+	args []string // more redis-server options
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
 }
 
-// Start starts a redis-server for the test and stops it in t.Cleanup.
-func Start(t testing.TB) *Server {
+// Start starts a redis-server for the test, with more options if given
+// ("--requirepass", "pw"), and stops it in t.Cleanup.
+func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not installed: run scripts/test-deps.sh (it installs Debian's redis-server)")
 	}
 	quiet.Do(func() { redis.SetLogger(discard{}) })
-	s := &Server{t: t, dir: t.TempDir(), port: freePort(t)}
+	s := &Server{t: t, dir: t.TempDir(), port: freePort(t), args: args}
 	s.Restart()
 	t.Cleanup(s.Kill)
 	return s
@@ -80,10 +82,10 @@ func (s *Server) Restart() {
 	s.Kill()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cmd := exec.Command("redis-server",
+	cmd := exec.Command("redis-server", append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--dir", s.dir, "--save", "", "--appendonly", "no",
-		"--protected-mode", "yes", "--loglevel", "warning", "--logfile", "redis.log")
+		"--protected-mode", "yes", "--loglevel", "warning", "--logfile", "redis.log"}, s.args...)...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v (scripts/test-deps.sh installs it)", err)
 	}
@@ -93,7 +95,7 @@ func (s *Server) Restart() {
 			fmt.Fprint(c, "PING\r\n")
 			line, _ := bufio.NewReader(c).ReadString('\n')
 			c.Close()
-			if strings.HasPrefix(line, "+PONG") {
+			if strings.HasPrefix(line, "+PONG") || strings.HasPrefix(line, "-NOAUTH") {
 				return
 			}
 		}
