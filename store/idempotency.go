@@ -39,7 +39,8 @@ func NewIdempotency(s Store, ttl time.Duration) *Idempotency {
 // result. A call with the same key that arrives while fn runs waits for it
 // (as long as its context allows) and gets the same result. Results that
 // failed retryably (a timeout, an unavailable upstream) are not recorded:
-// retrying them should run again.
+// retrying them should run again. Over a Claimer the same holds across
+// processes (see the package doc).
 func (i *Idempotency) Do(ctx context.Context, key string, fn func() tool.Result) (tool.Result, bool) {
 	i.mu.Lock()
 	if f, ok := i.inflight[key]; ok {
