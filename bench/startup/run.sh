@@ -8,7 +8,7 @@
 #   execute_command    + the sandboxed command (`true`, pre-approved with --yes)
 #   bwrap              the peer: `bwrap --unshare-all --ro-bind / / true`
 #
-# It builds toolgate and toolgate-sandbox from a clean checkout of HEAD (the
+# It builds toolgate and toolgate-sandbox from a clean clone at HEAD (the
 # helper is used only beside a program of the same clean build) and, given
 # a second revision, from that one too, and prints p50/p95 of each and the
 # ratios. The package-init share of the floor is printed from
@@ -23,15 +23,16 @@ base="${1:-}"
 command -v bwrap >/dev/null || { echo "bwrap is not installed (scripts/test-deps.sh installs it)" >&2; exit 1; }
 
 work="$(mktemp -d)"
-cleanup() {
-	for d in "$work"/src-*; do [ -d "$d" ] && git -C "$repo" worktree remove --force "$d" >/dev/null 2>&1 || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
+trap 'rm -rf "$work"' EXIT
 
-build() { # build REVISION NAME: a clean checkout's binaries into $work/NAME
-	git -C "$repo" worktree add --detach --quiet "$work/src-$2" "$1"
-	(cd "$work/src-$2" && go build -buildvcs=auto -o "$work/$2/" ./cmd/toolgate ./cmd/toolgate-sandbox)
+build() { # build REVISION NAME: a clean clone's binaries into $work/NAME
+	# A clone, not a worktree: the go command stamps no commit into a
+	# build from a worktree, and toolgate then starts itself as the helper.
+	git clone --quiet "$repo" "$work/src-$2"
+	git -C "$work/src-$2" checkout --quiet --detach "$(git -C "$repo" rev-parse "$1")"
+	(cd "$work/src-$2" && go build -buildvcs=true -o "$work/$2/" ./cmd/toolgate ./cmd/toolgate-sandbox)
+	go version -m "$work/$2/toolgate-sandbox" | grep -q 'vcs.modified=false' ||
+		{ echo "the $2 build records no clean commit: toolgate would not use its toolgate-sandbox" >&2; exit 1; }
 }
 build HEAD head
 bins=("$work/head/toolgate")
