@@ -22,7 +22,7 @@ type DeleteFileOut struct {
 	Removed int    `json:"removed" jsonschema:"entries removed, the path itself included"`
 }
 
-const deleteFileDesc = `Delete a file, a symbolic link (the link itself, never what it points to), or a folder. A folder that is not empty is only deleted with recursive=true, which removes everything inside it. A workspace root is never deleted. This cannot be undone.
+const deleteFileDesc = `Delete a file, a symbolic link (the link itself, never what it points to), or a folder. A folder that is not empty is only deleted with recursive=true, which removes everything inside it and first asks the user. A workspace root is never deleted. This cannot be undone.
 Use it to remove generated or obsolete files. To rename, use move_file; to empty a file, write_file with empty content.
 Example: {"path": "build/out.o"}`
 
@@ -54,6 +54,11 @@ func (s *Set) deleteFile(ctx context.Context, in DeleteFileIn) (tool.Result, err
 		n, err := s.checkTree(ctx, l, Location{}, Write)
 		if err != nil {
 			return tool.Result{}, err
+		}
+		if n > 0 && !tool.Approved(ctx) {
+			// Mass deletion, as rm -r of a folder is for commands: a
+			// person approves it (an approval ahead of time, --yes, does not).
+			return tool.Result{}, tool.NeedsApproval(fmt.Sprintf("removes many files: the folder %s and the %d entries inside it", l.display(), n))
 		}
 		dir, dirf, err := s.openDir(parent)
 		if err != nil {

@@ -70,6 +70,11 @@ func mustWrite(t testing.TB, path, content string) {
 // call runs a tool as the engine would, turning a Go error into the
 // result's Error.
 func (e *env) call(name string, args any) (tool.Result, *tool.Error) {
+	return e.callCtx(context.Background(), name, args)
+}
+
+// callCtx is call with a context (tool.WithApproval: a person said yes).
+func (e *env) callCtx(ctx context.Context, name string, args any) (tool.Result, *tool.Error) {
 	var raw json.RawMessage
 	switch a := args.(type) {
 	case string:
@@ -85,7 +90,7 @@ func (e *env) call(name string, args any) (tool.Result, *tool.Error) {
 	if !ok {
 		panic("no tool " + name)
 	}
-	res, err := t.Run(context.Background(), tool.Call{Name: name, Args: raw})
+	res, err := t.Run(ctx, tool.Call{Name: name, Args: raw})
 	if err != nil {
 		te := tool.AsError(err)
 		return tool.ErrorResult(te), te

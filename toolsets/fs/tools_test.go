@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -278,9 +279,21 @@ func TestMoveAndDelete(t *testing.T) {
 	if _, err := e.call("delete_file", map[string]any{"path": "new"}); err == nil || err.Type != tool.Conflict {
 		t.Fatalf("non-empty folder: %v", err)
 	}
-	res, err := e.call("delete_file", map[string]any{"path": "new", "recursive": true})
+	// A folder tree is mass deletion: the tool asks a person first.
+	if _, err := e.call("delete_file", map[string]any{"path": "new", "recursive": true}); err == nil || !err.AsksApproval() ||
+		!strings.Contains(err.Message, "3 entries") {
+		t.Fatalf("a recursive delete did not ask: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "new", "place", "d2")); err != nil {
+		t.Fatalf("the folder changed before approval: %v", err)
+	}
+	res, err := e.callCtx(tool.WithApproval(context.Background()), "delete_file", map[string]any{"path": "new", "recursive": true})
 	if err != nil || res.Meta["removed"] != 4 {
 		t.Fatalf("%v %v", err, res.Meta)
+	}
+	e.call("create_directory", map[string]any{"path": "empty"})
+	if _, err := e.call("delete_file", map[string]any{"path": "empty", "recursive": true}); err != nil {
+		t.Fatalf("an empty folder asked: %v", err)
 	}
 	os.Symlink("../outside", filepath.Join(e.ws, "o"))
 	if _, err := e.call("delete_file", map[string]any{"path": "o", "recursive": true}); err != nil {
