@@ -230,6 +230,19 @@ func TestVerifyJWT(t *testing.T) {
 	}
 }
 
+// TestJWKSOnLocalhost: a local identity provider may be named localhost
+// in jwks_url (loopback by RFC 6761, never asked of a resolver).
+func TestJWKSOnLocalhost(t *testing.T) {
+	key := newSigner(t, "ecdsa", "k1")
+	p := newIDP(t, key)
+	u := strings.Replace(p.srv.URL, "127.0.0.1", "localhost", 1) + "/jwks.json"
+	clk := &clock{t: time.Now()}
+	a := newAuth(t, jwtConfig(u), clk)
+	if _, err := a.Verify(context.Background(), key.sign(t, goodClaims(clk.now()))); err != nil {
+		t.Fatalf("a token checked against %s: %v", u, err)
+	}
+}
+
 func TestAlgMustFitTheKey(t *testing.T) {
 	rsaKey, ecKey := newSigner(t, "rsa", "rsa"), newSigner(t, "ecdsa", "ec")
 	p := newIDP(t, rsaKey, ecKey)

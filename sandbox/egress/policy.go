@@ -220,7 +220,7 @@ func (p *Policy) check(hostname string, port int) (target, *Error) {
 	if !h.isIP() && metadataNames[h.name] {
 		return t, &Error{Reason: MetadataAddress, Host: h.name, Port: port, Detail: "a cloud metadata service name"}
 	}
-	if h.name == "localhost" || strings.HasSuffix(h.name, ".localhost") {
+	if isLocalhost(h) && len(p.loopback()) == 0 {
 		return t, &Error{Reason: PrivateAddress, Host: h.name, Port: port, Detail: "a localhost name is loopback (RFC 6761), whatever a resolver answers"}
 	}
 	for _, r := range p.deny {
@@ -286,9 +286,12 @@ func (p *Policy) portsOf(h host) string {
 // refused address refuses the whole name. An IP literal is checked as it is.
 func (p *Policy) resolve(ctx context.Context, t target) ([]netip.Addr, *Error) {
 	var addrs []netip.Addr
-	if t.host.isIP() {
+	switch {
+	case t.host.isIP():
 		addrs = []netip.Addr{t.host.ip}
-	} else {
+	case isLocalhost(t.host): // allowed only where AllowAddrs opens loopback (check)
+		addrs = p.loopback()
+	default:
 		// The trailing dot makes the name absolute: no search-list expansion
 		// ("metadata" → "metadata.google.internal").
 		got, err := p.resolver.LookupNetIP(ctx, "ip", t.host.name+".")
@@ -321,6 +324,24 @@ func (p *Policy) resolve(ctx context.Context, t target) ([]netip.Addr, *Error) {
 			Addr: net.JoinHostPort(a.String(), strconv.Itoa(t.port)), Detail: detail}
 	}
 	return addrs, nil
+}
+
+// isLocalhost reports whether h is localhost or a name under it, which is
+// loopback whatever a resolver says (RFC 6761).
+func isLocalhost(h host) bool {
+	return !h.isIP() && (h.name == "localhost" || strings.HasSuffix(h.name, ".localhost"))
+}
+
+// loopback returns the loopback addresses AllowAddrs opens: what a localhost
+// name resolves to, without asking a resolver.
+func (p *Policy) loopback() []netip.Addr {
+	var out []netip.Addr
+	for _, a := range []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()} {
+		if slices.ContainsFunc(p.allowAddrs, func(r netip.Prefix) bool { return r.Contains(a) }) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // connect checks hostname:port, resolves it once, checks the addresses and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -330,6 +331,43 @@ func TestDenyList(t *testing.T) {
 
 // TestLocalhostNames: localhost and its subdomains are loopback by
 // definition (RFC 6761): refused before any lookup, even when listed.
+// TestLocalhostWhereLoopbackIsOpen: where AllowAddrs opens loopback (a
+// local identity provider's JWKS), a listed localhost name is loopback
+// without asking a resolver, and only the loopback addresses opened.
+func TestLocalhostWhereLoopbackIsOpen(t *testing.T) {
+	lying := resolverFunc(func(ctx context.Context, network, host string) ([]netip.Addr, error) {
+		return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil // never asked
+	})
+	for _, tc := range []struct {
+		open []netip.Prefix
+		want []netip.Addr
+	}{
+		{[]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}, []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")}},
+		{[]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, []netip.Addr{netip.MustParseAddr("127.0.0.1")}},
+		{[]netip.Prefix{netip.MustParsePrefix("::1/128")}, []netip.Addr{netip.MustParseAddr("::1")}},
+	} {
+		p := mustPolicy(t, PolicyConfig{Allow: []string{"localhost", "idp.localhost"}, AllowAddrs: tc.open, Resolver: lying})
+		for _, h := range []string{"localhost", "idp.localhost"} {
+			tg, e := p.check(h, 443)
+			if e != nil {
+				t.Fatalf("%s with %v open: %v", h, tc.open, e)
+			}
+			addrs, e := p.resolve(context.Background(), tg)
+			if e != nil || !slices.Equal(addrs, tc.want) {
+				t.Errorf("%s with %v open: %v %v, want %v", h, tc.open, addrs, e, tc.want)
+			}
+		}
+		if _, e := p.check("other.localhost", 443); reasonOf(e) != NotListed {
+			t.Errorf("an unlisted localhost name: %v", e)
+		}
+	}
+	// Private ranges opened do not open loopback.
+	p := mustPolicy(t, PolicyConfig{Allow: []string{"localhost"}, AllowAddrs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, Resolver: lying})
+	if _, e := p.check("localhost", 443); reasonOf(e) != PrivateAddress {
+		t.Errorf("localhost with only 10/8 open: %v", e)
+	}
+}
+
 func TestLocalhostNames(t *testing.T) {
 	p := mustPolicy(t, PolicyConfig{Allow: []string{"localhost", "*.b.localhost", "app.localhost", "xn--lcalhost-9za.localhost", "localhost.example.com"}})
 	for _, h := range []string{"localhost", "LOCALHOST.", "app.localhost", "a.b.localhost", "xn--lcalhost-9za.localhost"} {
@@ -342,4 +380,11 @@ func TestLocalhostNames(t *testing.T) {
 			t.Errorf("CheckHost(%q) = %v, want it allowed", h, err)
 		}
 	}
+}
+
+// resolverFunc is a Resolver of a function.
+type resolverFunc func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
+func (f resolverFunc) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	return f(ctx, network, host)
 }
