@@ -8,6 +8,8 @@ command -v git >/dev/null || need_apt+=(git)
 command -v bwrap >/dev/null || need_apt+=(bubblewrap) # the sandbox tests run bubblewrap
 /usr/bin/python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip) # and pip inside it
 command -v redis-server >/dev/null || need_apt+=(redis-server) # the shared-state tests start their own
+command -v curl >/dev/null || need_apt+=(curl) # the egress tests run curl and wget inside the sandbox
+command -v wget >/dev/null || need_apt+=(wget)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
