@@ -99,3 +99,13 @@ func (s Secrets) All() []SecretPattern {
 	}
 	return append(out, s.Patterns...)
 }
+
+// HTTP is the http section of a policy file: how serve --http and proxy
+// --http answer.
+type HTTP struct {
+	// Stateless answers every request on its own, with no Mcp-Session-Id,
+	// so that any replica behind a load balancer answers any request (as
+	// --stateless). Elicitation needs a session: calls that ask a person
+	// then go to the approval page (approvals.http).
+	Stateless bool `yaml:"stateless,omitempty" json:"stateless,omitempty"`
+}

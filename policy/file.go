@@ -43,6 +43,7 @@ type File struct {
 	Files       Files                `yaml:"files,omitempty"`
 	Auth        *Auth                `yaml:"auth,omitempty"`
 	State       State                `yaml:"state,omitempty"`
+	HTTP        HTTP                 `yaml:"http,omitempty"`
 }
 
 // FileRole is a role as a policy file writes it.
@@ -359,7 +360,7 @@ func parse(data []byte, file string) (*Policy, error) {
 		}
 		p.DefaultRole = f.DefaultRole
 	}
-	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files, p.State = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files, f.State
+	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files, p.State, p.HTTP = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files, f.State, f.HTTP
 	if r := p.State.Redis; r != nil {
 		if field, msg := r.check(); field != "" {
 			return nil, at("$.state.redis."+field, "%s", msg)

@@ -136,6 +136,7 @@ type Policy struct {
 	Secrets   Secrets
 	Files     Files
 	State     State // where replicas share limits, loops and results
+	HTTP      HTTP  // how serve --http and proxy --http answer
 	// Auth is how HTTP callers are authenticated (nil: they are not); see
 	// package auth.
 	Auth *Auth
