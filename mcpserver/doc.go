@@ -20,6 +20,11 @@
 //     name the client gave in initialize (clientInfo.name, self-declared,
 //     "mcp-client" when absent); its Session is the MCP session id (over
 //     stdio, a random id per connection), so audit records say who called.
+//     Stateless HTTP has no session: a call counts under the conversation
+//     the client names in params._meta["toolgate/conversation"] (Session
+//     "conversation:ID"), or with none under the principal alone (Session
+//     ""), so the loop guard and the denial breaker, keyed by principal and
+//     session, never start afresh with each request.
 //     An authenticated caller is listed only the tools the engine shows it
 //     (engine.Engine.Visible), and a call of a hidden tool gets the answer
 //     a tool that is not served gets.
@@ -81,4 +86,8 @@
 // any port) and whose Origin, when present, is one too get through; on any
 // other address the Origin, when present, must match the Host. Request
 // bodies are capped (HTTPOptions.MaxRequestBytes, 4 MiB by default).
+// HTTPOptions.Stateless drops sessions: every POST is answered on its own
+// and carries no Mcp-Session-Id, so replicas behind a load balancer can
+// answer any request; the server then cannot ask the client anything
+// (elicitation, roots/list).
 package mcpserver

@@ -21,11 +21,16 @@ type HTTPOptions struct {
 	// SessionTimeout closes sessions idle for this long; 0: 30 minutes;
 	// < 0: never.
 	SessionTimeout time.Duration
+	// Stateless answers every POST on its own, with no Mcp-Session-Id:
+	// any replica can answer any request. The server cannot send requests
+	// to the client then (no elicitation, no roots/list), and a call
+	// counts under the conversation the client names (ConversationMeta).
+	Stateless bool
 }
 
 // Handler returns the streamable HTTP handler of s (mount it at /mcp). It
-// keeps sessions (Mcp-Session-Id), answers with SSE streams, and guards
-// against DNS rebinding and oversized requests.
+// keeps sessions (Mcp-Session-Id) unless o.Stateless, answers with SSE
+// streams, and guards against DNS rebinding and oversized requests.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = 4 << 20
@@ -39,6 +44,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: o.MaxRequestBytes,
 		SessionTimeout:      o.SessionTimeout,
+		Stateless:           o.Stateless,
 		Logger:              s.log,
 	})
 	return guard(h, o.Loopback)

@@ -54,7 +54,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	st := s.state(req.Session)
 	call := func(name string, args map[string]any) tool.Result {
-		c := s.caller(req.Session, req.Extra)
+		c := s.caller(req.Session, req.Extra, req.Params.GetMeta())
 		c.Name = name
 		c.Args, _ = json.Marshal(args)
 		return s.execute(ctx, st, c)

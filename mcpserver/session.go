@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -50,9 +51,19 @@ func (s *Server) state(ss *mcp.ServerSession) *session {
 // caller is who makes a request: the principal and credential a bearer
 // token middleware verified (package auth puts them in the go-sdk's
 // TokenInfo), else the client's self-declared name without a credential.
-func (s *Server) caller(ss *mcp.ServerSession, extra *mcp.RequestExtra) tool.Call {
+//
+// Its Session is the MCP session's id; an HTTP request without one
+// (stateless HTTP) has no session to count under, so it takes the
+// conversation the client names in meta (ConversationMeta) instead, and
+// with none, "": the principal's session-free calls then count together
+// (one loop guard and denial breaker per principal, never one per request).
+func (s *Server) caller(ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta) tool.Call {
 	var call tool.Call
-	if ss != nil {
+	switch {
+	case ss == nil:
+	case ss.ID() == "" && extra != nil && extra.Header != nil:
+		call.Session = conversation(meta)
+	default:
 		call.Session = s.state(ss).id
 	}
 	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
@@ -69,6 +80,30 @@ func (s *Server) caller(ss *mcp.ServerSession, extra *mcp.RequestExtra) tool.Cal
 		}
 	}
 	return call
+}
+
+// ConversationMeta is the params._meta key by which a client of stateless
+// HTTP names its conversation, e.g. {"toolgate/conversation": "chat-42"}.
+const ConversationMeta = "toolgate/conversation"
+
+// maxConversation bounds a conversation id (bytes).
+const maxConversation = 128
+
+// conversation returns the session a stateless request counts under:
+// "conversation:" and the id the client names, or "" when it names none or
+// one that is not a printable string of at most 128 bytes (the stricter
+// key: the principal's whole traffic).
+func conversation(meta mcp.Meta) string {
+	id, _ := meta[ConversationMeta].(string)
+	if id == "" || len(id) > maxConversation {
+		return ""
+	}
+	for _, r := range id {
+		if !unicode.IsPrint(r) {
+			return ""
+		}
+	}
+	return "conversation:" + id
 }
 
 func (st *session) invalidateRoots() {

@@ -98,7 +98,7 @@ func ptr[T any](v T) *T { return &v }
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	ss := req.Session
 	st := s.state(ss)
-	call := s.caller(ss, req.Extra)
+	call := s.caller(ss, req.Extra, req.Params.GetMeta())
 	call.Name, call.Args = req.Params.Name, req.Params.Arguments
 	if token := req.Params.GetProgressToken(); token != nil {
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
@@ -211,7 +211,7 @@ func (s *Server) visibility(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		ss, _ := req.GetSession().(*mcp.ServerSession)
-		call := s.caller(ss, req.GetExtra())
+		call := s.caller(ss, req.GetExtra(), nil)
 		if call.Auth == nil {
 			return res, err
 		}

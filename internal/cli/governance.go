@@ -91,6 +91,22 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 	return append(closers, log.Close), nil
 }
 
+// readiness returns the check of /readyz for the stores govern put in
+// opts: Redis answers a ping (state.redis), or nil (nothing to wait for).
+// Its error is a short reason that names no address.
+func readiness(opts *engine.Options) func(context.Context) error {
+	if opts.Breaker == nil || opts.Breaker.Shared == nil {
+		return nil
+	}
+	shared := opts.Breaker.Shared
+	return func(ctx context.Context) error {
+		if shared.Ping(ctx) != nil {
+			return errors.New("the shared state store (Redis) does not answer")
+		}
+		return nil
+	}
+}
+
 // redisLog sends go-redis's own messages (a line per failed dial) to the
 // debug log.
 type redisLog struct{}
@@ -158,10 +174,12 @@ func levels(opts *engine.Options) func(string) tool.Level {
 }
 
 // mcpApprover asks the user of the MCP client that made a call, through
-// elicitation, when the client supports it; otherwise the approval page of
-// the policy's approvals.http address, when there is one; otherwise no one
-// (the call is refused, with a reason). It returns what must be closed.
-func mcpApprover(pol *policy.Policy, log io.Writer) (policy.Approver, []func() error, error) {
+// elicitation, when the client supports it and the server keeps sessions
+// (a stateless server cannot send the client a request); otherwise the
+// approval page of the policy's approvals.http address, when there is one;
+// otherwise no one (the call is refused, with a reason). It returns what
+// must be closed.
+func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Approver, []func() error, error) {
 	elicit := policy.Elicitation{Elicit: func(ctx context.Context, msg string, schema map[string]any) (string, map[string]any, error) {
 		ss := mcpserver.SessionFromContext(ctx)
 		if ss == nil {
@@ -190,13 +208,16 @@ func mcpApprover(pol *policy.Policy, log io.Writer) (policy.Approver, []func() e
 		fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s)\n", ln.Addr(), page.Token())
 	}
 	return policy.ApproverFunc(func(ctx context.Context, req policy.Request) (policy.Approval, error) {
-		if ss := mcpserver.SessionFromContext(ctx); ss != nil {
+		if ss := mcpserver.SessionFromContext(ctx); ss != nil && !stateless {
 			if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
 				return elicit.Approve(ctx, req)
 			}
 		}
 		if page != nil {
 			return page.Approve(ctx, req)
+		}
+		if stateless {
+			return policy.Approval{Approver: "none", Reason: "a stateless server cannot ask the MCP client's user (elicitation needs a session) and no approval page is configured (approvals.http in the policy)"}, nil
 		}
 		return policy.Approval{Approver: "none", Reason: "the MCP client cannot ask its user (no elicitation) and no approval page is configured (approvals.http in the policy)"}, nil
 	}), closers, nil

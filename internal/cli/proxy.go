@@ -29,7 +29,7 @@ import (
 func newProxyCmd(s *streams) *cobra.Command {
 	var (
 		policyFile, auditPath, addr, configFile, name string
-		allowRemote, noPrefix                         bool
+		allowRemote, noPrefix, stateless              bool
 		maxRequest                                    int64
 		timeout                                       time.Duration
 		toolGlobs, levelFlags                         []string
@@ -57,7 +57,8 @@ client gets tools/list_changed.
 Without --http the gateway speaks MCP on standard input and output. With
 --http ADDR it serves streamable HTTP at http://ADDR/mcp: with the policy's
 auth block only to authenticated callers (docs/auth.md), otherwise loopback
-only unless --allow-remote. The caller's token is never forwarded: an HTTP
+only unless --allow-remote; ` + statelessLong + `
+The caller's token is never forwarded: an HTTP
 upstream gets its own headers or client-credentials token (oauth: in the
 config file).`,
 		Example: `  toolgate proxy --name fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
@@ -101,7 +102,10 @@ config file).`,
 				}
 				cfgs[i].Stderr = s.err
 			}
-			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, maxRequest: maxRequest, log: logger})
+			if stateless && addr == "" {
+				return usageErr("--stateless is for --http: stdio is one session")
+			}
+			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, stateless: stateless, maxRequest: maxRequest, log: logger})
 		},
 	}
 	f := cmd.Flags()
@@ -111,6 +115,7 @@ config file).`,
 	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8766) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address without the policy's auth block (something in front must authenticate clients)")
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
+	f.BoolVar(&stateless, "stateless", false, statelessHelp)
 	f.StringVar(&name, "name", "upstream", "name of the upstream given after --: its tools are NAME__TOOL")
 	f.BoolVar(&noPrefix, "no-prefix", false, "keep the upstream's tool and prompt names as they are")
 	f.DurationVar(&timeout, "timeout", 0, "bound on one call to the upstream (default 60s)")
@@ -125,6 +130,7 @@ type proxySetup struct {
 	policy, audit string
 	addr          string
 	allowRemote   bool
+	stateless     bool // --stateless; http.stateless in the policy also sets it
 	maxRequest    int64
 	log           *slog.Logger
 }
@@ -146,7 +152,8 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 			return err
 		}
 	}
-	approver, closers, err := mcpApprover(pol, s.err)
+	stateless := p.addr != "" && (p.stateless || pol.HTTP.Stateless)
+	approver, closers, err := mcpApprover(pol, s.err, stateless)
 	if err != nil {
 		return err
 	}
@@ -213,7 +220,8 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	if err != nil {
 		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
 	}
-	return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest}, authn)
+	o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest, Stateless: stateless}
+	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts))
 }
 
 // instructions joins the upstreams' instructions, each under its name.

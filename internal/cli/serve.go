@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,7 @@ import (
 func newServeCmd(s *streams) *cobra.Command {
 	var c common
 	var addr string
-	var allowRemote, deferTools bool
+	var allowRemote, deferTools, stateless bool
 	var maxRequest int64
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -34,7 +35,8 @@ audit records name the client (its clientInfo.name) and the MCP session.
 
 Without --http the server speaks MCP on standard input and output (one client).
 With --http ADDR it serves streamable HTTP at http://ADDR/mcp (many sessions,
-SSE streams). With the policy's auth block (docs/auth.md) every request needs
+SSE streams); ` + statelessLong + `
+With the policy's auth block (docs/auth.md) every request needs
 a bearer token (a JWT of the configured issuer, or an API key): the caller is
 the call's principal, sees only the tools the policy lets it call, and the
 resource metadata is served at /.well-known/oauth-protected-resource. Without
@@ -65,7 +67,13 @@ roots that lie inside --root folders; it never widens them.`,
 			// apply_patch names its files inside the patch: refused while a
 			// client's roots narrow the session.
 			paths := mcpserver.Opaque(mcpserver.DefaultPaths, "apply_patch")
-			c.approver = func(pol *policy.Policy) (policy.Approver, []func() error, error) { return mcpApprover(pol, s.err) }
+			if stateless && addr == "" {
+				return usageErr("--stateless is for --http: stdio is one session")
+			}
+			c.approver = func(pol *policy.Policy) (policy.Approver, []func() error, error) {
+				stateless = stateless || (addr != "" && pol.HTTP.Stateless)
+				return mcpApprover(pol, s.err, stateless)
+			}
 			c.warm = true
 			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths)})
 			if err != nil {
@@ -104,7 +112,8 @@ roots that lie inside --root folders; it never widens them.`,
 			if err != nil {
 				return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
 			}
-			return serveHTTP(ctx, s, srv, ln, mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest}, authn)
+			o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest, Stateless: stateless}
+			return serveHTTP(ctx, s, srv, ln, o, authn, st.ready)
 		},
 	}
 	c.register(cmd)
@@ -114,13 +123,32 @@ roots that lie inside --root folders; it never widens them.`,
 	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address without the policy's auth block (something in front must authenticate clients)")
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
+	f.BoolVar(&stateless, "stateless", false, statelessHelp)
 	return cmd
 }
 
+// statelessHelp and statelessLong describe --stateless to serve and proxy.
+const (
+	statelessHelp = "with --http: no Mcp-Session-Id, every request answered on its own by any replica (also http.stateless in the policy); approvals go to the approval page"
+	statelessLong = `with --stateless (or http.stateless
+in the policy) it keeps no sessions: every POST is answered on its own, with
+no Mcp-Session-Id, so replicas behind a load balancer (sharing state.redis)
+answer any request. Elicitation needs a session: a stateless server asks a
+person only through the approval page (approvals.http); the loop guard and
+the denial breaker count per conversation the client names in
+params._meta["toolgate/conversation"], per principal without one.
+/healthz answers 200 while the process is up and /readyz 200 while its
+stores answer (Redis with state.redis), else 503 with a short JSON reason;
+both are served without authentication and reveal nothing else.`
+)
+
 // serveHTTP serves srv at /mcp on ln until ctx ends; with authn, only to
-// authenticated callers, and with the resource metadata published.
-func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator) error {
+// authenticated callers, and with the resource metadata published. The
+// probes /healthz and /readyz (ready: nil, or it returns nil) are served
+// beside it to anyone: they say nothing but up, ready or a short reason.
+func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error) error {
 	mux := http.NewServeMux()
+	probes(mux, ready)
 	h := srv.Handler(o)
 	if authn != nil {
 		h = authn.Middleware(h)
@@ -135,7 +163,11 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          nil,
 	}
-	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp (%s)\n", ln.Addr(), authNote(authn))
+	mode := "sessions"
+	if o.Stateless {
+		mode = "stateless"
+	}
+	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp (%s, %s)\n", ln.Addr(), authNote(authn), mode)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -148,6 +180,34 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 	hs.Shutdown(shut)
 	return nil
 }
+
+// probes adds /healthz (200 while the process is up) and /readyz (200
+// while ready answers nil, else 503 and its reason) to mux, as JSON.
+func probes(mux *http.ServeMux, ready func(context.Context) error) {
+	answer := func(w http.ResponseWriter, code int, body map[string]string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(body)
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		answer(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+			defer cancel()
+			if err := ready(ctx); err != nil {
+				answer(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+				return
+			}
+		}
+		answer(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+}
+
+// readyTimeout bounds the check of /readyz, below a probe's usual timeout.
+const readyTimeout = 900 * time.Millisecond
 
 type nopWriteCloser struct{ io.Writer }
 

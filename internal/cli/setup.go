@@ -133,6 +133,7 @@ type setup struct {
 	policy   *policy.Policy
 	runner   *orchestrate.Runner // plans, run_plan and composites (plan.go)
 	closers  []func() error
+	ready    func(context.Context) error // for /readyz; nil: always ready
 }
 
 func (s *setup) Close() {
@@ -178,6 +179,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	opts.Registry = s.registry
 	closers, err := govern(&opts, pol, c.auditPath, sets.roots.Dirs()[0])
 	s.closers = append(s.closers, closers...)
+	s.ready = readiness(&opts)
 	if err != nil {
 		s.Close()
 		return nil, err
