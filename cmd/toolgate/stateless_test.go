@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/redistest"
+)
+
+// roundRobin sends each request to the next of its endpoints (a load
+// balancer without affinity) and remembers every answer's status and
+// Mcp-Session-Id.
+type roundRobin struct {
+	mu        sync.Mutex
+	endpoints []*url.URL
+	next      int
+	statuses  map[int]int
+	sessions  []string // Mcp-Session-Id headers seen
+}
+
+func newRoundRobin(t *testing.T, endpoints ...string) *roundRobin {
+	rr := &roundRobin{statuses: map[int]int{}}
+	for _, e := range endpoints {
+		u, err := url.Parse(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rr.endpoints = append(rr.endpoints, u)
+	}
+	return rr
+}
+
+func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
+	rr.mu.Lock()
+	u := rr.endpoints[rr.next%len(rr.endpoints)]
+	rr.next++
+	rr.mu.Unlock()
+	r = r.Clone(r.Context())
+	r.URL.Host, r.Host = u.Host, u.Host
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil {
+		rr.mu.Lock()
+		rr.statuses[resp.StatusCode]++
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			rr.sessions = append(rr.sessions, id)
+		}
+		rr.mu.Unlock()
+	}
+	return resp, err
+}
+
+// connectVia connects a go-sdk client named name through rr.
+func connectVia(t *testing.T, rr *roundRobin, name string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: rr.endpoints[0].String(), HTTPClient: &http.Client{Transport: rr}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// statelessReplicas starts two `serve --http` replicas sharing one
+// redis-server: the first stateless by --stateless, the second by the
+// policy's http.stateless.
+func statelessReplicas(t *testing.T, extra string) (urls []string, root string) {
+	t.Helper()
+	srv := redistest.Start(t)
+	root, _ = serveWorkspace(t)
+	dir := t.TempDir()
+	base := fmt.Sprintf("limits:\n  tools:\n    \"*\": {per_second: 100, burst: 100}\n%sstate:\n  redis:\n    url: %s\n", extra, srv.URL())
+	for i, pol := range []string{base, base + "http:\n  stateless: true\n"} {
+		p := filepath.Join(dir, fmt.Sprintf("policy-%d.yaml", i))
+		if err := os.WriteFile(p, []byte(pol), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"serve", "--root", root, "--policy", p, "--audit", filepath.Join(dir, fmt.Sprintf("audit-%d.jsonl", i)), "--http", "127.0.0.1:0"}
+		if i == 0 {
+			args = append(args, "--stateless")
+		}
+		urls = append(urls, startHTTP(t, args...))
+	}
+	return urls, root
+}
+
+// TestStatelessClientSpreadsOverReplicas: a session-free client whose
+// every request goes to the other replica lists and calls tools with no
+// 404 and no Mcp-Session-Id in any answer.
+func TestStatelessClientSpreadsOverReplicas(t *testing.T) {
+	urls, _ := statelessReplicas(t, "")
+	rr := newRoundRobin(t, urls...)
+	cs := connectVia(t, rr, "stateless-test")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt", "limit": i + 1}})
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if res.IsError || !strings.Contains(text(res), "hello from toolgate") {
+			t.Fatalf("call %d: %s", i, text(res))
+		}
+	}
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if rr.next < 14 {
+		t.Errorf("%d requests went out, want at least 14", rr.next)
+	}
+	for code, n := range rr.statuses {
+		if code >= 400 {
+			t.Errorf("%d answers with status %d", n, code)
+		}
+	}
+	if len(rr.sessions) > 0 {
+		t.Errorf("stateless replicas answered with Mcp-Session-Id %q", rr.sessions)
+	}
+}
+
+// TestStatelessLoopAcrossReplicas: identical calls spread over two
+// stateless replicas are caught on the sixth, as in one process, for the
+// conversation the client names in params._meta; another conversation,
+// and calls that name none (counted per principal), start their own count.
+func TestStatelessLoopAcrossReplicas(t *testing.T) {
+	urls, _ := statelessReplicas(t, "")
+	rr := newRoundRobin(t, urls...)
+	cs := connectVia(t, rr, "loop-test")
+	for _, tc := range []struct {
+		name string
+		meta mcp.Meta
+	}{
+		{"conversation", mcp.Meta{"toolgate/conversation": "conv-1"}},
+		{"another conversation", mcp.Meta{"toolgate/conversation": "conv-2"}},
+		{"none named", nil},
+		{"not a string", mcp.Meta{"toolgate/conversation": 7}}, // counts with "none named": caught at once
+		{"unicode", mcp.Meta{"toolgate/conversation": "чат-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := 1
+			if tc.name == "not a string" {
+				first = 6 // the principal's session-free count is already at 5
+			}
+			for i := first; i <= 6; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: tc.meta, Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
+				cancel()
+				if err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+				caught := res.IsError && strings.Contains(text(res), "loop_detected")
+				switch {
+				case i < 6 && res.IsError:
+					t.Fatalf("call %d refused: %s", i, text(res))
+				case i == 6 && !caught:
+					t.Fatalf("call 6 not caught as a loop: %s", text(res))
+				}
+			}
+		})
+	}
+}
+
+// TestReadyzFollowsRedis: /healthz answers while the process is up;
+// /readyz only while Redis answers (503 with a short JSON reason that
+// names no address otherwise), and again once it is back, with no restart
+// of toolgate; both for serve and proxy, outside /mcp's guard.
+func TestReadyzFollowsRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	root, _ := serveWorkspace(t)
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "toolgate.yaml")
+	if err := os.WriteFile(pol, []byte(fmt.Sprintf("state:\n  redis:\n    url: %s\n", srv.URL())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(dir, "local.yaml")
+	if err := os.WriteFile(local, []byte("mode: default\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := func(u string) string { return strings.TrimSuffix(u, "/mcp") }
+	withRedis := map[string]string{
+		"serve": base(startHTTP(t, "serve", "--root", root, "--policy", pol, "--audit", "off", "--http", "127.0.0.1:0", "--stateless")),
+		"proxy": base(startHTTP(t, "proxy", "--policy", pol, "--audit", "off", "--http", "127.0.0.1:0", "--stateless", "--", bin, "serve", "--root", root, "--audit", "off")),
+	}
+	noRedis := base(startHTTP(t, "serve", "--root", root, "--policy", local, "--audit", "off", "--http", "127.0.0.1:0"))
+
+	probe := func(u string) (int, map[string]string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Host = "replica.example:80" // a probe comes by the pod's address, not localhost
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]string
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		return resp.StatusCode, body
+	}
+	// want waits (bounded) for every probe to give code.
+	want := func(stage string, urls map[string]string, path string, code int) {
+		t.Helper()
+		for name, u := range urls {
+			got, body := 0, map[string]string(nil)
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if got, body = probe(u + path); got == code {
+					break
+				}
+			}
+			if got != code {
+				t.Fatalf("%s: %s %s answered %d %v, want %d", stage, name, path, got, body, code)
+			}
+			if code == http.StatusServiceUnavailable && (body["reason"] == "" || strings.Contains(body["reason"], srv.Addr()) || strings.Contains(body["reason"], "127.0.0.1")) {
+				t.Errorf("%s: %s %s reason %q: want a short reason naming no address", stage, name, path, body["reason"])
+			}
+		}
+	}
+	all := map[string]string{"serve": withRedis["serve"], "proxy": withRedis["proxy"], "no redis": noRedis}
+	want("redis up", all, "/healthz", http.StatusOK)
+	want("redis up", all, "/readyz", http.StatusOK)
+	srv.Kill()
+	want("redis killed", withRedis, "/readyz", http.StatusServiceUnavailable)
+	want("redis killed", all, "/healthz", http.StatusOK)
+	want("redis killed", map[string]string{"no redis": noRedis}, "/readyz", http.StatusOK)
+	srv.Restart()
+	want("redis restarted", all, "/readyz", http.StatusOK)
+}
