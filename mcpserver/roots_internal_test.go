@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/toolgate/toolgate/tool"
@@ -90,6 +91,34 @@ func TestPathArgs(t *testing.T) {
 		got, known := paths(tool.Definition{Name: tc.tool}, json.RawMessage(tc.args))
 		if !reflect.DeepEqual(got, tc.want) || known != tc.known {
 			t.Errorf("%s %s: %v %v, want %v %v", tc.tool, tc.args, got, known, tc.want, tc.known)
+		}
+	}
+}
+
+func TestConversationNamesASessionOrNone(t *testing.T) {
+	long := strings.Repeat("c", maxConversation)
+	for _, tc := range []struct {
+		meta map[string]any
+		want string
+	}{
+		{map[string]any{ConversationMeta: "chat-42"}, "conversation:chat-42"},
+		{map[string]any{ConversationMeta: "чат 7"}, "conversation:чат 7"},
+		{map[string]any{ConversationMeta: long}, "conversation:" + long},
+		{map[string]any{ConversationMeta: long + "c"}, ""},
+		{map[string]any{ConversationMeta: ""}, ""},
+		{map[string]any{ConversationMeta: 42}, ""},
+		{map[string]any{ConversationMeta: []any{"a"}}, ""},
+		{map[string]any{ConversationMeta: map[string]any{"id": "a"}}, ""},
+		{map[string]any{ConversationMeta: "a\x00b"}, ""},
+		{map[string]any{ConversationMeta: "a\nb"}, ""},
+		{map[string]any{ConversationMeta: "a\u202eb"}, ""},
+		{map[string]any{ConversationMeta: "\xff"}, ""},
+		{map[string]any{"toolgate/Conversation": "a"}, ""},
+		{map[string]any{"conversation": "a"}, ""},
+		{nil, ""},
+	} {
+		if got := conversation(tc.meta); got != tc.want {
+			t.Errorf("conversation(%q) = %q, want %q", tc.meta, got, tc.want)
 		}
 	}
 }

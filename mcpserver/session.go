@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -91,11 +92,11 @@ const maxConversation = 128
 
 // conversation returns the session a stateless request counts under:
 // "conversation:" and the id the client names, or "" when it names none or
-// one that is not a printable string of at most 128 bytes (the stricter
+// one that is not a printable UTF-8 string of at most 128 bytes (the stricter
 // key: the principal's whole traffic).
 func conversation(meta mcp.Meta) string {
 	id, _ := meta[ConversationMeta].(string)
-	if id == "" || len(id) > maxConversation {
+	if id == "" || len(id) > maxConversation || !utf8.ValidString(id) {
 		return ""
 	}
 	for _, r := range id {
