@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -238,4 +242,151 @@ func TestReadyzFollowsRedis(t *testing.T) {
 	want("redis killed", map[string]string{"no redis": noRedis}, "/readyz", http.StatusOK)
 	srv.Restart()
 	want("redis restarted", all, "/readyz", http.StatusOK)
+}
+
+// TestStatelessApprovals: a stateless server never elicits, even from a
+// client that offers elicitation (it could not answer): a call the policy
+// asks about is refused with a reason naming the approval page, and with
+// one (approvals.http) it waits there and runs once a person approves it.
+func TestStatelessApprovals(t *testing.T) {
+	root, _ := serveWorkspace(t)
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := ln.Addr().String()
+	ln.Close()
+	elicited := make(chan string, 8)
+	client := mcp.NewClient(&mcp.Implementation{Name: "stateless-approvals", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			elicited <- req.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+		},
+	})
+	for _, tc := range []struct {
+		name, policy string
+	}{
+		{"no approval page", "mode: default\n"},
+		{"approval page", "approvals:\n  http: " + page + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".yaml")
+			if err := os.WriteFile(pol, []byte(tc.policy), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			u, stderr := startHTTPLines(t, "serve", "--root", root, "--policy", pol, "--audit", "off", "--http", "127.0.0.1:0", "--stateless")
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			done := make(chan *mcp.CallToolResult, 1)
+			go func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"command": "cat a.txt"}})
+				if err != nil {
+					t.Error(err)
+				}
+				done <- res
+			}()
+			if tc.name == "approval page" {
+				approveOnPage(t, ctx, page, tokenRE.FindStringSubmatch(strings.Join(stderr(), "\n")))
+			}
+			var res *mcp.CallToolResult
+			select {
+			case res = <-done:
+			case <-ctx.Done():
+				t.Fatal("the call did not end")
+			}
+			switch {
+			case res == nil:
+			case tc.name == "no approval page" && (!res.IsError || !strings.Contains(text(res), "approvals.http") || !strings.Contains(text(res), "stateless")):
+				t.Errorf("asked with no page: %s", text(res))
+			case tc.name == "approval page" && (res.IsError || !strings.Contains(text(res), "hello from toolgate")):
+				t.Errorf("approved on the page: %s", text(res))
+			}
+			select {
+			case m := <-elicited:
+				t.Errorf("a stateless server elicited %q", m)
+			default:
+			}
+		})
+	}
+}
+
+var tokenRE = regexp.MustCompile(`approve calls at http://\S+/ \(API token (\S+)\)`)
+
+// approveOnPage waits (bounded) for one call pending on the approval page
+// at addr and approves it once with the API token.
+func approveOnPage(t *testing.T, ctx context.Context, addr string, token []string) {
+	t.Helper()
+	if token == nil {
+		t.Fatal("the server printed no approval page token")
+	}
+	for ctx.Err() == nil {
+		resp, err := http.Get("http://" + addr + "/api/pending")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pending []struct{ ID, Tool string }
+		json.NewDecoder(resp.Body).Decode(&pending)
+		resp.Body.Close()
+		if len(pending) == 0 {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		req, _ := http.NewRequest("POST", "http://"+addr+"/api/decide", strings.NewReader(fmt.Sprintf(`{"id":%q,"decision":"once"}`, pending[0].ID)))
+		req.Header.Set("X-Toolgate-Token", token[1])
+		req.Header.Set("Content-Type", "application/json")
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || pending[0].Tool != "execute_command" {
+			t.Fatalf("deciding %v: %s", pending, resp.Status)
+		}
+		return
+	}
+}
+
+// startHTTPLines is startHTTP that also returns the lines the process
+// wrote to stderr up to its address.
+func startHTTPLines(t *testing.T, args ...string) (string, func() []string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	var mu sync.Mutex
+	var lines []string
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			lines = append(lines, sc.Text())
+			mu.Unlock()
+			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), lines...) }
+	case <-time.After(60 * time.Second):
+		t.Fatalf("toolgate %s did not announce its address", args[0])
+	}
+	return "", nil
 }
