@@ -180,7 +180,8 @@ func TestStatelessLoopAcrossReplicas(t *testing.T) {
 // TestReadyzFollowsRedis: /healthz answers while the process is up;
 // /readyz only while Redis answers (503 with a short JSON reason that
 // names no address otherwise), and again once it is back, with no restart
-// of toolgate; both for serve and proxy, outside /mcp's guard.
+// of toolgate; both for serve and proxy (whose tools a stateless client
+// calls), outside /mcp's guard.
 func TestReadyzFollowsRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	root, _ := serveWorkspace(t)
@@ -232,6 +233,17 @@ func TestReadyzFollowsRedis(t *testing.T) {
 				t.Errorf("%s: %s %s reason %q: want a short reason naming no address", stage, name, path, body["reason"])
 			}
 		}
+	}
+	// The stateless gateway serves its upstream's tools without sessions.
+	rr := newRoundRobin(t, withRedis["proxy"]+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := connectVia(t, rr, "proxy-test").CallTool(ctx, &mcp.CallToolParams{Name: "upstream__read_file", Arguments: map[string]any{"path": "a.txt"}})
+	if err != nil || res.IsError || !strings.Contains(text(res), "hello from toolgate") {
+		t.Fatalf("a call through the stateless proxy: %v %v", err, res)
+	}
+	if len(rr.sessions) > 0 {
+		t.Errorf("the stateless proxy answered with Mcp-Session-Id %q", rr.sessions)
 	}
 	all := map[string]string{"serve": withRedis["serve"], "proxy": withRedis["proxy"], "no redis": noRedis}
 	want("redis up", all, "/healthz", http.StatusOK)

@@ -71,8 +71,7 @@ roots that lie inside --root folders; it never widens them.`,
 				return usageErr("--stateless is for --http: stdio is one session")
 			}
 			c.approver = func(pol *policy.Policy) (policy.Approver, []func() error, error) {
-				stateless = stateless || (addr != "" && pol.HTTP.Stateless)
-				return mcpApprover(pol, s.err, stateless)
+				return mcpApprover(pol, s.err, addr != "" && (stateless || pol.HTTP.Stateless))
 			}
 			c.warm = true
 			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths)})
@@ -112,7 +111,7 @@ roots that lie inside --root folders; it never widens them.`,
 			if err != nil {
 				return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
 			}
-			o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest, Stateless: stateless}
+			o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest, Stateless: stateless || st.policy.HTTP.Stateless}
 			return serveHTTP(ctx, s, srv, ln, o, authn, st.ready)
 		},
 	}
