@@ -402,3 +402,37 @@ func startHTTPLines(t *testing.T, args ...string) (string, func() []string) {
 	}
 	return "", nil
 }
+
+// TestProbesNeedNoToken: with the policy's auth block /mcp wants a bearer
+// token, the probes do not (a load balancer has none); with sessions and
+// without, and whatever the method but GET, they answer nothing else.
+func TestProbesNeedNoToken(t *testing.T) {
+	p := newIDP(t, newIDPKey(t, "ecdsa", "ec-1"))
+	root, _ := serveWorkspace(t)
+	pol := authPolicy(t, p, "")
+	for _, mode := range [][]string{nil, {"--stateless"}} {
+		u := startHTTP(t, append([]string{"serve", "--root", root, "--audit", "off", "--policy", pol, "--http", "127.0.0.1:0"}, mode...)...)
+		base := strings.TrimSuffix(u, "/mcp")
+		if r := post(t, u, initializeBody); r.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%v: /mcp without a token: %d, want 401", mode, r.StatusCode)
+		}
+		for _, tc := range []struct {
+			method, path string
+			want         int
+		}{
+			{"GET", "/healthz", 200}, {"GET", "/readyz", 200}, {"HEAD", "/healthz", 200},
+			{"POST", "/healthz", 405}, {"POST", "/readyz", 405}, {"DELETE", "/readyz", 405},
+			{"GET", "/healthz/x", 404}, {"GET", "/readyz/../mcp", 401},
+		} {
+			req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("%v: %s %s: %d, want %d", mode, tc.method, tc.path, resp.StatusCode, tc.want)
+			}
+		}
+	}
+}
