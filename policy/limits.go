@@ -63,6 +63,11 @@ type Limiter struct {
 	globs   []string // sorted keys of cfg.Tools
 	tpGlobs []string // sorted keys of cfg.ToolPrincipal
 
+	// taking serializes take: a token given back (CancelAt) is restored in
+	// full only when no other reservation came between, so "all buckets or
+	// none" holds under concurrency.
+	taking sync.Mutex
+
 	mu       sync.Mutex
 	buckets  map[string]*rate.Limiter // local buckets by Redis key
 	slots    map[string]chan struct{}
@@ -181,6 +186,8 @@ func match(globs []string, rates map[string]Rate, name string) (Rate, bool) {
 
 // take spends a token of every bucket, or of none.
 func (l *Limiter) take(buckets []bucket) *tool.Error {
+	l.taking.Lock()
+	defer l.taking.Unlock()
 	now := time.Now()
 	taken := make([]*rate.Reservation, 0, len(buckets))
 	for _, b := range buckets {
