@@ -44,7 +44,7 @@ func TestContainment(t *testing.T) {
 // of coreutils, shells, Python, Node, git, sed, npm and others, quoted or
 // not, and said to be outside the workspace or a protected file in it.
 func TestReadOnlyPath(t *testing.T) {
-	root := "/work/ws"
+	root := "/srv/project"
 	for _, tc := range []struct{ line, path string }{
 		{"touch: cannot touch '/etc/x': Read-only file system", "/etc/x"},
 		{"touch: cannot touch ‘/etc/x’: Read-only file system", "/etc/x"},
