@@ -221,7 +221,7 @@ type bufferedConn struct {
 func (c *bufferedConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
 func TestPolicyAllowed(t *testing.T) {
-	allow := []string{"pypi.org", "*.github.com", "1.1.1.1:443", "[2606:4700::1111]"}
+	allow := []string{"packages.example", "*.github.com", "1.1.1.1:443", "[2606:4700::1111]"}
 	p := mustPolicy(t, PolicyConfig{Allow: allow})
 	if got := p.Allowed(); !slices.Equal(got, allow) {
 		t.Errorf("Allowed() = %v", got)

@@ -423,7 +423,7 @@ func TestNetworkNoOtherRoute(t *testing.T) {
 // TestEgressError: each kind of failure maps to its error type, and the
 // gravest failure of a command is the one named.
 func TestEgressError(t *testing.T) {
-	allowed := []string{"pypi.org", "*.github.com"}
+	allowed := []string{"packages.example", "*.github.com"}
 	cases := []struct {
 		fs   []EgressFailure
 		typ  tool.ErrorType
@@ -431,17 +431,17 @@ func TestEgressError(t *testing.T) {
 		want string
 	}{
 		{[]EgressFailure{{Host: "evil.example", Port: 443, Reason: "not_listed"}}, tool.PermissionDenied, "evil.example",
-			"connection to evil.example refused: not on the allow list (allowed: pypi.org, *.github.com)"},
-		{[]EgressFailure{{Host: "pypi.org", Port: 8080, Reason: "port_not_allowed", Rule: "pypi.org", Detail: "the host is allowed on port(s) 80, 443 only"}}, tool.PermissionDenied, "pypi.org", "pypi.org:8080 refused"},
+			"connection to evil.example refused: not on the allow list (allowed: packages.example, *.github.com)"},
+		{[]EgressFailure{{Host: "packages.example", Port: 8080, Reason: "port_not_allowed", Rule: "packages.example", Detail: "the host is allowed on port(s) 80, 443 only"}}, tool.PermissionDenied, "packages.example", "packages.example:8080 refused"},
 		{[]EgressFailure{{Host: "bad.github.com", Port: 443, Reason: "denied", Rule: "bad.github.com"}}, tool.PermissionDenied, "bad.github.com", `the policy denies it (rule "bad.github.com")`},
 		{[]EgressFailure{{Host: "10.0.0.1", Port: 80, Reason: "ip_literal"}}, tool.PermissionDenied, "10.0.0.1", "an IP address as host"},
 		{[]EgressFailure{{Host: "x.github.com", Port: 443, Reason: "private_address", Rule: "*.github.com", Detail: "x.github.com resolves to 10.0.0.1 (a private address)"}},
 			tool.PermissionDenied, "x.github.com", `resolves to 10.0.0.1 (a private address) (the name is allowed by "*.github.com"`},
 		{[]EgressFailure{{Host: "metadata.google.internal", Port: 80, Reason: "metadata_address"}}, tool.PermissionDenied, "metadata.google.internal", "cloud-metadata"},
-		{[]EgressFailure{{Host: "pypi.org", Port: 443, Reason: "sni_mismatch", Rule: "pypi.org"}}, tool.PermissionDenied, "pypi.org", "(sni_mismatch)"},
-		{[]EgressFailure{{Host: "pypi.org", Port: 443, Reason: "limit_exceeded", Detail: "the connection reached its byte limit"}}, tool.SandboxViolation, "pypi.org", "byte limit"},
-		{[]EgressFailure{{Host: "nope.pypi.org", Port: 443, Reason: "dns_failed", Detail: "no such host"}}, tool.Unavailable, "nope.pypi.org", "nope.pypi.org could not be resolved"},
-		{[]EgressFailure{{Host: "pypi.org", Port: 443, Reason: "dial_failed", Detail: "connection refused"}}, tool.Unavailable, "pypi.org", "could not connect to pypi.org:443"},
+		{[]EgressFailure{{Host: "packages.example", Port: 443, Reason: "sni_mismatch", Rule: "packages.example"}}, tool.PermissionDenied, "packages.example", "(sni_mismatch)"},
+		{[]EgressFailure{{Host: "packages.example", Port: 443, Reason: "limit_exceeded", Detail: "the connection reached its byte limit"}}, tool.SandboxViolation, "packages.example", "byte limit"},
+		{[]EgressFailure{{Host: "nope.packages.example", Port: 443, Reason: "dns_failed", Detail: "no such host"}}, tool.Unavailable, "nope.packages.example", "nope.packages.example could not be resolved"},
+		{[]EgressFailure{{Host: "packages.example", Port: 443, Reason: "dial_failed", Detail: "connection refused"}}, tool.Unavailable, "packages.example", "could not connect to packages.example:443"},
 		{[]EgressFailure{{Reason: "bad_request", Detail: "unreadable request"}}, tool.PermissionDenied, "", "connection to the proxy refused"},
 		// The gravest wins, whatever the order.
 		{[]EgressFailure{{Host: "a.test", Reason: "dns_failed"}, {Host: "b.test", Reason: "limit_exceeded"}, {Host: "c.test", Reason: "not_listed"}}, tool.PermissionDenied, "c.test", "c.test"},
