@@ -52,16 +52,9 @@ func builtinTools(c *common) (*toolsets, error) {
 	}
 	sets := &toolsets{roots: roots, native: native}
 	rules := fs.DefaultRules()
-	own := map[string]string{
-		c.auditPath: "toolgate's audit log: only toolgate writes it, and no tool may read or change it",
-		c.policy:    "toolgate's policy file: a tool may not change the rules that govern it",
-	}
-	for path, reason := range own {
-		if path == "" || path == "off" {
-			continue
-		}
-		for _, rel := range insideRoots(roots.Dirs(), path) {
-			rules = append(rules, fs.Rule{Pattern: globQuote(rel), Reason: reason, Access: fs.ReadWrite})
+	for _, f := range ownFiles(c) {
+		for _, rel := range insideRoots(roots.Dirs(), f.path) {
+			rules = append(rules, fs.Rule{Pattern: globQuote(rel), Reason: f.reason, Access: fs.ReadWrite})
 		}
 	}
 	tools, err := fs.Tools(roots, fs.Options{Rules: rules, AllowHardLinks: c.files.AllowHardLinks})
@@ -90,17 +83,31 @@ func builtinTools(c *common) (*toolsets, error) {
 	return sets, nil
 }
 
-// ownPaths are the files toolgate depends on, as absolute paths: the
-// policy file, the audit log and the state folder. A command may change
-// none of them (exec.Options.Protect).
-func ownPaths(c *common) []string {
-	var out []string
-	for _, p := range []string{c.policy, c.auditPath, stateDir()} {
-		if p != "" && p != "off" {
-			out = append(out, realPath(p))
+// ownFile is a file toolgate depends on, and why no tool may touch it.
+type ownFile struct{ path, reason string }
+
+// ownFiles are the audit log and the policy file (those given).
+func ownFiles(c *common) []ownFile {
+	var out []ownFile
+	for _, f := range []ownFile{
+		{c.auditPath, "toolgate's audit log: only toolgate writes it, and no tool may read or change it"},
+		{c.policy, "toolgate's policy file: a tool may not change the rules that govern it"},
+	} {
+		if f.path != "" && f.path != "off" {
+			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// ownPaths are ownFiles and the state folder, as absolute paths: a command
+// may change none of them (exec.Options.Protect).
+func ownPaths(c *common) []string {
+	var out []string
+	for _, f := range ownFiles(c) {
+		out = append(out, realPath(f.path))
+	}
+	return append(out, realPath(stateDir()))
 }
 
 // insideRoots returns path relative to each root that contains it.

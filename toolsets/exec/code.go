@@ -4,8 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // Code cannot be parsed for every language, so CheckCode looks for the
@@ -92,7 +90,7 @@ func (c *checker) command(args []string) {
 // that parses as one is: exec() also runs Python code and JavaScript
 // regular expressions.
 func (c *checker) line(s string) {
-	if f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), ""); err == nil {
+	if f, err := parseShell(s); err == nil {
 		sc := &checker{depth: c.depth}
 		sc.file(f)
 		c.merge(sc.worst)

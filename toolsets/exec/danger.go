@@ -66,10 +66,15 @@ func CheckArgv(argv []string) Finding {
 
 const maxDepth = 4
 
+// parseShell parses a command line as bash does.
+func parseShell(line string) (*syntax.File, error) {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+}
+
 // shell checks a command line at the checker's depth; one that cannot be
 // parsed is denied.
 func (c *checker) shell(line string) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
+	f, err := parseShell(line)
 	if err != nil {
 		c.flag(Deny, "", "the command line cannot be parsed, so it cannot be checked: %v", err)
 		return

@@ -574,7 +574,7 @@ func remover(argv []string, depth int) string {
 	cmd, nested, _ := unwrap(argv)
 	if depth < maxDepth {
 		for _, line := range nested {
-			if f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), ""); err == nil {
+			if f, err := parseShell(line); err == nil {
 				if r := scriptRemover(f, depth+1); r != "" {
 					return r
 				}

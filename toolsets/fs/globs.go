@@ -197,10 +197,11 @@ func unescape(g string) string {
 	return b.String()
 }
 
-// braceShape returns how many {a,b} groups a glob has and how deeply they
-// nest, reading it as braceAlternatives does.
-func braceShape(g string) (groups, depth int) {
-	d, inClass := 0, false
+// braceMarks calls mark for every '{', '}' and ',' of a glob that is not
+// escaped nor inside a [class], with the brace depth before it; an
+// unmatched '}' is not passed. It stops when mark returns false.
+func braceMarks(g string, mark func(i int, c byte, depth int) bool) {
+	depth, inClass := 0, false
 	for i := 0; i < len(g); i++ {
 		switch c := g[i]; {
 		case c == '\\':
@@ -209,14 +210,30 @@ func braceShape(g string) (groups, depth int) {
 			inClass = c != ']'
 		case c == '[':
 			inClass = true
-		case c == '{':
-			groups++
-			d++
-			depth = max(depth, d)
-		case c == '}' && d > 0:
-			d--
+		case c == '{', c == ',', c == '}' && depth > 0:
+			if !mark(i, c, depth) {
+				return
+			}
+			switch c {
+			case '{':
+				depth++
+			case '}':
+				depth--
+			}
 		}
 	}
+}
+
+// braceShape returns how many {a,b} groups a glob has and how deeply they
+// nest, reading it as braceAlternatives does.
+func braceShape(g string) (groups, depth int) {
+	braceMarks(g, func(_ int, c byte, d int) bool {
+		if c == '{' {
+			groups++
+			depth = max(depth, d+1)
+		}
+		return true
+	})
 	return groups, depth
 }
 
@@ -225,29 +242,18 @@ func braceShape(g string) (groups, depth int) {
 // open < 0 when it has none.
 func firstGroup(g string) (open, close int, commas []int) {
 	open, close = -1, -1
-	depth, inClass := 0, false
-	for i := 0; i < len(g) && close < 0; i++ {
-		switch c := g[i]; {
-		case c == '\\':
-			i++
-		case inClass:
-			inClass = c != ']'
-		case c == '[':
-			inClass = true
-		case c == '{':
-			if depth == 0 {
-				open = i
-			}
-			depth++
-		case c == '}' && depth > 0:
-			depth--
-			if depth == 0 {
-				close = i
-			}
-		case c == ',' && depth == 1:
+	braceMarks(g, func(i int, c byte, d int) bool {
+		switch {
+		case c == '{' && d == 0:
+			open = i
+		case c == '}' && d == 1:
+			close = i
+			return false
+		case c == ',' && d == 1:
 			commas = append(commas, i)
 		}
-	}
+		return true
+	})
 	if close < 0 {
 		return -1, -1, nil
 	}
