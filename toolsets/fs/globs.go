@@ -82,6 +82,11 @@ func (s *Set) confineGlob(arg, glob string, base Location) (string, error) {
 	for strings.HasPrefix(glob, "./") {
 		glob = strings.TrimLeft(glob[2:], "/")
 	}
+	if glob == "" {
+		// "./" or the searched folder's own absolute path: the folder
+		// itself, which no file under it is; "" would mean no glob at all.
+		glob = "."
+	}
 	return glob, nil
 }
 

@@ -136,6 +136,9 @@ func FuzzConfineGlob(f *testing.F) {
 		if !ok {
 			t.Fatalf("%q accepted as %q, which does not expand", glob, out)
 		}
+		if p == "" {
+			return // no file has an empty path ("*{,0}" and "*" differ only there)
+		}
 		any := false
 		for _, a := range alts {
 			any = any || doublestar.ValidatePattern(a) && doublestar.MatchUnvalidated(a, p)
