@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -71,34 +70,8 @@ func serveHTTPProcess(t *testing.T, root, auditLog string) string {
 // it when the test ends, and returns the URL it announces.
 func startHTTP(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-found:
-		return u
-	case <-time.After(60 * time.Second):
-		t.Fatalf("toolgate %s did not announce its address", args[0])
-	}
-	return ""
+	u, _ := startHTTPLines(t, args...)
+	return u
 }
 
 func TestServeRefusesRemoteAddress(t *testing.T) {
