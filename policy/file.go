@@ -44,6 +44,7 @@ type File struct {
 	Auth        *Auth                `yaml:"auth,omitempty"`
 	State       State                `yaml:"state,omitempty"`
 	HTTP        HTTP                 `yaml:"http,omitempty"`
+	Trust       Trust                `yaml:"trust,omitempty"`
 }
 
 // FileRole is a role as a policy file writes it.
@@ -374,6 +375,10 @@ func parse(data []byte, file string) (*Policy, error) {
 			j.JWKSFile = filepath.Join(filepath.Dir(file), j.JWKSFile) // like roots: relative to the file
 		}
 		p.Auth = f.Auth
+	}
+	p.Trust = f.Trust
+	if where, msg := checkTrust(&p.Trust, file); msg != "" {
+		return nil, at(where, "%s", msg)
 	}
 	if err := checkSections(p, at); err != nil {
 		return nil, err

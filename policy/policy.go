@@ -137,6 +137,7 @@ type Policy struct {
 	Files     Files
 	State     State // where replicas share limits, loops and results
 	HTTP      HTTP  // how serve --http and proxy --http answer
+	Trust     Trust // what the gateway does with upstream tools it does not trust yet
 	// Auth is how HTTP callers are authenticated (nil: they are not); see
 	// package auth.
 	Auth *Auth
