@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/toolgate/toolgate/policy"
@@ -62,6 +63,10 @@ func (e *Engine) approve(ctx context.Context, p *pending) *tool.Error {
 			WithDetail("rule", p.decision.Rule)
 	}
 	a, err := e.opts.Approver.Approve(ctx, policy.Request{Call: p.call, Definition: p.def, Decision: p.decision})
+	var te *tool.Error
+	if errors.As(err, &te) && te.Type == tool.Unavailable {
+		return te // no one could be asked (a shared approval queue is down): retry later
+	}
 	if err != nil {
 		a = policy.Approval{Approved: false, Reason: "the approval failed: " + err.Error()}
 	}

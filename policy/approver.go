@@ -75,6 +75,8 @@ func ApproveAll(who string) Approver {
 //     memory answers them and their approvals are narrowed to "once";
 //   - a timeout (Approvals.Timeout, default 5 minutes): no answer is a
 //     denial;
+//   - an approver that cannot ask anyone (a shared queue down) returns a
+//     tool.Error of type unavailable, passed on as it is: not a denial;
 //   - the denial streak: after Approvals.DenialStreak (default 3) denials in
 //     a row in a session, the reason sent back to the model tells it to stop
 //     and ask its user. Only answers to questions count: a deny rule is
@@ -141,6 +143,10 @@ func (g *Gate) Approve(ctx context.Context, req Request) (Approval, error) {
 	a, err := g.next.Approve(actx, req)
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
+	var te *tool.Error
+	if errors.As(err, &te) && te.Type == tool.Unavailable && ctx.Err() == nil {
+		return Approval{Approver: a.Approver}, te // no one could be asked: not a denial
+	}
 	switch {
 	case timedOut && !a.Approved:
 		a = Approval{Approver: a.Approver, Reason: fmt.Sprintf("no one answered within %s", set.Timeout)}

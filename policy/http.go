@@ -1,20 +1,25 @@
 package policy
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
+	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 // HTTPApprover is an approval endpoint: an http.Handler with a small page
@@ -23,30 +28,32 @@ import (
 //
 //	GET  /               the page
 //	POST /decide         a form post from the page
-//	GET  /api/pending    [{id, tool, arguments, rule, reason, level, confirm, always_rules, session, principal, since}]
+//	GET  /api/pending    [{id, tool, arguments, pretty, rule, reason, level, confirm, always_rules, session, principal, since, replica}]
 //	POST /api/decide     {"id", "decision": "once"|"session"|"always"|"deny", "reason", "confirm"}
 //
-// Every POST must carry the per-process token (form field "token" on the
-// page, header X-Toolgate-Token for the API; see Token), so another web
-// page open in the same browser cannot decide (CSRF). By default only
-// loopback clients are served and the Host header must be a loopback name,
-// so a DNS-rebinding page cannot read the token either. Pages are sent
-// with a strict Content-Security-Policy and may not be framed.
+// The calls wait in an ApprovalQueue: this process's by default, or one
+// that several replicas share (HTTPOptions.Queue), so that a call asked on
+// one replica is listed and answered on the page of any of them, and
+// answered once: a second answer is refused with 409 Conflict, an id that
+// waits no more (answered and gone, timed out, its call ended) with 404.
+// What a queue holds is the call as shown to a person, its arguments and
+// texts with secrets redacted (HTTPOptions.Redactor), never the call
+// itself.
+//
+// Every POST must carry the token (form field "token" on the page, header
+// X-Toolgate-Token for the API; see Token), so another web page open in the
+// same browser cannot decide (CSRF). By default only loopback clients are
+// served and the Host header must be a loopback name, so a DNS-rebinding
+// page cannot read the token either. Pages are sent with a strict
+// Content-Security-Policy and may not be framed.
 type HTTPApprover struct {
 	token       string
 	allowRemote bool
-
-	mu      sync.Mutex
-	seq     int
-	pending map[string]*waiting
-	order   []string
-}
-
-type waiting struct {
-	id    string
-	req   Request
-	since time.Time
-	done  chan Approval
+	queue       ApprovalQueue // where calls wait
+	local       ApprovalQueue // this process's: queue itself, or the fallback of a shared one
+	fallback    bool          // a shared queue that cannot be reached: ask on local (on_error allow)
+	replica     string
+	redact      *Redactor
 }
 
 // HTTPOptions configure an HTTPApprover.
@@ -54,66 +61,96 @@ type HTTPOptions struct {
 	// AllowRemote serves clients that are not on this machine (put the
 	// endpoint behind authentication then: the token is on the page).
 	AllowRemote bool
+	// Token is the secret decisions carry: give every replica that shares
+	// a Queue the same one, so that an API client may post to any of them
+	// ("" : a fresh random token for this process). At least 16 bytes.
+	Token string
+	// Queue is where calls wait (nil: in this process).
+	Queue ApprovalQueue
+	// OnQueueError is what a call gets while Queue cannot be reached:
+	// deny ("" too) refuses it as unavailable, with a retry hint; allow
+	// asks on this process's page alone.
+	OnQueueError OnError
+	// Replica names this process on the calls it puts on a shared Queue.
+	Replica string
+	// Redactor removes secrets from what the page shows and the Queue
+	// holds (nil: none).
+	Redactor *Redactor
 }
 
-// NewHTTPApprover returns an approval endpoint with a fresh token.
+// approvalSlack is how long an entry outlives its call's approval timeout
+// in a queue: a replica that dies leaves nothing behind for longer.
+const approvalSlack = 30 * time.Second
+
+// NewHTTPApprover returns an approval endpoint.
 func NewHTTPApprover(opts HTTPOptions) (*HTTPApprover, error) {
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		return nil, fmt.Errorf("policy: %w", err)
+	token := opts.Token
+	switch {
+	case token == "":
+		b := make([]byte, 24)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("policy: %w", err)
+		}
+		token = hex.EncodeToString(b)
+	case len(token) < 16:
+		return nil, fmt.Errorf("policy: the approval token is %d bytes long: give at least 16", len(token))
 	}
-	return &HTTPApprover{token: hex.EncodeToString(b), allowRemote: opts.AllowRemote, pending: map[string]*waiting{}}, nil
+	h := &HTTPApprover{token: token, allowRemote: opts.AllowRemote, queue: opts.Queue, local: NewMemoryQueue(),
+		fallback: opts.OnQueueError == OnErrorAllow, replica: opts.Replica, redact: opts.Redactor}
+	if h.queue == nil {
+		h.queue = h.local
+	}
+	return h, nil
 }
 
 // Token is the secret that decisions must carry (for API clients; the page
 // carries it itself).
 func (h *HTTPApprover) Token() string { return h.token }
 
-// Approve puts the request on the page and waits for a decision.
+// Approve puts the request on the queue and waits for a decision.
 func (h *HTTPApprover) Approve(ctx context.Context, req Request) (Approval, error) {
-	h.mu.Lock()
-	h.seq++
-	w := &waiting{id: strconv.Itoa(h.seq), req: req, since: time.Now(), done: make(chan Approval, 1)}
-	h.pending[w.id] = w
-	h.order = append(h.order, w.id)
-	h.mu.Unlock()
-	select {
-	case a := <-w.done:
-		return a, nil
-	case <-ctx.Done():
-		h.remove(w.id)
-		select {
-		case a := <-w.done: // decided just as the wait ended
-			return a, nil
-		default:
-		}
-		return Approval{Approver: "http", Reason: "no decision: " + ctx.Err().Error()}, nil
+	v := h.view(req)
+	entry, err := json.Marshal(v)
+	if err != nil {
+		return Approval{Approver: "http"}, fmt.Errorf("policy: %w", err)
 	}
+	ttl := DefaultApprovalTimeout
+	if d, ok := ctx.Deadline(); ok {
+		ttl = time.Until(d)
+	}
+	ttl += approvalSlack
+	raw, err := h.queue.Wait(ctx, v.ID, entry, ttl)
+	if err != nil && ctx.Err() == nil && h.queue != h.local {
+		if !h.fallback {
+			return Approval{Approver: "http"}, tool.Errorf(tool.Unavailable, "the shared approval queue (Redis) cannot be reached, so no one can be asked about this call: %v", err).
+				WithRetry(time.Second).WithSuggestion("retry in a moment; the call was not run")
+		}
+		raw, err = h.local.Wait(ctx, v.ID, entry, ttl) // on_error allow: this replica's page
+	}
+	if err != nil {
+		return Approval{Approver: "http", Reason: "no decision: " + err.Error()}, nil
+	}
+	var a answer
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return Approval{Approver: "http", Reason: "the answer could not be read"}, nil
+	}
+	return Approval{Approved: a.Approved, Approver: "http", Scope: a.Scope, Reason: a.Reason}, nil
 }
 
-func (h *HTTPApprover) remove(id string) *waiting {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	w := h.pending[id]
-	if w == nil {
-		return nil
-	}
-	delete(h.pending, id)
-	for i, x := range h.order {
-		if x == id {
-			h.order = append(h.order[:i:i], h.order[i+1:]...)
-			break
-		}
-	}
-	return w
+// answer is an Approval as it travels through a queue.
+type answer struct {
+	Approved bool   `json:"approved"`
+	Scope    Scope  `json:"scope,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
-// pendingView is one waiting call as the API shows it.
+// pendingView is one waiting call as a person is shown it, and as a queue
+// holds it.
 type pendingView struct {
 	ID          string          `json:"id"`
 	Tool        string          `json:"tool"`
 	Arguments   json.RawMessage `json:"arguments"`
-	Pretty      string          `json:"-"`
+	Pretty      string          `json:"pretty"`
 	Rule        string          `json:"rule"`
 	Reason      string          `json:"reason"`
 	Level       int             `json:"level"`
@@ -122,65 +159,146 @@ type pendingView struct {
 	Session     string          `json:"session,omitempty"`
 	Principal   string          `json:"principal,omitempty"`
 	Since       time.Time       `json:"since"`
+	Replica     string          `json:"replica,omitempty"`
 }
 
-func (h *HTTPApprover) list() []pendingView {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]pendingView, 0, len(h.order))
-	for _, id := range h.order {
-		w := h.pending[id]
-		args := w.req.Call.Args
-		if !json.Valid(args) {
-			args, _ = json.Marshal(string(args))
-		}
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
-		}
-		out = append(out, pendingView{ID: id, Tool: w.req.Call.Name, Arguments: args, Pretty: prettyArgs(w.req.Call.Args, 4000),
-			Rule: w.req.Decision.Rule, Reason: w.req.Decision.Reason, Level: int(w.req.Decision.Level), Confirm: w.req.Decision.Confirm,
-			AlwaysRules: w.req.AlwaysRules, Session: w.req.Call.Session, Principal: w.req.Call.Principal, Since: w.since})
+// view describes req for a person, under a fresh id, secrets redacted.
+func (h *HTTPApprover) view(req Request) pendingView {
+	text := func(s string) string { s, _ = h.redact.Redact(s); return s }
+	args := redactJSON(h.redact, req.Call.Args)
+	var rules []string
+	for _, r := range req.AlwaysRules {
+		rules = append(rules, text(r))
 	}
-	return out
+	return pendingView{ID: rand.Text(), Tool: req.Call.Name, Arguments: args, Pretty: prettyArgs(args, 4000),
+		Rule: text(req.Decision.Rule), Reason: text(req.Decision.Reason), Level: int(req.Decision.Level), Confirm: req.Decision.Confirm,
+		AlwaysRules: rules, Session: req.Call.Session, Principal: req.Call.Principal, Since: time.Now().UTC(), Replica: h.replica}
 }
 
-// decide applies a decision to a waiting call.
-func (h *HTTPApprover) decide(id, decision, reason, confirm string) (int, string) {
-	h.mu.Lock()
-	w := h.pending[id]
-	h.mu.Unlock()
-	if w == nil {
-		return http.StatusNotFound, "no call is waiting with this id (decided already, or it timed out)"
+// redactJSON returns arguments with the secrets r finds replaced: in every
+// string of the value once decoded (a private key's line breaks are
+// escaped in JSON), then in the JSON text (a "password": "…" member). What
+// is not JSON, or no longer is, becomes a JSON string.
+func redactJSON(r *Redactor, raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return json.RawMessage("{}")
 	}
-	d := w.req.Decision
-	a := Approval{Approver: "http", Reason: strings.TrimSpace(reason)}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	out := raw
+	if err := dec.Decode(&v); err == nil && r != nil {
+		if b, err := json.Marshal(redactValue(r, v)); err == nil {
+			out = b
+		}
+	}
+	s, _ := r.Redact(string(out))
+	if !json.Valid([]byte(s)) {
+		b, _ := json.Marshal(s)
+		return b
+	}
+	return json.RawMessage(s)
+}
+
+func redactValue(r *Redactor, v any) any {
+	switch x := v.(type) {
+	case string:
+		s, _ := r.Redact(x)
+		return s
+	case []any:
+		for i := range x {
+			x[i] = redactValue(r, x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			k, _ = r.Redact(k)
+			out[k] = redactValue(r, e)
+		}
+		return out
+	}
+	return v
+}
+
+// list returns the calls waiting on this process's queue and the shared
+// one, oldest first; the error says the shared one cannot be read.
+func (h *HTTPApprover) list(ctx context.Context) ([]pendingView, error) {
+	entries, _ := h.local.List(ctx)
+	var err error
+	if h.queue != h.local {
+		var shared [][]byte
+		shared, err = h.queue.List(ctx)
+		entries = append(entries, shared...)
+	}
+	out := make([]pendingView, 0, len(entries))
+	seen := map[string]bool{}
+	for _, e := range entries {
+		var v pendingView
+		if json.Unmarshal(e, &v) != nil || v.ID == "" || seen[v.ID] {
+			continue
+		}
+		seen[v.ID] = true
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b pendingView) int {
+		return cmp.Or(a.Since.Compare(b.Since), strings.Compare(a.ID, b.ID))
+	})
+	return out, err
+}
+
+// decide applies a decision to a waiting call, in whichever queue it waits.
+func (h *HTTPApprover) decide(ctx context.Context, id, decision, reason, confirm string) (int, string) {
+	q := h.local
+	raw, err := q.Get(ctx, id)
+	if errors.Is(err, fs.ErrNotExist) && h.queue != h.local {
+		q = h.queue
+		raw, err = q.Get(ctx, id)
+	}
+	if err != nil {
+		return queueStatus(err)
+	}
+	var w pendingView
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return http.StatusInternalServerError, "the waiting call could not be read"
+	}
+	a := answer{Reason: strings.TrimSpace(reason)}
 	switch decision {
 	case "deny":
-	case "once":
-		a.Approved, a.Scope = true, Once
-	case "session":
-		a.Approved, a.Scope = true, Session
-	case "always":
-		a.Approved, a.Scope = true, Always
+	case "once", "session", "always":
+		a.Approved, a.Scope = true, Scope(decision)
 	default:
 		return http.StatusBadRequest, "decision must be once, session, always or deny"
 	}
-	if a.Approved && d.Confirm {
+	if a.Approved && w.Confirm {
 		if a.Scope != Once {
 			return http.StatusBadRequest, "a level-3 call can only be approved once"
 		}
-		if c := strings.TrimSpace(confirm); c != w.req.Call.Name && c != "yes" {
-			return http.StatusBadRequest, fmt.Sprintf("a level-3 call needs confirm set to %q or \"yes\"", w.req.Call.Name)
+		if c := strings.TrimSpace(confirm); c != w.Tool && c != "yes" {
+			return http.StatusBadRequest, fmt.Sprintf("a level-3 call needs confirm set to %q or \"yes\"", w.Tool)
 		}
 	}
-	if a.Scope == Always && len(w.req.AlwaysRules) == 0 {
+	if a.Scope == Always && len(w.AlwaysRules) == 0 {
 		return http.StatusBadRequest, "\"always\" is not offered for this call"
 	}
-	if h.remove(id) == nil {
-		return http.StatusNotFound, "the call was decided meanwhile"
+	b, err := json.Marshal(a)
+	if err != nil {
+		return http.StatusInternalServerError, err.Error()
 	}
-	w.done <- a
+	if err := q.Answer(ctx, id, b); err != nil {
+		return queueStatus(err)
+	}
 	return http.StatusOK, "decided"
+}
+
+// queueStatus is the HTTP status and message of a queue's error.
+func queueStatus(err error) (int, string) {
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return http.StatusConflict, "this call was answered already (the first answer counts)"
+	case errors.Is(err, fs.ErrNotExist):
+		return http.StatusNotFound, "no call is waiting with this id (it was decided and has gone, it timed out, or its call ended)"
+	}
+	return http.StatusServiceUnavailable, "the shared approval queue cannot be reached: retry in a moment"
 }
 
 // ServeHTTP serves the page and the API.
@@ -207,7 +325,12 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/" && r.Method == http.MethodGet:
 		hd.Set("Content-Type", "text/html; charset=utf-8")
-		page.Execute(w, map[string]any{"Pending": h.list(), "Token": h.token})
+		list, err := h.list(r.Context())
+		var problem string
+		if err != nil {
+			_, problem = queueStatus(err)
+		}
+		page.Execute(w, map[string]any{"Pending": list, "Token": h.token, "Problem": problem})
 	case r.URL.Path == "/decide" && r.Method == http.MethodPost:
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "bad form", http.StatusBadRequest)
@@ -217,7 +340,7 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "missing or wrong token: reload the page", http.StatusForbidden)
 			return
 		}
-		code, msg := h.decide(r.PostForm.Get("id"), r.PostForm.Get("decision"), r.PostForm.Get("reason"), r.PostForm.Get("confirm"))
+		code, msg := h.decide(r.Context(), r.PostForm.Get("id"), r.PostForm.Get("decision"), r.PostForm.Get("reason"), r.PostForm.Get("confirm"))
 		if code != http.StatusOK {
 			http.Error(w, msg, code)
 			return
@@ -225,7 +348,14 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	case r.URL.Path == "/api/pending" && r.Method == http.MethodGet:
 		hd.Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(h.list())
+		list, err := h.list(r.Context())
+		if err != nil {
+			code, msg := queueStatus(err)
+			w.WriteHeader(code)
+			json.NewEncoder(w).Encode(map[string]any{"error": msg})
+			return
+		}
+		json.NewEncoder(w).Encode(list)
 	case r.URL.Path == "/api/decide" && r.Method == http.MethodPost:
 		hd.Set("Content-Type", "application/json")
 		if !h.tokenOK(r.Header.Get("X-Toolgate-Token")) {
@@ -239,7 +369,7 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			json.NewEncoder(w).Encode(map[string]any{"error": "the body is not a JSON object {id, decision, reason, confirm}"})
 			return
 		}
-		code, msg := h.decide(body.ID, body.Decision, body.Reason, body.Confirm)
+		code, msg := h.decide(r.Context(), body.ID, body.Decision, body.Reason, body.Confirm)
 		w.WriteHeader(code)
 		if code != http.StatusOK {
 			json.NewEncoder(w).Encode(map[string]any{"error": msg})
@@ -291,9 +421,10 @@ button{margin-right:.4em} input[type=text]{width:20em}
 </style></head><body>
 <h1>toolgate approvals</h1>
 <p><a href="/">Refresh</a> · {{len .Pending}} waiting</p>
+{{if .Problem}}<p><strong>{{.Problem}}</strong></p>{{end}}
 {{range .Pending}}
 <div class="call{{if .Confirm}} lvl3{{end}}">
-<h2>{{.Tool}} <span class="muted">level {{.Level}}{{if .Principal}} · {{.Principal}}{{end}}{{if .Session}} · session {{.Session}}{{end}}</span></h2>
+<h2>{{.Tool}} <span class="muted">level {{.Level}}{{if .Principal}} · {{.Principal}}{{end}}{{if .Session}} · session {{.Session}}{{end}}{{if .Replica}} · on {{.Replica}}{{end}}</span></h2>
 <p>{{.Reason}} <span class="muted">[{{.Rule}}]</span></p>
 <pre>{{.Pretty}}</pre>
 <form method="post" action="/decide">

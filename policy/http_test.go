@@ -124,8 +124,11 @@ func TestHTTPApproverOnLoopback(t *testing.T) {
 	if a := <-first; !a.Approved || a.Scope != policy.Always || a.Approver != "http" {
 		t.Errorf("form decision: %+v", a)
 	}
-	if code, _ := decide(h.Token(), map[string]string{"id": id, "decision": "once"}, nil); code != http.StatusNotFound {
+	if code, _ := decide(h.Token(), map[string]string{"id": id, "decision": "once"}, nil); code != http.StatusConflict {
 		t.Errorf("deciding twice: %d", code)
+	}
+	if code, _ := decide(h.Token(), map[string]string{"id": "no-such-id", "decision": "once"}, nil); code != http.StatusNotFound {
+		t.Errorf("deciding an unknown id: %d", code)
 	}
 
 	// level 3 over the API: needs confirm, once only
