@@ -19,4 +19,10 @@
 // is refused as unavailable (retryable), never run unguarded. Keys are
 // stored as SHA-256 digests under a prefix; a Redis restarted without
 // persistence forgets its claims and results.
+//
+// RedisApprovals is the other thing replicas share here: the queue of calls
+// waiting for a person (policy.ApprovalQueue, declared where it is used),
+// so that the approval page of any replica lists and answers a call held
+// by another; the first answer wins, in one script, and reaches the holder
+// by pub/sub and by a bounded poll.
 package store
