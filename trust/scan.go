@@ -1,7 +1,12 @@
 package trust
 
 import (
+	"bytes"
 	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
 )
 
 // ToolDef is an MCP tool definition as an upstream sends it in tools/list:
@@ -38,25 +43,98 @@ const (
 	Malicious  Verdict = "malicious"
 )
 
+// Thresholds of the verdict: the sum of the findings' weights. A strong
+// finding (4) is malicious alone; a medium one (2) makes a tool suspicious;
+// weak ones (1) and notes (0) count only together.
+const (
+	suspiciousScore = 2
+	maliciousScore  = 4
+)
+
 // Finding is one piece of evidence against a tool definition.
 type Finding struct {
 	Kind     string `json:"kind"`     // instruction, sensitive_reference, cross_tool, ...
 	Field    string `json:"field"`    // JSON pointer into the definition, e.g. /inputSchema/properties/note/description
-	Evidence string `json:"evidence"` // the matched text, short
+	Evidence string `json:"evidence"` // the matched text, at most 80 characters
 	Why      string `json:"why"`      // why a person should look at it
+	Weight   int    `json:"weight"`   // what it adds to the score: 0 note, 1 weak, 2 medium, 3-4 strong
 }
 
 // Report is the scan of one tool.
 type Report struct {
 	Tool     string    `json:"tool"`
 	Verdict  Verdict   `json:"verdict"`
+	Score    int       `json:"score"`
 	Findings []Finding `json:"findings"`
 }
 
-// Scan inspects every model-visible string of def. It is deterministic and
-// needs no model.
+// Scan inspects every model-visible string of def: its name, title and
+// description, every string of its input and output schemas (descriptions,
+// titles, enum values, defaults, examples, const, property names) and its
+// annotations. It is deterministic and needs no model.
 func Scan(def ToolDef, sc ScanContext) Report {
-	return Report{Tool: def.Name, Verdict: Clean, Findings: []Finding{}}
+	st := newState(def, sc)
+	r := Report{Tool: def.Name, Findings: []Finding{}}
+	seen := map[string]bool{}
+	at := func(field string) func(hit) {
+		return func(h hit) {
+			key := field + "\x00" + h.kind + "\x00" + h.why
+			if seen[key] {
+				return
+			}
+			seen[key] = true
+			r.Findings = append(r.Findings, Finding{Kind: h.kind, Field: field, Evidence: h.evidence, Why: h.why, Weight: h.weight})
+		}
+	}
+
+	// the name
+	add := at("/name")
+	for _, h := range hiddenText(def.Name, true) {
+		add(h)
+	}
+	if mixedName(def.Name) {
+		add(hit{KindHidden, 3, clip(def.Name), "the name mixes Latin letters with look-alike letters of another script"})
+	}
+	names := make([]string, 0, len(st.others))
+	for _, t := range sc.Tools {
+		if t.Name != def.Name || t.Server != sc.Server {
+			names = append(names, t.Name)
+		}
+	}
+	st.collisions(def.Name, names, "tool", add)
+	if sc.Server != "" {
+		st.collisions(sc.Server, st.servers, "server", at(""))
+	}
+
+	// the texts
+	for _, t := range []struct{ field, text string }{{"/title", def.Title}, {"/description", def.Description}} {
+		if t.text != "" {
+			st.text(t.text, at(t.field))
+		}
+	}
+	if len(def.InputSchema) > 0 {
+		st.walkJSON(def.InputSchema, "/inputSchema", at)
+	}
+	if len(def.OutputSchema) > 0 {
+		st.walkJSON(def.OutputSchema, "/outputSchema", at)
+	}
+	if len(def.Annotations) > 0 {
+		st.walkJSON(def.Annotations, "/annotations", at)
+	}
+
+	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Weight > r.Findings[j].Weight })
+	for _, f := range r.Findings {
+		r.Score += f.Weight
+	}
+	switch {
+	case r.Score >= maliciousScore:
+		r.Verdict = Malicious
+	case r.Score >= suspiciousScore:
+		r.Verdict = Suspicious
+	default:
+		r.Verdict = Clean
+	}
+	return r
 }
 
 // ScanJSON scans one raw MCP tool definition.
@@ -80,4 +158,127 @@ func ScanSet(server string, defs []ToolDef, servers []string) []Report {
 		out[i] = Scan(d, ScanContext{Server: server, Tools: refs, Servers: servers})
 	}
 	return out
+}
+
+// Limits of the walk over a schema: a hostile schema cannot make a scan slow.
+const (
+	maxDepth   = 32
+	maxStrings = 4096
+)
+
+// keys whose string values are machine words, not prose: only hidden text is
+// looked for there.
+var machineKeys = map[string]bool{"type": true, "format": true, "$schema": true, "$id": true, "$ref": true,
+	"pattern": true, "contentEncoding": true, "contentMediaType": true, "$anchor": true, "$dynamicRef": true, "required": true}
+
+// walkJSON visits every string of a JSON value; a property's name is judged
+// as a parameter.
+func (st *scanState) walkJSON(raw json.RawMessage, ptr string, at func(string) func(hit)) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		at(ptr)(hit{KindHidden, 1, "invalid JSON", "the schema is not valid JSON, so a client may read it differently than this scan"})
+		return
+	}
+	n := 0
+	var walk func(v any, ptr, key string, depth int)
+	walk = func(v any, ptr, key string, depth int) {
+		if depth > maxDepth || n > maxStrings {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p := ptr + "/" + escapePointer(k)
+				if key == "properties" || key == "patternProperties" {
+					st.param(k, v[k], p, at)
+				}
+				walk(v[k], p, k, depth+1)
+			}
+		case []any:
+			for i, e := range v {
+				walk(e, ptr+"/"+strconv.Itoa(i), key, depth+1)
+			}
+		case string:
+			n++
+			if machineKeys[key] {
+				for _, h := range hiddenText(v, true) {
+					at(ptr)(h)
+				}
+				return
+			}
+			st.text(v, at(ptr))
+			if key == "default" || key == "const" || key == "examples" {
+				if m := reURL.FindString(strings.ToLower(v)); m != "" {
+					at(ptr)(hit{KindExfiltration, 1, clip(m), "a URL as a parameter's default: the model will send the call's data there unless told otherwise"})
+				}
+			}
+		}
+	}
+	walk(v, ptr, "", 0)
+}
+
+// param judges one property: its name and what its description asks for.
+func (st *scanState) param(name string, v any, ptr string, at func(string) func(hit)) {
+	st.params[strings.ToLower(name)] = true
+	add := at(ptr)
+	for _, h := range hiddenText(name, true) {
+		add(h)
+	}
+	if mixedName(name) {
+		add(hit{KindHidden, 3, clip(name), "the parameter's name mixes Latin letters with look-alike letters"})
+	}
+	desc := ""
+	if m, ok := v.(map[string]any); ok {
+		for _, k := range []string{"description", "title"} {
+			if s, ok := m[k].(string); ok {
+				desc += s + " "
+			}
+		}
+	}
+	if h, ok := outOfScope(name, desc); ok {
+		add(h)
+	}
+}
+
+var (
+	reBlockBreak = regexp.MustCompile(`\n\s*\n|\n\s*(?:[-*•]|\d+[.)]|[A-Za-z_][\w ]{0,30}(?:\([^)\n]*\))?:)\s`)
+	reSentence   = regexp.MustCompile(`[.!?]+["')\]]*\s+`)
+	reAuthority  = regexp.MustCompile(`\b(?:[A-Z]{2,}[ _-]+){0,3}(?:SYSTEM|INTERNAL|ADMIN|ADMINISTRATOR|PROTOCOL|OVERRIDE|COMPLIANCE|DEV NOTE|DEVELOPER|MAINTENANCE|SECURITY (?:UPDATE|NOTICE|PROTOCOL|ALERT|CHECK)|MANDATORY)(?:[ _-]+[A-Z]{2,}){0,3}\s*:`)
+)
+
+// text scans one model-visible string.
+func (st *scanState) text(s string, add func(hit)) {
+	for _, h := range hiddenText(s, false) {
+		add(h)
+	}
+	if len(s) > maxScanBytes {
+		s = s[:maxScanBytes]
+	}
+	if m := reAuthority.FindString(foldName(s)); m != "" {
+		add(hit{KindInstruction, 2, clip(m), "a header in capitals that speaks as the system or an administrator, not as documentation"})
+	}
+	for _, block := range reBlockBreak.Split(s, -1) {
+		f := foldText(block)
+		for _, w := range f.mixed {
+			add(hit{KindHidden, 2, clip(w), "a word mixing Latin letters with look-alike letters of another script: written to slip past filters"})
+		}
+		st.crossRefs(f.text, add)
+		for _, sent := range reSentence.Split(f.text, -1) {
+			if sent != "" {
+				st.checkSentence(sent, add)
+			}
+		}
+	}
+}
+
+// escapePointer escapes one JSON pointer token (RFC 6901).
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }

@@ -1,0 +1,387 @@
+package trust
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// scanState is what the rules of one tool share: the tool's own names and
+// the names of the other tools and servers the model sees.
+type scanState struct {
+	self    string            // the tool's name, folded
+	params  map[string]bool   // its parameters' names, lower case
+	others  map[string]string // other tools' folded names → their server
+	server  string
+	servers []string
+	styles  map[string]int // naming styles of all tools in the context
+}
+
+func newState(def ToolDef, sc ScanContext) *scanState {
+	st := &scanState{
+		self:   strings.ToLower(foldName(def.Name)),
+		params: map[string]bool{},
+		others: map[string]string{},
+		server: sc.Server,
+		styles: map[string]int{},
+	}
+	for _, t := range sc.Tools {
+		st.styles[nameStyle(t.Name)]++
+		n := strings.ToLower(foldName(t.Name))
+		if t.Name == def.Name && t.Server == sc.Server {
+			continue
+		}
+		if n != "" && n != st.self {
+			st.others[n] = t.Server
+		}
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(def.InputSchema, &schema) == nil {
+		for k := range schema.Properties {
+			st.params[strings.ToLower(k)] = true
+		}
+	}
+	for _, s := range sc.Servers {
+		if s != sc.Server {
+			st.servers = append(st.servers, s)
+		}
+	}
+	return st
+}
+
+var (
+	reIdent      = regexp.MustCompile(`[a-z0-9][a-z0-9_.-]*[a-z0-9]`)
+	reQuotedWord = regexp.MustCompile("['\"]([a-z][a-z0-9]*)['\"]|\\b([a-z][a-z0-9]*)\\s+(?:tool|function)\\b|`([a-z][a-z0-9]*)`")
+)
+
+// otherToolRef returns a tool other than this one that sentence s names: a
+// tool of the context, or any name written as a tool's (snake or kebab case
+// quoted or followed by "tool", one word in backticks). A plain word names a
+// context tool only when quoted or followed by "tool": such names are often
+// ordinary words. sibling is whether the tool is known to be of the same
+// (known) server.
+func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
+	known := func(id string) (string, bool) {
+		srv, ok := st.others[id]
+		return id, ok && st.server != "" && srv == st.server
+	}
+	for _, id := range reIdent.FindAllString(s, -1) {
+		if _, ok := st.others[id]; ok && strings.ContainsAny(id, "_-.") {
+			return known(id)
+		}
+	}
+	for _, m := range reQuotedWord.FindAllStringSubmatch(s, 4) {
+		if id := m[1] + m[2] + m[3]; id != st.self && !st.params[id] {
+			if _, ok := st.others[id]; ok || m[3] != "" {
+				return known(id)
+			}
+		}
+	}
+	for _, m := range reNamedTool.FindAllStringSubmatch(s, 4) {
+		id := m[1] + m[2]
+		if id != st.self && !st.params[id] && !st.params[strings.ReplaceAll(id, "-", "_")] {
+			return known(id)
+		}
+	}
+	return "", false
+}
+
+// crossRefs reports the tools of other servers, and other servers, that s names.
+func (st *scanState) crossRefs(s string, add func(hit)) {
+	for _, id := range reIdent.FindAllString(s, -1) {
+		if srv, ok := st.others[id]; ok && srv != st.server && strings.ContainsAny(id, "_-.") {
+			add(hit{KindCrossTool, 2, id, "names " + id + ", a tool of another server (" + srv + "): a description that steers calls meant for another server's tool is shadowing"})
+			return
+		}
+	}
+	for _, srv := range st.servers {
+		l := strings.ToLower(srv)
+		if len(l) < 4 || !strings.ContainsAny(l, "_-.0123456789") {
+			continue // a plain word ("github", "memory") says nothing
+		}
+		if i := strings.Index(s, l); i >= 0 && wordAt(s, i, len(l)) {
+			add(hit{KindCrossTool, 1, l, "names another server (" + srv + ")"})
+			return
+		}
+	}
+}
+
+func wordAt(s string, i, n int) bool {
+	isW := func(b byte) bool { return b == '_' || b == '-' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' }
+	return (i == 0 || !isW(s[i-1])) && (i+n == len(s) || !isW(s[i+n]))
+}
+
+// foldName is a name as it looks: NFKC, invisible characters dropped,
+// look-alike letters folded to Latin.
+func foldName(n string) string {
+	if len(n) > 1024 {
+		n = n[:1024]
+	}
+	n = norm.NFKC.String(strings.ToValidUTF8(n, ""))
+	return strings.Map(func(r rune) rune {
+		if invisible(r) {
+			return -1
+		}
+		if c := confusables[r]; c != 0 {
+			return c
+		}
+		return r
+	}, n)
+}
+
+// skeleton is a name without case and separators.
+func skeleton(n string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == '.' || r == ' ' || r == '/' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, foldName(n))
+}
+
+// nameTokens splits a name into lower-case words (snake, kebab, camel case).
+func nameTokens(n string) []string {
+	var out []string
+	var cur []rune
+	prevLower := false
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for _, r := range foldName(n) {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+			prevLower = false
+			continue
+		case unicode.IsUpper(r) && prevLower:
+			flush()
+		}
+		cur = append(cur, r)
+		prevLower = unicode.IsLower(r) || unicode.IsDigit(r)
+	}
+	flush()
+	return out
+}
+
+// nameStyle is a name's spelling convention.
+func nameStyle(n string) string {
+	var up, lo bool
+	for _, r := range n {
+		up = up || unicode.IsUpper(r)
+		lo = lo || unicode.IsLower(r)
+	}
+	sep := ""
+	switch {
+	case strings.Contains(n, "_"):
+		sep = "_"
+	case strings.Contains(n, "-"):
+		sep = "-"
+	}
+	c := "lower"
+	switch {
+	case up && !lo:
+		c = "upper"
+	case up && lo && sep == "":
+		c = "camel"
+	case up && lo:
+		c = "mixed"
+	}
+	if strings.HasPrefix(n, "_") || strings.HasSuffix(n, "_") || strings.HasSuffix(n, "-") || strings.Contains(n, "__") {
+		c += "-odd"
+	}
+	return c + sep
+}
+
+// affixes are the words a look-alike adds to a real tool's name.
+var affixes = map[string]bool{
+	"new": true, "latest": true, "updated": true, "official": true, "enhanced": true, "premium": true, "pro": true,
+	"plus": true, "improved": true, "ultimate": true, "best": true, "the": true, "a": true, "an": true, "copy": true,
+	"alt": true, "real": true, "original": true, "true": true, "fixed": true, "beta": true, "final": true,
+	"my": true, "our": true, "super": true, "better": true, "v": true, "ii": true,
+}
+
+var reVersion = regexp.MustCompile(`^(?:v?\d+|v\d+[a-z]?)$`)
+
+// collisions reports names the scanned tool nearly shares with another tool
+// or server. A near collision has two sides; the finding goes to the side
+// that looks like the copy (look-alike letters, an added version or
+// "enhanced", odd spelling for the set), so the original is not flagged.
+func (st *scanState) collisions(name string, others []string, what string, add func(hit)) {
+	if name == "" {
+		return
+	}
+	self := skeleton(name)
+	nonASCII := !isASCII(foldName(name)) || !isASCII(name)
+	selfTok := nameTokens(name)
+	for _, o := range others {
+		if o == name || o == "" {
+			continue
+		}
+		os := skeleton(o)
+		switch {
+		case os == self && nonASCII && isASCII(o):
+			add(hit{KindNameCollision, 4, clip(name + " ~ " + o), "spelled with look-alike characters so it reads as the " + what + " " + o})
+			return
+		case os == self && !nonASCII && isASCII(o):
+			if st.oddOneOut(name, o) {
+				add(hit{KindNameCollision, 3, clip(name + " ~ " + o), "differs from the " + what + " " + o + " only in case or separators: a model may call one for the other"})
+				return
+			}
+		case addsAffix(selfTok, nameTokens(o)):
+			add(hit{KindNameCollision, 3, clip(name + " ~ " + o), "the " + what + " " + o + " with a version or a word such as 'new' added: a look-alike that competes for its calls"})
+			return
+		case len(self) >= 5 && lookalikeEdit(self, os):
+			add(hit{KindNameCollision, 2, clip(name + " ~ " + o), "one character away from the " + what + " " + o + " (a digit or doubled letter for a letter): a typo-squatting look-alike"})
+			return
+		}
+	}
+}
+
+// oddOneOut reports whether a, which equals b but for case and separators,
+// is the copy: its spelling is rarer in the set, or (a tie) odder.
+func (st *scanState) oddOneOut(a, b string) bool {
+	sa, sb := nameStyle(a), nameStyle(b)
+	if strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(sa, "_"), "-"), "-odd") != strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(sb, "_"), "-"), "-odd") {
+		return strings.Contains(sa, "-odd")
+	}
+	if st.styles[sa] != st.styles[sb] {
+		return st.styles[sa] < st.styles[sb]
+	}
+	return upper(a) > upper(b)
+}
+
+func upper(s string) int {
+	n := 0
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			n++
+		}
+	}
+	return n
+}
+
+// addsAffix reports whether a is b with only affix words or versions added.
+func addsAffix(a, b []string) bool {
+	if len(a) <= len(b) || len(b) == 0 {
+		return false
+	}
+	i := 0
+	for _, t := range a {
+		if i < len(b) && t == b[i] {
+			i++
+			continue
+		}
+		if !affixes[t] && !reVersion.MatchString(t) {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// lookalikeEdit reports whether a is b with one character swapped for a
+// look-alike digit, or with one letter doubled.
+func lookalikeEdit(a, b string) bool {
+	look := map[[2]byte]bool{{'0', 'o'}: true, {'1', 'l'}: true, {'1', 'i'}: true, {'5', 's'}: true, {'3', 'e'}: true,
+		{'4', 'a'}: true, {'8', 'b'}: true, {'9', 'g'}: true, {'2', 'z'}: true, {'l', 'i'}: true, {'i', 'l'}: true, {'7', 't'}: true}
+	switch {
+	case len(a) == len(b):
+		diff := -1
+		for i := 0; i < len(a); i++ {
+			if a[i] != b[i] {
+				if diff >= 0 {
+					return false
+				}
+				diff = i
+			}
+		}
+		return diff >= 0 && look[[2]byte{a[diff], b[diff]}]
+	case len(a) == len(b)+1:
+		for i := 0; i < len(b); i++ {
+			if a[i] != b[i] {
+				return a[i+1:] == b[i:] && i > 0 && a[i] == a[i-1]
+			}
+		}
+		return a[len(b)] == b[len(b)-1] // a doubled last letter
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// mixedName reports a name mixing Latin letters with look-alikes from other
+// scripts, whether or not it collides with anything known.
+func mixedName(n string) bool {
+	var latin, look bool
+	for _, r := range n {
+		latin = latin || r < utf8.RuneSelf && unicode.IsLetter(r)
+		look = look || confusables[r] != 0
+	}
+	return latin && look
+}
+
+// outOfScope judges one parameter by its name and description: does it ask
+// for something no tool needs to do its job (who the model is, its prompt,
+// the conversation, the other tools, secrets, personal data)?
+func outOfScope(name, desc string) (hit, bool) {
+	tok := map[string]bool{}
+	for _, t := range nameTokens(name) {
+		tok[t] = true
+	}
+	has := func(ws ...string) bool {
+		for _, w := range ws {
+			if tok[w] {
+				return true
+			}
+		}
+		return false
+	}
+	d := foldText(desc).text
+	ev := clip(name)
+	switch {
+	case has("llm", "assistant", "agent", "ai", "bot", "chatbot", "caller", "gpt") && has("model", "name", "id", "identity", "type", "version", "provider", "vendor") ||
+		tok["llm"] && len(tok) == 1 || reCallerModel.MatchString(d):
+		return hit{KindOutOfScope, 4, ev, "asks which model is calling: no tool needs that to do its job; it fingerprints the agent"}, true
+	case has("system", "sys") && has("prompt", "message", "instructions") || has("instructions", "preprompt", "guidelines") && has("your", "model", "assistant", "agent") || reYourPrompt.MatchString(d):
+		return hit{KindOutOfScope, 4, ev, "asks for the model's system prompt or instructions"}, true
+	case has("conversation", "chat", "dialog", "dialogue", "transcript", "messages") && has("history", "full", "previous", "all", "log", "context", "entire", "past", "prior") || reWholeChat.MatchString(d):
+		return hit{KindOutOfScope, 4, ev, "asks for the conversation: it would hand the whole chat to this server"}, true
+	case has("tools", "tool", "functions") && has("available", "list", "all", "other", "installed", "enabled", "names") || reToolList.MatchString(d):
+		return hit{KindOutOfScope, 3, ev, "asks for the list of the model's tools: reconnaissance of the agent"}, true
+	case has("password", "passwd", "passphrase", "secret", "apikey", "credential", "credentials", "mnemonic", "seed", "cookie", "cookies", "otp", "ssh") ||
+		has("private") && has("key") || has("api") && has("key") || has("token") && (len(tok) == 1 || has("access", "auth", "bearer", "api", "refresh", "session", "secret", "oauth", "jwt", "personal", "github", "user", "security")):
+		w := 1
+		if reYourSecret.MatchString(d) {
+			w = 3
+		}
+		return hit{KindOutOfScope, w, ev, "asks for a credential as an argument: secrets belong in the server's configuration, not in what the model types"}, true
+	case has("ssn", "cvv", "cvc", "passport", "iban", "dob", "maiden") || has("social") && has("security") || has("credit", "card") && has("number", "card") && !has("id") || has("bank") && has("account") || has("birth") && has("date"):
+		return hit{KindOutOfScope, 2, ev, "asks for personal data (identity or payment details)"}, true
+	case reYourSecret.MatchString(d):
+		return hit{KindOutOfScope, 3, ev, "its description asks for the user's secrets"}, true
+	}
+	return hit{}, false
+}
+
+var (
+	reCallerModel = regexp.MustCompile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\bwhich (?:llm|model|ai) (?:you|are)`)
+	reYourPrompt  = regexp.MustCompile(`\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
+	reWholeChat   = regexp.MustCompile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
+	reToolList    = regexp.MustCompile(`\b(?:list|names?|set|all) of (?:all )?(?:the )?(?:available|other|your|installed|enabled|connected) (?:tools|functions|servers)\b`)
+	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user)\s+(?:own )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)`)
+)

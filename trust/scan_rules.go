@@ -1,0 +1,269 @@
+package trust
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The finding kinds.
+const (
+	KindInstruction   = "instruction"
+	KindSensitive     = "sensitive_reference"
+	KindCrossTool     = "cross_tool"
+	KindPreference    = "preference_manipulation"
+	KindOutOfScope    = "out_of_scope_parameter"
+	KindHidden        = "hidden_text"
+	KindExfiltration  = "exfiltration"
+	KindNameCollision = "name_collision"
+)
+
+// hit is a finding before it is placed: its weight is what it adds to the
+// tool's score (see verdict).
+type hit struct {
+	kind     string
+	weight   int
+	evidence string
+	why      string
+}
+
+// rule is one pattern over folded text (lower case, one space between words).
+type rule struct {
+	kind   string
+	weight int
+	re     *regexp.Regexp
+	why    string
+}
+
+// alt makes a word-bounded alternation of a word class.
+func alt(words ...string) string { return `\b(?:` + strings.Join(words, "|") + `)\b` }
+
+// near is "a, then b within n characters of the same sentence".
+func near(n string, parts ...string) string { return strings.Join(parts, `.{0,`+n+`}?`) }
+
+func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+
+// Word classes. Rules are built from classes (verbs × objects, within a
+// sentence), not from the phrases of any one attack.
+var (
+	wOblig = alt(`must`, `mandatory`, `required`, `requires?`, `necessary`, `need(?:s|ed)? to`, `have to`, `has to`,
+		`critical`, `crucial`, `essential`, `imperative`, `make sure`, `ensure`, `be sure to`, `always`, `should`,
+		`important`, `don't forget`, `do not forget`, `remember to`, `obligatory`, `compulsory`, `please`)
+	wInvoke = alt(`call`, `calls`, `calling`, `invoke`, `invoking`, `use`, `using`, `run`, `running`, `execute`, `executing`,
+		`trigger`, `launch`, `switch to`, `redirect(?:ed)? to`, `rely on`, `query`, `consult`)
+	wOrder = alt(`before`, `after`, `first`, `prior to`, `then`, `afterwards`, `followed by`, `subsequently`, `also`,
+		`additionally`, `in addition`, `beforehand`, `next`)
+	wExec   = alt(`execute`, `executing`, `run`, `running`, `type`, `enter`, `paste`, `issue`, `launch`, `perform`)
+	wModify = alt(`add`, `adding`, `append`, `appending`, `write`, `writing`, `modify`, `modifying`, `update`, `updating`,
+		`delete`, `deleting`, `remove`, `removing`, `clean`, `cleaning`, `clean up`, `clear`, `clearing`, `wipe`,
+		`overwrite`, `erase`, `purge`, `truncate`, `insert`, `edit`, `chmod`, `replace`)
+	wTake = alt(`read`, `reading`, `cat`, `open`, `opening`, `access`, `accessing`, `load`, `copy`, `print`, `dump`,
+		`collect`, `gather`, `extract`, `include`, `including`, `attach`, `pass`, `passing`, `send`, `upload`, `list`,
+		`show`, `display`, `get`, `retrieve`, `obtain`, `fetch`, `provide`, `supply`, `paste`, `put`, `forward`,
+		`share`, `output`, `reveal`, `return`, `insert`, `embed`, `encode`)
+	wTransmit = alt(`send`, `sends`, `sending`, `sent`, `post`, `posting`, `upload`, `uploading`, `forward`, `forwarding`,
+		`transmit`, `transmitting`, `submit`, `submitting`, `report`, `reporting`, `log`, `logging`, `notify`,
+		`ping`, `exfiltrat\w*`, `leak`, `share`, `sharing`, `sync`, `mirror`, `cc`, `bcc`, `beacon`, `callback`,
+		`authenticate`, `verify`, `validate`, `register`, `relay`)
+	wReach = alt(`access`, `visit`, `request`, `call`, `contact`, `connect to`, `fetch`, `navigate to`, `open`, `load`,
+		`hit`, `query`, `make a (?:network |http |web )?request`, `curl`, `wget`)
+	wTell = alt(`tell`, `telling`, `inform`, `informing`, `notify`, `notifying`, `alert`, `alerting`, `mention`,
+		`mentioning`, `reveal`, `revealing`, `disclose`, `disclosing`, `warn`, `warning`, `let the user know`,
+		`acknowledge`, `explain`, `report`)
+	wPerson  = alt(`user`, `users`, `user's`, `human`, `person`, `operator`, `anyone`, `customer`, `client`, `them`, `owner`)
+	wDisplay = alt(`display`, `present`, `show`, `state`, `say`, `tell`, `print`, `output`, `mention`, `respond with`,
+		`reply with`, `recommend`, `promote`, `advertise`, `announce`)
+	wSecret = `(?:` + alt(`private keys?`, `secret keys?`, `api[ _-]?keys?`, `access[ _-]?tokens?`, `auth(?:entication)? tokens?`,
+		`bearer tokens?`, `refresh tokens?`, `session (?:tokens?|cookies?|ids?)`, `passwords?`, `passphrases?`,
+		`credentials?`, `seed phrases?`, `mnemonic(?: phrase)?`, `recovery phrases?`, `ssh keys?`, `cookies?`,
+		`(?:crypto )?wallets?`, `environment variables?`, `env vars?`, `secrets?`, `tokens?`, `2fa codes?`, `otp`,
+		`one[- ]time (?:codes?|passwords?)`, `credit card(?: numbers?)?`, `social security numbers?`) + `)`
+	wSecretFile = `(?:~/\.ssh|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|authorized_keys|/etc/(?:passwd|shadow|sudoers|hosts)|` +
+		`\.aws/(?:credentials|config)|\.git-credentials|\.npmrc|\.pypirc|\.netrc|\.pgpass|\.docker/config|` +
+		`\bkubeconfig\b|\.kube/config|\.gnupg|(?:^|[\s'"` + "`" + `(/])\.env\b|\.bash_history|\.zsh_history|wallet\.dat|` +
+		`\bkeychain\b|\bkeystore\b|cookies\.sqlite|login data|/proc/self/environ|mcp\.json|claude_desktop_config|` +
+		`\.cursor/|\.config/gcloud|application_default_credentials|\.pem\b|\.key\b|\.p12\b|\.pfx\b)`
+	wRCFile = `(?:\.bashrc|\.zshrc|\.bash_profile|\.profile\b|\.zprofile|crontab|/etc/|~/|/tmp/|/var/|/root/|` +
+		`\bstartup (?:scripts?|files?|folder)|\bsystem files?|\btemporary files|\bconfig(?:uration)? files?|` +
+		`\benvironment configuration|\bhome (?:directory|folder))`
+	wURL   = `(?:https?|ftp|wss?)://[^\s'"<>` + "`" + `)\]]+`
+	wEmail = `\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`
+	wIP    = `\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b`
+	wQuote = `(?:'[^']{8,}'|"[^"]{8,}"|“[^”]{8,}”|‘[^’]{8,}’)`
+	wOther = alt(`other`, `another`, `any other`, `all other`, `different`, `alternative`, `competing`, `similar`,
+		`third[- ]party`, `rival`, `others`)
+	wToolNoun = alt(`tools?`, `functions?`, `servers?`, `plugins?`, `services?`, `apis?`, `options?`, `methods?`, `endpoints?`)
+	wCmd      = `(?:\b(?:curl|wget|rm|sudo|chmod|chown|nc|ncat|netcat|scp|ssh|base64|eval|cat|echo|bash|sh|zsh|powershell|` +
+		`iex|nohup|crontab|mkfifo|dd|mkfs|pkill|killall|shutdown|reboot|certutil|bitsadmin|invoke-webrequest)\b` +
+		`(?:\s+-{1,2}[a-z]+|\s+~?/|\s+['"$]|\s+\S+\s*(?:&&|\|\|?|>>?|;)|\s+https?://)|\$\([^)]{1,80}\)|` +
+		`&&\s*(?:echo|rm|curl|wget|cat|sudo|chmod|bash|sh)\b|>>\s*~?/?[\w./-]+|\|\s*(?:sh|bash|zsh|python3?)\b|` +
+		`\bexport\s+[a-z_][a-z0-9_]*=)`
+)
+
+var (
+	reOblig     = re(wOblig)
+	reInvoke    = re(wInvoke)
+	reOrder     = re(wOrder)
+	reExec      = re(wExec)
+	reModify    = re(wModify)
+	reTake      = re(wTake)
+	reTransmit  = re(wTransmit)
+	reReach     = re(wReach)
+	reDisplay   = re(wDisplay)
+	reSecret    = re(wSecret)
+	reSecretF   = re(wSecretFile)
+	reRCFile    = re(wRCFile)
+	reURL       = re(wURL)
+	reEmail     = re(wEmail)
+	reIP        = re(wIP)
+	reQuote     = re(wQuote)
+	reCmd       = re(wCmd)
+	reToUser    = re(`\bto (?:the )?` + wPerson)
+	reYou       = re(`\b(?:you|your)\b`)
+	reNamedTool = re("(?:['\"`]([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)['\"`]|\\b([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)\\b\\s+(?:tool|function|endpoint|method)\\b)")
+)
+
+// textRules are single patterns over one sentence of folded text.
+var textRules = []rule{
+	// instructions addressed to the model
+	{KindInstruction, 4, re(near("30", alt(`ignore`, `disregard`, `forget`, `override`, `bypass`, `skip`),
+		alt(`previous`, `prior`, `above`, `earlier`, `all`, `any`, `system`, `original`, `initial`, `existing`, `your`),
+		alt(`instructions?`, `prompts?`, `rules?`, `directions?`, `guidelines?`, `directives?`, `constraints?`, `polic(?:y|ies)`, `guardrails?`, `safety`))),
+		"tells the model to drop its instructions or rules"},
+	{KindInstruction, 3, re(`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user|human|sys|im_start|im_end|context|override)\s*>|<\|[a-z_]+\|>`),
+		"a chat-markup or <IMPORTANT>-style tag: text dressed up as a message from the system to the model"},
+	{KindInstruction, 2, re(`\[\s*(?:important|system|admin|instructions?|inst|sys|override|note to (?:the )?(?:ai|assistant|model))\s*\]`),
+		"a bracketed [IMPORTANT]-style marker addressed to the model"},
+	{KindInstruction, 3, re(`(?:^|\s)(?:#{1,4}\s*)?(?:system|assistant|developer)\s*(?:message|prompt)?\s*:\s`),
+		"a role marker (system:/assistant:) that fakes a turn of the conversation"},
+	{KindInstruction, 4, re(near("30", `\b(?:do not|don't|dont|never|must not|should not|shouldn't|without|avoid)\b`, alt(`tell`, `telling`, `inform`, `informing`, `notify`, `notifying`,
+		`alert`, `alerting`, `mention`, `mentioning`, `reveal`, `revealing`, `disclose`, `disclosing`, `warn`, `warning`, `let`, `letting`), wPerson)),
+		"tells the model to keep something from the user"},
+	{KindInstruction, 4, re(near("20", wPerson, `\b(?:must|should|need|does|do|will|may) not\b`, alt(`know`, `see`, `notice`, `be told`, `be informed`, `be aware`, `find out`, `learn`))),
+		"tells the model to keep something from the user"},
+	{KindInstruction, 3, re(`\b(?:secretly|covertly|surreptitiously|behind the (?:user'?s? )?back|without (?:the )?(?:user'?s? )?(?:knowledge|knowing|consent|awareness|noticing))\b|` +
+		near("25", alt(`hide`, `conceal`, `keep`), `\b(?:from the user|secret|hidden|confidential|between us)\b`)),
+		"asks for secrecy from the user"},
+	{KindInstruction, 3, re(near("25", `\bregardless of\b`, `\b(?:user|users|user's|what (?:the user|they)|their (?:input|request|query))\b`)),
+		"overrides what the user asked for"},
+	{KindInstruction, 3, re(near("40", alt(`modify`, `change`, `replace`, `rewrite`, `alter`, `override`, `substitute`, `swap`, `redirect`),
+		alt(`parameter`, `argument`, `field`, `input`, `query`, `recipient`, `destination`, `location`, `ticker`, `address`, `amount`, `account`),
+		`\b(?:to|with|into|instead)\b`) + `|` + near("20", `\binstead of\b`, `\b(?:the )?(?:user'?s?|requested|specified|asked|given)\b`)),
+		"tells the model to change a call's arguments from what the user asked"},
+	{KindInstruction, 2, re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `version`, `service`),
+		alt(`has been`, `have been`, `was`, `is now`, `are now`, `is being`, `is currently`, `now`),
+		alt(`deprecated`, `disabled`, `removed`, `replaced`, `discontinued`, `retired`, `unavailable`, `superseded`,
+			`upgraded`, `enhanced`, `optimized`, `optimised`, `updated`, `modified`, `changed`, `moved`, `compromised`, `broken`, `redirect(?:s|ed)?`, `uses`)) +
+		`|\btemporarily (?:disabled|unavailable|down|offline)\b|\bno longer (?:available|supported|functional|works?)\b`),
+		"claims a tool changed or went away: the usual opening of a redirection to another tool"},
+	{KindInstruction, 1, re(`\bredirect(?:s|ed|ing)?\b.{0,40}?\b(?:to|instead)\b`),
+		"speaks of redirecting requests elsewhere"},
+	{KindInstruction, 1, re(alt(`compliance`, `regulatory (?:requirements?|compliance|rules?|reasons|purposes)`, `audit (?:trail|compliance|log(?:ging)?)`,
+		`security (?:protocols?|verification|validation|checkpoint|compliance)`, `integrity (?:check|verification)`,
+		`verification (?:step|endpoint|protocol|process)`, `authentication verification`, `(?:mandatory|required|necessary) for (?:all|every|any)`)),
+		"appeals to compliance or security to justify an extra step: the usual cover of an injected instruction"},
+	// preference manipulation
+	{KindPreference, 1, re(`\b(?:always|only|exclusively)\s+(?:use|call|choose|pick|prefer|select|invoke)\s+(?:this|me|our)\b`),
+		"tells the model to always pick this tool (weak alone: real tools say when to call them)"},
+	{KindPreference, 3, re(`\b(?:use|call|choose|prefer|select|pick)\s+(?:this|our)\s+(?:tool|function|server|one|service)\s+(?:instead|rather|over|exclusively|for (?:all|every|any))`),
+		"steers the model to prefer this tool over others"},
+	{KindPreference, 3, re(near("30", `\b(?:do not|don't|never|avoid|stop)\b`, alt(`use`, `using`, `call`, `calling`, `choose`, `trust`, `rely on`, `invoke`), wOther, wToolNoun)),
+		"tells the model to avoid other tools"},
+	{KindPreference, 2, re(near("12", alt(`instead of`, `rather than`, `in place of`, `over`, `than`), `(?:any |all |the )?`+wOther, wToolNoun) + `|\b(?:rather than|instead of|over|than) (?:the )?others\b`),
+		"steers the model away from other tools"},
+	{KindPreference, 2, re(near("40", `\b(?:best|most (?:advanced|reliable|accurate|comprehensive|powerful|trusted|sophisticated|secure|efficient|complete|robust|capable|intelligent|effective)|`+
+		`ultimate|premium|superior|unmatched|unparalleled|unrivall?ed|top[- ]rated|finest|greatest|smartest|world[- ]class|enterprise[- ]grade|`+
+		`cutting[- ]edge|state[- ]of[- ]the[- ]art|next[- ]gen(?:eration)?|revolutionary|pinnacle|gold standard|number one|#1)\b`,
+		alt(`tools?`, `version`, `solution`, `system`, `service`, `api`, `analy[sz]er`, `navigator`, `option`, `choice`, `engine`,
+			`creator`, `manager`, `platform`, `in the world`, `available`, `on the market`, `in the market`, `worldwide`, `ever`,
+			`there is`, `capabilit(?:y|ies)`, `performance`, `functionality`, `features`, `technology`, `reliability`, `accuracy`, `quality`))),
+		"self-promotion: superlatives about the tool, meant to win the model's choice"},
+	{KindPreference, 2, re(near("40", alt(`trusted by`, `used by`, `loved by`, `recommended by`, `relied (?:up)?on by`, `chosen by`, `preferred by`, `endorsed by`, `certified by`),
+		`(?:\b(?:professionals|experts|companies|developers|engineers|millions|thousands|teams|enterprises|fortune|industry|leaders|giants|analysts|researchers|scientists)\b|\d)`) +
+		`|\baward[- ]winning\b|\bfortune 500\b|\b\d{2,3}(?:\.\d+)?\s?% (?:accuracy|accurate|reliab\w*|success|uptime|precision|of (?:professionals|users|experts|developers|companies))|` +
+		`\b100\s?% (?:reliab\w*|accura\w*|guarantee\w*)|\bindustry[- ](?:leading|standard)\b|\bworld'?s (?:best|leading|most|top|first|#1)|` +
+		`\b(?:premium|professional|advanced|enhanced|pro|ultimate|upgraded|improved|superior)\s+(?:version|edition|variant)\b`),
+		"marketing claims about the tool, meant to win the model's choice"},
+	{KindPreference, 2, re(near("40", alt(`better`, `superior`, `faster`, `more accurate`, `more reliable`, `more comprehensive`, `more secure`, `outperforms`),
+		alt(`than`, `compared (?:to|with)`, `versus`, `vs\.?`, `over`), `(?:\b(?:other|standard|existing|any|competing|alternative|regular|basic|original|the old)\b.{0,25}?`+wToolNoun+`|\bothers\b)`)),
+		"claims to beat other tools, to win the model's choice"},
+	// cross-tool steering without a name
+	{KindCrossTool, 0, re(near("20", wOther, wToolNoun)),
+		"speaks of other tools: a description should describe its own tool"},
+}
+
+// checkSentence applies the combined rules (a verb class with an object class
+// in one sentence) and the single rules to one sentence.
+func (st *scanState) checkSentence(s string, add func(hit)) {
+	for _, r := range textRules {
+		if m := r.re.FindString(s); m != "" {
+			add(hit{r.kind, r.weight, clip(m), r.why})
+		}
+	}
+	oblig := reOblig.MatchString(s)
+	ev := clip(s)
+
+	// another tool named in an obligation to call it
+	if ref, sibling := st.otherToolRef(s); ref != "" && oblig && reInvoke.MatchString(s) {
+		switch {
+		case sibling:
+			add(hit{KindInstruction, 1, ev, "makes calling " + ref + ", a tool of the same server, a duty (common in real documentation; weak alone)"})
+		case reOrder.MatchString(s):
+			add(hit{KindInstruction, 2, ev, "makes calling another tool (" + ref + ") a duty before, after or beside this one"})
+		default:
+			add(hit{KindInstruction, 1, ev, "tells the model to call another tool (" + ref + ")"})
+		}
+	}
+	// shell commands
+	if m := reCmd.FindString(s); m != "" {
+		switch {
+		case reExec.MatchString(s) && oblig:
+			add(hit{KindInstruction, 4, clip(m), "tells the model to run a shell command"})
+		case reExec.MatchString(s):
+			add(hit{KindInstruction, 2, clip(m), "a shell command to run, in a tool's description"})
+		default:
+			add(hit{KindInstruction, 1, clip(m), "a shell command in a tool's description"})
+		}
+	}
+	// files and secrets
+	if m := reSecretF.FindString(s); m != "" {
+		w := 3
+		if oblig || reTake.MatchString(s) {
+			w = 4
+		}
+		add(hit{KindSensitive, w, clip(strings.TrimSpace(m)), "names a file that holds keys, secrets or shell start-up code"})
+	}
+	if m := reRCFile.FindString(s); m != "" && oblig && (reModify.MatchString(s) || reTake.MatchString(s)) {
+		add(hit{KindInstruction, 3, ev, "tells the model to read or change files (" + strings.TrimSpace(m) + ") that are not this tool's business"})
+	}
+	if m := reSecret.FindString(s); m != "" {
+		if (oblig || reYou.MatchString(s)) && reTake.MatchString(s) {
+			add(hit{KindSensitive, 3, ev, "asks the model to fetch or hand over " + m})
+		} else {
+			add(hit{KindSensitive, 0, m, "mentions " + m + " (weak alone)"})
+		}
+	}
+	// endpoints
+	for _, e := range []struct {
+		re   *regexp.Regexp
+		what string
+	}{{reURL, "a URL"}, {reEmail, "an e-mail address"}, {reIP, "an IP address"}} {
+		m := e.re.FindString(s)
+		if m == "" {
+			continue
+		}
+		switch {
+		case reTransmit.MatchString(s) && (oblig || reOrder.MatchString(s)):
+			add(hit{KindExfiltration, 4, clip(m), e.what + " the model is told to send data to"})
+		case oblig && reReach.MatchString(s):
+			add(hit{KindExfiltration, 3, clip(m), e.what + " the model is told to contact as an extra step"})
+		case reTransmit.MatchString(s):
+			add(hit{KindExfiltration, 2, clip(m), e.what + " beside a verb of sending"})
+		default:
+			add(hit{KindExfiltration, 0, clip(m), e.what + " in the text (a documentation link is normal; weak alone)"})
+		}
+	}
+	// fixed words to tell the user
+	if oblig && reDisplay.MatchString(s) && (reQuote.MatchString(s) || reToUser.MatchString(s)) {
+		add(hit{KindInstruction, 2, ev, "tells the model what to say to the user"})
+	}
+}
