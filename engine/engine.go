@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/schema"
@@ -47,6 +50,20 @@ type Options struct {
 	Redactor              *policy.Redactor // secrets to redact from results and the audit log; nil: none
 	Parallelism           int              // ExecuteAll's bound; 0: 8
 	Logger                *slog.Logger     // nil: slog.Default()
+
+	// TracerProvider, when set, makes each call an INTERNAL span
+	// "execute_tool {tool}" with the GenAI and toolgate attributes, and
+	// child spans for the approval wait and the run; a tool can start its
+	// own child spans from the context it is given. nil or a no-op
+	// provider: no spans, and no cost.
+	TracerProvider trace.TracerProvider
+	// MeterProvider, when set, records toolgate.calls, toolgate.approvals,
+	// toolgate.rate_limited and toolgate.loop_detected. nil or a no-op
+	// provider: nothing, and no cost.
+	MeterProvider metric.MeterProvider
+	// TelemetryArgumentNames adds the names of a call's arguments (never
+	// their values) to its span as toolgate.argument.names. Off by default.
+	TelemetryArgumentNames bool
 }
 
 // Engine executes calls. It is safe for concurrent use.

@@ -1,0 +1,31 @@
+// Package telemetry sets up OpenTelemetry for toolgate from the standard
+// OTEL_* environment variables and names the spans, attributes and metrics
+// toolgate emits, in the MCP and GenAI semantic conventions' names plus
+// toolgate's own (decision, rule, approval, principal, sandbox).
+//
+// Setup reads, with the semantics of
+// go.opentelemetry.io/contrib/exporters/autoexport:
+//
+//	OTEL_TRACES_EXPORTER   otlp | console | none (default none: off)
+//	OTEL_METRICS_EXPORTER  otlp | prometheus | console | none (default none: off)
+//	OTEL_EXPORTER_OTLP_ENDPOINT, _PROTOCOL, _HEADERS, _TIMEOUT, … and the
+//	    per-signal OTEL_EXPORTER_OTLP_TRACES_* / _METRICS_* variants (http/protobuf)
+//	OTEL_EXPORTER_PROMETHEUS_HOST, _PORT (default localhost:9464): /metrics
+//	OTEL_METRIC_EXPORT_INTERVAL, OTEL_SERVICE_NAME (default toolgate),
+//	OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED
+//
+// It differs from autoexport in three ways, on purpose. Unset exporters
+// mean off, not otlp: telemetry is opt-in, and off costs nothing (no-op
+// providers, which the engine skips). The console exporters write to
+// Options.Stderr, never to standard output, where MCP's stdio transport and
+// `toolgate call`'s result go. And OTLP is http/protobuf only: autoexport
+// links the gRPC exporters (and the logs SDK) into every binary whether or
+// not they are used; measured on cmd/toolgate, autoexport added 10.7 MB to
+// the binary where these four exporters add 7.5 MB, and more package
+// initialisation to every `toolgate call`. OTEL_EXPORTER_OTLP_PROTOCOL=grpc
+// is refused with an error that says to use http/protobuf (port 4318).
+//
+// Nothing is registered globally (no otel.SetTracerProvider): the caller
+// hands Providers to what it instruments — engine.Options, mcpserver,
+// mcpclient — so two engines in one program can report to different places.
+package telemetry
