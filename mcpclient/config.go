@@ -67,8 +67,16 @@ type Config struct {
 	// glob (doublestar syntax); when several match, the highest wins.
 	Levels map[string]tool.Level
 	// Tools, when not empty, keeps only the tools whose upstream name
-	// matches one of these globs; the others are not registered at all.
-	Tools []string
+	// matches one of these globs (include); Exclude then leaves out those
+	// matching one of its globs. The others are not registered at all.
+	Tools, Exclude []string
+	// Rename gives upstream tools other names (upstream name → new name);
+	// the new name is prefixed like any other, and a call still reaches
+	// the upstream under the original name.
+	Rename map[string]string
+	// Describe replaces the description the model sees of upstream tools
+	// (upstream name → the operator's text).
+	Describe map[string]string
 	// NoResources and NoPrompts leave the upstream's resources and prompts
 	// out of a Gateway.
 	NoResources, NoPrompts bool
@@ -90,6 +98,11 @@ type Options struct {
 	// Logger receives diagnostics and the upstreams' log messages that no
 	// client gets; nil discards them.
 	Logger *slog.Logger
+	// Wrap, when set, is given each upstream tool as it is registered
+	// (with its upstream's name and the tool's name there) and returns
+	// the tool to register instead: checks around its calls and results
+	// (package trust) go here.
+	Wrap func(upstream, remote string, t tool.Tool) tool.Tool
 }
 
 // Peer is the downstream client of a call, as a go-sdk *mcp.ServerSession
@@ -148,12 +161,12 @@ func (c *Config) Check() error {
 			return fmt.Errorf("mcpclient: upstream %s: level %d for %q: want 0-3", c.Name, l, g)
 		}
 	}
-	for _, g := range c.Tools {
+	for _, g := range append(append([]string(nil), c.Tools...), c.Exclude...) {
 		if !doublestar.ValidatePattern(g) {
 			return fmt.Errorf("mcpclient: upstream %s: tool glob %q is not a valid pattern", c.Name, g)
 		}
 	}
-	return nil
+	return c.checkRename()
 }
 
 // name is the local name of an upstream tool or prompt.
@@ -164,13 +177,15 @@ func (c *Config) name(remote string) string {
 	return Sanitize(c.Prefix + c.Separator + remote)
 }
 
-// enabled reports whether the upstream tool is kept.
+// enabled reports whether the upstream tool is kept: included (by Tools,
+// or by default) and not excluded.
 func (c *Config) enabled(remote string) bool {
-	if len(c.Tools) == 0 {
-		return true
-	}
-	for _, g := range c.Tools {
-		if ok, _ := doublestar.Match(g, remote); ok {
+	return (len(c.Tools) == 0 || matchAny(c.Tools, remote)) && !matchAny(c.Exclude, remote)
+}
+
+func matchAny(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(g, name); ok {
 			return true
 		}
 	}

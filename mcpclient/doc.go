@@ -15,6 +15,15 @@
 // destructive → 3, anything else → 2 (when several Levels globs match a
 // tool, the highest level wins). Tags are "mcp" and "mcp:<server>".
 //
+// A Config shapes what the model sees of an upstream, every key naming a
+// tool as the upstream does: Tools (include globs) and Exclude select the
+// tools, Rename gives one a new name before the prefix (a call still
+// reaches the upstream under the original name), Describe replaces its
+// description. Two upstreams that would register one name are an error
+// naming both. Options.Wrap puts checks around each tool's calls and
+// results (the gateway's result checks and guardrail webhook, package
+// trust).
+//
 // # Input schemas the engine cannot compile
 //
 // toolgate validates arguments with Go's regular expressions (RE2), so an

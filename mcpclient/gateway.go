@@ -144,13 +144,29 @@ func (g *Gateway) syncTools(u *Upstream) error {
 	}
 	var errs []error
 	for _, t := range add {
-		if err := g.reg.Register(t); err != nil {
-			delete(now, t.Definition().Name)
+		name := t.Definition().Name
+		err := g.reg.Register(t)
+		if err != nil {
+			delete(now, name)
+			if other := g.toolOwner(name, u); other != nil {
+				err = fmt.Errorf("upstream %s and upstream %s both give a tool named %s (after prefixing and renaming); rename one (tools.rename) or give them different prefixes", other.cfg.Name, u.cfg.Name, name)
+			}
 			errs = append(errs, fmt.Errorf("upstream %s: %w", u.cfg.Name, err))
 		}
 	}
 	g.tools[u] = now
 	return errors.Join(errs...)
+}
+
+// toolOwner returns the upstream other than u that registered tool name, or nil
+// (g.mu held).
+func (g *Gateway) toolOwner(name string, u *Upstream) *Upstream {
+	for o, names := range g.tools {
+		if _, ok := names[name]; ok && o != u {
+			return o
+		}
+	}
+	return nil
 }
 
 // ServerOptions returns go-sdk server options that forward completion and

@@ -432,8 +432,8 @@ func TestGateway(t *testing.T) {
 	// Two upstreams whose tools end up with one name.
 	a, b := stdio(t, "x"), stdio(t, "y")
 	a.NoPrefix, b.NoPrefix = true, true
-	if _, err := mcpclient.NewGateway(ctx, registry.New(), mcpclient.Options{}, a, b); err == nil || !strings.Contains(err.Error(), "duplicate") {
-		t.Errorf("colliding names: %v, want an error", err)
+	if _, err := mcpclient.NewGateway(ctx, registry.New(), mcpclient.Options{}, a, b); err == nil || !strings.Contains(err.Error(), "upstream x and upstream y both give a tool named echo") {
+		t.Errorf("colliding names: %v, want an error naming both upstreams", err)
 	}
 }
 

@@ -36,10 +36,12 @@ func (u *Upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]tool
 	}
 	var out []tool.Tool
 	seen := map[string]string{}
+	listed := map[string]bool{}
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, err
 		}
+		listed[t.Name] = true
 		if !u.cfg.enabled(t.Name) {
 			continue
 		}
@@ -48,10 +50,21 @@ func (u *Upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]tool
 			return nil, err
 		}
 		if other, dup := seen[rt.def.Name]; dup {
-			return nil, fmt.Errorf("tools %q and %q are both named %s here; give them apart with a prefix or leave one out (tools: globs)", other, t.Name, rt.def.Name)
+			return nil, fmt.Errorf("tools %q and %q are both named %s here; rename one (tools.rename) or leave one out (tools.exclude)", other, t.Name, rt.def.Name)
 		}
 		seen[rt.def.Name] = t.Name
-		out = append(out, rt)
+		var tl tool.Tool = rt
+		if u.opts.Wrap != nil {
+			tl = u.opts.Wrap(u.cfg.Name, t.Name, rt)
+		}
+		out = append(out, tl)
+	}
+	for _, m := range []map[string]string{u.cfg.Rename, u.cfg.Describe} {
+		for name := range m {
+			if !listed[name] {
+				u.log.Warn("tools.rename or tools.describe names a tool the upstream does not list", "tool", name)
+			}
+		}
 	}
 	return out, nil
 }
@@ -63,10 +76,13 @@ func (u *Upstream) wrap(t *mcp.Tool) (*remoteTool, error) {
 		return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
 	}
 	def := tool.Definition{
-		Name:        u.cfg.name(t.Name),
+		Name:        u.cfg.toolName(t.Name),
 		Title:       t.Title,
 		Description: t.Description,
 		Tags:        []string{"mcp", "mcp:" + u.cfg.Name},
+	}
+	if d, ok := u.cfg.Describe[t.Name]; ok {
+		def.Description = d
 	}
 	fixed, note := SanitizeSchema(in)
 	def.InputSchema = fixed

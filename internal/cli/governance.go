@@ -79,16 +79,43 @@ func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot strin
 	if auditPath == "off" || auditPath == "" {
 		return closers, nil
 	}
+	auditPath = auditLogPath(auditPath)
 	log, err := audit.Open(auditPath, audit.Options{})
 	if err != nil {
 		return closers, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
 	}
 	opts.Auditor = log
+	if shared != nil {
+		shared.OnOutage = outageRecorder(log, shared.OnError)
+	}
 	if shared == nil { // with state.redis, Redis remembers the calls of other processes
 		window := max(pol.Limits.Config().Loop.Window, opts.Breaker.Cooldown, time.Minute) // their defaults are a minute
 		replayRecent(limiter, opts.Breaker, levels(opts), auditPath, window)
 	}
 	return append(closers, log.Close), nil
+}
+
+// outageRecorder writes the start and the end of each Redis outage into
+// the audit log, as records of the pseudo-tool "state.redis" (outcome
+// "outage" or "recovered"), so that the calls run under this replica's own
+// limits (on_error: allow) or refused (deny) meanwhile can be told apart.
+func outageRecorder(log *audit.Log, mode policy.OnError) func(bool, error) {
+	if mode == "" {
+		mode = policy.OnErrorDeny
+	}
+	return func(down bool, err error) {
+		rec := audit.Record{Tool: "state.redis", Mode: "on_error: " + string(mode), Outcome: "recovered", Rule: "Redis answers again: limits, loops and approvals are shared again"}
+		if down {
+			then := "calls are refused as unavailable"
+			if mode == policy.OnErrorAllow {
+				then = "calls run under this replica's own limits"
+			}
+			rec.Outcome, rec.Rule = "outage", fmt.Sprintf("Redis cannot be reached (%v): %s until it answers", err, then)
+		}
+		if err := log.Append(context.Background(), rec); err != nil {
+			slog.Error("audit log write failed", "err", err)
+		}
+	}
 }
 
 // readiness returns the check of /readyz for the stores govern put in

@@ -273,8 +273,8 @@ type proxyServer struct {
 	Separator string                  `yaml:"separator"`
 	NoPrefix  bool                    `yaml:"no_prefix"`
 	Timeout   string                  `yaml:"timeout"`
-	Levels    map[string]int          `yaml:"levels"`
-	Tools     []string                `yaml:"tools"`
+	Levels    map[string]int          `yaml:"levels"` // also under tools:
+	Tools     proxyTools              `yaml:"tools"`
 	Resources *bool                   `yaml:"resources"`
 	Prompts   *bool                   `yaml:"prompts"`
 }
@@ -302,7 +302,7 @@ func loadProxyConfig(file string) ([]mcpclient.Config, error) {
 		}
 		c := mcpclient.Config{
 			Name: sv.Name, Command: sv.Command, Args: sv.Args, URL: sv.URL, SSE: sv.SSE,
-			Prefix: sv.Prefix, Separator: sv.Separator, NoPrefix: sv.NoPrefix, Tools: sv.Tools,
+			Prefix: sv.Prefix, Separator: sv.Separator, NoPrefix: sv.NoPrefix,
 			NoResources: sv.Resources != nil && !*sv.Resources,
 			NoPrompts:   sv.Prompts != nil && !*sv.Prompts,
 		}
@@ -347,14 +347,8 @@ func loadProxyConfig(file string) ([]mcpclient.Config, error) {
 			}
 			c.Timeout = d
 		}
-		if len(sv.Levels) > 0 {
-			c.Levels = map[string]tool.Level{}
-			for g, l := range sv.Levels {
-				if !tool.Level(l).Valid() {
-					return nil, fmt.Errorf("%s: levels: %q: %d is not a level (0-3)", where, g, l)
-				}
-				c.Levels[g] = tool.Level(l)
-			}
+		if err := sv.Tools.shape(&c, sv.Levels, where); err != nil {
+			return nil, err
 		}
 		out = append(out, c)
 	}
