@@ -32,6 +32,10 @@ type Shared struct {
 	Prefix  string  // starts every key ("" : DefaultRedisPrefix)
 	OnError OnError // "" : OnErrorDeny
 	Log     *slog.Logger
+	// OnOutage, when set, hears of each outage as it starts (down, with
+	// Redis's error) and as it ends (!down, nil): once per outage, as it
+	// is logged. The CLI records both in the audit log.
+	OnOutage func(down bool, err error)
 
 	down atomic.Bool
 }
@@ -76,6 +80,9 @@ func (s *Shared) log() *slog.Logger {
 func (s *Shared) answered() {
 	if s.down.Load() && s.down.CompareAndSwap(true, false) {
 		s.log().Info("shared state: Redis answers again; limits are shared again")
+		if s.OnOutage != nil {
+			s.OnOutage(false, nil)
+		}
 	}
 }
 
@@ -93,6 +100,9 @@ func (s *Shared) failed(ctx context.Context, err error) *tool.Error {
 			then = "calls run under this process's own limits until it answers (on_error: allow)"
 		}
 		s.log().Warn("shared state: Redis cannot be reached; "+then, "err", err)
+		if s.OnOutage != nil {
+			s.OnOutage(true, err)
+		}
 	}
 	if allow {
 		return nil

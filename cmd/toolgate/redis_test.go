@@ -244,3 +244,55 @@ func TestRedisPasswordFromEnvironment(t *testing.T) {
 		t.Errorf("the right password: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestRedisOutageIsAudited: under on_error allow a replica whose Redis goes
+// away keeps serving under its own limits, and its audit log says when
+// that began and ended (once per outage, however many calls ran then).
+func TestRedisOutageIsAudited(t *testing.T) {
+	srv := redistest.Start(t)
+	root, _ := serveWorkspace(t)
+	pol := sharedPolicyBudget(t, filepath.Join(t.TempDir(), "ws"), srv.URL(), 100)
+	b, _ := os.ReadFile(pol)
+	os.WriteFile(pol, append(b, "    on_error: allow\n"...), 0o644)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	u := startHTTP(t, "serve", "--root", root, "--policy", pol, "--audit", log, "--http", "127.0.0.1:0")
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "outage-test", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(n int) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt", "limit": n}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %s", n, err, text(res))
+		}
+	}
+	call(1)
+	srv.Kill()
+	call(2) // Redis down: on_error allow runs it under local limits
+	call(3)
+	srv.Restart()
+	call(4)
+
+	var got []string
+	data, _ := os.ReadFile(log)
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var rec struct{ Tool, Outcome, Rule, Mode string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rec.Tool+":"+rec.Outcome)
+		if rec.Tool == "state.redis" && (rec.Mode != "on_error: allow" || (rec.Outcome == "outage" && !strings.Contains(rec.Rule, "own limits"))) {
+			t.Errorf("outage record: %s", line)
+		}
+	}
+	want := "read_file:ok state.redis:outage read_file:ok read_file:ok state.redis:recovered read_file:ok"
+	if strings.Join(got, " ") != want {
+		t.Errorf("audit log holds\n %s\nwant\n %s", strings.Join(got, " "), want)
+	}
+	if r := toolgate(t, root, "", "audit", "verify", log); r.code != 0 {
+		t.Errorf("verify: %s", r.stdout)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,65 +19,121 @@ func newAuditCmd(s *streams) *cobra.Command {
 		Short: "Check and read the audit log",
 		Long: `The audit log holds one JSON line per call, allowed or not, each carrying the
 sha256 hash of the one before it. FILE defaults to the log the other commands
-write ($TOOLGATE_AUDIT, else ~/.local/state/toolgate/audit.jsonl).`,
+write ($TOOLGATE_AUDIT, else ~/.local/state/toolgate/audit.jsonl).
+
+Several replicas each keep their own log (--audit DIR/ writes
+DIR/audit-REPLICA.jsonl, REPLICA being $TOOLGATE_REPLICA or the host name).
+Every subcommand takes several files, or a folder for all the *.jsonl files
+in it: verify checks each chain on its own, tail and query merge the records
+of all of them by time.`,
 		Example: `  toolgate audit verify
-  toolgate audit tail -n 20
+  toolgate audit verify /var/log/toolgate/          # every replica's log
+  toolgate audit tail -n 20 /var/log/toolgate/
   toolgate audit query --tool write_file --outcome denied --since 1h`,
 	}
 	cmd.AddCommand(newAuditVerifyCmd(s), newAuditTailCmd(s), newAuditQueryCmd(s))
 	return cmd
 }
 
-func auditFile(args []string) (*os.File, error) {
-	path := defaultAuditPath()
-	if len(args) > 0 {
-		path = args[0]
+// auditFiles are the logs that args name: files as given, and for a folder
+// every *.jsonl file in it (sorted); no args: the default log.
+func auditFiles(args []string) ([]string, error) {
+	if len(args) == 0 {
+		args = []string{auditLogPath(defaultAuditPath())}
 	}
-	f, err := os.Open(path)
+	var out []string
+	for _, a := range args {
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, &exitError{exitTool, fmt.Errorf("%w (give the log's path, or the folder of the replicas' logs, as an argument)", err)}
+		}
+		if !fi.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		logs, err := filepath.Glob(filepath.Join(a, "*.jsonl"))
+		if err != nil || len(logs) == 0 {
+			return nil, &exitError{exitTool, fmt.Errorf("%s holds no audit log (no *.jsonl file)", a)}
+		}
+		out = append(out, logs...) // Glob sorts
+	}
+	return out, nil
+}
+
+// eachAuditFile calls fn with each log that args name, open.
+func eachAuditFile(args []string, fn func(*os.File) error) error {
+	paths, err := auditFiles(args)
 	if err != nil {
-		return nil, &exitError{exitTool, fmt.Errorf("%w (give the log's path as an argument)", err)}
+		return err
 	}
-	return f, nil
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return &exitError{exitTool, err}
+		}
+		err = fn(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeByTime merges the records of several logs, oldest first (stable:
+// records of one time keep their file's order), keeping the last n (0: all).
+func mergeByTime(recs []audit.Record, n int) []audit.Record {
+	slices.SortStableFunc(recs, func(a, b audit.Record) int { return a.Time.Compare(b.Time) })
+	if n > 0 && len(recs) > n {
+		recs = recs[len(recs)-n:]
+	}
+	return recs
 }
 
 func newAuditVerifyCmd(s *streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "verify [FILE]",
+		Use:   "verify [FILE|DIR]...",
 		Short: "Check the hash chain; name the first modified, removed, inserted or reordered record",
 		Long: `Verify reads the whole log and checks that every record's hash matches its
 content and links to the record before. It names each problem with its line
 number. A torn last line (a crash while writing) is reported as a warning and
-does not hide the rest. Exit status 0: intact (warnings allowed); 1: a record
-was modified, removed, inserted or reordered, or a line is not a record.`,
+does not hide the rest. Each file is a chain of its own (one per replica).
+Exit status 0: every log intact (warnings allowed); 1: in some log a record
+was modified, removed, inserted or reordered, or a line is not a record.
+--json prints one report per line (JSON Lines), each naming its file.`,
 		Example: `  toolgate audit verify
-  toolgate audit verify --json /var/log/toolgate/audit.jsonl`,
-		Args: cobra.MaximumNArgs(1),
+  toolgate audit verify --json /var/log/toolgate/audit.jsonl
+  toolgate audit verify /var/log/toolgate/          # every *.jsonl in the folder`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
-			f, err := auditFile(args)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			rep, err := audit.Verify(f)
-			if err != nil {
-				return &exitError{exitTool, err}
-			}
-			if asJSON {
-				if err := printJSON(s, rep); err != nil {
-					return err
+			bad := false
+			err := eachAuditFile(args, func(f *os.File) error {
+				rep, err := audit.Verify(f)
+				if err != nil {
+					return &exitError{exitTool, err}
 				}
-			} else {
+				bad = bad || tampered(rep)
+				if asJSON {
+					return json.NewEncoder(s.out).Encode(fileReport{f.Name(), rep})
+				}
 				printReport(s, f.Name(), rep)
-			}
-			if tampered(rep) {
+				return nil
+			})
+			if err == nil && bad {
 				return failed
 			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// fileReport is verify --json's line: a log and what Verify found in it.
+type fileReport struct {
+	File string `json:"file"`
+	audit.Report
 }
 
 // tampered reports whether rep has a problem that is not a mere warning.
@@ -109,24 +167,28 @@ func printReport(s *streams, name string, rep audit.Report) {
 func newAuditTailCmd(s *streams) *cobra.Command {
 	var n int
 	cmd := &cobra.Command{
-		Use:     "tail [FILE]",
-		Short:   "Print the last records as JSON Lines",
-		Example: "  toolgate audit tail -n 20 | jq -c '{tool, outcome, rule}'",
-		Args:    cobra.MaximumNArgs(1),
+		Use:   "tail [FILE|DIR]...",
+		Short: "Print the last records as JSON Lines (of several logs: merged by time)",
+		Example: `  toolgate audit tail -n 20 | jq -c '{tool, outcome, rule}'
+  toolgate audit tail -n 50 /var/log/toolgate/     # the replicas' logs, merged`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if n <= 0 {
 				return usageErr("-n must be at least 1")
 			}
-			f, err := auditFile(args)
+			var all []audit.Record
+			err := eachAuditFile(args, func(f *os.File) error {
+				recs, err := audit.Tail(f, n)
+				if err != nil {
+					return &exitError{exitTool, fmt.Errorf("%s: %w", f.Name(), err)}
+				}
+				all = append(all, recs...)
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			recs, err := audit.Tail(f, n)
-			if err != nil {
-				return &exitError{exitTool, err}
-			}
-			return printLines(s, recs)
+			return printLines(s, mergeByTime(all, n))
 		},
 	}
 	cmd.Flags().IntVarP(&n, "lines", "n", 10, "how many records")
@@ -137,14 +199,15 @@ func newAuditQueryCmd(s *streams) *cobra.Command {
 	var q audit.Query
 	var since string
 	cmd := &cobra.Command{
-		Use:   "query [FILE]",
-		Short: "Print the records that match filters, as JSON Lines",
-		Long: `Print the records that match every filter given, oldest first. --since takes a
-duration back from now (30m, 24h) or an RFC 3339 time. Query does not check
-hashes; run verify for that.`,
+		Use:   "query [FILE|DIR]...",
+		Short: "Print the records that match filters, as JSON Lines (of several logs: merged by time)",
+		Long: `Print the records that match every filter given, oldest first; the records of
+several logs (the replicas') are merged by time. --since takes a duration back
+from now (30m, 24h) or an RFC 3339 time. Query does not check hashes; run
+verify for that.`,
 		Example: `  toolgate audit query --outcome denied --since 24h
   toolgate audit query --tool execute_command --session s42 --limit 5`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, args []string) error {
 			if since != "" {
 				if d, err := time.ParseDuration(since); err == nil {
@@ -155,16 +218,19 @@ hashes; run verify for that.`,
 					return usageErr("--since %q: want a duration like 24h or an RFC 3339 time", since)
 				}
 			}
-			f, err := auditFile(args)
+			var all []audit.Record
+			err := eachAuditFile(args, func(f *os.File) error {
+				recs, err := audit.Select(f, q)
+				if err != nil {
+					return &exitError{exitTool, fmt.Errorf("%s: %w", f.Name(), err)}
+				}
+				all = append(all, recs...)
+				return nil
+			})
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			recs, err := audit.Select(f, q)
-			if err != nil {
-				return &exitError{exitTool, err}
-			}
-			return printLines(s, recs)
+			return printLines(s, mergeByTime(all, q.Limit))
 		},
 	}
 	f := cmd.Flags()

@@ -55,6 +55,9 @@ func builtinTools(c *common) (*toolsets, error) {
 	for _, f := range ownFiles(c) {
 		for _, rel := range insideRoots(roots.Dirs(), f.path) {
 			rules = append(rules, fs.Rule{Pattern: globQuote(rel), Reason: f.reason, Access: fs.ReadWrite})
+			if auditLogPath(f.path) != f.path { // a folder of replicas' logs: all of it
+				rules = append(rules, fs.Rule{Pattern: globQuote(rel) + "/**", Reason: f.reason, Access: fs.ReadWrite})
+			}
 		}
 	}
 	tools, err := fs.Tools(roots, fs.Options{Rules: rules, AllowHardLinks: c.files.AllowHardLinks})

@@ -110,7 +110,7 @@ config file).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&policyFile, "policy", "", "policy file (YAML): mode, max_level, deny/ask/allow rules over the gateway's tool names")
-	f.StringVar(&auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
+	f.StringVar(&auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained), or a folder DIR/ for DIR/audit-$TOOLGATE_REPLICA.jsonl (one chain per replica); \"off\" disables it")
 	f.StringVar(&configFile, "config", "", "YAML file naming several upstreams (see docs/proxy.example.yaml)")
 	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8766) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address without the policy's auth block (something in front must authenticate clients)")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"unicode"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
@@ -40,7 +42,7 @@ func (c *common) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringArrayVar(&c.roots, "root", nil, "folder the file tools may use (repeatable; default: the current folder)")
 	f.StringVar(&c.policy, "policy", "", "policy file (YAML): mode, max_level, deny/ask/allow rules")
-	f.StringVar(&c.auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained); \"off\" disables it")
+	f.StringVar(&c.auditPath, "audit", defaultAuditPath(), "audit log file (JSON Lines, hash-chained), or a folder DIR/ for DIR/audit-$TOOLGATE_REPLICA.jsonl (one chain per replica); \"off\" disables it")
 	f.StringArrayVar(&c.domains, "allow-domain", nil, "a domain http_request and commands (through the egress proxy) may reach (repeatable; \"*.example.com\" for subdomains); none by default")
 }
 
@@ -87,6 +89,39 @@ func defaultAuditPath() string {
 		return p
 	}
 	return filepath.Join(stateDir(), "audit.jsonl")
+}
+
+// auditLogPath is the log that --audit PATH writes: PATH itself, or for a
+// folder (an existing one, or PATH ending in a separator) the file
+// audit-REPLICA.jsonl in it, so that replicas sharing a volume each keep a
+// chain of their own.
+func auditLogPath(path string) string {
+	if path == "" || path == "off" {
+		return path
+	}
+	if fi, err := os.Stat(path); (err == nil && fi.IsDir()) || strings.HasSuffix(path, string(filepath.Separator)) || strings.HasSuffix(path, "/") {
+		return filepath.Join(path, "audit-"+replicaID()+".jsonl")
+	}
+	return path
+}
+
+// replicaID names this replica: $TOOLGATE_REPLICA, else the host name (a
+// Kubernetes pod's name), reduced to [A-Za-z0-9._-].
+func replicaID() string {
+	id := os.Getenv("TOOLGATE_REPLICA")
+	if id == "" {
+		id, _ = os.Hostname()
+	}
+	id = strings.Map(func(r rune) rune {
+		if r < 128 && (r == '.' || r == '_' || r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '_'
+	}, id)
+	if strings.Trim(id, ".") == "" {
+		return "replica"
+	}
+	return id
 }
 
 // stateDir is where toolgate keeps its state: $TOOLGATE_STATE, else
