@@ -1,0 +1,36 @@
+// Package trust decides how far the gateway (toolgate proxy) trusts the
+// tools its upstream MCP servers bring in: pins of their definitions, the
+// poisoning scanner, checks of their results and an external guardrail
+// webhook. It imports only tool and schema; the gateway (mcpclient) and
+// the CLI wire it in.
+//
+// # Pins
+//
+// A tool's pin is the SHA-256 of the canonical JSON (keys sorted, no
+// insignificant white space) of every field a model sees: name, title,
+// description, input and output schemas with all they nest, annotations
+// (Hash). A pin file (Pins, JSON, one per policy: trust.pins) keeps per
+// upstream its Identity (the command line and the SHA-256 of the
+// executable it starts, and of files its arguments name; or the URL) and
+// per tool the pinned definition, who approved it and when, its scan,
+// and a Candidate when a different definition waits for approval. It is
+// written atomically (a temporary file, 0600, renamed over it) under an
+// exclusive flock of a lock file beside it, so that gateways and
+// `toolgate trust approve` can share it; a damaged file is an error and
+// nothing is trusted.
+//
+// Review compares what the upstreams list with the pins. On first sight
+// of an upstream (trust on first use) its identity and every tool the
+// scan lets through are pinned. Later a new tool, a changed definition, or
+// any tool of an upstream whose identity changed is quarantined: the
+// policy's Settings say what it gets (block: not listed, not callable;
+// ask: listed, each call asks; warn: audited only) until Approve pins the
+// waiting definition. A tool the upstream no longer lists is marked
+// removed. Every change is an Event for the audit log.
+//
+// # Scanner
+//
+// Scan reads every model-visible string of a definition and returns a
+// Report: a verdict (clean, suspicious, malicious) and findings that
+// explain themselves. Tools are scanned when first seen or changed.
+package trust
