@@ -12,6 +12,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/tool"
@@ -103,6 +105,12 @@ type Options struct {
 	// the tool to register instead: checks around its calls and results
 	// (package trust) go here.
 	Wrap func(upstream, remote string, t tool.Tool) tool.Tool
+	// TracerProvider and MeterProvider, when set, record every request
+	// sent to an upstream as a CLIENT span, whose trace context goes in
+	// the request's params._meta, and in mcp.client.operation.duration
+	// (package telemetry). Both nil: no telemetry, no cost.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Peer is the downstream client of a call, as a go-sdk *mcp.ServerSession

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/telemetry"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -32,6 +33,7 @@ type Upstream struct {
 	opts   Options
 	log    *slog.Logger
 	client *mcp.Client
+	tel    *telemetry.MCP // nil without telemetry
 	flights
 
 	mu      sync.Mutex
@@ -87,7 +89,11 @@ func newUpstream(cfg Config, o Options) (*Upstream, error) {
 	if o.ProtocolVersion == "" {
 		o.ProtocolVersion = DefaultProtocolVersion
 	}
-	u := &Upstream{cfg: cfg, opts: o, log: o.Logger}
+	tel, err := telemetry.NewMCPClient(o.TracerProvider, o.MeterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("mcpclient: telemetry: %w", err)
+	}
+	u := &Upstream{cfg: cfg, opts: o, log: o.Logger, tel: tel}
 	if u.log == nil {
 		u.log = slog.New(slog.DiscardHandler)
 	}
@@ -114,6 +120,9 @@ func newUpstream(cfg Config, o Options) (*Upstream, error) {
 		co.CreateMessageHandler = u.onSample
 	}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, co)
+	if u.tel != nil {
+		u.client.AddSendingMiddleware(u.traced)
+	}
 	if o.PeerFromContext != nil {
 		// The go-sdk client checks a form's schema against what it knows;
 		// the downstream client is the one to judge it (and its answer), so

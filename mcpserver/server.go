@@ -9,9 +9,12 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/telemetry"
 )
 
 // Options configure a Server. Only Engine is required.
@@ -41,6 +44,13 @@ type Options struct {
 	MCP *mcp.ServerOptions
 	// Logger receives the server's own diagnostics; nil discards them.
 	Logger *slog.Logger
+
+	// TracerProvider and MeterProvider, when set, record every MCP request
+	// as a SERVER span and in mcp.server.operation.duration (package
+	// telemetry); give the engine the same providers, so its execute_tool
+	// spans nest under the server's. Both nil: no telemetry, no cost.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Server serves a registry over MCP. Create it with New; it is safe for
@@ -50,7 +60,8 @@ type Server struct {
 	engine *engine.Engine
 	mcp    *mcp.Server
 	log    *slog.Logger
-	roots  []root // Options.Roots, resolved
+	roots  []root         // Options.Roots, resolved
+	tel    *telemetry.MCP // nil without telemetry
 
 	toolsMu sync.Mutex
 	served  map[string]string // tool name → fingerprint of what was added
@@ -91,6 +102,11 @@ func New(o Options) (*Server, error) {
 		}
 		s.roots = append(s.roots, r)
 	}
+	tel, err := telemetry.NewMCPServer(o.TracerProvider, o.MeterProvider)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: telemetry: %w", err)
+	}
+	s.tel = tel
 
 	var so mcp.ServerOptions
 	if o.MCP != nil {
@@ -122,6 +138,9 @@ func New(o Options) (*Server, error) {
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: o.Name, Title: "toolgate", Version: o.Version}, &so)
 	s.mcp.AddReceivingMiddleware(s.visibility)
+	if s.tel != nil {
+		s.mcp.AddReceivingMiddleware(s.traced) // outermost: it sees every answer
+	}
 
 	s.unsub = s.engine.Registry().Subscribe(func(registry.Event) { s.syncTools() })
 	s.syncTools()

@@ -105,6 +105,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	ctx = tool.WithLogger(ctx, slog.New(mcp.NewLoggingHandler(ss, &mcp.LoggingHandlerOptions{LoggerName: call.Name})))
 	res := s.execute(ctx, st, call)
+	s.annotate(ctx, call, res)
 	s.logCall(ctx, ss, call, res)
 	if res.Error != nil && res.Error.Type == tool.UnknownTool {
 		if _, ok := s.engine.Registry().Lookup(call.Name); ok {

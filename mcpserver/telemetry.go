@@ -1,0 +1,95 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/toolgate/toolgate/telemetry"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// traced is a receiving middleware that records every MCP request the
+// server handles: a SERVER span named "{method} {tool}" whose parent is the
+// trace context of params._meta (else of the HTTP request's header), and
+// its duration (mcp.server.operation.duration). The span is in the
+// context the handlers get, so the engine's execute_tool span is its
+// child. It is installed only when telemetry is on.
+func (s *Server) traced(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		r := telemetry.MCPRequest{Method: method, Transport: telemetry.TransportPipe}
+		meta := describe(&r, req.GetParams())
+		extra := req.GetExtra()
+		var header http.Header
+		if extra != nil && extra.Header != nil {
+			r.Transport, header = telemetry.TransportTCP, extra.Header
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+			r.SessionID = ss.ID()
+		}
+		if pv, ok := req.(interface{ ProtocolVersion() string }); ok {
+			r.ProtocolVersion = pv.ProtocolVersion()
+		}
+		ctx, op := s.tel.Start(telemetry.Extract(ctx, meta, header), r)
+		res, err := next(ctx, method, req)
+		if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
+			op.SetProtocolVersion(ir.ProtocolVersion)
+		}
+		op.End(outcome(res, err))
+		return res, err
+	}
+}
+
+// annotate adds to the server span of a tools/call what toolgate knows of
+// it: who called (toolgate.principal) and the structured error's type
+// (toolgate.error.type).
+func (s *Server) annotate(ctx context.Context, call tool.Call, res tool.Result) {
+	if s.tel == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(telemetry.Principal.String(call.Principal))
+	if res.Error != nil {
+		span.SetAttributes(telemetry.ToolgateError.String(string(res.Error.Type)))
+	}
+}
+
+// describe fills in what r targets (tool, prompt, resource) from params
+// and returns their _meta (nil when there are none).
+func describe(r *telemetry.MCPRequest, params mcp.Params) map[string]any {
+	if params == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(params); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	switch p := params.(type) {
+	case *mcp.CallToolParamsRaw:
+		r.Tool = p.Name
+	case *mcp.GetPromptParams:
+		r.Prompt = p.Name
+	}
+	return params.GetMeta()
+}
+
+// outcome is how a request ended: a JSON-RPC error by its code, another
+// error as the conventions' _OTHER, a tool result with isError as
+// tool_error.
+func outcome(res mcp.Result, err error) telemetry.MCPOutcome {
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpc):
+		return telemetry.RPCError(rpc.Code)
+	case err != nil:
+		return telemetry.MCPOutcome{ErrorType: telemetry.ErrorOther}
+	}
+	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+		return telemetry.MCPOutcome{ErrorType: telemetry.ToolError}
+	}
+	return telemetry.MCPOutcome{}
+}
