@@ -93,7 +93,7 @@ func Scan(def ToolDef, sc ScanContext) Report {
 		add(h)
 	}
 	if mixedName(def.Name) {
-		add(hit{KindHidden, 3, clip(def.Name), "the name mixes Latin letters with look-alike letters of another script"})
+		add(hit{KindHiddenText, 3, clip(def.Name), "the name mixes Latin letters with look-alike letters of another script"})
 	}
 	names := make([]string, 0, len(st.others))
 	for _, t := range sc.Tools {
@@ -178,7 +178,7 @@ func (st *scanState) walkJSON(raw json.RawMessage, ptr string, at func(string) f
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		at(ptr)(hit{KindHidden, 1, "invalid JSON", "the schema is not valid JSON, so a client may read it differently than this scan"})
+		at(ptr)(hit{KindHiddenText, 1, "invalid JSON", "the schema is not valid JSON, so a client may read it differently than this scan"})
 		return
 	}
 	n := 0
@@ -232,7 +232,7 @@ func (st *scanState) param(name string, v any, ptr string, at func(string) func(
 		add(h)
 	}
 	if mixedName(name) {
-		add(hit{KindHidden, 3, clip(name), "the parameter's name mixes Latin letters with look-alike letters"})
+		add(hit{KindHiddenText, 3, clip(name), "the parameter's name mixes Latin letters with look-alike letters"})
 	}
 	desc := ""
 	if m, ok := v.(map[string]any); ok {
@@ -245,7 +245,18 @@ func (st *scanState) param(name string, v any, ptr string, at func(string) func(
 	if h, ok := outOfScope(name, desc); ok {
 		add(h)
 	}
+	// a default address the call's data goes to
+	if m, ok := v.(map[string]any); ok {
+		if def, ok := m["default"].(string); ok && reURL.MatchString(strings.ToLower(def)) {
+			tok := strings.Join(nameTokens(name), " ")
+			if reTransmit.MatchString(foldText(desc).text) || reHookName.MatchString(tok) {
+				add(hit{KindExfiltration, 3, clip(def), "a parameter that sends the call's data to an address set by default"})
+			}
+		}
+	}
 }
+
+var reHookName = regexp.MustCompile(`\b(?:webhook|hook|callback|beacon|telemetry|report|collect|collector|exfil|log|logging|analytics|tracking)\b`)
 
 var (
 	reBlockBreak = regexp.MustCompile(`\n\s*\n|\n\s*(?:[-*•]|\d+[.)]|[A-Za-z_][\w ]{0,30}(?:\([^)\n]*\))?:)\s`)
@@ -267,7 +278,7 @@ func (st *scanState) text(s string, add func(hit)) {
 	for _, block := range reBlockBreak.Split(s, -1) {
 		f := foldText(block)
 		for _, w := range f.mixed {
-			add(hit{KindHidden, 2, clip(w), "a word mixing Latin letters with look-alike letters of another script: written to slip past filters"})
+			add(hit{KindHiddenText, 2, clip(w), "a word mixing Latin letters with look-alike letters of another script: written to slip past filters"})
 		}
 		st.crossRefs(f.text, add)
 		for _, sent := range reSentence.Split(f.text, -1) {

@@ -239,3 +239,28 @@ func summary(r Report) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// TestHandwritten measures the scanner on trust/testdata/handwritten.json:
+// definitions written for this package (paraphrased attacks, tricky clean
+// tools), scanned as one file.
+func TestHandwritten(t *testing.T) {
+	var set struct {
+		Poisoned []ToolDef `json:"poisoned"`
+		Clean    []ToolDef `json:"clean"`
+	}
+	loadJSON(t, filepath.Join("testdata", "handwritten.json"), &set)
+	reps := ScanSet("", append(append([]ToolDef{}, set.Poisoned...), set.Clean...), nil)
+	var tl tally
+	for i, rep := range reps {
+		poisoned := i < len(set.Poisoned)
+		flagged := rep.Verdict != Clean
+		tl.add(poisoned, flagged)
+		if poisoned != flagged {
+			t.Logf("%s %s: %s score %d %s", map[bool]string{true: "MISS", false: "FALSE POSITIVE"}[poisoned], rep.Tool, rep.Verdict, rep.Score, summary(rep))
+		}
+	}
+	t.Log("\n" + tl.row("hand-written, scanned as one file"))
+	if tl.recall() < 0.85 || tl.fpr() > 0.05 {
+		t.Errorf("hand-written set: recall %.1f%%, FPR %.1f%%", 100*tl.recall(), 100*tl.fpr())
+	}
+}

@@ -56,8 +56,9 @@ func newState(def ToolDef, sc ScanContext) *scanState {
 }
 
 var (
-	reIdent      = regexp.MustCompile(`[a-z0-9][a-z0-9_.-]*[a-z0-9]`)
-	reQuotedWord = regexp.MustCompile("['\"]([a-z][a-z0-9]*)['\"]|\\b([a-z][a-z0-9]*)\\s+(?:tool|function)\\b|`([a-z][a-z0-9]*)`")
+	reNameIdent  = regexp.MustCompile(`[a-z0-9][a-z0-9_.-]*[a-z0-9]`)
+	reCallIdent  = regexp.MustCompile(`\b(?:call|calls|calling|invoke|invoking|use|using|run|running|trigger|through|via)\s+(?:the\s+)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b()`)
+	reQuotedWord = regexp.MustCompile("['\"]([a-z][a-z0-9]*)['\"]|\\b([a-z][a-z0-9]*)\\s+(?:tool|function)\\b|\\b(?:call|calls|calling|use|using|invoke|invoking|run|running)\\s+(?:the\\s+)?`([a-z][a-z0-9]*)`")
 )
 
 // otherToolRef returns a tool other than this one that sentence s names: a
@@ -69,9 +70,9 @@ var (
 func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 	known := func(id string) (string, bool) {
 		srv, ok := st.others[id]
-		return id, ok && st.server != "" && srv == st.server
+		return id, ok && srv == st.server
 	}
-	for _, id := range reIdent.FindAllString(s, -1) {
+	for _, id := range reNameIdent.FindAllString(s, -1) {
 		if _, ok := st.others[id]; ok && strings.ContainsAny(id, "_-.") {
 			return known(id)
 		}
@@ -83,7 +84,7 @@ func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 			}
 		}
 	}
-	for _, m := range reNamedTool.FindAllStringSubmatch(s, 4) {
+	for _, m := range append(reNamedTool.FindAllStringSubmatch(s, 4), reCallIdent.FindAllStringSubmatch(s, 4)...) {
 		id := m[1] + m[2]
 		if id != st.self && !st.params[id] && !st.params[strings.ReplaceAll(id, "-", "_")] {
 			return known(id)
@@ -94,7 +95,7 @@ func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 
 // crossRefs reports the tools of other servers, and other servers, that s names.
 func (st *scanState) crossRefs(s string, add func(hit)) {
-	for _, id := range reIdent.FindAllString(s, -1) {
+	for _, id := range reNameIdent.FindAllString(s, -1) {
 		if srv, ok := st.others[id]; ok && srv != st.server && strings.ContainsAny(id, "_-.") {
 			add(hit{KindCrossTool, 2, id, "names " + id + ", a tool of another server (" + srv + "): a description that steers calls meant for another server's tool is shadowing"})
 			return
@@ -337,7 +338,9 @@ func mixedName(n string) bool {
 
 // outOfScope judges one parameter by its name and description: does it ask
 // for something no tool needs to do its job (who the model is, its prompt,
-// the conversation, the other tools, secrets, personal data)?
+// the conversation, the other tools, secrets, personal data)? A name alone
+// is weaker evidence than a description that asks for the thing: a tool that
+// runs a local model may well take a "system_prompt" for it.
 func outOfScope(name, desc string) (hit, bool) {
 	tok := map[string]bool{}
 	for _, t := range nameTokens(name) {
@@ -353,35 +356,45 @@ func outOfScope(name, desc string) (hit, bool) {
 	}
 	d := foldText(desc).text
 	ev := clip(name)
-	switch {
-	case has("llm", "assistant", "agent", "ai", "bot", "chatbot", "caller", "gpt") && has("model", "name", "id", "identity", "type", "version", "provider", "vendor") ||
-		tok["llm"] && len(tok) == 1 || reCallerModel.MatchString(d):
-		return hit{KindOutOfScope, 4, ev, "asks which model is calling: no tool needs that to do its job; it fingerprints the agent"}, true
-	case has("system", "sys") && has("prompt", "message", "instructions") || has("instructions", "preprompt", "guidelines") && has("your", "model", "assistant", "agent") || reYourPrompt.MatchString(d):
-		return hit{KindOutOfScope, 4, ev, "asks for the model's system prompt or instructions"}, true
-	case has("conversation", "chat", "dialog", "dialogue", "transcript", "messages") && has("history", "full", "previous", "all", "log", "context", "entire", "past", "prior") || reWholeChat.MatchString(d):
-		return hit{KindOutOfScope, 4, ev, "asks for the conversation: it would hand the whole chat to this server"}, true
-	case has("tools", "tool", "functions") && has("available", "list", "all", "other", "installed", "enabled", "names") || reToolList.MatchString(d):
-		return hit{KindOutOfScope, 3, ev, "asks for the list of the model's tools: reconnaissance of the agent"}, true
-	case has("password", "passwd", "passphrase", "secret", "apikey", "credential", "credentials", "mnemonic", "seed", "cookie", "cookies", "otp", "ssh") ||
-		has("private") && has("key") || has("api") && has("key") || has("token") && (len(tok) == 1 || has("access", "auth", "bearer", "api", "refresh", "session", "secret", "oauth", "jwt", "personal", "github", "user", "security")):
-		w := 1
-		if reYourSecret.MatchString(d) {
-			w = 3
+	pick := func(byName, byDesc bool, wName, wDesc int, why string) (hit, bool) {
+		w := 0
+		if byName {
+			w = wName
 		}
-		return hit{KindOutOfScope, w, ev, "asks for a credential as an argument: secrets belong in the server's configuration, not in what the model types"}, true
-	case has("ssn", "cvv", "cvc", "passport", "iban", "dob", "maiden") || has("social") && has("security") || has("credit", "card") && has("number", "card") && !has("id") || has("bank") && has("account") || has("birth") && has("date"):
-		return hit{KindOutOfScope, 2, ev, "asks for personal data (identity or payment details)"}, true
-	case reYourSecret.MatchString(d):
-		return hit{KindOutOfScope, 3, ev, "its description asks for the user's secrets"}, true
+		if byDesc && wDesc > w {
+			w = wDesc
+		}
+		return hit{KindOutOfScope, w, ev, why}, byName || byDesc
 	}
-	return hit{}, false
+	if h, ok := pick(has("llm", "assistant", "agent", "ai", "bot", "chatbot", "caller", "gpt") && has("model", "name", "id", "identity", "type", "version", "provider", "vendor") || tok["llm"] && len(tok) == 1,
+		reCallerModel.MatchString(d), 3, 4, "asks which model is calling: no tool needs that to do its job; it fingerprints the agent"); ok {
+		return h, ok
+	}
+	if h, ok := pick(has("system", "sys") && has("prompt", "message", "instructions") || has("preprompt"),
+		reYourPrompt.MatchString(d), 1, 4, "asks for the model's system prompt or instructions"); ok {
+		return h, ok
+	}
+	if h, ok := pick(has("conversation", "chat", "dialog", "dialogue", "transcript", "messages") && has("history", "full", "previous", "all", "log", "context", "entire", "past", "prior"),
+		reWholeChat.MatchString(d), 2, 4, "asks for the conversation: it would hand the whole chat to this server"); ok {
+		return h, ok
+	}
+	if h, ok := pick(has("tools", "functions") && has("available", "list", "all", "other", "installed", "enabled", "names", "catalog", "registry", "inventory", "manifest"),
+		reToolList.MatchString(d), 2, 3, "asks for the list of the model's tools: reconnaissance of the agent"); ok {
+		return h, ok
+	}
+	if h, ok := pick(has("password", "passwd", "passphrase", "secret", "apikey", "credential", "credentials", "mnemonic", "seed", "cookie", "cookies", "otp", "ssh") ||
+		has("private") && has("key") || has("api") && has("key") || has("token") && (len(tok) == 1 || has("access", "auth", "bearer", "api", "refresh", "session", "secret", "oauth", "jwt", "personal", "github", "user", "security")),
+		reYourSecret.MatchString(d), 1, 3, "asks for a credential as an argument: secrets belong in the server's configuration, not in what the model types"); ok {
+		return h, ok
+	}
+	return pick(has("ssn", "cvv", "cvc", "passport", "iban", "dob", "maiden") || has("social") && has("security") || has("credit", "card") && has("number") || has("bank") && has("account") || has("birth") && has("date"),
+		false, 2, 0, "asks for personal data (identity or payment details)")
 }
 
 var (
 	reCallerModel = regexp.MustCompile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\bwhich (?:llm|model|ai) (?:you|are)`)
 	reYourPrompt  = regexp.MustCompile(`\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
 	reWholeChat   = regexp.MustCompile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
-	reToolList    = regexp.MustCompile(`\b(?:list|names?|set|all) of (?:all )?(?:the )?(?:available|other|your|installed|enabled|connected) (?:tools|functions|servers)\b`)
-	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user)\s+(?:own )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)`)
+	reToolList    = regexp.MustCompile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools|functions|plugins)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)`)
+	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user'?s?|their)\s+(?:own )?(?:[a-z]+ )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)`)
 )

@@ -5,15 +5,13 @@ import (
 	"strings"
 )
 
-// The finding kinds.
+// The kinds of definition findings beside those shared with the result
+// check (KindInstruction, KindExfiltration, KindHiddenText: result_rules.go).
 const (
-	KindInstruction   = "instruction"
 	KindSensitive     = "sensitive_reference"
 	KindCrossTool     = "cross_tool"
 	KindPreference    = "preference_manipulation"
 	KindOutOfScope    = "out_of_scope_parameter"
-	KindHidden        = "hidden_text"
-	KindExfiltration  = "exfiltration"
 	KindNameCollision = "name_collision"
 )
 
@@ -79,7 +77,7 @@ var (
 		`one[- ]time (?:codes?|passwords?)`, `credit card(?: numbers?)?`, `social security numbers?`) + `)`
 	wSecretFile = `(?:~/\.ssh|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|authorized_keys|/etc/(?:passwd|shadow|sudoers|hosts)|` +
 		`\.aws/(?:credentials|config)|\.git-credentials|\.npmrc|\.pypirc|\.netrc|\.pgpass|\.docker/config|` +
-		`\bkubeconfig\b|\.kube/config|\.gnupg|(?:^|[\s'"` + "`" + `(/])\.env\b|\.bash_history|\.zsh_history|wallet\.dat|` +
+		`\bkubeconfig\b|\.kube/config|\.gnupg|(?:^|[\s'"` + "`" + `(/])\.env(?:$|[\s'"` + "`" + `),;:])|\.bash_history|\.zsh_history|wallet\.dat|` +
 		`\bkeychain\b|\bkeystore\b|cookies\.sqlite|login data|/proc/self/environ|mcp\.json|claude_desktop_config|` +
 		`\.cursor/|\.config/gcloud|application_default_credentials|\.pem\b|\.key\b|\.p12\b|\.pfx\b)`
 	wRCFile = `(?:\.bashrc|\.zshrc|\.bash_profile|\.profile\b|\.zprofile|crontab|/etc/|~/|/tmp/|/var/|/root/|` +
@@ -100,26 +98,27 @@ var (
 )
 
 var (
-	reOblig     = re(wOblig)
-	reInvoke    = re(wInvoke)
-	reOrder     = re(wOrder)
-	reExec      = re(wExec)
-	reModify    = re(wModify)
-	reTake      = re(wTake)
-	reTransmit  = re(wTransmit)
-	reReach     = re(wReach)
-	reDisplay   = re(wDisplay)
-	reSecret    = re(wSecret)
-	reSecretF   = re(wSecretFile)
-	reRCFile    = re(wRCFile)
-	reURL       = re(wURL)
-	reEmail     = re(wEmail)
-	reIP        = re(wIP)
-	reQuote     = re(wQuote)
-	reCmd       = re(wCmd)
-	reToUser    = re(`\bto (?:the )?` + wPerson)
-	reYou       = re(`\b(?:you|your)\b`)
-	reNamedTool = re("(?:['\"`]([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)['\"`]|\\b([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)\\b\\s+(?:tool|function|endpoint|method)\\b)")
+	reOblig      = re(wOblig)
+	reInvoke     = re(wInvoke)
+	reOrder      = re(wOrder)
+	reExec       = re(wExec)
+	reModify     = re(wModify)
+	reTake       = re(wTake)
+	reTransmit   = re(wTransmit)
+	reReach      = re(wReach)
+	reDisplay    = re(wDisplay)
+	reSecretWord = re(wSecret)
+	reSecretF    = re(wSecretFile)
+	reRCFile     = re(wRCFile)
+	reURL        = re(wURL)
+	reEmail      = re(wEmail)
+	reIP         = re(wIP)
+	reQuote      = re(wQuote)
+	reCmd        = re(wCmd)
+	reKeyFile    = re(`ssh|id_|shadow|passwd|credentials|wallet|gnupg|environ`)
+	reToUser     = re(`\bto (?:the )?` + wPerson)
+	reAddressee  = re(`\b(?:you|your|user's|their)\b`)
+	reNamedTool  = re("(?:['\"`]([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)['\"`]|\\b([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)\\b\\s+(?:tool|function|endpoint|method)\\b)")
 )
 
 // textRules are single patterns over one sentence of folded text.
@@ -129,6 +128,16 @@ var textRules = []rule{
 		alt(`previous`, `prior`, `above`, `earlier`, `all`, `any`, `system`, `original`, `initial`, `existing`, `your`),
 		alt(`instructions?`, `prompts?`, `rules?`, `directions?`, `guidelines?`, `directives?`, `constraints?`, `polic(?:y|ies)`, `guardrails?`, `safety`))),
 		"tells the model to drop its instructions or rules"},
+	{KindInstruction, 4, re(near("30", `\byou are now\b`, alt(`mode`, `unrestricted`, `unfiltered`, `jailbroken`, `dan`, `free of`, `no longer bound`, `allowed to`)) + `|` +
+		near("25", alt(`safety`, `content`, `ethical`, `security`, `usual`, `previous`, `your`, `all`), alt(`rules?`, `filters?`, `guidelines?`, `polic(?:y|ies)`, `restrictions?`, `guardrails?`, `limits?`, `constraints?`),
+			alt(`are`, `is`, `have been`, `has been`, `were`), alt(`suspended`, `disabled`, `lifted`, `removed`, `off`, `void`, `waived`, `no longer apply`, `not apply`, `turned off`, `overridden`))),
+		"tries to switch the model into a mode without its rules (a jailbreak)"},
+	{KindInstruction, 3, re(`\b(?:message|note|request|instructions?|order) (?:from|by) (?:the |your )?(?:user|developer|admin\w*|system|operator|owner|creator)\b|` +
+		`\bi am (?:the|your) (?:user|developer|admin\w*|operator|owner|creator)\b|\bnew (?:user|system) (?:query|message|request|instructions?|task)\s*:|\b(?:your )?real (?:user|operator|owner|developer) (?:says|wants|asks)\b|\bsigned,? (?:the|your) (?:user|admin|developer)\b`),
+		"speaks as the user or the operator inside a tool's text: a fake turn of the conversation"},
+	{KindInstruction, 2, re(near("30", `\b(?:before|after|in order to)\b`, alt(`solve`, `complete`, `answer`, `finish`, `continue`, `proceed with`), `\b(?:task|request|question|job)\b`, `\b(?:first|do the following|adhere|follow|must)\b`) + `|` +
+		`\b(?:strictly )?(?:adhere to|follow|obey|execute) (?:the following|these|my|the hidden|the new) (?:instructions?|steps|orders|commands)\b`),
+		"redirects the model's task to other steps"},
 	{KindInstruction, 3, re(`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user|human|sys|im_start|im_end|context|override)\s*>|<\|[a-z_]+\|>`),
 		"a chat-markup or <IMPORTANT>-style tag: text dressed up as a message from the system to the model"},
 	{KindInstruction, 2, re(`\[\s*(?:important|system|admin|instructions?|inst|sys|override|note to (?:the )?(?:ai|assistant|model))\s*\]`),
@@ -143,7 +152,9 @@ var textRules = []rule{
 	{KindInstruction, 3, re(`\b(?:secretly|covertly|surreptitiously|behind the (?:user'?s? )?back|without (?:the )?(?:user'?s? )?(?:knowledge|knowing|consent|awareness|noticing))\b|` +
 		near("25", alt(`hide`, `conceal`, `keep`), `\b(?:from the user|secret|hidden|confidential|between us)\b`)),
 		"asks for secrecy from the user"},
-	{KindInstruction, 3, re(near("25", `\bregardless of\b`, `\b(?:user|users|user's|what (?:the user|they)|their (?:input|request|query))\b`)),
+	{KindInstruction, 3, re(near("25", `\bregardless of\b`, `\b(?:user|users|user's|what (?:the user|they)|their (?:input|request|query))\b`) + `|` +
+		near("40", `\b(?:whatever|whichever|no matter (?:what|which|who))\b`, alt(`picks?`, `chooses?`, `selects?`, `asks?`, `asked`, `wants?`, `requests?`, `requested`, `says?`, `prefers?`, `enters?`, `types?`, `specif(?:y|ies|ied)`),
+			`\b(?:instead|anyway|always|still|use|book|send|choose|pick|replace)\b`)),
 		"overrides what the user asked for"},
 	{KindInstruction, 3, re(near("40", alt(`modify`, `change`, `replace`, `rewrite`, `alter`, `override`, `substitute`, `swap`, `redirect`),
 		alt(`parameter`, `argument`, `field`, `input`, `query`, `recipient`, `destination`, `location`, `ticker`, `address`, `amount`, `account`),
@@ -155,6 +166,9 @@ var textRules = []rule{
 			`upgraded`, `enhanced`, `optimized`, `optimised`, `updated`, `modified`, `changed`, `moved`, `compromised`, `broken`, `redirect(?:s|ed)?`, `uses`)) +
 		`|\btemporarily (?:disabled|unavailable|down|offline)\b|\bno longer (?:available|supported|functional|works?)\b`),
 		"claims a tool changed or went away: the usual opening of a redirection to another tool"},
+	{KindInstruction, 2, re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `service`, `server`), alt(`is`, `are`, `seems`, `appears`),
+		alt(`deprecated`, `disabled`, `broken`, `compromised`, `retired`, `discontinued`, `unavailable`, `down`, `offline`, `unsafe`, `insecure`, `unreliable`, `buggy`, `corrupt\w*`))),
+		"disparages or declares dead a tool: the usual opening of a redirection to another tool"},
 	{KindInstruction, 1, re(`\bredirect(?:s|ed|ing)?\b.{0,40}?\b(?:to|instead)\b`),
 		"speaks of redirecting requests elsewhere"},
 	{KindInstruction, 1, re(alt(`compliance`, `regulatory (?:requirements?|compliance|rules?|reasons|purposes)`, `audit (?:trail|compliance|log(?:ging)?)`,
@@ -206,11 +220,20 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 	if ref, sibling := st.otherToolRef(s); ref != "" && oblig && reInvoke.MatchString(s) {
 		switch {
 		case sibling:
-			add(hit{KindInstruction, 1, ev, "makes calling " + ref + ", a tool of the same server, a duty (common in real documentation; weak alone)"})
+			add(hit{KindInstruction, 0, ev, "makes calling " + ref + ", a tool of the same server, a duty (common in real documentation; a note)"})
 		case reOrder.MatchString(s):
 			add(hit{KindInstruction, 2, ev, "makes calling another tool (" + ref + ") a duty before, after or beside this one"})
 		default:
 			add(hit{KindInstruction, 1, ev, "tells the model to call another tool (" + ref + ")"})
+		}
+	}
+	// another tool disparaged: "never use X", "not through X"
+	if ref, sibling := st.otherToolRef(s); ref != "" && !sibling {
+		switch {
+		case regexp.MustCompile(`\b(?:never|not|don't|avoid|stop)\b(?:\s+\S+){0,4}?\s+['"` + "`" + `]?` + regexp.QuoteMeta(ref) + `\b`).MatchString(s):
+			add(hit{KindPreference, 2, ev, "tells the model not to use another tool (" + ref + ")"})
+		case regexp.MustCompile(`\b(?:instead of|rather than|over)\s+(?:the\s+)?['"` + "`" + `]?` + regexp.QuoteMeta(ref) + `\b`).MatchString(s):
+			add(hit{KindPreference, 1, ev, "steers the model from another tool (" + ref + ") to this one"})
 		}
 	}
 	// shell commands
@@ -226,17 +249,20 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 	}
 	// files and secrets
 	if m := reSecretF.FindString(s); m != "" {
-		w := 3
-		if oblig || reTake.MatchString(s) {
+		w := 1
+		switch {
+		case oblig || reTake.MatchString(s) || reCmd.MatchString(s):
 			w = 4
+		case reKeyFile.MatchString(m):
+			w = 2
 		}
-		add(hit{KindSensitive, w, clip(strings.TrimSpace(m)), "names a file that holds keys, secrets or shell start-up code"})
+		add(hit{KindSensitive, w, clip(strings.TrimSpace(m)), "names a file that holds keys or secrets"})
 	}
 	if m := reRCFile.FindString(s); m != "" && oblig && (reModify.MatchString(s) || reTake.MatchString(s)) {
 		add(hit{KindInstruction, 3, ev, "tells the model to read or change files (" + strings.TrimSpace(m) + ") that are not this tool's business"})
 	}
-	if m := reSecret.FindString(s); m != "" {
-		if (oblig || reYou.MatchString(s)) && reTake.MatchString(s) {
+	if m := reSecretWord.FindString(s); m != "" {
+		if (oblig || reAddressee.MatchString(s) || reOrder.MatchString(s)) && reTake.MatchString(s) {
 			add(hit{KindSensitive, 3, ev, "asks the model to fetch or hand over " + m})
 		} else {
 			add(hit{KindSensitive, 0, m, "mentions " + m + " (weak alone)"})

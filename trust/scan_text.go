@@ -142,7 +142,7 @@ var (
 func hiddenText(s string, name bool) []hit {
 	var hits []hit
 	add := func(w int, ev, why string) {
-		hits = append(hits, hit{kind: KindHidden, weight: w, evidence: ev, why: why})
+		hits = append(hits, hit{kind: KindHiddenText, weight: w, evidence: ev, why: why})
 	}
 	if len(s) > maxScanBytes {
 		add(2, fmt.Sprintf("%d bytes", len(s)), "a very long string: only its first 64 KiB were scanned; a description this long hides text from a person reading it")
