@@ -54,6 +54,11 @@ type Approvals struct {
 	// HTTP is the address of the approval page ("" none; loopback only
 	// unless the host is given explicitly).
 	HTTP string `yaml:"http,omitempty" json:"http,omitempty"`
+	// TokenEnv names the environment variable holding the approval page's
+	// API token (at least 16 bytes): give every replica sharing state.redis
+	// the same, so that an API client may post a decision to any of them
+	// ("" : a random token per process, printed at start).
+	TokenEnv string `yaml:"token_env,omitempty" json:"token_env,omitempty"`
 }
 
 // DefaultApprovalTimeout is how long a question waits when the policy does

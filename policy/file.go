@@ -432,6 +432,9 @@ func checkSections(p *Policy, at func(string, string, ...any) error) error {
 	if a.DenialStreak < 0 {
 		return at("$.approvals.denial_streak", "approvals.denial_streak must not be negative")
 	}
+	if a.TokenEnv != "" && !envName.MatchString(a.TokenEnv) {
+		return at("$.approvals.token_env", "approvals.token_env %q is not an environment variable name", a.TokenEnv)
+	}
 	if p.Output.MaxBytes < 0 {
 		return at("$.output.max_bytes", "output.max_bytes must not be negative")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -200,10 +201,47 @@ func levels(opts *engine.Options) func(string) tool.Level {
 	}
 }
 
+func closeAll(fs []func() error) {
+	for _, f := range fs {
+		f()
+	}
+}
+
+// pageOptions configures the approval page of a policy: secrets redacted
+// from what it shows, the API token from approvals.token_env, and with
+// state.redis the queue every replica shares (its client closed by the
+// returned function) and what a call gets while Redis is down.
+func pageOptions(pol *policy.Policy) (policy.HTTPOptions, func() error, error) {
+	red, err := policy.NewRedactor(pol.Secrets.All())
+	if err != nil {
+		return policy.HTTPOptions{}, nil, usageErr("%v", err)
+	}
+	o := policy.HTTPOptions{Redactor: red, Replica: replicaID()}
+	if env := pol.Approvals.TokenEnv; env != "" {
+		if o.Token = os.Getenv(env); o.Token == "" {
+			return o, nil, usageErr("approvals.token_env names %s, which is not set", env)
+		}
+	}
+	r := pol.State.Redis
+	if r == nil {
+		return o, nil, nil
+	}
+	ro, err := r.Options()
+	if err != nil {
+		return o, nil, usageErr("%v", err)
+	}
+	c := redis.NewClient(ro)
+	o.Queue = store.NewRedisApprovals(c, store.RedisApprovalsOptions{Prefix: r.KeyPrefix()})
+	o.OnQueueError = r.Mode()
+	return o, c.Close, nil
+}
+
 // mcpApprover asks the user of the MCP client that made a call, through
 // elicitation, when the client supports it and the server keeps sessions
 // (a stateless server cannot send the client a request); otherwise the
-// approval page of the policy's approvals.http address, when there is one;
+// approval page of the policy's approvals.http address, when there is one
+// (with state.redis its calls wait in Redis, listed and answered by the
+// page of every replica);
 // otherwise no one (the call is refused, with a reason). It returns what
 // must be closed.
 func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Approver, []func() error, error) {
@@ -221,18 +259,34 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Appr
 	var page *policy.HTTPApprover
 	var closers []func() error
 	if addr := pol.Approvals.HTTP; addr != "" {
-		var err error
-		if page, err = policy.NewHTTPApprover(policy.HTTPOptions{}); err != nil {
+		o, closeQueue, err := pageOptions(pol)
+		if err != nil {
 			return nil, nil, err
+		}
+		if closeQueue != nil {
+			closers = append(closers, closeQueue)
+		}
+		if page, err = policy.NewHTTPApprover(o); err != nil {
+			closeAll(closers)
+			return nil, nil, usageErr("%v", err)
 		}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
+			closeAll(closers)
 			return nil, nil, &exitError{exitTool, fmt.Errorf("approvals.http %s: %w", addr, err)}
 		}
 		hs := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
 		go hs.Serve(ln)
 		closers = append(closers, hs.Close)
-		fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s)\n", ln.Addr(), page.Token())
+		token := page.Token()
+		if env := pol.Approvals.TokenEnv; env != "" {
+			token = "in $" + env
+		}
+		shared := ""
+		if o.Queue != nil {
+			shared = ", calls of every replica sharing state.redis"
+		}
+		fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s%s)\n", ln.Addr(), token, shared)
 	}
 	return policy.ApproverFunc(func(ctx context.Context, req policy.Request) (policy.Approval, error) {
 		if ss := mcpserver.SessionFromContext(ctx); ss != nil && !stateless {
