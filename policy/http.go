@@ -349,7 +349,7 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/api/pending" && r.Method == http.MethodGet:
 		hd.Set("Content-Type", "application/json")
 		list, err := h.list(r.Context())
-		if err != nil {
+		if err != nil && !h.fallback { // under on_error allow, this process's calls
 			code, msg := queueStatus(err)
 			w.WriteHeader(code)
 			json.NewEncoder(w).Encode(map[string]any{"error": msg})

@@ -2,9 +2,12 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/internal/redistest"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/tool"
 )
 
 var _ policy.ApprovalQueue = (*store.RedisApprovals)(nil)
@@ -296,5 +300,77 @@ func TestRedisApprovalsPrefixes(t *testing.T) {
 		if !strings.HasPrefix(k, "a:approvals:") {
 			t.Errorf("key %q outside the prefix", k)
 		}
+	}
+}
+
+// TestApprovalPageOverRedisOutage: approval pages over a RedisApprovals
+// whose Redis is down. Under on_error deny a call that asks gets a
+// retryable unavailable error at once (no one could be asked); under
+// allow it waits on this replica's own page, which lists it and answers
+// it as without Redis.
+func TestApprovalPageOverRedisOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	q := store.NewRedisApprovals(client(t, srv.URL()), store.RedisApprovalsOptions{Prefix: "page:", Poll: 50 * time.Millisecond})
+	srv.Kill()
+	req := policy.Request{Call: tool.Call{Name: "write_file", Args: json.RawMessage(`{"path":"a"}`)}, Decision: policy.Decision{Effect: policy.Ask, Rule: "level:1"}}
+	const token = "a-token-of-16-bytes-or-more"
+	for _, mode := range []policy.OnError{"", policy.OnErrorDeny, policy.OnErrorAllow} {
+		t.Run(string(mode), func(t *testing.T) {
+			h, err := policy.NewHTTPApprover(policy.HTTPOptions{Queue: q, OnQueueError: mode, Token: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := httptest.NewServer(h)
+			defer page.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			got := make(chan error, 1)
+			var a policy.Approval
+			go func() {
+				var err error
+				a, err = h.Approve(ctx, req)
+				got <- err
+			}()
+			if mode != policy.OnErrorAllow {
+				err := <-got
+				te := tool.AsError(err)
+				if te == nil || te.Type != tool.Unavailable || !te.Retryable || a.Approved {
+					t.Fatalf("a call asked while Redis is down: %+v %v", a, err)
+				}
+				resp, err := http.Get(page.URL + "/api/pending")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusServiceUnavailable {
+					t.Errorf("the pending list while Redis is down: %d, want 503", resp.StatusCode)
+				}
+				return
+			}
+			var list []struct{ ID, Tool string }
+			for len(list) == 0 && ctx.Err() == nil {
+				resp, err := http.Get(page.URL + "/api/pending")
+				if err != nil {
+					t.Fatal(err)
+				}
+				json.NewDecoder(resp.Body).Decode(&list)
+				resp.Body.Close()
+				time.Sleep(20 * time.Millisecond)
+			}
+			if len(list) != 1 || list[0].Tool != "write_file" {
+				t.Fatalf("the local page lists %+v", list)
+			}
+			body := strings.NewReader(fmt.Sprintf(`{"id":%q,"decision":"once"}`, list[0].ID))
+			r, _ := http.NewRequest("POST", page.URL+"/api/decide", body)
+			r.Header.Set("X-Toolgate-Token", token)
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if err := <-got; err != nil || !a.Approved || resp.StatusCode != http.StatusOK {
+				t.Errorf("approved on the local page: %d, %+v, %v", resp.StatusCode, a, err)
+			}
+		})
 	}
 }
