@@ -76,6 +76,7 @@ type Engine struct {
 	idBase  string
 	idSeq   atomic.Uint64
 	workers workers
+	tel     instruments // telemetry.go
 	// budgetGlobs are the keys of Options.MaxResultBytesPerTool, sorted.
 	budgetGlobs []string
 }
@@ -124,9 +125,11 @@ func New(o Options) *Engine {
 	e.workers = workers{e: e, jobs: make(chan job)}
 	e.budgetGlobs = slices.Sorted(maps.Keys(o.MaxResultBytesPerTool))
 	e.idBase = "call_" + hex.EncodeToString(b[:]) + "_"
+	e.tel = newInstruments(o)
 
 	// The path of one call, top to bottom.
 	e.chain = chain(e.run,
+		e.observe,
 		e.audit,
 		e.lookup,
 		e.arguments,

@@ -62,14 +62,17 @@ func (e *Engine) approve(ctx context.Context, p *pending) *tool.Error {
 			WithSuggestion("ask the user to approve this call (for the CLI: --yes) or to allow the tool in the policy").
 			WithDetail("rule", p.decision.Rule)
 	}
-	a, err := e.opts.Approver.Approve(ctx, policy.Request{Call: p.call, Definition: p.def, Decision: p.decision})
+	actx, span := e.approving(ctx, p)
+	a, err := e.opts.Approver.Approve(actx, policy.Request{Call: p.call, Definition: p.def, Decision: p.decision})
 	var te *tool.Error
 	if errors.As(err, &te) && te.Type == tool.Unavailable {
+		e.answered(ctx, span, p, nil, te)
 		return te // no one could be asked (a shared approval queue is down): retry later
 	}
 	if err != nil {
 		a = policy.Approval{Approved: false, Reason: "the approval failed: " + err.Error()}
 	}
+	e.answered(ctx, span, p, &a, nil)
 	p.approval = &a
 	if a.Approved {
 		return nil

@@ -6,17 +6,24 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolgate/toolgate/tool"
 )
 
 // run calls the tool with a deadline. A panic becomes an internal error (the
 // stack goes to the log, not to the model); a tool that ignores its context
 // is abandoned at the deadline and its late result discarded.
-func (e *Engine) run(ctx context.Context, p *pending) tool.Result {
+func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	if err := ctx.Err(); err != nil {
 		te := tool.AsError(err)
 		te.Message = fmt.Sprintf("%s was not started: %v", p.def.Name, err)
 		return tool.ErrorResult(te)
+	}
+	if e.tel.tracer != nil {
+		var span trace.Span
+		ctx, span = e.running(ctx, p)
+		defer func() { endRun(span, res) }()
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
 	defer cancel()
