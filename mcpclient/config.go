@@ -105,6 +105,10 @@ type Options struct {
 	// the tool to register instead: checks around its calls and results
 	// (package trust) go here.
 	Wrap func(upstream, remote string, t tool.Tool) tool.Tool
+	// Vetter, when set, judges the upstreams' tools before a Gateway
+	// offers them: listed, listed but each call asks, or hidden (see
+	// Vetter). nil: every tool is offered.
+	Vetter Vetter
 	// TracerProvider and MeterProvider, when set, record every request
 	// sent to an upstream as a CLIENT span, whose trace context goes in
 	// the request's params._meta, and in mcp.client.operation.duration

@@ -78,4 +78,17 @@
 // server, with completion and resource subscriptions forwarded. Resource
 // reads and prompts are passed through as they are: the engine governs
 // tools only (see Config.NoResources and Config.NoPrompts).
+//
+// # Vetting
+//
+// With Options.Vetter (toolgate proxy: pins and the poisoning scan of
+// package trust) the gateway offers nothing its Vetter has not judged. It
+// shows the Vetter every upstream's tools as the upstreams listed them,
+// all at once, at start, whenever an upstream lists its tools again
+// (tools/list_changed, reconnect) and on Refresh; each tool is then
+// offered, offered but asking a person before each call
+// (tool.NeedsApproval, which the engine's approver answers), or hidden:
+// left out of the registry, so out of the list the client sees (which
+// gets list_changed), and a tools/call of it by name is answered with the
+// Vetter's refusal as a tool error. A Vetter that fails hides every tool.
 package mcpclient

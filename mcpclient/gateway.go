@@ -24,8 +24,10 @@ type Gateway struct {
 	ups []*Upstream
 	log *slog.Logger
 
-	mu    sync.Mutex
-	tools map[*Upstream]map[string]string // registered name → fingerprint
+	mu     sync.Mutex
+	tools  map[*Upstream]map[string]string // registered name → fingerprint
+	vetter Vetter                          // nil: every tool offered
+	hidden map[string]hiddenTool           // local name of a hidden tool → its upstream and the answer to its calls
 
 	smu       sync.Mutex // the server side: resources, prompts, subscriptions
 	srv       *mcp.Server
@@ -44,7 +46,7 @@ type promptRef struct {
 // It fails, closing what it opened, when an upstream cannot be reached or
 // two tools would have one name.
 func NewGateway(ctx context.Context, reg *registry.Registry, o Options, cfgs ...Config) (*Gateway, error) {
-	g := &Gateway{reg: reg, log: o.Logger, tools: map[*Upstream]map[string]string{},
+	g := &Gateway{reg: reg, log: o.Logger, tools: map[*Upstream]map[string]string{}, vetter: o.Vetter, hidden: map[string]hiddenTool{},
 		resources: map[string]*Upstream{}, templates: map[string]*Upstream{}, prompts: map[string]promptRef{}, subs: map[string]int{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
@@ -72,10 +74,12 @@ func NewGateway(ctx context.Context, reg *registry.Registry, o Options, cfgs ...
 			return nil, err
 		}
 		g.ups = append(g.ups, u)
-		if err := g.syncTools(u); err != nil {
-			g.Close()
-			return nil, err
-		}
+	}
+	// Registered once all are listed: the Vetter judges each upstream's
+	// tools beside all the others.
+	if err := g.Refresh(); err != nil {
+		g.Close()
+		return nil, err
 	}
 	return g, nil
 }
@@ -116,20 +120,37 @@ func (g *Gateway) changed(u *Upstream, k changeKind) {
 	}
 }
 
-// syncTools makes the registry hold u's current tools: tools gone or
-// changed are unregistered, new or changed ones registered. A name taken
-// by another tool is an error (the tool is left out).
+// syncTools makes the registry hold u's current tools as the Vetter
+// judges them (see syncLocked).
 func (g *Gateway) syncTools(u *Upstream) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.syncLocked(u, g.vetLocked()[u.cfg.Name])
+}
+
+// syncLocked makes the registry hold u's current tools (g.mu held): tools
+// gone, changed or now hidden are unregistered, new or changed ones
+// registered, as verdicts say (without a Vetter, all). A name taken by
+// another tool is an error (the tool is left out).
+func (g *Gateway) syncLocked(u *Upstream, verdicts map[string]Verdict) error {
 	old := g.tools[u]
 	now := map[string]string{}
 	var add []tool.Tool
+	for name, h := range g.hidden {
+		if h.u == u {
+			delete(g.hidden, name)
+		}
+	}
 	for _, t := range u.Tools() {
 		def := t.Definition()
+		t, treatment, refusal := vetted(t, verdicts, g.vetter != nil)
+		if t == nil {
+			g.hidden[def.Name] = hiddenTool{u, refusal}
+			continue
+		}
 		fp, _ := json.Marshal(def)
-		now[def.Name] = string(fp)
-		if old[def.Name] != string(fp) {
+		now[def.Name] = treatment + string(fp)
+		if old[def.Name] != now[def.Name] {
 			add = append(add, t)
 		}
 	}
@@ -203,6 +224,9 @@ func (g *Gateway) Mount(s *mcp.Server) {
 	g.smu.Lock()
 	g.srv = s
 	g.smu.Unlock()
+	if g.vetter != nil {
+		s.AddReceivingMiddleware(g.refuseHidden)
+	}
 	for _, u := range g.ups {
 		g.syncResources(u)
 		g.syncPrompts(u)

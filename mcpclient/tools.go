@@ -57,7 +57,7 @@ func (u *Upstream) listTools(ctx context.Context, cs *mcp.ClientSession) ([]tool
 		if u.opts.Wrap != nil {
 			tl = u.opts.Wrap(u.cfg.Name, t.Name, rt)
 		}
-		out = append(out, tl)
+		out = append(out, &sourced{Tool: tl, src: t})
 	}
 	for _, m := range []map[string]string{u.cfg.Rename, u.cfg.Describe} {
 		for name := range m {
