@@ -179,6 +179,58 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 
+	// the same tools as one file: no server known, every tool the others' context
+	var all527 []ToolDef
+	for _, s := range servers {
+		all527 = append(all527, sets[s]...)
+	}
+	var liveFile tally
+	for _, rep := range ScanSet("", all527, nil) {
+		liveFile.add(false, rep.Verdict != Clean)
+		if rep.Verdict != Clean {
+			t.Logf("FALSE POSITIVE livemcpbench as one file %s: %s score %d %s", rep.Tool, rep.Verdict, rep.Score, summary(rep))
+		}
+	}
+
+	// each record alone, with no context
+	var alone tally
+	for _, r := range recs {
+		if r.Label == "poisoned" && !signalIs(r, "description", "parameters") {
+			continue
+		}
+		rep, err := ScanJSON(r.Tool, ScanContext{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone.add(r.Label == "poisoned", rep.Verdict != Clean)
+	}
+
+	// MSB's prompt-injection template and the other injected texts, appended
+	// to clean descriptions (the README suggests it as a definition payload)
+	var inj []struct{ ID, Attack, Text string }
+	loadJSON(t, filepath.Join("..", "testdata", "tool-poisoning", "response-injection.json"), &inj)
+	var cleanDefs []ToolDef
+	for i, r := range recs {
+		if r.Label == "clean" {
+			var d ToolDef
+			_ = json.Unmarshal(recs[i].Tool, &d)
+			cleanDefs = append(cleanDefs, d)
+		}
+	}
+	var appended tally
+	for i, x := range inj {
+		if x.Attack == "search_term_deception" {
+			continue // plausible page text with no instruction: nothing to find in a definition
+		}
+		d := cleanDefs[i%len(cleanDefs)]
+		d.Description += "\n\n" + x.Text
+		rep := Scan(d, ScanContext{})
+		appended.add(true, rep.Verdict != Clean)
+		if rep.Verdict == Clean {
+			t.Logf("MISS injected text %s appended to %s: %s", x.ID, d.Name, summary(rep))
+		}
+	}
+
 	var b strings.Builder
 	fmt.Fprintln(&b, "\nper attack (description/parameters signal) and clean, dev.json:")
 	keys := make([]string, 0, len(byAttack))
@@ -214,6 +266,9 @@ func TestCorpus(t *testing.T) {
 	fmt.Fprintln(&b, clean.row("clean, dev.json"))
 	fmt.Fprintln(&b, live.row("clean, livemcpbench (per server, all servers known)"))
 	fmt.Fprintln(&b, all.row("clean, all"))
+	fmt.Fprintln(&b, liveFile.row("clean, livemcpbench as one file (no servers known)"))
+	fmt.Fprintln(&b, alone.row("dev.json description/parameters and clean, each alone"))
+	fmt.Fprintln(&b, appended.row("injected texts appended to clean descriptions"))
 	pr := static
 	pr.neg, pr.fp = all.neg, all.fp
 	fmt.Fprintf(&b, "precision (description/parameters poisoned vs all clean): %.1f%%\n", 100*pr.precision())
@@ -225,8 +280,11 @@ func TestCorpus(t *testing.T) {
 	if names.recall() < 0.85 {
 		t.Errorf("recall on name look-alikes %.1f%% < 85%%", 100*names.recall())
 	}
-	if all.fpr() > 0.02 {
-		t.Errorf("false-positive rate on clean tools %.1f%% > 2%%", 100*all.fpr())
+	if appended.recall() < 0.85 {
+		t.Errorf("recall on injected texts appended to descriptions %.1f%% < 85%%", 100*appended.recall())
+	}
+	if all.fpr() > 0.02 || liveFile.fpr() > 0.02 {
+		t.Errorf("false-positive rate on clean tools %.1f%% (livemcpbench as one file %.1f%%) > 2%%", 100*all.fpr(), 100*liveFile.fpr())
 	}
 }
 

@@ -57,7 +57,7 @@ func newState(def ToolDef, sc ScanContext) *scanState {
 
 var (
 	reNameIdent  = regexp.MustCompile(`[a-z0-9][a-z0-9_.-]*[a-z0-9]`)
-	reCallIdent  = regexp.MustCompile(`\b(?:call|calls|calling|invoke|invoking|use|using|run|running|trigger|through|via)\s+(?:the\s+)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b()`)
+	reCallIdent  = regexp.MustCompile(`\b(?:call|calls|calling|invoke|invoking|use|using|run|running|trigger|through|via)\s+(?:the\s+)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b()|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s+(?:to be|must be|should be|is|be) (?:called|invoked|used|run)\b`)
 	reQuotedWord = regexp.MustCompile("['\"]([a-z][a-z0-9]*)['\"]|\\b([a-z][a-z0-9]*)\\s+(?:tool|function)\\b|\\b(?:call|calls|calling|use|using|invoke|invoking|run|running)\\s+(?:the\\s+)?`([a-z][a-z0-9]*)`")
 )
 
@@ -85,7 +85,7 @@ func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 		}
 	}
 	for _, m := range append(reNamedTool.FindAllStringSubmatch(s, 4), reCallIdent.FindAllStringSubmatch(s, 4)...) {
-		id := m[1] + m[2]
+		id := strings.Join(m[1:], "")
 		if id != st.self && !st.params[id] && !st.params[strings.ReplaceAll(id, "-", "_")] {
 			return known(id)
 		}
@@ -233,10 +233,17 @@ func (st *scanState) collisions(name string, others []string, what string, add f
 			add(hit{KindNameCollision, 4, clip(name + " ~ " + o), "spelled with look-alike characters so it reads as the " + what + " " + o})
 			return
 		case os == self && !nonASCII && isASCII(o):
-			if st.oddOneOut(name, o) {
-				add(hit{KindNameCollision, 3, clip(name + " ~ " + o), "differs from the " + what + " " + o + " only in case or separators: a model may call one for the other"})
+			if !st.oddOneOut(name, o) {
+				continue
+			}
+			if sepClass(name) != sepClass(o) && !strings.Contains(nameStyle(name), "-odd") {
+				// another convention (camelCase beside kebab-case): two
+				// servers wrapping one API, as often as an impostor
+				add(hit{KindNameCollision, 1, clip(name + " ~ " + o), "the same words as the " + what + " " + o + " in another spelling convention"})
 				return
 			}
+			add(hit{KindNameCollision, 3, clip(name + " ~ " + o), "differs from the " + what + " " + o + " only in case or stray separators: a model may call one for the other"})
+			return
 		case addsAffix(selfTok, nameTokens(o)):
 			add(hit{KindNameCollision, 3, clip(name + " ~ " + o), "the " + what + " " + o + " with a version or a word such as 'new' added: a look-alike that competes for its calls"})
 			return
@@ -245,6 +252,17 @@ func (st *scanState) collisions(name string, others []string, what string, add f
 			return
 		}
 	}
+}
+
+// sepClass is how a name separates its words: "_", "-" or by case.
+func sepClass(n string) string {
+	switch {
+	case strings.Contains(strings.Trim(n, "_"), "_"):
+		return "_"
+	case strings.Contains(strings.Trim(n, "-"), "-"):
+		return "-"
+	}
+	return "case"
 }
 
 // oddOneOut reports whether a, which equals b but for case and separators,

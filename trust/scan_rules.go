@@ -49,7 +49,7 @@ var (
 	wInvoke = alt(`call`, `calls`, `calling`, `invoke`, `invoking`, `use`, `using`, `run`, `running`, `execute`, `executing`,
 		`trigger`, `launch`, `switch to`, `redirect(?:ed)? to`, `rely on`, `query`, `consult`)
 	wOrder = alt(`before`, `after`, `first`, `prior to`, `then`, `afterwards`, `followed by`, `subsequently`, `also`,
-		`additionally`, `in addition`, `beforehand`, `next`)
+		`additionally`, `in addition`, `beforehand`, `next`, `to proceed`, `to continue`, `until`, `once`)
 	wExec   = alt(`execute`, `executing`, `run`, `running`, `type`, `enter`, `paste`, `issue`, `launch`, `perform`)
 	wModify = alt(`add`, `adding`, `append`, `appending`, `write`, `writing`, `modify`, `modifying`, `update`, `updating`,
 		`delete`, `deleting`, `remove`, `removing`, `clean`, `cleaning`, `clean up`, `clear`, `clearing`, `wipe`,
