@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -247,4 +249,29 @@ func (q *RedisApprovals) Answer(ctx context.Context, id string, answer []byte) e
 		return fmt.Errorf("store: approval %q: %w", id, fs.ErrNotExist)
 	}
 	return nil
+}
+
+// RedisOnce remembers ids in Redis for a while (it implements
+// policy.OnceStore): the first replica to present an id gets true, every
+// later one, on any replica, false until the id's TTL ends. It is what
+// makes a sealed approval state usable once (SET NX of its id).
+type RedisOnce struct {
+	c      redis.UniversalClient
+	prefix string
+}
+
+// NewRedisOnce returns the store over the client c (which it does not
+// close); prefix starts every key.
+func NewRedisOnce(c redis.UniversalClient, prefix string) *RedisOnce {
+	return &RedisOnce{c: c, prefix: prefix + "once:"}
+}
+
+// First implements policy.OnceStore.
+func (o *RedisOnce) First(ctx context.Context, id string, ttl time.Duration) (bool, error) {
+	sum := sha256.Sum256([]byte(id))
+	ok, err := o.c.SetNX(ctx, o.prefix+hex.EncodeToString(sum[:]), 1, max(ttl, time.Millisecond)).Result()
+	if err != nil {
+		return false, fmt.Errorf("store: redis: %w", err)
+	}
+	return ok, nil
 }

@@ -374,3 +374,68 @@ func TestApprovalPageOverRedisOutage(t *testing.T) {
 		})
 	}
 }
+
+var _ policy.OnceStore = (*store.RedisOnce)(nil)
+
+// TestRedisOnceAcrossReplicas: a sealed approval state presented to two
+// replicas at once, 16 times, is accepted once; another state is
+// unaffected; with Redis down it is refused (not accepted unguarded).
+func TestRedisOnceAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	secret := []byte("a secret every replica shares, 32+ bytes long")
+	type replica struct {
+		sealer *policy.StateSealer
+		once   policy.OnceStore
+	}
+	var reps []replica
+	for range 2 {
+		s, err := policy.NewStateSealer(secret, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, replica{s, store.NewRedisOnce(client(t, srv.URL()), "once-test:")})
+	}
+	call := tool.Call{Principal: "alice", Name: "delete_file", Args: json.RawMessage(`{"path":"x"}`)}
+	ctx := context.Background()
+	for round := range 4 {
+		state, err := reps[round%2].sealer.Seal(call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		opened, used := 0, 0
+		var wg sync.WaitGroup
+		for i := range 16 {
+			r := reps[i%2]
+			wg.Go(func() {
+				err := r.sealer.Open(ctx, state, call, r.once)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					opened++
+				case errors.Is(err, policy.ErrStateUsed):
+					used++
+				default:
+					t.Errorf("open: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if opened != 1 || used != 15 {
+			t.Fatalf("round %d: opened %d times, refused as used %d times", round, opened, used)
+		}
+	}
+	state, _ := reps[0].sealer.Seal(call)
+	srv.Kill()
+	err := reps[1].sealer.Open(ctx, state, call, reps[1].once)
+	for _, known := range []error{policy.ErrStateInvalid, policy.ErrStateExpired, policy.ErrStateMismatch, policy.ErrStateUsed} {
+		if err == nil || errors.Is(err, known) {
+			t.Fatalf("a state opened while Redis is down: %v", err)
+		}
+	}
+	srv.Restart() // empty: the state was never used
+	if err := reps[1].sealer.Open(ctx, state, call, reps[1].once); err != nil {
+		t.Errorf("after the restart: %v", err)
+	}
+}
