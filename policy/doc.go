@@ -41,4 +41,18 @@
 // be reached, on_error deny refuses calls as unavailable (retryable, with a
 // retry hint) and allow falls back to the process's own limits; either way
 // the outage and its end are logged once, and recovery needs no restart.
+//
+// Replicas share their approvals too. HTTPApprover keeps the calls waiting
+// for a person in an ApprovalQueue, an interface declared here and
+// implemented in this process (NewMemoryQueue) or over Redis (the store
+// package's RedisApprovals), so the page of any replica lists the calls of
+// all and answers any of them, once (a second answer is 409, an id that
+// waits no more 404), and the answer reaches the replica holding the call.
+// A queue holds the call as shown to a person, secrets redacted, never the
+// call itself. A queue that cannot be reached makes an asked call
+// unavailable (retryable) under on_error deny, and asks on the local page
+// under allow. For clients that retry a call with the answer instead of
+// being asked during it (MCP 2026-07-28 input requests), StateSealer seals
+// the requestState: bound to principal, tool and a digest of the
+// arguments, short-lived, and usable once through a OnceStore.
 package policy
