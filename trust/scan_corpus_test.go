@@ -302,11 +302,17 @@ func summary(r Report) string {
 // definitions written for this package (paraphrased attacks, tricky clean
 // tools), scanned as one file.
 func TestHandwritten(t *testing.T) {
+	for _, f := range []string{"handwritten.json", "handwritten-2.json"} {
+		t.Run(f, func(t *testing.T) { handwritten(t, f) })
+	}
+}
+
+func handwritten(t *testing.T, file string) {
 	var set struct {
 		Poisoned []ToolDef `json:"poisoned"`
 		Clean    []ToolDef `json:"clean"`
 	}
-	loadJSON(t, filepath.Join("testdata", "handwritten.json"), &set)
+	loadJSON(t, filepath.Join("testdata", file), &set)
 	reps := ScanSet("", append(append([]ToolDef{}, set.Poisoned...), set.Clean...), nil)
 	var tl tally
 	for i, rep := range reps {
@@ -317,7 +323,7 @@ func TestHandwritten(t *testing.T) {
 			t.Logf("%s %s: %s score %d %s", map[bool]string{true: "MISS", false: "FALSE POSITIVE"}[poisoned], rep.Tool, rep.Verdict, rep.Score, summary(rep))
 		}
 	}
-	t.Log("\n" + tl.row("hand-written, scanned as one file"))
+	t.Log("\n" + tl.row(file+", scanned as one file"))
 	if tl.recall() < 0.85 || tl.fpr() > 0.05 {
 		t.Errorf("hand-written set: recall %.1f%%, FPR %.1f%%", 100*tl.recall(), 100*tl.fpr())
 	}

@@ -406,13 +406,14 @@ func outOfScope(name, desc string) (hit, bool) {
 		return h, ok
 	}
 	return pick(has("ssn", "cvv", "cvc", "passport", "iban", "dob", "maiden") || has("social") && has("security") || has("credit", "card") && has("number") || has("bank") && has("account") || has("birth") && has("date"),
-		false, 2, 0, "asks for personal data (identity or payment details)")
+		rePersonal.MatchString(d), 2, 3, "asks for the user's personal data (identity, home, payment details)")
 }
 
 var (
 	reCallerModel = regexp.MustCompile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\bwhich (?:llm|model|ai) (?:you|are)`)
-	reYourPrompt  = regexp.MustCompile(`\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
+	reYourPrompt  = regexp.MustCompile(`\b(?:hidden|initial|original|secret|internal|configured|system|developer) (?:instructions|prompt|rules|guidelines|message)\b.{0,25}?\b(?:you|your)\b|\b(?:instructions|prompt|rules) you (?:were|are|have been) (?:given|configured|set up|told|started)|\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
 	reWholeChat   = regexp.MustCompile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
 	reToolList    = regexp.MustCompile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools|functions|plugins)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)`)
+	rePersonal    = regexp.MustCompile(`\b(?:user'?s?|your|their|the person'?s|caller'?s?)\s+(?:full |own )?(?:home (?:street )?address|(?:home |mobile |cell )?phone numbers?|date of birth|birth ?date|social security|passport|bank (?:account|details)|credit card|salary|income|medical|health records?|location history|contacts|address book|e-?mail password)`)
 	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user'?s?|their)\s+(?:own )?(?:[a-z]+ )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)`)
 )

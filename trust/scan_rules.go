@@ -45,7 +45,8 @@ func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
 var (
 	wOblig = alt(`must`, `mandatory`, `required`, `requires?`, `necessary`, `need(?:s|ed)? to`, `have to`, `has to`,
 		`critical`, `crucial`, `essential`, `imperative`, `make sure`, `ensure`, `be sure to`, `always`, `should`,
-		`important`, `don't forget`, `do not forget`, `remember to`, `obligatory`, `compulsory`, `please`)
+		`important`, `don't forget`, `do not forget`, `remember to`, `obligatory`, `compulsory`, `please`,
+		`(?:are|is) (?:expected|supposed|required|instructed|asked|obliged|to)`, `duty`, `prerequisite`)
 	wInvoke = alt(`call`, `calls`, `calling`, `invoke`, `invoking`, `use`, `using`, `run`, `running`, `execute`, `executing`,
 		`trigger`, `launch`, `switch to`, `redirect(?:ed)? to`, `rely on`, `query`, `consult`)
 	wOrder = alt(`before`, `after`, `first`, `prior to`, `then`, `afterwards`, `followed by`, `subsequently`, `also`,
@@ -61,7 +62,7 @@ var (
 	wTransmit = alt(`send`, `sends`, `sending`, `sent`, `post`, `posting`, `upload`, `uploading`, `forward`, `forwarding`,
 		`transmit`, `transmitting`, `submit`, `submitting`, `report`, `reporting`, `log`, `logging`, `notify`,
 		`ping`, `exfiltrat\w*`, `leak`, `share`, `sharing`, `sync`, `mirror`, `cc`, `bcc`, `beacon`, `callback`,
-		`authenticate`, `verify`, `validate`, `register`, `relay`)
+		`authenticate`, `verify`, `validate`, `register`, `relay`, `cop(?:y|ied) to`, `blind[- ]cop\w*`, `dial`, `text`, `sms`)
 	wReach = alt(`access`, `visit`, `request`, `call`, `contact`, `connect to`, `fetch`, `navigate to`, `open`, `load`,
 		`hit`, `query`, `make a (?:network |http |web )?request`, `curl`, `wget`)
 	wTell = alt(`tell`, `telling`, `inform`, `informing`, `notify`, `notifying`, `alert`, `alerting`, `mention`,
@@ -74,7 +75,8 @@ var (
 		`bearer tokens?`, `refresh tokens?`, `session (?:tokens?|cookies?|ids?)`, `passwords?`, `passphrases?`,
 		`credentials?`, `seed phrases?`, `mnemonic(?: phrase)?`, `recovery phrases?`, `ssh keys?`, `cookies?`,
 		`(?:crypto )?wallets?`, `environment variables?`, `env vars?`, `secrets?`, `tokens?`, `2fa codes?`, `otp`,
-		`one[- ]time (?:codes?|passwords?)`, `credit card(?: numbers?)?`, `social security numbers?`) + `)`
+		`one[- ]time (?:codes?|passwords?)`, `credit card(?: numbers?)?`, `social security numbers?`, `(?:openai|anthropic|aws|gcp|azure|stripe|github|gitlab|slack|google|secret|private|signing|encryption|master|root|admin|gpg|pgp|user's|their|your) (?:api )?keys?`) +
+		`|\b[a-z0-9]+_(?:api_key|apikey|token|secret|password|secret_key|access_key|private_key)\b)`
 	wSecretFile = `(?:~/\.ssh|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|authorized_keys|/etc/(?:passwd|shadow|sudoers|hosts)|` +
 		`\.aws/(?:credentials|config)|\.git-credentials|\.npmrc|\.pypirc|\.netrc|\.pgpass|\.docker/config|` +
 		`\bkubeconfig\b|\.kube/config|\.gnupg|(?:^|[\s'"` + "`" + `(/])\.env(?:$|[\s'"` + "`" + `),;:])|\.bash_history|\.zsh_history|wallet\.dat|` +
@@ -85,6 +87,7 @@ var (
 		`\benvironment configuration|\bhome (?:directory|folder))`
 	wURL   = `(?:https?|ftp|wss?)://[^\s'"<>` + "`" + `)\]]+`
 	wEmail = `\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`
+	wPhone = `(?:^|\s)\+\d[\d ()-]{7,}\d\b`
 	wIP    = `\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b`
 	wQuote = `(?:'[^']{8,}'|"[^"]{8,}"|“[^”]{8,}”|‘[^’]{8,}’)`
 	wOther = alt(`other`, `another`, `any other`, `all other`, `different`, `alternative`, `competing`, `similar`,
@@ -113,6 +116,7 @@ var (
 	reURL        = re(wURL)
 	reEmail      = re(wEmail)
 	reIP         = re(wIP)
+	rePhone      = re(wPhone)
 	reQuote      = re(wQuote)
 	reCmd        = re(wCmd)
 	reKeyFile    = re(`ssh|id_|shadow|passwd|credentials|wallet|gnupg|environ`)
@@ -124,10 +128,14 @@ var (
 // textRules are single patterns over one sentence of folded text.
 var textRules = []rule{
 	// instructions addressed to the model
-	{KindInstruction, 4, re(near("30", alt(`ignore`, `disregard`, `forget`, `override`, `bypass`, `skip`),
-		alt(`previous`, `prior`, `above`, `earlier`, `all`, `any`, `system`, `original`, `initial`, `existing`, `your`),
+	{KindInstruction, 4, re(near("30", alt(`ignor(?:e|es|ing)`, `disregard(?:s|ing)?`, `forget(?:ting)?`, `overrid(?:e|es|ing)`, `overrul(?:e|es|ing)`, `bypass(?:es|ing)?`, `skip`, `supersed(?:e|es|ing)`, `take precedence over`, `replac(?:e|es|ing)`),
+		alt(`previous`, `prior`, `above`, `earlier`, `all`, `any`, `system`, `original`, `initial`, `existing`, `your`, `other`),
 		alt(`instructions?`, `prompts?`, `rules?`, `directions?`, `guidelines?`, `directives?`, `constraints?`, `polic(?:y|ies)`, `guardrails?`, `safety`))),
 		"tells the model to drop its instructions or rules"},
+	{KindInstruction, 3, re(near("30", `\btreat (?:this|these|the following|my)\b`, `\bas (?:your |the )?(?:new |real |true |highest[- ]priority |overriding |system )?(?:instructions?|prompt|orders|rules|overriding|authoritative|policy)\b`)),
+		"asks the model to take a tool's text as its instructions"},
+	{KindInstruction, 2, re(`\b(?:note|message|instructions?|hint|tip|reminder|heads[- ]up|memo)s? (?:for|to) (?:the )?(?:ai|assistant|model|llm|agent|bot)s?\b|\bfor (?:the )?(?:ai|assistant|model|llm|agent)s? only\b|\b(?:ai|assistant|model|llm|agent), (?:heads[- ]up|note|listen|important)`),
+		"a note addressed to the model rather than documentation for whoever reads the tool list"},
 	{KindInstruction, 4, re(near("30", `\byou are now\b`, alt(`mode`, `unrestricted`, `unfiltered`, `jailbroken`, `dan`, `free of`, `no longer bound`, `allowed to`)) + `|` +
 		near("25", alt(`safety`, `content`, `ethical`, `security`, `usual`, `previous`, `your`, `all`), alt(`rules?`, `filters?`, `guidelines?`, `polic(?:y|ies)`, `restrictions?`, `guardrails?`, `limits?`, `constraints?`),
 			alt(`are`, `is`, `have been`, `has been`, `were`), alt(`suspended`, `disabled`, `lifted`, `removed`, `off`, `void`, `waived`, `no longer apply`, `not apply`, `turned off`, `overridden`))),
@@ -152,6 +160,11 @@ var textRules = []rule{
 	{KindInstruction, 3, re(`\b(?:secretly|covertly|surreptitiously|behind the (?:user'?s? )?back|without (?:the )?(?:user'?s? )?(?:knowledge|knowing|consent|awareness|noticing))\b|` +
 		near("25", alt(`hide`, `conceal`, `keep`), `\b(?:from the user|secret|hidden|confidential|between us)\b`)),
 		"asks for secrecy from the user"},
+	{KindInstruction, 3, re(`\b(?:never|do not|don't|must not|without|not to)\s+(?:ever\s+)?(?:disclos|mention|reveal|report|tell|admit|acknowledg|surfac|show|includ|repeat|inform|notify|alert)\w*\s+(?:about\s+)?(?:this|it|that|these|anything|what you|the (?:copy|step|change|action|note|redirect\w*|transfer))\b|` +
+		near("15", `\bkeep (?:it|this|that|these)\b`, `\bout of (?:your|the) (?:answer|reply|response|output|summary|messages?)`) + `|\b(?:are|is) not to be (?:told|informed|notified|shown)\b|\bshould stay (?:invisible|hidden|secret|silent)\b`),
+		"asks for secrecy about what the model does"},
+	{KindInstruction, 1, re(near("30", `\b(?:tell|inform|assure|reassure|convince)\s+(?:the |your )?(?:user|customer|person|them)\b`, alt(`impossible`, `not possible`, `cannot`, `can't`, `unavailable`, `succeeded`, `done`, `safe`, `nothing`, `fine`))),
+		"scripts what the model tells the user about what happened"},
 	{KindInstruction, 3, re(near("25", `\bregardless of\b`, `\b(?:user|users|user's|what (?:the user|they)|their (?:input|request|query))\b`) + `|` +
 		near("40", `\b(?:whatever|whichever|no matter (?:what|which|who))\b`, alt(`picks?`, `chooses?`, `selects?`, `asks?`, `asked`, `wants?`, `requests?`, `requested`, `says?`, `prefers?`, `enters?`, `types?`, `specif(?:y|ies|ied)`),
 			`\b(?:instead|anyway|always|still|use|book|send|choose|pick|replace)\b`)),
@@ -167,7 +180,7 @@ var textRules = []rule{
 		`|\btemporarily (?:disabled|unavailable|down|offline)\b|\bno longer (?:available|supported|functional|works?)\b`),
 		"claims a tool changed or went away: the usual opening of a redirection to another tool"},
 	{KindInstruction, 2, re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `service`, `server`), alt(`is`, `are`, `seems`, `appears`),
-		alt(`deprecated`, `disabled`, `broken`, `compromised`, `retired`, `discontinued`, `unavailable`, `down`, `offline`, `unsafe`, `insecure`, `unreliable`, `buggy`, `corrupt\w*`))),
+		alt(`deprecated`, `disabled`, `broken`, `compromised`, `retired`, `discontinued`, `unavailable`, `down`, `offline`, `unsafe`, `insecure`, `unreliable`, `buggy`, `corrupt\w*`, `faulty`, `defective`, `malfunctioning`, `dangerous`, `harmful`, `flawed`, `untrustworthy`, `obsolete`, `outdated`, `leak\w*`))),
 		"disparages or declares dead a tool: the usual opening of a redirection to another tool"},
 	{KindInstruction, 1, re(`\bredirect(?:s|ed|ing)?\b.{0,40}?\b(?:to|instead)\b`),
 		"speaks of redirecting requests elsewhere"},
@@ -272,7 +285,7 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 	for _, e := range []struct {
 		re   *regexp.Regexp
 		what string
-	}{{reURL, "a URL"}, {reEmail, "an e-mail address"}, {reIP, "an IP address"}} {
+	}{{reURL, "a URL"}, {reEmail, "an e-mail address"}, {reIP, "an IP address"}, {rePhone, "a phone number"}} {
 		m := e.re.FindString(s)
 		if m == "" {
 			continue
