@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/orchestrate"
@@ -36,6 +37,9 @@ type common struct {
 	// deniedDomains and askedDomains are the policy's deny and ask rules'
 	// domains: refused to both (the egress proxy cannot ask).
 	deniedDomains, askedDomains []string
+	// meter records the sandboxed commands' durations (build takes it from
+	// the engine's MeterProvider, set when telemetry is on).
+	meter metric.MeterProvider
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -192,6 +196,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.deniedDomains, c.askedDomains = pol.DeniedDomains(), pol.AskedDomains()
 	c.files = pol.Files
 	s := &setup{registry: registry.New(), policy: pol}
+	c.meter = opts.MeterProvider
 	sets, err := builtinTools(c)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/sandbox/egress"
 	"github.com/toolgate/toolgate/tool"
@@ -48,6 +50,10 @@ type Options struct {
 	// with the exit code in Details). By default a non-zero exit is a
 	// normal result carrying exit_code, as a terminal shows it.
 	ErrorOnExit bool
+	// MeterProvider, when set, records each command's time in the sandbox
+	// (toolgate.sandbox.duration, by backend). A command also gets a span
+	// (toolgate.sandbox) when the context it runs in has a recording one.
+	MeterProvider metric.MeterProvider
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -125,7 +131,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &set{opts: o}
+	s := &set{opts: o, sandboxTime: newSandboxTimer(o.MeterProvider)}
 	common := []tool.Option{
 		tool.WithLevel(tool.LevelMedium),
 		tool.WithAnnotations(tool.Annotations{Destructive: true, OpenWorld: o.Egress != nil}),
@@ -155,7 +161,10 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	}, nil
 }
 
-type set struct{ opts Options }
+type set struct {
+	opts        Options
+	sandboxTime metric.Float64Histogram // nil: no metrics (telemetry.go)
+}
 
 func (s *set) executeCommand(ctx context.Context, in CommandInput) (tool.Result, error) {
 	switch {
@@ -276,7 +285,7 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 	}
 	spec.ReadOnly = append(spec.ReadOnly, g.readOnly...)
 	spec.Writable = append(spec.Writable, g.pinned...)
-	o, err := s.opts.Backend.Run(ctx, spec)
+	o, err := s.sandboxRun(ctx, spec)
 	if err != nil {
 		switch {
 		case errors.Is(err, sandbox.ErrInvalidSpec):
