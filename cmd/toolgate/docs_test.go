@@ -103,3 +103,28 @@ func TestClientSnippets(t *testing.T) {
 		})
 	}
 }
+
+// TestDeployPolicyChecks: the policy docs/deploy.md shows for replicas
+// passes `toolgate policy check`, and the Deployment's probes name the
+// paths the HTTP server answers.
+func TestDeployPolicyChecks(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```yaml\n(# toolgate.yaml.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/deploy.md shows no policy (a yaml block starting with # toolgate.yaml)")
+	}
+	ws := workspace(t)
+	pol := filepath.Join(ws, "toolgate.yaml")
+	os.WriteFile(pol, m[1], 0o644)
+	if r := toolgate(t, ws, "", "policy", "check", pol); r.code != 0 {
+		t.Errorf("policy check of docs/deploy.md's policy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, probe := range []string{"path: /readyz", "path: /healthz"} {
+		if !strings.Contains(string(doc), probe) {
+			t.Errorf("docs/deploy.md's Deployment lacks %q", probe)
+		}
+	}
+}
