@@ -22,7 +22,6 @@ import (
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -47,9 +46,6 @@ type Options struct {
 type Providers struct {
 	Tracer trace.TracerProvider
 	Meter  metric.MeterProvider
-	// Propagator reads and writes W3C trace context and baggage (traceparent,
-	// tracestate, baggage) in HTTP headers or MCP's params._meta.
-	Propagator propagation.TextMapPropagator
 	// PrometheusAddr is the address /metrics is served on
 	// (OTEL_METRICS_EXPORTER=prometheus), else empty.
 	PrometheusAddr string
@@ -74,9 +70,8 @@ func (p *Providers) Shutdown(ctx context.Context) error {
 // globally: the caller hands the providers to what it instruments.
 func Setup(ctx context.Context, o Options) (*Providers, error) {
 	p := &Providers{
-		Tracer:     tracenoop.NewTracerProvider(),
-		Meter:      metricnoop.NewMeterProvider(),
-		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		Tracer: tracenoop.NewTracerProvider(),
+		Meter:  metricnoop.NewMeterProvider(),
 	}
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
