@@ -177,7 +177,12 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		opts.Timeout = max(opts.Timeout, t+5*time.Second)
 	}
 
+	vetter, err := newPinVetter(pol, opts.Auditor, p.log)
+	if err != nil {
+		return err
+	}
 	gw, err := mcpclient.NewGateway(ctx, opts.Registry, mcpclient.Options{
+		Vetter:        vetter,
 		ClientName:    "toolgate-proxy",
 		ClientVersion: version,
 		Logger:        p.log,
@@ -192,6 +197,16 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return &exitError{exitTool, err}
 	}
 	defer gw.Close()
+	if pins := pol.Trust.Pins; pins != "" {
+		// An approval (toolgate trust approve) changes the pin file.
+		watch, stop := context.WithCancel(ctx)
+		defer stop()
+		go watchPins(watch, pins, time.Second, func() {
+			if err := gw.Refresh(); err != nil {
+				p.log.Warn("tools not all registered", "err", err)
+			}
+		})
+	}
 
 	eng := engine.New(opts)
 	srv, err := mcpserver.New(mcpserver.Options{

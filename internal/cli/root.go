@@ -79,6 +79,6 @@ current folder) and never outside them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newToolsCmd(s), newCallCmd(s), newAuditCmd(s), newVersionCmd(s), newServeCmd(s), newLintCmd(s), newProxyCmd(s), newPolicyCmd(s), newPlanCmd(s), newSearchCmd(s), newRunCmd(s))
+	root.AddCommand(newToolsCmd(s), newCallCmd(s), newAuditCmd(s), newVersionCmd(s), newServeCmd(s), newLintCmd(s), newProxyCmd(s), newPolicyCmd(s), newPlanCmd(s), newSearchCmd(s), newRunCmd(s), newTrustCmd(s))
 	return root
 }
