@@ -45,6 +45,7 @@ type File struct {
 	State       State                `yaml:"state,omitempty"`
 	HTTP        HTTP                 `yaml:"http,omitempty"`
 	Trust       Trust                `yaml:"trust,omitempty"`
+	Console     Console              `yaml:"console,omitempty"`
 }
 
 // FileRole is a role as a policy file writes it.
@@ -377,6 +378,10 @@ func parse(data []byte, file string) (*Policy, error) {
 		p.Auth = f.Auth
 	}
 	p.Trust = f.Trust
+	p.Console = f.Console
+	if where, msg := checkConsole(p.Console); msg != "" {
+		return nil, at(where, "%s", msg)
+	}
 	if where, msg := checkTrust(&p.Trust, file); msg != "" {
 		return nil, at(where, "%s", msg)
 	}

@@ -134,7 +134,7 @@ func (h *HTTPApprover) Approve(ctx context.Context, req Request) (Approval, erro
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return Approval{Approver: "http", Reason: "the answer could not be read"}, nil
 	}
-	return Approval{Approved: a.Approved, Approver: "http", Scope: a.Scope, Reason: a.Reason}, nil
+	return Approval{Approved: a.Approved, Approver: cmp.Or(a.By, "http"), Scope: a.Scope, Reason: a.Reason}, nil
 }
 
 // answer is an Approval as it travels through a queue.
@@ -142,6 +142,7 @@ type answer struct {
 	Approved bool   `json:"approved"`
 	Scope    Scope  `json:"scope,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	By       string `json:"by,omitempty"` // who answered, for the audit log ("" : "http")
 }
 
 // pendingView is one waiting call as a person is shown it, and as a queue
@@ -247,7 +248,7 @@ func (h *HTTPApprover) list(ctx context.Context) ([]pendingView, error) {
 }
 
 // decide applies a decision to a waiting call, in whichever queue it waits.
-func (h *HTTPApprover) decide(ctx context.Context, id, decision, reason, confirm string) (int, string) {
+func (h *HTTPApprover) decide(ctx context.Context, id, decision, reason, confirm, by string) (int, string) {
 	q := h.local
 	raw, err := q.Get(ctx, id)
 	if errors.Is(err, fs.ErrNotExist) && h.queue != h.local {
@@ -261,7 +262,7 @@ func (h *HTTPApprover) decide(ctx context.Context, id, decision, reason, confirm
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return http.StatusInternalServerError, "the waiting call could not be read"
 	}
-	a := answer{Reason: strings.TrimSpace(reason)}
+	a := answer{Reason: strings.TrimSpace(reason), By: by}
 	switch decision {
 	case "deny":
 	case "once", "session", "always":
@@ -340,7 +341,7 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "missing or wrong token: reload the page", http.StatusForbidden)
 			return
 		}
-		code, msg := h.decide(r.Context(), r.PostForm.Get("id"), r.PostForm.Get("decision"), r.PostForm.Get("reason"), r.PostForm.Get("confirm"))
+		code, msg := h.decide(r.Context(), r.PostForm.Get("id"), r.PostForm.Get("decision"), r.PostForm.Get("reason"), r.PostForm.Get("confirm"), "")
 		if code != http.StatusOK {
 			http.Error(w, msg, code)
 			return
@@ -369,7 +370,7 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			json.NewEncoder(w).Encode(map[string]any{"error": "the body is not a JSON object {id, decision, reason, confirm}"})
 			return
 		}
-		code, msg := h.decide(r.Context(), body.ID, body.Decision, body.Reason, body.Confirm)
+		code, msg := h.decide(r.Context(), body.ID, body.Decision, body.Reason, body.Confirm, "")
 		w.WriteHeader(code)
 		if code != http.StatusOK {
 			json.NewEncoder(w).Encode(map[string]any{"error": msg})
