@@ -138,7 +138,12 @@ type proxySetup struct {
 // runProxy connects the upstreams, builds the governed engine over their
 // tools and serves it until ctx ends or the stdio client leaves.
 func runProxy(ctx context.Context, s *streams, p proxySetup) error {
-	opts := engine.Options{Registry: registry.New(), Logger: p.log}
+	tel, err := startTelemetry(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry(tel, s)
+	opts := engine.Options{Registry: registry.New(), Logger: p.log, TracerProvider: tel.Tracer, MeterProvider: tel.Meter}
 	pol, err := loadPolicy(p.policy)
 	if err != nil {
 		return err
@@ -182,10 +187,12 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return err
 	}
 	gw, err := mcpclient.NewGateway(ctx, opts.Registry, mcpclient.Options{
-		Vetter:        vetter,
-		ClientName:    "toolgate-proxy",
-		ClientVersion: version,
-		Logger:        p.log,
+		Vetter:         vetter,
+		ClientName:     "toolgate-proxy",
+		ClientVersion:  version,
+		Logger:         p.log,
+		TracerProvider: tel.Tracer,
+		MeterProvider:  tel.Meter,
 		PeerFromContext: func(ctx context.Context) mcpclient.Peer {
 			if ss := mcpserver.SessionFromContext(ctx); ss != nil {
 				return ss
@@ -210,13 +217,15 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 
 	eng := engine.New(opts)
 	srv, err := mcpserver.New(mcpserver.Options{
-		Engine:       eng,
-		Name:         "toolgate-proxy",
-		Version:      version,
-		Instructions: instructions(gw),
-		NoPrompts:    true,
-		MCP:          gw.ServerOptions(),
-		Logger:       p.log,
+		Engine:         eng,
+		Name:           "toolgate-proxy",
+		Version:        version,
+		Instructions:   instructions(gw),
+		NoPrompts:      true,
+		MCP:            gw.ServerOptions(),
+		Logger:         p.log,
+		TracerProvider: tel.Tracer,
+		MeterProvider:  tel.Meter,
 	})
 	if err != nil {
 		return &exitError{exitTool, err}

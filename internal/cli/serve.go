@@ -18,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/telemetry"
 )
 
 func newServeCmd(s *streams) *cobra.Command {
@@ -74,7 +75,12 @@ roots that lie inside --root folders; it never widens them.`,
 				return mcpApprover(pol, s.err, addr != "" && (stateless || pol.HTTP.Stateless))
 			}
 			c.warm = true
-			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths)})
+			tel, err := startTelemetry(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			defer stopTelemetry(tel, s)
+			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths), TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
 			if err != nil {
 				return err
 			}
@@ -94,7 +100,8 @@ roots that lie inside --root folders; it never widens them.`,
 				}
 			}
 			logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			srv, err := mcpserver.New(mcpserver.Options{Engine: st.engine, Version: version, Roots: roots, Logger: logger})
+			srv, err := mcpserver.New(mcpserver.Options{Engine: st.engine, Version: version, Roots: roots, Logger: logger,
+				TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -203,6 +210,29 @@ func probes(mux *http.ServeMux, ready func(context.Context) error) {
 		}
 		answer(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
+}
+
+// startTelemetry sets up OpenTelemetry from the OTEL_* variables (off
+// unless they ask for it), its console exporters writing to standard error
+// (never into MCP's standard output). Call it once per process; hand the
+// providers to the engine, mcpserver and mcpclient, and stopTelemetry them
+// at the end.
+func startTelemetry(ctx context.Context, s *streams) (*telemetry.Providers, error) {
+	p, err := telemetry.Setup(ctx, telemetry.Options{Stderr: s.err, ServiceVersion: version})
+	if err != nil {
+		return nil, usageErr("telemetry: %v", err)
+	}
+	return p, nil
+}
+
+// stopTelemetry flushes what the exporters hold, for at most 5 seconds
+// (the process is stopping, its context already cancelled).
+func stopTelemetry(p *telemetry.Providers, s *streams) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		fmt.Fprintf(s.err, "toolgate: telemetry: %v\n", err)
+	}
 }
 
 // readyTimeout bounds the check of /readyz, below a probe's usual timeout.

@@ -1,0 +1,123 @@
+package trust
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// responseInjections reads testdata/tool-poisoning/response-injection.json.
+func responseInjections(t *testing.T) []struct{ ID, Attack, Text string } {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "tool-poisoning", "response-injection.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []struct{ ID, Attack, Text string }
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// attackFiles hold injection texts on purpose (corpora, and tests that
+// carry attacks), so they are not benign outputs.
+func attackFile(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	return strings.HasPrefix(rel, "testdata/tool-poisoning/") || rel == "testdata/attack-corpus-sample.json" ||
+		strings.HasPrefix(rel, "trust/") ||
+		strings.HasSuffix(rel, "redteam_test.go") || strings.HasSuffix(rel, "trust_test.go")
+}
+
+// benignFiles are the repository's text files (each read whole, as a
+// file-reading tool returns it), except attackFile ones.
+func benignFiles(t *testing.T) map[string]string {
+	t.Helper()
+	root, _ := filepath.Abs("..")
+	out := map[string]string{}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if p != root && strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if attackFile(rel) || !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) == 0 || len(data) > 4<<20 || bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+			return nil
+		}
+		out[filepath.ToSlash(rel)] = string(data)
+		return nil
+	})
+	return out
+}
+
+// TestResultCheckCorpus measures the result check: recall on every injected
+// response text of testdata/tool-poisoning/response-injection.json, and
+// false positives on every text file of the repository read as a tool's
+// output (source, docs, JSON, YAML: full of "must", "ignore" and
+// imperatives).
+func TestResultCheckCorpus(t *testing.T) {
+	caught, total := map[string]int{}, map[string]int{}
+	var missed []string
+	for _, r := range responseInjections(t) {
+		total[r.Attack]++
+		fs := CheckResult(tool.TextResult(r.Text))
+		if len(fs) > 0 {
+			caught[r.Attack]++
+		} else {
+			missed = append(missed, r.ID)
+		}
+	}
+	attacks := make([]string, 0, len(total))
+	n, c := 0, 0
+	for a := range total {
+		attacks = append(attacks, a)
+		n += total[a]
+		c += caught[a]
+	}
+	sort.Strings(attacks)
+	for _, a := range attacks {
+		t.Logf("recall %-28s %2d/%-2d", a, caught[a], total[a])
+	}
+	recall := float64(c) / float64(n)
+	t.Logf("recall on response-injection.json: %d/%d = %.1f%%; missed %v", c, n, 100*recall, missed)
+
+	files := benignFiles(t)
+	var flagged []string
+	for name, text := range files {
+		if fs := CheckResult(tool.TextResult(text)); len(fs) > 0 {
+			flagged = append(flagged, name+": "+fs[0].Kind+": "+fs[0].Evidence)
+		}
+	}
+	sort.Strings(flagged)
+	fpr := float64(len(flagged)) / float64(len(files))
+	t.Logf("false positives on %d repository text files: %d = %.2f%%", len(files), len(flagged), 100*fpr)
+	for _, f := range flagged {
+		t.Logf("  flagged: %s", f)
+	}
+	if recall < 0.95 {
+		t.Errorf("recall %.1f%%, want at least 95%%", 100*recall)
+	}
+	if len(files) < 300 {
+		t.Errorf("only %d benign files read; is the repository there?", len(files))
+	}
+	if fpr > 0.01 {
+		t.Errorf("false-positive rate %.2f%%, want at most 1%%", 100*fpr)
+	}
+}

@@ -1,0 +1,420 @@
+package trust
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// The result check reads an upstream's result as a model would and looks
+// for the shapes of an injection, by meaning rather than by phrase: each
+// sentence scores cues of a text that addresses the model (second person
+// with a modal, an imperative, "please"), of what it wants done (call a
+// tool, send data somewhere, hand over a secret, destroy or plant
+// something, say something to the user), and of the framing injections use
+// (fake turns and authors, orders to ignore or override the task, fake
+// preconditions, "do not tell the user", emphasis tags). A sentence whose
+// cues add up to resultThreshold is a finding; documentation and source
+// code, which are full of imperatives and "must", rarely pair an addressed
+// order with an object that matters and a framing cue.
+
+// resultThreshold is the score at which a sentence is a finding.
+const resultThreshold = 3.0
+
+// resultMaxBytes bounds the text read of one string.
+const resultMaxBytes = 256 << 10
+
+// A resultCue is one signal in a sentence: a weight, and the kind of
+// injection it points at ("" : none in particular).
+type resultCue struct {
+	need   []string // the cue is tried only when the lower-cased sentence holds one of these
+	re     *regexp.Regexp
+	weight float64
+	kind   string
+	frame  bool // frames the next sentence too (an emphasis tag)
+	addr   bool // addresses the model: a sentence needs one such cue to be a finding
+}
+
+// Kinds of result findings.
+const (
+	KindFakeTurn      = "fake_turn"      // a fake user, system or assistant turn, or a claim to speak for the user
+	KindFakeError     = "fake_error"     // an error (or failure) that gives orders
+	KindToolCall      = "tool_call"      // an order to call (other) tools
+	KindExfiltration  = "exfiltration"   // an order to send data somewhere
+	KindSecretRequest = "secret_request" // a request for secrets or private data
+	KindInstruction   = "instruction"    // other orders addressed to the model (override the task, deceive the user)
+	KindHiddenText    = "hidden_text"    // text a person would not see: invisible characters, tag characters, bidi controls
+)
+
+var resultWhy = map[string]string{
+	KindFakeTurn:      "the result imitates a chat turn or claims to speak for the user or the system; a tool's output cannot do either",
+	KindFakeError:     "the result reports an error that gives the model orders (call something, do something first); real errors describe what failed",
+	KindToolCall:      "the result tells the model to call a tool; a tool's output is data, not a plan",
+	KindExfiltration:  "the result tells the model to send data to an address, a URL or a file",
+	KindSecretRequest: "the result asks for secrets or private data (keys, tokens, passwords, the system prompt, the conversation)",
+	KindInstruction:   "the result gives the model orders (ignore its task, hide something from the user, do something first)",
+	KindHiddenText:    "the result holds characters a person does not see but a model reads (zero-width, tag or bidi control characters)",
+}
+
+// w compiles a case-insensitive cue, tried when the sentence holds one of
+// the |-separated words of need ("" : always).
+func w(need, expr string, weight float64, kind string) resultCue {
+	return resultCue{need: split(need), re: regexp.MustCompile(`(?i)` + expr), weight: weight, kind: kind}
+}
+
+// a compiles a cue that addresses the model.
+func a(need, expr string, weight float64, kind string) resultCue {
+	c := w(need, expr, weight, kind)
+	c.addr = true
+	return c
+}
+
+func split(need string) []string {
+	if need == "" {
+		return nil
+	}
+	return strings.Split(need, "|")
+}
+
+// matches reports whether the cue holds in sent (lower its lower-cased form).
+func (c *resultCue) matches(sent, lower string) bool {
+	if c.need != nil {
+		found := false
+		for _, n := range c.need {
+			if strings.Contains(lower, n) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return c.re.MatchString(sent)
+}
+
+// Vocabulary shared by the cues.
+const (
+	// Who is told: you, the assistant, AI models, whoever reads this.
+	reSubject = `(?:you|(?:the\s+|all\s+|any\s+|every\s+)?(?:ai\s+|llm\s+)?(?:assistants?|ai|agents?|models?|llms?|bots?|chatbots?)(?:'s)?|whoever\s+(?:reads|sees|processes)\s+this|the\s+reader)`
+	// …with a modal that makes it an order.
+	reYou      = `\b` + reSubject + `(?:'ll|\s+will)?\s+(?:must|should|need\s+to|have\s+to|has\s+to|needs\s+to|(?:are|is)\s+(?:now\s+)?(?:required|instructed|asked|expected|supposed|obliged|to)|will\s+need\s+to|shall|ought\s+to|may\s+now|now\s+need\s+to|now\s+must|can\s+only)\b`
+	reToolVerb = `(?:call|calling|use|using|invoke|invoking|execute|trigger|utili[sz]e|employ|switch\s+to)`
+	// A tool's name: snake_case, camelCase, or quoted.
+	reIdent    = `['"“‘\x60]?(?-i:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]+)['"”’\x60]?`
+	reSendVerb = `(?:send|post|upload|forward|e-?mail|transmit|submit|leak|exfiltrate|report|share|deliver|relay|beam|sync|push|copy|write|save|store|append|add|paste|put|include|attach|embed|dump|export)`
+	// Secrets and private data.
+	reSecret = `(?:passwords?|passphrases?|passcodes?|pins?\s+codes?|api[\s_-]?keys?|access[\s_-]?keys?|access[\s_-]?tokens?|auth(?:entication|orization)?[\s_-]?(?:tokens?|codes?)|bearer\s+tokens?|session\s+(?:tokens?|cookies?|ids?)|cookies|secret[\s_-]?keys?|secrets|client[\s_-]?secrets?|private[\s_-]?keys?|ssh[\s_-]?keys?|id_rsa|id_ed25519|\.ssh\b|\.env\b|aws_secret|credentials?|2fa\s+codes?|otp|one[\s-]time\s+(?:codes?|passwords?)|recovery\s+codes?|seed\s+phrases?|mnemonic|wallet\s+keys?|credit\s+card(?:\s+numbers?)?|card\s+numbers?|cvv|social\s+security|ssn|bank\s+(?:account|details)|system\s+prompt|(?:full|entire|complete|whole)\s+(?:prompt|conversation|context|chat)|(?:your|the)\s+(?:initial|original|hidden|system)\s+(?:prompt|instructions)|conversation\s+(?:history|log)|chat\s+(?:history|log)|previous\s+messages|personal\s+(?:data|information|details)|phone\s+numbers?|home\s+address|location\s+history|(?:current|precise|gps|home)\s+location|contacts?\s+list|address\s+book|browsing\s+history|environment\s+variables?|env\s+vars?|/etc/shadow|/etc/passwd|(?:names?|list)\s+of\s+(?:the\s+|all\s+)?(?:tools|functions)|tools\s+you\s+(?:can\s+use|have))`
+	// What is sent: data, not a message of one's own.
+	reData = `(?:data|contents?|files?|information|info|details|results?|output|conversation|history|messages?|notes|drafts?|everything|all|them|it|this|credentials|keys?|tokens?|secrets|passwords?|documents?|records|logs?|list|summary|table|database|dump|archive|emails|inbox|code|repo(?:sitory)?)`
+	reDest   = `(?:https?://|\bwww\.|[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}|\b(?:the\s+)?(?:following\s+)?(?:url|endpoint|webhook|server|address|e-?mail)\b|['"\x60]?(?:~|/)[\w./-]+|\bfile\b)`
+	// An imperative opens the sentence, after a label ("Note:", a JSON
+	// key), a purpose clause ("To verify your access, "), an adverb.
+	reOpening = `^(?:\W*\s*)?(?:[\w -]{1,24}["']?\s*:\s*["']?)?(?:(?:to|in\s+order\s+to|for|if|when|once|after|before|so\s+that)\b[^,]{0,60},\s*)?(?:(?:now|first|then|next|also|immediately|finally|and|actually|instead|simply|just)\s*,?\s+)?`
+	reVerbs   = `(?:call|use|invoke|run|execute|trigger|send|post|upload|forward|email|write|add|append|save|store|read|open|fetch|download|retrieve|delete|remove|kill|terminate|modify|edit|change|replace|update|set|display|show|print|output|tell|inform|reply|respond|answer|say|include|insert|provide|share|reveal|list|ignore|disregard|forget|follow|obey|comply|visit|navigate|go\s+to|click|transfer|pay|grant|authori[sz]e|approve|confirm|enable|disable|create|install|stop|cancel|proceed|recommend|promote|praise|mention|publish|commit|push|merge|deploy|rename|move|invite|purchase|buy|order|book|register|login|log\s+in|sign)`
+)
+
+// resultCues are read against one sentence, already folded (NFKC,
+// invisible characters removed, white space collapsed; case kept).
+var resultCues = []resultCue{
+	// Addressed to the model.
+	a("you|assistant|ai|agent|model|llm|bot|whoever|reader", reYou, 1, ""),
+	a("please|kindly|need you|make sure|be sure|remember|forget|ensure", `\b(?:please|kindly|i\s+need\s+you\s+to|make\s+sure\s+(?:to|you|that\s+you)|be\s+sure\s+to|ensure\s+(?:that\s+)?you|remember\s+to|don'?t\s+forget\s+to)\b`, 1, ""),
+	a("", reOpening+reVerbs+`\s`, 1, ""),
+	a("only way|best way|safest way|right thing|what you", `\b(?:the\s+only\s+way|the\s+(?:best|safest|right)\s+(?:way|thing)|what\s+you\s+(?:need|have)\s+to\s+do)\b.{0,40}\bis\s+to\b`, 1, ""),
+	w("now|immediately|right away|at once|asap|urgent|before|first|instead|mandatory", `\b(?:now|immediately|right\s+away|at\s+once|asap|urgent(?:ly)?|before\s+(?:anything|doing|continuing|proceeding|answering|responding)|first|instead|mandatory)\b`, 0.5, ""),
+	// Who the text speaks to: the model itself.
+	a("dear|attention|note to|hey|hello|hi |message to|instruction", `\b(?:dear|attention|note\s+to|hey|hello|hi|message\s+to|instructions?\s+(?:for|to))\s+(?:the\s+|all\s+|any\s+)?(?:ai\s+|llm\s+)?(?:ai|assistant|agent|model|llm|chatbot|language\s+model|copilot|bot)s?\s*[:,!-]`, 3, KindInstruction),
+	a("ai |llm |agent|assistant|model", `\b(?:ai|llm)?\s*(?:assistants?|agents?|models?)\s+(?:reading|processing|seeing|that\s+(?:reads?|sees?|process(?:es)?))\s+this\b`, 3, KindInstruction),
+	a("as a", `\bas\s+an?\s+(?:ai|assistant|language\s+model|llm)\b.{0,40}\byou\b`, 2, KindInstruction),
+	a("after|when|once|upon", `\b(?:after|when|once|upon|as\s+soon\s+as)\s+(?:you\s+)?(?:reading|read|seeing|see|processing|process|receiving|receive)\s+this\b`, 1.5, KindInstruction),
+
+	// What it wants done.
+	w("call|use|using|invok|execut|trigger|utili|employ|switch to|run", `\b(?:`+reToolVerb+`|run)\s+(?:the\s+)?(?:`+reIdent+`|['"\x60][\w.-]+['"\x60])\s+(?:tool|function|plugin|action)s?\b|\b`+reToolVerb+`\s+(?:the\s+)?`+reIdent, 1.5, KindToolCall),
+	w("by |with|via", `\b(?:by\s+(?:using|calling|invoking|running|executing)|with|via)\s+(?:the\s+)?`+reIdent+`(?:\s+tool)?|\bby\s+(?:using|calling|invoking|running)\s+(?:the\s+)?\S+\s+(?:tool|function)`, 1, KindToolCall),
+	w("plan|answer|response|steps", `\b(?:add|include|put)\s+`+reIdent+`\s+(?:in|into|to)\s+(?:the\s+|your\s+)?(?:final\s+)?(?:plan|answer|response|steps)`, 2, KindToolCall),
+	w("send|post|upload|forward|mail|transmit|submit|leak|exfiltrat|report|share|deliver|relay|beam|sync|push|copy|write|save|store|append|add|paste|put|include|attach|embed|dump|export", `\b`+reSendVerb+`\b.{0,60}?\b`+reData+`\b.{0,60}?\b(?:to|into|at|in)\s+`+reDest, 1.5, KindExfiltration),
+	w("http|@", `\b(?:send|post|upload|forward|e-?mail|transmit|submit|leak|exfiltrate|deliver|relay)\b.{0,40}?\b`+reData+`\b.{0,60}?(?:https?://|[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,})`, 1.5, KindExfiltration),
+	w("http", `\b(?:open|visit|navigate\s+to|go\s+to|browse\s+to|load|fetch|request|curl|wget|download)\s+(?:the\s+(?:url|link|page)\s+)?https?://`, 1.5, KindExfiltration),
+	w("http", `https?://\S*[?&][\w-]+=(?:\{[^}]*\}|<[^>]*>|\$\w+)`, 1.5, KindExfiltration),
+	w("env|/etc/|pass|pin|key|token|cookie|secret|id_rsa|id_ed25519|.ssh|.env|credential|2fa|otp|one-time|one time|recovery|seed|mnemonic|wallet|card|cvv|social security|ssn|bank|prompt|conversation|context|chat|instructions|history|log|previous messages|personal|phone|address|mail|location|contacts|tools|functions", `\b(?:give|send|share|provide|reveal|disclose|tell|show|print|output|paste|enter|include|write|copy|leak|dump|repeat|append|attach|add|post|upload|forward|e-?mail|reply\s+with|respond\s+with|answer\s+with)\b.{0,50}?\b`+reSecret+`\b`, 2, KindSecretRequest),
+	w("your|my |user", `\b(?:your|my|the\s+user'?s?|their)\s+(?:`+reSecret+`|e-?mail\s+address(?:es)?)\b`, 0.5, KindSecretRequest),
+	w("kill|terminat|delet|remov|eras|wipe|destroy|drop|truncat|format|shut|reboot|uninstall|disabl|overwrit|encrypt|chmod|chown", `\b(?:kill|terminate|delete|remove|erase|wipe|destroy|drop|truncate|format|shut\s*down|reboot|uninstall|disable|overwrite|encrypt|chmod|chown)\b.{0,40}?\b(?:process(?:es)?|pid|files?|folders?|director(?:y|ies)|database|tables?|repo(?:sitory)?|branch|account|users?|backups?|logs?|everything|all|system|disk|records?|emails?|permissions)\b`, 1.5, KindInstruction),
+	w("rm |curl|wget|sudo|authorized_keys|crontab|.bashrc|chmod|download", `\b(?:rm\s+-rf|chmod\s+(?:-r\s+)?[0-7]{3}|curl\s+[^|]{0,80}\|\s*(?:ba)?sh|wget\s+[^|]{0,80}\|\s*(?:ba)?sh|sudo\s+\w+|authorized_keys|crontab|\.bashrc)\b|\bdownload\b.{0,40}?\b(?:and\s+)?(?:execute|run|install)\b`, 1.5, KindInstruction),
+	w("password|2fa|mfa|recovery|permission|role|owner", `\b(?:change|reset|set|update|disable|remove|turn\s+off)\s+(?:the\s+|their\s+|his\s+|her\s+|the\s+user'?s\s+|all\s+)?(?:passwords?|2fa|mfa|recovery\s+(?:email|phone)|permissions?|roles?|owners?)\b`, 1.5, KindInstruction),
+	w("send|transfer|wire|pay", `\b(?:send|transfer|wire|pay)\s+(?:\$|€|£)?\d|\b(?:transfer|wire)\s+(?:the\s+)?(?:money|funds|payment|balance)`, 1.5, KindInstruction),
+	w("ssh-", `\bssh-(?:rsa|ed25519|dss)\s+AAAA`, 1.5, KindInstruction),
+	w("following", `\b(?:add|write|append|insert|put|save)\s+(?:the\s+)?following\s+(?:content|text|line|data|key|code)\b`, 1.5, KindInstruction),
+	w("message|user|with", `\b(?:display|show|print|output|say|tell|inform|notify|respond|reply|answer|recommend|mention|state|report)\b.{0,30}?\b(?:the\s+(?:following\s+)?message|to\s+the\s+user|the\s+user\s+that|users?\s+with|with\s+(?:the\s+)?(?:following|exactly))\b`, 1, KindInstruction),
+	w("recommend|prefer|promote|praise", `\b(?:only\s+recommend|recommend\s+only|always\s+recommend|prefer\s+(?:only\s+)?\w+\s+over|promote|praise|speak\s+(?:positively|highly)\s+of)\b`, 1, KindInstruction),
+	w("plan|answer|response|reply|output", `\b(?:your|the)\s+(?:final\s+)?(?:plan|answer|response|reply|output)\s+(?:you\s+make|must|should)\b`, 1, KindInstruction),
+	w("the user", `\b(?:when|once|if|whenever)\s+the\s+user(?:'s)?\s+(?:asks?|requests?|query|queries|question|mentions?|says?|wants?)\b`, 1.5, KindInstruction),
+	w("every|all|each|now on|always|henceforth|future", `\b(?:for|in|on|to|before|after)\s+(?:every|all|each|any)\s+(?:future\s+|subsequent\s+|later\s+|following\s+|other\s+)?(?:requests?|calls?|quer(?:y|ies)|turns?|messages?|conversations?|tasks?|repl(?:y|ies)|responses?|answers?)\b|\bfrom\s+now\s+on\b|\bhenceforth\b|\balways\s+(?:use|call|prefer|choose|recommend)\b`, 1, KindInstruction),
+
+	// How injections frame it.
+	a("ignore|disregard|forget|override|bypass|discard|abandon", `\b(?:ignore|disregard|forget|override|bypass|discard|abandon)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:previous|prior|above|earlier|preceding|original|initial|system|former|existing|current|other)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|directions|guidelines|tasks?|context|messages?|commands|constraints|requests?|goals?)\b`, 3, KindInstruction),
+	a("ignore|disregard|forget|abandon", `\b(?:ignore|disregard|forget|abandon)\s+(?:all\s+)?(?:of\s+)?your\s+(?:\w+\s+)?(?:instructions?|prompts?|tasks?|questions?|requests?|rules|guidelines|goals?)\b|\b(?:ignore|disregard|forget|abandon)\s+(?:the|that|this)\s+(?:question|task|request|instructions?|prompt)\s+(?:you\s+(?:were|was|have\s+been)\s+given|you\s+received|from\s+the\s+user)`, 3, KindInstruction),
+	a("ignore|disregard|forget", `\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you|that|previous|prior|above|else|before)\b`, 3, KindInstruction),
+	a("cancel|scratch|forget", `\b(?:actually,?\s+)?(?:cancel|scratch|forget)\s+(?:that|this|it|the\s+previous)\b\s*(?:,|and|;|\.)`, 1.5, KindInstruction),
+	a("rule|restriction|guideline|safety|filter|polic|guardrail|limit", `\b(?:rules|restrictions|guidelines|safety|filters?|polic(?:y|ies)|guardrails|limits|safeguards)\b.{0,30}?\b(?:are|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:suspended|disabled|lifted|removed|off|overridden|waived|no\s+longer\s+(?:apply|in\s+effect))`, 2.5, KindInstruction),
+	a("strictly|carefully|exactly|precisely", `\b(?:strictly|carefully|exactly|precisely)\s+(?:adhere\s+to|follow|obey|comply\s+with|execute|perform|carry\s+out)\b`, 2, KindInstruction),
+	a("following|comply", `\b(?:adhere\s+to|obey|comply\s+with|execute|carry\s+out|perform|do|complete)\s+the\s+following\s+(?:instructions?|steps?|commands?|directions?|tasks?|actions?)?\s*(?:first|immediately|now|before|:)|\bcomply\s+with\s+(?:any|every|all|the\s+following|these|this)\b`, 2, KindInstruction),
+	a("task|request|question|assignment|job|instruction", `\b(?:the\s+)?(?:previous|prior|original|current|earlier|first|old)\s+(?:task|request|question|assignment|job|instructions?)\s+(?:has\s+been|have\s+been|is|was|are)\s+(?:completed|done|finished|cancell?ed|resolved|no\s+longer|obsolete|replaced|void)`, 2.5, KindInstruction),
+	a("task|goal|objective|instruction|mission|priorit", `\b(?:your|the)\s+(?:task|goal|objective|instructions?|mission|priorit(?:y|ies))\s+(?:has|have)\s+(?:now\s+)?(?:changed|been\s+(?:updated|changed|replaced))|\bthe\s+(?:real|actual|true|new)\s+(?:task|goal|objective|instruction|request)\s+is\b|\byour\s+new\s+(?:task|goal|objective|instructions?|mission)\b`, 2.5, KindInstruction),
+	a("task|request|priority|objective|assignment|instruction", `\b(?:more\s+urgent|urgent|new|different|updated|another|additional|higher[\s-]priority)\s+(?:new\s+)?(?:task|request|priority|objective|assignment|instructions?)\b.{0,40}?\b(?:you|first|complete|need|must|instead)\b`, 2, KindInstruction),
+	a("before", `\bbefore\s+(?:you\s+)?(?:can\s+|continue\s+to\s+|proceed\s+to\s+)?(?:solve|complete|answer|continue|proceed|respond|finish|do|start|handle|work\s+on|return\s+to|get\s+back\s+to)\b.{0,40}?\b(?:task|request|question|query|analysis|original|this|that)\b`, 2, KindInstruction),
+	w("after you", `\bafter\s+you\s+(?:do|have\s+done|complete|finish)\s+(?:that|this|it)\b`, 1.5, KindInstruction),
+	a("to be", `\b(?:requires?|needs?|depends\s+on)\s+(?:that\s+)?.{0,50}?\bto\s+be\s+(?:called|invoked|run|executed|used|completed|performed)\s+(?:first|before|beforehand|prior)`, 2.5, KindFakeError),
+	w("first|before", `\b(?:must|should|needs?\s+to)\s+(?:first\s+)?(?:be\s+)?(?:call(?:ed)?|invoke[d]?|run|use[d]?)\b.{0,50}?\b(?:first|before(?:\s+(?:this|continuing|proceeding|using))|beforehand)\b`, 1.5, KindToolCall),
+	w("retry|try again|continue", `\b(?:then|and\s+then|before\s+you)\s+(?:retry|try\s+again|call\s+(?:me|this|it)\s+again|continue)\b`, 1, KindFakeError),
+	w("no longer", `\b(?:is|has\s+been)\s+no\s+longer\s+(?:available|supported|in\s+use|working|valid)`, 1.5, KindToolCall),
+	w("replaced|superseded|deprecated|moved|migrated|renamed", `\b(?:has\s+been|was|is\s+now|have\s+been)\s+(?:replaced|superseded|deprecated|moved|migrated|renamed)\s+(?:by|to|with)\b`, 1, KindToolCall),
+	w("in order", `\bin\s+order\s+to\s+(?:complete|continue|proceed|finish|get|obtain|see|view|access|retrieve|display|unlock|perform|solve|ensure|enable|resolve|fulfil+)\b`, 1.5, ""),
+	w("continue|proceed|required", `\bto\s+(?:continue|proceed)\b|\b(?:continue|proceed)\s+(?:only\s+)?after\b|\bis\s+required\s+(?:to|before|for)\b`, 1, ""),
+	a("user|human|person|operator|owner|customer", `\b(?:do\s+not|don'?t|never|without)\s+(?:ever\s+)?(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|let|letting|show|showing|reveal|revealing|disclose|disclosing|ask|asking|confirm|confirming|bother|bothering|warn|warning)\s+(?:it\s+|this\s+|that\s+|anything\s+|them\s+)?(?:to\s+)?(?:the\s+|your\s+)?(?:user|human|person|operator|owner|customer)s?\b`, 3, KindInstruction),
+	a("reveal|mention|disclose|show|tell|repeat", `\b(?:do\s+not|don'?t|never)\s+(?:reveal|mention|disclose|show|repeat|acknowledge|tell\s+(?:anyone|the\s+user)\s+about)\s+(?:this|these|the|that)\s+(?:instructions?|message|note|text|rules?|request)\b`, 3, KindInstruction),
+	w("confirmation|confirming|asking|approval|permission", `\bwithout\s+(?:asking\s+(?:for\s+)?|seeking\s+|waiting\s+for\s+|any\s+|further\s+|user\s+)?(?:confirmation|confirming|asking|approval|permission)\b|\bno\s+need\s+to\s+(?:ask|confirm|check\s+with)\b`, 1.5, KindInstruction),
+	a("pre-author|preauthor|pre-approv|preapprov|consented|given", `\bthe\s+user\s+(?:has\s+)?(?:already\s+)?(?:pre-?authori[sz]ed|pre-?approved|consented\s+to|given\s+(?:full\s+)?(?:permission|consent))`, 2.5, KindFakeTurn),
+	a("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\s+(?:call|send|run|execute|use|write|add|forward|copy|upload|include|delete)\b`, 3, KindInstruction),
+	w("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\b`, 1, KindInstruction),
+	a("keep|the user", `\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential|private)\s+from\b|\bthe\s+user\s+(?:does\s+not|doesn'?t|must\s+not|should\s+not|need\s+not)\s+(?:need\s+to\s+)?(?:know|see|be\s+(?:told|informed))\b`, 3, KindInstruction),
+	{need: split("<"), addr: true, re: regexp.MustCompile(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
+	w("", `^\W{0,4}(?:important|critical|urgent|attention|warning|note)\s*(?:!|:)\s`, 0.5, ""),
+
+	// Fake turns and fake authors.
+	a("<|[inst|[/inst|<<sys|<</sys|_of_turn|endoftext|eot_id|im_start|im_end", `<\|[a-z_]{2,40}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|<\|?(?:endoftext|eot_id|im_start|im_end)\|?>`, 3, KindFakeTurn),
+	a("user|system|admin|developer|human|operator", `\b(?:new|next|updated|latest|follow[\s-]?up|another|additional|real|actual|urgent)\s+(?:user|system|admin|administrator|developer|human|operator)\s+(?:message|query|request|prompt|instructions?|input|turn|command)s?\b`, 3, KindFakeTurn),
+	a("system|user|assistant|human|developer|admin", `^\s*(?:#{1,4}\s*|\[|\(|<)?(?:system|user|assistant|human|developer|admin|administrator)\s*(?:message|prompt|note|notice|override|instruction|query|input|turn)?\s*(?:\]|\)|>|:)`, 1.5, KindFakeTurn),
+	a("#", `^\s*#{2,4}\s*(?:instructions?|response|system|input)\s*:?\s*$`, 1.5, KindFakeTurn),
+	a("from", `\b(?:message|note|request|instructions?|order|word)s?\s+(?:is\s+)?from\s+(?:the\s+|your\s+)?(?:user|system|admin|administrator|developer|operator|owner|assistant|human|security\s+team)\b`, 2.5, KindFakeTurn),
+	a("i am|signed", `\bi\s+am\s+(?:the|your)\s+(?:user|admin|administrator|developer|owner|operator|creator|supervisor)\b|\bsigned\s*,?\s*(?:the\s+)?(?:user|admin|administrator|developer|owner|system)\b`, 3, KindFakeTurn),
+	a("the user|i gave you", `\bthe\s+user\s+(?:has\s+)?(?:asked|wants|instructed|requested|authori[sz]ed|approved|told)\s+(?:you|that\s+you)\b|\b(?:the\s+)?task\s+(?:that\s+)?i\s+gave\s+you\b`, 2.5, KindFakeTurn),
+}
+
+// resultErrorWords mark a text (or a sentence) that reports a failure.
+var resultErrorWords = regexp.MustCompile(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
+
+// resultSentenceEnd splits a text into sentences: after . ! ? (and before
+// white space or a quote), and at every line break.
+var resultSentenceEnd = regexp.MustCompile(`[.!?]+["'”’)\]]?\s+|\n+|["']\s*[,}\]]\s*["{\[]?`)
+
+// resultHit is one sentence that scored.
+type resultHit struct {
+	kind, evidence string
+}
+
+// checkString returns the injections found in one string of a result.
+func checkString(s string) []resultHit {
+	if len(s) > resultMaxBytes {
+		s = s[:resultMaxBytes]
+	}
+	var hits []resultHit
+	if h, ok := hiddenChars(s); ok {
+		hits = append(hits, h)
+	}
+	text := resultFold(s)
+	if tags := tagText(s); tags != "" {
+		text += "\n" + resultFold(tags)
+	}
+	isError := resultErrorWords.MatchString(firstLine(text))
+	sentences := splitSentences(text)
+	seen := map[string]bool{}
+	carry := 0.0 // framing of the sentence before (a tag, a fake turn, "the following")
+	for _, sent := range sentences {
+		score, frame, addressed := 0.0, 0.0, false
+		kinds := map[string]bool{}
+		lower := strings.ToLower(sent)
+		for i := range resultCues {
+			c := &resultCues[i]
+			if !c.matches(sent, lower) {
+				continue
+			}
+			score += c.weight
+			addressed = addressed || c.addr
+			kinds[c.kind] = true
+			if c.frame || c.kind == KindFakeTurn || c.weight >= 2 && c.kind == KindInstruction {
+				frame = max(frame, 1)
+			}
+		}
+		if score > 0 {
+			score += carry
+		}
+		carry = frame
+		if strings.HasSuffix(strings.TrimSpace(sent), ":") && score >= 1 {
+			carry = 1 // "…do the following first:" frames the next sentence
+		}
+		if score < resultThreshold || !addressed {
+			continue
+		}
+		kind := KindInstruction
+		switch {
+		case kinds[KindFakeTurn]:
+			kind = KindFakeTurn
+		case kinds[KindExfiltration]:
+			kind = KindExfiltration
+		case kinds[KindSecretRequest]:
+			kind = KindSecretRequest
+		case kinds[KindFakeError] || isError || resultErrorWords.MatchString(sent):
+			kind = KindFakeError
+		case kinds[KindToolCall]:
+			kind = KindToolCall
+		}
+		if seen[kind] {
+			continue
+		}
+		seen[kind] = true
+		hits = append(hits, resultHit{kind, resultClip(sent)})
+	}
+	return hits
+}
+
+// resultFold is what the cues read: NFKC, invisible characters dropped,
+// runs of blanks made one space (line breaks kept).
+func resultFold(s string) string {
+	s = norm.NFKC.String(strings.ToValidUTF8(s, "\uFFFD"))
+	var b strings.Builder
+	b.Grow(len(s))
+	blank := false
+	for _, r := range s {
+		switch {
+		case resultInvisible(r):
+			continue
+		case r == '\n':
+			b.WriteByte('\n')
+			blank = false
+		case unicode.IsSpace(r):
+			if !blank {
+				b.WriteByte(' ')
+			}
+			blank = true
+		default:
+			b.WriteRune(r)
+			blank = false
+		}
+	}
+	return b.String()
+}
+
+// splitSentences cuts folded text into sentences, each with its own line
+// start so that ^ anchors hold.
+func splitSentences(text string) []string {
+	var out []string
+	last := 0
+	for _, m := range resultSentenceEnd.FindAllStringIndex(text, -1) {
+		out = append(out, text[last:m[1]])
+		last = m[1]
+	}
+	out = append(out, text[last:])
+	for i, s := range out {
+		out[i] = strings.TrimLeft(s, " ")
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// resultInvisible reports a character that prints nothing: zero-width and
+// other format characters (bidi controls, tags), and variation selectors.
+func resultInvisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF || r == 0x115F || r == 0x1160 || r == 0x3164
+}
+
+// hiddenChars finds characters that hide text from a person: tag
+// characters outside an emoji flag, bidi embedding and override controls,
+// and zero-width characters inside a Latin word or in runs. Zero-width
+// joiners in emoji and scripts that need them, and a leading BOM, are
+// ordinary.
+func hiddenChars(s string) (resultHit, bool) {
+	var prev rune
+	run := 0
+	for i, r := range s {
+		next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+		switch {
+		case r >= 0xE0000 && r <= 0xE007F:
+			if !inFlag(s, i) {
+				return resultHit{KindHiddenText, "tag characters spelling " + resultClip(tagText(s))}, true
+			}
+		case r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069:
+			return resultHit{KindHiddenText, "bidi control U+" + strings.ToUpper(strconvHex(r))}, true
+		case r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r >= 0x2061 && r <= 0x2064 || r == 0x180E || r == 0xFEFF && i > 0:
+			run++
+			if run >= 3 || isASCIIAlnum(prev) && isASCIIAlnum(next) {
+				return resultHit{KindHiddenText, "zero-width U+" + strings.ToUpper(strconvHex(r)) + " inside text"}, true
+			}
+			continue
+		}
+		run = 0
+		prev = r
+	}
+	return resultHit{}, false
+}
+
+// inFlag reports whether the tag character at i belongs to an emoji tag
+// sequence: a black flag, up to seven tag letters, a cancel tag.
+func inFlag(s string, i int) bool {
+	start := i
+	for start > 0 {
+		r, n := utf8.DecodeLastRuneInString(s[:start])
+		if r < 0xE0000 || r > 0xE007F {
+			break
+		}
+		start -= n
+	}
+	base, _ := utf8.DecodeLastRuneInString(s[:start])
+	end, tags := start, 0
+	for end < len(s) {
+		r, n := utf8.DecodeRuneInString(s[end:])
+		if r < 0xE0000 || r > 0xE007F {
+			break
+		}
+		end += n
+		tags++
+		if r == 0xE007F {
+			return base == 0x1F3F4 && tags <= 8
+		}
+	}
+	return false
+}
+
+// tagText decodes tag characters (U+E0020-E007E) to the ASCII they mirror,
+// "" when there are none.
+func tagText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0xE0020 && r <= 0xE007E {
+			b.WriteRune(r - 0xE0000)
+		}
+	}
+	return b.String()
+}
+
+func isASCIIAlnum(r rune) bool {
+	return r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+func strconvHex(r rune) string {
+	const digits = "0123456789abcdef"
+	var b []byte
+	for v := uint32(r); v > 0 || len(b) < 4; v >>= 4 {
+		b = append([]byte{digits[v&0xF]}, b...)
+	}
+	return string(b)
+}
+
+// resultClip bounds evidence to 120 runes on one line.
+func resultClip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 120 {
+		r := []rune(s)
+		s = string(r[:117]) + "..."
+	}
+	return s
+}
