@@ -6,6 +6,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/registry"
@@ -85,6 +91,49 @@ func benchExecute(b *testing.B, c tool.Call) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkTelemetry runs the no-op tool through the chain (no audit) with
+// telemetry off (no providers), with the no-op providers (which the engine
+// treats as none), and with the SDK recording every span to an in-memory
+// exporter and every counter to a manual reader: the cost of each per call.
+func BenchmarkTelemetry(b *testing.B) {
+	call := tool.Call{ID: "c1", Name: "noop", Args: json.RawMessage(`{"query":"a/b.txt","limit":5}`)}
+	for _, v := range []struct {
+		name string
+		set  func(*engine.Options) func() // returns what to do now and then (drop recorded spans)
+	}{
+		{"off", func(*engine.Options) func() { return func() {} }},
+		{"noop", func(o *engine.Options) func() {
+			o.TracerProvider, o.MeterProvider = tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+			return func() {}
+		}},
+		{"sdk", func(o *engine.Options) func() {
+			exp := tracetest.NewInMemoryExporter()
+			o.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			o.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+			return exp.Reset
+		}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			reg := registry.New()
+			reg.Register(tool.New("noop", "Does nothing.", func(context.Context, noopIn) (string, error) { return "ok", nil }, tool.ReadOnly()))
+			o := engine.Options{Registry: reg}
+			drop := v.set(&o)
+			e := engine.New(o)
+			ctx := context.Background()
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if res := e.Execute(ctx, call); res.IsError() {
+					b.Fatal(res.Text())
+				}
+				if n++; n%4096 == 0 {
+					drop()
+				}
+			}
 		})
 	}
 }
