@@ -63,6 +63,7 @@ type Finding struct {
 // Report is the scan of one tool.
 type Report struct {
 	Tool     string    `json:"tool"`
+	Server   string    `json:"server,omitempty"` // the upstream, when known
 	Verdict  Verdict   `json:"verdict"`
 	Score    int       `json:"score"`
 	Findings []Finding `json:"findings"`
@@ -74,7 +75,7 @@ type Report struct {
 // annotations. It is deterministic and needs no model.
 func Scan(def ToolDef, sc ScanContext) Report {
 	st := newState(def, sc)
-	r := Report{Tool: def.Name, Findings: []Finding{}}
+	r := Report{Tool: def.Name, Server: sc.Server, Findings: []Finding{}}
 	seen := map[string]bool{}
 	at := func(field string) func(hit) {
 		return func(h hit) {

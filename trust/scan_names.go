@@ -3,6 +3,7 @@ package trust
 import (
 	"encoding/json"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -13,9 +14,9 @@ import (
 // scanState is what the rules of one tool share: the tool's own names and
 // the names of the other tools and servers the model sees.
 type scanState struct {
-	self    string            // the tool's name, folded
-	params  map[string]bool   // its parameters' names, lower case
-	others  map[string]string // other tools' folded names → their server
+	self    string                     // the tool's name, folded
+	params  map[string]bool            // its parameters' names, lower case
+	others  map[string]map[string]bool // other tools' folded names → their servers
 	server  string
 	servers []string
 	styles  map[string]int // naming styles of all tools in the context
@@ -25,7 +26,7 @@ func newState(def ToolDef, sc ScanContext) *scanState {
 	st := &scanState{
 		self:   strings.ToLower(foldName(def.Name)),
 		params: map[string]bool{},
-		others: map[string]string{},
+		others: map[string]map[string]bool{},
 		server: sc.Server,
 		styles: map[string]int{},
 	}
@@ -36,7 +37,10 @@ func newState(def ToolDef, sc ScanContext) *scanState {
 			continue
 		}
 		if n != "" && n != st.self {
-			st.others[n] = t.Server
+			if st.others[n] == nil {
+				st.others[n] = map[string]bool{}
+			}
+			st.others[n][t.Server] = true
 		}
 	}
 	var schema struct {
@@ -69,8 +73,7 @@ var (
 // (known) server.
 func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 	known := func(id string) (string, bool) {
-		srv, ok := st.others[id]
-		return id, ok && srv == st.server
+		return id, st.others[id][st.server]
 	}
 	for _, id := range reNameIdent.FindAllString(s, -1) {
 		if _, ok := st.others[id]; ok && strings.ContainsAny(id, "_-.") {
@@ -96,8 +99,8 @@ func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 // crossRefs reports the tools of other servers, and other servers, that s names.
 func (st *scanState) crossRefs(s string, add func(hit)) {
 	for _, id := range reNameIdent.FindAllString(s, -1) {
-		if srv, ok := st.others[id]; ok && srv != st.server && strings.ContainsAny(id, "_-.") {
-			add(hit{KindCrossTool, 2, id, "names " + id + ", a tool of another server (" + srv + "): a description that steers calls meant for another server's tool is shadowing"})
+		if srvs, ok := st.others[id]; ok && !srvs[st.server] && strings.ContainsAny(id, "_-.") {
+			add(hit{KindCrossTool, 2, id, "names " + id + ", a tool of another server (" + strings.Join(sortedKeys(srvs), ", ") + "): a description that steers calls meant for another server's tool is shadowing"})
 			return
 		}
 	}
@@ -111,6 +114,15 @@ func (st *scanState) crossRefs(s string, add func(hit)) {
 			return
 		}
 	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func wordAt(s string, i, n int) bool {

@@ -119,6 +119,7 @@ var (
 	rePhone      = re(wPhone)
 	reQuote      = re(wQuote)
 	reCmd        = re(wCmd)
+	reFetchRun   = re(`\b(?:curl|wget|iwr|invoke-webrequest)\b[^|]{0,160}\|\s*(?:sudo\s+)?(?:sh|bash|zsh|python3?|perl|iex)\b`)
 	reKeyFile    = re(`ssh|id_|shadow|passwd|credentials|wallet|gnupg|environ`)
 	reToUser     = re(`\bto (?:the )?` + wPerson)
 	reAddressee  = re(`\b(?:you|your|user's|their)\b`)
@@ -249,15 +250,19 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 			add(hit{KindPreference, 1, ev, "steers the model from another tool (" + ref + ") to this one"})
 		}
 	}
-	// shell commands
+	// shell commands: documentation of a shell tool shows commands; an
+	// order to run one, or a download piped into a shell, is an attack
+	if m := reFetchRun.FindString(s); m != "" {
+		add(hit{KindInstruction, 3, clip(m), "downloads a script and runs it in a shell"})
+	}
 	if m := reCmd.FindString(s); m != "" {
 		switch {
 		case reExec.MatchString(s) && oblig:
 			add(hit{KindInstruction, 4, clip(m), "tells the model to run a shell command"})
-		case reExec.MatchString(s):
-			add(hit{KindInstruction, 2, clip(m), "a shell command to run, in a tool's description"})
+		case reExec.MatchString(s) && reOrder.MatchString(s):
+			add(hit{KindInstruction, 3, clip(m), "tells the model to run a shell command before or after its task"})
 		default:
-			add(hit{KindInstruction, 1, clip(m), "a shell command in a tool's description"})
+			add(hit{KindInstruction, 1, clip(m), "a shell command in a tool's text (normal in a shell tool's documentation; weak alone)"})
 		}
 	}
 	// files and secrets
