@@ -91,4 +91,13 @@
 // left out of the registry, so out of the list the client sees (which
 // gets list_changed), and a tools/call of it by name is answered with the
 // Vetter's refusal as a tool error. A Vetter that fails hides every tool.
+//
+// # Telemetry
+//
+// With Options.TracerProvider or MeterProvider (package telemetry), every
+// request sent to an upstream is a CLIENT span, a child of the caller's
+// span (the engine's run of the tool), and lasts in
+// mcp.client.operation.duration; its trace context and baggage are written
+// into the request's params._meta (traceparent, tracestate, baggage), so
+// the upstream's SERVER span continues the caller's trace.
 package mcpclient

@@ -90,4 +90,15 @@
 // and carries no Mcp-Session-Id, so replicas behind a load balancer can
 // answer any request; the server then cannot ask the client anything
 // (elicitation, roots/list).
+//
+// # Telemetry
+//
+// With Options.TracerProvider or MeterProvider (package telemetry), every
+// request is a SERVER span named "{method} {tool or prompt}" in the MCP
+// semantic conventions' attributes, whose parent is the trace context in
+// params._meta (traceparent, tracestate, baggage), else in the HTTP
+// request's headers, and lasts in mcp.server.operation.duration. The
+// engine's execute_tool span is its child. Arguments, results, error
+// messages and resource URIs stay out; a tool or prompt name the server
+// refused with a JSON-RPC error names no span and no metric series.
 package mcpserver
