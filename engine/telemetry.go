@@ -87,8 +87,11 @@ func (e *Engine) observe(next handler) handler {
 		return next
 	}
 	return func(ctx context.Context, p *pending) tool.Result {
-		var span trace.Span
+		var span, caller trace.Span
 		if e.tel.tracer != nil {
+			if ctx.Value(annotateKey{}) != nil {
+				caller = trace.SpanFromContext(ctx)
+			}
 			attrs := []attribute.KeyValue{
 				attrOperation.String(spanExecuteTool),
 				attrToolName.String(p.call.Name),
@@ -103,6 +106,9 @@ func (e *Engine) observe(next handler) handler {
 		res := next(ctx, p)
 		if span != nil {
 			e.endCall(span, p, res)
+		}
+		if caller != nil && p.decision.Effect != "" {
+			caller.SetAttributes(governance(p)...)
 		}
 		if e.tel.calls != nil {
 			e.countCall(ctx, p, res)
@@ -122,8 +128,7 @@ func (e *Engine) endCall(span trace.Span, p *pending, res tool.Result) {
 		span.SetAttributes(attrToolType.String(toolType(p.def)))
 	}
 	if p.decision.Effect != "" {
-		span.SetAttributes(attrDecision.String(string(p.decision.Effect)), attrRule.String(p.decision.Rule),
-			attrApproval.String(approvalOutcome(p.approval)))
+		span.SetAttributes(governance(p)...)
 	}
 	if e.tel.argNames && len(p.args) > 0 {
 		span.SetAttributes(attrArgNames.StringSlice(slices.Sorted(maps.Keys(p.args))))
@@ -134,6 +139,22 @@ func (e *Engine) endCall(span trace.Span, p *pending, res tool.Result) {
 		span.SetStatus(codes.Error, t) // the type, not the message: a message may quote arguments
 	}
 	span.End()
+}
+
+// governance are the attributes of the policy's decision about a call.
+func governance(p *pending) []attribute.KeyValue {
+	return []attribute.KeyValue{attrDecision.String(string(p.decision.Effect)), attrRule.String(p.decision.Rule),
+		attrApproval.String(approvalOutcome(p.approval))}
+}
+
+type annotateKey struct{}
+
+// AnnotateSpan returns a context in which Execute, when it traces, also
+// sets the policy's decision about the call (toolgate.decision,
+// toolgate.rule, toolgate.approval) on the span in ctx: the caller's span
+// of one call, such as the MCP server span of a tools/call.
+func AnnotateSpan(ctx context.Context) context.Context {
+	return context.WithValue(ctx, annotateKey{}, true)
 }
 
 // countCall records the call in toolgate.calls, and in toolgate.rate_limited

@@ -289,6 +289,35 @@ func TestTelemetryParent(t *testing.T) {
 	if run.Parent().SpanID() != exec.SpanContext().SpanID() {
 		t.Errorf("the run's parent is not execute_tool")
 	}
+	if got := tree(ended[2:]); got != "tools/call read_note [server Unset] \n" {
+		t.Errorf("the caller's span was changed without AnnotateSpan: %s", got)
+	}
+}
+
+// TestTelemetryAnnotateSpan: asked to (AnnotateSpan), the engine sets the
+// decision on the caller's span too; a call that ends before the policy
+// leaves it alone.
+func TestTelemetryAnnotateSpan(t *testing.T) {
+	for _, tc := range []struct {
+		opts engine.Options
+		call string
+		want string
+	}{
+		{engine.Options{}, "read_note", "toolgate.approval=none toolgate.decision=allow toolgate.rule=level:0"},
+		{engine.Options{Approver: approver(true)}, "send_note", "toolgate.approval=approved toolgate.decision=ask toolgate.rule=ask:send_note"},
+		{engine.Options{Approver: approver(false)}, "send_note", "toolgate.approval=denied toolgate.decision=ask toolgate.rule=ask:send_note"},
+		{engine.Options{}, "wipe_notes", "toolgate.approval=none toolgate.decision=deny toolgate.rule=deny:wipe_notes"},
+		{engine.Options{}, "no_such_tool", ""},
+	} {
+		r := newTelemetryRig(t, tc.opts)
+		ctx, parent := r.tp.Tracer("caller").Start(context.Background(), "tools/call", trace.WithSpanKind(trace.SpanKindServer))
+		r.e.Execute(engine.AnnotateSpan(ctx), tool.Call{Name: tc.call, Args: json.RawMessage(`{"name":"a"}`)})
+		parent.End()
+		ended := r.spans.Ended()
+		if got, want := tree(ended[len(ended)-1:]), "tools/call [server Unset] "+tc.want+"\n"; got != want {
+			t.Errorf("%s: the caller's span is\n%s want\n%s", tc.call, got, want)
+		}
+	}
 }
 
 // TestTelemetryMetrics: toolgate.calls by tool, decision and error type;

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/telemetry"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -36,7 +37,8 @@ func (s *Server) traced(next mcp.MethodHandler) mcp.MethodHandler {
 			r.ProtocolVersion = pv.ProtocolVersion()
 		}
 		ctx, op := s.tel.Start(telemetry.Extract(ctx, meta, header), r)
-		res, err := next(ctx, method, req)
+		// The engine sets its decision (toolgate.decision, rule, approval) on this span.
+		res, err := next(engine.AnnotateSpan(ctx), method, req)
 		if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
 			op.SetProtocolVersion(ir.ProtocolVersion)
 		}
@@ -46,8 +48,9 @@ func (s *Server) traced(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // annotate adds to the server span of a tools/call what toolgate knows of
-// it: who called (toolgate.principal) and the structured error's type
-// (toolgate.error.type).
+// it: who called (toolgate.principal), the structured error's type
+// (toolgate.error.type) and the sandbox a command ran in
+// (toolgate.sandbox.backend, from the result's metadata).
 func (s *Server) annotate(ctx context.Context, call tool.Call, res tool.Result) {
 	if s.tel == nil {
 		return
@@ -56,6 +59,9 @@ func (s *Server) annotate(ctx context.Context, call tool.Call, res tool.Result) 
 	span.SetAttributes(telemetry.Principal.String(call.Principal))
 	if res.Error != nil {
 		span.SetAttributes(telemetry.ToolgateError.String(string(res.Error.Type)))
+	}
+	if b, ok := res.Meta["backend"].(string); ok && b != "" {
+		span.SetAttributes(telemetry.SandboxBackend.String(b))
 	}
 }
 

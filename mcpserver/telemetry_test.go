@@ -72,7 +72,7 @@ func newTelFixture(t *testing.T) *telFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := engine.New(engine.Options{Registry: reg})
+	eng := engine.New(engine.Options{Registry: reg, TracerProvider: tp}) // as the CLI does: the engine's spans and its decision on the server span
 	f.srv, err = mcpserver.New(mcpserver.Options{Engine: eng, TracerProvider: tp, MeterProvider: mp})
 	if err != nil {
 		t.Fatal(err)
@@ -200,11 +200,12 @@ func TestTelemetryServerSpans(t *testing.T) {
 			}{
 				{"initialize", map[attribute.Key]string{"mcp.method.name": "initialize", "gen_ai.operation.name": "", "gen_ai.tool.name": ""}, ""},
 				{"tools/list", map[attribute.Key]string{"mcp.method.name": "tools/list", "gen_ai.tool.name": ""}, ""},
-				{"tools/call probe", map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "probe"}, ""},
+				{"tools/call probe", map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "probe",
+					"toolgate.decision": "allow", "toolgate.approval": "none"}, ""}, // the engine's decision (engine.AnnotateSpan)
 				{"tools/call broken", map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "broken", "rpc.response.status_code": ""}, "tool_error"},
 				// A name the server does not serve stays out of the span name
 				// and attributes (made-up names would be unbounded).
-				{"tools/call", map[attribute.Key]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "", "rpc.response.status_code": "-32602"}, "-32602"},
+				{"tools/call", map[attribute.Key]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "", "rpc.response.status_code": "-32602", "toolgate.decision": ""}, "-32602"},
 				{"prompts/get code_review", map[attribute.Key]string{"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "code_review", "gen_ai.tool.name": ""}, ""},
 			} {
 				s := f.spanNamed(t, tc.span)
