@@ -2,7 +2,8 @@
 // whoever makes it (a provider adapter, an MCP client, the CLI), passes the
 // same chain of stages, one per file, assembled in one place (New):
 //
-//	audit        one hash-chained record per call, allowed or not (outermost: it sees every outcome)
+//	observe      an execute_tool span and the call counters (Options.TracerProvider, MeterProvider; telemetry.go)
+//	audit        one hash-chained record per call, allowed or not (it sees every outcome)
 //	lookup       unknown tool → an error naming the closest registered tools
 //	arguments    parse; safe schema-guided repairs; never run a malformed call as {}
 //	validate     JSON Schema; every failing field listed
@@ -13,6 +14,16 @@
 //	idempotency  a repeated key returns the recorded result (Options.Idempotency, e.g. store.Idempotency)
 //	budget       redacts secrets, caps what goes back to the model, spills the rest to a file
 //	run          timeout, cancellation, panic recovery, the tool itself
+//
+// Telemetry is off unless the options carry providers (nil or no-op ones
+// add no stage and no allocation). A call's span, "execute_tool {tool}",
+// has the GenAI attributes (gen_ai.tool.name, .call.id, .type: function,
+// or extension for a tool tagged "mcp"), the decision (toolgate.decision,
+// .rule, .approval, .principal) and, on failure, error.type and
+// toolgate.error.type (the tool.Error's type, never its message); its
+// children time the approval wait and the run, under which a tool starts
+// its own spans from the context. Arguments, results and secrets never go
+// into telemetry; Options.TelemetryArgumentNames adds argument names.
 //
 // Execute returns a tool.Result; a failure anywhere is a Result with a
 // tool.Error, never a Go error or a panic. ExecuteAll runs a batch with
