@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -59,4 +60,13 @@ func checkConsole(c Console) (string, string) {
 		}
 	}
 	return "", ""
+}
+
+// ToolRates returns the rate limits of Tools and ToolPrincipal that apply
+// to the tool name, as a Limiter picks them (the first matching glob in
+// sorted order); a zero Rate is none.
+func (l Limits) ToolRates(name string) (perTool, perToolPrincipal Rate) {
+	perTool, _ = match(slices.Sorted(maps.Keys(l.Tools)), l.Tools, name)
+	perToolPrincipal, _ = match(slices.Sorted(maps.Keys(l.ToolPrincipal)), l.ToolPrincipal, name)
+	return perTool, perToolPrincipal
 }
