@@ -74,10 +74,10 @@ func dropBefore(ts []time.Time, t time.Time) []time.Time {
 
 // ToolRate is one tool's activity.
 type ToolRate struct {
-	Tool                     string
-	LastMinute, LastHour     int
-	Total                    int
-	Errors                   string // "timeout ×2, internal ×1"
+	Tool                 string
+	LastMinute, LastHour int
+	Total                int
+	Errors               string // "timeout ×2, internal ×1"
 }
 
 // Snapshot returns the calls in flight, oldest first, and each tool's

@@ -2,8 +2,8 @@ package console
 
 import (
 	"encoding/json"
-	"net/http"
 	"maps"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
