@@ -65,9 +65,9 @@ func (e *Engine) approve(ctx context.Context, p *pending) *tool.Error {
 	actx, span := e.approving(ctx, p)
 	a, err := e.opts.Approver.Approve(actx, policy.Request{Call: p.call, Definition: p.def, Decision: p.decision})
 	var te *tool.Error
-	if errors.As(err, &te) && te.Type == tool.Unavailable {
+	if errors.As(err, &te) && (te.Type == tool.Unavailable || te.Type == tool.InputRequired) {
 		e.answered(ctx, span, p, nil, te)
-		return te // no one could be asked (a shared approval queue is down): retry later
+		return te // no one could be asked (a shared queue is down), or the client asks its user and calls again
 	}
 	if err != nil {
 		a = policy.Approval{Approved: false, Reason: "the approval failed: " + err.Error()}

@@ -104,7 +104,11 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
 	}
 	ctx = tool.WithLogger(ctx, slog.New(mcp.NewLoggingHandler(ss, &mcp.LoggingHandlerOptions{LoggerName: call.Name})))
+	ctx = withInput(ctx, ss, req.Params)
 	res := s.execute(ctx, st, call)
+	if ir := inputRequired(res.Error); ir != nil {
+		return ir, nil // the client asks its user and calls again
+	}
 	s.annotate(ctx, call, res)
 	s.logCall(ctx, ss, call, res)
 	if res.Error != nil && res.Error.Type == tool.UnknownTool {

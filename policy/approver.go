@@ -76,7 +76,9 @@ func ApproveAll(who string) Approver {
 //   - a timeout (Approvals.Timeout, default 5 minutes): no answer is a
 //     denial;
 //   - an approver that cannot ask anyone (a shared queue down) returns a
-//     tool.Error of type unavailable, passed on as it is: not a denial;
+//     tool.Error of type unavailable, and one that asks through the
+//     client's next call (InputRequests) one of type input_required: both
+//     are passed on as they are, not denials;
 //   - the denial streak: after Approvals.DenialStreak (default 3) denials in
 //     a row in a session, the reason sent back to the model tells it to stop
 //     and ask its user. Only answers to questions count: a deny rule is
@@ -144,8 +146,8 @@ func (g *Gate) Approve(ctx context.Context, req Request) (Approval, error) {
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	var te *tool.Error
-	if errors.As(err, &te) && te.Type == tool.Unavailable && ctx.Err() == nil {
-		return Approval{Approver: a.Approver}, te // no one could be asked: not a denial
+	if errors.As(err, &te) && (te.Type == tool.Unavailable || te.Type == tool.InputRequired) && ctx.Err() == nil {
+		return Approval{Approver: a.Approver}, te // no one could be asked, or not yet: not a denial
 	}
 	switch {
 	case timedOut && !a.Approved:

@@ -59,6 +59,12 @@ type Approvals struct {
 	// the same, so that an API client may post a decision to any of them
 	// ("" : a random token per process, printed at start).
 	TokenEnv string `yaml:"token_env,omitempty" json:"token_env,omitempty"`
+	// StateKeyEnv names the environment variable holding the secret (at
+	// least 32 bytes, the same on every replica) that seals the state of
+	// an approval asked through the client's next call: MCP clients of
+	// protocol 2026-07-28 on a stateless server are then asked by their
+	// own user ("" : they go to the approval page).
+	StateKeyEnv string `yaml:"state_key_env,omitempty" json:"state_key_env,omitempty"`
 }
 
 // DefaultApprovalTimeout is how long a question waits when the policy does

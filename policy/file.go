@@ -440,6 +440,9 @@ func checkSections(p *Policy, at func(string, string, ...any) error) error {
 	if a.TokenEnv != "" && !envName.MatchString(a.TokenEnv) {
 		return at("$.approvals.token_env", "approvals.token_env %q is not an environment variable name", a.TokenEnv)
 	}
+	if a.StateKeyEnv != "" && !envName.MatchString(a.StateKeyEnv) {
+		return at("$.approvals.state_key_env", "approvals.state_key_env %q is not an environment variable name", a.StateKeyEnv)
+	}
 	if p.Output.MaxBytes < 0 {
 		return at("$.output.max_bytes", "output.max_bytes must not be negative")
 	}

@@ -181,3 +181,59 @@ func FuzzOpenState(f *testing.F) {
 		}
 	})
 }
+
+// TestInputRequestsThroughGate: behind a Gate, a first call gets an
+// input_required error carrying the question and a state (not a denial:
+// no streak); the retry with the user's answer and that state is approved
+// or denied as answered; the state's second use is a denial.
+func TestInputRequestsThroughGate(t *testing.T) {
+	type answer struct {
+		state, action string
+		content       map[string]any
+	}
+	type answerKey struct{}
+	in := InputRequests{Sealer: sealer(t, stateSecret), Once: &MemoryOnce{}, MessageKey: "m", SchemaKey: "s", StateKey: "st",
+		Answer: func(ctx context.Context) (string, string, map[string]any, bool) {
+			a, ok := ctx.Value(answerKey{}).(answer)
+			return a.state, a.action, a.content, ok
+		}}
+	g := NewGate(in, nil)
+	def := tool.Definition{Name: "write_file", Level: tool.LevelMedium}
+	req := Request{Call: tool.Call{Name: "write_file", Principal: "alice", Session: "s", Args: json.RawMessage(`{"path":"a"}`)}, Definition: def,
+		Decision: Decision{Effect: Ask, Rule: "level:2", Reason: "asks", Level: tool.LevelMedium}}
+	ctx := context.Background()
+	ask := func() string {
+		t.Helper()
+		for range 4 { // more than the denial streak: asking is not a denial
+			_, err := g.Approve(ctx, req)
+			var te *tool.Error
+			if !errors.As(err, &te) || te.Type != tool.InputRequired || te.Details["m"] == nil || te.Details["s"] == nil {
+				t.Fatalf("first call: %v", err)
+			}
+			if st, _ := te.Details["st"].(string); st != "" {
+				return st
+			}
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		a        answer
+		approved bool
+		reason   string
+	}{
+		{answer{action: "accept", content: map[string]any{"decision": "once"}}, true, ""},
+		{answer{action: "accept", content: map[string]any{"decision": "deny", "reason": "not now"}}, false, "not now"},
+		{answer{action: "decline"}, false, "declined"},
+		{answer{action: "accept", content: map[string]any{"decision": "sometimes"}}, false, "not one of the choices"},
+	} {
+		tc.a.state = ask()
+		actx := context.WithValue(ctx, answerKey{}, tc.a)
+		a, err := g.Approve(actx, req)
+		if err != nil || a.Approved != tc.approved || !strings.Contains(a.Reason, tc.reason) || a.Approver != "input request" {
+			t.Errorf("%+v: %+v %v", tc.a, a, err)
+		}
+		if a, err := g.Approve(actx, req); err != nil || a.Approved || !strings.Contains(a.Reason, ErrStateUsed.Error()) {
+			t.Errorf("%+v again: %+v %v", tc.a, a, err)
+		}
+	}
+}

@@ -29,6 +29,10 @@ const (
 	Unavailable      ErrorType = "unavailable"       // a dependency (network, upstream server) is down
 	SandboxViolation ErrorType = "sandbox_violation" // the sandbox stopped something the command tried
 	Internal         ErrorType = "internal"          // a bug or unexpected failure inside the tool
+	// InputRequired: the call waits for its client's user to answer a
+	// question (an approval); the client calls again with the answer (MCP
+	// input requests, protocol 2026-07-28). Never shown to a model.
+	InputRequired ErrorType = "input_required"
 )
 
 // Error is a failed call, told so that a model can act on it:

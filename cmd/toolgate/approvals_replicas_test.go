@@ -313,3 +313,176 @@ func listedOrEnded(t *testing.T, ctx context.Context, addr string, done chan *mc
 		resp.Body.Close()
 	}
 }
+
+// stateKey is the secret both replicas seal approval states with
+// (approvals.state_key_env).
+const stateKey = "a secret both replicas seal approval states with"
+
+// inputReplicas starts two stateless replicas sharing srv that ask
+// clients of protocol 2026-07-28 through input requests (no approval page).
+func inputReplicas(t *testing.T, srv *redistest.Server) []string {
+	t.Helper()
+	root, _ := serveWorkspace(t)
+	dir := t.TempDir()
+	t.Setenv("TOOLGATE_APPROVAL_STATE_KEY", stateKey)
+	pol := filepath.Join(dir, "toolgate.yaml")
+	body := fmt.Sprintf("approvals:\n  state_key_env: TOOLGATE_APPROVAL_STATE_KEY\nstate:\n  redis:\n    url: %s\n", srv.URL())
+	if err := os.WriteFile(pol, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, name := range []string{"a", "b"} {
+		urls = append(urls, startHTTP(t, "serve", "--root", root, "--policy", pol, "--audit", filepath.Join(dir, name+".jsonl"), "--http", "127.0.0.1:0", "--stateless"))
+	}
+	return urls
+}
+
+// TestApprovalAsInputRequest: on stateless replicas, a go-sdk client of
+// protocol 2026-07-28 is asked by its own user: the call ends with an
+// input request, the SDK asks the elicitation handler and calls again with
+// the answer and the sealed state, and the call runs (or is denied, with
+// the user's reason). An older client is not asked that way.
+func TestApprovalAsInputRequest(t *testing.T) {
+	srv := redistest.Start(t)
+	urls := inputReplicas(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name   string
+		answer *mcp.ElicitResult
+		ok     bool
+		want   string
+	}{
+		{"approved once", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, true, "hello from toolgate"},
+		{"denied with a reason", &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny", "reason": "use read_file"}}, false, "use read_file"},
+		{"declined", &mcp.ElicitResult{Action: "decline"}, false, "declined"},
+		{"dismissed", &mcp.ElicitResult{Action: "cancel"}, false, "dismissed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			c := mcp.NewClient(&mcp.Implementation{Name: "input-requests", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return tc.answer, nil
+				},
+			})
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: urls[0]}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"command": "cat a.txt"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(asked) != 1 || !strings.Contains(asked[0], "execute_command") || !strings.Contains(asked[0], "cat a.txt") {
+				t.Errorf("the user was asked %q", asked)
+			}
+			if res.IsError == tc.ok || !strings.Contains(text(res), tc.want) {
+				t.Errorf("result: %s", text(res))
+			}
+		})
+	}
+
+	// A client of 2025-11-25 on a stateless server cannot be asked: the
+	// call is refused, saying why, and nothing is elicited.
+	elicited := false
+	old := mcp.NewClient(&mcp.Implementation{Name: "old", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			elicited = true
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}, nil
+		},
+	})
+	cs, err := old.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: urls[0]}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"command": "cat a.txt"}})
+	if err != nil || !res.IsError || elicited || !strings.Contains(text(res), "stateless") {
+		t.Errorf("an old client: %v %v, elicited %v", err, text(res), elicited)
+	}
+}
+
+// TestInputRequestStateAcrossReplicas: a client that retries by hand
+// (the SDK's retry turned off) gets the sealed state from replica A and
+// answers on replica B; the state then works nowhere again, and never for
+// another call, principal or a forged state.
+func TestInputRequestStateAcrossReplicas(t *testing.T) {
+	srv := redistest.Start(t)
+	urls := inputReplicas(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var sessions []*mcp.ClientSession
+	for _, u := range urls {
+		c := mcp.NewClient(&mcp.Implementation{Name: "by-hand", Version: "1"}, &mcp.ClientOptions{
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				t.Error("the SDK answered an input request by itself")
+				return nil, fmt.Errorf("no")
+			},
+		})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		sessions = append(sessions, cs)
+	}
+	a, b := sessions[0], sessions[1]
+	args := map[string]any{"command": "cat a.txt"}
+	ask := func(cs *mcp.ClientSession, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.NeedsInput() || res.RequestState == "" || res.InputRequests["toolgate/approval"] == nil {
+			t.Fatalf("no input request: %s %+v", text(res), res)
+		}
+		return res.RequestState
+	}
+	// Each answer names a conversation of its own, so that the refusals
+	// below do not open the denial breaker of one.
+	n := 0
+	answer := func(cs *mcp.ClientSession, args map[string]any, state string) *mcp.CallToolResult {
+		t.Helper()
+		n++
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: mcp.Meta{"toolgate/conversation": fmt.Sprint("c", n)}, Name: "execute_command", Arguments: args, RequestState: state,
+			InputResponses: mcp.InputResponseMap{"toolgate/approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "once"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	state := ask(a, args)
+	if res := answer(b, args, state); res.IsError || !strings.Contains(text(res), "hello from toolgate") {
+		t.Fatalf("answered on B: %s", text(res))
+	}
+	for i, cs := range []*mcp.ClientSession{a, b} {
+		if res := answer(cs, args, state); !res.IsError || !strings.Contains(text(res), "used already") || strings.Contains(text(res), "hello from toolgate") {
+			t.Errorf("the state again on replica %d: %s", i, text(res))
+		}
+	}
+
+	state = ask(a, args)
+	forged := []byte(state)
+	forged[len(forged)/2] ^= 1
+	for name, tc := range map[string]struct {
+		args  map[string]any
+		state string
+		want  string
+	}{
+		"other arguments": {map[string]any{"command": "cat b.txt"}, state, "another call"},
+		"forged state":    {args, string(forged), "not sealed by this server"},
+		"no state":        {args, "", "not sealed by this server"},
+	} {
+		if res := answer(b, tc.args, tc.state); !res.IsError || !strings.Contains(text(res), tc.want) || strings.Contains(text(res), "hello from toolgate") {
+			t.Errorf("%s: %s", name, text(res))
+		}
+	}
+	if res := answer(a, args, state); res.IsError { // refused attempts did not use it up
+		t.Errorf("the state after refused attempts: %s", text(res))
+	}
+}

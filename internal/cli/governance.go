@@ -208,32 +208,57 @@ func closeAll(fs []func() error) {
 }
 
 // pageOptions configures the approval page of a policy: secrets redacted
-// from what it shows, the API token from approvals.token_env, and with
-// state.redis the queue every replica shares (its client closed by the
-// returned function) and what a call gets while Redis is down.
-func pageOptions(pol *policy.Policy) (policy.HTTPOptions, func() error, error) {
+// from what it shows, the API token from approvals.token_env, and with a
+// Redis client (state.redis) the queue every replica shares and what a
+// call gets while Redis is down.
+func pageOptions(pol *policy.Policy, rc *redis.Client) (policy.HTTPOptions, error) {
 	red, err := policy.NewRedactor(pol.Secrets.All())
 	if err != nil {
-		return policy.HTTPOptions{}, nil, usageErr("%v", err)
+		return policy.HTTPOptions{}, usageErr("%v", err)
 	}
 	o := policy.HTTPOptions{Redactor: red, Replica: replicaID()}
 	if env := pol.Approvals.TokenEnv; env != "" {
 		if o.Token = os.Getenv(env); o.Token == "" {
-			return o, nil, usageErr("approvals.token_env names %s, which is not set", env)
+			return o, usageErr("approvals.token_env names %s, which is not set", env)
 		}
 	}
-	r := pol.State.Redis
-	if r == nil {
-		return o, nil, nil
+	if rc != nil {
+		o.Queue = store.NewRedisApprovals(rc, store.RedisApprovalsOptions{Prefix: pol.State.Redis.KeyPrefix()})
+		o.OnQueueError = pol.State.Redis.Mode()
 	}
-	ro, err := r.Options()
+	return o, nil
+}
+
+// inputRequests asks through the client's next call (MCP input requests)
+// when approvals.state_key_env names the secret that seals the state, used
+// once in Redis (state.redis) or in this process; else nil.
+func inputRequests(pol *policy.Policy, rc *redis.Client) (*policy.InputRequests, error) {
+	env := pol.Approvals.StateKeyEnv
+	if env == "" {
+		return nil, nil
+	}
+	secret := os.Getenv(env)
+	if secret == "" {
+		return nil, usageErr("approvals.state_key_env names %s, which is not set", env)
+	}
+	ttl := pol.Approvals.Timeout
+	if ttl == 0 {
+		ttl = policy.DefaultApprovalTimeout
+	}
+	sealer, err := policy.NewStateSealer([]byte(secret), ttl)
 	if err != nil {
-		return o, nil, usageErr("%v", err)
+		return nil, usageErr("approvals.state_key_env: %v", err)
 	}
-	c := redis.NewClient(ro)
-	o.Queue = store.NewRedisApprovals(c, store.RedisApprovalsOptions{Prefix: r.KeyPrefix()})
-	o.OnQueueError = r.Mode()
-	return o, c.Close, nil
+	var once policy.OnceStore = &policy.MemoryOnce{}
+	if rc != nil {
+		once = store.NewRedisOnce(rc, pol.State.Redis.KeyPrefix())
+	}
+	return &policy.InputRequests{Sealer: sealer, Once: once,
+		MessageKey: mcpserver.InputMessage, SchemaKey: mcpserver.InputSchema, StateKey: mcpserver.InputState,
+		Answer: func(ctx context.Context) (string, string, map[string]any, bool) {
+			a, ok := mcpserver.InputAnswerFromContext(ctx)
+			return a.State, a.Action, a.Content, ok
+		}}, nil
 }
 
 // mcpApprover asks the user of the MCP client that made a call, through
@@ -256,24 +281,36 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Appr
 		}
 		return res.Action, res.Content, nil
 	}}
-	var page *policy.HTTPApprover
 	var closers []func() error
-	if addr := pol.Approvals.HTTP; addr != "" {
-		o, closeQueue, err := pageOptions(pol)
+	fail := func(err error) (policy.Approver, []func() error, error) {
+		closeAll(closers)
+		return nil, nil, err
+	}
+	var rc *redis.Client // state.redis: approvals shared by the replicas
+	if r := pol.State.Redis; r != nil && (pol.Approvals.HTTP != "" || pol.Approvals.StateKeyEnv != "") {
+		ro, err := r.Options()
 		if err != nil {
-			return nil, nil, err
+			return fail(usageErr("%v", err))
 		}
-		if closeQueue != nil {
-			closers = append(closers, closeQueue)
+		rc = redis.NewClient(ro)
+		closers = append(closers, rc.Close)
+	}
+	input, err := inputRequests(pol, rc)
+	if err != nil {
+		return fail(err)
+	}
+	var page *policy.HTTPApprover
+	if addr := pol.Approvals.HTTP; addr != "" {
+		o, err := pageOptions(pol, rc)
+		if err != nil {
+			return fail(err)
 		}
 		if page, err = policy.NewHTTPApprover(o); err != nil {
-			closeAll(closers)
-			return nil, nil, usageErr("%v", err)
+			return fail(usageErr("%v", err))
 		}
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			closeAll(closers)
-			return nil, nil, &exitError{exitTool, fmt.Errorf("approvals.http %s: %w", addr, err)}
+			return fail(&exitError{exitTool, fmt.Errorf("approvals.http %s: %w", addr, err)})
 		}
 		hs := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
 		go hs.Serve(ln)
@@ -289,6 +326,9 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Appr
 		fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s%s)\n", ln.Addr(), token, shared)
 	}
 	return policy.ApproverFunc(func(ctx context.Context, req policy.Request) (policy.Approval, error) {
+		if _, answered := mcpserver.InputAnswerFromContext(ctx); input != nil && (answered || mcpserver.TakesInputRequests(ctx)) {
+			return input.Approve(ctx, req)
+		}
 		if ss := mcpserver.SessionFromContext(ctx); ss != nil && !stateless {
 			if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
 				return elicit.Approve(ctx, req)
@@ -298,7 +338,7 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Appr
 			return page.Approve(ctx, req)
 		}
 		if stateless {
-			return policy.Approval{Approver: "none", Reason: "a stateless server cannot ask the MCP client's user (elicitation needs a session) and no approval page is configured (approvals.http in the policy)"}, nil
+			return policy.Approval{Approver: "none", Reason: "a stateless server cannot ask the MCP client's user (elicitation needs a session; input requests need approvals.state_key_env and a client of protocol 2026-07-28) and no approval page is configured (approvals.http in the policy)"}, nil
 		}
 		return policy.Approval{Approver: "none", Reason: "the MCP client cannot ask its user (no elicitation) and no approval page is configured (approvals.http in the policy)"}, nil
 	}), closers, nil
