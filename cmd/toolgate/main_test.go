@@ -17,6 +17,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(upstreamEnv); mode != "" {
+		os.Exit(runTestUpstream(mode)) // the test binary as an upstream MCP server (trust_test.go)
+	}
 	dir, err := os.MkdirTemp("", "toolgate-cli-")
 	if err != nil {
 		panic(err)
