@@ -89,7 +89,12 @@
 // HTTPOptions.Stateless drops sessions: every POST is answered on its own
 // and carries no Mcp-Session-Id, so replicas behind a load balancer can
 // answer any request; the server then cannot ask the client anything
-// (elicitation, roots/list).
+// (elicitation, roots/list) during a call. A client of protocol 2026-07-28
+// can still be asked, after it: a call whose approver returns a tool.Error
+// of type input_required ends with that question as an input request
+// (InputID) and its requestState, and the client's retry carries the
+// answer to the approver (InputAnswerFromContext; TakesInputRequests says
+// whether the client can be asked so).
 //
 // # Telemetry
 //

@@ -51,8 +51,10 @@
 // A queue holds the call as shown to a person, secrets redacted, never the
 // call itself. A queue that cannot be reached makes an asked call
 // unavailable (retryable) under on_error deny, and asks on the local page
-// under allow. For clients that retry a call with the answer instead of
-// being asked during it (MCP 2026-07-28 input requests), StateSealer seals
-// the requestState: bound to principal, tool and a digest of the
-// arguments, short-lived, and usable once through a OnceStore.
+// under allow. Clients that retry a call with the answer instead of being
+// asked during it (MCP 2026-07-28 input requests) are asked by
+// InputRequests: the question goes back as a tool.Error of type
+// input_required with a requestState that StateSealer seals, bound to
+// principal, tool and a digest of the arguments, short-lived, and usable
+// once through a OnceStore.
 package policy
