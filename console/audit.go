@@ -84,7 +84,7 @@ type verified struct {
 
 func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, u User) {
 	f := readFilter(r)
-	data := map[string]any{"Filter": f}
+	data := map[string]any{"Filter": f, "Records": []shown{}}
 	var logs []string
 	if c.o.AuditLogs != nil {
 		logs = c.o.AuditLogs()

@@ -156,7 +156,7 @@ func TestPostsNeedCSRFAndSameOrigin(t *testing.T) {
 func TestRoles(t *testing.T) {
 	for _, tls := range []bool{false, true} {
 		e := newEnv(t, tls, withAuth)
-		id := e.ask(tool.Call{Name: "run_command", Args: []byte(`{"command":"make deploy"}`), Principal: "ci-bot", Session: "s-42"}, policy.Decision{Rule: "level:2", Reason: "level-2 tools ask"})
+		id := e.ask(tool.Call{Name: "execute_command", Args: []byte(`{"command":"make deploy"}`), Principal: "ci-bot", Session: "s-42"}, policy.Decision{Rule: "level:2", Reason: "level-2 tools ask"})
 
 		anon := e.client()
 		if res, body := e.get(anon, "/ui/", ""); res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `name="key"`) {

@@ -41,7 +41,7 @@ func authenticate(_ context.Context, token string) (console.User, error) {
 var catalogue = []tool.Definition{
 	{Name: "read_file", Description: "Read a file.", Level: tool.LevelRead, Annotations: tool.Annotations{ReadOnly: true, Idempotent: true}},
 	{Name: "write_file", Description: "Write a file.", Level: tool.LevelWrite},
-	{Name: "run_command", Description: "Run a shell command.\nIt runs in a sandbox.", Level: tool.LevelMedium, Annotations: tool.Annotations{OpenWorld: true}},
+	{Name: "execute_command", Description: "Run a shell command.\nIt runs in a sandbox.", Level: tool.LevelMedium, InputSchema: []byte(`{"type":"object","properties":{"command":{"type":"string"}}}`), Annotations: tool.Annotations{OpenWorld: true}},
 	{Name: "fs__delete", Description: "Delete files.", Level: tool.LevelHigh, Annotations: tool.Annotations{Destructive: true}, Tags: []string{"mcp", "mcp:fs"}},
 }
 
@@ -51,7 +51,7 @@ deny: ["Bash(rm -rf:*)"]
 ask: [{rule: write_file, reason: "writes need a person"}]
 allow: ["Bash(ls:*)"]
 limits:
-  tools: {"run_*": {per_second: 2, burst: 5}}
+  tools: {"execute_*": {per_second: 2, burst: 5}}
 roles:
   developer: {max_level: 2}
 `
@@ -258,6 +258,20 @@ func (e *env) tamper(n int, old, new string) {
 		e.t.Fatalf("line %d has no %q", n, old)
 	}
 	lines[n-1] = strings.Replace(lines[n-1], old, new, 1)
+	if err := os.WriteFile(e.log, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// cut removes the log's line n (from 1).
+func (e *env) cut(n int) {
+	e.t.Helper()
+	b, err := os.ReadFile(e.log)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	lines = append(lines[:n-1], lines[n:]...)
 	if err := os.WriteFile(e.log, []byte(strings.Join(lines, "")), 0o600); err != nil {
 		e.t.Fatal(err)
 	}
