@@ -5,13 +5,16 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +29,8 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/toolgate/toolgate/telemetry"
 )
 
 // otlpReceiver is an OTLP/HTTP receiver on loopback: it decodes the
@@ -439,6 +444,113 @@ func TestTelemetryConsoleOnStderr(t *testing.T) {
 	for _, want := range []string{`"Name":"tools/call read_file"`, `"Name":"execute_tool read_file"`, `"mcp.server.operation.duration"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("standard error lacks %s after the session ended:\n%.2000s", want, out)
+		}
+	}
+}
+
+// TestTelemetryDocs keeps docs/observability.md true: its Go program
+// builds, its metric table's Prometheus names follow from the OpenTelemetry
+// names as the exporter makes them, and every metric and label its PromQL
+// queries use is in what `toolgate proxy` (in front of `toolgate serve`)
+// serves at /metrics after a few calls.
+func TestTelemetryDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "observability.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The Go program, built as a package of this module (an overlay: no file
+	// is written into the repository).
+	prog := regexp.MustCompile("(?s)```go\n(.*?)```").FindSubmatch(doc)
+	if prog == nil {
+		t.Fatal("docs/observability.md shows no Go program")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	os.WriteFile(src, prog[1], 0o644)
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(repoRoot(t), "internal", "docexample", "main.go"): src}})
+	os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644)
+	build := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", os.DevNull, "./internal/docexample")
+	build.Dir = repoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("the Go program of docs/observability.md does not build: %v\n%s", err, out)
+	}
+
+	// The table: `otel.name` | histogram, s / counter | … | `prom_name…`.
+	rows := regexp.MustCompile("(?m)^\\| `([a-z_.]+)` \\| (histogram, s|counter) \\|.*\\| `([a-z_]+)`").FindAllSubmatch(doc, -1)
+	if len(rows) < 7 {
+		t.Fatalf("the metrics table has %d rows, want the 7 metrics", len(rows))
+	}
+	for _, r := range rows {
+		want := strings.ReplaceAll(string(r[1]), ".", "_")
+		if string(r[2]) == "counter" {
+			want += "_total"
+		} else {
+			want += "_seconds_bucket"
+		}
+		if string(r[3]) != want {
+			t.Errorf("metrics table: %s is %s in Prometheus, not %s", r[1], want, r[3])
+		}
+	}
+	if buckets := fmt.Sprint(telemetry.DurationBuckets()); !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), strings.ReplaceAll(strings.Trim(buckets, "[]"), " ", ", ")) {
+		t.Errorf("the doc does not list the bucket boundaries %s", buckets)
+	}
+
+	// A scrape of a gateway that has served a call, a failed call and a
+	// refused one.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	promAddr := ln.Addr().String()
+	ln.Close()
+	host, port, _ := net.SplitHostPort(promAddr)
+	t.Setenv("OTEL_METRICS_EXPORTER", "prometheus")
+	t.Setenv("OTEL_EXPORTER_PROMETHEUS_HOST", host)
+	t.Setenv("OTEL_EXPORTER_PROMETHEUS_PORT", port)
+	root, _ := serveWorkspace(t)
+	pol, cfg := filepath.Join(t.TempDir(), "policy.yaml"), filepath.Join(t.TempDir(), "gateway.yaml")
+	os.WriteFile(pol, []byte("deny: [\"up__list_directory\"]\n"), 0o644)
+	// The upstream inherits the gateway's variables: it must not take the
+	// same Prometheus port (the doc says so).
+	yaml := fmt.Sprintf("servers:\n  - name: up\n    command: %q\n    args: [serve, --root, %q, --audit, \"off\"]\n    env:\n      OTEL_METRICS_EXPORTER: none\n", bin, root)
+	os.WriteFile(cfg, []byte(yaml), 0o644)
+	url := startProxyHTTP(t, "--config", cfg, "--policy", pol, "--audit", "off")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs := connectHTTP(t, ctx, url)
+	for _, c := range []struct {
+		tool, path string
+	}{{"up__read_file", "a.txt"}, {"up__read_file", "missing.txt"}, {"up__list_directory", "."}} {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{"path": c.path}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.Get("http://" + promAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+
+	queries := regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllSubmatch(doc, -1)
+	if len(queries) < 3 {
+		t.Fatalf("%d PromQL queries in the doc, want 3 or more", len(queries))
+	}
+	metricRE := regexp.MustCompile(`\b[a-z_]+_(total|bucket|count|sum)\b`)
+	labelRE := regexp.MustCompile(`(?:by \(([a-z_, ]+)\)|[{,]\s*([a-z_]+)\s*!?=)`)
+	for _, q := range queries {
+		for _, m := range metricRE.FindAll(q[1], -1) {
+			if !bytes.Contains(scrape, append(append([]byte("\n"), m...), '{')) {
+				t.Errorf("query %s: no metric %s in /metrics", q[1], m)
+			}
+		}
+		for _, l := range labelRE.FindAllSubmatch(q[1], -1) {
+			for _, name := range strings.Split(string(l[1])+","+string(l[2]), ",") {
+				if name = strings.TrimSpace(name); name != "" && !bytes.Contains(scrape, []byte(name+`="`)) {
+					t.Errorf("query %s: no label %s in /metrics", q[1], name)
+				}
+			}
 		}
 	}
 }
