@@ -92,16 +92,12 @@ func (e *Engine) observe(next handler) handler {
 			if ctx.Value(annotateKey{}) != nil {
 				caller = trace.SpanFromContext(ctx)
 			}
-			attrs := []attribute.KeyValue{
-				attrOperation.String(spanExecuteTool),
-				attrToolName.String(p.call.Name),
-				attrCallID.String(p.call.ID),
-			}
+			attrs := []attribute.KeyValue{attrOperation.String(spanExecuteTool), attrCallID.String(p.call.ID)}
 			if p.call.Principal != "" {
 				attrs = append(attrs, attrPrincipal.String(p.call.Principal))
 			}
-			ctx, span = e.tel.tracer.Start(ctx, spanExecuteTool+" "+p.call.Name,
-				trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+			// Named for the tool once it is found (endCall).
+			ctx, span = e.tel.tracer.Start(ctx, spanExecuteTool, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 		}
 		res := next(ctx, p)
 		if span != nil {
@@ -119,13 +115,11 @@ func (e *Engine) observe(next handler) handler {
 
 // endCall adds what became of the call to its span and ends it.
 func (e *Engine) endCall(span trace.Span, p *pending, res tool.Result) {
-	if p.tool == nil {
-		// An unknown (or hidden) name is the caller's text: it stays an
-		// attribute, but the span's name, which backends group by, does
-		// not take it.
-		span.SetName(spanExecuteTool)
-	} else {
-		span.SetAttributes(attrToolType.String(toolType(p.def)))
+	// An unknown (or hidden) name is the caller's text, unbounded: it
+	// names neither the span nor an attribute.
+	if p.tool != nil {
+		span.SetName(spanExecuteTool + " " + p.def.Name)
+		span.SetAttributes(attrToolName.String(p.def.Name), attrToolType.String(toolType(p.def)))
 	}
 	if p.decision.Effect != "" {
 		span.SetAttributes(governance(p)...)

@@ -218,10 +218,10 @@ func TestTelemetrySpans(t *testing.T) {
 		errType: tool.RateLimited,
 		want:    "execute_tool read_note [internal Error] error.type=rate_limited " + root + " gen_ai.tool.name=read_note gen_ai.tool.type=function toolgate.approval=none toolgate.decision=allow toolgate.error.type=rate_limited toolgate.rule=level:0\n",
 	}, {
-		name:    "an unknown tool: the name stays out of the span's name",
+		name:    "an unknown tool: the made-up name stays out",
 		call:    tool.Call{Name: "read_notes_please", Args: json.RawMessage(`{"name":"a"}`)},
 		errType: tool.UnknownTool,
-		want:    "execute_tool [internal Error] error.type=unknown_tool " + root + " gen_ai.tool.name=read_notes_please toolgate.error.type=unknown_tool\n",
+		want:    "execute_tool [internal Error] error.type=unknown_tool " + root + " toolgate.error.type=unknown_tool\n",
 	}, {
 		name:    "malformed arguments",
 		call:    tool.Call{Name: "read_note", Args: json.RawMessage(`{"name":`)},
