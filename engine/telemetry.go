@@ -151,31 +151,30 @@ func AnnotateSpan(ctx context.Context) context.Context {
 	return context.WithValue(ctx, annotateKey{}, true)
 }
 
-// countCall records the call in toolgate.calls, and in toolgate.rate_limited
-// or toolgate.loop_detected when a limit refused it. The tool's name is an
-// attribute only for a registered tool, so that a caller cannot grow the
-// metrics without bound by calling made-up names.
+// countCall records the call in toolgate.calls (by tool, decision and error
+// type), and in toolgate.rate_limited or toolgate.loop_detected (by tool)
+// when a limit refused it. The tool's name is an attribute only for a
+// registered tool, so that a caller cannot grow the metrics without bound
+// by calling made-up names.
 func (e *Engine) countCall(ctx context.Context, p *pending, res tool.Result) {
 	attrs := make([]attribute.KeyValue, 0, 3)
 	if p.tool != nil {
 		attrs = append(attrs, attrToolName.String(p.def.Name))
 	}
+	byTool := metric.WithAttributes(attrs...)
 	if p.decision.Effect != "" {
 		attrs = append(attrs, attrDecision.String(string(p.decision.Effect)))
 	}
 	if res.Error != nil {
 		attrs = append(attrs, attrToolError.String(string(res.Error.Type)))
 	}
-	set := metric.WithAttributeSet(attribute.NewSet(attrs...))
-	e.tel.calls.Add(ctx, 1, set)
-	if res.Error == nil {
-		return
-	}
-	switch res.Error.Type {
-	case tool.RateLimited:
-		e.tel.limited.Add(ctx, 1, set)
-	case tool.LoopDetected:
-		e.tel.looping.Add(ctx, 1, set)
+	e.tel.calls.Add(ctx, 1, metric.WithAttributes(attrs...))
+	switch {
+	case res.Error == nil:
+	case res.Error.Type == tool.RateLimited:
+		e.tel.limited.Add(ctx, 1, byTool)
+	case res.Error.Type == tool.LoopDetected:
+		e.tel.looping.Add(ctx, 1, byTool)
 	}
 }
 
