@@ -439,6 +439,8 @@ func review(f *PinFile, l Listing, s Settings, sc ScanContext, now time.Time) (m
 		var change string
 		switch {
 		case first:
+		case idWhy != "" && t != nil && t.Hash != "" && t.Hash != h:
+			change = idWhy + "; and its definition changed"
 		case idWhy != "":
 			change = idWhy
 		case t == nil:

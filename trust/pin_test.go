@@ -521,3 +521,28 @@ func TestDiff(t *testing.T) {
 		t.Errorf("from nothing: %q", d)
 	}
 }
+
+func TestChangedIdentityAndDefinition(t *testing.T) {
+	p, _ := pinsAt(t)
+	id2 := trust.Identity{Command: []string{"srv"}, Executable: "/bin/srv", SHA256: "bb"}
+	review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: id1, Tools: []trust.ToolDef{clean1, clean2}})
+	st, ev := review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: id2, Tools: []trust.ToolDef{changed, clean2}})
+	if s := st["up"]["add"]; s.State != trust.Quarantined || !strings.Contains(s.Why, "executable") || !strings.Contains(s.Why, "definition changed") {
+		t.Errorf("add: %+v", s)
+	}
+	if s := st["up"]["echo"]; s.State != trust.Quarantined || strings.Contains(s.Why, "definition changed") {
+		t.Errorf("echo: %+v", s)
+	}
+	if kinds(ev) != "identity_changed quarantined:add" {
+		t.Errorf("events %s", kinds(ev))
+	}
+	// Approving the upstream approves the changed tool with it.
+	evs, err := p.Approve("up", "dana", t0)
+	if err != nil || kinds(evs) != "approved approved:add" {
+		t.Fatalf("approve up: %v %s", err, kinds(evs))
+	}
+	st, _ = review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: id2, Tools: []trust.ToolDef{changed, clean2}})
+	if st["up"]["add"].State != trust.Pinned || st["up"]["echo"].State != trust.Pinned {
+		t.Errorf("after approval: %+v", st)
+	}
+}

@@ -269,7 +269,7 @@ func trustRecord(e trust.Event) audit.Record {
 	case trust.Ask:
 		decision = audit.DecisionAsk
 	}
-	if e.Kind == "identity_changed" && e.Action == "" || e.Kind == "removed" {
+	if e.Kind == "removed" {
 		decision = ""
 	}
 	fs := e.Findings
