@@ -201,8 +201,9 @@ func TestTelemetryServerSpans(t *testing.T) {
 				{"initialize", map[attribute.Key]string{"mcp.method.name": "initialize", "gen_ai.operation.name": "", "gen_ai.tool.name": ""}, ""},
 				{"tools/list", map[attribute.Key]string{"mcp.method.name": "tools/list", "gen_ai.tool.name": ""}, ""},
 				{"tools/call probe", map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "probe",
-					"toolgate.decision": "allow", "toolgate.approval": "none"}, ""}, // the engine's decision (engine.AnnotateSpan)
-				{"tools/call broken", map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "broken", "rpc.response.status_code": ""}, "tool_error"},
+					"toolgate.decision": "allow", "toolgate.approval": "none", "toolgate.principal": "tracer", "toolgate.error.type": ""}, ""}, // the engine's decision (engine.AnnotateSpan)
+				{"tools/call broken", map[attribute.Key]string{"mcp.method.name": "tools/call", "gen_ai.tool.name": "broken", "rpc.response.status_code": "",
+					"toolgate.principal": "tracer", "toolgate.error.type": "not_found"}, "tool_error"},
 				// A name the server does not serve stays out of the span name
 				// and attributes (made-up names would be unbounded).
 				{"tools/call", map[attribute.Key]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "", "rpc.response.status_code": "-32602", "toolgate.decision": ""}, "-32602"},

@@ -302,7 +302,11 @@ func TestOTLPServeSpans(t *testing.T) {
 	checkAttrs(t, call, map[string]string{
 		"mcp.method.name": "tools/call", "gen_ai.tool.name": "read_file", "gen_ai.operation.name": "execute_tool",
 		"network.transport": "tcp", "mcp.protocol.version": "2025-11-25", "mcp.session.id": cs.ID(), "error.type": "",
+		"toolgate.principal": "otel-test", "toolgate.decision": "allow", "toolgate.approval": "none",
 	})
+	if attrValue(call.Attributes, "toolgate.rule") == "" {
+		t.Errorf("tools/call read_file: no toolgate.rule")
+	}
 	run := findSpan(t, spans, "toolgate", "execute_tool read_file")
 	childOf(t, run, client.traceID, hex.EncodeToString(call.SpanId))
 	if run.Kind != tracepb.Span_SPAN_KIND_INTERNAL {
