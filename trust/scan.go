@@ -3,6 +3,7 @@ package trust
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
@@ -74,7 +75,11 @@ type Report struct {
 // titles, enum values, defaults, examples, const, property names) and its
 // annotations. It is deterministic and needs no model.
 func Scan(def ToolDef, sc ScanContext) Report {
-	st := newState(def, sc)
+	return scan(def, sc, newIndex(sc.Tools, sc.Servers))
+}
+
+func scan(def ToolDef, sc ScanContext, idx *index) Report {
+	st := newState(def, sc, idx)
 	r := Report{Tool: def.Name, Server: sc.Server, Findings: []Finding{}}
 	seen := map[string]bool{}
 	at := func(field string) func(hit) {
@@ -96,15 +101,9 @@ func Scan(def ToolDef, sc ScanContext) Report {
 	if mixedName(def.Name) {
 		add(hit{KindHiddenText, 3, clip(def.Name), "the name mixes Latin letters with look-alike letters of another script"})
 	}
-	names := make([]string, 0, len(st.others))
-	for _, t := range sc.Tools {
-		if t.Name != def.Name || t.Server != sc.Server {
-			names = append(names, t.Name)
-		}
-	}
-	st.collisions(def.Name, names, "tool", add)
+	st.collisions(newNameInfo(def.Name, sc.Server), idx.names, "tool", add)
 	if sc.Server != "" {
-		st.collisions(sc.Server, st.servers, "server", at(""))
+		st.collisions(newNameInfo(sc.Server, sc.Server), idx.serverNames, "server", at(""))
 	}
 
 	// the texts
@@ -150,13 +149,41 @@ func ScanJSON(raw json.RawMessage, sc ScanContext) (Report, error) {
 // ScanSet scans tools that a model sees together (one server's list, or a
 // file): each tool's context is the others, plus servers.
 func ScanSet(server string, defs []ToolDef, servers []string) []Report {
-	refs := make([]ToolRef, len(defs))
-	for i, d := range defs {
-		refs[i] = ToolRef{Server: server, Name: d.Name}
+	return ScanUpstreams([]Upstream{{Name: server, Tools: defs}}, servers...)
+}
+
+// Upstream is one server's tools as it lists them.
+type Upstream struct {
+	Name  string
+	Tools []ToolDef
+}
+
+// ScanUpstreams scans the tools of several servers that one model sees
+// together (a gateway's upstreams): each tool's context is every tool of
+// every upstream and every server name (the upstreams' and servers). The
+// reports follow the order of ups and of their tools.
+func ScanUpstreams(ups []Upstream, servers ...string) []Report {
+	var refs []ToolRef
+	servers = append([]string(nil), servers...)
+	names := map[string]bool{}
+	for _, s := range servers {
+		names[s] = true
 	}
-	out := make([]Report, len(defs))
-	for i, d := range defs {
-		out[i] = Scan(d, ScanContext{Server: server, Tools: refs, Servers: servers})
+	for _, u := range ups {
+		for _, d := range u.Tools {
+			refs = append(refs, ToolRef{Server: u.Name, Name: d.Name})
+		}
+		if u.Name != "" && !names[u.Name] {
+			names[u.Name] = true
+			servers = append(servers, u.Name)
+		}
+	}
+	idx := newIndex(refs, servers)
+	var out []Report
+	for _, u := range ups {
+		for _, d := range u.Tools {
+			out = append(out, scan(d, ScanContext{Server: u.Name, Tools: refs, Servers: servers}, idx))
+		}
 	}
 	return out
 }
@@ -260,10 +287,16 @@ func (st *scanState) param(name string, v any, ptr string, at func(string) func(
 var reHookName = regexp.MustCompile(`\b(?:webhook|hook|callback|beacon|telemetry|report|collect|collector|exfil|log|logging|analytics|tracking)\b`)
 
 var (
-	reBlockBreak = regexp.MustCompile(`\n\s*\n|\n\s*(?:[-*•]|\d+[.)]|[A-Za-z_][\w ]{0,30}(?:\([^)\n]*\))?:)\s`)
-	reSentence   = regexp.MustCompile(`[.!?]+["')\]]*\s+`)
-	reAuthority  = regexp.MustCompile(`\b(?:[A-Z]{2,}[ _-]+){0,3}(?:SYSTEM|INTERNAL|ADMIN|ADMINISTRATOR|PROTOCOL|OVERRIDE|COMPLIANCE|DEV NOTE|DEVELOPER|MAINTENANCE|SECURITY (?:UPDATE|NOTICE|PROTOCOL|ALERT|CHECK)|MANDATORY)(?:[ _-]+[A-Z]{2,}){0,3}\s*:`)
+	reBlockBreak   = regexp.MustCompile(`\n\s*\n|\n[ \t]*(?:[-*•]|\d+[.)]|[A-Za-z_][\w ]{0,30}(?:\([^)\n]*\))?:)\s`)
+	reSentence     = regexp.MustCompile(`[.!?]+["')\]]*\s+`)
+	authorityWords = need("SYSTEM|INTERNAL|ADMIN|PROTOCOL|OVERRIDE|COMPLIANCE|DEV|MAINTENANCE|SECURITY|MANDATORY")
+	reAuthority    = regexp.MustCompile(`\b(?:[A-Z]{2,}[ _-]+){0,3}(?:SYSTEM|INTERNAL|ADMIN|ADMINISTRATOR|PROTOCOL|OVERRIDE|COMPLIANCE|DEV NOTE|DEVELOPER|MAINTENANCE|SECURITY (?:UPDATE|NOTICE|PROTOCOL|ALERT|CHECK)|MANDATORY)(?:[ _-]+[A-Z]{2,}){0,3}\s*:`)
 )
+
+// maxToolBytes bounds the text the sentence rules read in one definition:
+// a definition larger than that is itself a finding, and the scan of a
+// hostile one stays fast.
+const maxToolBytes = 256 << 10
 
 // text scans one model-visible string.
 func (st *scanState) text(s string, add func(hit)) {
@@ -273,10 +306,18 @@ func (st *scanState) text(s string, add func(hit)) {
 	if len(s) > maxScanBytes {
 		s = s[:maxScanBytes]
 	}
-	if m := reAuthority.FindString(foldName(s)); m != "" {
-		add(hit{KindInstruction, 2, clip(m), "a header in capitals that speaks as the system or an administrator, not as documentation"})
+	if st.budget -= len(s); st.budget < 0 {
+		if st.budget+len(s) >= 0 {
+			add(hit{KindHiddenText, 2, fmt.Sprintf("over %d KiB of text", maxToolBytes>>10), "the definition's text is so long that the rest was not scanned; no person reads that much of a tool's definition either"})
+		}
+		return
 	}
-	for _, block := range reBlockBreak.Split(s, -1) {
+	if folded := foldName(s); holds(folded, authorityWords) {
+		if m := reAuthority.FindString(folded); m != "" {
+			add(hit{KindInstruction, 2, clip(m), "a header in capitals that speaks as the system or an administrator, not as documentation"})
+		}
+	}
+	for _, block := range splitBlocks(s) {
 		f := foldText(block)
 		for _, w := range f.mixed {
 			add(hit{KindHiddenText, 2, clip(w), "a word mixing Latin letters with look-alike letters of another script: written to slip past filters"})
@@ -288,6 +329,21 @@ func (st *scanState) text(s string, add func(hit)) {
 			}
 		}
 	}
+}
+
+// splitBlocks cuts text at paragraph breaks and before list items and
+// "Label:" lines, so that a sentence does not run across an Args: list.
+func splitBlocks(s string) []string {
+	if !strings.Contains(s, "\n") {
+		return []string{s}
+	}
+	var out []string
+	start := 0
+	for _, m := range reBlockBreak.FindAllStringIndex(s, -1) {
+		out = append(out, s[start:m[0]])
+		start = m[0] + 1
+	}
+	return append(out, s[start:])
 }
 
 // escapePointer escapes one JSON pointer token (RFC 6901).

@@ -12,36 +12,64 @@ import (
 )
 
 // scanState is what the rules of one tool share: the tool's own names and
-// the names of the other tools and servers the model sees.
+// the index of the other tools and servers the model sees.
 type scanState struct {
-	self    string                     // the tool's name, folded
-	params  map[string]bool            // its parameters' names, lower case
-	others  map[string]map[string]bool // other tools' folded names → their servers
-	server  string
-	servers []string
-	styles  map[string]int // naming styles of all tools in the context
+	self   string          // the tool's name, folded, lower case
+	params map[string]bool // its parameters' names, lower case
+	server string
+	idx    *index
+	budget int // bytes of text the sentence rules may still read
 }
 
-func newState(def ToolDef, sc ScanContext) *scanState {
+// index is the context of a scan, worked out once for all its tools.
+type index struct {
+	names        []nameInfo
+	folded       map[string]map[string]bool // folded lower-case name → its servers
+	styles       map[string]int             // how many names follow each spelling convention
+	servers      map[string]bool            // servers that have tools
+	serverNames  []nameInfo                 // every server name known
+	namedServers []string                   // lower-case server names distinctive enough to spot in text
+}
+
+// nameInfo is one name with the forms the collision checks compare.
+type nameInfo struct {
+	raw, server, skel string
+	tok               []string
+	ascii             bool
+}
+
+func newNameInfo(raw, server string) nameInfo {
+	return nameInfo{raw: raw, server: server, skel: skeleton(raw), tok: nameTokens(raw), ascii: isASCII(raw)}
+}
+
+func newIndex(tools []ToolRef, servers []string) *index {
+	x := &index{folded: map[string]map[string]bool{}, styles: map[string]int{}, servers: map[string]bool{}}
+	for _, s := range servers {
+		x.serverNames = append(x.serverNames, newNameInfo(s, s))
+		if l := strings.ToLower(s); len(l) >= 4 && strings.ContainsAny(l, "_-.0123456789") {
+			x.namedServers = append(x.namedServers, l) // a plain word ("github", "memory") says nothing
+		}
+	}
+	for _, t := range tools {
+		x.names = append(x.names, newNameInfo(t.Name, t.Server))
+		x.styles[nameStyle(t.Name)]++
+		x.servers[t.Server] = true
+		n := strings.ToLower(foldName(t.Name))
+		if x.folded[n] == nil {
+			x.folded[n] = map[string]bool{}
+		}
+		x.folded[n][t.Server] = true
+	}
+	return x
+}
+
+func newState(def ToolDef, sc ScanContext, idx *index) *scanState {
 	st := &scanState{
 		self:   strings.ToLower(foldName(def.Name)),
 		params: map[string]bool{},
-		others: map[string]map[string]bool{},
 		server: sc.Server,
-		styles: map[string]int{},
-	}
-	for _, t := range sc.Tools {
-		st.styles[nameStyle(t.Name)]++
-		n := strings.ToLower(foldName(t.Name))
-		if t.Name == def.Name && t.Server == sc.Server {
-			continue
-		}
-		if n != "" && n != st.self {
-			if st.others[n] == nil {
-				st.others[n] = map[string]bool{}
-			}
-			st.others[n][t.Server] = true
-		}
+		idx:    idx,
+		budget: maxToolBytes,
 	}
 	var schema struct {
 		Properties map[string]json.RawMessage `json:"properties"`
@@ -51,12 +79,16 @@ func newState(def ToolDef, sc ScanContext) *scanState {
 			st.params[strings.ToLower(k)] = true
 		}
 	}
-	for _, s := range sc.Servers {
-		if s != sc.Server {
-			st.servers = append(st.servers, s)
-		}
-	}
 	return st
+}
+
+// other returns the servers of another tool named id (folded), nil for
+// none: the scanned tool itself is not another.
+func (st *scanState) other(id string) map[string]bool {
+	if id == st.self {
+		return nil
+	}
+	return st.idx.folded[id]
 }
 
 var (
@@ -73,16 +105,18 @@ var (
 // (known) server.
 func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 	known := func(id string) (string, bool) {
-		return id, st.others[id][st.server]
+		return id, st.other(id)[st.server]
 	}
-	for _, id := range reNameIdent.FindAllString(s, -1) {
-		if _, ok := st.others[id]; ok && strings.ContainsAny(id, "_-.") {
-			return known(id)
+	if len(st.idx.folded) > 0 {
+		for _, id := range reNameIdent.FindAllString(s, -1) {
+			if st.other(id) != nil && strings.ContainsAny(id, "_-.") {
+				return known(id)
+			}
 		}
 	}
 	for _, m := range reQuotedWord.FindAllStringSubmatch(s, 4) {
 		if id := m[1] + m[2] + m[3]; id != st.self && !st.params[id] {
-			if _, ok := st.others[id]; ok || m[3] != "" {
+			if st.other(id) != nil || m[3] != "" {
 				return known(id)
 			}
 		}
@@ -98,19 +132,22 @@ func (st *scanState) otherToolRef(s string) (ref string, sibling bool) {
 
 // crossRefs reports the tools of other servers, and other servers, that s names.
 func (st *scanState) crossRefs(s string, add func(hit)) {
+	foreign := len(st.idx.servers) > 1 || len(st.idx.servers) == 1 && !st.idx.servers[st.server]
 	for _, id := range reNameIdent.FindAllString(s, -1) {
-		if srvs, ok := st.others[id]; ok && !srvs[st.server] && strings.ContainsAny(id, "_-.") {
+		if !foreign {
+			break
+		}
+		if srvs := st.other(id); srvs != nil && !srvs[st.server] && strings.ContainsAny(id, "_-.") {
 			add(hit{KindCrossTool, 2, id, "names " + id + ", a tool of another server (" + strings.Join(sortedKeys(srvs), ", ") + "): a description that steers calls meant for another server's tool is shadowing"})
 			return
 		}
 	}
-	for _, srv := range st.servers {
-		l := strings.ToLower(srv)
-		if len(l) < 4 || !strings.ContainsAny(l, "_-.0123456789") {
-			continue // a plain word ("github", "memory") says nothing
+	for _, l := range st.idx.namedServers {
+		if l == strings.ToLower(st.server) {
+			continue
 		}
 		if i := strings.Index(s, l); i >= 0 && wordAt(s, i, len(l)) {
-			add(hit{KindCrossTool, 1, l, "names another server (" + srv + ")"})
+			add(hit{KindCrossTool, 1, l, "names another server (" + l + ")"})
 			return
 		}
 	}
@@ -228,39 +265,37 @@ var reVersion = regexp.MustCompile(`^(?:v?\d+|v\d+[a-z]?)$`)
 // or server. A near collision has two sides; the finding goes to the side
 // that looks like the copy (look-alike letters, an added version or
 // "enhanced", odd spelling for the set), so the original is not flagged.
-func (st *scanState) collisions(name string, others []string, what string, add func(hit)) {
-	if name == "" {
+func (st *scanState) collisions(self nameInfo, others []nameInfo, what string, add func(hit)) {
+	if self.raw == "" {
 		return
 	}
-	self := skeleton(name)
-	nonASCII := !isASCII(foldName(name)) || !isASCII(name)
-	selfTok := nameTokens(name)
+	nonASCII := !self.ascii || !isASCII(foldName(self.raw))
 	for _, o := range others {
-		if o == name || o == "" {
+		if o.raw == self.raw || o.raw == "" || o.raw == self.raw && o.server == self.server {
 			continue
 		}
-		os := skeleton(o)
+		name := self.raw
 		switch {
-		case os == self && nonASCII && isASCII(o):
-			add(hit{KindNameCollision, 4, clip(name + " ~ " + o), "spelled with look-alike characters so it reads as the " + what + " " + o})
+		case o.skel == self.skel && nonASCII && o.ascii:
+			add(hit{KindNameCollision, 4, clip(name + " ~ " + o.raw), "spelled with look-alike characters so it reads as the " + what + " " + o.raw})
 			return
-		case os == self && !nonASCII && isASCII(o):
-			if !st.oddOneOut(name, o) {
+		case o.skel == self.skel && !nonASCII && o.ascii:
+			if !st.oddOneOut(name, o.raw) {
 				continue
 			}
-			if sepClass(name) != sepClass(o) && !strings.Contains(nameStyle(name), "-odd") {
+			if sepClass(name) != sepClass(o.raw) && !strings.Contains(nameStyle(name), "-odd") {
 				// another convention (camelCase beside kebab-case): two
 				// servers wrapping one API, as often as an impostor
-				add(hit{KindNameCollision, 1, clip(name + " ~ " + o), "the same words as the " + what + " " + o + " in another spelling convention"})
+				add(hit{KindNameCollision, 1, clip(name + " ~ " + o.raw), "the same words as the " + what + " " + o.raw + " in another spelling convention"})
 				return
 			}
-			add(hit{KindNameCollision, 3, clip(name + " ~ " + o), "differs from the " + what + " " + o + " only in case or stray separators: a model may call one for the other"})
+			add(hit{KindNameCollision, 3, clip(name + " ~ " + o.raw), "differs from the " + what + " " + o.raw + " only in case or stray separators: a model may call one for the other"})
 			return
-		case addsAffix(selfTok, nameTokens(o)):
-			add(hit{KindNameCollision, 3, clip(name + " ~ " + o), "the " + what + " " + o + " with a version or a word such as 'new' added: a look-alike that competes for its calls"})
+		case addsAffix(self.tok, o.tok):
+			add(hit{KindNameCollision, 3, clip(name + " ~ " + o.raw), "the " + what + " " + o.raw + " with a version or a word such as 'new' added: a look-alike that competes for its calls"})
 			return
-		case len(self) >= 5 && lookalikeEdit(self, os):
-			add(hit{KindNameCollision, 2, clip(name + " ~ " + o), "one character away from the " + what + " " + o + " (a digit or doubled letter for a letter): a typo-squatting look-alike"})
+		case len(self.skel) >= 5 && lookalikeEdit(self.skel, o.skel):
+			add(hit{KindNameCollision, 2, clip(name + " ~ " + o.raw), "one character away from the " + what + " " + o.raw + " (a digit or doubled letter for a letter): a typo-squatting look-alike"})
 			return
 		}
 	}
@@ -284,8 +319,8 @@ func (st *scanState) oddOneOut(a, b string) bool {
 	if strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(sa, "_"), "-"), "-odd") != strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(sb, "_"), "-"), "-odd") {
 		return strings.Contains(sa, "-odd")
 	}
-	if st.styles[sa] != st.styles[sb] {
-		return st.styles[sa] < st.styles[sb]
+	if st.idx.styles[sa] != st.idx.styles[sb] {
+		return st.idx.styles[sa] < st.idx.styles[sb]
 	}
 	return upper(a) > upper(b)
 }
@@ -318,11 +353,16 @@ func addsAffix(a, b []string) bool {
 	return i == len(b)
 }
 
+// lookalikes are characters written for others in typo-squatted names.
+var lookalikes = map[[2]byte]bool{{'0', 'o'}: true, {'1', 'l'}: true, {'1', 'i'}: true, {'5', 's'}: true, {'3', 'e'}: true,
+	{'4', 'a'}: true, {'8', 'b'}: true, {'9', 'g'}: true, {'2', 'z'}: true, {'l', 'i'}: true, {'i', 'l'}: true, {'7', 't'}: true}
+
 // lookalikeEdit reports whether a is b with one character swapped for a
 // look-alike digit, or with one letter doubled.
 func lookalikeEdit(a, b string) bool {
-	look := map[[2]byte]bool{{'0', 'o'}: true, {'1', 'l'}: true, {'1', 'i'}: true, {'5', 's'}: true, {'3', 'e'}: true,
-		{'4', 'a'}: true, {'8', 'b'}: true, {'9', 'g'}: true, {'2', 'z'}: true, {'l', 'i'}: true, {'i', 'l'}: true, {'7', 't'}: true}
+	if d := len(a) - len(b); d < 0 || d > 1 {
+		return false
+	}
 	switch {
 	case len(a) == len(b):
 		diff := -1
@@ -334,7 +374,7 @@ func lookalikeEdit(a, b string) bool {
 				diff = i
 			}
 		}
-		return diff >= 0 && look[[2]byte{a[diff], b[diff]}]
+		return diff >= 0 && lookalikes[[2]byte{a[diff], b[diff]}]
 	case len(a) == len(b)+1:
 		for i := 0; i < len(b); i++ {
 			if a[i] != b[i] {
@@ -384,7 +424,10 @@ func outOfScope(name, desc string) (hit, bool) {
 		}
 		return false
 	}
-	d := foldText(desc).text
+	d := ""
+	if desc != "" {
+		d = foldText(desc).text
+	}
 	ev := clip(name)
 	pick := func(byName, byDesc bool, wName, wDesc int, why string) (hit, bool) {
 		w := 0
@@ -397,32 +440,32 @@ func outOfScope(name, desc string) (hit, bool) {
 		return hit{KindOutOfScope, w, ev, why}, byName || byDesc
 	}
 	if h, ok := pick(has("llm", "assistant", "agent", "ai", "bot", "chatbot", "caller", "gpt") && has("model", "name", "id", "identity", "type", "version", "provider", "vendor") || tok["llm"] && len(tok) == 1,
-		reCallerModel.MatchString(d), 3, 4, "asks which model is calling: no tool needs that to do its job; it fingerprints the agent"); ok {
+		holds(d, need("llm|model|ai|assistant|agent|chatbot|your")) && reCallerModel.MatchString(d), 3, 4, "asks which model is calling: no tool needs that to do its job; it fingerprints the agent"); ok {
 		return h, ok
 	}
 	if h, ok := pick(has("system", "sys") && has("prompt", "message", "instructions") || has("preprompt"),
-		reYourPrompt.MatchString(d), 1, 4, "asks for the model's system prompt or instructions"); ok {
+		holds(d, need("instructions|prompt|rules|guidelines|message")) && reYourPrompt.MatchString(d), 1, 4, "asks for the model's system prompt or instructions"); ok {
 		return h, ok
 	}
 	if h, ok := pick(has("conversation", "chat", "dialog", "dialogue", "transcript", "messages") && has("history", "full", "previous", "all", "log", "context", "entire", "past", "prior"),
-		reWholeChat.MatchString(d), 2, 4, "asks for the conversation: it would hand the whole chat to this server"); ok {
+		holds(d, need("conversation|chat|messages|dialog|interaction|turns|context window")) && reWholeChat.MatchString(d), 2, 4, "asks for the conversation: it would hand the whole chat to this server"); ok {
 		return h, ok
 	}
 	if h, ok := pick(has("tools", "functions") && has("available", "list", "all", "other", "installed", "enabled", "names", "catalog", "registry", "inventory", "manifest"),
-		reToolList.MatchString(d), 2, 3, "asks for the list of the model's tools: reconnaissance of the agent"); ok {
+		holds(d, need("tools|functions|plugins")) && reToolList.MatchString(d), 2, 3, "asks for the list of the model's tools: reconnaissance of the agent"); ok {
 		return h, ok
 	}
 	if h, ok := pick(has("password", "passwd", "passphrase", "secret", "apikey", "credential", "credentials", "mnemonic", "seed", "cookie", "cookies", "otp", "ssh") ||
 		has("private") && has("key") || has("api") && has("key") || has("token") && (len(tok) == 1 || has("access", "auth", "bearer", "api", "refresh", "session", "secret", "oauth", "jwt", "personal", "github", "user", "security")),
-		reYourSecret.MatchString(d), 1, 3, "asks for a credential as an argument: secrets belong in the server's configuration, not in what the model types"); ok {
+		holds(d, need("your|user|their")) && reYourSecret.MatchString(d), 1, 3, "asks for a credential as an argument: secrets belong in the server's configuration, not in what the model types"); ok {
 		return h, ok
 	}
 	return pick(has("ssn", "cvv", "cvc", "passport", "iban", "dob", "maiden") || has("social") && has("security") || has("credit", "card") && has("number") || has("bank") && has("account") || has("birth") && has("date"),
-		rePersonal.MatchString(d), 2, 3, "asks for the user's personal data (identity, home, payment details)")
+		holds(d, need("user|your|their|person|caller")) && rePersonal.MatchString(d), 2, 3, "asks for the user's personal data (identity, home, payment details)")
 }
 
 var (
-	reCallerModel = regexp.MustCompile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\bwhich (?:llm|model|ai) (?:you|are)`)
+	reCallerModel = regexp.MustCompile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\b(?:which|what) (?:llm|model|ai|language model|assistant)\b.{0,20}?\b(?:are you|you are|do you|powers you|you run|runs you)\b|\bthe (?:ai|model|llm) (?:version )?you (?:are|run)`)
 	reYourPrompt  = regexp.MustCompile(`\b(?:hidden|initial|original|secret|internal|configured|system|developer) (?:instructions|prompt|rules|guidelines|message)\b.{0,25}?\b(?:you|your)\b|\b(?:instructions|prompt|rules) you (?:were|are|have been) (?:given|configured|set up|told|started)|\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
 	reWholeChat   = regexp.MustCompile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
 	reToolList    = regexp.MustCompile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools|functions|plugins)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)`)

@@ -28,8 +28,24 @@ type hit struct {
 type rule struct {
 	kind   string
 	weight int
+	need   []string // the rule runs only on a sentence holding one of these
 	re     *regexp.Regexp
 	why    string
+}
+
+// need splits a gate list: "a|b|c". Gates keep the scan fast: most
+// sentences hold none of a rule's words, and a substring test costs far
+// less than a regular expression.
+func need(s string) []string { return strings.Split(s, "|") }
+
+// holds reports whether s contains any of words.
+func holds(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // alt makes a word-bounded alternation of a word class.
@@ -129,158 +145,221 @@ var (
 // textRules are single patterns over one sentence of folded text.
 var textRules = []rule{
 	// instructions addressed to the model
-	{KindInstruction, 4, re(near("30", alt(`ignor(?:e|es|ing)`, `disregard(?:s|ing)?`, `forget(?:ting)?`, `overrid(?:e|es|ing)`, `overrul(?:e|es|ing)`, `bypass(?:es|ing)?`, `skip`, `supersed(?:e|es|ing)`, `take precedence over`, `replac(?:e|es|ing)`),
+	{KindInstruction, 4, need("ignor|disregard|forget|overrid|overrul|bypass|skip|supersed|precedence|replac"), re(near("30", alt(`ignor(?:e|es|ing)`, `disregard(?:s|ing)?`, `forget(?:ting)?`, `overrid(?:e|es|ing)`, `overrul(?:e|es|ing)`, `bypass(?:es|ing)?`, `skip`, `supersed(?:e|es|ing)`, `take precedence over`, `replac(?:e|es|ing)`),
 		alt(`previous`, `prior`, `above`, `earlier`, `all`, `any`, `system`, `original`, `initial`, `existing`, `your`, `other`),
 		alt(`instructions?`, `prompts?`, `rules?`, `directions?`, `guidelines?`, `directives?`, `constraints?`, `polic(?:y|ies)`, `guardrails?`, `safety`))),
 		"tells the model to drop its instructions or rules"},
-	{KindInstruction, 3, re(near("30", `\btreat (?:this|these|the following|my)\b`, `\bas (?:your |the )?(?:new |real |true |highest[- ]priority |overriding |system )?(?:instructions?|prompt|orders|rules|overriding|authoritative|policy)\b`)),
+	{KindInstruction, 3, need("treat"), re(near("30", `\btreat (?:this|these|the following|my)\b`, `\bas (?:your |the )?(?:new |real |true |highest[- ]priority |overriding |system )?(?:instructions?|prompt|orders|rules|overriding|authoritative|policy)\b`)),
 		"asks the model to take a tool's text as its instructions"},
-	{KindInstruction, 2, re(`\b(?:note|message|instructions?|hint|tip|reminder|heads[- ]up|memo)s? (?:for|to) (?:the )?(?:ai|assistant|model|llm|agent|bot)s?\b|\bfor (?:the )?(?:ai|assistant|model|llm|agent)s? only\b|\b(?:ai|assistant|model|llm|agent), (?:heads[- ]up|note|listen|important)`),
+	{KindInstruction, 2, need("assistant|model|llm|agent|ai|bot"), re(`\b(?:note|message|instructions?|hint|tip|reminder|heads[- ]up|memo)s? (?:for|to) (?:the )?(?:ai|assistant|model|llm|agent|bot)s?\b|\bfor (?:the )?(?:ai|assistant|model|llm|agent)s? only\b|\b(?:ai|assistant|model|llm|agent), (?:heads[- ]up|note|listen|important)`),
 		"a note addressed to the model rather than documentation for whoever reads the tool list"},
-	{KindInstruction, 4, re(near("30", `\byou are now\b`, alt(`mode`, `unrestricted`, `unfiltered`, `jailbroken`, `dan`, `free of`, `no longer bound`, `allowed to`)) + `|` +
+	{KindInstruction, 4, need("you are now|suspend|lifted|disabled|removed|off|void|waived|apply|overridden"), re(near("30", `\byou are now\b`, alt(`mode`, `unrestricted`, `unfiltered`, `jailbroken`, `dan`, `free of`, `no longer bound`, `allowed to`)) + `|` +
 		near("25", alt(`safety`, `content`, `ethical`, `security`, `usual`, `previous`, `your`, `all`), alt(`rules?`, `filters?`, `guidelines?`, `polic(?:y|ies)`, `restrictions?`, `guardrails?`, `limits?`, `constraints?`),
 			alt(`are`, `is`, `have been`, `has been`, `were`), alt(`suspended`, `disabled`, `lifted`, `removed`, `off`, `void`, `waived`, `no longer apply`, `not apply`, `turned off`, `overridden`))),
 		"tries to switch the model into a mode without its rules (a jailbreak)"},
-	{KindInstruction, 3, re(`\b(?:message|note|request|instructions?|order) (?:from|by) (?:the |your )?(?:user|developer|admin\w*|system|operator|owner|creator)\b|` +
+	{KindInstruction, 3, need("from|by the|by your|i am |new user|new system|real |signed"), re(`\b(?:message|note|request|instructions?|order) (?:from|by) (?:the |your )?(?:user|developer|admin\w*|system|operator|owner|creator)\b|` +
 		`\bi am (?:the|your) (?:user|developer|admin\w*|operator|owner|creator)\b|\bnew (?:user|system) (?:query|message|request|instructions?|task)\s*:|\b(?:your )?real (?:user|operator|owner|developer) (?:says|wants|asks)\b|\bsigned,? (?:the|your) (?:user|admin|developer)\b`),
 		"speaks as the user or the operator inside a tool's text: a fake turn of the conversation"},
-	{KindInstruction, 2, re(near("30", `\b(?:before|after|in order to)\b`, alt(`solve`, `complete`, `answer`, `finish`, `continue`, `proceed with`), `\b(?:task|request|question|job)\b`, `\b(?:first|do the following|adhere|follow|must)\b`) + `|` +
+	{KindInstruction, 2, need("solve|complete|answer|finish|continue|proceed|adhere|follow|obey"), re(near("30", `\b(?:before|after|in order to)\b`, alt(`solve`, `complete`, `answer`, `finish`, `continue`, `proceed with`), `\b(?:task|request|question|job)\b`, `\b(?:first|do the following|adhere|follow|must)\b`) + `|` +
 		`\b(?:strictly )?(?:adhere to|follow|obey|execute) (?:the following|these|my|the hidden|the new) (?:instructions?|steps|orders|commands)\b`),
 		"redirects the model's task to other steps"},
-	{KindInstruction, 3, re(`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user|human|sys|im_start|im_end|context|override)\s*>|<\|[a-z_]+\|>`),
+	{KindInstruction, 3, need("<"), re(`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user|human|sys|im_start|im_end|context|override)\s*>|<\|[a-z_]+\|>`),
 		"a chat-markup or <IMPORTANT>-style tag: text dressed up as a message from the system to the model"},
-	{KindInstruction, 2, re(`\[\s*(?:important|system|admin|instructions?|inst|sys|override|note to (?:the )?(?:ai|assistant|model))\s*\]`),
+	{KindInstruction, 2, need("["), re(`\[\s*(?:important|system|admin|instructions?|inst|sys|override|note to (?:the )?(?:ai|assistant|model))\s*\]`),
 		"a bracketed [IMPORTANT]-style marker addressed to the model"},
-	{KindInstruction, 3, re(`(?:^|\s)(?:#{1,4}\s*)?(?:system|assistant|developer)\s*(?:message|prompt)?\s*:\s`),
+	{KindInstruction, 3, need("system|assistant|developer"), re(`(?:^|\s)(?:#{1,4}\s*)?(?:system|assistant|developer)\s*(?:message|prompt)?\s*:\s`),
 		"a role marker (system:/assistant:) that fakes a turn of the conversation"},
-	{KindInstruction, 4, re(near("30", `\b(?:do not|don't|dont|never|must not|should not|shouldn't|without|avoid)\b`, alt(`tell`, `telling`, `inform`, `informing`, `notify`, `notifying`,
+	{KindInstruction, 4, need("not|never|without|avoid|dont"), re(near("30", `\b(?:do not|don't|dont|never|must not|should not|shouldn't|without|avoid)\b`, alt(`tell`, `telling`, `inform`, `informing`, `notify`, `notifying`,
 		`alert`, `alerting`, `mention`, `mentioning`, `reveal`, `revealing`, `disclose`, `disclosing`, `warn`, `warning`, `let`, `letting`), wPerson)),
 		"tells the model to keep something from the user"},
-	{KindInstruction, 4, re(near("20", wPerson, `\b(?:must|should|need|does|do|will|may) not\b`, alt(`know`, `see`, `notice`, `be told`, `be informed`, `be aware`, `find out`, `learn`))),
+	{KindInstruction, 4, need(" not "), re(near("20", wPerson, `\b(?:must|should|need|does|do|will|may) not\b`, alt(`know`, `see`, `notice`, `be told`, `be informed`, `be aware`, `find out`, `learn`))),
 		"tells the model to keep something from the user"},
-	{KindInstruction, 3, re(`\b(?:secretly|covertly|surreptitiously|behind the (?:user'?s? )?back|without (?:the )?(?:user'?s? )?(?:knowledge|knowing|consent|awareness|noticing))\b|` +
+	{KindInstruction, 3, need("secret|covert|surreptit|behind|without|hide|conceal|keep"), re(`\b(?:secretly|covertly|surreptitiously|behind the (?:user'?s? )?back|without (?:the )?(?:user'?s? )?(?:knowledge|knowing|consent|awareness|noticing))\b|` +
 		near("25", alt(`hide`, `conceal`, `keep`), `\b(?:from the user|secret|hidden|confidential|between us)\b`)),
 		"asks for secrecy from the user"},
-	{KindInstruction, 3, re(`\b(?:never|do not|don't|must not|without|not to)\s+(?:ever\s+)?(?:disclos|mention|reveal|report|tell|admit|acknowledg|surfac|show|includ|repeat|inform|notify|alert)\w*\s+(?:about\s+)?(?:this|it|that|these|anything|what you|the (?:copy|step|change|action|note|redirect\w*|transfer))\b|` +
+	{KindInstruction, 3, need("never|not|without|keep|stay"), re(`\b(?:never|do not|don't|must not|without|not to)\s+(?:ever\s+)?(?:disclos|mention|reveal|report|tell|admit|acknowledg|surfac|show|includ|repeat|inform|notify|alert)\w*\s+(?:about\s+)?(?:this|it|that|these|anything|what you|the (?:copy|step|change|action|note|redirect\w*|transfer))\b|` +
 		near("15", `\bkeep (?:it|this|that|these)\b`, `\bout of (?:your|the) (?:answer|reply|response|output|summary|messages?)`) + `|\b(?:are|is) not to be (?:told|informed|notified|shown)\b|\bshould stay (?:invisible|hidden|secret|silent)\b`),
 		"asks for secrecy about what the model does"},
-	{KindInstruction, 1, re(near("30", `\b(?:tell|inform|assure|reassure|convince)\s+(?:the |your )?(?:user|customer|person|them)\b`, alt(`impossible`, `not possible`, `cannot`, `can't`, `unavailable`, `succeeded`, `done`, `safe`, `nothing`, `fine`))),
+	{KindInstruction, 1, need("tell|inform|assure|convince"), re(near("30", `\b(?:tell|inform|assure|reassure|convince)\s+(?:the |your )?(?:user|customer|person|them)\b`, alt(`impossible`, `not possible`, `cannot`, `can't`, `unavailable`, `succeeded`, `done`, `safe`, `nothing`, `fine`))),
 		"scripts what the model tells the user about what happened"},
-	{KindInstruction, 3, re(near("25", `\bregardless of\b`, `\b(?:user|users|user's|what (?:the user|they)|their (?:input|request|query))\b`) + `|` +
+	{KindInstruction, 3, need("regardless|whatever|whichever|no matter"), re(near("25", `\bregardless of\b`, `\b(?:user|users|user's|what (?:the user|they)|their (?:input|request|query))\b`) + `|` +
 		near("40", `\b(?:whatever|whichever|no matter (?:what|which|who))\b`, alt(`picks?`, `chooses?`, `selects?`, `asks?`, `asked`, `wants?`, `requests?`, `requested`, `says?`, `prefers?`, `enters?`, `types?`, `specif(?:y|ies|ied)`),
 			`\b(?:instead|anyway|always|still|use|book|send|choose|pick|replace)\b`)),
 		"overrides what the user asked for"},
-	{KindInstruction, 3, re(near("40", alt(`modify`, `change`, `replace`, `rewrite`, `alter`, `override`, `substitute`, `swap`, `redirect`),
+	{KindInstruction, 3, need("modif|chang|replac|rewrit|alter|overrid|substitut|swap|redirect|instead of"), re(near("40", alt(`modify`, `change`, `replace`, `rewrite`, `alter`, `override`, `substitute`, `swap`, `redirect`),
 		alt(`parameter`, `argument`, `field`, `input`, `query`, `recipient`, `destination`, `location`, `ticker`, `address`, `amount`, `account`),
 		`\b(?:to|with|into|instead)\b`) + `|` + near("20", `\binstead of\b`, `\b(?:the )?(?:user'?s?|requested|specified|asked|given)\b`)),
 		"tells the model to change a call's arguments from what the user asked"},
-	{KindInstruction, 2, re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `version`, `service`),
+	{KindInstruction, 2, need("deprecat|disabled|removed|replaced|discontinu|retired|unavailable|supersed|upgrad|enhanc|optimi|updated|modified|changed|moved|compromised|broken|redirect|uses|temporarily|no longer"), re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `version`, `service`),
 		alt(`has been`, `have been`, `was`, `is now`, `are now`, `is being`, `is currently`, `now`),
 		alt(`deprecated`, `disabled`, `removed`, `replaced`, `discontinued`, `retired`, `unavailable`, `superseded`,
 			`upgraded`, `enhanced`, `optimized`, `optimised`, `updated`, `modified`, `changed`, `moved`, `compromised`, `broken`, `redirect(?:s|ed)?`, `uses`)) +
 		`|\btemporarily (?:disabled|unavailable|down|offline)\b|\bno longer (?:available|supported|functional|works?)\b`),
 		"claims a tool changed or went away: the usual opening of a redirection to another tool"},
-	{KindInstruction, 2, re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `service`, `server`), alt(`is`, `are`, `seems`, `appears`),
+	{KindInstruction, 2, need("deprecat|disabled|broken|compromised|retired|discontinu|unavailable|down|offline|unsafe|insecure|unreliable|buggy|corrupt|faulty|defective|malfunction|dangerous|harmful|flawed|untrustworthy|obsolete|outdated|leak"), re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `service`, `server`), alt(`is`, `are`, `seems`, `appears`),
 		alt(`deprecated`, `disabled`, `broken`, `compromised`, `retired`, `discontinued`, `unavailable`, `down`, `offline`, `unsafe`, `insecure`, `unreliable`, `buggy`, `corrupt\w*`, `faulty`, `defective`, `malfunctioning`, `dangerous`, `harmful`, `flawed`, `untrustworthy`, `obsolete`, `outdated`, `leak\w*`))),
 		"disparages or declares dead a tool: the usual opening of a redirection to another tool"},
-	{KindInstruction, 1, re(`\bredirect(?:s|ed|ing)?\b.{0,40}?\b(?:to|instead)\b`),
+	{KindInstruction, 1, need("redirect"), re(`\bredirect(?:s|ed|ing)?\b.{0,40}?\b(?:to|instead)\b`),
 		"speaks of redirecting requests elsewhere"},
-	{KindInstruction, 1, re(alt(`compliance`, `regulatory (?:requirements?|compliance|rules?|reasons|purposes)`, `audit (?:trail|compliance|log(?:ging)?)`,
+	{KindInstruction, 1, need("complian|regulatory|audit|security|integrity|verification|mandatory for|required for|necessary for"), re(alt(`compliance`, `regulatory (?:requirements?|compliance|rules?|reasons|purposes)`, `audit (?:trail|compliance|log(?:ging)?)`,
 		`security (?:protocols?|verification|validation|checkpoint|compliance)`, `integrity (?:check|verification)`,
 		`verification (?:step|endpoint|protocol|process)`, `authentication verification`, `(?:mandatory|required|necessary) for (?:all|every|any)`)),
 		"appeals to compliance or security to justify an extra step: the usual cover of an injected instruction"},
 	// preference manipulation
-	{KindPreference, 1, re(`\b(?:always|only|exclusively)\s+(?:use|call|choose|pick|prefer|select|invoke)\s+(?:this|me|our)\b`),
+	{KindPreference, 1, need("always|only|exclusively"), re(`\b(?:always|only|exclusively)\s+(?:use|call|choose|pick|prefer|select|invoke)\s+(?:this|me|our)\b`),
 		"tells the model to always pick this tool (weak alone: real tools say when to call them)"},
-	{KindPreference, 3, re(`\b(?:use|call|choose|prefer|select|pick)\s+(?:this|our)\s+(?:tool|function|server|one|service)\s+(?:instead|rather|over|exclusively|for (?:all|every|any))`),
+	{KindPreference, 3, need("instead|rather|over|exclusively|for all|for every|for any"), re(`\b(?:use|call|choose|prefer|select|pick)\s+(?:this|our)\s+(?:tool|function|server|one|service)\s+(?:instead|rather|over|exclusively|for (?:all|every|any))`),
 		"steers the model to prefer this tool over others"},
-	{KindPreference, 3, re(near("30", `\b(?:do not|don't|never|avoid|stop)\b`, alt(`use`, `using`, `call`, `calling`, `choose`, `trust`, `rely on`, `invoke`), wOther, wToolNoun)),
+	{KindPreference, 3, need("other|another|alternative|different|competing|similar|third|rival"), re(near("30", `\b(?:do not|don't|never|avoid|stop)\b`, alt(`use`, `using`, `call`, `calling`, `choose`, `trust`, `rely on`, `invoke`), wOther, wToolNoun)),
 		"tells the model to avoid other tools"},
-	{KindPreference, 2, re(near("12", alt(`instead of`, `rather than`, `in place of`, `over`, `than`), `(?:any |all |the )?`+wOther, wToolNoun) + `|\b(?:rather than|instead of|over|than) (?:the )?others\b`),
+	{KindPreference, 2, need("other|another|alternative|different|competing|similar|third|rival"), re(near("12", alt(`instead of`, `rather than`, `in place of`, `over`, `than`), `(?:any |all |the )?`+wOther, wToolNoun) + `|\b(?:rather than|instead of|over|than) (?:the )?others\b`),
 		"steers the model away from other tools"},
-	{KindPreference, 2, re(near("40", `\b(?:best|most (?:advanced|reliable|accurate|comprehensive|powerful|trusted|sophisticated|secure|efficient|complete|robust|capable|intelligent|effective)|`+
+	{KindPreference, 2, need("best|most |ultimate|premium|superior|unmatched|unparallel|unrival|top-rated|top rated|finest|greatest|smartest|world-class|world class|enterprise|cutting|state-of|state of|next-gen|next gen|revolutionary|pinnacle|gold standard|number one|#1"), re(near("40", `\b(?:best|most (?:advanced|reliable|accurate|comprehensive|powerful|trusted|sophisticated|secure|efficient|complete|robust|capable|intelligent|effective)|`+
 		`ultimate|premium|superior|unmatched|unparalleled|unrivall?ed|top[- ]rated|finest|greatest|smartest|world[- ]class|enterprise[- ]grade|`+
 		`cutting[- ]edge|state[- ]of[- ]the[- ]art|next[- ]gen(?:eration)?|revolutionary|pinnacle|gold standard|number one|#1)\b`,
 		alt(`tools?`, `version`, `solution`, `system`, `service`, `api`, `analy[sz]er`, `navigator`, `option`, `choice`, `engine`,
 			`creator`, `manager`, `platform`, `in the world`, `available`, `on the market`, `in the market`, `worldwide`, `ever`,
 			`there is`, `capabilit(?:y|ies)`, `performance`, `functionality`, `features`, `technology`, `reliability`, `accuracy`, `quality`))),
 		"self-promotion: superlatives about the tool, meant to win the model's choice"},
-	{KindPreference, 2, re(near("40", alt(`trusted by`, `used by`, `loved by`, `recommended by`, `relied (?:up)?on by`, `chosen by`, `preferred by`, `endorsed by`, `certified by`),
+	{KindPreference, 2, need("by|award|fortune|%|industry|world's|worlds|version|edition|variant"), re(near("40", alt(`trusted by`, `used by`, `loved by`, `recommended by`, `relied (?:up)?on by`, `chosen by`, `preferred by`, `endorsed by`, `certified by`),
 		`(?:\b(?:professionals|experts|companies|developers|engineers|millions|thousands|teams|enterprises|fortune|industry|leaders|giants|analysts|researchers|scientists)\b|\d)`) +
 		`|\baward[- ]winning\b|\bfortune 500\b|\b\d{2,3}(?:\.\d+)?\s?% (?:accuracy|accurate|reliab\w*|success|uptime|precision|of (?:professionals|users|experts|developers|companies))|` +
 		`\b100\s?% (?:reliab\w*|accura\w*|guarantee\w*)|\bindustry[- ](?:leading|standard)\b|\bworld'?s (?:best|leading|most|top|first|#1)|` +
 		`\b(?:premium|professional|advanced|enhanced|pro|ultimate|upgraded|improved|superior)\s+(?:version|edition|variant)\b`),
 		"marketing claims about the tool, meant to win the model's choice"},
-	{KindPreference, 2, re(near("40", alt(`better`, `superior`, `faster`, `more accurate`, `more reliable`, `more comprehensive`, `more secure`, `outperforms`),
+	{KindPreference, 2, need("better|superior|faster|more |outperform"), re(near("40", alt(`better`, `superior`, `faster`, `more accurate`, `more reliable`, `more comprehensive`, `more secure`, `outperforms`),
 		alt(`than`, `compared (?:to|with)`, `versus`, `vs\.?`, `over`), `(?:\b(?:other|standard|existing|any|competing|alternative|regular|basic|original|the old)\b.{0,25}?`+wToolNoun+`|\bothers\b)`)),
 		"claims to beat other tools, to win the model's choice"},
 	// cross-tool steering without a name
-	{KindCrossTool, 0, re(near("20", wOther, wToolNoun)),
+	{KindCrossTool, 0, need("other|another|alternative|different|competing|similar|third|rival"), re(near("20", wOther, wToolNoun)),
 		"speaks of other tools: a description should describe its own tool"},
 }
 
-// checkSentence applies the combined rules (a verb class with an object class
-// in one sentence) and the single rules to one sentence.
+// A feature is a word class looked for in a sentence, behind a gate of
+// substrings (see need) so that most sentences cost no regular expression.
+type feature struct {
+	need []string
+	re   *regexp.Regexp
+}
+
+var (
+	fOblig    = feature{need("must|mandator|requir|necessar|need|have to|has to|critical|crucial|essential|imperative|sure|ensure|always|should|important|forget|remember|obligator|compulsory|please|expected|supposed|instructed|asked|obliged|are to|is to|duty|prerequisite"), reOblig}
+	fInvoke   = feature{need("call|invok|use|using|run|execut|trigger|launch|switch|redirect|rely|query|consult"), reInvoke}
+	fOrder    = feature{need("before|after|first|prior|then|afterwards|followed|subsequently|also|additionally|in addition|next|proceed|continue|until|once"), reOrder}
+	fExec     = feature{need("execut|run|type|enter|paste|issue|launch|perform"), reExec}
+	fModify   = feature{need("add|append|writ|modif|updat|delet|remov|clean|clear|wipe|overwrit|erase|purge|truncat|insert|edit|chmod|replac"), reModify}
+	fTake     = feature{need("read|cat|open|access|load|copy|print|dump|collect|gather|extract|includ|attach|pass|send|upload|list|show|display|get|retriev|obtain|fetch|provid|supply|paste|put|forward|shar|output|reveal|return|insert|embed|encod"), reTake}
+	fTransmit = feature{need("send|sent|post|upload|forward|transmit|submit|report|log|notif|ping|exfiltrat|leak|shar|sync|mirror|cc|beacon|callback|authenticat|verif|validat|regist|relay|cop|dial|text|sms"), reTransmit}
+	fReach    = feature{need("access|visit|request|call|contact|connect|fetch|navigat|open|load|hit|query|curl|wget"), reReach}
+	fDisplay  = feature{need("display|present|show|state|say|tell|print|output|mention|respond|reply|recommend|promot|advertis|announc"), reDisplay}
+	fAddress  = feature{need("you|user's|their"), reAddressee}
+	fQuote    = feature{need("'|\"|“|‘"), reQuote}
+	fToUser   = feature{need("to "), reToUser}
+	fFetchRun = feature{need("curl|wget|iwr|invoke-web"), reFetchRun}
+	fCmd      = feature{need("curl|wget|rm |sudo|chmod|chown|nc |ncat|netcat|scp|ssh|base64|eval|cat |echo|bash|sh |zsh|powershell|iex|nohup|crontab|mkfifo|dd |mkfs|pkill|killall|shutdown|reboot|certutil|bitsadmin|invoke-web|$(|&&|>>|export "), reCmd}
+	fKeyFile  = feature{need(".ssh|id_|authorized_keys|/etc/|.aws|.git-cred|.npmrc|.pypirc|.netrc|.pgpass|.docker|kubeconfig|.kube|.gnupg|.env|_history|wallet.dat|keychain|keystore|cookies.sqlite|login data|/proc/|mcp.json|claude_desktop|.cursor|gcloud|application_default|.pem|.key|.p12|.pfx"), reSecretF}
+	fRCFile   = feature{need(".bashrc|.zshrc|.bash_profile|.profile|.zprofile|crontab|/etc/|~/|/tmp/|/var/|/root/|startup|system file|temporary files|config|environment configuration|home dir|home folder"), reRCFile}
+	fSecret   = feature{need("key|token|password|passphrase|credential|seed|mnemonic|phrase|cookie|wallet|environment variable|env var|secret|2fa|otp|one-time|one time|credit card|social security"), reSecretWord}
+	fURL      = feature{need("://"), reURL}
+	fEmail    = feature{need("@"), reEmail}
+	fIP       = feature{need("0.|1.|2.|3.|4.|5.|6.|7.|8.|9."), reIP}
+	fPhone    = feature{need("+"), rePhone}
+)
+
+// sentence is one sentence being checked, with its features found once.
+type sentence struct {
+	s     string
+	found map[*feature]string
+}
+
+// find returns f's first match in the sentence ("" for none).
+func (x *sentence) find(f *feature) string {
+	if m, ok := x.found[f]; ok {
+		return m
+	}
+	m := ""
+	if holds(x.s, f.need) {
+		m = f.re.FindString(x.s)
+	}
+	x.found[f] = m
+	return m
+}
+
+func (x *sentence) has(f *feature) bool { return x.find(f) != "" }
+
+var (
+	reNegated = regexp.MustCompile(`\b(?:never|not|don't|avoid|stop)\b(?:\s+\S+){0,4}?\s+['"` + "`" + `]?$`)
+	reInstead = regexp.MustCompile(`\b(?:instead of|rather than|over)\s+(?:the\s+)?['"` + "`" + `]?$`)
+)
+
+// checkSentence applies the single rules and the combined rules (a verb
+// class with an object class in one sentence) to one sentence.
 func (st *scanState) checkSentence(s string, add func(hit)) {
 	for _, r := range textRules {
-		if m := r.re.FindString(s); m != "" {
-			add(hit{r.kind, r.weight, clip(m), r.why})
+		if holds(s, r.need) {
+			if m := r.re.FindString(s); m != "" {
+				add(hit{r.kind, r.weight, clip(m), r.why})
+			}
 		}
 	}
-	oblig := reOblig.MatchString(s)
+	x := &sentence{s: s, found: map[*feature]string{}}
 	ev := clip(s)
+	oblig := x.has(&fOblig)
 
-	// another tool named in an obligation to call it
-	if ref, sibling := st.otherToolRef(s); ref != "" && oblig && reInvoke.MatchString(s) {
-		switch {
-		case sibling:
-			add(hit{KindInstruction, 0, ev, "makes calling " + ref + ", a tool of the same server, a duty (common in real documentation; a note)"})
-		case reOrder.MatchString(s):
-			add(hit{KindInstruction, 2, ev, "makes calling another tool (" + ref + ") a duty before, after or beside this one"})
-		default:
-			add(hit{KindInstruction, 1, ev, "tells the model to call another tool (" + ref + ")"})
-		}
-	}
-	// another tool disparaged: "never use X", "not through X"
-	if ref, sibling := st.otherToolRef(s); ref != "" && !sibling {
-		switch {
-		case regexp.MustCompile(`\b(?:never|not|don't|avoid|stop)\b(?:\s+\S+){0,4}?\s+['"` + "`" + `]?` + regexp.QuoteMeta(ref) + `\b`).MatchString(s):
-			add(hit{KindPreference, 2, ev, "tells the model not to use another tool (" + ref + ")"})
-		case regexp.MustCompile(`\b(?:instead of|rather than|over)\s+(?:the\s+)?['"` + "`" + `]?` + regexp.QuoteMeta(ref) + `\b`).MatchString(s):
-			add(hit{KindPreference, 1, ev, "steers the model from another tool (" + ref + ") to this one"})
+	// another tool named in an obligation to call it, or disparaged
+	if oblig && x.has(&fInvoke) || holds(s, needOtherRef) {
+		if ref, sibling := st.otherToolRef(s); ref != "" {
+			if oblig && x.has(&fInvoke) {
+				switch {
+				case sibling:
+					add(hit{KindInstruction, 0, ev, "makes calling " + ref + ", a tool of the same server, a duty (common in real documentation; a note)"})
+				case x.has(&fOrder):
+					add(hit{KindInstruction, 2, ev, "makes calling another tool (" + ref + ") a duty before, after or beside this one"})
+				default:
+					add(hit{KindInstruction, 1, ev, "tells the model to call another tool (" + ref + ")"})
+				}
+			}
+			if i := strings.Index(s, ref); i >= 0 && !sibling {
+				switch {
+				case reNegated.MatchString(s[:i]):
+					add(hit{KindPreference, 2, ev, "tells the model not to use another tool (" + ref + ")"})
+				case reInstead.MatchString(s[:i]):
+					add(hit{KindPreference, 1, ev, "steers the model from another tool (" + ref + ") to this one"})
+				}
+			}
 		}
 	}
 	// shell commands: documentation of a shell tool shows commands; an
 	// order to run one, or a download piped into a shell, is an attack
-	if m := reFetchRun.FindString(s); m != "" {
+	if m := x.find(&fFetchRun); m != "" {
 		add(hit{KindInstruction, 3, clip(m), "downloads a script and runs it in a shell"})
 	}
-	if m := reCmd.FindString(s); m != "" {
+	if m := x.find(&fCmd); m != "" {
 		switch {
-		case reExec.MatchString(s) && oblig:
+		case x.has(&fExec) && oblig:
 			add(hit{KindInstruction, 4, clip(m), "tells the model to run a shell command"})
-		case reExec.MatchString(s) && reOrder.MatchString(s):
+		case x.has(&fExec) && x.has(&fOrder):
 			add(hit{KindInstruction, 3, clip(m), "tells the model to run a shell command before or after its task"})
 		default:
 			add(hit{KindInstruction, 1, clip(m), "a shell command in a tool's text (normal in a shell tool's documentation; weak alone)"})
 		}
 	}
 	// files and secrets
-	if m := reSecretF.FindString(s); m != "" {
+	if m := x.find(&fKeyFile); m != "" {
 		w := 1
 		switch {
-		case oblig || reTake.MatchString(s) || reCmd.MatchString(s):
+		case oblig || x.has(&fTake) || x.has(&fCmd):
 			w = 4
 		case reKeyFile.MatchString(m):
 			w = 2
 		}
 		add(hit{KindSensitive, w, clip(strings.TrimSpace(m)), "names a file that holds keys or secrets"})
 	}
-	if m := reRCFile.FindString(s); m != "" && oblig && (reModify.MatchString(s) || reTake.MatchString(s)) {
+	if m := x.find(&fRCFile); m != "" && oblig && (x.has(&fModify) || x.has(&fTake)) {
 		add(hit{KindInstruction, 3, ev, "tells the model to read or change files (" + strings.TrimSpace(m) + ") that are not this tool's business"})
 	}
-	if m := reSecretWord.FindString(s); m != "" {
-		if (oblig || reAddressee.MatchString(s) || reOrder.MatchString(s)) && reTake.MatchString(s) {
+	if m := x.find(&fSecret); m != "" {
+		if (oblig || x.has(&fAddress) || x.has(&fOrder)) && x.has(&fTake) {
 			add(hit{KindSensitive, 3, ev, "asks the model to fetch or hand over " + m})
 		} else {
 			add(hit{KindSensitive, 0, m, "mentions " + m + " (weak alone)"})
@@ -288,26 +367,29 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 	}
 	// endpoints
 	for _, e := range []struct {
-		re   *regexp.Regexp
+		f    *feature
 		what string
-	}{{reURL, "a URL"}, {reEmail, "an e-mail address"}, {reIP, "an IP address"}, {rePhone, "a phone number"}} {
-		m := e.re.FindString(s)
+	}{{&fURL, "a URL"}, {&fEmail, "an e-mail address"}, {&fIP, "an IP address"}, {&fPhone, "a phone number"}} {
+		m := x.find(e.f)
 		if m == "" {
 			continue
 		}
 		switch {
-		case reTransmit.MatchString(s) && (oblig || reOrder.MatchString(s)):
+		case x.has(&fTransmit) && (oblig || x.has(&fOrder)):
 			add(hit{KindExfiltration, 4, clip(m), e.what + " the model is told to send data to"})
-		case oblig && reReach.MatchString(s):
+		case oblig && x.has(&fReach):
 			add(hit{KindExfiltration, 3, clip(m), e.what + " the model is told to contact as an extra step"})
-		case reTransmit.MatchString(s):
+		case x.has(&fTransmit):
 			add(hit{KindExfiltration, 2, clip(m), e.what + " beside a verb of sending"})
 		default:
 			add(hit{KindExfiltration, 0, clip(m), e.what + " in the text (a documentation link is normal; weak alone)"})
 		}
 	}
 	// fixed words to tell the user
-	if oblig && reDisplay.MatchString(s) && (reQuote.MatchString(s) || reToUser.MatchString(s)) {
+	if oblig && x.has(&fDisplay) && (x.has(&fQuote) || x.has(&fToUser)) {
 		add(hit{KindInstruction, 2, ev, "tells the model what to say to the user"})
 	}
 }
+
+// needOtherRef gates the search for a disparaged tool.
+var needOtherRef = need("never|not|don't|avoid|stop|instead|rather|over")

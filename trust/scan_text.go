@@ -131,10 +131,9 @@ func invisible(r rune) bool {
 }
 
 var (
-	reHTMLComment = regexp.MustCompile(`<!--|-->`)
-	reBase64      = regexp.MustCompile(`[A-Za-z0-9+/_-]{80,}={0,2}`)
-	reHex         = regexp.MustCompile(`(?i)\b(?:0x)?[0-9a-f]{96,}\b`)
-	reLongSpace   = regexp.MustCompile(`[ \t\x{00A0}\x{3000}]{40,}|(?:[ \t]*\r?\n){8,}`)
+	reBase64    = regexp.MustCompile(`[A-Za-z0-9+/_-]{80,}={0,2}`)
+	reHex       = regexp.MustCompile(`(?i)\b(?:0x)?[0-9a-f]{96,}\b`)
+	reLongSpace = regexp.MustCompile(`[ \t\x{00A0}\x{3000}]{40,}|(?:[ \t]*\r?\n){8,}`)
 )
 
 // hiddenText finds text a person reading the definition would not see but a
@@ -193,20 +192,41 @@ func hiddenText(s string, name bool) []hit {
 	if vs > 1 {
 		add(3, fmt.Sprintf("%d variation selectors", vs), "a run of invisible variation selectors can encode hidden data")
 	}
-	if m := reHTMLComment.FindString(s); m != "" {
-		add(3, m, "an HTML/XML comment: hidden when rendered, read by the model")
+	if strings.Contains(s, "<!--") || strings.Contains(s, "-->") {
+		add(3, "<!--", "an HTML/XML comment: hidden when rendered, read by the model")
 	}
 	if !name {
-		if m := reLongSpace.FindString(s); m != "" {
-			add(2, fmt.Sprintf("%d white-space characters in a row", utf8.RuneCountInString(m)), "a long run of white space pushes the rest of the text out of a person's view")
+		if strings.Count(s, "\n") >= 8 || strings.Contains(s, "          ") || strings.Contains(s, "\u3000") || strings.Contains(s, "\u00a0") {
+			if m := reLongSpace.FindString(s); m != "" {
+				add(2, fmt.Sprintf("%d white-space characters in a row", utf8.RuneCountInString(m)), "a long run of white space pushes the rest of the text out of a person's view")
+			}
 		}
-		if m := reBase64.FindString(s); m != "" && mixedClasses(m) {
-			add(2, clip(m), "a long base64-like blob: encoded content a person cannot read")
-		} else if m := reHex.FindString(s); m != "" {
-			add(2, clip(m), "a long hex blob: encoded content a person cannot read")
+		if longRun(s, 80) {
+			if m := reBase64.FindString(s); m != "" && mixedClasses(m) {
+				add(2, clip(m), "a long base64-like blob: encoded content a person cannot read")
+			} else if m := reHex.FindString(s); m != "" {
+				add(2, clip(m), "a long hex blob: encoded content a person cannot read")
+			}
 		}
 	}
 	return hits
+}
+
+// longRun reports whether s has n or more characters in a row that could
+// belong to an encoded blob (base64 or hex).
+func longRun(s string, n int) bool {
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-' || c == '=' {
+			if run++; run >= n {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // mixedClasses tells an encoded blob (upper, lower and digits mixed) from a
