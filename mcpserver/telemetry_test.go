@@ -17,11 +17,14 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpserver"
@@ -446,5 +449,59 @@ func TestTelemetryKeepsArgumentsOut(t *testing.T) {
 		if strings.Contains(string(all), s) {
 			t.Errorf("the spans contain %q", s)
 		}
+	}
+}
+
+// BenchmarkTelemetryToolCall measures a tools/call over in-memory
+// transports with telemetry off, with no-op providers (what Setup gives
+// when OTEL_* asks for nothing) and with the SDK recording into memory.
+func BenchmarkTelemetryToolCall(b *testing.B) {
+	recording := func() (trace.TracerProvider, metric.MeterProvider) {
+		return sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter())),
+			sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	}
+	for _, bc := range []struct {
+		name      string
+		providers func() (trace.TracerProvider, metric.MeterProvider)
+	}{
+		{"off", func() (trace.TracerProvider, metric.MeterProvider) { return nil, nil }},
+		{"noop", func() (trace.TracerProvider, metric.MeterProvider) {
+			return tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()
+		}},
+		{"sdk", recording},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			tp, mp := bc.providers()
+			reg := registry.New()
+			reg.Register(tool.New("echo", "Echoes.", func(_ context.Context, in echoIn) (echoOut, error) {
+				return echoOut{Echo: in.Text}, nil
+			}, tool.ReadOnly()))
+			srv, err := mcpserver.New(mcpserver.Options{Engine: engine.New(engine.Options{Registry: reg, TracerProvider: tp, MeterProvider: mp}),
+				TracerProvider: tp, MeterProvider: mp})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Close()
+			ctx := context.Background()
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := srv.MCP().Connect(ctx, st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ss.Close()
+			cs, err := client("bench", nil).Connect(ctx, ct, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cs.Close()
+			params := &mcp.CallToolParams{Meta: mcp.Meta{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+				Name: "echo", Arguments: map[string]any{"text": "hi"}}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }
