@@ -80,5 +80,6 @@ current folder) and never outside them.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newToolsCmd(s), newCallCmd(s), newAuditCmd(s), newVersionCmd(s), newServeCmd(s), newLintCmd(s), newProxyCmd(s), newPolicyCmd(s), newPlanCmd(s), newSearchCmd(s), newRunCmd(s), newTrustCmd(s))
+	root.AddCommand(newScanCmd(s))
 	return root
 }
