@@ -15,7 +15,7 @@ import (
 
 // traced is a sending middleware that records every request and
 // notification sent to the upstream: a CLIENT span named "{method}
-// {tool}", a child of the caller's span (the engine's execute_tool for a
+// {tool}", a child of the caller's span (the engine's run of the tool for a
 // tools/call), with its trace context and baggage written into
 // params._meta so that the upstream's SERVER span is its child, and its
 // duration (mcp.client.operation.duration). It is installed only when

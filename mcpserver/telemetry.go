@@ -65,8 +65,8 @@ func (s *Server) annotate(ctx context.Context, call tool.Call, res tool.Result) 
 	}
 }
 
-// describe fills in what r targets (tool, prompt, resource) from params
-// and returns their _meta (nil when there are none).
+// describe fills in what r targets (tool or prompt) from params and
+// returns their _meta (nil when there are none).
 func describe(r *telemetry.MCPRequest, params mcp.Params) map[string]any {
 	if params == nil {
 		return nil
