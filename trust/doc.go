@@ -30,7 +30,21 @@
 //
 // # Scanner
 //
-// Scan reads every model-visible string of a definition and returns a
-// Report: a verdict (clean, suspicious, malicious) and findings that
-// explain themselves. Tools are scanned when first seen or changed.
+// Scan reads every model-visible string of a definition (name, title,
+// description, every string of the input and output schemas, property
+// names, annotations) and returns a Report: a verdict (clean, suspicious,
+// malicious) and findings that explain themselves (kind, JSON pointer,
+// evidence, why, weight). It is deterministic and needs no model. Rules
+// are word classes met within one sentence (a verb of sending with an
+// address, an obligation with another tool's name, a negation with the
+// user), each behind a gate of substrings so that a sentence that cannot
+// match costs no regular expression; text is NFKC-folded, invisible
+// characters are dropped and look-alike letters folded before the rules
+// read it. The verdict is the sum of the findings' weights: 4 or more is
+// malicious, 2 or 3 suspicious. ScanSet and ScanUpstreams scan tools the
+// model sees together, each with the others (and the server names) as
+// context: references to another server's tools and near collisions of
+// names (look-alike letters, case, a version added) are findings, given to
+// the side that looks like the copy. Tools are scanned when first seen or
+// changed.
 package trust
