@@ -409,6 +409,16 @@ func TestTrustScanBlocksPoisonedTools(t *testing.T) {
 			t.Errorf("trust diff evil/%s: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
 		}
 	}
+	r := toolgate(t, dir, "", "trust", "diff", "evil/add", "--json", "--policy", pol)
+	var dj struct {
+		Upstream, Tool, State, Verdict, Diff string
+		Pinned, Listed                       map[string]any
+		Findings                             []map[string]any
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &dj); err != nil || dj.State != "quarantined" || dj.Verdict != "malicious" || dj.Pinned != nil ||
+		dj.Listed["name"] != "add" || len(dj.Findings) == 0 || !strings.Contains(dj.Diff, "scan: malicious") {
+		t.Errorf("trust diff --json: %v %+v\n%s", err, dj, r.stdout)
+	}
 	for _, c := range clean {
 		if e := entries["evil/"+c["name"].(string)]; e.State != "pinned" || e.Verdict != "clean" {
 			t.Errorf("trust list of clean %s: %+v", c["name"], e)

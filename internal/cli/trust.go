@@ -108,10 +108,17 @@ JSON object per line: {"upstream","tool","state","why","verdict","findings",
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "one JSON object per tool and line")
 
+	var diffAsJSON bool
 	diff := &cobra.Command{
 		Use:   "diff UPSTREAM/TOOL | UPSTREAM",
 		Short: "Show how a quarantined tool (or a changed upstream) differs from what was pinned, with the scan's findings",
-		Args:  cobra.ExactArgs(1),
+		Long: `Diff prints the pinned definition against the one waiting for approval, both
+pretty-printed with sorted keys, line by line ("-" pinned, "+" listed), and
+the scan's findings. UPSTREAM alone compares its pinned identity (command
+line, executable and its SHA-256, or URL) with the one seen since. --json
+prints {"upstream","tool","state","why","pinned","listed","verdict",
+"findings","diff"}.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			pf, err := load()
 			if err != nil {
@@ -121,10 +128,14 @@ JSON object per line: {"upstream","tool","state","why","verdict","findings",
 			if err != nil {
 				return err
 			}
+			if diffAsJSON {
+				return json.NewEncoder(s.out).Encode(diffView(pf, args[0], out))
+			}
 			_, err = fmt.Fprint(s.out, out)
 			return err
 		},
 	}
+	diff.Flags().BoolVar(&diffAsJSON, "json", false, "one JSON object")
 
 	var by, auditPath string
 	approve := &cobra.Command{
@@ -241,6 +252,45 @@ func trustDiff(pf *trust.PinFile, target string) (string, error) {
 	writeFindings(&b, c.Verdict, c.Findings)
 	fmt.Fprintf(&b, "approve it with: toolgate trust approve %s/%s\n", upName, toolName)
 	return b.String(), nil
+}
+
+// diffJSON is trust diff --json.
+type diffJSON struct {
+	Upstream string          `json:"upstream"`
+	Tool     string          `json:"tool,omitempty"`
+	State    trust.State     `json:"state"`
+	Why      string          `json:"why,omitempty"`
+	Pinned   json.RawMessage `json:"pinned,omitempty"` // the pinned definition, or identity
+	Listed   json.RawMessage `json:"listed,omitempty"` // what waits for approval
+	Verdict  trust.Verdict   `json:"verdict,omitempty"`
+	Findings []trust.Finding `json:"findings,omitempty"`
+	Diff     string          `json:"diff"` // what trust diff prints
+}
+
+// diffView is trust diff's answer as data (target exists: trustDiff checked it).
+func diffView(pf *trust.PinFile, target, text string) diffJSON {
+	upName, toolName, _ := strings.Cut(target, "/")
+	up := pf.Upstreams[upName]
+	v := diffJSON{Upstream: upName, State: trust.Pinned, Diff: text}
+	if toolName == "" || toolName == "*" {
+		v.Pinned, _ = json.Marshal(up.Identity)
+		if up.PendingIdentity != nil {
+			v.State, v.Why = trust.Quarantined, up.Identity.Change(*up.PendingIdentity)
+			v.Listed, _ = json.Marshal(up.PendingIdentity)
+		}
+		return v
+	}
+	for _, e := range pf.Entries() {
+		if e.Upstream == upName && e.Tool == toolName {
+			v.Tool, v.State, v.Why, v.Verdict, v.Findings = toolName, e.State, e.Why, e.Verdict, e.Findings
+		}
+	}
+	t := up.Tools[toolName]
+	v.Pinned = t.Definition
+	if t.Pending != nil {
+		v.Listed = t.Pending.Definition
+	}
+	return v
 }
 
 func writeFindings(b *strings.Builder, v trust.Verdict, fs []trust.Finding) {
