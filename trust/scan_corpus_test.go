@@ -63,7 +63,11 @@ func ratio(a, b int) float64 {
 }
 
 func (t tally) row(name string) string {
-	return fmt.Sprintf("%-62s %4d/%-4d recall %5.1f%%  %4d/%-4d FPR %5.1f%%", name, t.tp, t.pos, 100*t.recall(), t.fp, t.neg, 100*t.fpr())
+	prec := "     -"
+	if t.tp+t.fp > 0 {
+		prec = fmt.Sprintf("%5.1f%%", 100*t.precision())
+	}
+	return fmt.Sprintf("%-62s %4d/%-4d recall %5.1f%%  %4d/%-4d FPR %5.1f%%  precision %s", name, t.tp, t.pos, 100*t.recall(), t.fp, t.neg, 100*t.fpr(), prec)
 }
 
 // scanRecords scans records as one file: each tool's context is all the

@@ -335,6 +335,7 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 		add(hit{KindInstruction, 3, clip(m), "downloads a script and runs it in a shell"})
 	}
 	if m := x.find(&fCmd); m != "" {
+		m = s[strings.Index(s, m):] // the command with what follows it
 		switch {
 		case x.has(&fExec) && oblig:
 			add(hit{KindInstruction, 4, clip(m), "tells the model to run a shell command"})

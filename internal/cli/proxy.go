@@ -54,6 +54,13 @@ client and the upstreams. An upstream that crashes is restarted on the next
 call (retryable "unavailable" errors meanwhile); when its tools change, the
 client gets tools/list_changed.
 
+Upstream tools are pinned when first seen (the policy's trust block; see
+docs/trust.md): a tool that later changes, a new tool, every tool of an
+upstream whose command or executable changed, and a tool the poisoning scan
+flags are quarantined until "toolgate trust approve" (trust.on_change:
+block hides them, ask asks before each call, warn only audits). Without a
+policy file the pins last one run.
+
 Without --http the gateway speaks MCP on standard input and output. With
 --http ADDR it serves streamable HTTP at http://ADDR/mcp: with the policy's
 auth block only to authenticated callers (docs/auth.md), otherwise loopback
