@@ -11,6 +11,7 @@ command -v redis-server >/dev/null || need_apt+=(redis-server) # the shared-stat
 command -v curl >/dev/null || need_apt+=(curl) # the egress tests run curl and wget inside the sandbox
 command -v wget >/dev/null || need_apt+=(wget)
 command -v prometheus >/dev/null || need_apt+=(prometheus) # the telemetry test scrapes toolgate with a real one
+command -v chromium >/dev/null || need_apt+=(chromium) # the console's browser tests drive it headless
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
