@@ -289,6 +289,7 @@ var reHookName = regexp.MustCompile(`\b(?:webhook|hook|callback|beacon|telemetry
 var (
 	reBlockBreak   = regexp.MustCompile(`\n\s*\n|\n[ \t]*(?:[-*•]|\d+[.)]|[A-Za-z_][\w ]{0,30}(?:\([^)\n]*\))?:)\s`)
 	reSentence     = regexp.MustCompile(`[.!?]+["')\]]*\s+`)
+	reCapsTag      = regexp.MustCompile(`<\s*/?\s*[A-Z][A-Z_-]{3,}\s*>`)
 	authorityWords = need("SYSTEM|INTERNAL|ADMIN|PROTOCOL|OVERRIDE|COMPLIANCE|DEV|MAINTENANCE|SECURITY|MANDATORY")
 	reAuthority    = regexp.MustCompile(`\b(?:[A-Z]{2,}[ _-]+){0,3}(?:SYSTEM|INTERNAL|ADMIN|ADMINISTRATOR|PROTOCOL|OVERRIDE|COMPLIANCE|DEV NOTE|DEVELOPER|MAINTENANCE|SECURITY (?:UPDATE|NOTICE|PROTOCOL|ALERT|CHECK)|MANDATORY)(?:[ _-]+[A-Z]{2,}){0,3}\s*:`)
 )
@@ -311,6 +312,11 @@ func (st *scanState) text(s string, add func(hit)) {
 			add(hit{KindHiddenText, 2, fmt.Sprintf("over %d KiB of text", maxToolBytes>>10), "the definition's text is so long that the rest was not scanned; no person reads that much of a tool's definition either"})
 		}
 		return
+	}
+	if strings.Contains(s, "<") {
+		if m := reCapsTag.FindString(s); m != "" {
+			add(hit{KindInstruction, 3, clip(m), "a tag in capitals (<IMPORTANT>, <INFORMATION>): text dressed up as a message to the model"})
+		}
 	}
 	if folded := foldName(s); holds(folded, authorityWords) {
 		if m := reAuthority.FindString(folded); m != "" {

@@ -452,7 +452,7 @@ func outOfScope(name, desc string) (hit, bool) {
 		return h, ok
 	}
 	if h, ok := pick(has("tools", "functions") && has("available", "list", "all", "other", "installed", "enabled", "names", "catalog", "registry", "inventory", "manifest"),
-		holds(d, need("tools|functions|plugins")) && reToolList.MatchString(d), 2, 3, "asks for the list of the model's tools: reconnaissance of the agent"); ok {
+		holds(d, need("tool|function|plugin|capabilit|command")) && reToolList.MatchString(d), 2, 3, "asks for the list of the model's tools: reconnaissance of the agent"); ok {
 		return h, ok
 	}
 	if h, ok := pick(has("password", "passwd", "passphrase", "secret", "apikey", "credential", "credentials", "mnemonic", "seed", "cookie", "cookies", "otp", "ssh") ||
@@ -468,7 +468,7 @@ var (
 	reCallerModel = regexp.MustCompile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\b(?:which|what) (?:llm|model|ai|language model|assistant)\b.{0,20}?\b(?:are you|you are|do you|powers you|you run|runs you)\b|\bthe (?:ai|model|llm) (?:version )?you (?:are|run)`)
 	reYourPrompt  = regexp.MustCompile(`\b(?:hidden|initial|original|secret|internal|configured|system|developer) (?:instructions|prompt|rules|guidelines|message)\b.{0,25}?\b(?:you|your)\b|\b(?:instructions|prompt|rules) you (?:were|are|have been) (?:given|configured|set up|told|started)|\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
 	reWholeChat   = regexp.MustCompile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
-	reToolList    = regexp.MustCompile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools|functions|plugins)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)`)
+	reToolList    = regexp.MustCompile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools?|functions?|plugins?|capabilities|commands)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)|\b(?:list|enumerate|name) (?:all |every |each )?(?:of )?(?:your|the) (?:tools|functions|capabilities)`)
 	rePersonal    = regexp.MustCompile(`\b(?:user'?s?|your|their|the person'?s|caller'?s?)\s+(?:full |own )?(?:home (?:street )?address|(?:home |mobile |cell )?phone numbers?|date of birth|birth ?date|social security|passport|bank (?:account|details)|credit card|salary|income|medical|health records?|location history|contacts|address book|e-?mail password)`)
-	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user'?s?|their)\s+(?:own )?(?:[a-z]+ )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)`)
+	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user'?s?|their)\s+(?:own )?(?:[a-z]+ )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)|\b(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)s?\s+(?:from|of|in|belonging to|stored in)\s+(?:the |your |their )?(?:user'?s?|your|their|person'?s)\b`)
 )

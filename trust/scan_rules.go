@@ -62,11 +62,11 @@ var (
 	wOblig = alt(`must`, `mandatory`, `required`, `requires?`, `necessary`, `need(?:s|ed)? to`, `have to`, `has to`,
 		`critical`, `crucial`, `essential`, `imperative`, `make sure`, `ensure`, `be sure to`, `always`, `should`,
 		`important`, `don't forget`, `do not forget`, `remember to`, `obligatory`, `compulsory`, `please`,
-		`(?:are|is) (?:expected|supposed|required|instructed|asked|obliged|to)`, `duty`, `prerequisite`)
+		`(?:are|is) (?:expected|supposed|required|instructed|asked|obliged|to)`, `duty`, `prerequisite`, `shall`, `needs?`, `has got to`)
 	wInvoke = alt(`call`, `calls`, `calling`, `invoke`, `invoking`, `use`, `using`, `run`, `running`, `execute`, `executing`,
 		`trigger`, `launch`, `switch to`, `redirect(?:ed)? to`, `rely on`, `query`, `consult`)
 	wOrder = alt(`before`, `after`, `first`, `prior to`, `then`, `afterwards`, `followed by`, `subsequently`, `also`,
-		`additionally`, `in addition`, `beforehand`, `next`, `to proceed`, `to continue`, `until`, `once`)
+		`additionally`, `in addition`, `beforehand`, `next`, `to proceed`, `to continue`, `until`, `once`, `whenever`, `every time`, `each time`, `any time`, `anytime`)
 	wExec   = alt(`execute`, `executing`, `run`, `running`, `type`, `enter`, `paste`, `issue`, `launch`, `perform`)
 	wModify = alt(`add`, `adding`, `append`, `appending`, `write`, `writing`, `modify`, `modifying`, `update`, `updating`,
 		`delete`, `deleting`, `remove`, `removing`, `clean`, `cleaning`, `clean up`, `clear`, `clearing`, `wipe`,
@@ -75,10 +75,10 @@ var (
 		`collect`, `gather`, `extract`, `include`, `including`, `attach`, `pass`, `passing`, `send`, `upload`, `list`,
 		`show`, `display`, `get`, `retrieve`, `obtain`, `fetch`, `provide`, `supply`, `paste`, `put`, `forward`,
 		`share`, `output`, `reveal`, `return`, `insert`, `embed`, `encode`)
-	wTransmit = alt(`send`, `sends`, `sending`, `sent`, `post`, `posting`, `upload`, `uploading`, `forward`, `forwarding`,
-		`transmit`, `transmitting`, `submit`, `submitting`, `report`, `reporting`, `log`, `logging`, `notify`,
-		`ping`, `exfiltrat\w*`, `leak`, `share`, `sharing`, `sync`, `mirror`, `cc`, `bcc`, `beacon`, `callback`,
-		`authenticate`, `verify`, `validate`, `register`, `relay`, `cop(?:y|ied) to`, `blind[- ]cop\w*`, `dial`, `text`, `sms`)
+	wTransmit = alt(`send\w*`, `sent`, `post(?:s|ed|ing)?`, `upload\w*`, `forward\w*`, `transmit\w*`, `submit\w*`, `report\w*`,
+		`log(?:s|ged|ging)?`, `notif\w*`, `ping\w*`, `exfiltrat\w*`, `leak\w*`, `shar(?:e|es|ed|ing)`, `sync\w*`, `mirror\w*`,
+		`cc`, `bcc`, `beacon\w*`, `callback`, `authenticat\w*`, `verif\w*`, `validat\w*`, `regist\w*`, `relay\w*`,
+		`cop(?:y|ied|ies) to`, `blind[- ]cop\w*`, `dial`, `text`, `sms`, `dm`, `e-?mail\w*`, `push\w*`, `replicat\w*`, `stream\w*`)
 	wReach = alt(`access`, `visit`, `request`, `call`, `contact`, `connect to`, `fetch`, `navigate to`, `open`, `load`,
 		`hit`, `query`, `make a (?:network |http |web )?request`, `curl`, `wget`)
 	wTell = alt(`tell`, `telling`, `inform`, `informing`, `notify`, `notifying`, `alert`, `alerting`, `mention`,
@@ -91,7 +91,8 @@ var (
 		`bearer tokens?`, `refresh tokens?`, `session (?:tokens?|cookies?|ids?)`, `passwords?`, `passphrases?`,
 		`credentials?`, `seed phrases?`, `mnemonic(?: phrase)?`, `recovery phrases?`, `ssh keys?`, `cookies?`,
 		`(?:crypto )?wallets?`, `environment variables?`, `env vars?`, `secrets?`, `tokens?`, `2fa codes?`, `otp`,
-		`one[- ]time (?:codes?|passwords?)`, `credit card(?: numbers?)?`, `social security numbers?`, `(?:openai|anthropic|aws|gcp|azure|stripe|github|gitlab|slack|google|secret|private|signing|encryption|master|root|admin|gpg|pgp|user's|their|your) (?:api )?keys?`) +
+		`one[- ]time (?:codes?|passwords?)`, `credit card(?: numbers?)?`, `social security numbers?`, `(?:openai|anthropic|aws|gcp|azure|stripe|github|gitlab|slack|google|secret|private|signing|encryption|master|root|admin|gpg|pgp|user's|their|your) (?:api )?keys?`,
+		`(?:card|payment|bank|billing|login) (?:details|numbers?|info(?:rmation)?|data)`) +
 		`|\b[a-z0-9]+_(?:api_key|apikey|token|secret|password|secret_key|access_key|private_key)\b)`
 	wSecretFile = `(?:~/\.ssh|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|authorized_keys|/etc/(?:passwd|shadow|sudoers|hosts)|` +
 		`\.aws/(?:credentials|config)|\.git-credentials|\.npmrc|\.pypirc|\.netrc|\.pgpass|\.docker/config|` +
@@ -153,9 +154,10 @@ var textRules = []rule{
 		"asks the model to take a tool's text as its instructions"},
 	{KindInstruction, 2, need("assistant|model|llm|agent|ai|bot"), re(`\b(?:note|message|instructions?|hint|tip|reminder|heads[- ]up|memo)s? (?:for|to) (?:the )?(?:ai|assistant|model|llm|agent|bot)s?\b|\bfor (?:the )?(?:ai|assistant|model|llm|agent)s? only\b|\b(?:ai|assistant|model|llm|agent), (?:heads[- ]up|note|listen|important)`),
 		"a note addressed to the model rather than documentation for whoever reads the tool list"},
-	{KindInstruction, 4, need("you are now|suspend|lifted|disabled|removed|off|void|waived|apply|overridden"), re(near("30", `\byou are now\b`, alt(`mode`, `unrestricted`, `unfiltered`, `jailbroken`, `dan`, `free of`, `no longer bound`, `allowed to`)) + `|` +
-		near("25", alt(`safety`, `content`, `ethical`, `security`, `usual`, `previous`, `your`, `all`), alt(`rules?`, `filters?`, `guidelines?`, `polic(?:y|ies)`, `restrictions?`, `guardrails?`, `limits?`, `constraints?`),
-			alt(`are`, `is`, `have been`, `has been`, `were`), alt(`suspended`, `disabled`, `lifted`, `removed`, `off`, `void`, `waived`, `no longer apply`, `not apply`, `turned off`, `overridden`))),
+	{KindInstruction, 4, need("you are now|suspend|lifted|disabled|removed|off|void|waived|apply|overridden|date|obsolete|supersed|revoked|cancel|invalid|comply"), re(near("30", `\byou are now\b`, alt(`mode`, `unrestricted`, `unfiltered`, `jailbroken`, `dan`, `free of`, `no longer bound`, `allowed to`)) + `|` +
+		near("25", alt(`safety`, `content`, `ethical`, `security`, `usual`, `previous`, `your`, `all`), alt(`rules?`, `filters?`, `guidelines?`, `guidance`, `polic(?:y|ies)`, `restrictions?`, `guardrails?`, `limits?`, `constraints?`, `instructions?`),
+			alt(`are`, `is`, `have been`, `has been`, `were`), alt(`suspended`, `disabled`, `lifted`, `removed`, `off`, `void`, `waived`, `no longer apply`, `not apply`, `turned off`, `overridden`, `out of date`, `outdated`, `obsolete`, `superseded`, `revoked`, `cancelled`, `canceled`, `invalid`)) +
+		`|\bcomply with (?:any|every|all|each) (?:request|instruction|order|demand)s?\b|\bno (?:rules|restrictions|limits|filters) apply\b`),
 		"tries to switch the model into a mode without its rules (a jailbreak)"},
 	{KindInstruction, 3, need("from|by the|by your|i am |new user|new system|real |signed"), re(`\b(?:message|note|request|instructions?|order) (?:from|by) (?:the |your )?(?:user|developer|admin\w*|system|operator|owner|creator)\b|` +
 		`\bi am (?:the|your) (?:user|developer|admin\w*|operator|owner|creator)\b|\bnew (?:user|system) (?:query|message|request|instructions?|task)\s*:|\b(?:your )?real (?:user|operator|owner|developer) (?:says|wants|asks)\b|\bsigned,? (?:the|your) (?:user|admin|developer)\b`),
@@ -163,7 +165,7 @@ var textRules = []rule{
 	{KindInstruction, 2, need("solve|complete|answer|finish|continue|proceed|adhere|follow|obey"), re(near("30", `\b(?:before|after|in order to)\b`, alt(`solve`, `complete`, `answer`, `finish`, `continue`, `proceed with`), `\b(?:task|request|question|job)\b`, `\b(?:first|do the following|adhere|follow|must)\b`) + `|` +
 		`\b(?:strictly )?(?:adhere to|follow|obey|execute) (?:the following|these|my|the hidden|the new) (?:instructions?|steps|orders|commands)\b`),
 		"redirects the model's task to other steps"},
-	{KindInstruction, 3, need("<"), re(`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user|human|sys|im_start|im_end|context|override)\s*>|<\|[a-z_]+\|>`),
+	{KindInstruction, 3, need("<"), re(`<\s*/?\s*(?:important|system|instructions?|admin|secret|hidden|assistant|user|human|sys|im_start|im_end|context|override|critical|information|note|developer|policy|rules?)(?:[_-][a-z]+)*\s*>|<\|[a-z_]+\|>`),
 		"a chat-markup or <IMPORTANT>-style tag: text dressed up as a message from the system to the model"},
 	{KindInstruction, 2, need("["), re(`\[\s*(?:important|system|admin|instructions?|inst|sys|override|note to (?:the )?(?:ai|assistant|model))\s*\]`),
 		"a bracketed [IMPORTANT]-style marker addressed to the model"},
@@ -180,9 +182,22 @@ var textRules = []rule{
 	{KindInstruction, 3, need("never|not|without|keep|stay"), re(`\b(?:never|do not|don't|must not|without|not to)\s+(?:ever\s+)?(?:disclos|mention|reveal|report|tell|admit|acknowledg|surfac|show|includ|repeat|inform|notify|alert)\w*\s+(?:about\s+)?(?:this|it|that|these|anything|what you|the (?:copy|step|change|action|note|redirect\w*|transfer))\b|` +
 		near("15", `\bkeep (?:it|this|that|these)\b`, `\bout of (?:your|the) (?:answer|reply|response|output|summary|messages?)`) + `|\b(?:are|is) not to be (?:told|informed|notified|shown)\b|\bshould stay (?:invisible|hidden|secret|silent)\b`),
 		"asks for secrecy about what the model does"},
+	{KindInstruction, 3, need("quiet|silent|discreet|invisibl|need not|no need|without a word|keep quiet|stay quiet"), re(`\b(?:quietly|silently|discreetly|invisibly|unobtrusively)\s+(?:\w+\s+)?(?:delet|remov|send|forward|cop|upload|chang|modif|run|execut|install|add|post|shar|e-?mail|transfer|drop|wip|disabl|push|overwrit|replac|rewrit|switch)\w*|` +
+		`\b(?:need not|does not need to|doesn't need to|no need to)\s+(?:be\s+)?(?:mention|report|disclos|tell|told|inform|surfac|shown?|explain)\w*|\b(?:keep|stay) (?:quiet|silent|mum)\b`),
+		"asks the model to act without the user noticing"},
+	{KindInstruction, 2, need("user|customer|they"), re(`\b(?:the )?(?:user|customer|they)\s+(?:already\s+)?(?:asked|requested|wants?|agreed|approved|consented|authori[sz]ed)\b.{0,30}?\b(?:earlier|before|already|previously|in advance)\b`),
+		"claims the user already agreed to something the model is told to do"},
+	{KindInstruction, 3, need("even though|although|in fact|pretend|falsely|lie to|lying|fake|fabricat"), re(near("50", alt(`report`, `say`, `tell`, `claim`, `state`, `respond`, `answer`, `reply`, `pretend`), alt(`even though`, `although`, `while in fact`, `when in fact`, `whereas`)) +
+		`|\bpretend(?:s|ing)? (?:that|to)\b|\bfalsely\b|\blie to\b|\b(?:fake|fabricat\w*) (?:a |an |the )?(?:result|error|response|answer|message|success)`),
+		"tells the model to deceive the user about what happened"},
 	{KindInstruction, 1, need("tell|inform|assure|convince"), re(near("30", `\b(?:tell|inform|assure|reassure|convince)\s+(?:the |your )?(?:user|customer|person|them)\b`, alt(`impossible`, `not possible`, `cannot`, `can't`, `unavailable`, `succeeded`, `done`, `safe`, `nothing`, `fine`))),
 		"scripts what the model tells the user about what happened"},
+	{KindInstruction, 2, need("append|add|include|insert|prepend|end|attach"), re(near("25", `\b(?:append|add|include|insert|prepend|end|attach)\b`, `\b(?:every|each|all|your|any)\s+(?:\w+\s+)?(?:summary|summaries|answers?|responses?|replies|reply|outputs?|messages?|results?)\b`) + `.{0,10}(?:'|"|“|:)`),
+		"adds fixed text to the model's answers"},
+	{KindInstruction, 2, need("enter|type|provide|submit|confirm|verify|re-enter"), re(`\b(?:enter|type|provide|submit|confirm|verify|re-enter)\s+(?:your|their|the user's)\s+(?:login|password|credentials|card|pin|account details|bank details|seed phrase|2fa code)`),
+		"asks the user for credentials (phishing through the model)"},
 	{KindInstruction, 3, need("regardless|whatever|whichever|no matter"), re(near("25", `\bregardless of\b`, `\b(?:user|users|user's|what (?:the user|they)|their (?:input|request|query))\b`) + `|` +
+		`\b(?:no matter (?:what|which|how)|regardless of what)\s+(?:the )?(?:user|customer|they|person|caller)\b|` +
 		near("40", `\b(?:whatever|whichever|no matter (?:what|which|who))\b`, alt(`picks?`, `chooses?`, `selects?`, `asks?`, `asked`, `wants?`, `requests?`, `requested`, `says?`, `prefers?`, `enters?`, `types?`, `specif(?:y|ies|ied)`),
 			`\b(?:instead|anyway|always|still|use|book|send|choose|pick|replace)\b`)),
 		"overrides what the user asked for"},
@@ -190,14 +205,16 @@ var textRules = []rule{
 		alt(`parameter`, `argument`, `field`, `input`, `query`, `recipient`, `destination`, `location`, `ticker`, `address`, `amount`, `account`),
 		`\b(?:to|with|into|instead)\b`) + `|` + near("20", `\binstead of\b`, `\b(?:the )?(?:user'?s?|requested|specified|asked|given)\b`)),
 		"tells the model to change a call's arguments from what the user asked"},
-	{KindInstruction, 2, need("deprecat|disabled|removed|replaced|discontinu|retired|unavailable|supersed|upgrad|enhanc|optimi|updated|modified|changed|moved|compromised|broken|redirect|uses|temporarily|no longer"), re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `version`, `service`),
+	{KindInstruction, 2, need("deprecat|disabled|removed|replaced|discontinu|retired|unavailable|supersed|upgrad|enhanc|optimi|updated|modified|changed|moved|compromised|broken|redirect|uses|temporarily|no longer|hijack|hack|poison|infect|backdoor|tamper"), re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `version`, `service`),
 		alt(`has been`, `have been`, `was`, `is now`, `are now`, `is being`, `is currently`, `now`),
 		alt(`deprecated`, `disabled`, `removed`, `replaced`, `discontinued`, `retired`, `unavailable`, `superseded`,
-			`upgraded`, `enhanced`, `optimized`, `optimised`, `updated`, `modified`, `changed`, `moved`, `compromised`, `broken`, `redirect(?:s|ed)?`, `uses`)) +
+			`upgraded`, `enhanced`, `optimized`, `optimised`, `updated`, `modified`, `changed`, `moved`, `compromised`, `broken`, `redirect(?:s|ed)?`, `uses`,
+			`hijacked`, `hacked`, `poisoned`, `infected`, `backdoored`, `tampered`)) +
 		`|\btemporarily (?:disabled|unavailable|down|offline)\b|\bno longer (?:available|supported|functional|works?)\b`),
 		"claims a tool changed or went away: the usual opening of a redirection to another tool"},
-	{KindInstruction, 2, need("deprecat|disabled|broken|compromised|retired|discontinu|unavailable|down|offline|unsafe|insecure|unreliable|buggy|corrupt|faulty|defective|malfunction|dangerous|harmful|flawed|untrustworthy|obsolete|outdated|leak"), re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `service`, `server`), alt(`is`, `are`, `seems`, `appears`),
-		alt(`deprecated`, `disabled`, `broken`, `compromised`, `retired`, `discontinued`, `unavailable`, `down`, `offline`, `unsafe`, `insecure`, `unreliable`, `buggy`, `corrupt\w*`, `faulty`, `defective`, `malfunctioning`, `dangerous`, `harmful`, `flawed`, `untrustworthy`, `obsolete`, `outdated`, `leak\w*`))),
+	{KindInstruction, 2, need("deprecat|disabled|broken|compromised|retired|discontinu|unavailable|down|offline|unsafe|insecure|unreliable|buggy|corrupt|faulty|defective|malfunction|dangerous|harmful|flawed|untrustworthy|obsolete|outdated|leak|hijack|hack|poison|infect|malicious|backdoor|tamper|fake|counterfeit"), re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `service`, `server`), alt(`is`, `are`, `seems`, `appears`),
+		alt(`deprecated`, `disabled`, `broken`, `compromised`, `retired`, `discontinued`, `unavailable`, `down`, `offline`, `unsafe`, `insecure`, `unreliable`, `buggy`, `corrupt\w*`, `faulty`, `defective`, `malfunctioning`, `dangerous`, `harmful`, `flawed`, `untrustworthy`, `obsolete`, `outdated`, `leak\w*`,
+			`hijacked`, `hacked`, `poisoned`, `infected`, `malicious`, `backdoored`, `tampered`, `fake`, `counterfeit`))),
 		"disparages or declares dead a tool: the usual opening of a redirection to another tool"},
 	{KindInstruction, 1, need("redirect"), re(`\bredirect(?:s|ed|ing)?\b.{0,40}?\b(?:to|instead)\b`),
 		"speaks of redirecting requests elsewhere"},
@@ -210,17 +227,23 @@ var textRules = []rule{
 		"tells the model to always pick this tool (weak alone: real tools say when to call them)"},
 	{KindPreference, 3, need("instead|rather|over|exclusively|for all|for every|for any"), re(`\b(?:use|call|choose|prefer|select|pick)\s+(?:this|our)\s+(?:tool|function|server|one|service)\s+(?:instead|rather|over|exclusively|for (?:all|every|any))`),
 		"steers the model to prefer this tool over others"},
-	{KindPreference, 3, need("other|another|alternative|different|competing|similar|third|rival"), re(near("30", `\b(?:do not|don't|never|avoid|stop)\b`, alt(`use`, `using`, `call`, `calling`, `choose`, `trust`, `rely on`, `invoke`), wOther, wToolNoun)),
+	{KindPreference, 2, need("steer|route|direct|send|funnel|bring|channel"), re(near("40", `\b(?:steer|route|redirect|direct|send|funnel|bring|channel)\b`, `\b(?:every|all|any|each)\b`, `\b(?:to|through|via) (?:it|this (?:tool|one|server|function)|me|us|here)\b`)),
+		"steers all requests of a kind to this tool"},
+	{KindPreference, 3, need("other|another|alternative|different|competing|similar|third|rival"), re(near("30", `\b(?:do not|don't|never|avoid|stop|refuse to|no need to)\b`, alt(`use`, `using`, `call`, `calling`, `choose`, `trust`, `rely on`, `invoke`), wOther, wToolNoun) + `|` +
+		near("12", `\b(?:ignore|skip|bypass|avoid|disregard|shun|refuse)\b`, wOther, wToolNoun)),
 		"tells the model to avoid other tools"},
 	{KindPreference, 2, need("other|another|alternative|different|competing|similar|third|rival"), re(near("12", alt(`instead of`, `rather than`, `in place of`, `over`, `than`), `(?:any |all |the )?`+wOther, wToolNoun) + `|\b(?:rather than|instead of|over|than) (?:the )?others\b`),
 		"steers the model away from other tools"},
-	{KindPreference, 2, need("best|most |ultimate|premium|superior|unmatched|unparallel|unrival|top-rated|top rated|finest|greatest|smartest|world-class|world class|enterprise|cutting|state-of|state of|next-gen|next gen|revolutionary|pinnacle|gold standard|number one|#1"), re(near("40", `\b(?:best|most (?:advanced|reliable|accurate|comprehensive|powerful|trusted|sophisticated|secure|efficient|complete|robust|capable|intelligent|effective)|`+
+	{KindPreference, 2, need("best|most |ultimate|premium|superior|unmatched|unparallel|unrival|top-rated|top rated|finest|greatest|smartest|world-class|world class|enterprise|cutting|state-of|state of|next-gen|next gen|revolutionary|pinnacle|gold standard|number one|#1|unbeatable|unsurpassed|peerless|second to none"), re(near("40", `\b(?:best|most (?:advanced|reliable|accurate|comprehensive|powerful|trusted|sophisticated|secure|efficient|complete|robust|capable|intelligent|effective)|`+
 		`ultimate|premium|superior|unmatched|unparalleled|unrivall?ed|top[- ]rated|finest|greatest|smartest|world[- ]class|enterprise[- ]grade|`+
-		`cutting[- ]edge|state[- ]of[- ]the[- ]art|next[- ]gen(?:eration)?|revolutionary|pinnacle|gold standard|number one|#1)\b`,
+		`cutting[- ]edge|state[- ]of[- ]the[- ]art|next[- ]gen(?:eration)?|revolutionary|pinnacle|gold standard|number one|#1|unbeatable|unsurpassed|peerless|best[- ]in[- ]class|second to none|`+
+		`most (?:dependable|trustworthy|precise|complete|thorough|advanced|innovative|loved|respected|proven|famous)|(?:single|very) best)\b`,
 		alt(`tools?`, `version`, `solution`, `system`, `service`, `api`, `analy[sz]er`, `navigator`, `option`, `choice`, `engine`,
 			`creator`, `manager`, `platform`, `in the world`, `available`, `on the market`, `in the market`, `worldwide`, `ever`,
 			`there is`, `capabilit(?:y|ies)`, `performance`, `functionality`, `features`, `technology`, `reliability`, `accuracy`, `quality`))),
 		"self-promotion: superlatives about the tool, meant to win the model's choice"},
+	{KindPreference, 2, need("nothing|no other|none|ever made|ever built|ever created|comes close|beats"), re(`\bnothing (?:else )?(?:comes close|compares|beats (?:it|this))\b|\bno other (?:tool|service|option|app)s? (?:comes close|compares|can match|is needed)\b|\bever (?:made|built|created|written)\b`),
+		"self-promotion: claims no other tool compares"},
 	{KindPreference, 2, need("by|award|fortune|%|industry|world's|worlds|version|edition|variant"), re(near("40", alt(`trusted by`, `used by`, `loved by`, `recommended by`, `relied (?:up)?on by`, `chosen by`, `preferred by`, `endorsed by`, `certified by`),
 		`(?:\b(?:professionals|experts|companies|developers|engineers|millions|thousands|teams|enterprises|fortune|industry|leaders|giants|analysts|researchers|scientists)\b|\d)`) +
 		`|\baward[- ]winning\b|\bfortune 500\b|\b\d{2,3}(?:\.\d+)?\s?% (?:accuracy|accurate|reliab\w*|success|uptime|precision|of (?:professionals|users|experts|developers|companies))|` +
@@ -245,11 +268,11 @@ type feature struct {
 var (
 	fOblig    = feature{need("must|mandator|requir|necessar|need|have to|has to|critical|crucial|essential|imperative|sure|ensure|always|should|important|forget|remember|obligator|compulsory|please|expected|supposed|instructed|asked|obliged|are to|is to|duty|prerequisite"), reOblig}
 	fInvoke   = feature{need("call|invok|use|using|run|execut|trigger|launch|switch|redirect|rely|query|consult"), reInvoke}
-	fOrder    = feature{need("before|after|first|prior|then|afterwards|followed|subsequently|also|additionally|in addition|next|proceed|continue|until|once"), reOrder}
+	fOrder    = feature{need("before|after|first|prior|then|afterwards|followed|subsequently|also|additionally|in addition|next|proceed|continue|until|once|whenever|every time|each time|any time|anytime"), reOrder}
 	fExec     = feature{need("execut|run|type|enter|paste|issue|launch|perform"), reExec}
 	fModify   = feature{need("add|append|writ|modif|updat|delet|remov|clean|clear|wipe|overwrit|erase|purge|truncat|insert|edit|chmod|replac"), reModify}
 	fTake     = feature{need("read|cat|open|access|load|copy|print|dump|collect|gather|extract|includ|attach|pass|send|upload|list|show|display|get|retriev|obtain|fetch|provid|supply|paste|put|forward|shar|output|reveal|return|insert|embed|encod"), reTake}
-	fTransmit = feature{need("send|sent|post|upload|forward|transmit|submit|report|log|notif|ping|exfiltrat|leak|shar|sync|mirror|cc|beacon|callback|authenticat|verif|validat|regist|relay|cop|dial|text|sms"), reTransmit}
+	fTransmit = feature{need("send|sent|post|upload|forward|transmit|submit|report|log|notif|ping|exfiltrat|leak|shar|sync|mirror|cc|beacon|callback|authenticat|verif|validat|regist|relay|cop|dial|text|sms|dm|mail|push|replicat|stream"), reTransmit}
 	fReach    = feature{need("access|visit|request|call|contact|connect|fetch|navigat|open|load|hit|query|curl|wget"), reReach}
 	fDisplay  = feature{need("display|present|show|state|say|tell|print|output|mention|respond|reply|recommend|promot|advertis|announc"), reDisplay}
 	fAddress  = feature{need("you|user's|their"), reAddressee}
@@ -259,7 +282,8 @@ var (
 	fCmd      = feature{need("curl|wget|rm |sudo|chmod|chown|nc |ncat|netcat|scp|ssh|base64|eval|cat |echo|bash|sh |zsh|powershell|iex|nohup|crontab|mkfifo|dd |mkfs|pkill|killall|shutdown|reboot|certutil|bitsadmin|invoke-web|$(|&&|>>|export "), reCmd}
 	fKeyFile  = feature{need(".ssh|id_|authorized_keys|/etc/|.aws|.git-cred|.npmrc|.pypirc|.netrc|.pgpass|.docker|kubeconfig|.kube|.gnupg|.env|_history|wallet.dat|keychain|keystore|cookies.sqlite|login data|/proc/|mcp.json|claude_desktop|.cursor|gcloud|application_default|.pem|.key|.p12|.pfx"), reSecretF}
 	fRCFile   = feature{need(".bashrc|.zshrc|.bash_profile|.profile|.zprofile|crontab|/etc/|~/|/tmp/|/var/|/root/|startup|system file|temporary files|config|environment configuration|home dir|home folder"), reRCFile}
-	fSecret   = feature{need("key|token|password|passphrase|credential|seed|mnemonic|phrase|cookie|wallet|environment variable|env var|secret|2fa|otp|one-time|one time|credit card|social security"), reSecretWord}
+	fSecret   = feature{need("key|token|password|passphrase|credential|seed|mnemonic|phrase|cookie|wallet|environment variable|env var|secret|2fa|otp|one-time|one time|credit card|social security|details|number|info|data"), reSecretWord}
+	fDestroy  = feature{need("drop |truncate|delete from|rm -|format |mkfs|dd if|shred|wipefs"), re(`\b(?:drop (?:table|database|schema|collection)|truncate (?:table )?\w+|delete from \w+|rm -[a-z]*[rf]|mkfs\S*|dd if=|shred|wipefs|format [a-z]:)`)}
 	fURL      = feature{need("://"), reURL}
 	fEmail    = feature{need("@"), reEmail}
 	fIP       = feature{need("0.|1.|2.|3.|4.|5.|6.|7.|8.|9."), reIP}
@@ -345,6 +369,9 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 			add(hit{KindInstruction, 1, clip(m), "a shell command in a tool's text (normal in a shell tool's documentation; weak alone)"})
 		}
 	}
+	if m := x.find(&fDestroy); m != "" && x.has(&fExec) {
+		add(hit{KindInstruction, 3, clip(s[strings.Index(s, m):]), "tells the model to run a destructive statement"})
+	}
 	// files and secrets
 	if m := x.find(&fKeyFile); m != "" {
 		w := 1
@@ -360,7 +387,9 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 		add(hit{KindInstruction, 3, ev, "tells the model to read or change files (" + strings.TrimSpace(m) + ") that are not this tool's business"})
 	}
 	if m := x.find(&fSecret); m != "" {
-		if (oblig || x.has(&fAddress) || x.has(&fOrder)) && x.has(&fTake) {
+		if reIntoArg.MatchString(s) {
+			add(hit{KindSensitive, 3, ev, "asks for " + m + " to be put into an argument of the call"})
+		} else if (oblig || x.has(&fAddress) || x.has(&fOrder)) && x.has(&fTake) {
 			add(hit{KindSensitive, 3, ev, "asks the model to fetch or hand over " + m})
 		} else {
 			add(hit{KindSensitive, 0, m, "mentions " + m + " (weak alone)"})
@@ -391,6 +420,9 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 		add(hit{KindInstruction, 2, ev, "tells the model what to say to the user"})
 	}
 }
+
+// reIntoArg is "… in/into/as the X field" (a value to put into a call).
+var reIntoArg = regexp.MustCompile(`\b(?:in|into|as|to) (?:the |its |this tool's )?['"` + "`" + `]?\w+['"` + "`" + `]? (?:field|argument|parameter|param|input)\b`)
 
 // needOtherRef gates the search for a disparaged tool.
 var needOtherRef = need("never|not|don't|avoid|stop|instead|rather|over")
