@@ -306,7 +306,7 @@ func summary(r Report) string {
 // definitions written for this package (paraphrased attacks, tricky clean
 // tools), scanned as one file.
 func TestHandwritten(t *testing.T) {
-	for _, f := range []string{"handwritten.json", "handwritten-2.json", "handwritten-3.json"} {
+	for _, f := range []string{"handwritten.json", "handwritten-2.json", "handwritten-3.json", "handwritten-4.json"} {
 		t.Run(f, func(t *testing.T) { handwritten(t, f) })
 	}
 }

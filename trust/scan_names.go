@@ -461,7 +461,7 @@ func outOfScope(name, desc string) (hit, bool) {
 		return h, ok
 	}
 	return pick(has("ssn", "cvv", "cvc", "passport", "iban", "dob", "maiden") || has("social") && has("security") || has("credit", "card") && has("number") || has("bank") && has("account") || has("birth") && has("date"),
-		holds(d, need("user|your|their|person|caller")) && rePersonal.MatchString(d), 2, 3, "asks for the user's personal data (identity, home, payment details)")
+		holds(d, need("user|your|their|person|caller|health|medical|relationship|employer|salary|income|address")) && rePersonal.MatchString(d), 2, 3, "asks for the user's personal data (identity, home, payment details)")
 }
 
 var (
@@ -469,6 +469,6 @@ var (
 	reYourPrompt  = regexp.MustCompile(`\b(?:hidden|initial|original|secret|internal|configured|system|developer) (?:instructions|prompt|rules|guidelines|message)\b.{0,25}?\b(?:you|your)\b|\b(?:instructions|prompt|rules) you (?:were|are|have been) (?:given|configured|set up|told|started)|\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
 	reWholeChat   = regexp.MustCompile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
 	reToolList    = regexp.MustCompile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools?|functions?|plugins?|capabilities|commands)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)|\b(?:list|enumerate|name) (?:all |every |each )?(?:of )?(?:your|the) (?:tools|functions|capabilities)`)
-	rePersonal    = regexp.MustCompile(`\b(?:user'?s?|your|their|the person'?s|caller'?s?)\s+(?:full |own )?(?:home (?:street )?address|(?:home |mobile |cell )?phone numbers?|date of birth|birth ?date|social security|passport|bank (?:account|details)|credit card|salary|income|medical|health records?|location history|contacts|address book|e-?mail password)`)
+	rePersonal    = regexp.MustCompile(`\b(?:everything|all) (?:you know|known) about (?:the |this )?(?:user|person|requester|customer|caller)\b|(?:\b(?:health|medical|religio\w*|political|sexual|ethnic\w*|biometric|criminal|relationships?|employer|salary|income|home address|date of birth|full name)\b.{0,40}?){3}|\b(?:user'?s?|your|their|the person'?s|caller'?s?)\s+(?:full |own )?(?:home (?:street )?address|(?:home |mobile |cell )?phone numbers?|date of birth|birth ?date|social security|passport|bank (?:account|details)|credit card|salary|income|medical|health records?|location history|contacts|address book|e-?mail password)`)
 	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user'?s?|their)\s+(?:own )?(?:[a-z]+ )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)|\b(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)s?\s+(?:from|of|in|belonging to|stored in)\s+(?:the |your |their )?(?:user'?s?|your|their|person'?s)\b`)
 )

@@ -187,6 +187,17 @@ var textRules = []rule{
 		"asks the model to act without the user noticing"},
 	{KindInstruction, 2, need("user|customer|they"), re(`\b(?:the )?(?:user|customer|they)\s+(?:already\s+)?(?:asked|requested|wants?|agreed|approved|consented|authori[sz]ed)\b.{0,30}?\b(?:earlier|before|already|previously|in advance)\b`),
 		"claims the user already agreed to something the model is told to do"},
+	{KindInstruction, 3, need("even if|even when"), re(near("30", `\beven (?:if|when) (?:the user|they|the person|the customer|the caller)\b`, alt(`ask\w*`, `request\w*`, `chose`, `choose\w*`, `pick\w*`, `select\w*`, `want\w*`, `say\w*`, `said`, `specif\w*`, `prefer\w*`, `refus\w*`))),
+		"overrides what the user asked for"},
+	{KindInstruction, 3, need("no longer|approved|authori|don't need|do not need|never need"), re(`\b(?:no longer|don't|do not|never) (?:need|require)s? (?:a |any )?(?:safety |security |human |user )?(?:review|approval|confirmation|consent|checks?|permission)s?\b|` +
+		`\bpre-?approved\b|\b(?:already|implicitly) (?:approved|authori[sz]ed)\b|\btreat\b.{0,40}?\bas (?:approved|authori[sz]ed|safe|allowed)\b|\byou are (?:now )?(?:authori[sz]ed|permitted|allowed) to\b.{0,40}?\bwithout\b`),
+		"declares risky actions approved in advance: it removes the person from the loop"},
+	{KindInstruction, 3, need("present|as if|pass off|disguise"), re(`\b(?:present|pass off|disguise|frame)\s+(?:this|it|them|that|these)\b.{0,20}?\bas (?:your own|independent|objective|neutral|unbiased|genuine|organic|an? (?:independent|neutral|objective|honest))|\bas if (?:it|this) (?:were|was) your own\b`),
+		"tells the model to pass off planted content as its own judgement"},
+	{KindInstruction, 2, need("if "), re(near("60", `\bif (?:the user|they|the customer|someone|anyone) (?:ask|asks|wonders|questions|wants to know)\b`, `\b(?:answer|say|tell (?:them|the user)|reply|respond|claim|assure)\b(?: that| with)?`)),
+		"scripts the model's answer to a user's question"},
+	{KindInstruction, 3, need("everything you know|all you know|everything known"), re(`\b(?:everything|all) (?:you know|you have learned|known) about (?:the |this )?(?:user|person|requester|customer|caller|them)\b`),
+		"asks for everything the model knows about the user"},
 	{KindInstruction, 3, need("even though|although|in fact|pretend|falsely|lie to|lying|fake|fabricat"), re(near("50", alt(`report`, `say`, `tell`, `claim`, `state`, `respond`, `answer`, `reply`, `pretend`), alt(`even though`, `although`, `while in fact`, `when in fact`, `whereas`)) +
 		`|\bpretend(?:s|ing)? (?:that|to)\b|\bfalsely\b|\blie to\b|\b(?:fake|fabricat\w*) (?:a |an |the )?(?:result|error|response|answer|message|success)`),
 		"tells the model to deceive the user about what happened"},
@@ -212,7 +223,7 @@ var textRules = []rule{
 			`hijacked`, `hacked`, `poisoned`, `infected`, `backdoored`, `tampered`)) +
 		`|\btemporarily (?:disabled|unavailable|down|offline)\b|\bno longer (?:available|supported|functional|works?)\b`),
 		"claims a tool changed or went away: the usual opening of a redirection to another tool"},
-	{KindInstruction, 2, need("deprecat|disabled|broken|compromised|retired|discontinu|unavailable|down|offline|unsafe|insecure|unreliable|buggy|corrupt|faulty|defective|malfunction|dangerous|harmful|flawed|untrustworthy|obsolete|outdated|leak|hijack|hack|poison|infect|malicious|backdoor|tamper|fake|counterfeit"), re(near("30", alt(`tool`, `function`, `endpoint`, `api`, `method`, `service`, `server`), alt(`is`, `are`, `seems`, `appears`),
+	{KindInstruction, 2, need("deprecat|disabled|broken|compromised|retired|discontinu|unavailable|down|offline|unsafe|insecure|unreliable|buggy|corrupt|faulty|defective|malfunction|dangerous|harmful|flawed|untrustworthy|obsolete|outdated|leak|hijack|hack|poison|infect|malicious|backdoor|tamper|fake|counterfeit"), re(near("30", alt(`tools?`, `functions?`, `endpoints?`, `apis?`, `methods?`, `services?`, `servers?`), alt(`is`, `are`, `seems`, `appears`, `be considered`, `considered`, `treated as`, `regarded as`, `deemed`),
 		alt(`deprecated`, `disabled`, `broken`, `compromised`, `retired`, `discontinued`, `unavailable`, `down`, `offline`, `unsafe`, `insecure`, `unreliable`, `buggy`, `corrupt\w*`, `faulty`, `defective`, `malfunctioning`, `dangerous`, `harmful`, `flawed`, `untrustworthy`, `obsolete`, `outdated`, `leak\w*`,
 			`hijacked`, `hacked`, `poisoned`, `infected`, `malicious`, `backdoored`, `tampered`, `fake`, `counterfeit`))),
 		"disparages or declares dead a tool: the usual opening of a redirection to another tool"},
@@ -230,7 +241,8 @@ var textRules = []rule{
 	{KindPreference, 2, need("steer|route|direct|send|funnel|bring|channel"), re(near("40", `\b(?:steer|route|redirect|direct|send|funnel|bring|channel)\b`, `\b(?:every|all|any|each)\b`, `\b(?:to|through|via) (?:it|this (?:tool|one|server|function)|me|us|here)\b`)),
 		"steers all requests of a kind to this tool"},
 	{KindPreference, 3, need("other|another|alternative|different|competing|similar|third|rival"), re(near("30", `\b(?:do not|don't|never|avoid|stop|refuse to|no need to)\b`, alt(`use`, `using`, `call`, `calling`, `choose`, `trust`, `rely on`, `invoke`), wOther, wToolNoun) + `|` +
-		near("12", `\b(?:ignore|skip|bypass|avoid|disregard|shun|refuse)\b`, wOther, wToolNoun)),
+		near("12", `\b(?:ignore|skip|bypass|avoid|disregard|shun|refuse)\b`, wOther, wToolNoun) + `|` +
+		near("40", wOther, wToolNoun, `\b(?:never|not)\s+(?:be\s+)?(?:used|invoked|called|trusted|chosen|selected)\b`)),
 		"tells the model to avoid other tools"},
 	{KindPreference, 2, need("other|another|alternative|different|competing|similar|third|rival"), re(near("12", alt(`instead of`, `rather than`, `in place of`, `over`, `than`), `(?:any |all |the )?`+wOther, wToolNoun) + `|\b(?:rather than|instead of|over|than) (?:the )?others\b`),
 		"steers the model away from other tools"},
@@ -284,6 +296,7 @@ var (
 	fRCFile   = feature{need(".bashrc|.zshrc|.bash_profile|.profile|.zprofile|crontab|/etc/|~/|/tmp/|/var/|/root/|startup|system file|temporary files|config|environment configuration|home dir|home folder"), reRCFile}
 	fSecret   = feature{need("key|token|password|passphrase|credential|seed|mnemonic|phrase|cookie|wallet|environment variable|env var|secret|2fa|otp|one-time|one time|credit card|social security|details|number|info|data"), reSecretWord}
 	fDestroy  = feature{need("drop |truncate|delete from|rm -|format |mkfs|dd if|shred|wipefs"), re(`\b(?:drop (?:table|database|schema|collection)|truncate (?:table )?\w+|delete from \w+|rm -[a-z]*[rf]|mkfs\S*|dd if=|shred|wipefs|format [a-z]:)`)}
+	fPersonal = feature{need("location|contact|address book|photos|messages|browsing|calendar|health|gps|whereabouts"), re(`\b(?:user'?s?|device'?s?|their|your|the person'?s)\s+(?:precise |current |exact |home |full )?(?:location|contacts?(?: list)?|address book|photos|messages|browsing history|calendar|health (?:data|records|conditions)|gps|whereabouts)\b`)}
 	fURL      = feature{need("://"), reURL}
 	fEmail    = feature{need("@"), reEmail}
 	fIP       = feature{need("0.|1.|2.|3.|4.|5.|6.|7.|8.|9."), reIP}
@@ -394,6 +407,9 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 		} else {
 			add(hit{KindSensitive, 0, m, "mentions " + m + " (weak alone)"})
 		}
+	}
+	if m := x.find(&fPersonal); m != "" && (oblig || x.has(&fOrder)) && (x.has(&fTake) || x.has(&fTransmit)) {
+		add(hit{KindSensitive, 3, ev, "asks the model to gather the user's personal data (" + m + ")"})
 	}
 	// endpoints
 	for _, e := range []struct {
