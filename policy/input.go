@@ -17,6 +17,11 @@ import (
 // server names) and the sealed state; with the retried call's answer
 // (Answer), it opens the state for this very call, once, and reads the
 // answer as Elicitation does.
+//
+// One answer answers one question: a call asked twice (by the policy, then
+// by the tool itself, as for a dangerous command) finds its state used by
+// the first and is refused, saying so. While the OnceStore cannot be
+// reached an answer cannot be checked and the call is unavailable.
 type InputRequests struct {
 	Sealer *StateSealer
 	Once   OnceStore

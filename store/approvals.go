@@ -26,7 +26,8 @@ import (
 // it (Poll), so a lost message delays an answer but cannot lose it. The
 // stored answer outlives its entry by the entry's TTL, so that a second
 // answer is told it came late (fs.ErrExist) rather than that the call is
-// unknown (fs.ErrNotExist).
+// unknown (fs.ErrNotExist). It needs one Redis server (or a primary), not a
+// cluster: listing reads entries its script does not declare.
 type RedisApprovals struct {
 	c      redis.UniversalClient
 	prefix string
