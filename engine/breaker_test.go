@@ -91,3 +91,41 @@ func TestBreaker(t *testing.T) {
 		t.Errorf("another session was stopped: %s", r.Text())
 	}
 }
+
+// TestBreakerIgnoresInputRequests: a call asked through the client's next
+// call (input_required) neither ran nor was refused, so it does not end a
+// streak of refusals: questions and denials taking turns still open the
+// breaker on the third denial.
+func TestBreakerIgnoresInputRequests(t *testing.T) {
+	reg := registry.New()
+	reg.Register(tool.New("write", "Writes a note.", func(ctx context.Context, in struct{}) (string, error) {
+		return "written", nil
+	}, tool.WithLevel(tool.LevelMedium)))
+	type answered struct{}
+	approver := policy.ApproverFunc(func(ctx context.Context, _ policy.Request) (policy.Approval, error) {
+		if ctx.Value(answered{}) == nil {
+			return policy.Approval{}, tool.Errorf(tool.InputRequired, "the call waits for the user's answer")
+		}
+		return policy.Approval{Reason: "no"}, nil
+	})
+	e := engine.New(engine.Options{Registry: reg, Policy: policy.Default(), Approver: approver, Breaker: &policy.Breaker{}})
+	call := tool.Call{Name: "write", Args: json.RawMessage(`{}`), Session: "s"}
+	var got []tool.ErrorType
+	for range 3 {
+		for _, ctx := range []context.Context{context.Background(), context.WithValue(context.Background(), answered{}, true)} {
+			if r := e.Execute(ctx, call); r.Error != nil {
+				got = append(got, r.Error.Type)
+			}
+		}
+	}
+	r := e.Execute(context.Background(), call)
+	want := []tool.ErrorType{tool.InputRequired, tool.ApprovalDenied, tool.InputRequired, tool.ApprovalDenied, tool.InputRequired, tool.ApprovalDenied}
+	if r.Error == nil || r.Error.Type != tool.CircuitOpen || len(got) != len(want) {
+		t.Fatalf("rounds %v, then %v: want %v, then circuit_open", got, r.Error, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("rounds %v, want %v", got, want)
+		}
+	}
+}

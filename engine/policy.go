@@ -32,7 +32,7 @@ func (e *Engine) authorize(next handler) handler {
 			b.Record(p.call.Caller(), p.def.Level, false, time.Now())
 		case policy.Refusal(res.Error.Type):
 			b.Record(p.call.Caller(), p.def.Level, true, time.Now())
-		case res.Error.Type != tool.RateLimited && res.Error.Type != tool.LoopDetected:
+		case res.Error.Type != tool.RateLimited && res.Error.Type != tool.LoopDetected && res.Error.Type != tool.InputRequired:
 			b.Record(p.call.Caller(), p.def.Level, false, time.Now()) // it ran, and failed
 		}
 		return res
