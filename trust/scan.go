@@ -66,7 +66,7 @@ type Report struct {
 	Tool     string    `json:"tool"`
 	Server   string    `json:"server,omitempty"` // the upstream, when known
 	Verdict  Verdict   `json:"verdict"`
-	Score    int       `json:"score"`
+	Score    int       `json:"score"` // the sum of the findings' weights (of all, when clean)
 	Findings []Finding `json:"findings"`
 }
 
@@ -122,10 +122,18 @@ func scan(def ToolDef, sc ScanContext, idx *index) Report {
 		st.walkJSON(def.Annotations, "/annotations", at)
 	}
 
-	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Weight > r.Findings[j].Weight })
+	// Notes (weight 0) do not count and are not reported; a clean tool
+	// reports nothing: its weak findings explain no verdict, and a person
+	// reviewing a clean upstream should have nothing to read.
+	kept := r.Findings[:0]
 	for _, f := range r.Findings {
-		r.Score += f.Weight
+		if f.Weight > 0 {
+			r.Score += f.Weight
+			kept = append(kept, f)
+		}
 	}
+	r.Findings = kept
+	sort.SliceStable(r.Findings, func(i, j int) bool { return r.Findings[i].Weight > r.Findings[j].Weight })
 	switch {
 	case r.Score >= maliciousScore:
 		r.Verdict = Malicious
@@ -133,6 +141,7 @@ func scan(def ToolDef, sc ScanContext, idx *index) Report {
 		r.Verdict = Suspicious
 	default:
 		r.Verdict = Clean
+		r.Findings = []Finding{}
 	}
 	return r
 }

@@ -53,9 +53,9 @@ HTML comments, long white space, encoded blobs), exfiltration (URLs, e-mail
 addresses, IPs, phone numbers the model is told to send to), name_collision
 (a look-alike of another tool's or server's name).
 
-Each finding weighs 0 (a note), 1 (weak), 2 (medium) or 3-4 (strong); the
-verdict is the sum: 4 or more is malicious, 2 or 3 suspicious. A weak finding
-alone leaves a tool clean but is still printed, for a person to judge.
+Each finding weighs 1 (weak), 2 (medium) or 3-4 (strong); the verdict is the
+sum (score): 4 or more is malicious, 2 or 3 suspicious, less clean. A clean
+tool lists no findings: a weak one alone explains no verdict.
 
 Exit status: 0 when the scan ran (whatever it found), 1 when the input cannot
 be read (or an upstream cannot be reached), 2 for a usage error.`,
