@@ -81,9 +81,6 @@ var (
 		`cop(?:y|ied|ies) to`, `blind[- ]cop\w*`, `dial`, `text`, `sms`, `dm`, `e-?mail\w*`, `push\w*`, `replicat\w*`, `stream\w*`)
 	wReach = alt(`access`, `visit`, `request`, `call`, `contact`, `connect to`, `fetch`, `navigate to`, `open`, `load`,
 		`hit`, `query`, `make a (?:network |http |web )?request`, `curl`, `wget`)
-	wTell = alt(`tell`, `telling`, `inform`, `informing`, `notify`, `notifying`, `alert`, `alerting`, `mention`,
-		`mentioning`, `reveal`, `revealing`, `disclose`, `disclosing`, `warn`, `warning`, `let the user know`,
-		`acknowledge`, `explain`, `report`)
 	wPerson  = alt(`user`, `users`, `user's`, `human`, `person`, `operator`, `anyone`, `customer`, `client`, `them`, `owner`)
 	wDisplay = alt(`display`, `present`, `show`, `state`, `say`, `tell`, `print`, `output`, `mention`, `respond with`,
 		`reply with`, `recommend`, `promote`, `advertise`, `announce`)
@@ -265,9 +262,6 @@ var textRules = []rule{
 	{KindPreference, 2, need("better|superior|faster|more |outperform"), re(near("40", alt(`better`, `superior`, `faster`, `more accurate`, `more reliable`, `more comprehensive`, `more secure`, `outperforms`),
 		alt(`than`, `compared (?:to|with)`, `versus`, `vs\.?`, `over`), `(?:\b(?:other|standard|existing|any|competing|alternative|regular|basic|original|the old)\b.{0,25}?`+wToolNoun+`|\bothers\b)`)),
 		"claims to beat other tools, to win the model's choice"},
-	// cross-tool steering without a name
-	{KindCrossTool, 0, need("other|another|alternative|different|competing|similar|third|rival"), re(near("20", wOther, wToolNoun)),
-		"speaks of other tools: a description should describe its own tool"},
 }
 
 // A feature is a word class looked for in a sentence, behind a gate of
