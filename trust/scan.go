@@ -58,7 +58,7 @@ type Finding struct {
 	Field    string `json:"field"`    // JSON pointer into the definition, e.g. /inputSchema/properties/note/description
 	Evidence string `json:"evidence"` // the matched text, at most 80 characters
 	Why      string `json:"why"`      // why a person should look at it
-	Weight   int    `json:"weight"`   // what it adds to the score: 0 note, 1 weak, 2 medium, 3-4 strong
+	Weight   int    `json:"weight"`   // what it adds to the score: 1 weak, 2 medium, 3-4 strong
 }
 
 // Report is the scan of one tool.
