@@ -102,7 +102,7 @@ func TestProxyConformance(t *testing.T) {
 	t.Logf("conformance active suite through toolgate proxy: %d passed, %d failed", passed, failed)
 
 	seen := map[string]bool{}
-	for _, r := range auditRecords(t, auditLog) {
+	for _, r := range callRecords(t, auditLog) {
 		if r["decision"] != "allow" || r["principal"] != "conformance-test-client" {
 			t.Errorf("audit record %v: want an allowed call of conformance-test-client", r)
 		}

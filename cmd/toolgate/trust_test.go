@@ -342,6 +342,18 @@ func trustAudit(t *testing.T, file string) []map[string]any {
 	return out
 }
 
+// callRecords are the audit records of calls: those of the trust events
+// (first use, pins) left out.
+func callRecords(t *testing.T, file string) []map[string]any {
+	var out []map[string]any
+	for _, r := range auditRecords(t, file) {
+		if name, _ := r["tool"].(string); !strings.HasPrefix(name, "trust:") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func cleanTool(name, desc string) map[string]any {
 	return map[string]any{"name": name, "description": desc, "annotations": map[string]any{"readOnlyHint": true},
 		"inputSchema": obj(map[string]any{"text": map[string]any{"type": "string", "description": "the text"}})}
