@@ -73,11 +73,21 @@ func NewStateSealer(secret []byte, ttl time.Duration) (*StateSealer, error) {
 
 // sealedState is what a state carries.
 type sealedState struct {
-	ID        string `json:"id"`
-	Principal string `json:"p"`
-	Tool      string `json:"t"`
-	Args      string `json:"a"`   // hex SHA-256 of the canonical arguments
-	Expires   int64  `json:"exp"` // Unix ms
+	ID        string   `json:"id"`
+	Principal string   `json:"p"`
+	Tool      string   `json:"t"`
+	Args      string   `json:"a"`   // hex SHA-256 of the canonical arguments
+	Expires   int64    `json:"exp"` // Unix ms
+	Question  string   `json:"q,omitempty"`
+	Approved  []string `json:"ok,omitempty"`
+}
+
+// Asked is what a state says was asked about its call: the question it
+// answers, and the questions of the same call approved in earlier rounds
+// (a call may be asked twice: by the policy, then by the tool itself).
+type Asked struct {
+	Question string
+	Approved []string
 }
 
 // The reasons Open refuses a state.
@@ -92,9 +102,9 @@ var (
 const maxState = 4096
 
 // Seal returns the state of a question about call.
-func (s *StateSealer) Seal(call tool.Call) (string, error) {
+func (s *StateSealer) Seal(call tool.Call, asked Asked) (string, error) {
 	st := sealedState{ID: rand.Text(), Principal: call.Principal, Tool: call.Name, Args: argsDigest(call.Args),
-		Expires: s.now().Add(s.ttl).UnixMilli()}
+		Expires: s.now().Add(s.ttl).UnixMilli(), Question: asked.Question, Approved: asked.Approved}
 	nonce := make([]byte, s.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		return "", fmt.Errorf("policy: %w", err)
@@ -110,43 +120,56 @@ func (s *StateSealer) seal(st sealedState, nonce []byte) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, plain, []byte(sealAD))), nil
 }
 
-// Open checks that state was sealed by a replica sharing the secret, for
-// this very call, has not expired and was not used before, and uses it up
-// in once. Its errors wrap ErrStateInvalid, ErrStateExpired,
-// ErrStateMismatch or ErrStateUsed, or are once's (the store cannot be
-// reached: the state is not used up, and not accepted).
-func (s *StateSealer) Open(ctx context.Context, state string, call tool.Call, once OnceStore) error {
+// Read checks that state was sealed by a replica sharing the secret, for
+// this very call, and has not expired, and returns what it says was asked.
+// Its errors wrap ErrStateInvalid, ErrStateExpired or ErrStateMismatch.
+func (s *StateSealer) Read(state string, call tool.Call) (Asked, error) {
+	st, err := s.read(state, call)
+	return Asked{Question: st.Question, Approved: st.Approved}, err
+}
+
+// Open is Read, and uses the state up in once: its errors also wrap
+// ErrStateUsed, or are once's (the store cannot be reached: the state is
+// not used up, and not accepted).
+func (s *StateSealer) Open(ctx context.Context, state string, call tool.Call, once OnceStore) (Asked, error) {
+	st, err := s.read(state, call)
+	if err != nil {
+		return Asked{}, err
+	}
+	first, err := once.First(ctx, st.ID, max(time.UnixMilli(st.Expires).Sub(s.now()), time.Millisecond))
+	switch {
+	case err != nil:
+		return Asked{}, fmt.Errorf("policy: the approval state store: %w", err)
+	case !first:
+		return Asked{}, ErrStateUsed
+	}
+	return Asked{Question: st.Question, Approved: st.Approved}, nil
+}
+
+func (s *StateSealer) read(state string, call tool.Call) (sealedState, error) {
+	var st sealedState
 	if len(state) > maxState {
-		return ErrStateInvalid
+		return st, ErrStateInvalid
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(state)
 	if err != nil || len(raw) < s.aead.NonceSize()+s.aead.Overhead() || base64.RawURLEncoding.EncodeToString(raw) != state {
-		return ErrStateInvalid
+		return st, ErrStateInvalid
 	}
 	n := s.aead.NonceSize()
 	plain, err := s.aead.Open(nil, raw[:n], raw[n:], []byte(sealAD))
 	if err != nil {
-		return ErrStateInvalid
+		return st, ErrStateInvalid
 	}
-	var st sealedState
 	if err := json.Unmarshal(plain, &st); err != nil || st.ID == "" {
-		return ErrStateInvalid
+		return sealedState{}, ErrStateInvalid
 	}
-	left := time.UnixMilli(st.Expires).Sub(s.now())
 	switch {
-	case left <= 0:
-		return ErrStateExpired
+	case !time.UnixMilli(st.Expires).After(s.now()):
+		return st, ErrStateExpired
 	case st.Principal != call.Principal || st.Tool != call.Name || st.Args != argsDigest(call.Args):
-		return ErrStateMismatch
+		return st, ErrStateMismatch
 	}
-	first, err := once.First(ctx, st.ID, left)
-	switch {
-	case err != nil:
-		return fmt.Errorf("policy: the approval state store: %w", err)
-	case !first:
-		return ErrStateUsed
-	}
-	return nil
+	return st, nil
 }
 
 // argsDigest is the hex SHA-256 of the arguments in canonical JSON.

@@ -57,20 +57,20 @@ func TestStateOpensForTheSameCallOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := sealer(t, stateSecret), sealer(t, stateSecret) // two replicas
 			once := &MemoryOnce{}
-			state, err := a.Seal(sealed)
+			state, err := a.Seal(sealed, Asked{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := b.Open(ctx, state, tc.call, once); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			if _, err := b.Open(ctx, state, tc.call, once); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 				t.Fatalf("open: %v, want %v", err, tc.want)
 			}
 			if tc.want != nil { // a refused attempt does not use the state up
-				if err := b.Open(ctx, state, sealed, once); err != nil {
+				if _, err := b.Open(ctx, state, sealed, once); err != nil {
 					t.Fatalf("the sealed call after a refused one: %v", err)
 				}
 			}
 			for _, r := range []*StateSealer{a, b} {
-				if err := r.Open(ctx, state, sealed, once); !errors.Is(err, ErrStateUsed) {
+				if _, err := r.Open(ctx, state, sealed, once); !errors.Is(err, ErrStateUsed) {
 					t.Errorf("a second use: %v, want ErrStateUsed", err)
 				}
 			}
@@ -84,7 +84,7 @@ func TestStateRefusesForgeries(t *testing.T) {
 	ctx := context.Background()
 	s := sealer(t, stateSecret)
 	call := stateCall("alice", "execute_command", `{"command":"make deploy"}`)
-	state, err := s.Seal(call)
+	state, err := s.Seal(call, Asked{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestStateRefusesForgeries(t *testing.T) {
 		b[i] ^= 1 << (i % 8)
 		forged = append(forged, base64.RawURLEncoding.EncodeToString(b))
 	}
-	other, _ := sealer(t, []byte(strings.Repeat("another secret, ", 3))).Seal(call)
+	other, _ := sealer(t, []byte(strings.Repeat("another secret, ", 3))).Seal(call, Asked{})
 	last := state[len(state)-1]
 	forged = append(forged,
 		"", "x", state[:len(state)-1], state+"A", state+"=", state+"\n", "\n"+state, state[:10]+"\n"+state[10:],
@@ -112,11 +112,11 @@ func TestStateRefusesForgeries(t *testing.T) {
 		if f == state {
 			continue
 		}
-		if err := s.Open(ctx, f, call, &MemoryOnce{}); !errors.Is(err, ErrStateInvalid) {
+		if _, err := s.Open(ctx, f, call, &MemoryOnce{}); !errors.Is(err, ErrStateInvalid) {
 			t.Errorf("forged %q: %v, want ErrStateInvalid", f, err)
 		}
 	}
-	if err := s.Open(ctx, state, call, &MemoryOnce{}); err != nil {
+	if _, err := s.Open(ctx, state, call, &MemoryOnce{}); err != nil {
 		t.Errorf("the real state: %v", err)
 	}
 }
@@ -127,7 +127,7 @@ func TestStateExpires(t *testing.T) {
 	start := time.Now()
 	s.now = func() time.Time { return start }
 	call := stateCall("", "delete_file", `{"path":"x"}`)
-	state, _ := s.Seal(call)
+	state, _ := s.Seal(call, Asked{})
 	for _, tc := range []struct {
 		after time.Duration
 		want  error
@@ -138,7 +138,7 @@ func TestStateExpires(t *testing.T) {
 		{time.Minute - time.Millisecond, nil},
 	} {
 		s.now = func() time.Time { return start.Add(tc.after) }
-		if err := s.Open(ctx, state, call, &MemoryOnce{}); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+		if _, err := s.Open(ctx, state, call, &MemoryOnce{}); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 			t.Errorf("after %s: %v, want %v", tc.after, err, tc.want)
 		}
 	}
@@ -175,7 +175,7 @@ func FuzzOpenState(f *testing.F) {
 	f.Add("")
 	f.Add("AAAA")
 	f.Fuzz(func(t *testing.T, state string) {
-		err := s.Open(context.Background(), state, call, &MemoryOnce{})
+		_, err := s.Open(context.Background(), state, call, &MemoryOnce{})
 		if err == nil && !sealed[state] {
 			t.Fatalf("opened a state that was never sealed: %q", state)
 		}

@@ -116,8 +116,7 @@ const (
 	ResultsMark ResultAction = "mark"
 	// ResultsBlock replaces the result with a structured error.
 	ResultsBlock ResultAction = "block"
-	// ResultsOff passes results as they are (flagged ones are still
-	// audited).
+	// ResultsOff passes results as they are, unchecked.
 	ResultsOff ResultAction = "off"
 )
 

@@ -398,7 +398,7 @@ func TestRedisOnceAcrossReplicas(t *testing.T) {
 	call := tool.Call{Principal: "alice", Name: "delete_file", Args: json.RawMessage(`{"path":"x"}`)}
 	ctx := context.Background()
 	for round := range 4 {
-		state, err := reps[round%2].sealer.Seal(call)
+		state, err := reps[round%2].sealer.Seal(call, policy.Asked{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +408,7 @@ func TestRedisOnceAcrossReplicas(t *testing.T) {
 		for i := range 16 {
 			r := reps[i%2]
 			wg.Go(func() {
-				err := r.sealer.Open(ctx, state, call, r.once)
+				_, err := r.sealer.Open(ctx, state, call, r.once)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -426,16 +426,16 @@ func TestRedisOnceAcrossReplicas(t *testing.T) {
 			t.Fatalf("round %d: opened %d times, refused as used %d times", round, opened, used)
 		}
 	}
-	state, _ := reps[0].sealer.Seal(call)
+	state, _ := reps[0].sealer.Seal(call, policy.Asked{})
 	srv.Kill()
-	err := reps[1].sealer.Open(ctx, state, call, reps[1].once)
+	_, err := reps[1].sealer.Open(ctx, state, call, reps[1].once)
 	for _, known := range []error{policy.ErrStateInvalid, policy.ErrStateExpired, policy.ErrStateMismatch, policy.ErrStateUsed} {
 		if err == nil || errors.Is(err, known) {
 			t.Fatalf("a state opened while Redis is down: %v", err)
 		}
 	}
 	srv.Restart() // empty: the state was never used
-	if err := reps[1].sealer.Open(ctx, state, call, reps[1].once); err != nil {
+	if _, err := reps[1].sealer.Open(ctx, state, call, reps[1].once); err != nil {
 		t.Errorf("after the restart: %v", err)
 	}
 }

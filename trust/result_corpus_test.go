@@ -28,13 +28,21 @@ func responseInjections(t *testing.T) []struct{ ID, Attack, Text string } {
 	return out
 }
 
-// attackFiles hold injection texts on purpose (corpora, and tests that
-// carry attacks), so they are not benign outputs.
+// attackFile reports a file that holds injection texts on purpose
+// (corpora, the trust package and its docs, tests and test servers that
+// carry attacks), which is not a benign output.
 func attackFile(rel string) bool {
 	rel = filepath.ToSlash(rel)
-	return strings.HasPrefix(rel, "testdata/tool-poisoning/") || rel == "testdata/attack-corpus-sample.json" ||
-		strings.HasPrefix(rel, "trust/") ||
-		strings.HasSuffix(rel, "redteam_test.go") || strings.HasSuffix(rel, "trust_test.go")
+	for _, p := range []string{"testdata/tool-poisoning/", "testdata/attack-corpus-sample.json", "trust/", "docs/trust.md", "cmd/toolgate/testdata/injectserver/"} {
+		if rel == p || strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p) {
+			return true
+		}
+	}
+	// The CLI's tests of the scanner, the trust commands and red-team
+	// attacks.
+	name, ok := strings.CutPrefix(rel, "cmd/toolgate/")
+	return ok && strings.HasSuffix(name, "_test.go") &&
+		(strings.HasPrefix(name, "trust") || strings.HasPrefix(name, "scan") || strings.HasPrefix(name, "redteam"))
 }
 
 // benignFiles are the repository's text files (each read whole, as a
@@ -111,6 +119,23 @@ func TestResultCheckCorpus(t *testing.T) {
 	for _, f := range flagged {
 		t.Logf("  flagged: %s", f)
 	}
+	// Tool outputs are mostly short: the same files cut in pieces of at
+	// most 4 KiB (at line ends), each piece one output.
+	pieces, flaggedPieces := 0, 0
+	for name, text := range files {
+		for _, p := range chunks(text, 4<<10) {
+			pieces++
+			if fs := CheckResult(tool.TextResult(p)); len(fs) > 0 {
+				flaggedPieces++
+				t.Logf("  flagged piece of %s: %s: %s", name, fs[0].Kind, fs[0].Evidence)
+			}
+		}
+	}
+	pieceFPR := float64(flaggedPieces) / float64(pieces)
+	t.Logf("false positives on %d pieces of at most 4 KiB: %d = %.3f%%", pieces, flaggedPieces, 100*pieceFPR)
+	if pieceFPR > 0.01 {
+		t.Errorf("false-positive rate on pieces %.3f%%, want at most 1%%", 100*pieceFPR)
+	}
 	if recall < 0.95 {
 		t.Errorf("recall %.1f%%, want at least 95%%", 100*recall)
 	}
@@ -120,4 +145,22 @@ func TestResultCheckCorpus(t *testing.T) {
 	if fpr > 0.01 {
 		t.Errorf("false-positive rate %.2f%%, want at most 1%%", 100*fpr)
 	}
+}
+
+// chunks cuts s at line ends into pieces of at most n bytes (a longer line
+// is a piece of its own).
+func chunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		end := len(s)
+		if end > n {
+			end = n
+			if i := strings.LastIndexByte(s[:n], '\n'); i > 0 {
+				end = i + 1
+			}
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
 }

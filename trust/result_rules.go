@@ -140,7 +140,7 @@ var resultCues = []resultCue{
 	w("http|@", `\b(?:send|post|upload|forward|e-?mail|transmit|submit|leak|exfiltrate|deliver|relay)\b.{0,40}?\b`+reData+`\b.{0,60}?(?:https?://|[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,})`, 1.5, KindExfiltration),
 	w("http", `\b(?:open|visit|navigate\s+to|go\s+to|browse\s+to|load|fetch|request|curl|wget|download)\s+(?:the\s+(?:url|link|page)\s+)?https?://`, 1.5, KindExfiltration),
 	w("http", `https?://\S*[?&][\w-]+=(?:\{[^}]*\}|<[^>]*>|\$\w+)`, 1.5, KindExfiltration),
-	w("env|/etc/|pass|pin|key|token|cookie|secret|id_rsa|id_ed25519|.ssh|.env|credential|2fa|otp|one-time|one time|recovery|seed|mnemonic|wallet|card|cvv|social security|ssn|bank|prompt|conversation|context|chat|instructions|history|log|previous messages|personal|phone|address|mail|location|contacts|tools|functions", `\b(?:give|send|share|provide|reveal|disclose|tell|show|print|output|paste|enter|include|write|copy|leak|dump|repeat|append|attach|add|post|upload|forward|e-?mail|reply\s+with|respond\s+with|answer\s+with)\b.{0,50}?\b`+reSecret+`\b`, 2, KindSecretRequest),
+	w("env|/etc/|pass|pin|key|token|cookie|secret|id_rsa|id_ed25519|.ssh|.env|credential|2fa|otp|one-time|one time|recovery|seed|mnemonic|wallet|card|cvv|social security|ssn|bank|prompt|conversation|context|chat|instructions|history|log|previous messages|personal|phone|address|mail|location|contacts|tools|functions", `\b(?:give|send|share|provide|reveal|disclose|tell|show|print|output|paste|enter|include|write|copy|leak|dump|repeat|append|attach|upload|forward|reply\s+with|respond\s+with|answer\s+with)\b.{0,50}?\b`+reSecret+`\b`, 2, KindSecretRequest),
 	w("your|my |user", `\b(?:your|my|the\s+user'?s?|their)\s+(?:`+reSecret+`|e-?mail\s+address(?:es)?)\b`, 0.5, KindSecretRequest),
 	w("kill|terminat|delet|remov|eras|wipe|destroy|drop|truncat|format|shut|reboot|uninstall|disabl|overwrit|encrypt|chmod|chown", `\b(?:kill|terminate|delete|remove|erase|wipe|destroy|drop|truncate|format|shut\s*down|reboot|uninstall|disable|overwrite|encrypt|chmod|chown)\b.{0,40}?\b(?:process(?:es)?|pid|files?|folders?|director(?:y|ies)|database|tables?|repo(?:sitory)?|branch|account|users?|backups?|logs?|everything|all|system|disk|records?|emails?|permissions)\b`, 1.5, KindInstruction),
 	w("rm |curl|wget|sudo|authorized_keys|crontab|.bashrc|chmod|download", `\b(?:rm\s+-rf|chmod\s+(?:-r\s+)?[0-7]{3}|curl\s+[^|]{0,80}\|\s*(?:ba)?sh|wget\s+[^|]{0,80}\|\s*(?:ba)?sh|sudo\s+\w+|authorized_keys|crontab|\.bashrc)\b|\bdownload\b.{0,40}?\b(?:and\s+)?(?:execute|run|install)\b`, 1.5, KindInstruction),
@@ -186,7 +186,7 @@ var resultCues = []resultCue{
 
 	// Fake turns and fake authors.
 	a("<|[inst|[/inst|<<sys|<</sys|_of_turn|endoftext|eot_id|im_start|im_end", `<\|[a-z_]{2,40}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|<\|?(?:endoftext|eot_id|im_start|im_end)\|?>`, 3, KindFakeTurn),
-	a("user|system|admin|developer|human|operator", `\b(?:new|next|updated|latest|follow[\s-]?up|another|additional|real|actual|urgent)\s+(?:user|system|admin|administrator|developer|human|operator)\s+(?:message|query|request|prompt|instructions?|input|turn|command)s?\b`, 3, KindFakeTurn),
+	a("user|system|admin|developer|human|operator", `\b(?:new|next|updated|latest|follow[\s-]?up|another|additional|real|actual|urgent)\s+(?:user|system|admin|administrator|developer|human|operator)\s+(?:message|query|request|prompt|instructions?|input|turn|command)s?\s*:`, 3, KindFakeTurn),
 	a("system|user|assistant|human|developer|admin", `^\s*(?:#{1,4}\s*|\[|\(|<)?(?:system|user|assistant|human|developer|admin|administrator)\s*(?:message|prompt|note|notice|override|instruction|query|input|turn)?\s*(?:\]|\)|>|:)`, 1.5, KindFakeTurn),
 	a("#", `^\s*#{2,4}\s*(?:instructions?|response|system|input)\s*:?\s*$`, 1.5, KindFakeTurn),
 	a("from", `\b(?:message|note|request|instructions?|order|word)s?\s+(?:is\s+)?from\s+(?:the\s+|your\s+)?(?:user|system|admin|administrator|developer|operator|owner|assistant|human|security\s+team)\b`, 2.5, KindFakeTurn),
@@ -219,7 +219,9 @@ func checkString(s string) []resultHit {
 	if tags := tagText(s); tags != "" {
 		text += "\n" + resultFold(tags)
 	}
-	isError := resultErrorWords.MatchString(firstLine(text))
+	// A failure reported in the first line, in the sentence before or in
+	// the sentence itself makes its orders a fake error.
+	failedFirst, failedBefore := resultErrorWords.MatchString(firstLine(text)), false
 	sentences := splitSentences(text)
 	seen := map[string]bool{}
 	carry := 0.0 // framing of the sentence before (a tag, a fake turn, "the following")
@@ -246,6 +248,9 @@ func checkString(s string) []resultHit {
 		if strings.HasSuffix(strings.TrimSpace(sent), ":") && score >= 1 {
 			carry = 1 // "…do the following first:" frames the next sentence
 		}
+		failedHere := resultErrorWords.MatchString(sent)
+		fake := failedFirst || failedBefore || failedHere
+		failedBefore = failedHere
 		if score < resultThreshold || !addressed {
 			continue
 		}
@@ -257,7 +262,7 @@ func checkString(s string) []resultHit {
 			kind = KindExfiltration
 		case kinds[KindSecretRequest]:
 			kind = KindSecretRequest
-		case kinds[KindFakeError] || isError || resultErrorWords.MatchString(sent):
+		case kinds[KindFakeError] || fake:
 			kind = KindFakeError
 		case kinds[KindToolCall]:
 			kind = KindToolCall

@@ -193,8 +193,13 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	if err != nil {
 		return err
 	}
+	wrap, err := trustWrap(pol.Trust, p.log)
+	if err != nil {
+		return err
+	}
 	gw, err := mcpclient.NewGateway(ctx, opts.Registry, mcpclient.Options{
 		Vetter:         vetter,
+		Wrap:           wrap,
 		ClientName:     "toolgate-proxy",
 		ClientVersion:  version,
 		Logger:         p.log,

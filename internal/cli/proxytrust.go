@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/trust"
+)
+
+// trustWrap returns what the gateway puts around each upstream tool, from
+// the policy's trust block: the guardrail webhook (trust.webhook) asked
+// about each call and its result, then the result check (trust.results)
+// over what reaches the model, the webhook's answer included.
+func trustWrap(t policy.Trust, log *slog.Logger) (func(upstream, remote string, tl tool.Tool) tool.Tool, error) {
+	check := trust.ResultCheck{Mode: trust.ResultMode(t.ResultMode()), Logger: log}
+	var hook *trust.Webhook
+	if w := t.Webhook; w != nil {
+		hook = &trust.Webhook{URL: w.URL, Timeout: w.Timeout, AllowOnError: w.OnError == policy.OnErrorAllow, Logger: log}
+		if len(w.Headers) > 0 {
+			hook.Headers = map[string]string{}
+			for k, v := range w.Headers {
+				hook.Headers[k] = os.ExpandEnv(v)
+			}
+		}
+		if s := os.Getenv(trust.WebhookSecretEnv); s != "" {
+			secret, err := trust.WebhookSecret(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", trust.WebhookSecretEnv, err)
+			}
+			hook.Secret = secret
+		}
+	}
+	return func(upstream, remote string, tl tool.Tool) tool.Tool {
+		if hook != nil {
+			tl = hook.Wrap(upstream, remote, tl)
+		}
+		return check.Wrap(upstream, remote, tl)
+	}, nil
+}
