@@ -143,9 +143,13 @@ func (g *Gateway) syncLocked(u *Upstream, verdicts map[string]Verdict) error {
 	}
 	for _, t := range u.Tools() {
 		def := t.Definition()
+		remote := def.Name
+		if s, ok := t.(*sourced); ok {
+			remote = s.src.Name
+		}
 		t, treatment, refusal := vetted(t, verdicts, g.vetter != nil)
 		if t == nil {
-			g.hidden[def.Name] = hiddenTool{u, refusal}
+			g.hidden[def.Name] = hiddenTool{u, remote, refusal}
 			continue
 		}
 		fp, _ := json.Marshal(def)

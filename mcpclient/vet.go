@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +20,13 @@ type Vetter interface {
 	// tool it says nothing about is hidden; an error hides every tool
 	// (nothing is offered unvetted).
 	Vet(ctx context.Context, listings []Listing) (map[string]map[string]Verdict, error)
+}
+
+// RefusalRecorder is a Vetter that is told of each call of a tool it hid
+// (the gateway refused it), e.g. to audit it: a model that calls a tool it
+// was not shown may be following injected instructions.
+type RefusalRecorder interface {
+	Refused(ctx context.Context, upstream, remote string, args json.RawMessage, refusal *tool.Error)
 }
 
 // Listing is one upstream's tools as it listed them (those Config.Tools
@@ -60,6 +68,7 @@ type sourced struct {
 // hiddenTool is a tool the Vetter hides.
 type hiddenTool struct {
 	u       *Upstream
+	remote  string // the upstream's name of the tool
 	refusal *tool.Error
 }
 
@@ -149,12 +158,16 @@ func (g *Gateway) refuseHidden(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		g.mu.Lock()
-		refusal := g.hidden[r.Params.Name].refusal
+		h := g.hidden[r.Params.Name]
 		g.mu.Unlock()
+		refusal := h.refusal
 		if refusal == nil {
 			return next(ctx, method, req)
 		}
 		g.log.Warn("call of a hidden upstream tool refused", "tool", r.Params.Name, "why", refusal.Message)
+		if rr, ok := g.vetter.(RefusalRecorder); ok {
+			rr.Refused(ctx, h.u.cfg.Name, h.remote, r.Params.Arguments, refusal)
+		}
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: refusal.Text()}}, StructuredContent: refusal}, nil
 	}
 }

@@ -25,6 +25,13 @@ type listVetter struct {
 	known     []string // when not empty, other tools are hidden as new
 	fail      error
 	seen      [][]mcpclient.Listing
+	refused   []string // upstream/remote args: message
+}
+
+func (v *listVetter) Refused(_ context.Context, upstream, remote string, args json.RawMessage, refusal *tool.Error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.refused = append(v.refused, upstream+"/"+remote+" "+string(args)+": "+refusal.Message)
 }
 
 func (v *listVetter) Vet(_ context.Context, ls []mcpclient.Listing) (map[string]map[string]mcpclient.Verdict, error) {
@@ -122,7 +129,7 @@ func TestVetterDecidesWhatIsOffered(t *testing.T) {
 	}
 	defer cs.Close()
 	for _, name := range []string{"a__nuke", "b__nuke"} {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"why": name}})
 		if err != nil || !r.IsError {
 			t.Fatalf("%s: %v %+v", name, err, r)
 		}
@@ -132,6 +139,12 @@ func TestVetterDecidesWhatIsOffered(t *testing.T) {
 		if e.Type != tool.PermissionDenied || e.Message != "nuke is quarantined" || e.Suggestion != "run toolgate trust diff" {
 			t.Errorf("%s: %s", name, sc)
 		}
+	}
+	v.mu.Lock()
+	refused := v.refused
+	v.mu.Unlock()
+	if want := []string{`a/nuke {"why":"a__nuke"}: nuke is quarantined`, `b/nuke {"why":"b__nuke"}: nuke is quarantined`}; !slices.Equal(refused, want) {
+		t.Errorf("refusals told to the vetter: %q, want %q", refused, want)
 	}
 	if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a__echo", Arguments: map[string]any{}}); err != nil || r.IsError {
 		t.Errorf("a served tool: %v %+v", err, r)

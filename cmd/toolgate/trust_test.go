@@ -439,7 +439,7 @@ func TestTrustScanBlocksPoisonedTools(t *testing.T) {
 	g.cs.Close()
 
 	// The audit log has the first use, the pins and the quarantines with
-	// their findings.
+	// their findings, and each refused call.
 	got := map[string]string{}
 	for _, r := range trustAudit(t, auditLog) {
 		got[r["tool"].(string)] = r["outcome"].(string) + "/" + r["decision"].(string)
@@ -449,8 +449,23 @@ func TestTrustScanBlocksPoisonedTools(t *testing.T) {
 			}
 		}
 	}
-	if got["trust:evil"] != "first_use/allow" || got["trust:evil/echo"] != "pinned/allow" || got["trust:evil/add"] != "quarantined/deny" || got["trust:evil/notes"] != "quarantined/deny" {
-		t.Errorf("trust audit records: %v", got)
+	if got["trust:evil"] != "first_use/allow" || got["trust:evil/echo"] != "pinned/allow" || got["trust:evil/add"] != "refused/deny" || got["trust:evil/notes"] != "refused/deny" {
+		t.Errorf("trust audit records (the last of each tool): %v", got)
+	}
+	var refused, quarantined int
+	for _, r := range trustAudit(t, auditLog) {
+		switch r["outcome"] {
+		case "refused":
+			refused++
+			if r["error_type"] != "permission_denied" {
+				t.Errorf("refusal record %v", r)
+			}
+		case "quarantined":
+			quarantined++
+		}
+	}
+	if refused != len(poisoned) || quarantined != len(poisoned) {
+		t.Errorf("%d refused and %d quarantined records, want %d each", refused, quarantined, len(poisoned))
 	}
 
 	// A second run: still blocked, nothing recorded again.

@@ -415,6 +415,20 @@ func (v *pinVetter) Vet(ctx context.Context, ls []mcpclient.Listing) (map[string
 	return out, nil
 }
 
+// Refused writes a call of a hidden tool to the audit log: the pseudo-tool
+// trust:UPSTREAM/TOOL, decision deny, outcome refused, with the call's
+// arguments.
+func (v *pinVetter) Refused(ctx context.Context, upstream, remote string, args json.RawMessage, refusal *tool.Error) {
+	if v.auditor == nil {
+		return
+	}
+	rec := audit.Record{Tool: "trust:" + upstream + "/" + remote, Arguments: args, Decision: audit.DecisionDeny, Rule: refusal.Message,
+		Mode: "trust", Outcome: "refused", ErrorType: string(refusal.Type)}
+	if err := v.auditor.Append(ctx, rec); err != nil {
+		v.log.Error("audit log write failed", "err", err)
+	}
+}
+
 // verdictOf turns where a tool stands into what the gateway does with it.
 func verdictOf(up, name string, st trust.Standing) mcpclient.Verdict {
 	if st.State != trust.Quarantined {
