@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/toolgate/toolgate/console/internal/browsertest"
+	"github.com/toolgate/toolgate/internal/browsertest"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -86,7 +85,7 @@ func TestBrowserAudit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("filtering: %v", err)
 	}
-	waitFor(t, ctx, "principal=ci-bot")
+	browsertest.WaitURL(t, ctx, "principal=ci-bot")
 	n, err := chromedp.Run(browsertest.Within(t, ctx), chromedp.Evaluate[int](`document.querySelectorAll('#records details').length`))
 	if err != nil || n != 2 {
 		t.Fatalf("%d records after filtering, want 2 (%v)", n, err)
@@ -156,7 +155,7 @@ func TestBrowserReaderAndForeignPages(t *testing.T) {
 	if err := chromedp.Do(browsertest.Within(t, admin), chromedp.Navigate(evil.URL)); err != nil {
 		t.Fatalf("the foreign page: %v", err)
 	}
-	waitFor(t, admin, e.srv.URL+"/ui/decide") // its form posted; the console's answer loaded
+	browsertest.WaitURL(t, admin, e.srv.URL+"/ui/decide") // its form posted; the console's answer loaded
 	if text, _ := chromedp.Run(browsertest.Within(t, admin), chromedp.Text(`body`)); !strings.Contains(strings.ToLower(text), "refused") {
 		t.Errorf("the console's answer to the foreign form: %q", text)
 	}
@@ -195,21 +194,4 @@ func TestBrowserOtherPages(t *testing.T) {
 		t.Errorf("verdict %q", verdict)
 	}
 	browsertest.Shot(t, ctx, "policy")
-}
-
-// waitFor waits until the page loaded is one whose URL contains s (a
-// form's answer).
-func waitFor(t *testing.T, ctx context.Context, s string) {
-	t.Helper()
-	ui := browsertest.Within(t, ctx)
-	for ui.Err() == nil {
-		loc, err := chromedp.Run(ui, chromedp.Location())
-		if err == nil && strings.Contains(loc, s) {
-			if chromedp.Do(ui, chromedp.WaitVisible(`body`)) == nil {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no page at a URL with %q", s)
 }

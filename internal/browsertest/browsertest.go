@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,21 @@ func Within(t *testing.T, ctx context.Context) context.Context {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// WaitURL waits until the page loaded is one whose URL contains s (the
+// answer to a form, say).
+func WaitURL(t *testing.T, ctx context.Context, s string) {
+	t.Helper()
+	ui := Within(t, ctx)
+	for ui.Err() == nil {
+		loc, err := chromedp.Run(ui, chromedp.Location())
+		if err == nil && strings.Contains(loc, s) && chromedp.Do(ui, chromedp.WaitVisible(`body`)) == nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no page at a URL with %q", s)
 }
 
 // Shot saves a screenshot of the whole page as NAME.png.

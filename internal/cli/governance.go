@@ -267,9 +267,11 @@ func inputRequests(pol *policy.Policy, rc *redis.Client) (*policy.InputRequests,
 // approval page of the policy's approvals.http address, when there is one
 // (with state.redis its calls wait in Redis, listed and answered by the
 // page of every replica);
-// otherwise no one (the call is refused, with a reason). It returns what
-// must be closed.
-func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Approver, []func() error, error) {
+// otherwise no one (the call is refused, with a reason). A web console (wc,
+// nil: none) lists and answers the page's queue; with console.approvals
+// the page exists without approvals.http, for the console alone. It
+// returns what must be closed.
+func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool, wc *webConsole) (policy.Approver, []func() error, error) {
 	elicit := policy.Elicitation{Elicit: func(ctx context.Context, msg string, schema map[string]any) (string, map[string]any, error) {
 		ss := mcpserver.SessionFromContext(ctx)
 		if ss == nil {
@@ -286,8 +288,10 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Appr
 		closeAll(closers)
 		return nil, nil, err
 	}
+	ui := wc.shows(pol)
+	paged := pol.Approvals.HTTP != "" || ui && pol.Console.Approvals
 	var rc *redis.Client // state.redis: approvals shared by the replicas
-	if r := pol.State.Redis; r != nil && (pol.Approvals.HTTP != "" || pol.Approvals.StateKeyEnv != "") {
+	if r := pol.State.Redis; r != nil && (paged || pol.Approvals.StateKeyEnv != "") {
 		ro, err := r.Options()
 		if err != nil {
 			return fail(usageErr("%v", err))
@@ -300,30 +304,31 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Appr
 		return fail(err)
 	}
 	var page *policy.HTTPApprover
-	if addr := pol.Approvals.HTTP; addr != "" {
+	if addr := pol.Approvals.HTTP; paged {
 		o, err := pageOptions(pol, rc)
 		if err != nil {
 			return fail(err)
-		}
-		if page, err = policy.NewHTTPApprover(o); err != nil {
-			return fail(usageErr("%v", err))
-		}
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fail(&exitError{exitTool, fmt.Errorf("approvals.http %s: %w", addr, err)})
-		}
-		hs := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
-		go hs.Serve(ln)
-		closers = append(closers, hs.Close)
-		token := page.Token()
-		if env := pol.Approvals.TokenEnv; env != "" {
-			token = "in $" + env
 		}
 		shared := ""
 		if o.Queue != nil {
 			shared = ", calls of every replica sharing state.redis"
 		}
-		fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s%s)\n", ln.Addr(), token, shared)
+		if ui {
+			wc.watch(&o)
+		}
+		if page, err = policy.NewHTTPApprover(o); err != nil {
+			return fail(usageErr("%v", err))
+		}
+		if ui {
+			wc.page = page
+		}
+		if addr != "" {
+			hs, err := servePage(addr, page, pol, log, shared)
+			if err != nil {
+				return fail(err)
+			}
+			closers = append(closers, hs.Close)
+		}
 	}
 	return policy.ApproverFunc(func(ctx context.Context, req policy.Request) (policy.Approval, error) {
 		if _, answered := mcpserver.InputAnswerFromContext(ctx); input != nil && (answered || mcpserver.TakesInputRequests(ctx)) {
@@ -342,4 +347,21 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool) (policy.Appr
 		}
 		return policy.Approval{Approver: "none", Reason: "the MCP client cannot ask its user (no elicitation) and no approval page is configured (approvals.http in the policy)"}, nil
 	}), closers, nil
+}
+
+// servePage serves the approval page at addr (approvals.http) and says
+// where.
+func servePage(addr string, page *policy.HTTPApprover, pol *policy.Policy, log io.Writer, shared string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, &exitError{exitTool, fmt.Errorf("approvals.http %s: %w", addr, err)}
+	}
+	hs := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	token := page.Token()
+	if env := pol.Approvals.TokenEnv; env != "" {
+		token = "in $" + env
+	}
+	fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s%s)\n", ln.Addr(), token, shared)
+	return hs, nil
 }

@@ -165,11 +165,13 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		}
 	}
 	stateless := p.addr != "" && (p.stateless || pol.HTTP.Stateless)
-	approver, closers, err := mcpApprover(pol, s.err, stateless)
+	ui := newWebConsole(p.addr)
+	approver, closers, err := mcpApprover(pol, s.err, stateless, ui)
 	if err != nil {
 		return err
 	}
 	opts.Approver = approver
+	opts.Limiter = ui.limiter()
 	more, err := govern(&opts, pol, p.audit, "")
 	closers = append(closers, more...)
 	defer func() {
@@ -257,7 +259,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
 	}
 	o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest, Stateless: stateless}
-	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts))
+	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts), ui.handler(pol, eng, p.audit, authn, o.Loopback))
 }
 
 // instructions joins the upstreams' instructions, each under its name.

@@ -71,8 +71,9 @@ roots that lie inside --root folders; it never widens them.`,
 			if stateless && addr == "" {
 				return usageErr("--stateless is for --http: stdio is one session")
 			}
+			ui := newWebConsole(addr)
 			c.approver = func(pol *policy.Policy) (policy.Approver, []func() error, error) {
-				return mcpApprover(pol, s.err, addr != "" && (stateless || pol.HTTP.Stateless))
+				return mcpApprover(pol, s.err, addr != "" && (stateless || pol.HTTP.Stateless), ui)
 			}
 			c.warm = true
 			tel, err := startTelemetry(cmd.Context(), s)
@@ -80,7 +81,7 @@ roots that lie inside --root folders; it never widens them.`,
 				return err
 			}
 			defer stopTelemetry(tel, s)
-			st, err := c.build(engine.Options{Limiter: mcpserver.ClientRoots(nil, paths), TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
+			st, err := c.build(engine.Options{Limiter: engine.ChainLimiters(mcpserver.ClientRoots(nil, paths), ui.limiter()), TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
 			if err != nil {
 				return err
 			}
@@ -119,7 +120,7 @@ roots that lie inside --root folders; it never widens them.`,
 				return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
 			}
 			o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest, Stateless: stateless || st.policy.HTTP.Stateless}
-			return serveHTTP(ctx, s, srv, ln, o, authn, st.ready)
+			return serveHTTP(ctx, s, srv, ln, o, authn, st.ready, ui.handler(st.policy, st.engine, c.auditPath, authn, o.Loopback))
 		},
 	}
 	c.register(cmd)
@@ -152,7 +153,9 @@ both are served without authentication and reveal nothing else.`
 // authenticated callers, and with the resource metadata published. The
 // probes /healthz and /readyz (ready: nil, or it returns nil) are served
 // beside it to anyone: they say nothing but up, ready or a short reason.
-func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error) error {
+// The web console ui (nil: none) is served under /ui/; it authenticates
+// its users itself, as /mcp does.
+func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error, ui http.Handler) error {
 	mux := http.NewServeMux()
 	probes(mux, ready)
 	h := srv.Handler(o)
@@ -163,6 +166,9 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 		}
 	}
 	mux.Handle("/mcp", h)
+	if ui != nil {
+		mux.Handle("/ui/", ui)
+	}
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -174,6 +180,9 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 		mode = "stateless"
 	}
 	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp (%s, %s)\n", ln.Addr(), authNote(authn), mode)
+	if ui != nil {
+		fmt.Fprintf(s.err, "toolgate: console at http://%s/ui/\n", ln.Addr())
+	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

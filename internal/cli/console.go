@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/toolgate/toolgate/auth"
+	"github.com/toolgate/toolgate/console"
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// webConsole is what the console of serve --http and proxy --http is made
+// of: the approval page whose queue it shows (made by mcpApprover, also
+// without approvals.http), that queue's changes, and the activity the
+// engine's limiter chain counts.
+type webConsole struct {
+	on       bool // --http, and the policy's console section is not off
+	page     *policy.HTTPApprover
+	queue    *policy.WatchedQueue
+	activity *console.Activity
+}
+
+// newWebConsole prepares the console of a server listening on addr ("" :
+// stdio, no console).
+func newWebConsole(addr string) *webConsole {
+	wc := &webConsole{on: addr != ""}
+	if wc.on {
+		wc.activity = console.NewActivity()
+	}
+	return wc
+}
+
+// shows reports whether the console is served under pol.
+func (wc *webConsole) shows(pol *policy.Policy) bool {
+	return wc != nil && wc.on && !pol.Console.Off
+}
+
+// limiter is what counts the engine's calls for the activity page (put it
+// in the limiter chain; nil without a console).
+func (wc *webConsole) limiter() engine.Limiter {
+	if wc == nil || wc.activity == nil {
+		return nil
+	}
+	return wc.activity
+}
+
+// watch puts the page's queue under watch (this process's, when o has
+// none): the console follows it live.
+func (wc *webConsole) watch(o *policy.HTTPOptions) {
+	q := o.Queue
+	if q == nil {
+		q = policy.NewMemoryQueue()
+	}
+	wc.queue = policy.Watch(q)
+	o.Queue = wc.queue
+}
+
+// handler returns the console for the engine, behind the same
+// authentication as /mcp (nil when it is off).
+func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath string, authn *auth.Authenticator, loopback bool) http.Handler {
+	if !wc.shows(pol) {
+		return nil
+	}
+	o := console.Options{
+		Approvals: wc.page,
+		AuditLogs: func() []string { return auditLogs(auditPath) },
+		Tools: func(call tool.Call) []tool.Definition {
+			var out []tool.Definition
+			for _, n := range eng.VisibleNames(call) {
+				if d, ok := eng.Registry().Definition(n); ok {
+					out = append(out, d)
+				}
+			}
+			return out
+		},
+		Policy:   pol,
+		Activity: wc.activity,
+		Loopback: loopback,
+	}
+	if wc.queue != nil {
+		o.Changes = wc.queue.Subscribe
+	}
+	if authn != nil {
+		o.Authenticate = func(ctx context.Context, token string) (console.User, error) {
+			return consoleUser(ctx, authn, pol, token)
+		}
+	}
+	return console.New(o)
+}
+
+// consoleUser checks a token as /mcp does (its signature or hash, the
+// scopes every request needs) and names its principal and roles: the
+// credential's and the principal's role in the policy.
+func consoleUser(ctx context.Context, authn *auth.Authenticator, pol *policy.Policy, token string) (console.User, error) {
+	id, err := authn.Verify(ctx, token)
+	if err != nil {
+		return console.User{}, err
+	}
+	if pol.Auth != nil {
+		for _, s := range pol.Auth.Scopes {
+			if !slices.Contains(id.Credential.Scopes, s) {
+				return console.User{}, fmt.Errorf("the token lacks the scope %s", s)
+			}
+		}
+	}
+	roles := slices.Clone(id.Credential.Roles)
+	if p, ok := pol.Principals[id.Principal]; ok && p.Role != "" {
+		roles = append(roles, p.Role)
+	}
+	cred := id.Credential
+	return console.User{Name: id.Principal, Roles: roles, Auth: &cred}, nil
+}
+
+// auditLogs are the logs --audit writes: the file, or for a folder every
+// replica's chain in it.
+func auditLogs(path string) []string {
+	if path == "" || path == "off" {
+		return nil
+	}
+	if fi, err := os.Stat(path); (err == nil && fi.IsDir()) || strings.HasSuffix(path, "/") || strings.HasSuffix(path, string(filepath.Separator)) {
+		logs, _ := filepath.Glob(filepath.Join(path, "audit-*.jsonl"))
+		return logs
+	}
+	return []string{path}
+}
