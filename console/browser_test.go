@@ -162,7 +162,6 @@ func TestBrowserReaderAndForeignPages(t *testing.T) {
 	if list, _ := e.page.Pending(t.Context()); len(list) != 1 {
 		t.Fatal("a page of another origin answered the call")
 	}
-	browsertest.Shot(t, admin, "foreign-post")
 }
 
 // In Chromium: the tools, policy (with a what-if answer) and activity

@@ -119,7 +119,7 @@ func TestToolsAndWhatIf(t *testing.T) {
 	}
 
 	_, page = e.get(admin, "/ui/policy", "")
-	if !strings.Contains(page, "built-in protected paths") {
+	if !strings.Contains(page, "built-in protected paths, denied to every tool") {
 		t.Errorf("default rules have no source")
 	}
 	for _, c2 := range []struct {

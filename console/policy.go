@@ -18,6 +18,10 @@ type ruleRow struct {
 	Hour, Day            int // decisions it made
 }
 
+// builtinSource is the source of the protected paths every policy denies
+// unless default_deny is false.
+const builtinSource = "built-in protected paths (default_deny)"
+
 // whatIf is the what-if box: its form and the policy's answer.
 type whatIf struct {
 	Tool, Args string
@@ -50,7 +54,7 @@ func (c *Console) policyPage(w http.ResponseWriter, r *http.Request, u User) {
 	}
 	own := func(rule string) string {
 		if defaults[rule] {
-			return "built-in protected paths (default_deny)"
+			return builtinSource
 		}
 		return file
 	}
@@ -64,7 +68,15 @@ func (c *Console) policyPage(w http.ResponseWriter, r *http.Request, u User) {
 		add("ask", role.Ask, from)
 		add("allow", role.Allow, from)
 	}
-	data["Rules"] = rows
+	var mine, builtin []ruleRow
+	for _, row := range rows {
+		if row.Source == builtinSource {
+			builtin = append(builtin, row)
+		} else {
+			mine = append(mine, row)
+		}
+	}
+	data["Rules"], data["Builtin"] = mine, builtin
 	// what decided without a rule: levels, modes, the tools' own questions
 	var other []ruleRow
 	listed := map[string]bool{}
