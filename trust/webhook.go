@@ -215,7 +215,10 @@ func (w *Webhook) exchange(ctx context.Context, req *WebhookRequest) (WebhookRes
 		if ctx.Err() == context.DeadlineExceeded {
 			return ans, fmt.Errorf("no answer within %s", timeout)
 		}
-		return ans, errors.Unwrap(err) // the url.Error's cause, without the URL
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause // the url.Error's cause, without the URL
+		}
+		return ans, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxWebhookResponse+1))
