@@ -47,4 +47,28 @@
 // names (look-alike letters, case, a version added) are findings, given to
 // the side that looks like the copy. Tools are scanned when first seen or
 // changed.
+//
+// # Results
+//
+// CheckResult reads what a model would read of an upstream's result (text
+// blocks, embedded resources' text, every string and key of structured
+// content, an error's message and suggestion) and returns Findings of the
+// shapes of an injection: fake turns and authors, fake errors that give
+// orders, orders to call tools, send data or hand over secrets, other
+// orders addressed to the model, hidden characters. Each sentence scores
+// cues of being addressed to the model, of what it wants done and of how
+// injections frame it; it is a finding when they add up and one of them
+// addresses the model. ResultCheck.Wrap applies the policy to a flagged
+// result: mark (a note and a per-call random boundary the content cannot
+// forge), block (permission_denied) or off; the kinds found ride in
+// Result.Meta[FlaggedMeta] to the audit record.
+//
+// # Webhook
+//
+// Webhook.Wrap asks an external HTTP service about each call (before it
+// runs) and each result (before the model sees it); it answers allow,
+// deny with a reason, or modify (new arguments, a new result). Anything
+// else, a timeout, a non-2xx status or an answer over MaxWebhookResponse
+// denies, unless AllowOnError. With a Secret, requests are signed as
+// Standard Webhooks specifies.
 package trust

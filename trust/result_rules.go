@@ -331,8 +331,10 @@ func resultInvisible(r rune) bool {
 func hiddenChars(s string) (resultHit, bool) {
 	var prev rune
 	run := 0
-	for i, r := range s {
-		next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+	for i, n := 0, 0; i < len(s); i += n {
+		var r rune
+		r, n = utf8.DecodeRuneInString(s[i:])
+		next, _ := utf8.DecodeRuneInString(s[i+n:])
 		switch {
 		case r >= 0xE0000 && r <= 0xE007F:
 			if !inFlag(s, i) {
