@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -250,7 +249,7 @@ func boundaryID() string {
 
 // forgeries are what could pass for a boundary or for toolgate's note,
 // however spaced or cased.
-var forgeries = regexp.MustCompile(`(?i)untrusted[\s_\-]*content|\[\s*toolgate\s*:`)
+var forgeries = compile(`(?i)untrusted[\s_\-]*content|\[\s*toolgate\s*:`)
 
 // defuse makes s unable to close or imitate the marker: hidden characters
 // become visible code points, and anything resembling a boundary or the

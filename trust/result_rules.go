@@ -2,7 +2,6 @@ package trust
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -33,7 +32,7 @@ const resultMaxBytes = 256 << 10
 // injection it points at ("" : none in particular).
 type resultCue struct {
 	need   []string // the cue is tried only when the lower-cased sentence holds one of these
-	re     *regexp.Regexp
+	re     *pattern
 	weight float64
 	kind   string
 	frame  bool // frames the next sentence too (an emphasis tag)
@@ -64,7 +63,7 @@ var resultWhy = map[string]string{
 // plainCue compiles a case-insensitive cue, tried when the sentence holds
 // one of the |-separated words of need ("" : always).
 func plainCue(need, expr string, weight float64, kind string) resultCue {
-	c := resultCue{re: regexp.MustCompile(`(?i)` + expr), weight: weight, kind: kind}
+	c := resultCue{re: compile(`(?i)` + expr), weight: weight, kind: kind}
 	if need != "" {
 		c.need = strings.Split(need, "|")
 	}
@@ -174,7 +173,7 @@ var resultCues = []resultCue{
 	addressCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\s+(?:call|send|run|execute|use|write|add|forward|copy|upload|include|delete)\b`, 3, KindInstruction),
 	plainCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\b`, 1, KindInstruction),
 	addressCue("keep|the user", `\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential|private)\s+from\b|\bthe\s+user\s+(?:does\s+not|doesn'?t|must\s+not|should\s+not|need\s+not)\s+(?:need\s+to\s+)?(?:know|see|be\s+(?:told|informed))\b`, 3, KindInstruction),
-	{need: []string{"<"}, addr: true, re: regexp.MustCompile(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
+	{need: []string{"<"}, addr: true, re: compile(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
 	plainCue("", `^\W{0,4}(?:important|critical|urgent|attention|warning|note)\s*(?:!|:)\s`, 0.5, ""),
 
 	// Fake turns and fake authors.
@@ -188,11 +187,11 @@ var resultCues = []resultCue{
 }
 
 // resultErrorWords mark a text (or a sentence) that reports a failure.
-var resultErrorWords = regexp.MustCompile(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
+var resultErrorWords = compile(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
 
 // resultSentenceEnd splits a text into sentences: after . ! ? (and before
 // white space or a quote), and at every line break.
-var resultSentenceEnd = regexp.MustCompile(`[.!?]+["'”’)\]]?\s+|\n+|["']\s*[,}\]]\s*["{\[]?`)
+var resultSentenceEnd = compile(`[.!?]+["'”’)\]]?\s+|\n+|["']\s*[,}\]]\s*["{\[]?`)
 
 // resultHit is one sentence that scored.
 type resultHit struct {

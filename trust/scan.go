@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -293,14 +292,14 @@ func (st *scanState) param(name string, v any, ptr string, at func(string) func(
 	}
 }
 
-var reHookName = regexp.MustCompile(`\b(?:webhook|hook|callback|beacon|telemetry|report|collect|collector|exfil|log|logging|analytics|tracking)\b`)
+var reHookName = compile(`\b(?:webhook|hook|callback|beacon|telemetry|report|collect|collector|exfil|log|logging|analytics|tracking)\b`)
 
 var (
-	reBlockBreak   = regexp.MustCompile(`\n\s*\n|\n[ \t]*(?:[-*•]|\d+[.)]|[A-Za-z_][\w ]{0,30}(?:\([^)\n]*\))?:)\s`)
-	reSentence     = regexp.MustCompile(`[.!?]+["')\]]*\s+`)
-	reCapsTag      = regexp.MustCompile(`<\s*/?\s*[A-Z][A-Z_-]{3,}\s*>`)
+	reBlockBreak   = compile(`\n\s*\n|\n[ \t]*(?:[-*•]|\d+[.)]|[A-Za-z_][\w ]{0,30}(?:\([^)\n]*\))?:)\s`)
+	reSentence     = compile(`[.!?]+["')\]]*\s+`)
+	reCapsTag      = compile(`<\s*/?\s*[A-Z][A-Z_-]{3,}\s*>`)
 	authorityWords = need("SYSTEM|INTERNAL|ADMIN|PROTOCOL|OVERRIDE|COMPLIANCE|DEV|MAINTENANCE|SECURITY|MANDATORY")
-	reAuthority    = regexp.MustCompile(`\b(?:[A-Z]{2,}[ _-]+){0,3}(?:SYSTEM|INTERNAL|ADMIN|ADMINISTRATOR|PROTOCOL|OVERRIDE|COMPLIANCE|DEV NOTE|DEVELOPER|MAINTENANCE|SECURITY (?:UPDATE|NOTICE|PROTOCOL|ALERT|CHECK)|MANDATORY)(?:[ _-]+[A-Z]{2,}){0,3}\s*:`)
+	reAuthority    = compile(`\b(?:[A-Z]{2,}[ _-]+){0,3}(?:SYSTEM|INTERNAL|ADMIN|ADMINISTRATOR|PROTOCOL|OVERRIDE|COMPLIANCE|DEV NOTE|DEVELOPER|MAINTENANCE|SECURITY (?:UPDATE|NOTICE|PROTOCOL|ALERT|CHECK)|MANDATORY)(?:[ _-]+[A-Z]{2,}){0,3}\s*:`)
 )
 
 // maxToolBytes bounds the text the sentence rules read in one definition:

@@ -2,7 +2,6 @@ package trust
 
 import (
 	"encoding/json"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -92,9 +91,9 @@ func (st *scanState) other(id string) map[string]bool {
 }
 
 var (
-	reNameIdent  = regexp.MustCompile(`[a-z0-9][a-z0-9_.-]*[a-z0-9]`)
-	reCallIdent  = regexp.MustCompile(`\b(?:call|calls|calling|invoke|invoking|use|using|run|running|trigger|through|via)\s+(?:the\s+)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b()|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s+(?:to be|must be|should be|is|be) (?:called|invoked|used|run)\b`)
-	reQuotedWord = regexp.MustCompile("['\"]([a-z][a-z0-9]*)['\"]|\\b([a-z][a-z0-9]*)\\s+(?:tool|function)\\b|\\b(?:call|calls|calling|use|using|invoke|invoking|run|running)\\s+(?:the\\s+)?`([a-z][a-z0-9]*)`")
+	reNameIdent  = compile(`[a-z0-9][a-z0-9_.-]*[a-z0-9]`)
+	reCallIdent  = compile(`\b(?:call|calls|calling|invoke|invoking|use|using|run|running|trigger|through|via)\s+(?:the\s+)?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b()|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s+(?:to be|must be|should be|is|be) (?:called|invoked|used|run)\b`)
+	reQuotedWord = compile("['\"]([a-z][a-z0-9]*)['\"]|\\b([a-z][a-z0-9]*)\\s+(?:tool|function)\\b|\\b(?:call|calls|calling|use|using|invoke|invoking|run|running)\\s+(?:the\\s+)?`([a-z][a-z0-9]*)`")
 )
 
 // otherToolRef returns a tool other than this one that sentence s names: a
@@ -259,7 +258,7 @@ var affixes = map[string]bool{
 	"my": true, "our": true, "super": true, "better": true, "v": true, "ii": true,
 }
 
-var reVersion = regexp.MustCompile(`^(?:v?\d+|v\d+[a-z]?)$`)
+var reVersion = compile(`^(?:v?\d+|v\d+[a-z]?)$`)
 
 // collisions reports names the scanned tool nearly shares with another tool
 // or server. A near collision has two sides; the finding goes to the side
@@ -465,10 +464,10 @@ func outOfScope(name, desc string) (hit, bool) {
 }
 
 var (
-	reCallerModel = regexp.MustCompile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\b(?:which|what) (?:llm|model|ai|language model|assistant)\b.{0,20}?\b(?:are you|you are|do you|powers you|you run|runs you)\b|\bthe (?:ai|model|llm) (?:version )?you (?:are|run)`)
-	reYourPrompt  = regexp.MustCompile(`\b(?:hidden|initial|original|secret|internal|configured|system|developer) (?:instructions|prompt|rules|guidelines|message)\b.{0,25}?\b(?:you|your)\b|\b(?:instructions|prompt|rules) you (?:were|are|have been) (?:given|configured|set up|told|started)|\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
-	reWholeChat   = regexp.MustCompile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
-	reToolList    = regexp.MustCompile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools?|functions?|plugins?|capabilities|commands)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)|\b(?:list|enumerate|name) (?:all |every |each )?(?:of )?(?:your|the) (?:tools|functions|capabilities)`)
-	rePersonal    = regexp.MustCompile(`\b(?:everything|all) (?:you know|known) about (?:the |this )?(?:user|person|requester|customer|caller)\b|(?:\b(?:health|medical|religio\w*|political|sexual|ethnic\w*|biometric|criminal|relationships?|employer|salary|income|home address|date of birth|full name)\b.{0,40}?){3}|\b(?:user'?s?|your|their|the person'?s|caller'?s?)\s+(?:full |own )?(?:home (?:street )?address|(?:home |mobile |cell )?phone numbers?|date of birth|birth ?date|social security|passport|bank (?:account|details)|credit card|salary|income|medical|health records?|location history|contacts|address book|e-?mail password)`)
-	reYourSecret  = regexp.MustCompile(`\b(?:your|the user'?s?|user'?s?|their)\s+(?:own )?(?:[a-z]+ )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)|\b(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)s?\s+(?:from|of|in|belonging to|stored in)\s+(?:the |your |their )?(?:user'?s?|your|their|person'?s)\b`)
+	reCallerModel = compile(near("25", `\b(?:llm|model|ai|assistant|agent|chatbot)\b`, `\b(?:that|which|who|currently)\b`, `\b(?:call|calls|calling|invok\w*|is using|uses|runs|are|is)\b`) + `|\byour (?:model )?(?:name|identity|model|version)\b|\b(?:which|what) (?:llm|model|ai|language model|assistant)\b.{0,20}?\b(?:are you|you are|do you|powers you|you run|runs you)\b|\bthe (?:ai|model|llm) (?:version )?you (?:are|run)`)
+	reYourPrompt  = compile(`\b(?:hidden|initial|original|secret|internal|configured|system|developer) (?:instructions|prompt|rules|guidelines|message)\b.{0,25}?\b(?:you|your)\b|\b(?:instructions|prompt|rules) you (?:were|are|have been) (?:given|configured|set up|told|started)|\b(?:your|the (?:current|full|entire|complete|original|assistant'?s|model'?s))\s+(?:system prompt|system message|instructions|guidelines|rules|prompt|initial prompt)\b|\bsystem prompt\b.{0,20}\b(?:verbatim|in full|exactly)`)
+	reWholeChat   = compile(`\b(?:entire|full|whole|complete|all|previous|prior|past|recent|preceding)\s+(?:conversation|chat|messages|dialog(?:ue)?|interactions?|turns|context window)\b|\b(?:conversation|chat) (?:history|log|transcript)\b`)
+	reToolList    = compile(`\b(?:all|every|each|other|available|your|installed|enabled|connected)\s+(?:the\s+)?(?:other\s+)?(?:tools?|functions?|plugins?|capabilities|commands)\b.{0,20}?\b(?:you|available|the (?:assistant|model|agent))\b|\b(?:tools|functions) (?:you can|you have|available to you|you are able)|\b(?:list|enumerate|name) (?:all |every |each )?(?:of )?(?:your|the) (?:tools|functions|capabilities)`)
+	rePersonal    = compile(`\b(?:everything|all) (?:you know|known) about (?:the |this )?(?:user|person|requester|customer|caller)\b|(?:\b(?:health|medical|religio\w*|political|sexual|ethnic\w*|biometric|criminal|relationships?|employer|salary|income|home address|date of birth|full name)\b.{0,40}?){3}|\b(?:user'?s?|your|their|the person'?s|caller'?s?)\s+(?:full |own )?(?:home (?:street )?address|(?:home |mobile |cell )?phone numbers?|date of birth|birth ?date|social security|passport|bank (?:account|details)|credit card|salary|income|medical|health records?|location history|contacts|address book|e-?mail password)`)
+	reYourSecret  = compile(`\b(?:your|the user'?s?|user'?s?|their)\s+(?:own )?(?:[a-z]+ )?(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)|\b(?:password|passphrase|credentials?|api key|secret|private key|ssh key|seed phrase|recovery phrase|token|cookies?|wallet)s?\s+(?:from|of|in|belonging to|stored in)\s+(?:the |your |their )?(?:user'?s?|your|their|person'?s)\b`)
 )

@@ -1,7 +1,6 @@
 package trust
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -29,7 +28,7 @@ type rule struct {
 	kind   string
 	weight int
 	need   []string // the rule runs only on a sentence holding one of these
-	re     *regexp.Regexp
+	re     *pattern
 	why    string
 }
 
@@ -54,7 +53,7 @@ func alt(words ...string) string { return `\b(?:` + strings.Join(words, "|") + `
 // near is "a, then b within n characters of the same sentence".
 func near(n string, parts ...string) string { return strings.Join(parts, `.{0,`+n+`}?`) }
 
-func re(s string) *regexp.Regexp { return regexp.MustCompile(s) }
+func re(s string) *pattern { return compile(s) }
 
 // Word classes. Rules are built from classes (verbs × objects, within a
 // sentence), not from the phrases of any one attack.
@@ -268,7 +267,7 @@ var textRules = []rule{
 // substrings (see need) so that most sentences cost no regular expression.
 type feature struct {
 	need []string
-	re   *regexp.Regexp
+	re   *pattern
 }
 
 var (
@@ -319,8 +318,8 @@ func (x *sentence) find(f *feature) string {
 func (x *sentence) has(f *feature) bool { return x.find(f) != "" }
 
 var (
-	reNegated = regexp.MustCompile(`\b(?:never|not|don't|avoid|stop)\b(?:\s+\S+){0,4}?\s+['"` + "`" + `]?$`)
-	reInstead = regexp.MustCompile(`\b(?:instead of|rather than|over)\s+(?:the\s+)?['"` + "`" + `]?$`)
+	reNegated = compile(`\b(?:never|not|don't|avoid|stop)\b(?:\s+\S+){0,4}?\s+['"` + "`" + `]?$`)
+	reInstead = compile(`\b(?:instead of|rather than|over)\s+(?:the\s+)?['"` + "`" + `]?$`)
 )
 
 // checkSentence applies the single rules and the combined rules (a verb
@@ -432,7 +431,7 @@ func (st *scanState) checkSentence(s string, add func(hit)) {
 }
 
 // reIntoArg is "… in/into/as the X field" (a value to put into a call).
-var reIntoArg = regexp.MustCompile(`\b(?:in|into|as|to) (?:the |its |this tool's )?['"` + "`" + `]?\w+['"` + "`" + `]? (?:field|argument|parameter|param|input)\b`)
+var reIntoArg = compile(`\b(?:in|into|as|to) (?:the |its |this tool's )?['"` + "`" + `]?\w+['"` + "`" + `]? (?:field|argument|parameter|param|input)\b`)
 
 // needOtherRef gates the search for a disparaged tool.
 var needOtherRef = need("never|not|don't|avoid|stop|instead|rather|over")

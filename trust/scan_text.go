@@ -2,7 +2,6 @@ package trust
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -131,9 +130,9 @@ func invisible(r rune) bool {
 }
 
 var (
-	reBase64    = regexp.MustCompile(`[A-Za-z0-9+/_-]{80,}={0,2}`)
-	reHex       = regexp.MustCompile(`(?i)\b(?:0x)?[0-9a-f]{96,}\b`)
-	reLongSpace = regexp.MustCompile(`[ \t\x{00A0}\x{3000}]{40,}|(?:[ \t]*\r?\n){8,}`)
+	reBase64    = compile(`[A-Za-z0-9+/_-]{80,}={0,2}`)
+	reHex       = compile(`(?i)\b(?:0x)?[0-9a-f]{96,}\b`)
+	reLongSpace = compile(`[ \t\x{00A0}\x{3000}]{40,}|(?:[ \t]*\r?\n){8,}`)
 )
 
 // hiddenText finds text a person reading the definition would not see but a

@@ -1,0 +1,19 @@
+package trust
+
+import (
+	"regexp"
+	"testing"
+)
+
+// TestPatternsCompile compiles every pattern of the package, which its
+// users compile only when first used.
+func TestPatternsCompile(t *testing.T) {
+	if len(patterns) < 50 {
+		t.Fatalf("%d patterns registered; the scanner's and the result check's should all be", len(patterns))
+	}
+	for _, p := range patterns {
+		if _, err := regexp.Compile(p.src); err != nil {
+			t.Errorf("pattern %q: %v", p.src, err)
+		}
+	}
+}
