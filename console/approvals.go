@@ -141,9 +141,11 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, u User) {
 		defer stop()
 		queue = ch
 	}
-	fmt.Fprint(w, "retry: 2000\n\n")
-	flusher.Flush()
+	// The first event comes at once: the queue may have changed between
+	// the page and this stream.
 	last, burst := c.signature(r), 0
+	fmt.Fprintf(w, "retry: 2000\n\nevent: queue\ndata: %d\n\n", strings.Count(last, "\n"))
+	flusher.Flush()
 	timer := time.NewTimer(pollEvery)
 	defer timer.Stop()
 	for {

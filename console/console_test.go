@@ -295,7 +295,7 @@ func TestEventsAnnounceCalls(t *testing.T) {
 		for {
 			n, err := res.Body.Read(buf)
 			all += string(buf[:n])
-			if strings.Contains(all, "event: queue") || err != nil {
+			if strings.Contains(all, "event: queue\ndata: 1") || err != nil {
 				got <- all
 				return
 			}
@@ -305,7 +305,7 @@ func TestEventsAnnounceCalls(t *testing.T) {
 	e.ask(tool.Call{Name: "write_file", Args: []byte(`{}`)}, policy.Decision{})
 	select {
 	case s := <-got:
-		if !strings.Contains(s, "event: queue\ndata: 1") {
+		if !strings.HasPrefix(s, "retry: 2000\n\nevent: queue\ndata: 0\n\n") || !strings.Contains(s, "event: queue\ndata: 1") {
 			t.Errorf("stream: %q", s)
 		}
 	case <-time.After(10 * time.Second):

@@ -90,3 +90,44 @@ func TestDecideByAndWatch(t *testing.T) {
 	}
 	<-changes
 }
+
+// FirstAnswer takes the first answer and withdraws the other questions;
+// failures give no answer unless all fail.
+func TestFirstAnswer(t *testing.T) {
+	withdrawn := make(chan struct{}, 4)
+	waits := ApproverFunc(func(ctx context.Context, req Request) (Approval, error) {
+		<-ctx.Done()
+		withdrawn <- struct{}{}
+		return Approval{Approver: "slow", Reason: "withdrawn"}, nil
+	})
+	answers := func(who string, yes bool) Approver {
+		return ApproverFunc(func(context.Context, Request) (Approval, error) { return Approval{Approved: yes, Approver: who}, nil })
+	}
+	fails := func(who string) Approver {
+		return ApproverFunc(func(context.Context, Request) (Approval, error) {
+			return Approval{Approver: who}, tool.Errorf(tool.Unavailable, "%s cannot ask", who)
+		})
+	}
+	for _, c := range []struct {
+		name     string
+		list     []Approver
+		who      string
+		approved bool
+		err      bool
+		withdraw int
+	}{
+		{"one", []Approver{answers("a", true)}, "a", true, false, 0},
+		{"first of two", []Approver{waits, answers("console:bob", false)}, "console:bob", false, false, 1},
+		{"a failure is no answer", []Approver{fails("elicitation"), answers("console:bob", true)}, "console:bob", true, false, 0},
+		{"all fail", []Approver{fails("x"), fails("y")}, "", false, true, 0},
+		{"none", nil, "", false, true, 0},
+	} {
+		a, err := FirstAnswer(c.list...).Approve(context.Background(), Request{})
+		if (err != nil) != c.err || (!c.err && (a.Approver != c.who || a.Approved != c.approved)) {
+			t.Errorf("%s: %+v, %v", c.name, a, err)
+		}
+		for range c.withdraw {
+			<-withdrawn // the slow question was withdrawn, or this blocks
+		}
+	}
+}

@@ -114,7 +114,7 @@ console: {approvals: true}
 	if err := chromedp.Do(browsertest.Within(t, browser), chromedp.Click(`#pending li[data-id] button[value="once"]`)); err != nil {
 		t.Fatal(err)
 	}
-	browsertest.WaitURL(t, browser, "#answered") // the answer's page loaded
+	browsertest.WaitTrue(t, browser, `document.querySelectorAll("#recent li").length === 1`) // the answer's page loaded
 	if res := result(done); res.IsError {
 		t.Fatalf("the approved call: %s", text(res))
 	}
@@ -138,9 +138,7 @@ console: {approvals: true}
 	if _, err := os.Stat(filepath.Join(root, "other.txt")); !os.IsNotExist(err) {
 		t.Fatal("the denied call wrote")
 	}
-	if err := chromedp.Do(browsertest.Within(t, browser), chromedp.Navigate(base+"/ui/"), chromedp.WaitVisible(`#recent`)); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.WaitTrue(t, browser, `document.querySelectorAll("#recent li").length === 2`)
 	browsertest.Shot(t, browser, "process-answered")
 
 	var got []string
@@ -203,11 +201,13 @@ type consolePage struct{ body, csrf, cookie string }
 
 var consoleCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-// consoleGet fetches a console page with a bearer key.
+// consoleGet fetches a console page with a bearer key ("" none).
 func consoleGet(t *testing.T, u, key string) consolePage {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -243,4 +243,80 @@ func waitPending(t *testing.T, base, key string) string {
 	}
 	t.Fatal("no call waited in the console's queue")
 	return ""
+}
+
+// TestConsoleRacesElicitation: a client that can ask its user gets the
+// question, and the console lists it too; the console answers first, the
+// call runs, and the client's question is withdrawn.
+func TestConsoleRacesElicitation(t *testing.T) {
+	root, auditLog := serveWorkspace(t)
+	pol := filepath.Join(t.TempDir(), "toolgate.yaml")
+	if err := os.WriteFile(pol, []byte("ask: [write_file]\nconsole: {approvals: true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := startHTTP(t, "serve", "--root", root, "--policy", pol, "--audit", auditLog, "--http", "127.0.0.1:0")
+	base := strings.TrimSuffix(u, "/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	asked, withdrawn := make(chan struct{}, 1), make(chan struct{}, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "racing-user", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			<-ctx.Done() // the user never answers
+			withdrawn <- struct{}{}
+			return nil, ctx.Err()
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "raced.txt", "content": "x"}})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-asked
+	id := waitPending(t, base, "")
+	p := consoleGet(t, base+"/ui/", "")
+	form := url.Values{"id": {id}, "decision": {"once"}, "csrf": {p.csrf}}
+	req, _ := http.NewRequest(http.MethodPost, base+"/ui/decide", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", base)
+	req.AddCookie(&http.Cookie{Name: "toolgate_csrf", Value: p.cookie})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the console's answer: %d", res.StatusCode)
+	}
+	select {
+	case r := <-done:
+		if r == nil || r.IsError {
+			t.Fatalf("the call approved in the console: %v", r)
+		}
+	case <-ctx.Done():
+		t.Fatal("the call did not complete")
+	}
+	select {
+	case <-withdrawn:
+	case <-ctx.Done():
+		t.Fatal("the client's question was not withdrawn")
+	}
+	var got []string
+	for _, r := range readAudit(t, auditLog) {
+		if r.Tool == "write_file" {
+			got = append(got, r.Approver)
+		}
+	}
+	if strings.Join(got, " ") != "console:local" {
+		t.Errorf("approvers in the audit log: %v", got)
+	}
 }

@@ -8,12 +8,12 @@ package browsertest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -61,21 +61,35 @@ func Within(t *testing.T, ctx context.Context) context.Context {
 // answer to a form, say).
 func WaitURL(t *testing.T, ctx context.Context, s string) {
 	t.Helper()
+	WaitTrue(t, ctx, fmt.Sprintf(`location.href.includes(%q) && document.readyState === "complete"`, s))
+}
+
+// WaitTrue waits until the JavaScript expression is true in the page,
+// looking again while a navigation replaces the page.
+func WaitTrue(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
 	ui := Within(t, ctx)
 	for ui.Err() == nil {
-		loc, err := chromedp.Run(ui, chromedp.Location())
-		if err == nil && strings.Contains(loc, s) && chromedp.Do(ui, chromedp.WaitVisible(`body`)) == nil {
+		if ok, err := chromedp.Run(ui, chromedp.Evaluate[bool](expr)); err == nil && ok {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no page at a URL with %q", s)
+	t.Fatalf("the page never had %s", expr)
 }
 
 // Shot saves a screenshot of the whole page as NAME.png.
 func Shot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	raw, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	ui := Within(t, ctx)
+	var raw []byte
+	var err error
+	for ui.Err() == nil { // a page that is loading has no size yet
+		if raw, err = chromedp.Run(ui, chromedp.FullScreenshot(100)); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return

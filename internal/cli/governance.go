@@ -269,8 +269,9 @@ func inputRequests(pol *policy.Policy, rc *redis.Client) (*policy.InputRequests,
 // page of every replica);
 // otherwise no one (the call is refused, with a reason). A web console (wc,
 // nil: none) lists and answers the page's queue; with console.approvals
-// the page exists without approvals.http, for the console alone. It
-// returns what must be closed.
+// the page exists without approvals.http, for the console alone, and a
+// client's user who is asked too races the console: the first answer
+// counts. It returns what must be closed.
 func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool, wc *webConsole) (policy.Approver, []func() error, error) {
 	elicit := policy.Elicitation{Elicit: func(ctx context.Context, msg string, schema map[string]any) (string, map[string]any, error) {
 		ss := mcpserver.SessionFromContext(ctx)
@@ -336,6 +337,9 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool, wc *webConso
 		}
 		if ss := mcpserver.SessionFromContext(ctx); ss != nil && !stateless {
 			if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
+				if ui && page != nil { // the client's user and the console: the first answer counts
+					return policy.FirstAnswer(elicit, page).Approve(ctx, req)
+				}
 				return elicit.Approve(ctx, req)
 			}
 		}
