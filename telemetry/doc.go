@@ -14,6 +14,9 @@
 //	OTEL_METRIC_EXPORT_INTERVAL, OTEL_SERVICE_NAME (default toolgate),
 //	OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED
 //
+// and toolgate's own TOOLGATE_TELEMETRY_ARGUMENT_NAMES (true: the names,
+// never the values, of a call's arguments on its span; Providers.ArgumentNames).
+//
 // It differs from autoexport in three ways, on purpose. Unset exporters
 // mean off, not otlp: telemetry is opt-in, and off costs nothing (no-op
 // providers, which the engine skips). The console exporters write to

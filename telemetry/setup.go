@@ -49,6 +49,10 @@ type Providers struct {
 	// PrometheusAddr is the address /metrics is served on
 	// (OTEL_METRICS_EXPORTER=prometheus), else empty.
 	PrometheusAddr string
+	// ArgumentNames is TOOLGATE_TELEMETRY_ARGUMENT_NAMES: put the names
+	// (never the values) of a call's arguments on its execute_tool span
+	// (engine.Options.TelemetryArgumentNames). Off by default.
+	ArgumentNames bool
 
 	shutdown []func(context.Context) error
 }
@@ -78,6 +82,13 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 	}
 	if on, _ := strconv.ParseBool(os.Getenv("OTEL_SDK_DISABLED")); on {
 		return p, nil
+	}
+	if v := strings.TrimSpace(os.Getenv("TOOLGATE_TELEMETRY_ARGUMENT_NAMES")); v != "" {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("TOOLGATE_TELEMETRY_ARGUMENT_NAMES=%q: want true or false", v)
+		}
+		p.ArgumentNames = on
 	}
 	traces, err := exporterName("OTEL_TRACES_EXPORTER", "otlp", "console", "none")
 	if err != nil {

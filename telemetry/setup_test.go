@@ -26,6 +26,7 @@ var otelVars = []string{
 	"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
 	"OTEL_EXPORTER_PROMETHEUS_HOST", "OTEL_EXPORTER_PROMETHEUS_PORT",
 	"OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_METRIC_EXPORT_INTERVAL",
+	"TOOLGATE_TELEMETRY_ARGUMENT_NAMES",
 }
 
 func env(t *testing.T, kv ...string) {
@@ -234,6 +235,24 @@ func TestSetupOTLP(t *testing.T) {
 	for path, w := range want {
 		if got[path] != w {
 			t.Errorf("%s: got %q, want %q (all: %v)", path, got[path], w, got)
+		}
+	}
+}
+
+// TestArgumentNamesOptIn: argument names go on spans only when asked for,
+// and a value that is not a boolean is refused, not read as off.
+func TestArgumentNamesOptIn(t *testing.T) {
+	for _, tc := range []struct {
+		val      string
+		want, ok bool
+	}{{"", false, true}, {"true", true, true}, {"1", true, true}, {"false", false, true}, {"yes please", false, false}} {
+		env(t, "TOOLGATE_TELEMETRY_ARGUMENT_NAMES", tc.val)
+		p, err := telemetry.Setup(context.Background(), telemetry.Options{})
+		if (err == nil) != tc.ok || (err == nil && p.ArgumentNames != tc.want) {
+			t.Errorf("TOOLGATE_TELEMETRY_ARGUMENT_NAMES=%q: %v, %v", tc.val, p, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "TOOLGATE_TELEMETRY_ARGUMENT_NAMES") {
+			t.Errorf("the refusal does not name the variable: %v", err)
 		}
 	}
 }

@@ -312,6 +312,9 @@ func TestOTLPServeSpans(t *testing.T) {
 	if run.Kind != tracepb.Span_SPAN_KIND_INTERNAL {
 		t.Errorf("execute_tool read_file: kind %v, want INTERNAL", run.Kind)
 	}
+	if v := attrValue(run.Attributes, "toolgate.argument.names"); v != "" {
+		t.Errorf("argument names on a span without the opt-in: %s", v)
+	}
 
 	failed := findSpan(t, spans, "toolgate", "tools/call list_directory")
 	checkAttrs(t, failed, map[string]string{"error.type": "tool_error", "toolgate.error.type": "not_found"})
@@ -556,5 +559,26 @@ func TestTelemetryDocs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestOTLPArgumentNamesOptIn: with TOOLGATE_TELEMETRY_ARGUMENT_NAMES the
+// execute_tool span names a call's arguments, and still holds no value.
+func TestOTLPArgumentNamesOptIn(t *testing.T) {
+	recv := newOTLPReceiver(t)
+	otlpEnv(t, recv, "")
+	t.Setenv("TOOLGATE_TELEMETRY_ARGUMENT_NAMES", "true")
+	root, _ := serveWorkspace(t)
+	url := startHTTP(t, "serve", "--root", root, "--audit", "off", "--http", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs := connectHTTP(t, ctx, url)
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt", "limit": 7}}); err != nil || res.IsError {
+		t.Fatalf("read_file: %v %+v", err, res)
+	}
+	spans := recv.waitSpans(t, "toolgate: execute_tool read_file")
+	names := attrValue(findSpan(t, spans, "toolgate", "execute_tool read_file").Attributes, "toolgate.argument.names")
+	if !strings.Contains(names, "path") || !strings.Contains(names, "limit") || strings.Contains(names, "a.txt") || strings.Contains(names, "7") {
+		t.Errorf("toolgate.argument.names = %s, want the names path and limit and no value", names)
 	}
 }

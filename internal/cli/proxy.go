@@ -150,7 +150,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return err
 	}
 	defer stopTelemetry(tel, s)
-	opts := engine.Options{Registry: registry.New(), Logger: p.log, TracerProvider: tel.Tracer, MeterProvider: tel.Meter}
+	opts := engine.Options{Registry: registry.New(), Logger: p.log, TracerProvider: tel.Tracer, MeterProvider: tel.Meter, TelemetryArgumentNames: tel.ArgumentNames}
 	pol, err := loadPolicy(p.policy)
 	if err != nil {
 		return err

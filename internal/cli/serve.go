@@ -81,7 +81,7 @@ roots that lie inside --root folders; it never widens them.`,
 				return err
 			}
 			defer stopTelemetry(tel, s)
-			st, err := c.build(engine.Options{Limiter: engine.ChainLimiters(mcpserver.ClientRoots(nil, paths), ui.limiter()), TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
+			st, err := c.build(engine.Options{Limiter: engine.ChainLimiters(mcpserver.ClientRoots(nil, paths), ui.limiter()), TracerProvider: tel.Tracer, MeterProvider: tel.Meter, TelemetryArgumentNames: tel.ArgumentNames})
 			if err != nil {
 				return err
 			}
