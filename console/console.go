@@ -33,6 +33,9 @@ type Options struct {
 	Tools func(call tool.Call) []tool.Definition
 	// Policy is the policy in force: its rules, limits and the what-if box.
 	Policy *policy.Policy
+	// Trust is the gateway's pin file: the tools page lists pinned and
+	// quarantined upstream tools, and approvers approve them (nil: none).
+	Trust Trust
 	// Activity counts the calls the engine runs (put it in the engine's
 	// limiter chain).
 	Activity *Activity
@@ -91,6 +94,7 @@ func New(o Options) *Console {
 	c.mux.Handle("POST /ui/decide", c.reader(c.decide))
 	c.mux.Handle("GET /ui/audit", c.reader(c.auditPage))
 	c.mux.Handle("GET /ui/tools", c.reader(c.toolsPage))
+	c.mux.Handle("POST /ui/trust", c.reader(c.approveTrust))
 	c.mux.Handle("GET /ui/policy", c.reader(c.policyPage))
 	c.mux.Handle("POST /ui/policy", c.reader(c.policyPage))
 	c.mux.Handle("GET /ui/activity", c.reader(c.activityPage))

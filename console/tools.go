@@ -46,5 +46,6 @@ func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request, u User) {
 	if c.o.Policy != nil {
 		data["PerPrincipal"] = c.o.Policy.Limits.Principal
 	}
+	c.trustData(data)
 	c.page(w, r, http.StatusOK, "tools", &u, data)
 }

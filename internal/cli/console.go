@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/console"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/trust"
 )
 
 // webConsole is what the console of serve --http and proxy --http is made
@@ -25,6 +27,7 @@ type webConsole struct {
 	page     *policy.HTTPApprover
 	queue    *policy.WatchedQueue
 	activity *console.Activity
+	trust    console.Trust // the gateway's pins (nil: none)
 }
 
 // newWebConsole prepares the console of a server listening on addr ("" :
@@ -82,6 +85,7 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 		},
 		Policy:   pol,
 		Activity: wc.activity,
+		Trust:    wc.trust,
 		Loopback: loopback,
 	}
 	if wc.queue != nil {
@@ -129,4 +133,55 @@ func auditLogs(path string) []string {
 		return logs
 	}
 	return []string{path}
+}
+
+// pinTrust shows the gateway's pin file (trust.pins) in the console, and
+// records an approval made there in the audit log as `toolgate trust
+// approve` does; nil without a pin file.
+func pinTrust(pol *policy.Policy, auditor engine.Auditor) console.Trust {
+	if pol.Trust.Pins == "" {
+		return nil
+	}
+	return &pinFile{pins: trust.OpenPins(pol.Trust.Pins), audit: auditor}
+}
+
+type pinFile struct {
+	pins  *trust.Pins
+	audit engine.Auditor // nil: no audit log
+}
+
+func (p *pinFile) Pins() ([]console.Pin, error) {
+	pf, err := p.pins.Load()
+	if err != nil {
+		return nil, err
+	}
+	var out []console.Pin
+	for _, e := range pf.Entries() {
+		pin := console.Pin{Upstream: e.Upstream, Tool: e.Tool, State: string(e.State), Why: e.Why, Verdict: string(e.Verdict), Target: e.Upstream + "/" + e.Tool}
+		if up := pf.Upstreams[e.Upstream]; up != nil && up.PendingIdentity != nil {
+			pin.Target = e.Upstream + "/*" // a changed upstream is approved whole
+		}
+		if e.State == trust.Quarantined {
+			pin.Diff, _ = trustDiff(pf, strings.TrimSuffix(pin.Target, "/*"))
+		}
+		out = append(out, pin)
+	}
+	return out, nil
+}
+
+func (p *pinFile) Approve(target, by string) error {
+	events, err := p.pins.Approve(target, by, time.Now())
+	if err != nil {
+		return err
+	}
+	if p.audit != nil {
+		for _, e := range events {
+			rec := trustRecord(e)
+			rec.Approver = by
+			if err := p.audit.Append(context.Background(), rec); err != nil {
+				return fmt.Errorf("approved, but the audit log could not be written: %w", err)
+			}
+		}
+	}
+	return nil
 }

@@ -195,6 +195,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	if err != nil {
 		return err
 	}
+	ui.trust = pinTrust(pol, opts.Auditor)
 	wrap, err := trustWrap(pol.Trust, p.log)
 	if err != nil {
 		return err
