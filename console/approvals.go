@@ -152,6 +152,8 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, u User) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-c.closing:
+			return
 		case <-mine:
 			burst = burstLooks
 		case <-queue:

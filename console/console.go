@@ -64,6 +64,9 @@ type Console struct {
 	pages map[string]*template.Template
 	log   *slog.Logger
 
+	closing   chan struct{} // closed by Close: event streams end
+	closeOnce sync.Once
+
 	mu      sync.Mutex
 	recent  []answered // newest first
 	subs    map[chan struct{}]struct{}
@@ -76,7 +79,7 @@ var assets embed.FS
 // New returns the console.
 func New(o Options) *Console {
 	c := &Console{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, log: o.Logger,
-		subs: map[chan struct{}]struct{}{}, verdict: map[string]verified{}}
+		subs: map[chan struct{}]struct{}{}, verdict: map[string]verified{}, closing: make(chan struct{})}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -99,6 +102,13 @@ func New(o Options) *Console {
 	c.mux.Handle("POST /ui/policy", c.reader(c.policyPage))
 	c.mux.Handle("GET /ui/activity", c.reader(c.activityPage))
 	return c
+}
+
+// Close ends the event streams of open pages (they reconnect to whatever
+// serves /ui/ next), so that a server shutting down need not wait for
+// them. The console keeps serving pages.
+func (c *Console) Close() {
+	c.closeOnce.Do(func() { close(c.closing) })
 }
 
 // csp allows this origin's script, style and images, nothing inline, and

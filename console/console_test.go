@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -43,8 +44,13 @@ func TestPagesAndHeaders(t *testing.T) {
 	if !strings.Contains(body, "local") || !strings.Contains(body, "may answer") || strings.Contains(body, "<script>") || strings.Contains(body, "style=") {
 		t.Errorf("approvals page: %d\n%s", res.StatusCode, body)
 	}
-	if len(body) > 100<<10 {
-		t.Errorf("the first page is %d bytes", len(body))
+	weight := len(body)
+	for _, asset := range []string{"/ui/static/console.css", "/ui/static/console.js"} {
+		_, b := e.get(c, asset, "")
+		weight += len(b)
+	}
+	if weight > 100<<10 {
+		t.Errorf("the first page weighs %d bytes with its stylesheet and script", weight)
 	}
 }
 
@@ -310,5 +316,32 @@ func TestEventsAnnounceCalls(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no event within 10 s")
+	}
+}
+
+// Close ends the open event streams, so that a server shutting down does
+// not wait for them.
+func TestCloseEndsStreams(t *testing.T) {
+	e := newEnv(t, false)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, e.srv.URL+"/ui/events", nil)
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(res.Body)
+		ended <- err
+	}()
+	e.con.Close()
+	e.con.Close() // twice is fine
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Errorf("the stream ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end")
 	}
 }

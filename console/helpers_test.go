@@ -64,6 +64,7 @@ type env struct {
 	log   string
 	pol   *policy.Policy
 	opts  console.Options
+	con   *console.Console
 	calls chan policy.Approval
 }
 
@@ -108,7 +109,8 @@ func newEnv(t *testing.T, tls bool, opts ...envOption) *env {
 		o(&e.opts)
 	}
 	h := http.NewServeMux()
-	h.Handle("/ui/", console.New(e.opts))
+	e.con = console.New(e.opts)
+	h.Handle("/ui/", e.con)
 	if tls {
 		e.srv = httptest.NewTLSServer(h)
 	} else {

@@ -182,6 +182,9 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp (%s, %s)\n", ln.Addr(), authNote(authn), mode)
 	if ui != nil {
 		fmt.Fprintf(s.err, "toolgate: console at http://%s/ui/\n", ln.Addr())
+		if c, ok := ui.(interface{ Close() }); ok {
+			hs.RegisterOnShutdown(c.Close) // its event streams would hold the shutdown
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
