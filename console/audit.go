@@ -74,7 +74,6 @@ type shown struct {
 
 // verified is a chain's state, remembered while its file stays the same.
 type verified struct {
-	Path    string
 	Name    string
 	size    int64
 	mod     time.Time
@@ -141,7 +140,7 @@ func selectLog(path string, q audit.Query) ([]audit.Record, error) {
 
 // verify checks a log's chain, again only when the file changed.
 func (c *Console) verify(path string) verified {
-	v := verified{Path: path, Name: filepath.Base(path)}
+	v := verified{Name: filepath.Base(path)}
 	fi, err := os.Stat(path)
 	if err != nil {
 		v.Problem = err.Error()

@@ -29,7 +29,6 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
 	},
-	"ms":    func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) },
 	"level": levelName,
 	"list":  func(s ...string) []string { return s },
 	"rate": func(perSecond float64) string {
