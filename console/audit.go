@@ -68,8 +68,52 @@ func parseTime(s string) (time.Time, error) {
 // shown is a record on the audit page.
 type shown struct {
 	audit.Record
-	Log  string // the file it is in, for several chains
-	JSON string // the whole record, indented
+	Log   string  // the file it is in, for several chains
+	JSON  string  // the whole record, indented
+	Steps []shown // a plan's or composite's steps, oldest first
+}
+
+// groupSteps puts the records of a plan's or a composite tool's steps
+// under the record of their call, when it is among recs: a step's call id
+// is its call's id, "/", and the step's (orchestrate's ids, nested for a
+// step of a step; a step goes under its furthest ancestor shown). Steps
+// whose call is not shown (filtered out, or not ended yet) stay on their
+// own. recs are newest first; steps are listed oldest first.
+func groupSteps(recs []shown) []shown {
+	at := make(map[string]int, len(recs))
+	for i, r := range recs {
+		if r.CallID != "" {
+			at[r.CallID] = i
+		}
+	}
+	root := make([]int, len(recs))
+	for i, r := range recs {
+		root[i] = -1
+		for id := r.CallID; ; {
+			cut := strings.LastIndexByte(id, '/')
+			if cut <= 0 {
+				break
+			}
+			id = id[:cut]
+			if j, ok := at[id]; ok && j != i {
+				root[i] = j
+			}
+		}
+	}
+	steps := map[int][]shown{}
+	for i := len(recs) - 1; i >= 0; i-- { // oldest first
+		if root[i] >= 0 {
+			steps[root[i]] = append(steps[root[i]], recs[i])
+		}
+	}
+	out := recs[:0:0]
+	for i, r := range recs {
+		if root[i] < 0 {
+			r.Steps = steps[i]
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // verified is a chain's state, remembered while its file stays the same.
@@ -121,6 +165,7 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, u User) {
 		}
 	}
 	slices.SortStableFunc(recs, func(a, b shown) int { return b.Time.Compare(a.Time) }) // newest first
+	recs = groupSteps(recs)
 	data["Total"] = len(recs)
 	if len(recs) > f.Limit {
 		recs = recs[:f.Limit]

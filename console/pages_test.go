@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/console"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -184,5 +186,55 @@ func TestActivity(t *testing.T) {
 	_, page = e.get(e.client(), "/ui/activity", "")
 	if strings.Contains(page, "<code>s9</code>") {
 		t.Errorf("a finished call is still in flight")
+	}
+}
+
+// TestAuditGroupsSteps: the records of a plan's steps (call ids
+// "PLAN/STEP", a step's step "PLAN/STEP/SUB") are listed under the plan's
+// record, oldest first; a step whose call is filtered out stands alone.
+func TestAuditGroupsSteps(t *testing.T) {
+	e := newEnv(t, false)
+	l, err := audit.Open(e.log, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for i, r := range []struct{ id, tool string }{
+		{"run-1", "read_file"}, // an ordinary call before the plan
+		{"plan-7/fetch", "http_request"},
+		{"plan-7/build", "composite"},
+		{"plan-7/build/compile", "execute_command"},
+		{"plan-7", "plan"},             // the plan's own record comes last
+		{"plan-9/orphan", "read_file"}, // its plan has no record (yet)
+	} {
+		rec := audit.Record{Time: now.Add(time.Duration(i-10) * time.Second), CallID: r.id, Tool: r.tool, Arguments: json.RawMessage(`{}`), Decision: "allow", Outcome: "ok"}
+		if err := l.Append(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	top := regexp.MustCompile(`(?s)<ol class="records" id="records">(.*)</ol>`)
+	ids := regexp.MustCompile(`&#34;call_id&#34;: &#34;([^&]+)&#34;`)
+	_, body := e.get(e.client(), "/ui/audit", "")
+	m := top.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no records list:\n%s", body)
+	}
+	var order []string
+	for _, x := range ids.FindAllStringSubmatch(m[1], -1) {
+		order = append(order, x[1])
+	}
+	// Newest first at the top level; the plan's steps right after it, oldest first.
+	want := "plan-9/orphan plan-7 plan-7/fetch plan-7/build plan-7/build/compile run-1"
+	if strings.Join(order, " ") != want {
+		t.Errorf("records in the page: %v\nwant %s", order, want)
+	}
+	if strings.Count(m[1], `<ol class="steps"`) != 1 || !strings.Contains(body, "3 of 3 matching records") {
+		t.Errorf("want one plan with its steps nested, 3 records at the top")
+	}
+	// Filtered to one tool, a step stands alone.
+	_, body = e.get(e.client(), "/ui/audit?tool=execute_command", "")
+	if strings.Contains(body, `<ol class="steps"`) || !strings.Contains(body, "plan-7/build/compile") {
+		t.Errorf("a step whose plan is filtered out should stand alone")
 	}
 }
