@@ -141,6 +141,10 @@ type Webhook struct {
 	OnError OnError `yaml:"on_error,omitempty" json:"on_error,omitempty"`
 	// Headers are sent with every request (e.g. an Authorization).
 	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// SecretEnv names the environment variable holding the secret that
+	// signs each request ("" : TOOLGATE_WEBHOOK_SECRET, and unsigned while
+	// that is unset; a variable named here must be set).
+	SecretEnv string `yaml:"secret_env,omitempty" json:"secret_env,omitempty"`
 }
 
 // DefaultWebhookTimeout bounds a webhook exchange when the policy does not.

@@ -25,12 +25,19 @@ func trustWrap(t policy.Trust, log *slog.Logger) (func(upstream, remote string, 
 				hook.Headers[k] = os.ExpandEnv(v)
 			}
 		}
-		if s := os.Getenv(trust.WebhookSecretEnv); s != "" {
+		env := w.SecretEnv
+		if env == "" {
+			env = trust.WebhookSecretEnv
+		}
+		switch s := os.Getenv(env); {
+		case s != "":
 			secret, err := trust.WebhookSecret(s)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", trust.WebhookSecretEnv, err)
+				return nil, fmt.Errorf("%s: %w", env, err)
 			}
 			hook.Secret = secret
+		case w.SecretEnv != "":
+			return nil, fmt.Errorf("trust.webhook.secret_env names %s, which is not set", env)
 		}
 	}
 	return func(upstream, remote string, tl tool.Tool) tool.Tool {
