@@ -50,6 +50,13 @@ func TestAuditPerReplica(t *testing.T) {
 		t.Fatalf("verify of three intact chains: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// Without arguments, the logs of $TOOLGATE_AUDIT's folder.
+	cmd := exec.Command(bin, "audit", "verify")
+	cmd.Env = append(os.Environ(), "TOOLGATE_AUDIT="+logs+string(filepath.Separator))
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Count(string(out), ": OK,") != 3 {
+		t.Errorf("verify with TOOLGATE_AUDIT a folder: %v\n%s", err, out)
+	}
+
 	// tail and query merge by time: the last calls, in the order made.
 	paths := func(out string) []string {
 		var got []string

@@ -36,10 +36,11 @@ of all of them by time.`,
 }
 
 // auditFiles are the logs that args name: files as given, and for a folder
-// every *.jsonl file in it (sorted); no args: the default log.
+// every *.jsonl file in it (sorted); no args: the default log (or every
+// log of its folder, when $TOOLGATE_AUDIT names one).
 func auditFiles(args []string) ([]string, error) {
 	if len(args) == 0 {
-		args = []string{auditLogPath(defaultAuditPath())}
+		args = []string{defaultAuditPath()}
 	}
 	var out []string
 	for _, a := range args {
