@@ -46,6 +46,10 @@ type Options struct {
 	// Loopback: the server listens on a loopback address, so Host and
 	// Origin must name this machine (the DNS-rebinding guard of /mcp).
 	Loopback bool
+	// CookieSecret seals the sign-in cookie (it holds the key a person
+	// signed in with). Give every replica the same one so that a sign-in
+	// holds on all of them; nil: a secret of this process's own.
+	CookieSecret []byte
 	// Logger receives what goes wrong (nil: slog.Default()).
 	Logger *slog.Logger
 }
@@ -63,6 +67,7 @@ type Console struct {
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 	log   *slog.Logger
+	seal  cookieSealer
 
 	closing   chan struct{} // closed by Close: event streams end
 	closeOnce sync.Once
@@ -78,7 +83,7 @@ var assets embed.FS
 
 // New returns the console.
 func New(o Options) *Console {
-	c := &Console{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, log: o.Logger,
+	c := &Console{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}, log: o.Logger, seal: newCookieSealer(o.CookieSecret),
 		subs: map[chan struct{}]struct{}{}, verdict: map[string]verified{}, closing: make(chan struct{})}
 	if c.log == nil {
 		c.log = slog.Default()

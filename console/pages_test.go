@@ -238,3 +238,29 @@ func TestAuditGroupsSteps(t *testing.T) {
 		t.Errorf("a step whose plan is filtered out should stand alone")
 	}
 }
+
+// TestSignInCookieIsSealed: after signing in, the browser holds the key
+// only sealed, and a cookie holding a key in clear signs no one in.
+func TestSignInCookieIsSealed(t *testing.T) {
+	e := newEnv(t, false, withAuth)
+	c := e.client()
+	e.signIn(c, "key-admin-0123456789")
+	u, _ := url.Parse(e.srv.URL + "/ui/")
+	var value string
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == "toolgate_key" {
+			value = ck.Value
+		}
+	}
+	if value == "" || strings.Contains(value, "0123456789") {
+		t.Fatalf("sign-in cookie %q: want the key sealed", value)
+	}
+	if res, _ := e.get(c, "/ui/", ""); res.StatusCode != http.StatusOK {
+		t.Fatalf("signed in: %d", res.StatusCode)
+	}
+	forged := e.client()
+	forged.Jar.SetCookies(u, []*http.Cookie{{Name: "toolgate_key", Value: "key-admin-0123456789", Path: "/ui/"}})
+	if res, body := e.get(forged, "/ui/", ""); res.StatusCode != http.StatusUnauthorized || !strings.Contains(body, "Sign in again") {
+		t.Errorf("a cookie with the key in clear: %d", res.StatusCode)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Cookie names: the key a browser signed in with, and the CSRF token.
@@ -47,12 +48,16 @@ func (c *Console) user(w http.ResponseWriter, r *http.Request) (User, bool) {
 		return local, true
 	}
 	token, fromCookie := bearer(r), false
+	var why string
 	if token == "" {
 		if ck, err := r.Cookie(keyCookie); err == nil && ck.Value != "" {
-			token, fromCookie = ck.Value, true
+			fromCookie = true
+			if token, err = c.seal.open(ck.Value, time.Now()); err != nil {
+				why = "Sign in again: " + err.Error()
+				c.setKey(w, r, "")
+			}
 		}
 	}
-	var why string
 	if token != "" {
 		u, err := c.o.Authenticate(r.Context(), token)
 		if err == nil && u.Name != "" {
@@ -133,11 +138,14 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 }
 
-// setKey sets the sign-in cookie, or clears it when key is "".
+// setKey sets the sign-in cookie (key sealed, see cookieSealer), or
+// clears it when key is "".
 func (c *Console) setKey(w http.ResponseWriter, r *http.Request, key string) {
-	ck := &http.Cookie{Name: keyCookie, Value: key, Path: "/ui/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode}
+	ck := &http.Cookie{Name: keyCookie, Path: "/ui/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode}
 	if key == "" {
 		ck.MaxAge = -1
+	} else {
+		ck.Value = c.seal.seal(key, time.Now())
 	}
 	http.SetCookie(w, ck)
 }

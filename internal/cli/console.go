@@ -91,6 +91,11 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 	if wc.queue != nil {
 		o.Changes = wc.queue.Subscribe
 	}
+	if env := pol.Approvals.StateKeyEnv; env != "" {
+		// The replicas' shared sealing secret: a sign-in holds on every
+		// replica (the console derives a key of its own from it).
+		o.CookieSecret = []byte(os.Getenv(env))
+	}
 	if authn != nil {
 		o.Authenticate = func(ctx context.Context, token string) (console.User, error) {
 			return consoleUser(ctx, authn, pol, token)
