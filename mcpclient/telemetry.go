@@ -2,12 +2,10 @@ package mcpclient
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"reflect"
 	"strconv"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/telemetry"
@@ -31,7 +29,7 @@ func (u *Upstream) traced(next mcp.MethodHandler) mcp.MethodHandler {
 		if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
 			op.SetProtocolVersion(ir.ProtocolVersion)
 		}
-		op.End(outcome(res, err))
+		op.End(telemetry.Outcome(res, err))
 		return res, err
 	}
 }
@@ -77,21 +75,4 @@ func isNil(p mcp.Params) bool {
 	}
 	v := reflect.ValueOf(p)
 	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-// outcome is how a request ended: a JSON-RPC error by its code, another
-// error (the connection failed, the call timed out) as the conventions'
-// _OTHER, a tool result with isError as tool_error.
-func outcome(res mcp.Result, err error) telemetry.MCPOutcome {
-	var rpc *jsonrpc.Error
-	switch {
-	case errors.As(err, &rpc):
-		return telemetry.RPCError(rpc.Code)
-	case err != nil:
-		return telemetry.MCPOutcome{ErrorType: telemetry.ErrorOther}
-	}
-	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
-		return telemetry.MCPOutcome{ErrorType: telemetry.ToolError}
-	}
-	return telemetry.MCPOutcome{}
 }

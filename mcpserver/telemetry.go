@@ -2,11 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"reflect"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
@@ -42,7 +40,7 @@ func (s *Server) traced(next mcp.MethodHandler) mcp.MethodHandler {
 		if ir, ok := res.(*mcp.InitializeResult); ok && ir != nil {
 			op.SetProtocolVersion(ir.ProtocolVersion)
 		}
-		op.End(outcome(res, err))
+		op.End(telemetry.Outcome(res, err))
 		return res, err
 	}
 }
@@ -81,21 +79,4 @@ func describe(r *telemetry.MCPRequest, params mcp.Params) map[string]any {
 		r.Prompt = p.Name
 	}
 	return params.GetMeta()
-}
-
-// outcome is how a request ended: a JSON-RPC error by its code, another
-// error as the conventions' _OTHER, a tool result with isError as
-// tool_error.
-func outcome(res mcp.Result, err error) telemetry.MCPOutcome {
-	var rpc *jsonrpc.Error
-	switch {
-	case errors.As(err, &rpc):
-		return telemetry.RPCError(rpc.Code)
-	case err != nil:
-		return telemetry.MCPOutcome{ErrorType: telemetry.ErrorOther}
-	}
-	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
-		return telemetry.MCPOutcome{ErrorType: telemetry.ToolError}
-	}
-	return telemetry.MCPOutcome{}
 }

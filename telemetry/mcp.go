@@ -2,10 +2,13 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
@@ -266,6 +269,23 @@ type MCPOutcome struct {
 func RPCError(code int64) MCPOutcome {
 	c := strconv.FormatInt(code, 10)
 	return MCPOutcome{ErrorType: c, StatusCode: c}
+}
+
+// Outcome is how an MCP request ended, sent or received: a JSON-RPC error
+// by its code, another error (the connection failed, the call timed out)
+// as the conventions' _OTHER, a tool result with isError as tool_error.
+func Outcome(res mcp.Result, err error) MCPOutcome {
+	var rpc *jsonrpc.Error
+	switch {
+	case errors.As(err, &rpc):
+		return RPCError(rpc.Code)
+	case err != nil:
+		return MCPOutcome{ErrorType: ErrorOther}
+	}
+	if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+		return MCPOutcome{ErrorType: ToolError}
+	}
+	return MCPOutcome{}
 }
 
 // End records the outcome and ends the span. A failure sets the span's

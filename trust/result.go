@@ -82,7 +82,7 @@ func walkStrings(v any, at string, fn func(field, s string)) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			p := at + "/" + escapePointer(k)
 			fn(p, k)
 			walkStrings(v[k], p, fn)
 		}

@@ -81,14 +81,27 @@ func eachAuditFile(args []string, fn func(*os.File) error) error {
 	return nil
 }
 
-// mergeByTime merges the records of several logs, oldest first (stable:
-// records of one time keep their file's order), keeping the last n (0: all).
-func mergeByTime(recs []audit.Record, n int) []audit.Record {
-	slices.SortStableFunc(recs, func(a, b audit.Record) int { return a.Time.Compare(b.Time) })
-	if n > 0 && len(recs) > n {
-		recs = recs[len(recs)-n:]
+// printMerged prints the records read from each log that args name,
+// merged oldest first (stable: records of one time keep their file's
+// order), the last n of them (0: all).
+func printMerged(s *streams, args []string, n int, read func(*os.File) ([]audit.Record, error)) error {
+	var all []audit.Record
+	err := eachAuditFile(args, func(f *os.File) error {
+		recs, err := read(f)
+		if err != nil {
+			return &exitError{exitTool, fmt.Errorf("%s: %w", f.Name(), err)}
+		}
+		all = append(all, recs...)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return recs
+	slices.SortStableFunc(all, func(a, b audit.Record) int { return a.Time.Compare(b.Time) })
+	if n > 0 && len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return printLines(s, all)
 }
 
 func newAuditVerifyCmd(s *streams) *cobra.Command {
@@ -177,19 +190,7 @@ func newAuditTailCmd(s *streams) *cobra.Command {
 			if n <= 0 {
 				return usageErr("-n must be at least 1")
 			}
-			var all []audit.Record
-			err := eachAuditFile(args, func(f *os.File) error {
-				recs, err := audit.Tail(f, n)
-				if err != nil {
-					return &exitError{exitTool, fmt.Errorf("%s: %w", f.Name(), err)}
-				}
-				all = append(all, recs...)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			return printLines(s, mergeByTime(all, n))
+			return printMerged(s, args, n, func(f *os.File) ([]audit.Record, error) { return audit.Tail(f, n) })
 		},
 	}
 	cmd.Flags().IntVarP(&n, "lines", "n", 10, "how many records")
@@ -219,19 +220,7 @@ verify for that.`,
 					return usageErr("--since %q: want a duration like 24h or an RFC 3339 time", since)
 				}
 			}
-			var all []audit.Record
-			err := eachAuditFile(args, func(f *os.File) error {
-				recs, err := audit.Select(f, q)
-				if err != nil {
-					return &exitError{exitTool, fmt.Errorf("%s: %w", f.Name(), err)}
-				}
-				all = append(all, recs...)
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			return printLines(s, mergeByTime(all, q.Limit))
+			return printMerged(s, args, q.Limit, func(f *os.File) ([]audit.Record, error) { return audit.Select(f, q) })
 		},
 	}
 	f := cmd.Flags()
