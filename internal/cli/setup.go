@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/metric"
 
@@ -145,17 +144,12 @@ func stateDir() string {
 	return filepath.Join(dir, "toolgate")
 }
 
-// openIdempotency opens the result store: the policy's Redis, or the
-// embedded store in the state folder.
-func (s *setup) openIdempotency() (*store.Idempotency, error) {
-	if r := s.policy.State.Redis; r != nil {
-		o, err := r.Options()
-		if err != nil {
-			return nil, err
-		}
-		c := redis.NewClient(o)
-		s.closers = append(s.closers, c.Close)
-		return store.NewIdempotency(store.NewRedis(c, store.RedisOptions{Prefix: r.KeyPrefix()}), 0), nil
+// openIdempotency opens the result store: the policy's Redis, through the
+// client of the shared limits (govern's), or the embedded store in the
+// state folder.
+func (s *setup) openIdempotency(shared *policy.Shared) (*store.Idempotency, error) {
+	if shared != nil {
+		return store.NewIdempotency(store.NewRedis(shared.Client, store.RedisOptions{Prefix: shared.Prefix}), 0), nil
 	}
 	db, err := store.OpenBolt(filepath.Join(stateDir(), "idempotency.db"), store.BoltOptions{})
 	if err != nil {
@@ -225,7 +219,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		return nil, err
 	}
 	if c.results {
-		idem, err := s.openIdempotency()
+		idem, err := s.openIdempotency(opts.Breaker.Shared)
 		if err != nil {
 			s.Close()
 			return nil, &exitError{exitTool, err}
