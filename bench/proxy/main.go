@@ -1,0 +1,279 @@
+// Command proxy measures what `toolgate proxy` adds to a tools/call. One
+// go-sdk client calls an upstream directly over stdio and the same upstream
+// through toolgate proxy over stdio, interleaved in one run: first one call
+// at a time (each read goes to every target in turn), then with several in
+// flight (blocks of calls, each block to one target, the targets in turn).
+// The upstream is the reference filesystem server
+// (@modelcontextprotocol/server-filesystem on Node) and, with -serve,
+// toolgate serve as well.
+//
+// It prints p50/p99 latency of each target, the ratio of the proxied p50 to
+// the direct one, and the CPU time per call of the gateway process (its own
+// threads only: /proc/PID/stat counts a child only once it is waited for, and
+// the upstream runs all along) and of the upstream process behind it, then
+// whether the two goals of the gateway hold: p50 through the proxy at most
+// 1.3× the direct p50, and the gateway's CPU per call at most 1/3 of the
+// upstream's. Run it through bench/proxy/run.sh.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Goals of issue 19.
+const (
+	maxLatencyRatio = 1.3 // proxied p50 / direct p50
+	maxCPURatio     = 1.0 / 3
+)
+
+// target is one MCP server the client calls.
+type target struct {
+	name string
+	tool string
+	args map[string]any
+	cmd  *exec.Cmd
+	cs   *mcp.ClientSession
+
+	seq, par   []time.Duration
+	cpu0, cpu1 [2]time.Duration // the process's and (through a proxy) its upstream's CPU time, before and after
+	upstream   int              // pid of the upstream behind a proxy, else 0
+}
+
+func main() {
+	toolgate := flag.String("toolgate", "", "toolgate binary")
+	node := flag.String("node", "node", "node binary (>= 22)")
+	fsServer := flag.String("fs", "", "dist/index.js of @modelcontextprotocol/server-filesystem")
+	dir := flag.String("dir", "", "folder the upstreams work in")
+	file := flag.String("file", "small.txt", "file read, relative to -dir")
+	n := flag.Int("n", 2000, "reads per phase and target")
+	conc := flag.Int("c", 8, "calls in flight in the parallel phase")
+	work := flag.String("work", "", "folder for the audit logs")
+	pol := flag.String("policy", "", "policy file of toolgate proxy and serve")
+	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
+	flag.Parse()
+	if *toolgate == "" || *fsServer == "" || *dir == "" || *work == "" || *pol == "" {
+		fmt.Fprintln(os.Stderr, "usage: proxy -toolgate BIN -node NODE -fs SERVER_JS -dir DIR -work DIR -policy FILE [-n 2000] [-c 8] [-serve]")
+		os.Exit(2)
+	}
+	abs, err := filepath.Abs(filepath.Join(*dir, *file))
+	check(err)
+	audit := func(name string) string { return filepath.Join(*work, name+".jsonl") }
+	nodeCmd := []string{*node, *fsServer, *dir}
+	proxy := func(name, auditName string, upstream []string) []string {
+		return append([]string{*toolgate, "proxy", "--policy", *pol, "--audit", audit(auditName), "--name", name, "--"}, upstream...)
+	}
+	fsArgs := map[string]any{"path": abs}
+	pairs := [][2]*target{{
+		{name: "node direct", tool: "read_text_file", args: fsArgs, cmd: command(nodeCmd)},
+		{name: "node via proxy", tool: "fs__read_text_file", args: fsArgs, cmd: command(proxy("fs", "proxy-node", nodeCmd))},
+	}}
+	if *serve {
+		serveCmd := func(auditName string) []string {
+			return []string{*toolgate, "serve", "--root", *dir, "--policy", *pol, "--audit", audit(auditName)}
+		}
+		tgArgs := map[string]any{"path": *file}
+		pairs = append(pairs, [2]*target{
+			{name: "serve direct", tool: "read_file", args: tgArgs, cmd: command(serveCmd("serve"))},
+			{name: "serve via proxy", tool: "tg__read_file", args: tgArgs, cmd: command(proxy("tg", "proxy-serve", serveCmd("serve-upstream")))},
+		})
+	}
+	var all []*target
+	for _, p := range pairs {
+		all = append(all, p[0], p[1])
+	}
+	ctx := context.Background()
+	for _, t := range all {
+		t.connect(ctx)
+		defer t.cs.Close()
+		if strings.Contains(t.name, "proxy") {
+			t.upstream = child(t.cmd.Process.Pid)
+		}
+		for range 50 { // warm-up
+			t.call(ctx)
+		}
+	}
+
+	for _, t := range all {
+		t.cpu0 = t.cpuTimes()
+	}
+	for range *n {
+		for _, t := range all {
+			t.seq = append(t.seq, t.call(ctx))
+		}
+	}
+	const block = 100
+	for done := 0; done < *n; done += block {
+		for _, t := range all {
+			t.par = append(t.par, t.inFlight(ctx, min(block, *n-done), *conc)...)
+		}
+	}
+	for _, t := range all {
+		t.cpu1 = t.cpuTimes()
+	}
+
+	fmt.Printf("%d reads of %s per target: sequential (targets in turn), then %d in flight (blocks of %d, targets in turn); one go-sdk client over stdio\n\n", *n, *file, *conc, block)
+	fmt.Printf("%-16s %9s %9s %9s %9s %11s %14s\n", "target", "seq p50", "seq p99", "par p50", "par p99", "CPU/call", "upstream CPU")
+	for _, t := range all {
+		up := ""
+		if t.upstream != 0 {
+			up = µs(t.cpuPerCall(1, 2**n))
+		}
+		fmt.Printf("%-16s %9s %9s %9s %9s %11s %14s\n", t.name, ms(pct(t.seq, 50)), ms(pct(t.seq, 99)), ms(pct(t.par, 50)), ms(pct(t.par, 99)), µs(t.cpuPerCall(0, 2**n)), up)
+	}
+	fmt.Println()
+	for _, p := range pairs {
+		direct, via := p[0], p[1]
+		seq := pct(via.seq, 50).Seconds() / pct(direct.seq, 50).Seconds()
+		par := pct(via.par, 50).Seconds() / pct(direct.par, 50).Seconds()
+		gw, up := via.cpuPerCall(0, 2**n), via.cpuPerCall(1, 2**n)
+		cpu := gw.Seconds() / up.Seconds()
+		fmt.Printf("%s: p50 through the proxy / direct: %.2fx sequential, %.2fx in flight (goal <= %.1fx): %s\n",
+			via.name, seq, par, maxLatencyRatio, verdict(max(seq, par) <= maxLatencyRatio))
+		fmt.Printf("%s: gateway CPU per call / upstream's: %s / %s = %.2f (goal <= 1/3): %s\n",
+			via.name, µs(gw), µs(up), cpu, verdict(cpu <= maxCPURatio))
+	}
+}
+
+func command(argv []string) *exec.Cmd {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+func (t *target) connect(ctx context.Context) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "proxybench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: t.cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	check(err)
+	t.cs = cs
+}
+
+// call makes one call and returns its latency.
+func (t *target) call(ctx context.Context) time.Duration {
+	t0 := time.Now()
+	res, err := t.cs.CallTool(ctx, &mcp.CallToolParams{Name: t.tool, Arguments: t.args})
+	d := time.Since(t0)
+	check(err)
+	if res.IsError {
+		check(fmt.Errorf("%s: %s returned an error: %v", t.name, t.tool, res.Content))
+	}
+	return d
+}
+
+// inFlight makes n calls, conc at a time, and returns their latencies.
+func (t *target) inFlight(ctx context.Context, n, conc int) []time.Duration {
+	lat := make([]time.Duration, n)
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() {
+			for i := range next {
+				lat[i] = t.call(ctx)
+			}
+		})
+	}
+	wg.Wait()
+	return lat
+}
+
+// cpuTimes reads the CPU time of the target's process and of its upstream.
+func (t *target) cpuTimes() [2]time.Duration {
+	c := [2]time.Duration{cpuTime(t.cmd.Process.Pid)}
+	if t.upstream != 0 {
+		c[1] = cpuTime(t.upstream)
+	}
+	return c
+}
+
+// cpuPerCall is the CPU time per call of the process (0) or its upstream (1).
+func (t *target) cpuPerCall(i, calls int) time.Duration {
+	return (t.cpu1[i] - t.cpu0[i]) / time.Duration(calls)
+}
+
+// child returns the pid of pid's only child (a proxy's upstream).
+func child(pid int) int {
+	ents, err := os.ReadDir("/proc")
+	check(err)
+	found := 0
+	for _, e := range ents {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := stat(c); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if found != 0 {
+				check(fmt.Errorf("process %d has several children", pid))
+			}
+			found = c
+		}
+	}
+	if found == 0 {
+		check(fmt.Errorf("process %d has no child", pid))
+	}
+	return found
+}
+
+// stat returns the fields of /proc/PID/stat after the command name
+// (state, ppid, …), or nil when the process is gone.
+func stat(pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	// pid (comm) state ppid …: comm may hold spaces, the last ")" ends it.
+	return strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+}
+
+// cpuTime reads a process's CPU time so far (user + system, all threads;
+// children only once waited for).
+func cpuTime(pid int) time.Duration {
+	f := stat(pid)
+	if len(f) < 13 {
+		check(fmt.Errorf("process %d is gone", pid))
+	}
+	// utime and stime are fields 14 and 15 of the line, in clock ticks (100 a second).
+	user, err1 := strconv.ParseInt(f[11], 10, 64)
+	sys, err2 := strconv.ParseInt(f[12], 10, 64)
+	check(err1)
+	check(err2)
+	return time.Duration(user+sys) * 10 * time.Millisecond
+}
+
+func pct(lat []time.Duration, p int) time.Duration {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", d.Seconds()*1000) }
+
+func µs(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d.Nanoseconds())/1000) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "proxybench:", err)
+		os.Exit(1)
+	}
+}

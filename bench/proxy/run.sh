@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Measures what `toolgate proxy` adds to a tools/call: one go-sdk client
+# calls @modelcontextprotocol/server-filesystem@2026.8.31 directly and
+# through toolgate proxy (both over stdio, interleaved in one run), 2,000
+# read_text_file calls of a small file one at a time, then 2,000 with 8 in
+# flight. Prints p50/p99 of both, their ratio, and the CPU time per call of
+# the gateway process (its own) and of the Node server behind it.
+#
+# The gateway runs governed as a user would run it: the default policy
+# (protected paths, secret redaction, output budget, rate limits, the loop
+# guard), a hash-chained audit log (one record per call), the trust block's
+# defaults (tool definitions pinned at first sight in a pin file beside the
+# policy, every result checked for injected instructions and marked when
+# flagged), no guardrail webhook, telemetry off (no OTEL_* variables). The
+# only change to the defaults, as in bench/mcp: the loop guard allows
+# identical calls without bound (it still inspects every call).
+#
+# With --serve, toolgate serve (same policy, its own audit log) is measured
+# as an upstream too.
+#
+#   bench/proxy/run.sh [--serve] [N] [IN_FLIGHT]      (defaults 2000 and 8)
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+serve=()
+if [[ "${1:-}" == --serve ]]; then
+	serve=(-serve)
+	shift
+fi
+n="${1:-2000}"
+conc="${2:-8}"
+"$repo/scripts/test-deps.sh" >/dev/null
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/dir" "$work/bin"
+printf 'limits:\n  loop:\n    max: 1000000\n' >"$work/policy.yaml"
+printf 'line %s of a small file read by the MCP benchmark\n' $(seq 20) >"$work/dir/small.txt"
+(cd "$repo" && go build -o "$work/bin/toolgate" ./cmd/toolgate && go build -o "$work/bin/proxybench" ./bench/proxy)
+
+"$work/bin/proxybench" -toolgate "$work/bin/toolgate" \
+	-node "$repo/.cache/node22/node_modules/node/bin/node" \
+	-fs "$repo/.cache/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" \
+	-dir "$work/dir" -file small.txt -work "$work" -policy "$work/policy.yaml" -n "$n" -c "$conc" "${serve[@]}"
