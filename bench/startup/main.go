@@ -1,7 +1,9 @@
 // Command startup-bench times whole toolgate processes, one call each, for
 // one or more builds of toolgate given as arguments, interleaved so that
-// they share the machine's load, beside bubblewrap running `true`. Run it
-// with bench/startup/run.sh, which builds the programs.
+// they share the machine's load, beside bubblewrap running `true` and a Go
+// hello-world program (-hello), the peer of goal 5 of issue 19: an audited
+// `toolgate call read_file` within 2x its time. Run it with
+// bench/startup/run.sh, which builds the programs.
 package main
 
 import (
@@ -33,10 +35,11 @@ var steps = []step{
 
 func main() {
 	n := flag.Int("n", 50, "runs of each")
+	hello := flag.String("hello", "", "a Go hello-world program, built with the same go command and flags")
 	flag.Parse()
 	progs := flag.Args()
-	if len(progs) == 0 {
-		fatal(fmt.Errorf("usage: startup-bench [-n RUNS] TOOLGATE..."))
+	if len(progs) == 0 || *hello == "" {
+		fatal(fmt.Errorf("usage: startup-bench [-n RUNS] -hello HELLO TOOLGATE..."))
 	}
 	tmp, err := os.MkdirTemp("", "startup-bench-")
 	if err != nil {
@@ -64,6 +67,7 @@ func main() {
 	}
 	var all []timed
 	all = append(all, timed{"bwrap true", func(int) []string { return []string{bwrap, "--unshare-all", "--ro-bind", "/", "/", "true"} }})
+	all = append(all, timed{"hello world", func(int) []string { return []string{*hello} }})
 	for pi, prog := range progs {
 		for _, s := range steps {
 			all = append(all, timed{label(progs, pi) + s.name, func(i int) []string {
@@ -99,7 +103,9 @@ func main() {
 	fmt.Printf("%d runs of each, interleaved; a process each (ms)\n", *n)
 	fmt.Printf("%-34s %8s %8s %10s\n", "", "p50", "p95", "p50 step")
 	p50 := func(l string) time.Duration { return pct(times[l], 0.5) }
-	fmt.Printf("%-34s %8s %8s\n", "bwrap true", ms(p50("bwrap true")), ms(pct(times["bwrap true"], 0.95)))
+	for _, peer := range []string{"bwrap true", "hello world"} {
+		fmt.Printf("%-34s %8s %8s\n", peer, ms(p50(peer)), ms(pct(times[peer], 0.95)))
+	}
 	for pi, prog := range progs {
 		prev := time.Duration(0)
 		for _, s := range steps {
@@ -108,6 +114,9 @@ func main() {
 			prev = p50(l)
 		}
 		fmt.Printf("%-34s %8.2f\n", label(progs, pi)+"execute_command / bwrap", float64(p50(label(progs, pi)+"execute_command"))/float64(p50("bwrap true")))
+		fmt.Printf("%-34s %8.2f\n", label(progs, pi)+"version / hello world", float64(p50(label(progs, pi)+"version"))/float64(p50("hello world")))
+		r := float64(p50(label(progs, pi)+"read_file")) / float64(p50("hello world"))
+		fmt.Printf("%-34s %8.2f  goal ≤ 2: %s\n", label(progs, pi)+"read_file / hello world", r, map[bool]string{true: "met", false: "NOT met"}[r <= 2])
 		fmt.Printf("%-34s %8s\n", label(progs, pi)+"package init (inittrace)", initTime(prog))
 	}
 	if len(progs) == 2 {

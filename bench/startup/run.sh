@@ -7,6 +7,9 @@
 #   read_file          + the audit log (open, replay of recent calls, append)
 #   execute_command    + the sandboxed command (`true`, pre-approved with --yes)
 #   bwrap              the peer: `bwrap --unshare-all --ro-bind / / true`
+#   hello world        the peer of a call: a Go hello-world program
+#
+# Goal 5 of issue 19: read_file (audited, every check) within 2x hello world.
 #
 # It builds toolgate and toolgate-sandbox from a clean clone at HEAD (the
 # helper is used only beside a program of the same clean build) and, given
@@ -40,5 +43,9 @@ if [ -n "$base" ]; then
 	build "$base" base
 	bins=("$work/base/toolgate" "${bins[@]}")
 fi
+# The hello-world peer: the same go command and flags, in a module of its own.
+mkdir "$work/hello"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$work/hello/main.go"
+(cd "$work/hello" && go mod init hello >/dev/null 2>&1 && go build -buildvcs=true -o "$work/hello/hello" .)
 (cd "$repo" && go build -o "$work/startup-bench" ./bench/startup)
-"$work/startup-bench" -n "$runs" "${bins[@]}"
+"$work/startup-bench" -n "$runs" -hello "$work/hello/hello" "${bins[@]}"
