@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -49,65 +51,225 @@ func TestConcurrentGoroutines(t *testing.T) {
 	}
 }
 
-// TestHelperProcess is the child of TestConcurrentProcesses: it appends to
-// the log named by AUDIT_HELPER_PATH.
+// TestHelperProcess is the child of the tests with several processes: it
+// appends to the log named by AUDIT_HELPER_PATH, as principal
+// AUDIT_HELPER_NAME (default its pid). It waits for its standard input to
+// close, then appends AUDIT_HELPER_N records; with AUDIT_HELPER_N=busy it
+// appends from the start, one record after the other, until its standard
+// input closes.
 func TestHelperProcess(t *testing.T) {
 	path := os.Getenv("AUDIT_HELPER_PATH")
 	if path == "" {
 		return // not a child: nothing to do
 	}
-	n, _ := strconv.Atoi(os.Getenv("AUDIT_HELPER_N"))
-	l, err := Open(path, Options{})
-	io.Copy(io.Discard, os.Stdin) // wait for the parent's start signal
-	if err != nil {
+	name := cmp.Or(os.Getenv("AUDIT_HELPER_NAME"), "pid-"+strconv.Itoa(os.Getpid()))
+	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
 	}
-	for i := range n {
+	l, err := Open(path, Options{})
+	if err != nil {
+		fail(err)
+	}
+	var stop atomic.Bool
+	closed := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		stop.Store(true)
+		close(closed)
+	}()
+	n, busy := 0, os.Getenv("AUDIT_HELPER_N") == "busy"
+	if !busy {
+		<-closed // the parent's start signal
+		n, _ = strconv.Atoi(os.Getenv("AUDIT_HELPER_N"))
+	}
+	for i := 0; busy && !stop.Load() || i < n; i++ {
 		rec := testRecord(i)
-		rec.Principal = "pid-" + strconv.Itoa(os.Getpid())
+		rec.Principal = name
 		if err := l.Append(context.Background(), rec); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(3)
+			fail(err)
 		}
 	}
 	if err := l.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
+		fail(err)
 	}
 	os.Exit(0)
 }
 
+// helper starts TestHelperProcess appending n records ("busy": until its
+// standard input closes) to path as principal name; closing the returned
+// writer starts it (n) or stops it (busy).
+func helper(t *testing.T, path, name, n string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd.Env = append(os.Environ(), "AUDIT_HELPER_PATH="+path, "AUDIT_HELPER_N="+n, "AUDIT_HELPER_NAME="+name)
+	cmd.Stderr = os.Stderr
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		w.Close()
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, w
+}
+
+// TestConcurrentProcesses has several processes, and goroutines in this
+// one, append to one log at once: every record is there, in one chain.
 func TestConcurrentProcesses(t *testing.T) {
-	const procs, each = 2, 1000
+	for _, tc := range []struct {
+		procs, goroutines, each int
+	}{
+		{procs: 2, goroutines: 1, each: 1000},
+		{procs: 4, goroutines: 4, each: 300},
+		{procs: 6, goroutines: 2, each: 100},
+	} {
+		t.Run(fmt.Sprintf("%dx%d", tc.procs, tc.goroutines), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "audit.jsonl")
+			var cmds []*exec.Cmd
+			var starts []io.WriteCloser
+			for i := range tc.procs {
+				cmd, w := helper(t, path, "child-"+strconv.Itoa(i), strconv.Itoa(tc.each))
+				cmds, starts = append(cmds, cmd), append(starts, w)
+			}
+			for _, w := range starts {
+				w.Close() // go
+			}
+			// This process appends too, while the children run.
+			l, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for g := range tc.goroutines {
+				wg.Go(func() {
+					for i := range tc.each {
+						rec := testRecord(i)
+						rec.Principal = "parent-" + strconv.Itoa(g)
+						if err := l.Append(context.Background(), rec); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			for _, cmd := range cmds {
+				if err := cmd.Wait(); err != nil {
+					t.Fatalf("child: %v", err)
+				}
+			}
+			rep := verifyFile(t, path)
+			if want := (tc.procs + tc.goroutines) * tc.each; !rep.OK || rep.Records != want || len(rep.Problems) > 0 {
+				t.Fatalf("report: ok=%v records=%d (want %d) problems=%v", rep.OK, rep.Records, want, rep.Problems)
+			}
+			recs, err := Select(mustOpen(t, path), Query{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			count, switches := map[string]int{}, 0
+			for i, r := range recs {
+				count[r.Principal]++
+				if i > 0 && r.Principal != recs[i-1].Principal {
+					switches++
+				}
+			}
+			t.Logf("%d records, the writer changed %d times", len(recs), switches)
+			if len(count) != tc.procs+tc.goroutines {
+				t.Errorf("records from %d writers, want %d: %v", len(count), tc.procs+tc.goroutines, count)
+			}
+			for who, n := range count {
+				if n != tc.each {
+					t.Errorf("%s wrote %d records, want %d", who, n, tc.each)
+				}
+			}
+		})
+	}
+}
+
+// TestBusyWriterLetsOthersIn: while one process appends without a pause,
+// other processes (this one, and one started after it) still get their
+// turns, within the default LockTimeout, and the chain holds.
+func TestBusyWriterLetsOthersIn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	cmds := make([]*exec.Cmd, procs)
-	for i := range cmds {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
-		cmd.Env = append(os.Environ(), "AUDIT_HELPER_PATH="+path, "AUDIT_HELPER_N="+strconv.Itoa(each))
-		cmd.Stderr = os.Stderr
-		cmds[i] = cmd
-	}
-	var starts []io.WriteCloser
-	for _, cmd := range cmds {
-		w, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		starts = append(starts, w)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, w := range starts {
-		w.Close() // go
-	}
-	// This process appends too, while the children run.
+	busy, stopBusy := helper(t, path, "busy", "busy")
+	waitRecords(t, path, "busy", 200)
+
+	other, startOther := helper(t, path, "other", "300")
+	startOther.Close()
 	l, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range each {
+	for i := range 300 {
+		rec := testRecord(i)
+		rec.Principal = "parent"
+		if err := l.Append(context.Background(), rec); err != nil {
+			t.Fatal(err) // ErrLocked: the busy writer kept the lock
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Wait(); err != nil {
+		t.Fatalf("the other child: %v", err)
+	}
+	if busy.ProcessState != nil {
+		t.Fatal("the busy writer stopped early")
+	}
+	n := countRecords(t, path, "busy")
+	waitRecords(t, path, "busy", n+200) // it is still busy, and was all along
+	stopBusy.Close()
+	if err := busy.Wait(); err != nil {
+		t.Fatalf("the busy child: %v", err)
+	}
+	rep := verifyFile(t, path)
+	if !rep.OK || len(rep.Problems) > 0 {
+		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
+	}
+	recs, err := Select(mustOpen(t, path), Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := map[string]int{}, map[string]int{}
+	for i, r := range recs {
+		if _, ok := first[r.Principal]; !ok {
+			first[r.Principal] = i
+		}
+		last[r.Principal] = i
+	}
+	for _, who := range []string{"parent", "other"} {
+		if !(first["busy"] < first[who] && last[who] < last["busy"]) {
+			t.Errorf("%s's records (%d to %d) are not inside the busy writer's (%d to %d)", who, first[who], last[who], first["busy"], last["busy"])
+		}
+	}
+}
+
+// TestKilledWriterLetsGo: a process killed while it holds the lock (it
+// appends without a pause) frees it; the next writer continues the chain.
+func TestKilledWriterLetsGo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	busy, _ := helper(t, path, "busy", "busy")
+	waitRecords(t, path, "busy", 100)
+	if err := busy.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	busy.Wait()
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
 		if err := l.Append(context.Background(), testRecord(i)); err != nil {
 			t.Fatal(err)
 		}
@@ -115,30 +277,80 @@ func TestConcurrentProcesses(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("child: %v", err)
-		}
-	}
-	rep := verifyFile(t, path)
-	if !rep.OK || rep.Records != (procs+1)*each {
+	if rep := verifyFile(t, path); !rep.OK {
 		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
 	}
-	// The processes really interleaved: count the changes of writer.
-	recs, err := Select(mustOpen(t, path), Query{})
+}
+
+// countRecords counts the records of principal who in the log at path.
+func countRecords(t *testing.T, path, who string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return 0
+		}
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := Select(f, Query{Principal: who})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writers, switches := map[string]bool{}, 0
-	for i, r := range recs {
-		writers[r.Principal] = true
-		if i > 0 && r.Principal != recs[i-1].Principal {
-			switches++
+	return len(recs)
+}
+
+// waitRecords waits until principal who has at least n records at path.
+func waitRecords(t *testing.T, path, who string, n int) {
+	t.Helper()
+	for countRecords(t, path, who) < n {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestTwoLogsTakeTurns: two Logs of one file in one process (two writers
+// as far as the lock is concerned) both append without a pause; neither
+// keeps the other out, and the chain holds.
+func TestTwoLogsTakeTurns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	var logs [2]*Log
+	for i := range logs {
+		l, err := Open(path, Options{LockTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs[i] = l
+	}
+	const each = 500
+	var done [2]atomic.Bool
+	var wg sync.WaitGroup
+	for i, l := range logs {
+		wg.Go(func() {
+			// Keep appending until both did their share: each is busy while
+			// the other needs its turns.
+			for n := 0; n < each || !done[1-i].Load(); n++ {
+				rec := testRecord(n)
+				rec.Principal = "log-" + strconv.Itoa(i)
+				if err := l.Append(context.Background(), rec); err != nil {
+					t.Error(err)
+					done[i].Store(true)
+					return
+				}
+				if n == each-1 {
+					done[i].Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, l := range logs {
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
 		}
 	}
-	t.Logf("%d records, the writer changed %d times", len(recs), switches)
-	if len(writers) != procs+1 {
-		t.Errorf("records from %d writers, want %d", len(writers), procs+1)
+	rep := verifyFile(t, path)
+	if !rep.OK || rep.Records < 2*each || len(rep.Problems) > 0 {
+		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
 	}
 }
 

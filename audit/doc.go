@@ -65,12 +65,19 @@
 // Open opens a log append-only with mode 0600 and refuses symbolic links and
 // files other users can read. Log.Append writes each record with one
 // write(2) under an exclusive flock(2), so goroutines and separate processes
-// can append to one file without forking the chain; a process that finds
-// the file grew since its last append reads the new last record before
-// chaining onto it: four system calls per record (flock, fstat, write,
-// unlock). A process that is the only writer can open the log with
-// Options.Exclusive and keep the lock, for one write per record. Denials
-// are flushed to disk before Append returns,
+// can append to one file without forking the chain or interleaving lines.
+// A Log keeps the lock between appends, so that the common case, one
+// process writing its log, costs one write(2) per record; it lets the lock
+// go within about a millisecond once it is idle or another writer waits for
+// it (on Linux a waiting writer raises a flag: an open file description
+// lock on a byte far past the end of the file; elsewhere the lock is taken
+// and let go around each append), and then lets that writer go first.
+// Whenever it takes the lock again it checks the file's size and, when
+// another process appended, reads the new last record before chaining onto
+// it. A process stopped (SIGSTOP) right after an append holds the lock
+// until it continues. A process that must be the only writer can open the
+// log with Options.Exclusive: it keeps the lock until Close, whoever
+// waits. Denials are flushed to disk before Append returns,
 // everything else within Options.SyncInterval. After a crash a torn last
 // line stays where it is: the next record starts on a new line and chains
 // onto the last complete record, and Verify reports the torn line as a
@@ -82,6 +89,7 @@
 // records of a log from its end; Select streams a log through a Query.
 // Neither Tail nor Select checks hashes.
 //
-// The package is written by hand on the standard library: the writer avoids
-// reflection to keep Append within a few microseconds.
+// The package is written by hand on the standard library (and
+// golang.org/x/sys for the waiting flag): the writer avoids reflection to
+// keep Append close to the cost of its one write(2).
 package audit

@@ -10,7 +10,7 @@ var errUnsupported = errors.New("audit: file logs need a Unix system with flock(
 
 const extraOpenFlags = 0
 
-func lockFile(uintptr) error          { return errUnsupported }
-func unlockFile(uintptr) error        { return errUnsupported }
-func fileSize(uintptr) (int64, error) { return 0, errUnsupported }
-func isSymlinkRefusal(error) bool     { return false }
+func tryLockFile(uintptr) (bool, error) { return false, errUnsupported }
+func unlockFile(uintptr) error          { return errUnsupported }
+func fileSize(uintptr) (int64, error)   { return 0, errUnsupported }
+func isSymlinkRefusal(error) bool       { return false }

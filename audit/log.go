@@ -41,15 +41,17 @@ type Options struct {
 	// denials. It costs a disk flush per call.
 	SyncAlways bool
 	// Exclusive makes this Log the file's only writer while it is open: Open
-	// takes the file lock and keeps it until Close, so that Append needs one
-	// write(2) instead of four system calls. Other processes opening the
-	// file wait for Close (up to their LockTimeout). Leave it off when
-	// several processes append to one log at the same time.
+	// takes the file lock and keeps it until Close, even when another
+	// process waits for it. Other processes opening the file wait for Close
+	// (up to their LockTimeout). Without it a Log also keeps the lock
+	// between appends, but lets go as soon as it is idle or another writer
+	// waits (see the package documentation).
 	Exclusive bool
-	// LockTimeout bounds the wait for the file lock, which other processes
-	// hold for the few microseconds of an append (or, with Exclusive, while
-	// their Log is open). 0 means five seconds. When it runs out, Open or
-	// Append fails with ErrLocked.
+	// LockTimeout bounds the wait for the file lock, which another Log
+	// holds while it appends and gives up within a few milliseconds of
+	// learning that this one waits (or, with Exclusive, holds until Close).
+	// 0 means five seconds. When it runs out, Open or Append fails with
+	// ErrLocked.
 	LockTimeout time.Duration
 }
 
@@ -64,6 +66,11 @@ type Log struct {
 
 	mu     sync.Mutex
 	closed bool
+	held   bool        // this Log holds the file lock
+	check  *time.Timer // looks every holdCheck whether to let the lock go
+	count  uint64      // appends while held, and at the last look
+	seen   uint64
+	yield  bool // the lock was given up to a waiting writer: let it go first
 	head   [64]byte // hex hash of the last record in the file
 	end    int64    // the file's size after our last append or read (-1: unknown)
 	needNL bool     // the file ends in a torn line: start the next write with "\n"
@@ -116,18 +123,8 @@ func Open(path string, opts Options) (*Log, error) {
 		l.closeFiles()
 		return nil, err
 	}
-	if err := l.lock(); err != nil {
-		l.closeFiles()
-		return nil, err
-	}
-	size, err := fileSize(l.wfd)
-	if err == nil {
-		err = l.readHead(size)
-	}
-	if err != nil || !opts.Exclusive {
-		unlockFile(l.wfd)
-	}
-	if err != nil {
+	if err := l.acquire(); err != nil {
+		l.release()
 		l.closeFiles()
 		return nil, err
 	}
@@ -225,17 +222,16 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 		return l.failed
 	}
 	l.args = appendArguments(l.args[:0], rec.Arguments)
-
-	var err error
-	if l.opts.Exclusive {
-		err = l.appendLocked(&rec)
-	} else {
-		if err := l.lock(); err != nil {
+	if !l.held {
+		if err := l.acquire(); err != nil {
 			return err
 		}
-		err = l.appendLocked(&rec)
-		if uerr := unlockFile(l.wfd); err == nil && uerr != nil {
-			err = fmt.Errorf("audit: unlock %s: %w", l.path, uerr)
+	}
+	err := l.appendLocked(&rec)
+	l.count++
+	if !holdLock && !l.opts.Exclusive {
+		if uerr := l.release(); err == nil {
+			err = uerr
 		}
 	}
 	if err != nil {
@@ -251,12 +247,68 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 	return nil
 }
 
-// lock takes the file lock, waiting up to Options.LockTimeout.
+// How a Log shares the file lock with other writers: it keeps the lock
+// between appends and looks every holdCheck whether it appended nothing
+// since the last look or another writer waits (a waiting flag, see
+// setWaiting), and if so lets go. A writer waiting for the lock tries it
+// again at least every pollMax; one that let go for a waiting writer gives
+// it up to yieldWait to take the lock first.
+const (
+	holdCheck = time.Millisecond
+	pollMax   = time.Millisecond
+	yieldWait = 20 * time.Millisecond
+)
+
+// acquire takes the file lock for l (the caller holds l.mu) and reads the
+// head back when the file changed since l last wrote or read it.
+func (l *Log) acquire() error {
+	if l.yield {
+		l.yield = false
+		for end := time.Now().Add(yieldWait); time.Now().Before(end); {
+			if w, err := othersWaiting(l.r.Fd()); err != nil || !w {
+				break
+			}
+			time.Sleep(pollMax / 4)
+		}
+	}
+	if err := l.lock(); err != nil {
+		return err
+	}
+	l.held = true
+	size, err := fileSize(l.wfd)
+	switch {
+	case err != nil:
+		err = fmt.Errorf("audit: stat %s: %w", l.path, err)
+	case size != l.end:
+		// Another process appended (or our last write failed): read the
+		// current head back before chaining onto it.
+		err = l.readHead(size)
+	}
+	if err != nil {
+		l.release()
+		return err
+	}
+	if holdLock && !l.opts.Exclusive {
+		l.seen = l.count
+		if l.check == nil {
+			l.check = time.AfterFunc(holdCheck, l.checkHold)
+		} else {
+			l.check.Reset(holdCheck)
+		}
+	}
+	return nil
+}
+
+// lock takes the file lock, waiting up to Options.LockTimeout with its
+// waiting flag raised.
 func (l *Log) lock() error {
 	busy, err := tryLockFile(l.wfd)
 	if err == nil && busy {
+		if setWaiting(l.r.Fd(), true) == nil { // a hint only: without it the holder lets go when idle
+			defer setWaiting(l.r.Fd(), false)
+		}
 		deadline := time.Now().Add(l.opts.LockTimeout)
-		for wait := 20 * time.Microsecond; busy && err == nil; wait = min(2*wait, 10*time.Millisecond) {
+		for wait := 20 * time.Microsecond; busy && err == nil; wait = min(2*wait, pollMax) {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("%w: %s: waited %s; is another process holding it open with Options.Exclusive?",
 					ErrLocked, l.path, l.opts.LockTimeout)
@@ -271,19 +323,46 @@ func (l *Log) lock() error {
 	return nil
 }
 
+// release lets the file lock go (the caller holds l.mu).
+func (l *Log) release() error {
+	if !l.held {
+		return nil
+	}
+	l.held = false
+	if err := unlockFile(l.wfd); err != nil {
+		return fmt.Errorf("audit: unlock %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// checkHold runs every holdCheck while l holds the lock: it lets the lock
+// go when l appended nothing since the last look or another writer waits.
+func (l *Log) checkHold() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.held || l.closed {
+		return
+	}
+	waiting, err := othersWaiting(l.r.Fd())
+	if l.count != l.seen && !waiting && err == nil {
+		l.seen = l.count
+		l.check.Reset(holdCheck)
+		return
+	}
+	l.yield = waiting
+	if err := l.release(); err != nil && l.failed == nil {
+		l.failed = err
+	}
+}
+
 // appendLocked builds and writes the line; the caller holds l.mu and the
 // file lock.
 func (l *Log) appendLocked(rec *Record) error {
-	size := l.end
-	if !l.opts.Exclusive || l.end < 0 {
-		var err error
-		if size, err = fileSize(l.wfd); err != nil {
+	if l.end < 0 { // our last write failed
+		size, err := fileSize(l.wfd)
+		if err != nil {
 			return fmt.Errorf("audit: stat %s: %w", l.path, err)
 		}
-	}
-	if size != l.end {
-		// Another process appended (or our last write failed): read the
-		// current head back before chaining onto it.
 		if err := l.readHead(size); err != nil {
 			return err
 		}
@@ -302,7 +381,7 @@ func (l *Log) appendLocked(rec *Record) error {
 		l.end = -1
 		return fmt.Errorf("audit: write %s: %w", l.path, err)
 	}
-	l.end = size + int64(n)
+	l.end += int64(n)
 	l.needNL = false
 	hex.Encode(l.head[:], sum[:])
 	return nil
@@ -407,6 +486,10 @@ func (l *Log) Close() error {
 		return nil
 	}
 	l.closed = true
+	if l.check != nil {
+		l.check.Stop()
+	}
+	l.release()
 	err := l.w.Sync()
 	if err != nil {
 		err = fmt.Errorf("audit: sync %s: %w", l.path, err)

@@ -1,0 +1,38 @@
+package audit
+
+import "golang.org/x/sys/unix"
+
+// A writer waiting for the file lock says so with an open file description
+// lock (F_OFD_SETLK) on one byte far past the end of the file, on its
+// read-only handle: no data lies there, flock(2) does not see it, and the
+// kernel drops it when the process dies. A writer holding the lock between
+// appends looks for such a lock of another handle (F_OFD_GETLK) and lets go.
+
+// holdLock reports whether a Log may keep the file lock between appends:
+// only where waiting writers can make themselves known.
+const holdLock = true
+
+// flagOffset is the byte the waiting flag locks.
+const flagOffset = 1 << 62
+
+func flag(typ int16) unix.Flock_t {
+	return unix.Flock_t{Type: typ, Whence: 0, Start: flagOffset, Len: 1}
+}
+
+// setWaiting raises (on) or lowers this handle's waiting flag.
+func setWaiting(fd uintptr, on bool) error {
+	lk := flag(unix.F_UNLCK)
+	if on {
+		lk.Type = unix.F_RDLCK
+	}
+	return unix.FcntlFlock(fd, unix.F_OFD_SETLK, &lk)
+}
+
+// othersWaiting reports whether another handle raised its waiting flag.
+func othersWaiting(fd uintptr) (bool, error) {
+	lk := flag(unix.F_WRLCK)
+	if err := unix.FcntlFlock(fd, unix.F_OFD_GETLK, &lk); err != nil {
+		return false, err
+	}
+	return lk.Type != unix.F_UNLCK, nil
+}
