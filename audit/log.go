@@ -70,7 +70,7 @@ type Log struct {
 	check  *time.Timer // looks every holdCheck whether to let the lock go
 	count  uint64      // appends while held, and at the last look
 	seen   uint64
-	yield  bool // the lock was given up to a waiting writer: let it go first
+	yield  bool     // the lock was given up to a waiting writer: let it go first
 	head   [64]byte // hex hash of the last record in the file
 	end    int64    // the file's size after our last append or read (-1: unknown)
 	needNL bool     // the file ends in a torn line: start the next write with "\n"
