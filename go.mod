@@ -79,3 +79,6 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
+
+replace github.com/modelcontextprotocol/go-sdk => ./third_party/go-sdk
+replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

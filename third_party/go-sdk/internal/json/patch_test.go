@@ -1,0 +1,121 @@
+// Copyright 2026 The Go MCP SDK Authors. All rights reserved.
+// Use of this source code is governed by the license
+// that can be found in the LICENSE file.
+
+package json
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// decoderUnmarshal is Unmarshal as released in v1.8.0: a new Decoder for
+// every call.
+func decoderUnmarshal(data []byte, v any) error {
+	if err := checkMaxDepth(data, defaultMaxDepth); err != nil {
+		return err
+	}
+	return NewDecoder(bytes.NewReader(data)).Decode(v)
+}
+
+type patchMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      any             `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+	Name  string
+	Count *int `json:"count"`
+}
+
+// targets returns a fresh value of every kind the SDK decodes into.
+func targets() []any {
+	return []any{
+		new(patchMessage), new(map[string]any), new([]json.RawMessage), new(json.RawMessage),
+		new(any), new(string), new(int), new(float64), new(bool), new([]int), new(map[string]json.RawMessage),
+	}
+}
+
+var patchInputs = []string{
+	``, ` `, "\n", "\t\r\n ",
+	`{}`, ` {} `, "{}\n", "{}\r\n", "\n\t{}\n\t",
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`,
+	`{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"line\n"}]}}`,
+	`{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"unknown tool \"x\""}}`,
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+	`[]`, `[1,2,3]`, `[1,2,3`, `[1,2,3]]`, `[1,,2]`, `[1 2]`,
+	`{"a":1}{"b":2}`, `{"a":1} {"b":2}`, `{"a":1}x`, `{"a":1}}`, `{"a":1}]`, `{"a":1} 42`, `{"a":1}` + "\x00",
+	`{"a":`, `{"a"`, `{"a":1`, `{"a":1,`, `{"a":1,}`, `{,}`, `{"a" 1}`, `{a:1}`, `{'a':1}`,
+	`"text"`, `"text`, `"a\u00e9\"b"`, `"\u12"`, `"\x"`, "\"\xff\xfe\"", "\"tab\there\"", `"caf\u00e9 ☕"`,
+	`1`, `-0`, `1e400`, `01`, `1.`, `.5`, `0x10`, `12345678901234567890`, `1 2`, `-`,
+	`true`, `tru`, `truex`, `false`, `null`, `nul`, `NaN`,
+	`{"jsonrpc":"2.0","id":null}`, `{"id":{"nested":[1,{"deep":true}]}}`, `{"ID":7,"Method":"x","name":"lower","Name":"upper"}`,
+	`{"count":3}`, `{"count":"3"}`, `{"count":3.5}`, `{"count":null}`, `{"jsonrpc":2}`, `{"params":[1,2]}`, `{"result":}`,
+	`{"a":1,"a":2}`, `{"error":{"code":1,"message":"m","extra":[]}}`, `{"error":{"code":"1"}}`,
+	strings.Repeat("[", 1001) + strings.Repeat("]", 1001), strings.Repeat("[", 999) + strings.Repeat("]", 999),
+	`{"s":"` + strings.Repeat("x", 40000) + `"}`, `{"s":"` + strings.Repeat("x", 40000) + `"} tail`,
+	strings.Repeat(" ", 40000) + `{"a":1}`, `{"a":"` + strings.Repeat("é", 20000) + `"`,
+}
+
+// TestUnmarshalMatchesDecoder checks the patch against v1.8.0's Unmarshal:
+// the same value and the same error (text and type) for every input and
+// target, including empty input, trailing data, truncated values, syntax
+// errors, type mismatches and the depth limit.
+func TestUnmarshalMatchesDecoder(t *testing.T) {
+	for _, in := range patchInputs {
+		for i := range targets() {
+			sameAsDecoder(t, []byte(in), i)
+		}
+	}
+}
+
+func FuzzUnmarshalMatchesDecoder(f *testing.F) {
+	for _, in := range patchInputs {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for i := range targets() {
+			sameAsDecoder(t, data, i)
+		}
+	})
+}
+
+func sameAsDecoder(t *testing.T, data []byte, target int) {
+	t.Helper()
+	got, want := targets()[target], targets()[target]
+	gotErr, wantErr := Unmarshal(data, got), decoderUnmarshal(data, want)
+	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || reflect.TypeOf(gotErr) != reflect.TypeOf(wantErr) {
+		t.Fatalf("Unmarshal(%.80q) into %T: error %T %v, Decoder gives %T %v", data, got, gotErr, gotErr, wantErr, wantErr)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Unmarshal(%.80q) into %T: %#v, Decoder gives %#v", data, got, reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem())
+	}
+}
+
+// TestUnmarshalAllocatesNoBuffer checks what the patch is for: decoding a
+// message no longer allocates a 32 KiB read buffer.
+func TestUnmarshalAllocatesNoBuffer(t *testing.T) {
+	data := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`)
+	const runs = 100
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		var m patchMessage
+		if err := Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 4096 {
+		t.Errorf("Unmarshal of a %d-byte message allocates %d bytes, want at most 4096", len(data), per)
+	}
+}
