@@ -5,13 +5,22 @@
 // p50/p99 latency, the server's peak RSS (VmHWM), the CPU time per call of the
 // server and of this client (the client's is a floor under the latency of
 // every server), the time to the
-// initialize answer, and the ratios. Run it through bench/mcp/run.sh.
+// initialize answer, the ratios, and whether issue 19's goals are met
+// (server CPU per call and peak RSS each at most 1/3 of the reference's).
+//
+// With -http it does the same over streamable HTTP: `toolgate serve --http`
+// on a loopback port, and, as a peer rather than a reference (server-
+// filesystem has no HTTP transport), @modelcontextprotocol/server-everything
+// over streamable HTTP answering its echo tool. Run it through
+// bench/mcp/run.sh.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +35,7 @@ import (
 type server struct {
 	name string
 	cmd  func() *exec.Cmd
+	url  string // streamable HTTP endpoint the command serves; "": stdio
 	tool string
 	args map[string]any
 }
@@ -45,6 +55,8 @@ func main() {
 	toolgate := flag.String("toolgate", "", "toolgate binary")
 	node := flag.String("node", "node", "node binary (>= 22)")
 	fsServer := flag.String("fs", "", "dist/index.js of @modelcontextprotocol/server-filesystem")
+	everything := flag.String("everything", "", "with -http: dist/index.js of @modelcontextprotocol/server-everything, the HTTP peer")
+	overHTTP := flag.Bool("http", false, "streamable HTTP on loopback instead of stdio")
 	dir := flag.String("dir", "", "folder both servers work in")
 	file := flag.String("file", "small.txt", "file read, relative to -dir")
 	n := flag.Int("n", 2000, "reads per phase")
@@ -52,8 +64,8 @@ func main() {
 	audit := flag.String("audit", "", "toolgate's audit log (default: a file in a temporary folder)")
 	pol := flag.String("policy", "", "toolgate's policy file (default: the default policy)")
 	flag.Parse()
-	if *toolgate == "" || *fsServer == "" || *dir == "" {
-		fmt.Fprintln(os.Stderr, "usage: mcp -toolgate BIN -node NODE -fs SERVER_JS -dir DIR [-n 2000] [-c 8]")
+	if *toolgate == "" || *dir == "" || (!*overHTTP && *fsServer == "") {
+		fmt.Fprintln(os.Stderr, "usage: mcp -toolgate BIN -dir DIR (-node NODE -fs SERVER_JS | -http [-node NODE -everything SERVER_JS]) [-n 2000] [-c 8]")
 		os.Exit(2)
 	}
 	abs, err := filepath.Abs(filepath.Join(*dir, *file))
@@ -64,33 +76,72 @@ func main() {
 		defer os.RemoveAll(tmp)
 		*audit = filepath.Join(tmp, "audit.jsonl")
 	}
-	servers := []server{
-		{"toolgate serve", func() *exec.Cmd {
-			args := []string{"serve", "--root", *dir, "--audit", *audit}
-			if *pol != "" {
-				args = append(args, "--policy", *pol)
-			}
-			return exec.Command(*toolgate, args...)
-		}, "read_file", map[string]any{"path": *file}},
-		{"server-filesystem", func() *exec.Cmd {
-			return exec.Command(*node, *fsServer, *dir)
-		}, "read_text_file", map[string]any{"path": abs}},
+	tg := server{name: "toolgate serve", tool: "read_file", args: map[string]any{"path": *file}}
+	tgArgs := []string{"serve", "--root", *dir, "--audit", *audit}
+	if *pol != "" {
+		tgArgs = append(tgArgs, "--policy", *pol)
 	}
-	fmt.Printf("%d reads of %s, sequential then %d in flight, one go-sdk client over stdio\n\n", *n, *file, *conc)
+	if !*overHTTP {
+		tg.cmd = func() *exec.Cmd { return exec.Command(*toolgate, tgArgs...) }
+		ref := server{name: "server-filesystem", tool: "read_text_file", args: map[string]any{"path": abs},
+			cmd: func() *exec.Cmd { return exec.Command(*node, *fsServer, *dir) }}
+		fmt.Printf("%d reads of %s, sequential then %d in flight, one go-sdk client over stdio\n\n", *n, *file, *conc)
+		res := run([]server{tg, ref}, *n, *conc)
+		t, r := res[0], res[1]
+		fmt.Printf("\ntoolgate / reference: throughput %.1fx sequential, %.1fx parallel; peak RSS %.2fx (%.1f MB vs %.1f MB); init %.2fx; server CPU per call %.2fx\n",
+			t.seqRate/r.seqRate, t.parRate/r.parRate, float64(t.peakKB)/float64(r.peakKB),
+			float64(t.peakKB)/1024, float64(r.peakKB)/1024, t.init.Seconds()/r.init.Seconds(), t.cpuPerCall.Seconds()/r.cpuPerCall.Seconds())
+		cpu, rss := t.cpuPerCall.Seconds()/r.cpuPerCall.Seconds(), float64(t.peakKB)/float64(r.peakKB)
+		fmt.Printf("goal (issue 19): server CPU per call <= 1/3 of the reference's: %.2fx, %s; peak RSS <= 1/3: %.2fx, %s\n",
+			cpu, verdict(cpu <= 1.0/3), rss, verdict(rss <= 1.0/3))
+		return
+	}
+	tgURL := "http://" + freeAddr() + "/mcp"
+	tg.url = tgURL
+	tg.cmd = func() *exec.Cmd {
+		return exec.Command(*toolgate, append(tgArgs, "--http", strings.TrimSuffix(strings.TrimPrefix(tgURL, "http://"), "/mcp"))...)
+	}
+	servers := []server{tg}
+	if *everything != "" {
+		addr := freeAddr()
+		_, port, _ := net.SplitHostPort(addr)
+		servers = append(servers, server{name: "server-everything", url: "http://" + addr + "/mcp", tool: "echo",
+			args: map[string]any{"message": "a short message echoed by the MCP benchmark"},
+			cmd: func() *exec.Cmd {
+				c := exec.Command(*node, *everything, "streamableHttp")
+				c.Env = append(os.Environ(), "PORT="+port)
+				return c
+			}})
+	}
+	fmt.Printf("%d calls, sequential then %d in flight, one go-sdk client over streamable HTTP on loopback\n", *n, *conc)
+	fmt.Printf("(toolgate: governed read_file of %s; server-everything, a peer and not a reference: its echo tool)\n\n", *file)
+	res := run(servers, *n, *conc)
+	if len(res) == 2 {
+		t, r := res[0], res[1]
+		fmt.Printf("\ntoolgate / server-everything (different tools): server CPU per call %.2fx; peak RSS %.2fx; throughput %.1fx sequential, %.1fx parallel\n",
+			t.cpuPerCall.Seconds()/r.cpuPerCall.Seconds(), float64(t.peakKB)/float64(r.peakKB), t.seqRate/r.seqRate, t.parRate/r.parRate)
+	}
+}
+
+// run measures each server in turn and prints a line for each.
+func run(servers []server, n, conc int) []figures {
 	fmt.Printf("%-18s %10s %10s %9s %9s %10s %9s %9s %10s %9s %11s\n", "server", "init", "seq c/s", "seq p50", "seq p99", "par c/s", "par p50", "par p99", "peak RSS", "CPU/call", "client CPU")
 	var res []figures
 	for _, s := range servers {
-		f := measure(s, *n, *conc)
+		f := measure(s, n, conc)
 		res = append(res, f)
 		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB %7.0fµs %9.0fµs\n", s.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
 			f.parRate, ms(f.parP50), ms(f.parP99), float64(f.peakKB)/1024, float64(f.cpuPerCall.Microseconds()), float64(f.clientPerCall.Microseconds()))
 	}
-	tg, ref := res[0], res[1]
-	fmt.Printf("\ntoolgate / reference: throughput %.1fx sequential, %.1fx parallel; peak RSS %.2fx (%.1f MB vs %.1f MB); init %.2fx; server CPU per call %.2fx\n",
-		tg.seqRate/ref.seqRate, tg.parRate/ref.parRate, float64(tg.peakKB)/float64(ref.peakKB),
-		float64(tg.peakKB)/1024, float64(ref.peakKB)/1024, tg.init.Seconds()/ref.init.Seconds(), tg.cpuPerCall.Seconds()/ref.cpuPerCall.Seconds())
-	fmt.Printf("goal: >= 3x throughput at <= 1/3 the memory: throughput %s, memory %s\n",
-		verdict(min(tg.seqRate/ref.seqRate, tg.parRate/ref.parRate) >= 3), verdict(float64(tg.peakKB)*3 <= float64(ref.peakKB)))
+	return res
+}
+
+// freeAddr returns a loopback address with a port free a moment ago.
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 func verdict(ok bool) string {
@@ -116,7 +167,17 @@ func measure(s server, n, conc int) figures {
 	cmd := s.cmd()
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 	start := time.Now()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	var t mcp.Transport = &mcp.CommandTransport{Command: cmd}
+	if s.url != "" {
+		check(cmd.Start())
+		defer func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}()
+		waitHTTP(s.url)
+		t = &mcp.StreamableClientTransport{Endpoint: s.url, DisableStandaloneSSE: true}
+	}
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	check(err)
 	var f figures
 	f.init = time.Since(start)
@@ -165,6 +226,18 @@ func measure(s server, n, conc int) figures {
 	f.cpuPerCall = (cpuTime(cmd.Process.Pid) - cpu0) / time.Duration(2*n)
 	f.clientPerCall = (cpuTime(os.Getpid()) - self0) / time.Duration(2*n)
 	return f
+}
+
+// waitHTTP waits until something answers HTTP at url (any status).
+func waitHTTP(url string) {
+	for range 500 {
+		if res, err := http.Get(url); err == nil {
+			res.Body.Close()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	check(fmt.Errorf("nothing answers at %s after 5 s", url))
 }
 
 func pct(lat []time.Duration, p int) time.Duration {

@@ -8,14 +8,22 @@
 # the loop guard) and a hash-chained audit log (one record per call). The
 # only change to the defaults: the loop guard allows identical calls without
 # bound, since 2,000 identical reads are the benchmark, not a model looping
-# (the guard still inspects every call).
+# (the guard still inspects every call). The last line says whether issue
+# 19's goals are met: toolgate's server CPU per call and peak RSS each at
+# most 1/3 of the reference's.
 #
-#   bench/mcp/run.sh [N] [IN_FLIGHT]      (defaults 2000 and 8)
+# With "http" as the third argument it runs the same loop over streamable
+# HTTP (`toolgate serve --http` on loopback); server-filesystem has no HTTP
+# transport, so the peer there is @modelcontextprotocol/server-everything's
+# echo tool (a different tool: a peer, not a reference).
+#
+#   bench/mcp/run.sh [N] [IN_FLIGHT] [stdio|http]      (defaults 2000, 8, stdio)
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 n="${1:-2000}"
 conc="${2:-8}"
+mode="${3:-stdio}"
 "$repo/scripts/test-deps.sh" >/dev/null
 
 work="$(mktemp -d)"
@@ -25,7 +33,14 @@ printf 'limits:\n  loop:\n    max: 1000000\n' >"$work/policy.yaml"
 printf 'line %s of a small file read by the MCP benchmark\n' $(seq 20) >"$work/dir/small.txt"
 (cd "$repo" && go build -o "$work/bin/toolgate" ./cmd/toolgate && go build -o "$work/bin/mcpbench" ./bench/mcp)
 
-"$work/bin/mcpbench" -toolgate "$work/bin/toolgate" \
-	-node "$repo/.cache/node22/node_modules/node/bin/node" \
-	-fs "$repo/.cache/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" \
+mcp="$repo/.cache/mcp/node_modules/@modelcontextprotocol"
+case "$mode" in
+stdio) transport=(-fs "$mcp/server-filesystem/dist/index.js") ;;
+http) transport=(-http -everything "$mcp/server-everything/dist/index.js") ;;
+*)
+	echo "usage: bench/mcp/run.sh [N] [IN_FLIGHT] [stdio|http]" >&2
+	exit 2
+	;;
+esac
+"$work/bin/mcpbench" -toolgate "$work/bin/toolgate" -node "$repo/.cache/node22/node_modules/node/bin/node" "${transport[@]}" \
 	-dir "$work/dir" -file small.txt -audit "$work/audit.jsonl" -policy "$work/policy.yaml" -n "$n" -c "$conc"
