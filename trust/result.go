@@ -41,8 +41,19 @@ const FlaggedMeta = "flagged"
 // finding of a kind is reported per string.
 func CheckResult(res tool.Result) []Finding {
 	var out []Finding
+	// A string is checked once, however often it occurs (a server's text
+	// block often repeats its structured content).
+	var seen map[string][]resultHit
 	add := func(field, s string) {
-		for _, h := range checkString(s) {
+		hits, ok := seen[s]
+		if !ok {
+			hits = checkString(s)
+			if seen == nil {
+				seen = map[string][]resultHit{}
+			}
+			seen[s] = hits
+		}
+		for _, h := range hits {
 			out = append(out, Finding{Kind: h.kind, Field: field, Evidence: h.evidence, Why: resultWhy[h.kind]})
 		}
 	}

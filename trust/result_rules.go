@@ -2,8 +2,8 @@ package trust
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -77,13 +77,75 @@ func addressCue(need, expr string, weight float64, kind string) resultCue {
 	return c
 }
 
-// matches reports whether the cue holds in sent (lower is its lower-cased
-// form).
-func (c *resultCue) matches(sent, lower string) bool {
-	if c.need != nil && !slices.ContainsFunc(c.need, func(n string) bool { return strings.Contains(lower, n) }) {
+// resultIndex is what the check reads a sentence with, built on first
+// use: the literals of every cue's need and prefilter (and of
+// resultErrorWords), looked for in one pass.
+type resultIndex struct {
+	lits       literals
+	need       [][]int32    // per cue: the ids of its need words (nil: none)
+	pre        []*prefilter // per cue
+	errorWords *prefilter
+}
+
+var (
+	resultIndexOnce sync.Once
+	resultIdx       *resultIndex
+)
+
+func theResultIndex() *resultIndex {
+	resultIndexOnce.Do(func() {
+		x := &resultIndex{need: make([][]int32, len(resultCues)), pre: make([]*prefilter, len(resultCues))}
+		for i, c := range resultCues {
+			for _, n := range c.need {
+				x.need[i] = append(x.need[i], x.lits.add(n))
+			}
+			x.pre[i] = newPrefilter(c.re.src)
+			x.pre[i].bind(&x.lits)
+		}
+		x.errorWords = newPrefilter(resultErrorWords.src)
+		x.errorWords.bind(&x.lits)
+		x.lits.build()
+		resultIdx = x
+	})
+	return resultIdx
+}
+
+// readSentence is one sentence being read: the text, whether it is all ASCII
+// (where prefilters hold), and which literals its lower case holds.
+type readSentence struct {
+	text  string
+	ascii bool
+	found []uint64
+}
+
+// read makes s the sentence text.
+func (x *resultIndex) read(s *readSentence, text string) {
+	s.text, s.ascii = text, isASCII(text)
+	if s.found == nil {
+		s.found = make([]uint64, x.lits.words())
+	}
+	clear(s.found)
+	x.lits.scan(strings.ToLower(text), s.found)
+}
+
+// holds reports whether cue i holds in s: the sentence holds one of the
+// cue's need words, may hold a match (its prefilter) and does.
+func (x *resultIndex) holds(i int, s *readSentence) bool {
+	if x.need[i] != nil && !anyOf(s.found, x.need[i]) {
 		return false
 	}
-	return c.re.MatchString(sent)
+	if s.ascii && !x.pre[i].mayMatch(s.found) {
+		return false
+	}
+	return resultCues[i].re.MatchString(s.text)
+}
+
+// failed reports whether s reports a failure (resultErrorWords).
+func (x *resultIndex) failed(s *readSentence) bool {
+	if s.ascii && !x.errorWords.mayMatch(s.found) {
+		return false
+	}
+	return resultErrorWords.MatchString(s.text)
 }
 
 // Vocabulary shared by the cues.
@@ -213,17 +275,20 @@ func checkString(s string) []resultHit {
 	}
 	// A failure reported in the first line, in the sentence before or in
 	// the sentence itself makes its orders a fake error.
-	failedFirst, failedBefore := resultErrorWords.MatchString(firstLine(text)), false
+	x := theResultIndex()
+	var sent readSentence
+	x.read(&sent, firstLine(text))
+	failedFirst, failedBefore := x.failed(&sent), false
 	sentences := splitSentences(text)
 	seen := map[string]bool{}
 	carry := 0.0 // 1 when the sentence before frames this one
-	for _, sent := range sentences {
+	for _, text := range sentences {
+		x.read(&sent, text)
 		score, addressed, frame := 0.0, false, false
 		kinds := map[string]bool{}
-		lower := strings.ToLower(sent)
 		for i := range resultCues {
 			c := &resultCues[i]
-			if !c.matches(sent, lower) {
+			if !x.holds(i, &sent) {
 				continue
 			}
 			score += c.weight
@@ -237,10 +302,10 @@ func checkString(s string) []resultHit {
 		// A tag, a fake turn, an override, or "…do the following first:"
 		// frames the next sentence.
 		carry = 0
-		if frame || strings.HasSuffix(strings.TrimSpace(sent), ":") && score >= 1 {
+		if frame || strings.HasSuffix(strings.TrimSpace(text), ":") && score >= 1 {
 			carry = 1
 		}
-		failedHere := resultErrorWords.MatchString(sent)
+		failedHere := x.failed(&sent)
 		fake := failedFirst || failedBefore || failedHere
 		failedBefore = failedHere
 		if score < resultThreshold || !addressed {
@@ -263,7 +328,7 @@ func checkString(s string) []resultHit {
 			continue
 		}
 		seen[kind] = true
-		hits = append(hits, resultHit{kind, resultClip(sent)})
+		hits = append(hits, resultHit{kind, resultClip(text)})
 	}
 	return hits
 }

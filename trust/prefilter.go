@@ -1,0 +1,269 @@
+package trust
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+)
+
+// A prefilter is what every match of a regular expression must contain,
+// derived from its syntax: a tree of literal strings joined by and/or, read
+// against a text's lower case. A result's sentences meet dozens of cues and
+// most sentences hold none of a cue's literals in the order it needs them, so
+// the prefilter spares the regular expression, the costly part of a result
+// check (a sentence of plain text ran a dozen of them, about 15 µs each).
+//
+// It is necessary, never sufficient: mayMatch is false only when the
+// expression cannot match. Its literals are looked for all at once, with
+// those of the other cues (literals). The literals are in lower case; (?i) lets an
+// ASCII letter match only ASCII letters and two other characters (the
+// Kelvin sign and the long s), so the prefilter is used only on ASCII
+// sentences, and a case-folded literal with other letters knows nothing.
+type prefilter struct {
+	op   prefilterOp
+	lits []string     // opAny: one of these occurs
+	ids  []int32      // their ids in a literals (bind)
+	sub  []*prefilter // opAnd: all of these hold; opOr: one does
+}
+
+type prefilterOp uint8
+
+const (
+	opTrue prefilterOp = iota // nothing known: every text may match
+	opAny
+	opAnd
+	opOr
+)
+
+// maxExact bounds the strings expanded from a node ("by" × \s × "using"…).
+const maxExact = 16
+
+// newPrefilter derives the prefilter of src, parsed as regexp.Compile
+// parses it.
+func newPrefilter(src string) *prefilter {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return &prefilter{} // the pattern's own compile reports it
+	}
+	return analyse(re).filter()
+}
+
+// bind gives p's literals their ids in l (before l is built).
+func (p *prefilter) bind(l *literals) {
+	p.ids = p.ids[:0]
+	for _, s := range p.lits {
+		p.ids = append(p.ids, l.add(s))
+	}
+	for _, s := range p.sub {
+		s.bind(l)
+	}
+}
+
+// mayMatch reports whether a text may hold a match, given found, the
+// literals of the bound set that occur in the text's lower case.
+func (p *prefilter) mayMatch(found []uint64) bool {
+	switch p.op {
+	case opAny:
+		return anyOf(found, p.ids)
+	case opAnd:
+		for _, s := range p.sub {
+			if !s.mayMatch(found) {
+				return false
+			}
+		}
+		return true
+	case opOr:
+		for _, s := range p.sub {
+			if s.mayMatch(found) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// facts is what is known of the strings one node matches: all of them
+// (exact, lower case, when known and few) or a prefilter.
+type facts struct {
+	exact   []string
+	exactOK bool
+	pf      *prefilter
+}
+
+func exactly(s ...string) facts { return facts{exact: s, exactOK: true} }
+
+var unknown = facts{pf: &prefilter{}}
+
+// filter is f as a prefilter.
+func (f facts) filter() *prefilter {
+	if !f.exactOK {
+		return f.pf
+	}
+	for _, s := range f.exact {
+		if s == "" {
+			return &prefilter{} // the empty string is in every text
+		}
+	}
+	return &prefilter{op: opAny, lits: minimal(f.exact)}
+}
+
+func analyse(re *syntax.Regexp) facts {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return exactly("")
+	case syntax.OpLiteral:
+		s := string(re.Rune)
+		if re.Flags&syntax.FoldCase != 0 && !isASCII(s) {
+			return unknown // é also matches É, which lower case does not show
+		}
+		return exactly(strings.ToLower(s))
+	case syntax.OpCharClass:
+		var out []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(out) == maxExact {
+					return unknown
+				}
+				out = append(out, strings.ToLower(string(r)))
+			}
+		}
+		return exactly(uniq(out)...)
+	case syntax.OpCapture:
+		return analyse(re.Sub[0])
+	case syntax.OpQuest:
+		if f := analyse(re.Sub[0]); f.exactOK && len(f.exact) < maxExact {
+			return exactly(append([]string{""}, f.exact...)...)
+		}
+		return unknown
+	case syntax.OpPlus:
+		return facts{pf: analyse(re.Sub[0]).filter()}
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return facts{pf: analyse(re.Sub[0]).filter()}
+		}
+		return unknown
+	case syntax.OpConcat:
+		return concat(re.Sub)
+	case syntax.OpAlternate:
+		return alternate(re.Sub)
+	}
+	return unknown // any character, a star, no match
+}
+
+// concat multiplies the exact sets of consecutive parts while they stay
+// few; the whole needs every run and every other part.
+func concat(subs []*syntax.Regexp) facts {
+	var all []*prefilter
+	run, whole := []string{""}, true
+	for _, sub := range subs {
+		f := analyse(sub)
+		if f.exactOK && len(run)*len(f.exact) <= maxExact {
+			next := make([]string, 0, len(run)*len(f.exact))
+			for _, a := range run {
+				for _, b := range f.exact {
+					next = append(next, a+b)
+				}
+			}
+			run = uniq(next)
+			continue
+		}
+		whole = false
+		all = append(all, exactly(run...).filter())
+		if f.exactOK { // a new run starts here
+			run = f.exact
+			continue
+		}
+		all = append(all, f.filter())
+		run = []string{""}
+	}
+	if whole {
+		return exactly(run...)
+	}
+	all = append(all, exactly(run...).filter())
+	return facts{pf: joinFilters(opAnd, all)}
+}
+
+// alternate: the union of the branches' exact sets while few, else one of
+// the branches' prefilters.
+func alternate(subs []*syntax.Regexp) facts {
+	var exact []string
+	var any []*prefilter
+	exactOK := true
+	for _, sub := range subs {
+		f := analyse(sub)
+		if exactOK && f.exactOK && len(exact)+len(f.exact) <= maxExact {
+			exact = append(exact, f.exact...)
+		} else {
+			exactOK = false
+		}
+		any = append(any, f.filter())
+	}
+	if exactOK {
+		return exactly(uniq(exact)...)
+	}
+	return facts{pf: joinFilters(opOr, any)}
+}
+
+// joinFilters makes an and (or an or) of subs, dropping what knows nothing (and:
+// true parts; or: everything, when one part is true) and merging literal
+// sets under an or.
+func joinFilters(op prefilterOp, subs []*prefilter) *prefilter {
+	out := &prefilter{op: op}
+	var lits []string
+	for _, s := range subs {
+		switch {
+		case s.op == opTrue && op == opAnd:
+			continue
+		case s.op == opTrue:
+			return &prefilter{}
+		case s.op == op:
+			out.sub = append(out.sub, s.sub...)
+		case s.op == opAny && op == opOr:
+			lits = append(lits, s.lits...)
+		default:
+			out.sub = append(out.sub, s)
+		}
+	}
+	if len(lits) > 0 {
+		out.sub = append(out.sub, &prefilter{op: opAny, lits: minimal(lits)})
+	}
+	switch len(out.sub) {
+	case 0:
+		return &prefilter{}
+	case 1:
+		return out.sub[0]
+	}
+	return out
+}
+
+// uniq drops repeated strings.
+func uniq(ss []string) []string {
+	out := ss[:0:0]
+	for i, s := range ss {
+		if !slices.Contains(ss[:i], s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// minimal drops, from a set of which one occurs, repeated strings and every
+// string that contains another of the set (finding that one says as much).
+func minimal(ss []string) []string {
+	out := ss[:0:0]
+	for i, s := range ss {
+		keep := true
+		for j, t := range ss {
+			if j != i && strings.Contains(s, t) && (len(t) < len(s) || j < i) {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, s)
+		}
+	}
+	return out
+}

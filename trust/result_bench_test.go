@@ -1,0 +1,47 @@
+package trust
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// BenchmarkCheckResult checks results as a gateway gets them: a small file
+// as the reference filesystem server returns it (the text twice: a text
+// block and structuredContent), and pieces of the repository's docs.
+func BenchmarkCheckResult(b *testing.B) {
+	var small strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&small, "line %d of a small file read by the MCP benchmark\n", i)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc := string(readme)
+	results := []struct {
+		name string
+		res  tool.Result
+	}{
+		{"small-file", tool.Result{Content: []tool.Content{tool.TextContent(small.String())}, Structured: map[string]any{"content": small.String()}}},
+		{"doc-4KiB", tool.TextResult(chunks(doc, 4<<10)[0])},
+		{"doc-whole", tool.TextResult(doc)},
+	}
+	for _, r := range results {
+		n := 0
+		for _, c := range r.res.Content {
+			n += len(c.Text)
+		}
+		b.Run(r.name, func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				CheckResult(r.res)
+			}
+		})
+	}
+}
