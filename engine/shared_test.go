@@ -40,14 +40,10 @@ func TestSharedStateAcrossEngines(t *testing.T) {
 	}, tool.WithLevel(tool.LevelWrite)))
 	var engines []*engine.Engine
 	for range 2 {
-		shared, err := policy.NewShared(&policy.RedisState{URL: srv.URL(), Prefix: "eng:"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { shared.Close() })
 		o, _ := redis.ParseURL(srv.URL())
 		c := redis.NewClient(o)
 		t.Cleanup(func() { c.Close() })
+		shared := store.NewShared(c, &policy.RedisState{URL: srv.URL(), Prefix: "eng:"})
 		engines = append(engines, engine.New(engine.Options{
 			Registry:    reg,
 			Limiter:     policy.NewLimiter(policy.LimitConfig{Tools: map[string]policy.Rate{"*": {PerSecond: 0.001, Burst: 20}}, Loop: policy.LoopConfig{Off: true}, Shared: shared}),

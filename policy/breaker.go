@@ -80,7 +80,7 @@ func (b *Breaker) Open(session string, level tool.Level, effect Effect, now time
 }
 
 func (b *Breaker) shared() *Shared {
-	if b.Shared == nil || b.Shared.Client == nil {
+	if b.Shared == nil || b.Shared.Store == nil {
 		return nil
 	}
 	return b.Shared

@@ -29,18 +29,21 @@
 // concurrency caps and the loop guard; Breaker stops a session whose calls
 // are refused again and again; Redactor removes secrets.
 //
-// Several replicas share one set of limits through Shared (the policy's
-// state.redis block, NewShared), given to the Limiter and the Breaker of
-// each: the buckets (per tool, per principal, per tool and principal) are
-// GCRA in one Lua script that checks every bucket of a call and takes a
-// token from each or from none, on Redis's clock, with the local buckets'
-// burst, refill and retry_after; the loop guard's history and failures and
-// the breaker's streaks are kept by principal and conversation
-// (tool.Call.Caller) and give the same verdict on the same call as one
-// process would. The concurrency cap stays per process. While Redis cannot
-// be reached, on_error deny refuses calls as unavailable (retryable, with a
-// retry hint) and allow falls back to the process's own limits; either way
-// the outage and its end are logged once, and recovery needs no restart.
+// Several replicas share one set of limits through Shared, given to the
+// Limiter and the Breaker of each: a LimitStore, an interface declared
+// here and implemented in this process (MemoryLimits, the reference) or
+// over Redis (the store package's RedisLimits, made from the policy's
+// state.redis block). One Admit decides a call: the buckets (per tool, per
+// principal, per tool and principal) are GCRA, every bucket of a call
+// checked and a token taken from each or from none, with the local
+// buckets' burst, refill and retry_after; the loop guard's history and
+// failures and the breaker's streaks are kept by principal and
+// conversation (tool.Call.Caller) and give the same verdict on the same
+// call as one process would. The concurrency cap stays per process. While
+// the store cannot be reached, on_error deny refuses calls as unavailable
+// (retryable, with a retry hint) and allow falls back to the process's own
+// limits; either way the outage and its end are logged once, and recovery
+// needs no restart. This package knows no Redis client.
 //
 // Replicas share their approvals too. HTTPApprover keeps the calls waiting
 // for a person in an ApprovalQueue, an interface declared here and

@@ -148,7 +148,7 @@ func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definiti
 
 // shared returns the Shared in Redis, or nil when the limits are local.
 func (l *Limiter) shared() *Shared {
-	if l.cfg.Shared == nil || l.cfg.Shared.Client == nil {
+	if l.cfg.Shared == nil || l.cfg.Shared.Store == nil {
 		return nil
 	}
 	return l.cfg.Shared

@@ -3,11 +3,9 @@ package policy
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
-	"time"
-
-	"github.com/redis/go-redis/v9"
+	"strconv"
+	"strings"
 )
 
 // State is the state section of a policy file: where what several
@@ -66,8 +64,12 @@ func (r *RedisState) check() (field, msg string) {
 	if _, set := u.User.Password(); set {
 		return "url", "state.redis.url carries a password: put it in an environment variable and name it in state.redis.password_env"
 	}
-	if _, err := redis.ParseURL(r.URL); err != nil {
-		return "url", fmt.Sprintf("state.redis.url: %v", err)
+	// The database: none, or one number (the client's other options, in
+	// the query, are checked when it is made: the store package).
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		if _, err := strconv.Atoi(db); err != nil {
+			return "url", fmt.Sprintf("state.redis.url: the path %q is not a database number", u.Path)
+		}
 	}
 	if r.PasswordEnv != "" && !envName.MatchString(r.PasswordEnv) {
 		return "password_env", fmt.Sprintf("state.redis.password_env %q is not an environment variable name", r.PasswordEnv)
@@ -80,35 +82,13 @@ func (r *RedisState) check() (field, msg string) {
 	return "", ""
 }
 
-// Options returns the client options of the block, with the password read
-// from the environment variable PasswordEnv names (an error when it is
-// unset or empty).
-func (r *RedisState) Options() (*redis.Options, error) {
+// Check validates the block without reading the environment: the store
+// package checks it again before it makes a client of it.
+func (r *RedisState) Check() error {
 	if field, msg := r.check(); field != "" {
-		return nil, fmt.Errorf("%s", msg)
+		return fmt.Errorf("%s", msg)
 	}
-	o, err := redis.ParseURL(r.URL)
-	if err != nil {
-		return nil, err
-	}
-	// A call waits for Redis at most about a second: an outage must
-	// refuse calls (or let them run) quickly, not hang them.
-	if o.DialTimeout == 0 {
-		o.DialTimeout = time.Second
-	}
-	if o.ReadTimeout == 0 {
-		o.ReadTimeout = 500 * time.Millisecond
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = 500 * time.Millisecond
-	}
-	o.MaxRetries = 1
-	if r.PasswordEnv != "" {
-		if o.Password = os.Getenv(r.PasswordEnv); o.Password == "" {
-			return nil, fmt.Errorf("state.redis.password_env names %s, which is not set", r.PasswordEnv)
-		}
-	}
-	return o, nil
+	return nil
 }
 
 // KeyPrefix is the prefix of every key (Prefix or DefaultRedisPrefix).

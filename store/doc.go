@@ -25,4 +25,13 @@
 // so that the approval page of any replica lists and answers a call held
 // by another; the first answer wins, in one script, and reaches the holder
 // by pub/sub and by a bounded poll.
+//
+// RedisLimits is the third: policy.LimitStore, the rate buckets, loop
+// guard and breaker streaks of the replicas' Limiters and Breakers
+// (NewShared makes the policy.Shared of a state.redis block, NewClient its
+// client). A call's admission is one Lua script on Redis's clock, atomic
+// across replicas, in few commands: one MGET reads the call's failure and
+// every bucket, the history is a list of (time, key) pairs counted by
+// LPOS, a failure is a key Redis expires at the end of its window. It
+// needs Redis 6.2 or later.
 package store

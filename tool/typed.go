@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // Option adjusts a Definition built by New or Func.
@@ -39,9 +40,10 @@ func ReadOnly() Option {
 // typed is the Tool that New returns.
 type typed[In, Out any] struct {
 	def      Definition
-	defaults []byte // a JSON object of the schema's top-level defaults, or nil
-	base     In     // In with the defaults applied, when a plain copy of it is safe
-	copyBase bool   // base holds no references (pointers, slices, maps) to share
+	defaults []byte       // a JSON object of the schema's top-level defaults, or nil
+	base     In           // In with the defaults applied, when a plain copy of it is safe
+	copyBase bool         // base holds no references (pointers, slices, maps) to share
+	flat     *flatDecoder // decodes common arguments into In without encoding/json; nil: none
 	fn       func(context.Context, In) (Out, error)
 }
 
@@ -62,11 +64,14 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 	t := &typed[In, Out]{fn: fn}
 	t.def = Definition{Name: name, Description: description, Level: LevelWrite}
 	t.def.InputSchema, t.defaults = in.json, in.defaults
-	if t.defaults != nil && plain(reflect.TypeFor[In]()) {
-		if err := json.Unmarshal(t.defaults, &t.base); err != nil {
-			panic(fmt.Sprintf("tool.New(%q): defaults: %v", name, err))
+	if plain(reflect.TypeFor[In]()) {
+		if t.defaults != nil {
+			if err := json.Unmarshal(t.defaults, &t.base); err != nil {
+				panic(fmt.Sprintf("tool.New(%q): defaults: %v", name, err))
+			}
 		}
 		t.copyBase = true
+		t.flat = newFlatDecoder(reflect.TypeFor[In]())
 	}
 	switch reflect.TypeFor[Out]() {
 	case reflect.TypeFor[Result](), reflect.TypeFor[string]():
@@ -95,7 +100,10 @@ func (t *typed[In, Out]) Run(ctx context.Context, call Call) (Result, error) {
 		}
 	}
 	args := bytes.TrimSpace(call.Args)
-	if len(args) > 0 && !bytes.Equal(args, []byte("null")) {
+	if len(args) > 0 && !bytes.Equal(args, []byte("null")) && (t.flat == nil || !t.flat.decode(args, unsafe.Pointer(&in))) {
+		if t.flat != nil {
+			in = t.base // start again: the flat decoder may have set some fields
+		}
 		if err := json.Unmarshal(args, &in); err != nil {
 			return Result{}, Errorf(InvalidArguments, "arguments do not fit %s's parameters: %v", t.def.Name, err).
 				WithSuggestion("send a JSON object that matches the tool's input schema")

@@ -45,14 +45,16 @@ func loadPolicy(file string) (*policy.Policy, error) {
 // policy names a folder). It returns what must be closed at the end.
 func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot string) ([]func() error, error) {
 	opts.Policy = pol
-	shared, err := policy.NewShared(pol.State.Redis) // nil without state.redis
+	rc, err := store.NewClient(pol.State.Redis) // nil without state.redis
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	var closers []func() error
-	if shared != nil {
+	var shared *policy.Shared
+	if rc != nil {
 		redis.SetLogger(redisLog{}) // toolgate logs an outage once, not every dial
-		closers = append(closers, shared.Close)
+		closers = append(closers, rc.Close)
+		shared = store.NewShared(rc, pol.State.Redis)
 	}
 	cfg := pol.Limits.Config()
 	cfg.Shared = shared
@@ -293,11 +295,10 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool, wc *webConso
 	paged := pol.Approvals.HTTP != "" || ui && pol.Console.Approvals
 	var rc *redis.Client // state.redis: approvals shared by the replicas
 	if r := pol.State.Redis; r != nil && (paged || pol.Approvals.StateKeyEnv != "") {
-		ro, err := r.Options()
-		if err != nil {
+		var err error
+		if rc, err = store.NewClient(r); err != nil {
 			return fail(usageErr("%v", err))
 		}
-		rc = redis.NewClient(ro)
 		closers = append(closers, rc.Close)
 	}
 	input, err := inputRequests(pol, rc)

@@ -148,8 +148,8 @@ func stateDir() string {
 // client of the shared limits (govern's), or the embedded store in the
 // state folder.
 func (s *setup) openIdempotency(shared *policy.Shared) (*store.Idempotency, error) {
-	if shared != nil {
-		return store.NewIdempotency(store.NewRedis(shared.Client, store.RedisOptions{Prefix: shared.Prefix}), 0), nil
+	if rl, ok := sharedRedis(shared); ok {
+		return store.NewIdempotency(store.NewRedis(rl.Client(), store.RedisOptions{Prefix: rl.Prefix()}), 0), nil
 	}
 	db, err := store.OpenBolt(filepath.Join(stateDir(), "idempotency.db"), store.BoltOptions{})
 	if err != nil {
@@ -157,6 +157,15 @@ func (s *setup) openIdempotency(shared *policy.Shared) (*store.Idempotency, erro
 	}
 	s.closers = append(s.closers, db.Close)
 	return store.NewIdempotency(db, 0), nil
+}
+
+// sharedRedis returns the Redis of the shared limits, if they are in one.
+func sharedRedis(shared *policy.Shared) (*store.RedisLimits, bool) {
+	if shared == nil {
+		return nil, false
+	}
+	rl, ok := shared.Store.(*store.RedisLimits)
+	return rl, ok
 }
 
 // setup is what a command that runs tools needs.

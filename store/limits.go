@@ -1,0 +1,264 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+// ClientOptions returns the client options of a policy's state.redis
+// block, with the password read from the environment variable
+// PasswordEnv names (an error when it is unset or empty).
+func ClientOptions(r *policy.RedisState) (*redis.Options, error) {
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	o, err := redis.ParseURL(r.URL)
+	if err != nil {
+		return nil, fmt.Errorf("state.redis.url: %w", err)
+	}
+	// A call waits for Redis at most about a second: an outage must
+	// refuse calls (or let them run) quickly, not hang them.
+	if o.DialTimeout == 0 {
+		o.DialTimeout = time.Second
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = 500 * time.Millisecond
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 500 * time.Millisecond
+	}
+	o.MaxRetries = 1
+	if r.PasswordEnv != "" {
+		if o.Password = os.Getenv(r.PasswordEnv); o.Password == "" {
+			return nil, fmt.Errorf("state.redis.password_env names %s, which is not set", r.PasswordEnv)
+		}
+	}
+	return o, nil
+}
+
+// NewClient returns a client of a policy's state.redis block (see
+// ClientOptions), or nil when there is none.
+func NewClient(r *policy.RedisState) (*redis.Client, error) {
+	if r == nil {
+		return nil, nil
+	}
+	o, err := ClientOptions(r)
+	if err != nil {
+		return nil, err
+	}
+	return redis.NewClient(o), nil
+}
+
+// NewShared returns the policy.Shared of a state.redis block over the
+// client c (which it does not close): its limits in RedisLimits under the
+// block's prefix, and its on_error.
+func NewShared(c redis.UniversalClient, r *policy.RedisState) *policy.Shared {
+	return &policy.Shared{Store: NewRedisLimits(c, r.KeyPrefix()), OnError: r.Mode()}
+}
+
+// RedisLimits is a policy.LimitStore in a Redis the replicas share: each
+// admission is one script, atomic, on Redis's clock (Redis 6.2 or later).
+type RedisLimits struct {
+	c      redis.UniversalClient
+	prefix string
+}
+
+// NewRedisLimits returns the store over the client c (which it does not
+// close), its keys under prefix.
+func NewRedisLimits(c redis.UniversalClient, prefix string) *RedisLimits {
+	return &RedisLimits{c: c, prefix: prefix}
+}
+
+// Client is the store's client (to share its pool, as the CLI does with
+// the idempotency store).
+func (s *RedisLimits) Client() redis.UniversalClient { return s.c }
+
+// Prefix starts every key of the store.
+func (s *RedisLimits) Prefix() string { return s.prefix }
+
+// admitScript is the loop guard and every rate bucket of one call in one
+// step, on Redis's clock, in as few commands as it can: one MGET reads the
+// call's failure and every bucket; the history is one list of pairs
+// (time ms, call key), oldest first, whose times and keys never compare
+// equal (13 digits, 32 hex digits), so that LPOS counts a key's calls
+// without a hash of counts and LPOP pops a pair; a failure is a key of its
+// own that Redis expires at the end of its window.
+//
+// KEYS: the history, the failure, one key per bucket. ARGV: max (0: no
+// loop guard), window ms, cycles, the call's key, the history bound (≥ 2),
+// then per bucket its emission interval and burst (µs, count). The loop
+// guard runs first: it forgets the calls out of the window (from the
+// head) and beyond the bound, refuses the call if its failure is live, if
+// max identical calls are in the history or if it completes a cycle of 2
+// or 3 calls for the cycles-th time, and remembers it otherwise; then the
+// buckets (GCRA: a bucket is the theoretical arrival time of its next
+// call) are checked and only if all admit is a token taken from each. It
+// returns {0} (admitted), {1, 0, result} (this call just failed for good),
+// {2, same} (repeated), {3, n} (a cycle of n) or {4, bucket, retry µs}.
+var admitScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now_us = t[1] * 1000000 + t[2]
+local now = math.floor(now_us / 1000)
+local maxn = tonumber(ARGV[1])
+local first = 3
+if maxn > 0 then first = 2 end
+local got = {}
+if #KEYS >= first then got = redis.call('MGET', unpack(KEYS, first)) end
+if maxn > 0 then
+  if got[1] then return {1, 0, got[1]} end
+  local h, window, cycles, key, maxh = KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+  while true do
+    local at = redis.call('LINDEX', h, 0)
+    if not at or now - tonumber(at) <= window then break end
+    redis.call('LPOP', h, 2)
+  end
+  redis.call('LTRIM', h, 2 - 2 * maxh, -1)
+  local same = #redis.call('LPOS', h, key, 'RANK', -1, 'COUNT', maxn)
+  if same >= maxn then return {2, same} end
+  local tail = redis.call('LRANGE', h, 2 - 6 * cycles, -1)
+  local seq = {}
+  for i = 2, #tail, 2 do seq[#seq + 1] = tail[i] end
+  seq[#seq + 1] = key
+  for c = 2, 3 do
+    local span = c * cycles
+    if #seq >= span then
+      local base = #seq - span
+      local ok = true
+      for a = 1, c do
+        for b = a + 1, c do
+          if seq[base + a] == seq[base + b] then ok = false end
+        end
+      end
+      for i = c + 1, span do
+        if ok and seq[base + i] ~= seq[base + i - c] then ok = false end
+      end
+      if ok then return {3, c} end
+    end
+  end
+  redis.call('RPUSH', h, string.format('%d', now), key)
+  redis.call('PEXPIRE', h, window)
+end
+local tats = {}
+for i = 3, #KEYS do
+  local em, burst = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  local tat = tonumber(got[i - first + 1]) or 0
+  if tat < now_us then tat = now_us end
+  local nxt = tat + em
+  local early = nxt - burst * em - now_us
+  if early > 0 then return {4, i - 2, early} end
+  tats[i] = nxt
+end
+for i = 3, #KEYS do
+  redis.call('SET', KEYS[i], string.format('%d', tats[i]), 'PX', math.ceil((tats[i] - now_us) / 1000))
+end
+return {0}
+`)
+
+// Admit implements policy.LimitStore.
+func (s *RedisLimits) Admit(ctx context.Context, a policy.Admission) (policy.Verdict, error) {
+	keys := make([]string, 0, 2+len(a.Buckets))
+	args := make([]any, 0, 5+2*len(a.Buckets))
+	keys = append(keys, s.prefix+a.Calls, s.prefix+a.Failure)
+	args = append(args, a.Max, a.Window.Milliseconds(), a.Cycles, a.Key, max(2, a.History))
+	for _, b := range a.Buckets {
+		keys = append(keys, s.prefix+b.Key)
+		args = append(args, max(1, b.Every.Microseconds()), b.Burst)
+	}
+	r, err := admitScript.Run(ctx, s.c, keys, args...).Slice()
+	if err != nil {
+		return policy.Verdict{}, fmt.Errorf("store: redis: %w", err)
+	}
+	num := func(i int) int64 {
+		if i < len(r) {
+			if n, ok := r[i].(int64); ok {
+				return n
+			}
+		}
+		return -1
+	}
+	switch num(0) {
+	case 0:
+		return policy.Verdict{}, nil
+	case 1:
+		if len(r) != 3 {
+			break
+		}
+		if res, ok := r[2].(string); ok {
+			return policy.Verdict{Outcome: policy.RepeatsFailure, Result: []byte(res)}, nil
+		}
+	case 2:
+		return policy.Verdict{Outcome: policy.Repeated, N: int(num(1))}, nil
+	case 3:
+		return policy.Verdict{Outcome: policy.Cycling, N: int(num(1))}, nil
+	case 4:
+		return policy.Verdict{Outcome: policy.Limited, N: int(num(1)) - 1, RetryAfter: time.Duration(num(2)) * time.Microsecond}, nil
+	}
+	return policy.Verdict{}, fmt.Errorf("store: redis: the admission script answered %v", r)
+}
+
+// Failed implements policy.LimitStore: the failure is a key Redis expires
+// at the end of the window.
+func (s *RedisLimits) Failed(ctx context.Context, failure string, result []byte, window time.Duration) error {
+	if err := s.c.Set(ctx, s.prefix+failure, result, window).Err(); err != nil {
+		return fmt.Errorf("store: redis: %w", err)
+	}
+	return nil
+}
+
+// Streak implements policy.LimitStore: a streak is a hash {n, last ms}.
+func (s *RedisLimits) Streak(ctx context.Context, session string) (int, time.Time, error) {
+	v, err := s.c.HMGet(ctx, s.prefix+session, "n", "last").Result()
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("store: redis: %w", err)
+	}
+	var n int
+	var last time.Time
+	if str, ok := v[0].(string); ok {
+		n, _ = strconv.Atoi(str)
+	}
+	if str, ok := v[1].(string); ok {
+		ms, _ := strconv.ParseInt(str, 10, 64)
+		last = time.UnixMilli(ms)
+	}
+	return n, last, nil
+}
+
+// streakScript counts a refusal (ARGV[1] = now ms, ARGV[2] = cool-down
+// ms) in the hash KEYS[1] {n, last}: a streak older than the cool-down
+// starts over.
+var streakScript = redis.NewScript(`
+local last = tonumber(redis.call('HGET', KEYS[1], 'last') or 0)
+local n = 0
+if tonumber(ARGV[1]) - last < tonumber(ARGV[2]) then n = tonumber(redis.call('HGET', KEYS[1], 'n') or 0) end
+redis.call('HSET', KEYS[1], 'n', n + 1, 'last', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n + 1
+`)
+
+// Refused implements policy.LimitStore.
+func (s *RedisLimits) Refused(ctx context.Context, session string, now time.Time, cool time.Duration) error {
+	if err := streakScript.Run(ctx, s.c, []string{s.prefix + session}, now.UnixMilli(), cool.Milliseconds()).Err(); err != nil {
+		return fmt.Errorf("store: redis: %w", err)
+	}
+	return nil
+}
+
+// EndStreak implements policy.LimitStore.
+func (s *RedisLimits) EndStreak(ctx context.Context, session string) error {
+	if err := s.c.Del(ctx, s.prefix+session).Err(); err != nil {
+		return fmt.Errorf("store: redis: %w", err)
+	}
+	return nil
+}
+
+// Ping implements policy.LimitStore.
+func (s *RedisLimits) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
+
+var _ policy.LimitStore = (*RedisLimits)(nil)
