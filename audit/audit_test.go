@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -443,5 +445,23 @@ func TestOpenRefusesCorruptEnd(t *testing.T) {
 	f.Close()
 	if _, err := Open(path, Options{}); err == nil || !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Open = %v, want ErrCorrupt", err)
+	}
+}
+
+// TestAppendMillis: duration_ms is written as strconv.AppendFloat writes
+// the quotient, for every kind of value.
+func TestAppendMillis(t *testing.T) {
+	values := []int64{0, 1, 9, 10, 99, 100, 999, 1000, 1001, 1010, 1100, 1500, 12345, 999999, 1000000,
+		123456789, 1<<31 - 1, 1 << 40, 999999999999999, 1e15, 1e15 + 1, 1<<53 + 1, math.MaxInt64, math.MinInt64}
+	for i := range 2000 {
+		values = append(values, int64(i)*7919, int64(i)*1000003+int64(i%1000))
+	}
+	for _, v := range values {
+		for _, us := range []int64{v, -v} {
+			want := strconv.AppendFloat(nil, float64(us)/1000, 'f', -1, 64)
+			if got := appendMillis(nil, us); string(got) != string(want) {
+				t.Errorf("appendMillis(%d) = %s, want %s", us, got, want)
+			}
+		}
 	}
 }

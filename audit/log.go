@@ -72,6 +72,7 @@ type Log struct {
 	seen   uint64
 	yield  bool     // the lock was given up to a waiting writer: let it go first
 	head   [64]byte // hex hash of the last record in the file
+	next   [64]byte // hex hash of the record being written
 	end    int64    // the file's size after our last append or read (-1: unknown)
 	needNL bool     // the file ends in a torn line: start the next write with "\n"
 	buf    []byte   // line being built
@@ -371,6 +372,7 @@ func (l *Log) appendLocked(rec *Record) error {
 	b = appendRecord(b, rec, l.args, l.head[:], nil)
 	sum := sha256.Sum256(b[1:])
 	b = hex.AppendEncode(b[:len(b)-2], sum[:])
+	copy(l.next[:], b[len(b)-64:])
 	b = append(b, '"', '}', '\n')
 	l.buf = b
 	if !l.needNL {
@@ -383,7 +385,7 @@ func (l *Log) appendLocked(rec *Record) error {
 	}
 	l.end += int64(n)
 	l.needNL = false
-	hex.Encode(l.head[:], sum[:])
+	l.head = l.next
 	return nil
 }
 

@@ -172,7 +172,7 @@ func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, has
 	b = append(b, `,"scope":`...)
 	b = appendString(b, r.Scope)
 	b = append(b, `,"duration_ms":`...)
-	b = strconv.AppendFloat(b, float64(r.Duration.Microseconds())/1000, 'f', -1, 64)
+	b = appendMillis(b, r.Duration.Microseconds())
 	b = append(b, `,"outcome":`...)
 	b = appendString(b, r.Outcome)
 	b = append(b, `,"error_type":`...)
@@ -182,6 +182,32 @@ func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, has
 	b = append(b, `,"hash":`...)
 	b = appendString(b, hash)
 	return append(b, '}')
+}
+
+// appendMillis appends us microseconds as a number of milliseconds, exactly
+// as strconv.AppendFloat(float64(us)/1000, 'f', -1, 64) does (the shortest
+// decimal that reads back as that float): in integers while us has at most
+// 15 digits, where that decimal is the exact quotient.
+func appendMillis(b []byte, us int64) []byte {
+	const exact = 1e15
+	if us <= -exact || us >= exact {
+		return strconv.AppendFloat(b, float64(us)/1000, 'f', -1, 64)
+	}
+	if us < 0 {
+		b, us = append(b, '-'), -us
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{'0' + byte(frac/100), '0' + byte(frac/10%10), '0' + byte(frac%10)}
+	n := 3
+	for digits[n-1] == '0' {
+		n--
+	}
+	b = append(b, '.')
+	return append(b, digits[:n]...)
 }
 
 // appendAuth appends the auth member of a record.
