@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/toolgate/toolgate/tool"
@@ -155,14 +156,16 @@ func Lint(defs []tool.Definition, opts LintOptions) []Finding {
 	return out
 }
 
+// The expressions compile on first use (lazyRegexp): most programs that
+// link this package never lint.
 var (
-	snakeCase     = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+	snakeCase     = lazyRegexp(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 	genericWords  = []string{"tool", "tools", "func", "function", "fn", "action", "cmd", "command", "do", "run", "exec", "misc", "util", "utils", "helper", "handler", "process", "test", "temp", "tmp", "foo", "bar", "stuff", "thing"}
-	whenCue       = regexp.MustCompile(`(?i)\b(use (it|this|when|for|to)|when\b|before\b|after\b|if you\b|in order to\b)`)
-	whenNotCue    = regexp.MustCompile(`(?i)\b(do not|don't|does not|not for|not to|never|instead|rather than|only (when|for|if|needed|to)|unless|avoid|prefer)\b`)
-	proseEnum     = regexp.MustCompile(`(?i)(\b(one of|either|possible values|valid values|allowed values|must be|can be|options)\b[^.]{0,20}['"` + "`" + `]\w[\w -]*['"` + "`" + `]\s*(,|or|/|\|)\s*['"` + "`" + `]\w)|(['"` + "`" + `]\w[\w-]*['"` + "`" + `]\s*(,|/|\|)\s*['"` + "`" + `]\w[\w-]*['"` + "`" + `]\s*(,|or|/|\|)\s*(or\s+)?['"` + "`" + `]\w)`)
-	defaultCue    = regexp.MustCompile(`(?i)\b(default|defaults|by default|if (omitted|not given|not set|absent|left out)|when (omitted|not given|absent|left out)|otherwise|all files|none\b)`)
-	geminiNameRE  = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_.:-]*$`) // and at most 64 bytes
+	whenCue       = lazyRegexp(`(?i)\b(use (it|this|when|for|to)|when\b|before\b|after\b|if you\b|in order to\b)`)
+	whenNotCue    = lazyRegexp(`(?i)\b(do not|don't|does not|not for|not to|never|instead|rather than|only (when|for|if|needed|to)|unless|avoid|prefer)\b`)
+	proseEnum     = lazyRegexp(`(?i)(\b(one of|either|possible values|valid values|allowed values|must be|can be|options)\b[^.]{0,20}['"` + "`" + `]\w[\w -]*['"` + "`" + `]\s*(,|or|/|\|)\s*['"` + "`" + `]\w)|(['"` + "`" + `]\w[\w-]*['"` + "`" + `]\s*(,|/|\|)\s*['"` + "`" + `]\w[\w-]*['"` + "`" + `]\s*(,|or|/|\|)\s*(or\s+)?['"` + "`" + `]\w)`)
+	defaultCue    = lazyRegexp(`(?i)\b(default|defaults|by default|if (omitted|not given|not set|absent|left out)|when (omitted|not given|absent|left out)|otherwise|all files|none\b)`)
+	geminiNameRE  = lazyRegexp(`^[a-zA-Z_][a-zA-Z0-9_.:-]*$`) // and at most 64 bytes
 	stopWordsList = strings.Fields(`a an the and or but of to in on at by for with from as is are be been it its this that these those
 		into than then there their them they you your we our not no do does did can may might must will would should
 		use used using one any all each every when which what who how also only more most such other some out up so if`)
@@ -180,10 +183,10 @@ func lintTool(d tool.Definition, names map[string]int, opts LintOptions) []Findi
 	case !toolNameOK(name):
 		add("", RuleNameInvalid, SeverityError, fmt.Sprintf("the name %q is not ^[a-zA-Z0-9_-]{1,64}$, which OpenAI and Anthropic require", name),
 			fmt.Sprintf("rename it, e.g. %q", suggestName(name)))
-	case opts.Provider == Gemini && (len(name) > 64 || !geminiNameRE.MatchString(name)):
+	case opts.Provider == Gemini && (len(name) > 64 || !geminiNameRE().MatchString(name)):
 		add("", RuleNameInvalid, SeverityError, fmt.Sprintf("the name %q must start with a letter or _ for Gemini", name), fmt.Sprintf("rename it, e.g. %q", suggestName(name)))
 	}
-	if toolNameOK(name) && !snakeCase.MatchString(name) {
+	if toolNameOK(name) && !snakeCase().MatchString(name) {
 		add("", RuleNameStyle, SeverityWarning, fmt.Sprintf("the name %q is not snake_case", name), fmt.Sprintf("use lower-case words joined by _, e.g. %q", suggestName(name)))
 	}
 	if why := crypticName(name); why != "" {
@@ -199,10 +202,10 @@ func lintTool(d tool.Definition, names map[string]int, opts LintOptions) []Findi
 	case len(desc) < minDescriptionLength || len(strings.Fields(desc)) < minDescriptionWordsLen:
 		add("", RuleDescriptionMissing, SeverityError, fmt.Sprintf("the description %q is too short to choose the tool by", desc), "say what the tool does, when to use it, and when to use another tool instead")
 	default:
-		if !whenCue.MatchString(desc) {
+		if !whenCue().MatchString(desc) {
 			add("", RuleDescriptionWhen, SeverityWarning, "the description does not say when to use the tool", `add a sentence such as "Use it to …" or "Use it when …"`)
 		}
-		if !whenNotCue.MatchString(desc) && !mentionsOther(desc, name, names) {
+		if !whenNotCue().MatchString(desc) && !mentionsOther(desc, name, names) {
 			add("", RuleDescriptionWhenNot, SeverityWarning, "the description does not say when not to use the tool, nor what to use instead", `add a sentence such as "Not for …; use other_tool for that."`)
 		}
 		if len([]rune(desc)) > MaxDescriptionLength {
@@ -274,12 +277,12 @@ func lintParams(node map[string]any, ptr string, depth int, add func(ptr, rule s
 			add(pp, RuleParamType, SeverityWarning, fmt.Sprintf("the parameter %q has no type", name), `give it a type ("string", "integer", …) so a model knows what to send`)
 		}
 		if !req[name] {
-			if _, ok := p["default"]; !ok && !defaultCue.MatchString(desc) {
+			if _, ok := p["default"]; !ok && !defaultCue().MatchString(desc) {
 				add(pp, RuleParamDefault, SeverityWarning, fmt.Sprintf("the optional parameter %q does not say what happens when it is left out", name),
 					`add "default", or say in the description what leaving it out means`)
 			}
 		}
-		if _, hasEnum := p["enum"]; !hasEnum && slices.Contains(typeNames(p["type"]), "string") && proseEnum.MatchString(desc) {
+		if _, hasEnum := p["enum"]; !hasEnum && slices.Contains(typeNames(p["type"]), "string") && proseEnum().MatchString(desc) {
 			add(pp, RuleParamEnum, SeverityWarning, fmt.Sprintf("the parameter %q lists its values in prose", name), `list a closed set of values as "enum": models then send exactly one of them`)
 		}
 		lintParams(p, pp, depth+1, add)
@@ -415,4 +418,10 @@ func descWords(s string, stop map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// lazyRegexp returns expr compiled on first use, once: a compile at init
+// costs the start of every program that links the package.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
