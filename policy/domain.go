@@ -83,10 +83,15 @@ func (p *Policy) DeniedDomains() []string { return domains(p.Deny, true) }
 func (p *Policy) AskedDomains() []string { return domains(p.Ask, true) }
 
 // domains lists the hosts of the domain: specifiers of rules, with "*" for
-// "domain:*" when any is set.
+// "domain:*" when any is set. A rule without "domain:" in its text has no
+// such specifier and is not compiled (the default deny list's paths would
+// be, for every command that starts).
 func domains(rules []string, any bool) []string {
 	var out []string
 	for _, text := range rules {
+		if !strings.Contains(text, "domain:") {
+			continue
+		}
 		r, err := compileRule(text)
 		switch {
 		case err != nil || r.dom == nil || r.dom.any && !any:

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/tool"
@@ -331,7 +332,7 @@ func (h *HTTPApprover) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			_, problem = queueStatus(err)
 		}
-		page.Execute(w, map[string]any{"Pending": list, "Token": h.token, "Problem": problem})
+		page().Execute(w, map[string]any{"Pending": list, "Token": h.token, "Problem": problem})
 	case r.URL.Path == "/decide" && r.Method == http.MethodPost:
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, "bad form", http.StatusBadRequest)
@@ -410,7 +411,9 @@ func loopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-var page = template.Must(template.New("page").Parse(`<!doctype html>
+// page is parsed on first use: most programs never serve it.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>toolgate approvals</title>
 <style>
 body{font:15px system-ui,sans-serif;margin:2em auto;max-width:60em;padding:0 1em;color:#222}
@@ -441,3 +444,4 @@ button{margin-right:.4em} input[type=text]{width:20em}
 {{else}}<p>Nothing is waiting.</p>{{end}}
 </body></html>
 `))
+})
