@@ -68,15 +68,16 @@ type Options struct {
 
 // Engine executes calls. It is safe for concurrent use.
 type Engine struct {
-	opts    Options
-	policy  *policy.Policy
-	log     *slog.Logger
-	chain   handler
-	schemas sync.Map // tool name → *compiled
-	idBase  string
-	idSeq   atomic.Uint64
-	workers workers
-	tel     instruments // telemetry.go
+	opts      Options
+	policy    *policy.Policy
+	log       *slog.Logger
+	chain     handler
+	schemas   sync.Map // tool name → *compiled
+	idBase    string
+	idSeq     atomic.Uint64
+	workers   workers
+	deadlines deadlines
+	tel       instruments // telemetry.go
 	// budgetGlobs are the keys of Options.MaxResultBytesPerTool, sorted.
 	budgetGlobs []string
 }

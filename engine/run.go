@@ -25,21 +25,33 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 		ctx, span = e.running(ctx, p)
 		defer func() { endRun(span, res) }()
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.opts.Timeout)
-	defer cancel()
-	done := make(chan tool.Result, 1)
-	e.workers.dispatch(job{ctx, p, done})
-	select {
-	case res := <-done:
-		return res
-	case <-ctx.Done():
-		err := tool.AsError(ctx.Err())
-		err.Message = fmt.Sprintf("%s did not finish: %v", p.def.Name, ctx.Err())
-		if ctx.Err() == context.DeadlineExceeded {
-			err.Message = fmt.Sprintf("%s did not finish within %s", p.def.Name, e.opts.Timeout)
+	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout))
+	defer c.end()
+	e.deadlines.add(c)
+	e.workers.dispatch(job{c, p})
+	if parent := ctx.Done(); parent != nil {
+		select {
+		case <-c.done:
+		case <-parent:
+			c.state.CompareAndSwap(running, expired)
 		}
-		return tool.ErrorResult(err)
+	} else {
+		<-c.done
 	}
+	e.deadlines.remove(c)
+	if c.state.Load() == finished {
+		return c.res
+	}
+	err := ctx.Err()
+	if err == nil {
+		err = context.DeadlineExceeded
+	}
+	te := tool.AsError(err)
+	te.Message = fmt.Sprintf("%s did not finish: %v", p.def.Name, err)
+	if err == context.DeadlineExceeded {
+		te.Message = fmt.Sprintf("%s did not finish within %s", p.def.Name, e.opts.Timeout)
+	}
+	return tool.ErrorResult(te)
 }
 
 func (e *Engine) invoke(ctx context.Context, p *pending) (res tool.Result) {
@@ -66,9 +78,8 @@ func (e *Engine) invoke(ctx context.Context, p *pending) (res tool.Result) {
 
 // job is one tool run handed to a worker.
 type job struct {
-	ctx  context.Context
-	p    *pending
-	done chan<- tool.Result
+	c *runCtx
+	p *pending
 }
 
 // workers run tools on goroutines that outlive a call, so a call neither
@@ -80,7 +91,8 @@ type workers struct {
 	jobs chan job
 }
 
-// idleWorker is how long a worker waits for another job before it exits.
+// idleWorker is how long a worker waits for another job before it exits
+// (between one and two times this).
 const idleWorker = 10 * time.Second
 
 func (w *workers) dispatch(j job) {
@@ -95,12 +107,21 @@ func (w *workers) work(j job) {
 	idle := time.NewTimer(idleWorker)
 	defer idle.Stop()
 	for {
-		j.done <- w.e.invoke(j.ctx, j.p)
-		idle.Reset(idleWorker)
-		select {
-		case j = <-w.jobs:
-		case <-idle.C:
-			return
+		j.c.finish(w.e.invoke(j.c, j.p))
+		// Wait for the next job; the timer is not reset for each one, but
+		// looked at when it fires: a worker that ran nothing since exits.
+		busy := true
+		for waiting := true; waiting; {
+			select {
+			case j = <-w.jobs:
+				waiting = false
+			case <-idle.C:
+				if !busy {
+					return
+				}
+				busy = false
+				idle.Reset(idleWorker)
+			}
 		}
 	}
 }
