@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -345,17 +346,23 @@ func content(c mcp.Content) tool.Content {
 	return tool.TextContent(fmt.Sprintf("[%T content left out]", c))
 }
 
-// Wording of upstream errors, for a type when the upstream gives none.
-var errorWords = []struct {
+// errorWords are the wordings of upstream errors, for a type when the
+// upstream gives none, compiled on first use (most programs that link the
+// package never see an upstream error).
+var errorWords = sync.OnceValue(func() []errorWord {
+	return []errorWord{
+		{regexp.MustCompile(`(?i)\b(not found|no such file|does not exist|ENOENT)\b`), tool.NotFound},
+		{regexp.MustCompile(`(?i)\b(access denied|permission denied|not allowed|forbidden|outside (of )?(the )?allowed|EACCES|EPERM|unauthori[sz]ed)\b`), tool.PermissionDenied},
+		{regexp.MustCompile(`(?i)\b(timed out|timeout|ETIMEDOUT)\b`), tool.Timeout},
+		{regexp.MustCompile(`(?i)\b(already exists|EEXIST|conflict)\b`), tool.Conflict},
+		{regexp.MustCompile(`(?i)\b(rate limit|too many requests)\b`), tool.RateLimited},
+		{regexp.MustCompile(`(?i)\b(invalid (arguments?|params|parameters|input)|validation (error|failed)|required property|is required|must be)\b`), tool.InvalidArguments},
+	}
+})
+
+type errorWord struct {
 	re *regexp.Regexp
 	t  tool.ErrorType
-}{
-	{regexp.MustCompile(`(?i)\b(not found|no such file|does not exist|ENOENT)\b`), tool.NotFound},
-	{regexp.MustCompile(`(?i)\b(access denied|permission denied|not allowed|forbidden|outside (of )?(the )?allowed|EACCES|EPERM|unauthori[sz]ed)\b`), tool.PermissionDenied},
-	{regexp.MustCompile(`(?i)\b(timed out|timeout|ETIMEDOUT)\b`), tool.Timeout},
-	{regexp.MustCompile(`(?i)\b(already exists|EEXIST|conflict)\b`), tool.Conflict},
-	{regexp.MustCompile(`(?i)\b(rate limit|too many requests)\b`), tool.RateLimited},
-	{regexp.MustCompile(`(?i)\b(invalid (arguments?|params|parameters|input)|validation (error|failed)|required property|is required|must be)\b`), tool.InvalidArguments},
 }
 
 var knownTypes = map[tool.ErrorType]bool{
@@ -377,7 +384,7 @@ func upstreamError(structured any, text string) *tool.Error {
 		}
 	}
 	e := &tool.Error{Type: tool.Internal, Message: text}
-	for _, w := range errorWords {
+	for _, w := range errorWords() {
 		if w.re.MatchString(text) {
 			e.Type = w.t
 			break
