@@ -84,24 +84,32 @@ func (s *RedisLimits) Client() redis.UniversalClient { return s.c }
 func (s *RedisLimits) Prefix() string { return s.prefix }
 
 // admitScript is the loop guard and every rate bucket of one call in one
-// step, on Redis's clock, in as few commands as it can: one MGET reads the
-// call's failure and every bucket; the history is one list of pairs
-// (time ms, call key), oldest first, whose times and keys never compare
-// equal (13 digits, 32 hex digits), so that LPOS counts a key's calls
-// without a hash of counts and LPOP pops a pair; a failure is a key of its
-// own that Redis expires at the end of its window.
+// step, on Redis's clock, in few commands of constant cost, and as few
+// writes as it can (a write costs a script several reads): one MGET reads
+// the call's failure (a key Redis expires at the end of its window) and
+// every bucket; the caller's history is one hash, a ring of its last
+// calls with a count per call key, read by two HMGETs and written, when
+// the call is admitted, by one HSET.
 //
 // KEYS: the history, the failure, one key per bucket. ARGV: max (0: no
-// loop guard), window ms, cycles, the call's key, the history bound (≥ 2),
-// then per bucket its emission interval and burst (µs, count). The loop
-// guard runs first: it forgets the calls out of the window (from the
-// head) and beyond the bound, refuses the call if its failure is live, if
-// max identical calls are in the history or if it completes a cycle of 2
-// or 3 calls for the cycles-th time, and remembers it otherwise; then the
-// buckets (GCRA: a bucket is the theoretical arrival time of its next
-// call) are checked and only if all admit is a token taken from each. It
-// returns {0} (admitted), {1, 0, result} (this call just failed for good),
-// {2, same} (repeated), {3, n} (a cycle of n) or {4, bucket, retry µs}.
+// loop guard), window ms, cycles, the call's key, the history bound H (≥
+// 2), then per bucket its emission interval and burst (µs, count). The
+// history holds the calls of sequence numbers s (the oldest) to e-1, at
+// most H-1 of them: the key of call i in field i % H, its time (ms) in
+// field -(i % H)-1, and the number of calls of each key in a field named
+// by the key (32 hex digits: never a number); it lives until x (ms),
+// pushed two windows on whenever less than one is left. The loop guard
+// runs first: it forgets the calls out of the window (from the oldest),
+// refuses the call if its failure is live, if max identical calls are in
+// the history, or if it completes a cycle of 2 or 3 calls for the
+// cycles-th time, and remembers it otherwise (the oldest call going when
+// there are H-1), whatever the buckets say; a refusal of the loop guard
+// writes nothing (what it forgot is forgotten again next time). Then the
+// buckets (GCRA: a bucket is the theoretical
+// arrival time of its next call) are checked and only if all admit is a
+// token taken from each. It returns {0} (admitted), {1, 0, result} (this
+// call just failed for good), {2, same} (repeated), {3, n} (a cycle of n)
+// or {4, bucket, retry µs}.
 var admitScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now_us = t[1] * 1000000 + t[2]
@@ -113,18 +121,34 @@ local got = {}
 if #KEYS >= first then got = redis.call('MGET', unpack(KEYS, first)) end
 if maxn > 0 then
   if got[1] then return {1, 0, got[1]} end
-  local h, window, cycles, key, maxh = KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
-  while true do
-    local at = redis.call('LINDEX', h, 0)
-    if not at or now - tonumber(at) <= window then break end
-    redis.call('LPOP', h, 2)
+  local h, window, cycles, key, ring = KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5])
+  local r = redis.call('HMGET', h, key, 's', 'e', 'x')
+  local same, s, e, x = tonumber(r[1]) or 0, tonumber(r[2]) or 0, tonumber(r[3]) or 0, tonumber(r[4]) or 0
+  -- the oldest call (time, key), then the last 3 * cycles - 1 keys
+  local from, v, at, head = math.max(s, e - 3 * cycles + 1), {}, 0, nil
+  if s < e then
+    local f = {-(s % ring) - 1, s % ring}
+    for i = from, e - 1 do f[#f + 1] = i % ring end
+    v = redis.call('HMGET', h, unpack(f))
+    at, head = tonumber(v[1]), v[2]
   end
-  redis.call('LTRIM', h, 2 - 2 * maxh, -1)
-  local same = #redis.call('LPOS', h, key, 'RANK', -1, 'COUNT', maxn)
+  local counts = {}
+  local function drop()
+    local c = counts[head] or (head == key and same) or tonumber(redis.call('HGET', h, head))
+    counts[head] = c - 1
+    if head == key then same = c - 1 end
+    s = s + 1
+  end
+  while s < e and now - at > window do
+    drop()
+    if s < e then
+      local n = redis.call('HMGET', h, -(s % ring) - 1, s % ring)
+      at, head = tonumber(n[1]), n[2]
+    end
+  end
   if same >= maxn then return {2, same} end
-  local tail = redis.call('LRANGE', h, 2 - 6 * cycles, -1)
   local seq = {}
-  for i = 2, #tail, 2 do seq[#seq + 1] = tail[i] end
+  for i = math.max(from, s), e - 1 do seq[#seq + 1] = v[i - from + 3] end
   seq[#seq + 1] = key
   for c = 2, 3 do
     local span = c * cycles
@@ -142,8 +166,20 @@ if maxn > 0 then
       if ok then return {3, c} end
     end
   end
-  redis.call('RPUSH', h, string.format('%d', now), key)
-  redis.call('PEXPIRE', h, window)
+  if e + 1 - s > ring - 1 then drop() end
+  counts[key] = same + 1
+  local set, gone = {'HSET', h, e % ring, key, -(e % ring) - 1, now, 's', s, 'e', e + 1}, {'HDEL', h}
+  for k, c in pairs(counts) do
+    if c > 0 then
+      set[#set + 1], set[#set + 2] = k, c
+    else
+      gone[#gone + 1] = k
+    end
+  end
+  if x < now + window then set[#set + 1], set[#set + 2] = 'x', now + 2 * window end
+  redis.call(unpack(set))
+  if #gone > 2 then redis.call(unpack(gone)) end
+  if x < now + window then redis.call('PEXPIRE', h, 2 * window) end
 end
 local tats = {}
 for i = 3, #KEYS do

@@ -529,7 +529,7 @@ func BenchmarkAcquire(b *testing.B) {
 }
 
 // usecPerCall is INFO commandstats' usec_per_call of cmd.
-func usecPerCall(b *testing.B, rc *redis.Client, cmd string) float64 {
+func usecPerCall(b testing.TB, rc *redis.Client, cmd string) float64 {
 	info, err := rc.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		b.Fatal(err)
@@ -646,11 +646,11 @@ func TestSharedLoopGuardVerdictsMatchLocal(t *testing.T) {
 		}
 		convs = append(convs, append(conv, step{call: `read {"p":"a"}`}, step{call: `read {"p":"a"}`}))
 	}
-	play := func(ls []*policy.Limiter, session string, conv []step) []string {
+	play := func(ls []*policy.Limiter, session, principal string, conv []step) []string {
 		var out []string
 		for i, s := range conv {
 			name, args, _ := strings.Cut(s.call, " ")
-			release, err := ls[i%len(ls)].Acquire(context.Background(), lcall(name, args, session, "p"), tool.Definition{Name: name})
+			release, err := ls[i%len(ls)].Acquire(context.Background(), lcall(name, args, session, principal), tool.Definition{Name: name})
 			if err != nil {
 				out = append(out, fmt.Sprintf("%d refused: %s: %s", i+1, err.Type, err.Message))
 				continue
@@ -670,10 +670,14 @@ func TestSharedLoopGuardVerdictsMatchLocal(t *testing.T) {
 		if i >= bounds {
 			cfg.Loop.Max = 2
 		}
-		want := play([]*policy.Limiter{policy.NewLimiter(cfg)}, "local", conv)
+		if i%3 == 0 { // a call the bucket refuses still counts for the loop guard
+			cfg.Principal = policy.Rate{PerSecond: 0.001, Burst: 2 + i%5}
+		}
+		who := fmt.Sprint("p", i) // a principal's bucket per conversation
+		want := play([]*policy.Limiter{policy.NewLimiter(cfg)}, "local", who, conv)
 		refused += strings.Count(strings.Join(want, "\n"), "refused")
 		for _, b := range bs {
-			got := play(b.limiters(2, cfg), fmt.Sprint("conv", i), conv)
+			got := play(b.limiters(2, cfg), fmt.Sprint("conv", i), who, conv)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s, conversation %d (%+v): verdicts differ from one local limiter:\n%s\nwant:\n%s", b.name, i, cfg.Loop, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
