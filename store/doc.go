@@ -30,8 +30,8 @@
 // guard and breaker streaks of the replicas' Limiters and Breakers
 // (NewShared makes the policy.Shared of a state.redis block, NewClient its
 // client). A call's admission is one Lua script on Redis's clock, atomic
-// across replicas, in few commands: one MGET reads the call's failure and
-// every bucket, the history is a list of (time, key) pairs counted by
-// LPOS, a failure is a key Redis expires at the end of its window. It
-// needs Redis 6.2 or later.
+// across replicas, in few commands and fewer writes: one MGET reads the
+// call's failure (a key Redis expires at the end of its window) and every
+// bucket; a caller's history is one hash, a ring of its last calls with a
+// count per call key.
 package store

@@ -64,7 +64,7 @@ func NewShared(c redis.UniversalClient, r *policy.RedisState) *policy.Shared {
 }
 
 // RedisLimits is a policy.LimitStore in a Redis the replicas share: each
-// admission is one script, atomic, on Redis's clock (Redis 6.2 or later).
+// admission is one script, atomic, on Redis's clock.
 type RedisLimits struct {
 	c      redis.UniversalClient
 	prefix string
