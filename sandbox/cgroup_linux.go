@@ -18,6 +18,7 @@ type cgroup struct {
 	version string            // "v1" or "v2"
 	dirs    map[string]string // controller ("memory", "pids", "cpu", "cpuacct"; "" for v2) → folder
 	limits  []string          // the limits set: memory, pids, cpu
+	set     Limits            // the values set (by limit)
 	v2CPU   bool              // v2: the cpu controller is delegated
 	why     string            // v1: the controllers that are missing, and why
 }
@@ -175,10 +176,10 @@ func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
 	return cg, ""
 }
 
-// limit sets the limits l in the groups. When none could be set, it
-// removes the groups and returns false and why.
+// limit sets the limits l in the groups; false and why when none could be
+// set.
 func (cg *cgroup) limit(l Limits) (bool, string) {
-	cg.limits = nil
+	cg.limits, cg.set = nil, l
 	if cg.version == "v2" {
 		dir := cg.dirs[""]
 		if writeFile(dir, "memory.max", l.Memory) == nil {
@@ -194,8 +195,11 @@ func (cg *cgroup) limit(l Limits) (bool, string) {
 		return true, ""
 	}
 	if d, ok := cg.dirs["memory"]; ok {
+		// memsw (absent without swap accounting) may not be below the
+		// limit: written before it to raise a limit, after it to lower one.
+		writeFile(d, "memory.memsw.limit_in_bytes", l.Memory)
 		if writeFile(d, "memory.limit_in_bytes", l.Memory) == nil {
-			writeFile(d, "memory.memsw.limit_in_bytes", l.Memory) // absent without swap accounting
+			writeFile(d, "memory.memsw.limit_in_bytes", l.Memory)
 			cg.limits = append(cg.limits, "memory")
 		}
 	}
@@ -210,10 +214,14 @@ func (cg *cgroup) limit(l Limits) (bool, string) {
 		}
 	}
 	if len(cg.limits) == 0 {
-		cg.remove()
 		return false, "none: no cgroup limit could be set: " + cg.why
 	}
 	return true, ""
+}
+
+// fits reports whether the groups hold the limits l already.
+func (cg *cgroup) fits(l Limits) bool {
+	return cg.set.Memory == l.Memory && cg.set.Processes == l.Processes
 }
 
 func findDir(cg *cgroup, dir string) bool {

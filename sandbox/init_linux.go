@@ -55,7 +55,7 @@ func helperMain() int {
 	// The part of the sandbox that does not depend on the spec is built
 	// while the parent makes the cgroup and sends the spec (or, for a
 	// helper started ahead, before there is a command).
-	binds, baseErr := buildBase()
+	baseErr := buildBase()
 	var cfg initConfig
 	if err := readConfig(ctl, &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox: reading the spec:", err)
@@ -65,7 +65,7 @@ func helperMain() int {
 		sendMsg(ctl, initReply{Error: baseErr.Error()}, nil)
 		return 126
 	}
-	reply, fds, err := setup(&cfg, binds)
+	reply, fds, err := setup(&cfg)
 	if err != nil {
 		sendMsg(ctl, initReply{Error: err.Error()}, nil)
 		return 126
@@ -134,10 +134,10 @@ func sendMsg(f *os.File, v any, fds []int) error {
 // network, limits, then the irreversible part (capabilities,
 // no_new_privs, Landlock, seccomp). It returns what held and the fds for
 // the parent (seccomp notifications, the proxy listener).
-func setup(cfg *initConfig, binds map[string]bool) (initReply, []int, error) {
+func setup(cfg *initConfig) (initReply, []int, error) {
 	var r initReply
 	var fds []int
-	if err := finishRoot(cfg, binds); err != nil {
+	if err := finishRoot(cfg); err != nil {
 		return r, nil, err
 	}
 	if cfg.Proxy {
@@ -156,9 +156,6 @@ func setup(cfg *initConfig, binds map[string]bool) (initReply, []int, error) {
 		return r, nil, err
 	}
 	r.Rlimits = rl
-	if err := dropBoundingSet(); err != nil {
-		return r, nil, err
-	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return r, nil, fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -218,7 +215,7 @@ func bindFunc(binds map[string]bool) func(src, dst string, writable bool) error 
 			if err := os.MkdirAll(dst, 0o755); err != nil {
 				return err
 			}
-		} else {
+		} else if _, err := os.Lstat(dst); err != nil { // one that exists may lie in a read-only bind
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return err
 			}
@@ -279,32 +276,31 @@ func rootPath(p string) string { return newRoot + p }
 
 // buildBase builds the part of the new root that is the same for every
 // command (all but the spec's paths), under newRoot, with the host's root
-// reachable under oldRoot. It returns the bound targets and whether each
-// is writable, for finishRoot to fix their flags.
-func buildBase() (map[string]bool, error) {
+// reachable under oldRoot, and empties the bounding set.
+func buildBase() error {
 	if err := unix.Sethostname([]byte("sandbox")); err != nil {
-		return nil, fmt.Errorf("sethostname: %w", err)
+		return fmt.Errorf("sethostname: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return nil, mountErr(err, "making mounts private")
+		return mountErr(err, "making mounts private")
 	}
 	if err := unix.Mount("tmpfs", scratch, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
-		return nil, mountErr(err, "scratch tmpfs")
+		return mountErr(err, "scratch tmpfs")
 	}
 	if err := os.Mkdir(scratch+oldRoot, 0o700); err != nil {
-		return nil, err
+		return err
 	}
 	if err := unix.PivotRoot(scratch, scratch+oldRoot); err != nil {
-		return nil, mountErr(err, "pivot_root into the scratch tmpfs")
+		return mountErr(err, "pivot_root into the scratch tmpfs")
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Mkdir(newRoot, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-		return nil, mountErr(err, "root tmpfs")
+		return mountErr(err, "root tmpfs")
 	}
 	// binds lists the bound targets (inside the new root) and whether each
 	// is writable, to fix their flags afterwards.
@@ -318,49 +314,56 @@ func buildBase() (map[string]bool, error) {
 		if fi.Mode()&os.ModeSymlink != 0 {
 			target, err := os.Readlink(hostPath(d))
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := os.Symlink(target, rootPath(d)); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		if err := bind(hostPath(d), rootPath(d), false); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := buildEtc(hostPath("/etc"), rootPath("/etc"), bind); err != nil {
-		return nil, err
+		return err
 	}
 	// /tmp is the one writable place besides the spec's paths (and
 	// /dev/shm); the other folders a program may expect stay empty and,
 	// with the whole root, read-only.
 	for _, d := range emptyDirs {
 		if err := os.MkdirAll(rootPath(d), 0o755); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := unix.Mount("tmpfs", rootPath("/tmp"), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return nil, mountErr(err, "tmpfs /tmp")
+		return mountErr(err, "tmpfs /tmp")
 	}
 	if err := os.Symlink("../run", rootPath("/var/run")); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Symlink("../run/lock", rootPath("/var/lock")); err != nil {
-		return nil, err
+		return err
 	}
 	if err := buildDev(hostPath("/dev"), rootPath("/dev"), bind); err != nil {
-		return nil, err
+		return err
 	}
 	if err := buildProc(hostPath("/dev/null"), rootPath("/proc"), bind); err != nil {
-		return nil, err
+		return err
 	}
-	return binds, nil
+	// The flags of these binds are fixed now, before there is a command
+	// (the spec's paths are bound later, as mounts of their own, and
+	// fixed then); so is the bounding set, which no mount needs.
+	if err := fixBindFlags(binds); err != nil {
+		return err
+	}
+	return dropBoundingSet(rootPath("/proc/sys/kernel/cap_last_cap"))
 }
 
 // finishRoot binds the spec's paths into the root buildBase made, fixes
-// the flags of every bind, and enters the new root, dropping the host's.
-func finishRoot(cfg *initConfig, binds map[string]bool) error {
+// their flags, and enters the new root, dropping the host's.
+func finishRoot(cfg *initConfig) error {
+	binds := map[string]bool{}
 	bind := bindFunc(binds)
 	// The spec's paths, parents first.
 	mounts := append([]mountSpec(nil), cfg.Mounts...)
@@ -691,14 +694,15 @@ func setRlimits(l Limits, memory bool) ([]string, error) {
 
 // dropBoundingSet makes sure the command can never hold a capability:
 // uid 0 gains none at exec (securebits, locked), and the bounding and
-// ambient sets are emptied.
-func dropBoundingSet() error {
+// ambient sets are emptied. lastCap is the path of
+// /proc/sys/kernel/cap_last_cap.
+func dropBoundingSet(lastCap string) error {
 	const bits = 1<<0 | 1<<1 | 1<<2 | 1<<3 | 1<<5 | 1<<6 | 1<<7 // NOROOT, NO_SETUID_FIXUP, KEEP_CAPS_LOCKED, NO_CAP_AMBIENT_RAISE, all locked
 	if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
 		return fmt.Errorf("securebits: %w", err)
 	}
 	last := 40
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+	if b, err := os.ReadFile(lastCap); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			last = n
 		}

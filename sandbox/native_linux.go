@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,17 +34,32 @@ type Native struct {
 	// NoCgroup skips cgroups (rlimits only), e.g. where creating groups is
 	// not wanted.
 	NoCgroup bool
-	// Prestart keeps one helper started ahead, once a Run is over, so that
-	// the next Run skips starting a process and building the system part
-	// of its root (the larger part of its latency). The helper is still
-	// one command's alone: its namespaces, mounts and cgroup are fresh and
-	// used once. It waits at most a minute; Close stops it.
+	// Prestart keeps Spares helpers started ahead, so that a Run skips
+	// starting a process, moving it into its cgroup (limited as the last
+	// Run's was) and building the system part of its root: the larger
+	// part of its latency. A Run takes the oldest and, once its sandbox is
+	// set up, starts the replacement while its command runs: the next Run
+	// finds one ready even when it comes soon after. Each helper is still
+	// one command's alone: its namespaces, mounts and cgroup are fresh
+	// and used once. A helper waits at most a minute (then leaves the
+	// pool), and a Run's groups are removed just after it returns; Close
+	// stops the helpers and waits for both.
 	Prestart bool
+	// Spares is how many helpers Prestart keeps ready: 0 means 2 (one for
+	// the next command, one for the command after it while the first's
+	// replacement starts), at most maxSpares.
+	Spares int
 
-	mu    sync.Mutex
-	spare *helper
-	idle  time.Duration // how long a helper started ahead waits; 0: spareIdle
+	mu       sync.Mutex
+	spares   []*helper      // started ahead, oldest first
+	expect   *Limits        // the limits of the last Run: the groups of helpers started ahead get them
+	closed   bool           // Close was called: no more helpers ahead
+	cleaning sync.WaitGroup // groups removed after their Run returned
+	idle     time.Duration  // how long a helper started ahead waits; 0: spareIdle
 }
+
+// maxSpares bounds Native.Spares: each spare is a process and its groups.
+const maxSpares = 8
 
 // Name returns "native".
 func (n *Native) Name() string { return "native" }
@@ -93,15 +109,11 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	res := make(chan jobResult, 1)
-	j := &job{ctx: ctx, p: p, cfg: cfg, res: res}
+	j := &job{ctx: ctx, p: p, cfg: cfg, res: res, setUp: func() { n.refill(exe, p.limits) }}
 	if h := n.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
-		startHelper(exe, !n.NoCgroup, n.idle).give(j)
+		n.startHelper(exe, p.limits, false).give(j)
 	}
 	r := <-res
-	if n.Prestart {
-		// Started now, not with the command: the two would share the CPU.
-		n.keepSpare(exe)
-	}
 	return r.out, r.err
 }
 
@@ -111,7 +123,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 // the helper is gone.
 type helper struct {
 	jobs    chan *job     // unbuffered: a job is given only to a helper that takes it
-	gone    chan struct{} // closed when the helper takes no more jobs
+	gone    chan struct{} // closed when the helper takes no more jobs and is cleaned up
 	exe     string
 	cgroups bool
 }
@@ -128,10 +140,11 @@ func (h *helper) give(j *job) bool {
 }
 
 type job struct {
-	ctx context.Context
-	p   *prepared
-	cfg *initConfig
-	res chan jobResult
+	ctx   context.Context
+	p     *prepared
+	cfg   *initConfig
+	res   chan jobResult
+	setUp func() // called once the helper has set the sandbox up (or failed to)
 }
 
 type jobResult struct {
@@ -142,18 +155,20 @@ type jobResult struct {
 // spareIdle is how long a started-ahead helper waits for a command.
 const spareIdle = time.Minute
 
-// startHelper starts a helper (with its cgroup, unless cgroups is false);
-// its first job runs in it.
-func startHelper(exe string, cgroups bool, idle time.Duration) *helper {
+// startHelper starts a helper (with its cgroup, given the limits expect,
+// unless n.NoCgroup); its first job runs in it. A spare (one started ahead)
+// leaves the pool when it has waited its idle time for a job.
+func (n *Native) startHelper(exe string, expect Limits, spare bool) *helper {
+	idle := n.idle
 	if idle <= 0 {
 		idle = spareIdle
 	}
-	h := &helper{jobs: make(chan *job), gone: make(chan struct{}), exe: exe, cgroups: cgroups}
+	h := &helper{jobs: make(chan *job), gone: make(chan struct{}), exe: exe, cgroups: !n.NoCgroup}
 	go func() {
 		defer close(h.gone)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		l, err := launch(exe, cgroups)
+		l, err := launch(exe, h.cgroups, expect)
 		timer := time.NewTimer(idle)
 		defer timer.Stop()
 		select {
@@ -169,8 +184,20 @@ func startHelper(exe string, cgroups bool, idle time.Duration) *helper {
 				return
 			}
 			out, err := l.run(j)
+			if !n.cleanLater() {
+				l.release()
+				j.res <- jobResult{out, err}
+				return
+			}
+			// The mount namespace and the groups go once the caller has
+			// its outcome: both wait for the kernel.
 			j.res <- jobResult{out, err}
+			l.release()
+			n.cleaning.Done()
 		case <-timer.C:
+			if spare {
+				n.leave(h)
+			}
 			if err == nil {
 				l.abandon()
 			}
@@ -179,13 +206,16 @@ func startHelper(exe string, cgroups bool, idle time.Duration) *helper {
 	return h
 }
 
-// Warm starts a helper now for the next Run, unless one is waiting
+// Warm starts helpers now for the next Runs, unless they are waiting
 // already: a program that knows a command is coming overlaps the helper's
-// start with its own work. Without Prestart, only that next Run uses it;
-// an unused helper leaves after a minute, or at Close.
+// start with its own work. Without Prestart, one helper is started, which
+// only the next Run uses; with it, the pool of Spares is filled. An unused
+// helper leaves after a minute, or at Close.
 func (n *Native) Warm() {
 	if exe, err := n.helperProgram(); err == nil {
-		n.keepSpare(exe)
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.fill(exe, max(n.size(), 1), n.expected())
 	}
 }
 
@@ -205,36 +235,99 @@ func (n *Native) helperProgram() (string, error) {
 	return exe, nil
 }
 
-// takeSpare returns the helper started ahead, if any.
+// size is how many helpers are kept ready (0 without Prestart).
+func (n *Native) size() int {
+	switch {
+	case !n.Prestart:
+		return 0
+	case n.Spares <= 0:
+		return 2
+	}
+	return min(n.Spares, maxSpares)
+}
+
+// takeSpare returns the oldest helper started ahead, if any.
 func (n *Native) takeSpare(exe string) *helper {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	h := n.spare
-	n.spare = nil
-	if h != nil && (h.exe != exe || h.cgroups == n.NoCgroup) {
-		close(h.jobs) // started for another program or setting: let it go
-		h = nil
+	var h *helper
+	for len(n.spares) > 0 && h == nil {
+		h, n.spares = n.spares[0], n.spares[1:]
+		if h.exe != exe || h.cgroups == n.NoCgroup {
+			close(h.jobs) // started for another program or setting: let it go
+			h = nil
+		}
 	}
 	return h
 }
 
-// keepSpare starts a helper ahead for the next Run.
-func (n *Native) keepSpare(exe string) {
+// refill (with Prestart) starts the helpers that replace those taken, their
+// groups limited to l (the limits of the Run that calls it). A Run calls it
+// as soon as its sandbox is set up, while its command runs: the new
+// helpers then get ready before the next Run comes, and their start (tens
+// of mounts, the move into a cgroup) does not contend with this Run's
+// set-up for the kernel's mount and cgroup locks.
+func (n *Native) refill(exe string, l Limits) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.spare == nil {
-		n.spare = startHelper(exe, !n.NoCgroup, n.idle)
+	n.expect = &l
+	n.fill(exe, n.size(), l)
+}
+
+// fill starts helpers until size are waiting (none once closed), their
+// groups limited to l. n.mu is held.
+func (n *Native) fill(exe string, size int, l Limits) {
+	for !n.closed && len(n.spares) < size {
+		n.spares = append(n.spares, n.startHelper(exe, l, true))
 	}
 }
 
-// Close stops the helper started ahead (Prestart), if any.
-func (n *Native) Close() error {
+// expected returns the limits the groups of helpers started ahead get:
+// those of the last Run, else the defaults. n.mu is held.
+func (n *Native) expected() Limits {
+	if n.expect != nil {
+		return *n.expect
+	}
+	return Limits{}.withDefaults()
+}
+
+// cleanLater reports whether the groups of a Run that is over may be
+// removed after it returns (Close then waits for them): with Prestart,
+// until Close. Otherwise they are removed first, for a caller that may
+// never call Close.
+func (n *Native) cleanLater() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.spare != nil {
-		close(n.spare.jobs)
-		n.spare = nil
+	if !n.Prestart || n.closed {
+		return false
 	}
+	n.cleaning.Add(1)
+	return true
+}
+
+// leave takes a helper that stopped waiting out of the pool.
+func (n *Native) leave(h *helper) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.spares = slices.DeleteFunc(n.spares, func(x *helper) bool { return x == h })
+}
+
+// Close stops the helpers started ahead and waits until they are gone,
+// with their groups and the groups of the Runs that are over. Runs after
+// Close still work, each starting its own helper; none is started ahead
+// any more.
+func (n *Native) Close() error {
+	n.mu.Lock()
+	spares := n.spares
+	n.spares, n.closed = nil, true
+	n.mu.Unlock()
+	for _, h := range spares {
+		close(h.jobs)
+	}
+	for _, h := range spares {
+		<-h.gone
+	}
+	n.cleaning.Wait()
 	return nil
 }
 
@@ -259,17 +352,23 @@ type launched struct {
 	cg     *cgroup
 	cgWhy  string
 	cgErr  error
+
+	// mountNS holds the helper's mount namespace (-1: not held), so that
+	// it is torn down (tens of mounts, and an RCU grace period) when
+	// release closes it, after the caller has its outcome, rather than
+	// when the command exits, before the caller learns that it did.
+	mountNS int
 }
 
 // launch starts the helper process in new namespaces (and, with cgroups,
-// makes its groups meanwhile); it then waits for its spec on the control
-// socket.
-func launch(exe string, cgroups bool) (*launched, error) {
+// makes its groups meanwhile, limited to expect); it then waits for its
+// spec on the control socket.
+func launch(exe string, cgroups bool, expect Limits) (*launched, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
 	}
-	l := &launched{ctl: os.NewFile(uintptr(fds[0]), "sandbox-control"), fl: &flood{}, waitDone: make(chan struct{})}
+	l := &launched{ctl: os.NewFile(uintptr(fds[0]), "sandbox-control"), fl: &flood{}, waitDone: make(chan struct{}), mountNS: -1}
 	child := os.NewFile(uintptr(fds[1]), "sandbox-control-child")
 	defer child.Close()
 	l.stdout, l.stderr = newCapture(0, l.fl), newCapture(0, l.fl)
@@ -301,11 +400,17 @@ func launch(exe string, cgroups bool) (*launched, error) {
 		go func() {
 			defer close(l.cgDone)
 			l.cg, l.cgWhy = newCgroup()
+			if l.cg != nil {
+				if ok, why := l.cg.limit(expect); !ok {
+					l.cg.remove()
+					l.cg, l.cgWhy = nil, why // a group without limits: the rlimits hold
+				}
+			}
 			// Moving a process into a group waits for the kernel (an RCU
-			// grace period per v1 hierarchy: 9 to 14 ms measured here).
-			// Done now, it overlaps the helper's start and the caller's
-			// work instead of delaying the command; the limits are written
-			// before the helper is told what to run (run).
+			// grace period: 9 to 14 ms measured here). Done now, with
+			// the limits written, it overlaps the helper's start and the
+			// caller's work instead of delaying the command; run writes
+			// the limits again if its spec has others.
 			if pid, ok := <-started; ok && l.cg != nil {
 				l.cgErr = l.cg.add(pid)
 			}
@@ -316,10 +421,13 @@ func launch(exe string, cgroups bool) (*launched, error) {
 	if err != nil {
 		close(started)
 		l.ctl.Close()
-		l.dropCgroup()
+		l.release()
 		return nil, fmt.Errorf("%w: starting the helper: %v", ErrUnavailable, err)
 	}
 	started <- l.cmd.Process.Pid
+	if fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", l.cmd.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		l.mountNS = fd
+	}
 	go func() { l.waitErr = l.cmd.Wait(); close(l.waitDone) }()
 	return l, nil
 }
@@ -340,7 +448,7 @@ func (l *launched) abandon() {
 	l.kill("unused")
 	<-l.waitDone
 	l.ctl.Close()
-	l.dropCgroup()
+	l.release()
 }
 
 // takeCgroup waits for the helper's groups and returns them (nil when
@@ -353,8 +461,13 @@ func (l *launched) takeCgroup() (*cgroup, string) {
 	return l.cg, l.cgWhy
 }
 
-// dropCgroup removes the helper's groups, which no command will use.
-func (l *launched) dropCgroup() {
+// release lets the helper's mount namespace go and removes its groups,
+// once no command runs in them.
+func (l *launched) release() {
+	if l.mountNS >= 0 {
+		unix.Close(l.mountNS)
+		l.mountNS = -1
+	}
 	if cg, _ := l.takeCgroup(); cg != nil {
 		cg.remove()
 	}
@@ -382,12 +495,13 @@ func (l *launched) run(j *job) (Outcome, error) {
 	out.Protections.Cgroup = why
 	cfg.MemoryRlimit = true
 	if cg != nil {
-		defer cg.remove()
 		if l.cgErr != nil {
 			return fail(fmt.Errorf("sandbox: %w", l.cgErr))
 		}
-		if ok, why := cg.limit(p.limits); !ok {
-			cg, out.Protections.Cgroup = nil, why // a group without limits: the rlimits hold
+		if !cg.fits(p.limits) {
+			if ok, why := cg.limit(p.limits); !ok {
+				cg, out.Protections.Cgroup = nil, why // a group without limits: the rlimits hold
+			}
 		}
 	}
 	if cg != nil {
@@ -414,6 +528,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 	msgs := &msgReader{f: l.ctl}
 	var reply initReply
 	passed, err := msgs.read(&reply)
+	j.setUp()
 	if err != nil {
 		return fail(fmt.Errorf("%w: the sandbox helper did not start: %v%s", ErrUnavailable, err, helperStderr(l)))
 	}

@@ -24,12 +24,18 @@ import (
 // holds files outside it.
 type env struct {
 	parent, ws string
+	native     *Native
 }
 
+// newEnv makes a workspace and a native backend that starts helpers ahead
+// (Prestart, as toolgate serve runs it): a test's first command starts its
+// own helper, the next ones take helpers started ahead, so that every
+// property is checked both ways.
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	parent := t.TempDir()
-	e := &env{parent: parent, ws: filepath.Join(parent, "ws")}
+	e := &env{parent: parent, ws: filepath.Join(parent, "ws"), native: &Native{Prestart: true}}
+	t.Cleanup(func() { e.native.Close() })
 	if err := os.Mkdir(e.ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +47,7 @@ func (e *env) run(t *testing.T, spec Spec) Outcome {
 	if spec.Root == "" {
 		spec.Root = e.ws
 	}
-	o, err := (&Native{}).Run(context.Background(), spec)
+	o, err := e.native.Run(context.Background(), spec)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -491,36 +497,95 @@ func TestSetuidBitRefused(t *testing.T) {
 	}
 }
 
-// TestNativePrestart: with a helper started ahead, each command still gets
-// its own namespaces and file system (a file left in /tmp by one is not
-// seen by the next), a helper waits between runs, and Close ends it.
+// TestNativePrestart: with helpers started ahead, each command still gets
+// its own namespaces, file system and cgroup (a file left in /tmp by one is
+// not seen by the next), the pool holds Spares helpers (bounded) while
+// commands run, and Close ends them all, with every group made.
 func TestNativePrestart(t *testing.T) {
 	e := newEnv(t)
-	n := &Native{Prestart: true}
-	defer n.Close()
-	run := func(shell string) Outcome {
-		t.Helper()
-		o, err := n.Run(context.Background(), Spec{Shell: shell, Root: e.ws})
-		if err != nil {
-			t.Fatal(err)
+	for _, tc := range []struct {
+		spares, want int
+	}{{0, 2}, {1, 1}, {3, 3}, {maxSpares + 5, maxSpares}} {
+		t.Run(fmt.Sprint(tc.spares), func(t *testing.T) {
+			n := &Native{Prestart: true, Spares: tc.spares}
+			defer n.Close()
+			run := func(shell string) Outcome {
+				t.Helper()
+				o, err := n.Run(context.Background(), Spec{Shell: shell, Root: e.ws})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if o.ExitCode != 0 {
+					t.Fatalf("%q: exit %d, stderr %q", shell, o.ExitCode, o.Stderr)
+				}
+				return o
+			}
+			for i := range tc.want + 2 { // more commands than spares: every helper is used once
+				o := run(fmt.Sprintf("test ! -e /tmp/mark && test ! -e /dev/shm/mark && echo $$ && echo %d > /tmp/mark && echo %d > /dev/shm/mark", i, i))
+				if lines := strings.SplitN(string(o.Stdout), "\n", 2); lines[0] != "1" {
+					t.Fatalf("command %d is not pid 1's child of a fresh pid namespace: %q", i, o.Stdout)
+				}
+				if !o.Protections.Seccomp || !o.Protections.NoNewPrivs || o.Protections.Capabilities != "none" {
+					t.Fatalf("protections of a started-ahead helper: %+v", o.Protections)
+				}
+				if (o.Protections.Cgroup == "v1" || o.Protections.Cgroup == "v2") && len(o.Protections.CgroupLimits) == 0 {
+					t.Fatalf("no cgroup limits: %+v", o.Protections)
+				}
+				waitHelpers(t, tc.want)
+			}
+			n.Close()
+			waitHelpers(t, 0)
+			if left := leftGroups(t); len(left) > 0 {
+				t.Fatalf("groups left after Close: %v", left)
+			}
+			// A Run after Close still runs, and starts no helper ahead.
+			run("true")
+			waitHelpers(t, 0)
+			if left := leftGroups(t); len(left) > 0 {
+				t.Fatalf("groups left after a Run after Close: %v", left)
+			}
+		})
+	}
+}
+
+// TestNativePrestartLimits: a helper started ahead has its group limited
+// as the previous command's were; a command with other limits gets its own
+// (a lower memory or process limit holds, a higher one lets it through).
+func TestNativePrestartLimits(t *testing.T) {
+	e := newEnv(t)
+	hog := func(mib int) Spec {
+		return Spec{Argv: []string{"python3", "-c", fmt.Sprintf("b = bytearray(%d << 20); print('ALLOCATED')", mib)}}
+	}
+	forks := func(n int) Spec {
+		return Spec{Shell: fmt.Sprintf("for i in $(seq %d); do sleep 1 & done; wait; echo FORKED", n)}
+	}
+	small := Limits{Memory: 128 << 20, Processes: 24}
+	cases := []struct {
+		name   string
+		spec   Spec
+		limits Limits
+		ran    bool
+	}{
+		{"memory over a small limit", hog(300), small, false},
+		{"the same under the default after a small limit", hog(300), Limits{}, true},
+		{"memory over a small limit after the default", hog(300), small, false},
+		{"memory over a small limit again", hog(300), small, false},
+		{"processes over a small limit", forks(40), small, false},
+		{"processes under the default after a small limit", forks(40), Limits{}, true},
+		{"processes over a small limit after the default", forks(40), small, false},
+	}
+	for _, c := range cases {
+		c.spec.Limits = c.limits
+		c.spec.Limits.Wall = 20 * time.Second
+		o := e.run(t, c.spec)
+		if o.Protections.Cgroup != "v1" && o.Protections.Cgroup != "v2" {
+			t.Fatalf("%s: no cgroup here (%s): this test needs one", c.name, o.Protections.Cgroup)
 		}
-		if o.ExitCode != 0 {
-			t.Fatalf("%q: exit %d, stderr %q", shell, o.ExitCode, o.Stderr)
+		ran := strings.Contains(string(o.Stdout), "ALLOCATED") || strings.Contains(string(o.Stdout), "FORKED")
+		if ran != c.ran {
+			t.Fatalf("%s: ran %v, want %v (limits hit %v, killed %q, exit %d)\n%s", c.name, ran, c.ran, o.LimitsHit, o.Killed, o.ExitCode, o.Stderr)
 		}
-		return o
 	}
-	run("echo one > /tmp/mark && echo one > /dev/shm/mark")
-	waitHelpers(t, 1)
-	o := run("test ! -e /tmp/mark && test ! -e /dev/shm/mark && echo $$")
-	if strings.TrimSpace(string(o.Stdout)) != "1" {
-		t.Fatalf("the second command is not pid 1's child of a fresh pid namespace: %q", o.Stdout)
-	}
-	if !o.Protections.Seccomp || !o.Protections.NoNewPrivs || o.Protections.Capabilities != "none" {
-		t.Fatalf("protections of a started-ahead helper: %+v", o.Protections)
-	}
-	waitHelpers(t, 1)
-	n.Close()
-	waitHelpers(t, 0)
 }
 
 // TestNativeSpareLeaves: a helper started ahead that waits past its idle time
@@ -575,4 +640,18 @@ func waitHelpers(t *testing.T, want int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("sandbox helpers of this process: %v, want %d", got, want)
+}
+
+// leftGroups lists the groups of this process's sandboxes that exist
+// (toolgate-PID-N below its own group, in every hierarchy).
+func leftGroups(t *testing.T) []string {
+	t.Helper()
+	own, mounts, err := cgroupLayout()
+	must(t, err)
+	var left []string
+	for c, mp := range mounts {
+		dirs, _ := filepath.Glob(filepath.Join(mp, own[c], fmt.Sprintf("toolgate-%d-*", os.Getpid())))
+		left = append(left, dirs...)
+	}
+	return left
 }

@@ -12,9 +12,13 @@ import (
 	"time"
 )
 
-// linuxBackends are the backends that must give the same view.
-func linuxBackends() map[string]Backend {
-	return map[string]Backend{"native": &Native{}, "bwrap": &Bwrap{}}
+// linuxBackends are the backends that must give the same view: the
+// native one with a helper started for each command and with helpers
+// started ahead (Prestart, as toolgate serve runs it), and bwrap.
+func linuxBackends(t *testing.T) map[string]Backend {
+	ahead := &Native{Prestart: true}
+	t.Cleanup(func() { ahead.Close() })
+	return map[string]Backend{"native": &Native{}, "native, started ahead": ahead, "bwrap": &Bwrap{}}
 }
 
 // TestReadOnlyWorld: every way of writing to every place outside the
@@ -47,7 +51,7 @@ func TestReadOnlyWorld(t *testing.T) {
 	}
 	// existing are removed (with the folders' contents).
 	existing := []string{"/etc/passwd", "/etc", "/usr/bin/env", "/bin", "/var/tmp", "/opt", Home, "/home", "/root", "/run", "/dev/null"}
-	for name, b := range linuxBackends() {
+	for name, b := range linuxBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			// One command per way, each place in turn; a line per write
@@ -88,7 +92,7 @@ func TestReadOnlyWorld(t *testing.T) {
 // TestWritablePlaces: the workspace, /tmp, /dev/shm, /dev/null, a
 // writable spec path and the tools' cache folders take writes.
 func TestWritablePlaces(t *testing.T) {
-	for name, b := range linuxBackends() {
+	for name, b := range linuxBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			extra := filepath.Join(e.parent, "extra")
@@ -123,7 +127,7 @@ func TestToolsWork(t *testing.T) {
 		{"pip", "pip --version >/dev/null && python3 -m pip list 2>/dev/null | grep -c '^pip ' && python3 -m pip cache dir", "1\n" + CacheDir + "/pip\n"},
 		{"git", "git init -q . && echo a > a && git add a && git -c user.name=n -c user.email=e@x commit -qm one && echo b > a && git status --short && git diff --stat && git log --format=%s", " M a\n a | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\none\n"},
 	}
-	for name, b := range linuxBackends() {
+	for name, b := range linuxBackends(t) {
 		for _, c := range cases {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				e := newEnv(t)
