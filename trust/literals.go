@@ -87,11 +87,16 @@ func (l *literals) build() {
 }
 
 // scan sets in found (a bit per id, cleared by the caller) every literal
-// that occurs in text.
+// that occurs in text with its ASCII letters lowered (the literals are in
+// lower case).
 func (l *literals) scan(text string, found []uint64) {
 	st := 0
 	for i := 0; i < len(text); i++ {
-		st = int(l.next[st*l.width+int(l.class[text[i]])])
+		c := text[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		st = int(l.next[st*l.width+int(l.class[c])])
 		for _, id := range l.out[st] {
 			found[id>>6] |= 1 << (id & 63)
 		}

@@ -2,6 +2,9 @@ package trust
 
 import (
 	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -10,9 +13,10 @@ import (
 // this package, and most never scan, so none of them should pay at start
 // for compiling them (about 16 ms).
 type pattern struct {
-	src  string
-	once sync.Once
-	re   *regexp.Regexp
+	src       string
+	matchOnly bool // only MatchString is asked (compileMatch)
+	once      sync.Once
+	re        *regexp.Regexp
 }
 
 // patterns are all the package's patterns, for the test that compiles
@@ -30,9 +34,46 @@ func compile(src string) *pattern {
 	return p
 }
 
+// compileMatch returns src as a pattern that is only asked whether it
+// matches (MatchString), compiled with every alternation in order so that
+// the parser factors the branches' common beginnings ("call|…|cancel"
+// becomes "ca(?:ll|ncel)|…"): the matcher follows one thread per first
+// letter rather than one per word. The order decides which branch a match
+// takes, never whether there is one.
+func compileMatch(src string) *pattern {
+	p := compile(src)
+	p.matchOnly = true
+	return p
+}
+
 func (p *pattern) get() *regexp.Regexp {
-	p.once.Do(func() { p.re = regexp.MustCompile(p.src) })
+	p.once.Do(func() {
+		src := p.src
+		if p.matchOnly {
+			src = ordered(src)
+		}
+		p.re = regexp.MustCompile(src)
+	})
 	return p.re
+}
+
+// ordered is src with the branches of every alternation sorted.
+func ordered(src string) string {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return src // MustCompile says what is wrong
+	}
+	var sortAlternations func(re *syntax.Regexp)
+	sortAlternations = func(re *syntax.Regexp) {
+		for _, sub := range re.Sub {
+			sortAlternations(sub)
+		}
+		if re.Op == syntax.OpAlternate {
+			slices.SortStableFunc(re.Sub, func(a, b *syntax.Regexp) int { return strings.Compare(a.String(), b.String()) })
+		}
+	}
+	sortAlternations(re)
+	return re.String()
 }
 
 func (p *pattern) String() string { return p.src }

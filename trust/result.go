@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -66,12 +68,8 @@ func CheckResult(res tool.Result) []Finding {
 		}
 	}
 	if res.Structured != nil {
-		raw, err := json.Marshal(res.Structured)
-		if err == nil {
-			var v any
-			if json.Unmarshal(raw, &v) == nil {
-				walkStrings(v, "/structuredContent", add)
-			}
+		if v, ok := asJSON(res.Structured); ok {
+			walkStrings(v, "/structuredContent", add)
 		}
 	}
 	if e := res.Error; e != nil {
@@ -79,6 +77,50 @@ func CheckResult(res tool.Result) []Finding {
 		add("/error/suggestion", e.Suggestion)
 	}
 	return out
+}
+
+// asJSON returns v as encoding/json decodes it into an any: v itself when it
+// is such a value already (as an upstream's structuredContent is), else v
+// encoded and decoded.
+func asJSON(v any) (any, bool) {
+	if decoded(v) {
+		return v, true
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, false
+	}
+	var out any
+	return out, json.Unmarshal(raw, &out) == nil
+}
+
+// decoded reports whether v is made only of what encoding/json decodes
+// into an any, with strings it would keep as they are (valid UTF-8) and
+// finite numbers.
+func decoded(v any) bool {
+	switch v := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(v)
+	case float64:
+		return !math.IsNaN(v) && !math.IsInf(v, 0)
+	case []any:
+		for _, e := range v {
+			if !decoded(e) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range v {
+			if !utf8.ValidString(k) || !decoded(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // walkStrings calls fn with every string (and object key) in v.

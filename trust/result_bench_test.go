@@ -39,8 +39,12 @@ func BenchmarkCheckResult(b *testing.B) {
 		b.Run(r.name, func(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
+			cpu := cpuTime()
 			for b.Loop() {
 				CheckResult(r.res)
+			}
+			if cpu > 0 {
+				b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 package trust
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -63,7 +65,7 @@ var resultWhy = map[string]string{
 // plainCue compiles a case-insensitive cue, tried when the sentence holds
 // one of the |-separated words of need ("" : always).
 func plainCue(need, expr string, weight float64, kind string) resultCue {
-	c := resultCue{re: compile(`(?i)` + expr), weight: weight, kind: kind}
+	c := resultCue{re: compileMatch(`(?i)` + expr), weight: weight, kind: kind}
 	if need != "" {
 		c.need = strings.Split(need, "|")
 	}
@@ -81,6 +83,7 @@ func addressCue(need, expr string, weight float64, kind string) resultCue {
 // use: the literals of every cue's need and prefilter (and of
 // resultErrorWords), looked for in one pass.
 type resultIndex struct {
+	order      []int // the cues, heaviest first
 	lits       literals
 	need       [][]int32    // per cue: the ids of its need words (nil: none)
 	pre        []*prefilter // per cue
@@ -102,6 +105,11 @@ func theResultIndex() *resultIndex {
 			x.pre[i] = newPrefilter(c.re.src)
 			x.pre[i].bind(&x.lits)
 		}
+		x.order = make([]int, len(resultCues))
+		for i := range x.order {
+			x.order[i] = i
+		}
+		slices.SortStableFunc(x.order, func(a, b int) int { return cmp.Compare(resultCues[b].weight, resultCues[a].weight) })
 		x.errorWords = newPrefilter(resultErrorWords.src)
 		x.errorWords.bind(&x.lits)
 		x.lits.build()
@@ -125,19 +133,21 @@ func (x *resultIndex) read(s *readSentence, text string) {
 		s.found = make([]uint64, x.lits.words())
 	}
 	clear(s.found)
-	x.lits.scan(strings.ToLower(text), s.found)
+	if s.ascii {
+		x.lits.scan(text, s.found) // scan lowers ASCII letters itself
+	} else {
+		x.lits.scan(strings.ToLower(text), s.found)
+	}
 }
 
-// holds reports whether cue i holds in s: the sentence holds one of the
-// cue's need words, may hold a match (its prefilter) and does.
-func (x *resultIndex) holds(i int, s *readSentence) bool {
+// mayHold reports whether cue i may hold in s: the sentence holds one of
+// the cue's need words and may hold a match of its expression (its
+// prefilter).
+func (x *resultIndex) mayHold(i int, s *readSentence) bool {
 	if x.need[i] != nil && !anyOf(s.found, x.need[i]) {
 		return false
 	}
-	if s.ascii && !x.pre[i].mayMatch(s.found) {
-		return false
-	}
-	return resultCues[i].re.MatchString(s.text)
+	return !s.ascii || x.pre[i].mayMatch(s.found)
 }
 
 // failed reports whether s reports a failure (resultErrorWords).
@@ -146,6 +156,12 @@ func (x *resultIndex) failed(s *readSentence) bool {
 		return false
 	}
 	return resultErrorWords.MatchString(s.text)
+}
+
+// frames reports whether the cue, holding, frames the next sentence (see
+// checkString).
+func (c *resultCue) frames() bool {
+	return c.frame || c.kind == KindFakeTurn || c.weight >= 2 && c.kind == KindInstruction
 }
 
 // Vocabulary shared by the cues.
@@ -235,7 +251,7 @@ var resultCues = []resultCue{
 	addressCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\s+(?:call|send|run|execute|use|write|add|forward|copy|upload|include|delete)\b`, 3, KindInstruction),
 	plainCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\b`, 1, KindInstruction),
 	addressCue("keep|the user", `\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential|private)\s+from\b|\bthe\s+user\s+(?:does\s+not|doesn'?t|must\s+not|should\s+not|need\s+not)\s+(?:need\s+to\s+)?(?:know|see|be\s+(?:told|informed))\b`, 3, KindInstruction),
-	{need: []string{"<"}, addr: true, re: compile(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
+	{need: []string{"<"}, addr: true, re: compileMatch(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
 	plainCue("", `^\W{0,4}(?:important|critical|urgent|attention|warning|note)\s*(?:!|:)\s`, 0.5, ""),
 
 	// Fake turns and fake authors.
@@ -249,11 +265,7 @@ var resultCues = []resultCue{
 }
 
 // resultErrorWords mark a text (or a sentence) that reports a failure.
-var resultErrorWords = compile(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
-
-// resultSentenceEnd splits a text into sentences: after . ! ? (and before
-// white space or a quote), and at every line break.
-var resultSentenceEnd = compile(`[.!?]+["'”’)\]]?\s+|\n+|["']\s*[,}\]]\s*["{\[]?`)
+var resultErrorWords = compileMatch(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
 
 // resultHit is one sentence that scored.
 type resultHit struct {
@@ -282,19 +294,50 @@ func checkString(s string) []resultHit {
 	sentences := splitSentences(text)
 	seen := map[string]bool{}
 	carry := 0.0 // 1 when the sentence before frames this one
+	var pending []int
 	for _, text := range sentences {
 		x.read(&sent, text)
 		score, addressed, frame := 0.0, false, false
 		kinds := map[string]bool{}
-		for i := range resultCues {
-			c := &resultCues[i]
-			if !x.holds(i, &sent) {
-				continue
-			}
+		add := func(c *resultCue) {
 			score += c.weight
 			addressed = addressed || c.addr
 			kinds[c.kind] = true
-			frame = frame || c.frame || c.kind == KindFakeTurn || c.weight >= 2 && c.kind == KindInstruction
+			frame = frame || c.frames()
+		}
+		// A cue that cannot frame the next sentence counts only when this
+		// one could still reach the threshold, addressed, or ends with a
+		// colon and has no score yet (a score of 1 then frames the next
+		// sentence): those that may hold are run after the others, heaviest
+		// first, while they can change the outcome. Most sentences, meeting
+		// a cue or two, run none.
+		pending, bound, addrs := pending[:0], 0.0, 0
+		for _, i := range x.order {
+			c := &resultCues[i]
+			switch {
+			case !x.mayHold(i, &sent):
+			case !c.frames():
+				pending, bound = append(pending, i), bound+c.weight
+				if c.addr {
+					addrs++
+				}
+			case c.re.MatchString(text):
+				add(c)
+			}
+		}
+		colon := strings.HasSuffix(strings.TrimSpace(text), ":")
+		for _, i := range pending {
+			if !(colon && score < 1) && (score+bound+carry < resultThreshold || !addressed && addrs == 0) {
+				break
+			}
+			c := &resultCues[i]
+			bound -= c.weight
+			if c.addr {
+				addrs--
+			}
+			if c.re.MatchString(text) {
+				add(c)
+			}
 		}
 		if score > 0 {
 			score += carry
@@ -302,7 +345,7 @@ func checkString(s string) []resultHit {
 		// A tag, a fake turn, an override, or "…do the following first:"
 		// frames the next sentence.
 		carry = 0
-		if frame || strings.HasSuffix(strings.TrimSpace(text), ":") && score >= 1 {
+		if frame || colon && score >= 1 {
 			carry = 1
 		}
 		failedHere := x.failed(&sent)
@@ -336,6 +379,9 @@ func checkString(s string) []resultHit {
 // resultFold is what the cues read: NFKC, invisible characters dropped,
 // runs of blanks made one space (line breaks kept).
 func resultFold(s string) string {
+	if folded(s) {
+		return s
+	}
 	s = norm.NFKC.String(strings.ToValidUTF8(s, "\uFFFD"))
 	var b strings.Builder
 	b.Grow(len(s))
@@ -360,20 +406,91 @@ func resultFold(s string) string {
 	return b.String()
 }
 
+// folded reports whether resultFold leaves s as it is: ASCII (NFKC and
+// valid, nothing invisible) with no blank but single spaces and line
+// breaks.
+func folded(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && i > 0 && s[i-1] == ' ':
+			return false
+		}
+	}
+	return true
+}
+
 // splitSentences cuts folded text into sentences, each with its own line
-// start so that ^ anchors hold.
+// start so that ^ anchors hold: after . ! ? (and a closing quote or
+// bracket) before white space, at every run of line breaks, and between
+// quoted JSON values (a quote, a comma or closing brace or bracket, and
+// what opens the next). Each break ends where the expression
+//
+//	[.!?]+["'”’)\]]?\s+|\n+|["']\s*[,}\]]\s*["{\[]?
+//
+// would end its match; a cut by hand reads the text once instead of
+// trying three branches at every byte.
 func splitSentences(text string) []string {
 	var out []string
 	last := 0
-	for _, m := range resultSentenceEnd.FindAllStringIndex(text, -1) {
-		out = append(out, text[last:m[1]])
-		last = m[1]
+	for i := 0; i < len(text); {
+		end := sentenceBreak(text, i)
+		if end < 0 {
+			i++ // breaks start at ASCII bytes, never inside a character
+			continue
+		}
+		out = append(out, text[last:end])
+		last, i = end, end
 	}
 	out = append(out, text[last:])
 	for i, s := range out {
 		out[i] = strings.TrimLeft(s, " ")
 	}
 	return out
+}
+
+// sentenceBreak returns the end of the break that starts at i, or -1.
+func sentenceBreak(text string, i int) int {
+	switch c := text[i]; {
+	case c == '.' || c == '!' || c == '?':
+		j := i + 1
+		for j < len(text) && (text[j] == '.' || text[j] == '!' || text[j] == '?') {
+			j++
+		}
+		if end := spaces(text, j); end > j {
+			return end
+		}
+		if r, n := utf8.DecodeRuneInString(text[j:]); strings.ContainsRune(`"'”’)]`, r) {
+			if end := spaces(text, j+n); end > j+n {
+				return end
+			}
+		}
+	case c == '\n':
+		j := i + 1
+		for j < len(text) && text[j] == '\n' {
+			j++
+		}
+		return j
+	case c == '"' || c == '\'':
+		j := spaces(text, i+1)
+		if j < len(text) && (text[j] == ',' || text[j] == '}' || text[j] == ']') {
+			j = spaces(text, j+1)
+			if j < len(text) && (text[j] == '"' || text[j] == '{' || text[j] == '[') {
+				j++
+			}
+			return j
+		}
+	}
+	return -1
+}
+
+// spaces returns the end of the run of \s (ASCII white space) at i.
+func spaces(text string, i int) int {
+	for i < len(text) && strings.IndexByte(" \t\n\f\r", text[i]) >= 0 {
+		i++
+	}
+	return i
 }
 
 func firstLine(s string) string {
@@ -386,7 +503,7 @@ func firstLine(s string) string {
 // resultInvisible reports a character that prints nothing: zero-width and
 // other format characters (bidi controls, tags), and variation selectors.
 func resultInvisible(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF || r == 0x115F || r == 0x1160 || r == 0x3164
+	return r >= utf8.RuneSelf && unicode.Is(unicode.Cf, r) || r >= 0xFE00 && r <= 0xFE0F || r >= 0xE0100 && r <= 0xE01EF || r == 0x115F || r == 0x1160 || r == 0x3164
 }
 
 // hiddenChars finds characters that hide text from a person: tag
