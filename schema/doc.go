@@ -33,6 +33,15 @@
 // "not" goes to the full validator for the reasons, and any other keyword
 // sends the whole schema there. A fuzz test checks that both agree.
 //
+// The validator checks every schema against its draft's meta-schema before
+// compiling it, and compiling the meta-schema costs milliseconds, once per
+// process: too much for a process that runs one call (toolgate call). A
+// schema of only the common keywords, each holding a value of the type the
+// meta-schema wants, is checked by a few lines instead (meta.go), and the
+// validator's check is skipped (third_party/jsonschema's
+// SkipMetaValidation); any other schema goes to the meta-schema. A fuzz
+// test checks that the meta-schema accepts whatever the few lines accept.
+//
 // The JSON parser (jsontext.go) is written by hand: encoding/json reports
 // offsets but no hints, accepts duplicate keys and invalid UTF-8, and
 // allocates more for small objects.

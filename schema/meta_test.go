@@ -2,13 +2,17 @@ package schema
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 // TestMetaSchemasLazy checks the patch in third_party/jsonschema: each
@@ -102,4 +106,119 @@ func TestMetaSchemasLazy(t *testing.T) {
 	if want := len(drafts) * (len(valid) + len(invalid)); n != want {
 		t.Fatalf("%d results, want %d", n, want)
 	}
+}
+
+// metaCases are schemas built from every keyword metaValid knows (and a
+// few it does not) holding values of every JSON type, alone and nested in
+// each place a subschema goes.
+func metaCases() []string {
+	keywords := []string{
+		"type", "title", "description", "$comment", "format", "default", "const", "enum", "examples",
+		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems",
+		"maxItems", "minProperties", "maxProperties", "required", "uniqueItems", "readOnly", "writeOnly",
+		"deprecated", "properties", "additionalProperties", "items", "not", "anyOf", "oneOf", "allOf",
+		// not known to metaValid: the meta-schema decides
+		"$ref", "$schema", "$defs", "$id", "pattern", "multipleOf", "dependentRequired", "prefixItems",
+		"contains", "propertyNames", "if", "unevaluatedProperties", "x-unknown", "",
+	}
+	values := []string{
+		`"string"`, `"object"`, `"integer"`, `"objekt"`, `""`, `"#"`, `"^a"`, `"(("`,
+		`0`, `1`, `-1`, `1.5`, `1.0`, `1e2`, `-0`, `99999999999999999999`,
+		`true`, `false`, `null`,
+		`[]`, `["a"]`, `["a","a"]`, `["a",1]`, `["string","null"]`, `["string","string"]`, `["objekt"]`, `[1,2]`,
+		`[{"type":"string"}]`, `[true]`, `[{},3]`, `[{"type":5}]`,
+		`{}`, `{"type":"string"}`, `{"type":5}`, `{"a":{"type":"string"}}`, `{"a":3}`, `{"a":{"minLength":-1}}`,
+	}
+	var out []string
+	for _, k := range keywords {
+		for _, v := range values {
+			kv := `"` + k + `":` + v
+			out = append(out,
+				`{`+kv+`}`,
+				`{"type":"object","properties":{"a":{`+kv+`}},"required":["a"]}`,
+				`{"items":{`+kv+`}}`,
+				`{"anyOf":[{"type":"null"},{`+kv+`}]}`,
+				`{"additionalProperties":{`+kv+`}}`,
+				`{"not":{`+kv+`}}`,
+				`{"description":"d",`+kv+`}`,
+			)
+		}
+	}
+	return out
+}
+
+// TestMetaValid checks Compile's shortcut (metaValid) against the
+// meta-schema: every schema it accepts, the meta-schema accepts, and
+// Compile with and without the shortcut agree. It must accept the schemas
+// toolgate's typed tools infer, or the shortcut is never taken.
+func TestMetaValid(t *testing.T) {
+	type args struct {
+		Path   string   `json:"path" jsonschema:"a file"`
+		Limit  int      `json:"limit,omitempty" default:"500" minimum:"1" maximum:"2000" jsonschema:"lines"`
+		Mode   string   `json:"mode,omitempty" enum:"a,b" jsonschema:"how"`
+		Names  []string `json:"names,omitempty" minItems:"1" maxItems:"9" jsonschema:"names"`
+		Text   string   `json:"text,omitempty" minLength:"1" maxLength:"10" format:"email"`
+		Nested struct {
+			On bool              `json:"on"`
+			M  map[string]string `json:"m,omitempty"`
+		} `json:"nested"`
+		Ptr *float64 `json:"ptr,omitempty"`
+	}
+	inferred, err := tool.InferSchema(reflect.TypeFor[args]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := append(metaCases(), string(inferred))
+	accepted := 0
+	for _, raw := range cases {
+		doc, _, serr := decodeCounting([]byte(raw), MaxSchemaDepth)
+		if serr != nil { // a duplicate key
+			continue
+		}
+		if !metaValid(doc) {
+			if raw == string(inferred) {
+				t.Errorf("metaValid refuses the inferred schema %s", raw)
+			}
+			continue
+		}
+		accepted++
+		_, full := compile([]byte(raw), false)
+		var verr *jsonschema.SchemaValidationError
+		if errors.As(full, &verr) {
+			t.Errorf("metaValid accepts %s, the meta-schema refuses it: %v", raw, full)
+			continue
+		}
+		if _, fast := Compile([]byte(raw)); fmt.Sprint(fast) != fmt.Sprint(full) {
+			t.Errorf("%s: Compile = %v, with the meta-schema %v", raw, fast, full)
+		}
+	}
+	t.Logf("metaValid accepts %d of %d schemas", accepted, len(cases))
+	if accepted < 1000 { // 1505 when written
+		t.Errorf("metaValid accepts %d of %d schemas: the shortcut is rarely taken", accepted, len(cases))
+	}
+}
+
+// FuzzMetaValid: whatever metaValid accepts, the meta-schema accepts, and
+// Compile agrees with and without the shortcut.
+func FuzzMetaValid(f *testing.F) {
+	for _, raw := range metaCases() {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		doc, _, serr := decodeCounting(raw, MaxSchemaDepth)
+		if serr != nil || !metaValid(doc) {
+			return
+		}
+		if _, ok := doc.(map[string]any); !ok {
+			return
+		}
+		_, full := compile(raw, false)
+		var verr *jsonschema.SchemaValidationError
+		if errors.As(full, &verr) {
+			t.Fatalf("metaValid accepts %s, the meta-schema refuses it: %v", raw, full)
+		}
+		if _, fast := Compile(raw); fmt.Sprint(fast) != fmt.Sprint(full) {
+			t.Fatalf("%s: Compile = %v, with the meta-schema %v", raw, fast, full)
+		}
+	})
 }

@@ -47,7 +47,11 @@ type Schema struct {
 // structure that would apply more than MaxFanOut schema nodes to one value.
 // Patterns use Go's RE2 syntax (linear time); ECMAScript-only constructs
 // such as look-ahead are refused.
-func Compile(raw json.RawMessage) (*Schema, error) {
+func Compile(raw json.RawMessage) (*Schema, error) { return compile(raw, true) }
+
+// compile is Compile; with metaFast, a schema that metaValid accepts skips
+// the validator's check against the meta-schema.
+func compile(raw json.RawMessage, metaFast bool) (*Schema, error) {
 	if len(raw) > MaxSchemaBytes {
 		return nil, fmt.Errorf("%w: %d bytes, over the limit of %d", ErrInvalidSchema, len(raw), MaxSchemaBytes)
 	}
@@ -64,6 +68,9 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
+	if metaFast && metaValid(doc) {
+		c.SkipMetaValidation()
+	}
 	if err := c.AddResource(baseURL, doc); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}

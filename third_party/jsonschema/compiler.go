@@ -44,6 +44,15 @@ func (c *Compiler) DefaultDraft(d *Draft) {
 	c.roots.defaultDraft = d
 }
 
+// SkipMetaValidation compiles schemas without validating them against
+// their draft's meta-schema first. toolgate: for a caller that has checked
+// them itself; compiling a draft's meta-schemas costs milliseconds and half
+// a megabyte, once per process. A schema its meta-schema would refuse may
+// then compile wrongly, or panic.
+func (c *Compiler) SkipMetaValidation() {
+	c.roots.skipMeta = true
+}
+
 // AssertFormat always enables format assertions.
 //
 // Default Behavior:

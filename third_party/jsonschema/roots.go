@@ -12,6 +12,7 @@ type roots struct {
 	regexpEngine RegexpEngine
 	vocabularies map[string]*Vocabulary
 	assertVocabs bool
+	skipMeta     bool // toolgate: see Compiler.SkipMetaValidation
 }
 
 func newRoots() *roots {
@@ -235,6 +236,9 @@ func (rr *roots) addSubschema(r *root, ptr jsonPointer) error {
 }
 
 func (rr *roots) validate(r *root, v any, ptr jsonPointer) error {
+	if rr.skipMeta {
+		return nil
+	}
 	dialect := r.resource(ptr).dialect
 	meta := dialect.getSchema(rr.assertVocabs, rr.vocabularies)
 	if err := meta.validate(v, rr.regexpEngine, meta, r.resources, rr.assertVocabs, rr.vocabularies); err != nil {
