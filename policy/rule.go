@@ -6,6 +6,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -121,6 +123,49 @@ type toolInfo struct {
 	argv    string   // property holding an argument vector
 	env     string   // property holding extra environment variables of a command (an object)
 	urls    []string
+
+	// applies caches, per rule list, the rules that apply to this tool
+	// (appliesTo depends only on the rule and the definition), so that a
+	// call does not walk every rule of a long list (the protected paths)
+	// that cannot apply to it.
+	applies sync.Map // appliesKey → []*rule
+	nApply  atomic.Int32
+}
+
+// appliesKey names a rule list (by its first element and length: lists are
+// never changed once compiled) and what else appliesTo reads.
+type appliesKey struct {
+	first    *rule
+	n        int
+	name     string
+	readOnly bool
+}
+
+// maxApplies bounds the lists cached per tool; a policy reloaded many
+// times starts the cache again.
+const maxApplies = 64
+
+// applicable returns the rules of l that apply to f's tool, in order.
+func applicable(f *facts, l []*rule) []*rule {
+	if len(l) == 0 {
+		return nil
+	}
+	k := appliesKey{first: l[0], n: len(l), name: f.def.Name, readOnly: f.def.Annotations.ReadOnly}
+	if v, ok := f.info.applies.Load(k); ok {
+		return v.([]*rule)
+	}
+	var out []*rule
+	for _, r := range l {
+		if r.appliesTo(f) {
+			out = append(out, r)
+		}
+	}
+	if f.info.nApply.Add(1) > maxApplies {
+		f.info.applies.Clear()
+		f.info.nApply.Store(1)
+	}
+	f.info.applies.Store(k, out)
+	return out
 }
 
 func (ti *toolInfo) isCommand() bool { return ti.command != "" || ti.argv != "" }
@@ -449,7 +494,7 @@ func (r *rule) catches(f *facts) bool {
 // firstCatch returns the first rule of the lists that catches the call.
 func firstCatch(f *facts, lists ...[]*rule) *rule {
 	for _, l := range lists {
-		for _, r := range l {
+		for _, r := range applicable(f, l) {
 			if r.catches(f) {
 				return r
 			}
