@@ -188,3 +188,34 @@ func TestToolAsksForApproval(t *testing.T) {
 		t.Fatalf("an approved call did not run: %+v", res)
 	}
 }
+
+// TestLoopGuardSeesParsedArguments: the loop guard keys a call by the
+// arguments the engine parsed and repaired, so the same call written in
+// other ways (spacing, key order, a number sent as a string and repaired)
+// is the same call, whether the guard is the Limiter itself or inside a
+// chain; a different value is another call.
+func TestLoopGuardSeesParsedArguments(t *testing.T) {
+	variants := []string{`{"a":1,"b":2}`, `{ "b" : 2 , "a" : 1 }`, "{\n\t\"a\": 1,\n\t\"b\": 2\n}", `{"a":"1","b":2}`, `{"b":"2","a":1}`}
+	for _, chained := range []bool{false, true} {
+		f := newFixture(t)
+		var lim engine.Limiter = policy.NewLimiter(policy.LimitConfig{Loop: policy.LoopConfig{Max: 4}})
+		if chained {
+			lim = engine.ChainLimiters(lim, policy.NewLimiter(policy.LimitConfig{Loop: policy.LoopConfig{Off: true}}))
+		}
+		e := engine.New(engine.Options{Registry: f.reg, Limiter: lim})
+		ctx := context.Background()
+		for i, a := range variants {
+			res := e.Execute(ctx, call("add", a))
+			if i < 4 {
+				if res.IsError() {
+					t.Fatalf("chained %v: call %d (%s): %s", chained, i, a, res.Text())
+				}
+				continue
+			}
+			wantError(t, res, tool.LoopDetected)
+		}
+		if res := e.Execute(ctx, call("add", `{"a":1,"b":3}`)); res.IsError() {
+			t.Errorf("chained %v: another call was refused: %s", chained, res.Text())
+		}
+	}
+}

@@ -14,13 +14,29 @@ type Limiter interface {
 	Acquire(ctx context.Context, call tool.Call, def tool.Definition) (release func(tool.Result), err *tool.Error)
 }
 
+// ArgsLimiter is a Limiter that can also take the call's arguments as the
+// engine parsed (and repaired) them, so that it need not parse them again
+// (policy.Limiter's loop guard keys calls by their arguments).
+type ArgsLimiter interface {
+	Limiter
+	AcquireArgs(ctx context.Context, call tool.Call, def tool.Definition, args map[string]any) (release func(tool.Result), err *tool.Error)
+}
+
+// acquire asks l, with the parsed arguments when it takes them.
+func acquire(ctx context.Context, l Limiter, call tool.Call, def tool.Definition, args map[string]any) (func(tool.Result), *tool.Error) {
+	if al, ok := l.(ArgsLimiter); ok && args != nil {
+		return al.AcquireArgs(ctx, call, def, args)
+	}
+	return l.Acquire(ctx, call, def)
+}
+
 // limits consults the Limiter.
 func (e *Engine) limits(next handler) handler {
 	if e.opts.Limiter == nil {
 		return next
 	}
 	return func(ctx context.Context, p *pending) tool.Result {
-		release, err := e.opts.Limiter.Acquire(ctx, p.call, p.def)
+		release, err := acquire(ctx, e.opts.Limiter, p.call, p.def, p.args)
 		if err != nil {
 			return tool.ErrorResult(err)
 		}
@@ -52,6 +68,10 @@ func ChainLimiters(ls ...Limiter) Limiter {
 type limiterChain []Limiter
 
 func (c limiterChain) Acquire(ctx context.Context, call tool.Call, def tool.Definition) (func(tool.Result), *tool.Error) {
+	return c.AcquireArgs(ctx, call, def, nil)
+}
+
+func (c limiterChain) AcquireArgs(ctx context.Context, call tool.Call, def tool.Definition, args map[string]any) (func(tool.Result), *tool.Error) {
 	releases := make([]func(tool.Result), 0, len(c))
 	releaseAll := func(res tool.Result) {
 		for i := len(releases) - 1; i >= 0; i-- {
@@ -59,7 +79,7 @@ func (c limiterChain) Acquire(ctx context.Context, call tool.Call, def tool.Defi
 		}
 	}
 	for _, l := range c {
-		release, err := l.Acquire(ctx, call, def)
+		release, err := acquire(ctx, l, call, def, args)
 		if err != nil {
 			releaseAll(tool.ErrorResult(err))
 			return nil, err

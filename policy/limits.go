@@ -1,9 +1,7 @@
 package policy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"maps"
 	"path"
 	"slices"
@@ -96,9 +94,16 @@ func NewLimiter(cfg LimitConfig) *Limiter {
 // Acquire admits a call or refuses it with rate_limited or loop_detected.
 // The returned release must be called with the call's result.
 func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definition) (func(tool.Result), *tool.Error) {
+	return l.AcquireArgs(ctx, call, def, nil)
+}
+
+// AcquireArgs is Acquire for a call whose arguments the caller parsed
+// already (as schema.ParseArguments does; nil: parse call.Args), so that
+// the loop guard does not parse them again.
+func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Definition, args map[string]any) (func(tool.Result), *tool.Error) {
 	var key string
 	if !l.cfg.Loop.Off {
-		key = callKey(call)
+		key = callKey(call, args)
 	}
 	buckets := l.bucketsOf(call, def)
 	shared := l.shared()
@@ -326,7 +331,7 @@ func (l *Limiter) Replay(call tool.Call, at time.Time) {
 	if l.cfg.Loop.Off || time.Since(at) > l.cfg.Loop.Window || l.shared() != nil { // shared: Redis remembers
 		return
 	}
-	key := callKey(call)
+	key := callKey(call, nil)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.history(call.Caller(), time.Now())
@@ -415,20 +420,4 @@ func (l *Limiter) record(session, key string, res tool.Result) {
 	} else {
 		delete(h.failed, key)
 	}
-}
-
-// callKey is the tool name and the canonical form of the arguments: objects
-// with sorted keys, no insignificant space.
-func callKey(call tool.Call) string {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(call.Args))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return call.Name + "\x00" + string(call.Args)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return call.Name + "\x00" + string(call.Args)
-	}
-	return call.Name + "\x00" + string(b)
 }

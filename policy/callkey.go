@@ -1,0 +1,135 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// callKey is the tool name and the canonical form of the arguments: objects
+// with sorted keys, no insignificant space, written as json.Marshal writes
+// the decoded value (numbers as given). args are the arguments already
+// parsed, or nil to parse call.Args.
+func callKey(call tool.Call, args map[string]any) string {
+	b := make([]byte, 0, len(call.Name)+1+len(call.Args))
+	b = append(append(b, call.Name...), 0)
+	if args != nil {
+		return string(appendCanonical(b, args))
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(call.Args))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return string(append(b, call.Args...))
+	}
+	return string(appendCanonical(b, v))
+}
+
+// appendCanonical appends v, a decoded JSON value, as json.Marshal writes
+// it (map keys sorted, HTML characters escaped).
+func appendCanonical(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		if v {
+			return append(b, "true"...)
+		}
+		return append(b, "false"...)
+	case string:
+		return appendJSONString(b, v)
+	case json.Number:
+		if v == "" {
+			return append(b, '0')
+		}
+		return append(b, v...)
+	case []any:
+		b = append(b, '[')
+		for i, e := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanonical(b, e)
+		}
+		return append(b, ']')
+	case map[string]any:
+		var small [16]string
+		keys := small[:0]
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendCanonical(b, v[k])
+		}
+		return append(b, '}')
+	}
+	out, err := json.Marshal(v) // not a shape the parsers make: as json.Marshal writes it
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, out...)
+}
+
+// appendJSONString appends s quoted as json.Marshal quotes it: control
+// characters, '"', '\\', '<', '>', '&', U+2028 and U+2029 escaped, invalid
+// UTF-8 as U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
