@@ -574,3 +574,79 @@ func TestNewProtocolSession(t *testing.T) {
 		t.Fatalf("read_file outside the roots on the new protocol: %v %+v", err, res)
 	}
 }
+
+// TestToolLoggers checks that tool.Logger's records reach the session that
+// made the call, named for the tool that logged, with every tool and
+// session apart, under concurrent calls (each session keeps one logger per
+// tool).
+func TestToolLoggers(t *testing.T) {
+	f := newFixture(t)
+	tools := []string{"say_a", "say_b", "say_c"}
+	for _, name := range tools {
+		err := f.reg.Register(tool.Func(tool.Definition{Name: name, Description: "Logs its argument.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(ctx context.Context, c tool.Call) (tool.Result, error) {
+				tool.Logger(ctx).InfoContext(ctx, "said", "tool", name, "args", string(c.Args))
+				return tool.TextResult("ok"), nil
+			}))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const sessions, calls = 2, 12
+	type note struct{ logger, data string }
+	var notes [sessions]chan note
+	var css [sessions]*mcp.ClientSession
+	for i := range sessions {
+		notes[i] = make(chan note, 4*calls)
+		css[i] = f.connect(t, client(fmt.Sprintf("logger-%d", i), &mcp.ClientOptions{
+			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				if r.Params.Logger != "toolgate" {
+					data, _ := json.Marshal(r.Params.Data)
+					notes[i] <- note{r.Params.Logger, string(data)}
+				}
+			},
+		}))
+		if err := css[i].SetLoggingLevel(ctxT(t), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, sessions*calls)
+	for i := range sessions {
+		for j := range calls {
+			go func() {
+				_, err := css[i].CallTool(ctxT(t), &mcp.CallToolParams{Name: tools[j%len(tools)], Arguments: map[string]any{"session": i, "n": j}})
+				errs <- err
+			}()
+		}
+	}
+	for range sessions * calls {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := ctxT(t)
+	for i := range sessions {
+		seen := map[int]bool{}
+		for len(seen) < calls {
+			select {
+			case n := <-notes[i]:
+				var rec struct {
+					Tool, Args string
+				}
+				if err := json.Unmarshal([]byte(n.data), &rec); err != nil {
+					t.Fatalf("session %d: log data %s: %v", i, n.data, err)
+				}
+				var args struct{ Session, N int }
+				if err := json.Unmarshal([]byte(rec.Args), &args); err != nil {
+					t.Fatalf("session %d: args %q: %v", i, rec.Args, err)
+				}
+				if args.Session != i || n.logger != rec.Tool || rec.Tool != tools[args.N%len(tools)] || seen[args.N] {
+					t.Fatalf("session %d got the notification of logger %q: %s", i, n.logger, n.data)
+				}
+				seen[args.N] = true
+			case <-ctx.Done():
+				t.Fatalf("session %d: log notifications of calls %v, want all %d", i, seen, calls)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"crypto/rand"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -27,6 +28,8 @@ type session struct {
 	known    bool     // narrowed and allowed are up to date
 	narrowed bool     // the client offers roots
 	allowed  []string // client roots ∩ server roots, real paths
+
+	loggers map[string]*slog.Logger // tool name → its tool.Logger, made on first call
 }
 
 // state returns the session's record, creating it on first use; it is
@@ -105,6 +108,23 @@ func conversation(meta mcp.Meta) string {
 		}
 	}
 	return "conversation:" + id
+}
+
+// logger returns the logger a tool's calls in this session get
+// (tool.Logger): its records become log notifications named for the tool.
+// There is one per tool served, made on the tool's first call.
+func (st *session) logger(name string) *slog.Logger {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	l := st.loggers[name]
+	if l == nil {
+		if st.loggers == nil {
+			st.loggers = map[string]*slog.Logger{}
+		}
+		l = slog.New(mcp.NewLoggingHandler(st.ss, &mcp.LoggingHandlerOptions{LoggerName: name}))
+		st.loggers[name] = l
+	}
+	return l
 }
 
 func (st *session) invalidateRoots() {

