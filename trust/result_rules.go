@@ -3,6 +3,7 @@ package trust
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -85,7 +86,8 @@ func addressCue(need, expr string, weight float64, kind string) resultCue {
 type resultIndex struct {
 	order      []int // the cues, heaviest first
 	lits       literals
-	need       [][]int32    // per cue: the ids of its need words (nil: none)
+	needed     [][]int      // per literal: the cues that need it
+	free       []uint64     // the cues that need no word
 	pre        []*prefilter // per cue
 	errorWords *prefilter
 }
@@ -97,10 +99,14 @@ var (
 
 func theResultIndex() *resultIndex {
 	resultIndexOnce.Do(func() {
-		x := &resultIndex{need: make([][]int32, len(resultCues)), pre: make([]*prefilter, len(resultCues))}
+		x := &resultIndex{pre: make([]*prefilter, len(resultCues)), free: make([]uint64, (len(resultCues)+63)/64)}
+		need := make([][]int32, len(resultCues))
 		for i, c := range resultCues {
+			if c.need == nil {
+				x.free[i/64] |= 1 << (i % 64)
+			}
 			for _, n := range c.need {
-				x.need[i] = append(x.need[i], x.lits.add(n))
+				need[i] = append(need[i], x.lits.add(n))
 			}
 			x.pre[i] = newPrefilter(c.re.src)
 			x.pre[i].bind(&x.lits)
@@ -113,17 +119,25 @@ func theResultIndex() *resultIndex {
 		x.errorWords = newPrefilter(resultErrorWords.src)
 		x.errorWords.bind(&x.lits)
 		x.lits.build()
+		x.needed = make([][]int, len(x.lits.ids))
+		for i, ids := range need {
+			for _, id := range ids {
+				x.needed[id] = append(x.needed[id], i)
+			}
+		}
 		resultIdx = x
 	})
 	return resultIdx
 }
 
-// readSentence is one sentence being read: the text, whether it is all ASCII
-// (where prefilters hold), and which literals its lower case holds.
+// readSentence is one sentence being read: the text, whether it is all
+// ASCII (where prefilters hold), which literals its lower case holds, and
+// the cues whose need it meets.
 type readSentence struct {
 	text  string
 	ascii bool
 	found []uint64
+	met   []uint64
 }
 
 // read makes s the sentence text.
@@ -138,13 +152,21 @@ func (x *resultIndex) read(s *readSentence, text string) {
 	} else {
 		x.lits.scan(strings.ToLower(text), s.found)
 	}
+	s.met = append(s.met[:0], x.free...)
+	for w, bitsSet := range s.found {
+		for ; bitsSet != 0; bitsSet &= bitsSet - 1 {
+			for _, i := range x.needed[w*64+bits.TrailingZeros64(bitsSet)] {
+				s.met[i/64] |= 1 << (i % 64)
+			}
+		}
+	}
 }
 
 // mayHold reports whether cue i may hold in s: the sentence holds one of
 // the cue's need words and may hold a match of its expression (its
 // prefilter).
 func (x *resultIndex) mayHold(i int, s *readSentence) bool {
-	if x.need[i] != nil && !anyOf(s.found, x.need[i]) {
+	if s.met[i/64]&(1<<(i%64)) == 0 {
 		return false
 	}
 	return !s.ascii || x.pre[i].mayMatch(s.found)
