@@ -15,7 +15,10 @@
 // the goal's figure, as the issue asks for alternating runs), then a
 // second call at once ("back to back": no pause at all, an agent could not
 // call sooner). It prints p50/p95 of each, the ratios to bwrap, and
-// whether the goal (the p50 after bwrap <= bwrap's p50) is met.
+// whether the goal (the p50 after bwrap <= bwrap's p50) is met; then the
+// CPU time per command of each: bwrap's process and its child (rusage),
+// and toolgate serve with its sandbox helpers (its /proc stat, children
+// included): on a busy machine, the latency follows it.
 package main
 
 import (
@@ -26,6 +29,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,12 +57,12 @@ func main() {
 	if err != nil {
 		fatal(fmt.Errorf("bwrap is not installed (scripts/test-deps.sh installs it): %w", err))
 	}
-	bwrapRun := func() error { return exec.Command(bwrap, "--unshare-all", "--ro-bind", "/", "/", "true").Run() }
+	bwrapCmd := func() *exec.Cmd { return exec.Command(bwrap, "--unshare-all", "--ro-bind", "/", "/", "true") }
 	if *inProcess {
-		inProcessLines(*n, *cgroups, *pause, ws, bwrapRun)
+		inProcessLines(*n, *cgroups, *pause, ws, func() error { return bwrapCmd().Run() })
 	}
 	if progs := flag.Args(); len(progs) > 0 {
-		serveLines(*n, progs, bwrapRun)
+		serveLines(*n, progs, bwrapCmd)
 	}
 }
 
@@ -115,11 +121,12 @@ func inProcessLines(n int, cgroups bool, pause time.Duration, ws string, bwrapRu
 
 // serveLines times execute_command through `toolgate serve`, for each
 // program, alternating with bwrap.
-func serveLines(n int, progs []string, bwrapRun func() error) {
+func serveLines(n int, progs []string, bwrapCmd func() *exec.Cmd) {
 	ctx := context.Background()
 	type server struct {
 		label string
 		cs    *mcp.ClientSession
+		pid   int
 	}
 	var servers []*server
 	for i, prog := range progs {
@@ -152,7 +159,7 @@ func serveLines(n int, progs []string, bwrapRun func() error) {
 			label = fmt.Sprintf("[%d] ", i+1)
 			fmt.Printf("%s= %s\n", label, prog)
 		}
-		servers = append(servers, &server{label: label, cs: cs})
+		servers = append(servers, &server{label: label, cs: cs, pid: cmd.Process.Pid})
 	}
 	call := func(s *server) error {
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_command", Arguments: map[string]any{"argv": []string{"true"}}})
@@ -165,7 +172,17 @@ func serveLines(n int, progs []string, bwrapRun func() error) {
 		}
 		return nil
 	}
+	var bwrapCPU time.Duration
+	bwrapCounted := func() error {
+		cmd := bwrapCmd()
+		err := cmd.Run()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			bwrapCPU += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+		return err
+	}
 	times := map[string][]time.Duration{}
+	cpu0 := map[*server]time.Duration{}
 	timed := func(name string, f func() error, keep bool) {
 		start := time.Now()
 		if err := f(); err != nil {
@@ -176,8 +193,14 @@ func serveLines(n int, progs []string, bwrapRun func() error) {
 		}
 	}
 	for i := -3; i < n; i++ { // the first rounds warm up and are not counted
+		if i == 0 {
+			bwrapCPU = 0
+			for _, s := range servers {
+				cpu0[s] = cpuTime(s.pid)
+			}
+		}
 		for _, s := range servers {
-			timed("bwrap", bwrapRun, i >= 0)
+			timed("bwrap", bwrapCounted, i >= 0)
 			timed(s.label+"after bwrap", func() error { return call(s) }, i >= 0)
 			timed(s.label+"back to back", func() error { return call(s) }, i >= 0)
 		}
@@ -196,11 +219,34 @@ func serveLines(n int, progs []string, bwrapRun func() error) {
 		}
 		fmt.Printf("%sgoal (p50 of execute_command after bwrap <= bwrap's p50): %s\n", s.label, verdict)
 	}
+	fmt.Printf("CPU per command: bwrap %s", ms(bwrapCPU/time.Duration(n*len(servers))))
+	for _, s := range servers {
+		fmt.Printf(", %sserve %s", s.label, ms((cpuTime(s.pid)-cpu0[s])/time.Duration(2*n)))
+	}
+	fmt.Println(" (serve: the server and its sandbox helpers, 10 ms ticks over all calls)")
 	if len(servers) == 2 {
 		for _, name := range []string{"after bwrap", "back to back"} {
 			fmt.Printf("[2]/[1] %-14s p50 %.2f\n", name, ratio(times["[2] "+name], times["[1] "+name], 0.5))
 		}
 	}
+}
+
+// cpuTime reads a process's CPU time so far and its waited-for children's
+// (utime, stime, cutime, cstime of /proc/PID/stat, in 10 ms ticks).
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		fatal(err)
+	}
+	// pid (comm) state ppid …: comm may hold spaces, the last ")" ends it;
+	// the four are fields 14 to 17.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	var sum int64
+	for _, x := range f[11:15] {
+		v, _ := strconv.ParseInt(x, 10, 64)
+		sum += v
+	}
+	return time.Duration(sum) * 10 * time.Millisecond
 }
 
 func pct(d []time.Duration, q float64) time.Duration {
