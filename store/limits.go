@@ -105,11 +105,10 @@ func (s *RedisLimits) Prefix() string { return s.prefix }
 // cycles-th time, and remembers it otherwise (the oldest call going when
 // there are H-1), whatever the buckets say; a refusal of the loop guard
 // writes nothing (what it forgot is forgotten again next time). Then the
-// buckets (GCRA: a bucket is the theoretical
-// arrival time of its next call) are checked and only if all admit is a
-// token taken from each. It returns {0} (admitted), {1, 0, result} (this
-// call just failed for good), {2, same} (repeated), {3, n} (a cycle of n)
-// or {4, bucket, retry µs}.
+// buckets (GCRA: a bucket is the theoretical arrival time of its next
+// call) are checked and only if all admit is a token taken from each. It
+// returns {0} (admitted), {1, 0, result} (this call just failed for good),
+// {2, same} (repeated), {3, n} (a cycle of n) or {4, bucket, retry µs}.
 var admitScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now_us = t[1] * 1000000 + t[2]
