@@ -467,8 +467,10 @@ func TestSharedBreaker(t *testing.T) {
 // loop guard, the same in MemoryLimits, and in a real redis-server on
 // loopback (one round trip), with a history of distinct calls and three
 // buckets. Over Redis it reports the admission script's own time in Redis
-// (INFO commandstats, usec_per_call of EVALSHA, reset before each run) and,
-// in the same run, that of EVAL "return 1" (a script's floor).
+// (INFO commandstats, usec_per_call of EVALSHA, reset before each run) and
+// the CPU time redis-server spent per call (INFO cpu, all of it: network
+// included), and in the same run both for EVAL "return 1" (a script's
+// floor).
 func BenchmarkAcquire(b *testing.B) {
 	srv := redistest.Start(b)
 	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
@@ -499,8 +501,10 @@ func BenchmarkAcquire(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
+			var cpu float64
 			if bc.redis {
 				rc.ConfigResetStat(ctx)
+				cpu = redisCPU(b, rc)
 			}
 			i := 0
 			for b.Loop() {
@@ -523,9 +527,32 @@ func BenchmarkAcquire(b *testing.B) {
 					cmd = "eval"
 				}
 				b.ReportMetric(usecPerCall(b, rc, cmd), "redis-µs/call")
+				b.ReportMetric((redisCPU(b, rc)-cpu)*1e6/float64(b.N), "redis-cpu-µs/op")
 			}
 		})
 	}
+}
+
+// redisCPU is the CPU time redis-server has used, in seconds (INFO cpu):
+// unlike usec_per_call, which is wall time, it does not grow when the
+// machine is busy with other work.
+func redisCPU(b testing.TB, rc *redis.Client) float64 {
+	info, err := rc.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for line := range strings.Lines(info) {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += x
+		}
+	}
+	return total
 }
 
 // usecPerCall is INFO commandstats' usec_per_call of cmd.
