@@ -746,3 +746,57 @@ func TestSharedLoopWindowEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedLoopGuardUnderConcurrency: 64 callers in one conversation make
+// the same call at once over two replicas: exactly max run, the others are
+// refused as a loop. Then, in another conversation, 300 calls at once (150
+// keys, twice each, past the history's bound) all run, and leave a history
+// the guard still counts right: a new call runs max times, not once more.
+func TestSharedLoopGuardUnderConcurrency(t *testing.T) {
+	for _, b := range backends(t) {
+		ls := b.limiters(2, policy.LimitConfig{Loop: policy.LoopConfig{Max: 5}})
+		var ran, loops atomic.Int64
+		var wg sync.WaitGroup
+		for c := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				release, err := ls[c%2].Acquire(context.Background(), lcall("read", `{"p":"a"}`, "same", "p"), tool.Definition{Name: "read"})
+				if err != nil {
+					if err.Type == tool.LoopDetected {
+						loops.Add(1)
+					}
+					return
+				}
+				ran.Add(1)
+				release(tool.TextResult("ok"))
+			}()
+		}
+		wg.Wait()
+		if ran.Load() != 5 || loops.Load() != 59 {
+			t.Errorf("%s: %d ran and %d refused as a loop, want 5 and 59", b.name, ran.Load(), loops.Load())
+		}
+		for c := range 300 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				release, err := ls[c%2].Acquire(context.Background(), lcall("read", fmt.Sprintf(`{"p":%d}`, c%150), "many", "p"), tool.Definition{Name: "read"})
+				if err != nil {
+					t.Errorf("%s: call %d refused: %v", b.name, c, err)
+					return
+				}
+				release(tool.TextResult("ok"))
+			}()
+		}
+		wg.Wait()
+		for i := range 6 {
+			_, err := ls[i%2].Acquire(context.Background(), lcall("read", `{"p":"new"}`, "many", "p"), tool.Definition{Name: "read"})
+			if i < 5 && err != nil {
+				t.Fatalf("%s: new call %d after 300 at once refused: %v", b.name, i+1, err)
+			}
+			if i == 5 && (err == nil || err.Type != tool.LoopDetected) {
+				t.Errorf("%s: the sixth new call after 300 at once: %v, want loop_detected", b.name, err)
+			}
+		}
+	}
+}
