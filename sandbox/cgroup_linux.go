@@ -179,6 +179,7 @@ func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
 // limit sets the limits l in the groups; false and why when none could be
 // set.
 func (cg *cgroup) limit(l Limits) (bool, string) {
+	raise := cg.set.Memory != 0 && l.Memory > cg.set.Memory
 	cg.limits, cg.set = nil, l
 	if cg.version == "v2" {
 		dir := cg.dirs[""]
@@ -196,8 +197,11 @@ func (cg *cgroup) limit(l Limits) (bool, string) {
 	}
 	if d, ok := cg.dirs["memory"]; ok {
 		// memsw (absent without swap accounting) may not be below the
-		// limit: written before it to raise a limit, after it to lower one.
-		writeFile(d, "memory.memsw.limit_in_bytes", l.Memory)
+		// limit: written before it to raise a limit, after it to set or
+		// lower one.
+		if raise {
+			writeFile(d, "memory.memsw.limit_in_bytes", l.Memory)
+		}
 		if writeFile(d, "memory.limit_in_bytes", l.Memory) == nil {
 			writeFile(d, "memory.memsw.limit_in_bytes", l.Memory)
 			cg.limits = append(cg.limits, "memory")

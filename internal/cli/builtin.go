@@ -32,8 +32,8 @@ func (t *toolsets) Close() error {
 // when they lie inside a root.
 func builtinTools(c *common) (*toolsets, error) {
 	// Commands run in the sandbox, in the first root. A long-lived server
-	// keeps a spare sandbox helper started ahead, from the start (each
-	// command still gets fresh namespaces, mounts and cgroup); a call of
+	// keeps sandbox helpers started ahead (a pool of two), from the start
+	// (each command still gets fresh namespaces, mounts and cgroup); a call of
 	// a command tool starts its helper now, so that the helper's start-up
 	// overlaps the rest of the set-up. The helper is toolgate-sandbox when
 	// it is beside this program and of the same build, else this program.
