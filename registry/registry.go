@@ -37,8 +37,13 @@ type Registry struct {
 }
 
 type entry struct {
-	tool    tool.Tool
-	def     tool.Definition
+	tool tool.Tool
+	// head is the definition, but for a tool.Headed (tool.Lazy) its
+	// definition without the schemas, and def the whole definition, made
+	// on first use: a command that runs one call does not infer the
+	// schemas of every tool.
+	head    tool.Definition
+	def     func() tool.Definition
 	enabled bool
 }
 
@@ -72,7 +77,7 @@ func (r *Registry) Register(tools ...tool.Tool) error {
 	next := old.clone()
 	names := make([]string, 0, len(tools))
 	for _, t := range tools {
-		def := t.Definition()
+		def, full := headOf(t)
 		if !ValidName(def.Name) {
 			r.mu.Unlock()
 			return fmt.Errorf("registry: invalid tool name %q: use 1-128 letters, digits, '_', '-' or '.'", def.Name)
@@ -85,13 +90,23 @@ func (r *Registry) Register(tools ...tool.Tool) error {
 			r.mu.Unlock()
 			return fmt.Errorf("registry: duplicate tool name %q", def.Name)
 		}
-		next.byName[def.Name] = &entry{tool: t, def: def, enabled: true}
+		next.byName[def.Name] = &entry{tool: t, head: def, def: full, enabled: true}
 		next.order = append(next.order, def.Name)
 		names = append(names, def.Name)
 	}
 	r.snap.Store(next)
 	r.notifyLocked(Event{Kind: Added, Names: names})
 	return nil
+}
+
+// headOf returns t's definition, or for a tool.Headed its head, with a
+// function that returns the whole definition (on first use, once).
+func headOf(t tool.Tool) (tool.Definition, func() tool.Definition) {
+	if h, ok := t.(tool.Headed); ok {
+		return h.Head(), sync.OnceValue(t.Definition)
+	}
+	def := t.Definition()
+	return def, func() tool.Definition { return def }
 }
 
 // Unregister removes the named tools; unknown names are ignored.
@@ -134,7 +149,7 @@ func (r *Registry) Definition(name string) (tool.Definition, bool) {
 	if !ok || !e.enabled {
 		return tool.Definition{}, false
 	}
-	return e.def, true
+	return e.def(), true
 }
 
 // Filter selects tools for List.
@@ -153,10 +168,10 @@ func (r *Registry) List(f Filter) []tool.Definition {
 		if !e.enabled && !f.Disabled {
 			continue
 		}
-		if len(f.Tags) > 0 && !hasAny(e.def, f.Tags) {
+		if len(f.Tags) > 0 && !hasAny(e.head, f.Tags) {
 			continue
 		}
-		out = append(out, e.def)
+		out = append(out, e.def())
 	}
 	return out
 }
@@ -179,7 +194,7 @@ func (r *Registry) Tags() []TagCount {
 	counts := map[string]int{}
 	s := r.snap.Load()
 	for _, n := range s.order {
-		for _, t := range s.byName[n].def.Tags {
+		for _, t := range s.byName[n].head.Tags {
 			counts[t]++
 		}
 	}

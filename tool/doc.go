@@ -17,5 +17,9 @@
 // `default`, `enum` (comma separated), `minimum`, `maximum`, `minLength`,
 // `maxLength`, `pattern`, `minItems`, `maxItems` and `format` tags.
 //
+// Lazy builds a tool on first use, registered meanwhile by its head (the
+// definition but for the schemas): a program that builds every tool set to
+// run one call infers only that tool's schemas.
+//
 // Package tool imports nothing else of toolgate's.
 package tool

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/toolgate/toolgate/tool"
@@ -127,17 +128,22 @@ func (t strict) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 }
 
 // newTool builds a typed tool (tagged "fs") whose structured output has the
-// type of out, and makes its Run strict.
+// type of out, and makes its Run strict. The tool is built on first use
+// (tool.Lazy): a process that runs one call infers only that tool's
+// schemas.
 func newTool[In any](name, desc string, out any, fn func(context.Context, In) (tool.Result, error), opts ...tool.Option) tool.Tool {
 	opts = append(opts, tool.WithTags("fs"))
-	if out != nil {
-		schema, err := tool.InferSchema(reflect.TypeOf(out))
-		if err != nil {
-			panic(fmt.Sprintf("fs: output schema of %s: %v", name, err))
+	return tool.Lazy(tool.HeadOf(name, desc, opts...), func() tool.Tool {
+		opts := opts
+		if out != nil {
+			schema, err := tool.InferSchema(reflect.TypeOf(out))
+			if err != nil {
+				panic(fmt.Sprintf("fs: output schema of %s: %v", name, err))
+			}
+			opts = append(slices.Clip(opts), tool.WithOutputSchema(schema))
 		}
-		opts = append(opts, tool.WithOutputSchema(schema))
-	}
-	return strict{Tool: tool.New(name, desc, fn, opts...), in: reflect.TypeFor[In]()}
+		return strict{Tool: tool.New(name, desc, fn, opts...), in: reflect.TypeFor[In]()}
+	})
 }
 
 // result builds a result with text, a structured value and metadata.
