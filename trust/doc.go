@@ -63,6 +63,14 @@
 // forge), block (permission_denied) or off; the kinds found ride in
 // Result.Meta[FlaggedMeta] to the audit record.
 //
+// The check runs on every result a gateway passes, so it reads a sentence
+// once for the literals of all cues (one Aho-Corasick pass) and runs a
+// cue's expression only when the sentence holds what every match of it
+// needs (a prefilter derived from the expression) and the cue can still
+// change the outcome: a small file costs tens of microseconds. A test
+// keeps the check as first written and compares the two on the corpora and
+// under fuzzing.
+//
 // # Webhook
 //
 // Webhook.Wrap asks an external HTTP service about each call (before it
