@@ -3,8 +3,8 @@ package trust
 // literals finds which of a fixed set of strings occur in a text, in one
 // pass over its bytes (Aho-Corasick, as a table over byte classes). The
 // result check looks for some 800 words and fragments in every sentence (the
-// cues' needs and prefilters); one pass costs what two or three
-// strings.Contains calls did.
+// cues' need words and prefilters): one pass instead of a strings.Contains
+// per word.
 type literals struct {
 	ids   map[string]int32
 	class [256]uint8 // byte → class; 0: a byte no literal holds
