@@ -1,7 +1,9 @@
 // Command mcp compares `toolgate serve` with the reference filesystem
 // server (@modelcontextprotocol/server-filesystem) over stdio: the same
 // folder, the same reads of one small file, from one go-sdk client, first
-// one call at a time and then with several in flight. It prints calls/s,
+// one call at a time and then with several in flight, in rounds that
+// alternate the servers (the figures are each server's medians, so that a
+// change in the machine's load weighs on both alike). It prints calls/s,
 // p50/p99 latency, the server's peak RSS (VmHWM), the CPU time per call of the
 // server and of this client (the client's is a floor under the latency of
 // every server), the time to the
@@ -41,7 +43,7 @@ type server struct {
 }
 
 type figures struct {
-	init           time.Duration
+	init           time.Duration // from start to the initialize answer
 	seqRate        float64
 	seqP50, seqP99 time.Duration
 	parRate        float64
@@ -63,6 +65,7 @@ func main() {
 	conc := flag.Int("c", 8, "calls in flight in the parallel phase")
 	audit := flag.String("audit", "", "toolgate's audit log (default: a file in a temporary folder)")
 	pol := flag.String("policy", "", "toolgate's policy file (default: the default policy)")
+	rounds := flag.Int("rounds", 3, "rounds of both phases per server, alternating the servers; the figures are the medians")
 	flag.Parse()
 	if *toolgate == "" || *dir == "" || (!*overHTTP && *fsServer == "") {
 		fmt.Fprintln(os.Stderr, "usage: mcp -toolgate BIN -dir DIR (-node NODE -fs SERVER_JS | -http [-node NODE -everything SERVER_JS]) [-n 2000] [-c 8]")
@@ -85,8 +88,8 @@ func main() {
 		tg.cmd = func() *exec.Cmd { return exec.Command(*toolgate, tgArgs...) }
 		ref := server{name: "server-filesystem", tool: "read_text_file", args: map[string]any{"path": abs},
 			cmd: func() *exec.Cmd { return exec.Command(*node, *fsServer, *dir) }}
-		fmt.Printf("%d reads of %s, sequential then %d in flight, one go-sdk client over stdio\n\n", *n, *file, *conc)
-		res := run([]server{tg, ref}, *n, *conc)
+		fmt.Printf("%d reads of %s, sequential then %d in flight, %d rounds, one go-sdk client over stdio\n\n", *n, *file, *conc, *rounds)
+		res := run([]server{tg, ref}, *n, *conc, *rounds)
 		t, r := res[0], res[1]
 		fmt.Printf("\ntoolgate / reference: throughput %.1fx sequential, %.1fx parallel; peak RSS %.2fx (%.1f MB vs %.1f MB); init %.2fx; server CPU per call %.2fx\n",
 			t.seqRate/r.seqRate, t.parRate/r.parRate, float64(t.peakKB)/float64(r.peakKB),
@@ -113,9 +116,9 @@ func main() {
 				return c
 			}})
 	}
-	fmt.Printf("%d calls, sequential then %d in flight, one go-sdk client over streamable HTTP on loopback\n", *n, *conc)
+	fmt.Printf("%d calls, sequential then %d in flight, %d rounds, one go-sdk client over streamable HTTP on loopback\n", *n, *conc, *rounds)
 	fmt.Printf("(toolgate: governed read_file of %s; server-everything, a peer and not a reference: its echo tool)\n\n", *file)
-	res := run(servers, *n, *conc)
+	res := run(servers, *n, *conc, *rounds)
 	if len(res) == 2 {
 		t, r := res[0], res[1]
 		fmt.Printf("\ntoolgate / server-everything (different tools): server CPU per call %.2fx; peak RSS %.2fx; throughput %.1fx sequential, %.1fx parallel\n",
@@ -123,17 +126,74 @@ func main() {
 	}
 }
 
-// run measures each server in turn and prints a line for each.
-func run(servers []server, n, conc int) []figures {
+// run starts every server, then measures them in rounds, alternating their
+// order (first to last, then last to first) so that a change in the load of
+// the machine weighs on all alike. It prints each server's median figures
+// and its CPU per call in every round, and returns the medians.
+func run(servers []server, n, conc, rounds int) []figures {
+	rs := make([]*running, len(servers))
+	for i, s := range servers {
+		rs[i] = start(s)
+		defer rs[i].close()
+	}
+	per := make([][]figures, len(rs))
+	peak := make([]int, len(rs)) // after the first round: the loop the goal names
+	for k := range rounds {
+		for j := range rs {
+			i := j
+			if k%2 == 1 {
+				i = len(rs) - 1 - j
+			}
+			per[i] = append(per[i], rs[i].round(n, conc))
+			if k == 0 {
+				peak[i] = vmHWM(rs[i].cmd.Process.Pid)
+			}
+		}
+	}
 	fmt.Printf("%-18s %10s %10s %9s %9s %10s %9s %9s %10s %9s %11s\n", "server", "init", "seq c/s", "seq p50", "seq p99", "par c/s", "par p50", "par p99", "peak RSS", "CPU/call", "client CPU")
-	var res []figures
-	for _, s := range servers {
-		f := measure(s, n, conc)
-		res = append(res, f)
-		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB %7.0fµs %9.0fµs\n", s.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
+	res := make([]figures, len(rs))
+	for i, r := range rs {
+		f := medians(per[i])
+		f.init, f.peakKB = r.init, peak[i]
+		res[i] = f
+		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB %7.0fµs %9.0fµs\n", r.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
 			f.parRate, ms(f.parP50), ms(f.parP99), float64(f.peakKB)/1024, float64(f.cpuPerCall.Microseconds()), float64(f.clientPerCall.Microseconds()))
 	}
+	fmt.Printf("(medians of %d rounds, peak RSS after the first; server CPU per call by round:", rounds)
+	for i, r := range rs {
+		fmt.Printf(" %s", r.name)
+		for _, f := range per[i] {
+			fmt.Printf(" %.0f", float64(f.cpuPerCall.Microseconds()))
+		}
+		fmt.Printf(" µs%s", map[bool]string{true: ";", false: ")\n"}[i < len(rs)-1])
+	}
 	return res
+}
+
+// medians returns the median of each figure over rounds.
+func medians(rounds []figures) figures {
+	med := func(get func(figures) float64) float64 {
+		v := make([]float64, len(rounds))
+		for i, f := range rounds {
+			v[i] = get(f)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	d := func(get func(figures) time.Duration) time.Duration {
+		return time.Duration(med(func(f figures) float64 { return float64(get(f)) }))
+	}
+	return figures{
+		seqRate: med(func(f figures) float64 { return f.seqRate }),
+		seqP50:  d(func(f figures) time.Duration { return f.seqP50 }),
+		seqP99:  d(func(f figures) time.Duration { return f.seqP99 }),
+		parRate: med(func(f figures) float64 { return f.parRate }),
+		parP50:  d(func(f figures) time.Duration { return f.parP50 }),
+		parP99:  d(func(f figures) time.Duration { return f.parP99 }),
+
+		cpuPerCall:    d(func(f figures) time.Duration { return f.cpuPerCall }),
+		clientPerCall: d(func(f figures) time.Duration { return f.clientPerCall }),
+	}
 }
 
 // freeAddr returns a loopback address with a port free a moment ago.
@@ -160,46 +220,63 @@ func check(err error) {
 	}
 }
 
-// measure starts the server, times initialize, runs both phases and reads
-// the server's peak RSS before closing it.
-func measure(s server, n, conc int) figures {
-	ctx := context.Background()
-	cmd := s.cmd()
+// running is a started server with a client session.
+type running struct {
+	server
+	cmd   *exec.Cmd
+	cs    *mcp.ClientSession
+	init  time.Duration // from start to the initialize answer
+	close func()
+}
+
+// start starts the server, times initialize and warms it up.
+func start(s server) *running {
+	r := &running{server: s, cmd: s.cmd()}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpbench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	start := time.Now()
-	var t mcp.Transport = &mcp.CommandTransport{Command: cmd}
+	t0 := time.Now()
+	var t mcp.Transport = &mcp.CommandTransport{Command: r.cmd}
+	stop := func() {}
 	if s.url != "" {
-		check(cmd.Start())
-		defer func() {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}()
+		check(r.cmd.Start())
+		stop = func() {
+			r.cmd.Process.Kill()
+			r.cmd.Wait()
+		}
 		waitHTTP(s.url)
 		t = &mcp.StreamableClientTransport{Endpoint: s.url, DisableStandaloneSSE: true}
 	}
-	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(context.Background(), t, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	check(err)
-	var f figures
-	f.init = time.Since(start)
-	defer cs.Close()
-
-	call := func() time.Duration {
-		t0 := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: s.tool, Arguments: s.args})
-		check(err)
-		if res.IsError {
-			check(fmt.Errorf("%s: %s returned an error: %v", s.name, s.tool, res.Content))
-		}
-		return time.Since(t0)
+	r.cs, r.init = cs, time.Since(t0)
+	r.close = func() {
+		cs.Close()
+		stop()
 	}
 	for range 50 { // warm-up
-		call()
+		r.call()
 	}
-	cpu0, self0 := cpuTime(cmd.Process.Pid), cpuTime(os.Getpid())
+	return r
+}
+
+func (r *running) call() time.Duration {
+	t0 := time.Now()
+	res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: r.tool, Arguments: r.args})
+	check(err)
+	if res.IsError {
+		check(fmt.Errorf("%s: %s returned an error: %v", r.name, r.tool, res.Content))
+	}
+	return time.Since(t0)
+}
+
+// round runs n calls one at a time, then n with conc in flight, and
+// returns their figures (all but init and peakKB).
+func (r *running) round(n, conc int) figures {
+	var f figures
+	cpu0, self0 := cpuTime(r.cmd.Process.Pid), cpuTime(os.Getpid())
 	lat := make([]time.Duration, n)
 	t0 := time.Now()
 	for i := range n {
-		lat[i] = call()
+		lat[i] = r.call()
 	}
 	f.seqRate = float64(n) / time.Since(t0).Seconds()
 	f.seqP50, f.seqP99 = pct(lat, 50), pct(lat, 99)
@@ -215,15 +292,14 @@ func measure(s server, n, conc int) figures {
 	for range conc {
 		wg.Go(func() {
 			for i := range next {
-				lat[i] = call()
+				lat[i] = r.call()
 			}
 		})
 	}
 	wg.Wait()
 	f.parRate = float64(n) / time.Since(t0).Seconds()
 	f.parP50, f.parP99 = pct(lat, 50), pct(lat, 99)
-	f.peakKB = vmHWM(cmd.Process.Pid)
-	f.cpuPerCall = (cpuTime(cmd.Process.Pid) - cpu0) / time.Duration(2*n)
+	f.cpuPerCall = (cpuTime(r.cmd.Process.Pid) - cpu0) / time.Duration(2*n)
 	f.clientPerCall = (cpuTime(os.Getpid()) - self0) / time.Duration(2*n)
 	return f
 }

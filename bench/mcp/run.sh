@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compares `toolgate serve` with @modelcontextprotocol/server-filesystem@2026.8.31
 # over stdio: the same folder, the same 2,000 reads of a small file, first
-# sequential and then 8 in flight, from one go-sdk client. Prints calls/s,
+# sequential and then 8 in flight, from one go-sdk client, in three rounds
+# alternating the servers (the figures are medians). Prints calls/s,
 # p50/p99 latency, peak RSS (VmHWM of the server process), time to the
 # initialize answer, and the ratios. toolgate runs governed: the default
 # policy (protected paths, secret redaction, output budget, rate limits and
