@@ -256,7 +256,9 @@ func (f *facts) arguments() (map[string]any, error) {
 	if !f.argsDone {
 		f.argsDone = true
 		if len(f.call.Args) > 0 {
-			f.argsErr = json.Unmarshal(f.call.Args, &f.args)
+			var args map[string]any // not &f.args: that would move every facts to the heap
+			f.argsErr = json.Unmarshal(f.call.Args, &args)
+			f.args = args
 		}
 	}
 	return f.args, f.argsErr
