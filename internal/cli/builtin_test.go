@@ -7,9 +7,9 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// TestLazyToolsHeads: a built-in tool built on first use (tool.Lazy) is
-// registered by its head, which must be its definition but for the
-// schemas; and every built-in tool's schema still compiles.
+// TestLazyToolsHeads: every built-in tool is built on first use
+// (tool.Lazy), registered by its head, which must be its definition but
+// for the schemas.
 func TestLazyToolsHeads(t *testing.T) {
 	c := &common{roots: []string{t.TempDir()}, auditPath: "off"}
 	sets, err := builtinTools(c)
@@ -25,6 +25,7 @@ func TestLazyToolsHeads(t *testing.T) {
 		}
 		h, ok := tl.(tool.Headed)
 		if !ok {
+			t.Errorf("%s is built with the tool sets, not on first use", def.Name)
 			continue
 		}
 		lazy++
@@ -35,7 +36,7 @@ func TestLazyToolsHeads(t *testing.T) {
 			t.Errorf("%s: head %+v, definition %+v", def.Name, head, def)
 		}
 	}
-	if lazy == 0 {
-		t.Error("no built-in tool is built on first use")
+	if lazy < 10 {
+		t.Errorf("%d built-in tools built on first use", lazy)
 	}
 }

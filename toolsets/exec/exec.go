@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -137,13 +138,8 @@ func Tools(opts Options) ([]tool.Tool, error) {
 		tool.WithAnnotations(tool.Annotations{Destructive: true, OpenWorld: o.Egress != nil}),
 		tool.WithTags("exec"),
 	}
-	out, err := tool.InferSchema(outputType)
-	if err != nil {
-		return nil, err
-	}
-	common = append(common, tool.WithOutputSchema(out))
 	return []tool.Tool{
-		tool.New(ExecuteCommand,
+		lazyTool(ExecuteCommand,
 			"Run a shell command (or an argv) in a sandbox over the workspace: the system is read-only, "+
 				"the network is "+networkWords(o.Egress)+", and the command is killed at its timeout. "+
 				"Returns exit_code, stdout and stderr; a non-zero exit is a result, not an error.\n"+
@@ -151,7 +147,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 				"write or edit files: read_file, search_files, write_file and edit_file are safer and faster.\n"+
 				`Example: {"command": "go test ./...", "timeout": 120}`,
 			s.executeCommand, common...),
-		tool.New(RunCode,
+		lazyTool(RunCode,
 			"Run a Python, Node.js or bash program in the same sandbox as execute_command. "+
 				"Returns exit_code, stdout and stderr.\n"+
 				"Use it to compute, transform data or try a snippet without writing a file first. "+
@@ -159,6 +155,19 @@ func Tools(opts Options) ([]tool.Tool, error) {
 				`Example: {"language": "python", "code": "print(sum(range(10)))"}`,
 			s.runCode, common...),
 	}, nil
+}
+
+// lazyTool is tool.New(name, desc, fn, opts...) with Output's schema as
+// the output schema, built on first use (tool.Lazy): a process that runs
+// another tool's call infers neither schema.
+func lazyTool[In any](name, desc string, fn func(context.Context, In) (tool.Result, error), opts ...tool.Option) tool.Tool {
+	return tool.Lazy(tool.HeadOf(name, desc, opts...), func() tool.Tool {
+		out, err := tool.InferSchema(outputType)
+		if err != nil {
+			panic(fmt.Sprintf("exec: output schema of %s: %v", name, err))
+		}
+		return tool.New(name, desc, fn, append(slices.Clip(opts), tool.WithOutputSchema(out))...)
+	})
 }
 
 type set struct {

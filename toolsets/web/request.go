@@ -96,12 +96,16 @@ const description = "Make an HTTP request to an allow-listed domain and return t
 	"workspace (read_file) nor for local services: loopback and private addresses are refused.\n" +
 	`Example: {"url": "https://api.github.com/repos/golang/go", "headers": {"Accept": "application/json"}}`
 
+// httpRequestTool is built on first use (tool.Lazy): a process that runs
+// another tool's call does not infer its schemas.
 func (s *Set) httpRequestTool() tool.Tool {
-	def := tool.New("http_request", description,
-		func(context.Context, RequestIn) (Response, error) { return Response{}, nil },
-		tool.WithTitle("HTTP request"), tool.WithLevel(tool.LevelMedium),
-		tool.WithAnnotations(tool.Annotations{OpenWorld: true}), tool.WithTags("web")).Definition()
-	return tool.Func(def, s.run)
+	opts := []tool.Option{tool.WithTitle("HTTP request"), tool.WithLevel(tool.LevelMedium),
+		tool.WithAnnotations(tool.Annotations{OpenWorld: true}), tool.WithTags("web")}
+	return tool.Lazy(tool.HeadOf("http_request", description, opts...), func() tool.Tool {
+		def := tool.New("http_request", description,
+			func(context.Context, RequestIn) (Response, error) { return Response{}, nil }, opts...).Definition()
+		return tool.Func(def, s.run)
+	})
 }
 
 // forbiddenHeaders are set by the tool (or the transport), never by a call.
