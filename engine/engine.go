@@ -123,7 +123,7 @@ func New(o Options) *Engine {
 	}
 	var b [6]byte
 	rand.Read(b[:])
-	e.workers = workers{e: e, jobs: make(chan job)}
+	e.workers = workers{e: e, jobs: make(chan job), every: idleWorker}
 	e.budgetGlobs = slices.Sorted(maps.Keys(o.MaxResultBytesPerTool))
 	e.idBase = "call_" + hex.EncodeToString(b[:]) + "_"
 	e.tel = newInstruments(o)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -85,43 +87,80 @@ type job struct {
 // workers run tools on goroutines that outlive a call, so a call neither
 // pays for a new goroutine's stack growth nor waits for a tool that ignores
 // its context: a stuck tool holds only its own worker, and a new worker
-// starts whenever none is idle.
+// starts whenever none is idle. An idle worker waits on the job channel
+// alone (a select with a timer would double the cost of a hand-off); every
+// idleWorker a look tells the idle workers to go, all of them when no job
+// came since the last look, else half.
 type workers struct {
 	e    *Engine
-	jobs chan job
+	jobs chan job // a job without a call tells a worker to go
+
+	idle  atomic.Int32 // workers waiting for a job
+	alive atomic.Int32
+	used  atomic.Bool // a job was handed over since the last look
+
+	mu    sync.Mutex
+	every time.Duration // between looks: idleWorker
+	look  *time.Timer
+	armed bool
 }
 
-// idleWorker is how long a worker waits for another job before it exits
-// (between one and two times this).
+// idleWorker is how often idle workers are told to go.
 const idleWorker = 10 * time.Second
 
 func (w *workers) dispatch(j job) {
 	select {
 	case w.jobs <- j:
+		if !w.used.Load() {
+			w.used.Store(true)
+		}
 	default:
+		w.alive.Add(1)
+		w.mu.Lock()
+		if !w.armed {
+			w.armed = true
+			if w.look == nil {
+				w.look = time.AfterFunc(w.every, w.retire)
+			} else {
+				w.look.Reset(w.every)
+			}
+		}
+		w.mu.Unlock()
 		go w.work(j)
 	}
 }
 
 func (w *workers) work(j job) {
-	idle := time.NewTimer(idleWorker)
-	defer idle.Stop()
+	defer w.alive.Add(-1)
 	for {
 		j.c.finish(w.e.invoke(j.c, j.p))
-		// Wait for the next job; the timer is not reset for each one, but
-		// looked at when it fires: a worker that ran nothing since exits.
-		busy := true
-		for waiting := true; waiting; {
-			select {
-			case j = <-w.jobs:
-				waiting = false
-			case <-idle.C:
-				if !busy {
-					return
-				}
-				busy = false
-				idle.Reset(idleWorker)
-			}
+		w.idle.Add(1)
+		j = <-w.jobs
+		w.idle.Add(-1)
+		if j.p == nil {
+			return
 		}
+	}
+}
+
+// retire tells idle workers to go and looks again later while any live.
+func (w *workers) retire() {
+	n := w.idle.Load()
+	if w.used.Swap(false) {
+		n /= 2
+	}
+	for ; n > 0; n-- {
+		select {
+		case w.jobs <- job{}:
+		default:
+			n = 0
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.alive.Load() > 0 {
+		w.look.Reset(w.every)
+	} else {
+		w.armed = false
 	}
 }
