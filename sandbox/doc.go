@@ -10,8 +10,8 @@
 // much more, 3 to 5 ms to build the root): a large program points
 // Executable at a small one whose main is Init alone (cmd/toolgate-sandbox),
 // and a server sets Prestart (or calls Warm) to start helpers ahead: a
-// bounded pool (Spares), each helper still used once, the next started as
-// soon as a Run's sandbox is set up, all stopped by Close. The
+// bounded pool (Spares), each helper still used once, the next started
+// once a Run is over, all stopped by Close. The
 // helper, pid 1 of its namespace, builds a new root on a tmpfs: /usr,
 // /bin, /lib… bound read-only, a few /etc files, empty /home/sandbox
 // (HOME), /root, /run, /var/tmp, /opt… (no host socket is reachable), a

@@ -37,9 +37,9 @@ type Native struct {
 	// Prestart keeps Spares helpers started ahead, so that a Run skips
 	// starting a process, moving it into its cgroup (limited as the last
 	// Run's was) and building the system part of its root: the larger
-	// part of its latency. A Run takes the oldest and, once its sandbox is
-	// set up, starts the replacement while its command runs: the next Run
-	// finds one ready even when it comes soon after. Each helper is still
+	// part of its latency. A Run takes the oldest and starts its
+	// replacement once its command is over; with two or more, the next
+	// Run finds one ready even when it comes at once. Each helper is still
 	// one command's alone: its namespaces, mounts and cgroup are fresh
 	// and used once. A helper waits at most a minute (then leaves the
 	// pool), and a Run's groups are removed just after it returns; Close
@@ -109,11 +109,12 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	res := make(chan jobResult, 1)
-	j := &job{ctx: ctx, p: p, cfg: cfg, res: res, setUp: func() { n.refill(exe, p.limits) }}
+	j := &job{ctx: ctx, p: p, cfg: cfg, res: res}
 	if h := n.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
 		n.startHelper(exe, p.limits, false).give(j)
 	}
 	r := <-res
+	n.refill(exe, p.limits)
 	return r.out, r.err
 }
 
@@ -140,11 +141,10 @@ func (h *helper) give(j *job) bool {
 }
 
 type job struct {
-	ctx   context.Context
-	p     *prepared
-	cfg   *initConfig
-	res   chan jobResult
-	setUp func() // called once the helper has set the sandbox up (or failed to)
+	ctx context.Context
+	p   *prepared
+	cfg *initConfig
+	res chan jobResult
 }
 
 type jobResult struct {
@@ -263,10 +263,12 @@ func (n *Native) takeSpare(exe string) *helper {
 
 // refill (with Prestart) starts the helpers that replace those taken, their
 // groups limited to l (the limits of the Run that calls it). A Run calls it
-// as soon as its sandbox is set up, while its command runs: the new
-// helpers then get ready before the next Run comes, and their start (tens
-// of mounts, the move into a cgroup) does not contend with this Run's
-// set-up for the kernel's mount and cgroup locks.
+// once its command is over: a helper's start (a fork with seven new
+// namespaces, tens of mounts, a cgroup) costs several times the CPU of
+// `true` in it, and started while the command runs (when the helper was
+// taken, or once the sandbox was set up) it made that command 1.3 to 1.6
+// times slower (bench/sandbox, 2 busy cores). The second spare covers a
+// Run that comes before the replacement is ready.
 func (n *Native) refill(exe string, l Limits) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -528,7 +530,6 @@ func (l *launched) run(j *job) (Outcome, error) {
 	msgs := &msgReader{f: l.ctl}
 	var reply initReply
 	passed, err := msgs.read(&reply)
-	j.setUp()
 	if err != nil {
 		return fail(fmt.Errorf("%w: the sandbox helper did not start: %v%s", ErrUnavailable, err, helperStderr(l)))
 	}
