@@ -2,7 +2,6 @@ package policy
 
 import (
 	"regexp/syntax"
-	"strings"
 )
 
 // anchors is a prefilter for a regular expression: a set of literal strings
@@ -25,56 +24,125 @@ const (
 	maxAnchors = 32
 )
 
-// mayOccur reports whether t could hold a match: false only when it holds
-// none of the literals.
-func (a anchors) mayOccur(t *text) bool {
-	if len(a.lits) == 0 {
-		return true
-	}
-	s := t.s
-	if a.fold {
-		if !t.isASCII() {
-			return true
-		}
-		s = t.lower()
-	}
-	for _, l := range a.lits {
-		if strings.Contains(s, l) {
-			return true
-		}
-	}
-	return false
+// prefilter finds, in one pass over a text, which patterns' anchors it
+// holds. Every literal of two bytes or more is keyed by its first two
+// bytes (every ASCII case of them when it ignores case) in a 64 Ki-bit set,
+// so a byte pair no literal starts with costs one bit test; only at a pair
+// some literal starts with are the literals of its first byte compared.
+// The result is exactly anchors' definition: a pattern may occur when the
+// text contains one of its literals (compared in ASCII lower case when
+// they ignore case), or when it ignores case and the text is not ASCII.
+type prefilter struct {
+	pairs [1 << 16 / 64]uint64
+	heads [256][]head // literals by their first byte (each case of it when folded)
+	fold  []int       // the patterns whose literals ignore case
 }
 
-// text is the string being redacted, with its ASCII lower case and whether
-// it is all ASCII computed once, on first use.
-type text struct {
-	s       string
-	ascii   int8 // 0 unknown, 1 yes, -1 no
-	low     string
-	lowDone bool
+// head is one literal of one pattern.
+type head struct {
+	lit     string // lower case when fold
+	fold    bool
+	pattern int
 }
 
-func (t *text) reset(s string) { *t = text{s: s} }
-
-func (t *text) isASCII() bool {
-	if t.ascii == 0 {
-		t.ascii = 1
-		for i := 0; i < len(t.s); i++ {
-			if t.s[i] >= 0x80 {
-				t.ascii = -1
-				break
+// newPrefilter indexes the anchors of patterns (by their index); a pattern
+// without anchors is not indexed (it always runs).
+func newPrefilter(need []anchors) *prefilter {
+	f := &prefilter{}
+	for i, a := range need {
+		if len(a.lits) == 0 {
+			continue
+		}
+		if a.fold {
+			f.fold = append(f.fold, i)
+		}
+		for _, l := range a.lits {
+			h := head{lit: l, fold: a.fold, pattern: i}
+			for _, c0 := range cases(l[0], a.fold) {
+				f.heads[c0] = append(f.heads[c0], h)
+				if len(l) == 1 {
+					for c1 := range 256 { // any byte may follow, and the text may end here
+						f.set(c0, byte(c1))
+					}
+					continue
+				}
+				for _, c1 := range cases(l[1], a.fold) {
+					f.set(c0, c1)
+				}
 			}
 		}
 	}
-	return t.ascii == 1
+	return f
 }
 
-func (t *text) lower() string {
-	if !t.lowDone {
-		t.low, t.lowDone = asciiLower(t.s), true
+func (f *prefilter) set(c0, c1 byte) {
+	k := uint(c0)<<8 | uint(c1)
+	f.pairs[k/64] |= 1 << (k % 64)
+}
+
+// cases is c, and its other ASCII case when fold and c is a letter.
+func cases(c byte, fold bool) []byte {
+	if l := lowerByte(c); fold && 'a' <= l && l <= 'z' {
+		return []byte{l, l - 'a' + 'A'}
 	}
-	return t.low
+	return []byte{c}
+}
+
+func lowerByte(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// scan sets may[i] for every pattern i whose anchors s holds (may has one
+// entry per pattern; entries are only ever set).
+func (f *prefilter) scan(s string, may []bool) {
+	if len(s) == 0 {
+		return
+	}
+	var high byte
+	last := len(s) - 1
+	for i := 0; i < last; i++ {
+		high |= s[i]
+		if k := uint(s[i])<<8 | uint(s[i+1]); f.pairs[k/64]&(1<<(k%64)) != 0 {
+			f.match(s[i:], may)
+		}
+	}
+	high |= s[last]
+	f.match(s[last:], may)
+	if high >= 0x80 {
+		for _, i := range f.fold {
+			may[i] = true
+		}
+	}
+}
+
+// match sets may for the literals s starts with.
+func (f *prefilter) match(s string, may []bool) {
+	for _, h := range f.heads[s[0]] {
+		if !may[h.pattern] && h.at(s) {
+			may[h.pattern] = true
+		}
+	}
+}
+
+// at reports whether s starts with the literal, in ASCII lower case when
+// it ignores case (its bytes are lowered too: an exact part, such as a
+// class, may have joined a folded run).
+func (h head) at(s string) bool {
+	if len(s) < len(h.lit) {
+		return false
+	}
+	if !h.fold {
+		return s[:len(h.lit)] == h.lit
+	}
+	for j := 0; j < len(h.lit); j++ {
+		if lowerByte(s[j]) != lowerByte(h.lit[j]) {
+			return false
+		}
+	}
+	return true
 }
 
 // asciiLower lowers the ASCII letters of s and leaves every other byte.

@@ -42,8 +42,11 @@ func DefaultSecrets() []SecretPattern {
 // aws_access_key), derived from the expression's syntax (see anchorsFor): a
 // text without them cannot match, so the expression, far slower than a
 // substring search, is skipped. A pattern without such literals always runs.
+// One pass over the text finds the literals of every pattern at once (see
+// prefilter); a text is scanned again only after a secret was replaced in it.
 type Redactor struct {
 	patterns []compiledSecret
+	filter   *prefilter
 	noFilter bool // tests: run every expression (the reference behaviour)
 }
 
@@ -77,6 +80,11 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 		}
 		r.patterns = append(r.patterns, c)
 	}
+	need := make([]anchors, len(r.patterns))
+	for i, p := range r.patterns {
+		need[i] = p.need
+	}
+	r.filter = newPrefilter(need)
 	return r, nil
 }
 
@@ -87,10 +95,14 @@ func (r *Redactor) Redact(s string) (string, int) {
 		return s, 0
 	}
 	total := 0
-	var t text
-	t.reset(s)
-	for _, p := range r.patterns {
-		if !r.noFilter && !p.need.mayOccur(&t) {
+	var buf [32]bool
+	may := buf[:0]
+	if !r.noFilter && r.filter != nil {
+		may = append(may, make([]bool, len(r.patterns))...)
+		r.filter.scan(s, may)
+	}
+	for i, p := range r.patterns {
+		if !r.noFilter && len(p.need.lits) > 0 && !may[i] {
 			continue
 		}
 		matches := p.re().FindAllStringSubmatchIndex(s, -1)
@@ -111,7 +123,10 @@ func (r *Redactor) Redact(s string) (string, int) {
 		}
 		b.WriteString(s[last:])
 		s = b.String()
-		t.reset(s)
+		if !r.noFilter {
+			clear(may)
+			r.filter.scan(s, may)
+		}
 	}
 	return s, total
 }
