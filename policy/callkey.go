@@ -11,16 +11,21 @@ import (
 
 // callKey is the tool name and the canonical form of the arguments: objects
 // with sorted keys, no insignificant space, written as json.Marshal writes
-// the decoded value (numbers as given). args are the arguments already
-// parsed, or nil to parse call.Args.
+// the decoded value (numbers as given); no arguments (none, null) are {},
+// as the engine parses them and whichever form the audit log recorded.
+// args are the arguments already parsed, or nil to parse call.Args.
 func callKey(call tool.Call, args map[string]any) string {
 	b := make([]byte, 0, len(call.Name)+1+len(call.Args))
 	b = append(append(b, call.Name...), 0)
 	if args != nil {
 		return string(appendCanonical(b, args))
 	}
+	raw := bytes.TrimSpace(call.Args)
+	if len(raw) == 0 || string(raw) == "null" {
+		return string(append(b, "{}"...))
+	}
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(call.Args))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return string(append(b, call.Args...))

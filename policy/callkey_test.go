@@ -9,8 +9,11 @@ import (
 )
 
 // marshalKey is the loop guard's key as it was first written: decode with
-// UseNumber, json.Marshal.
+// UseNumber, json.Marshal; no arguments (none, null) as {}.
 func marshalKey(call tool.Call) string {
+	if a := bytes.TrimSpace(call.Args); len(a) == 0 || string(a) == "null" {
+		return call.Name + "\x00{}"
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(call.Args))
 	dec.UseNumber()

@@ -211,3 +211,31 @@ func TestLoopGuardReplay(t *testing.T) {
 		t.Fatalf("loop guard off: %v", err)
 	}
 }
+
+// TestLoopGuardNoArguments: a call without arguments is one call however
+// it was sent (none, null, {}): replayed from the audit log (which records
+// none as null), acquired raw or with the arguments the engine parsed ({}).
+func TestLoopGuardNoArguments(t *testing.T) {
+	forms := []string{``, `null`, ` null `, `{}`, " { }\n", "\t"}
+	def := tool.Definition{Name: "list_roots"}
+	for _, replayed := range forms {
+		for _, sent := range forms {
+			for _, parsed := range []bool{false, true} {
+				l := policy.NewLimiter(policy.LimitConfig{})
+				for i := 0; i < 5; i++ {
+					l.Replay(lcall("list_roots", replayed, "s", ""), time.Now().Add(time.Duration(i-10)*time.Second))
+				}
+				call := lcall("list_roots", sent, "s", "")
+				var err *tool.Error
+				if parsed {
+					_, err = l.AcquireArgs(context.Background(), call, def, map[string]any{})
+				} else {
+					_, err = l.Acquire(context.Background(), call, def)
+				}
+				if err == nil || err.Type != tool.LoopDetected {
+					t.Errorf("replayed %q, sent %q (parsed %v): %v; want loop_detected", replayed, sent, parsed, err)
+				}
+			}
+		}
+	}
+}
