@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -53,10 +54,7 @@ func newFlatDecoder(t reflect.Type) *flatDecoder {
 		if tag == "-" {
 			continue
 		}
-		name, opts := tag, ""
-		if i := indexByte(tag, ','); i >= 0 {
-			name, opts = tag[:i], tag[i+1:]
-		}
+		name, opts, _ := strings.Cut(tag, ",")
 		if opts != "" && opts != "omitempty" && opts != "omitzero" && opts != "omitempty,omitzero" && opts != "omitzero,omitempty" {
 			return nil
 		}
@@ -100,15 +98,6 @@ func plainName(name string) bool {
 		}
 	}
 	return name != ""
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // decode decodes src, a JSON object, into the struct at dst.
