@@ -49,17 +49,13 @@ func (s *Set) readFile(ctx context.Context, in ReadFileIn) (tool.Result, error) 
 		return tool.Result{}, tool.Errorf(tool.InvalidArguments, "limit must be between 1 and %d, got %d", MaxReadLines, in.Limit).
 			WithSuggestion("read at most %d lines at a time and use offset to page", MaxReadLines)
 	}
-	l, err := s.resolve(in.Path, true, Read)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	f, fi, err := s.openRead(l)
+	l, f, size, err := s.openForRead(in.Path)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	defer f.Close()
-	if fi.Size() > s.opts.MaxFileBytes {
-		return tool.Result{}, sizeError(l, fi.Size(), s.opts.MaxFileBytes, "read_file")
+	if size > s.opts.MaxFileBytes {
+		return tool.Result{}, sizeError(l, size, s.opts.MaxFileBytes, "read_file")
 	}
 	lr := s.lineReader(f)
 	defer s.readers.Put(lr)
@@ -70,14 +66,14 @@ func (s *Set) readFile(ctx context.Context, in ReadFileIn) (tool.Result, error) 
 		return tool.Result{}, osError(l.display(), err)
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
-		return tool.Result{}, tool.Errorf(tool.InvalidArguments, "%q is a binary file (%d bytes)", l.display(), fi.Size()).
+		return tool.Result{}, tool.Errorf(tool.InvalidArguments, "%q is a binary file (%d bytes)", l.display(), size).
 			WithSuggestion("use get_file_info to see its type and size; read_file shows text only")
 	}
 	w, err := s.readLines(ctx, br, lr.keep, in.Offset, in.Limit)
 	if err != nil {
 		return tool.Result{}, tool.Errorf(tool.Internal, "reading %q: %w", l.display(), err)
 	}
-	meta := map[string]any{"path": l.display(), "total_lines": w.total, "size": fi.Size()}
+	meta := map[string]any{"path": l.display(), "total_lines": w.total, "size": size}
 	if w.total == 0 {
 		meta["start_line"], meta["end_line"] = 0, 0
 		return result("(empty file)", nil, meta), nil
@@ -101,6 +97,23 @@ func (s *Set) readFile(ctx context.Context, in ReadFileIn) (tool.Result, error) 
 		text += fmt.Sprintf("\n(showing lines %d-%d of %d%s; continue with offset=%d)", in.Offset, end, w.total, why, end+1)
 	}
 	return result(text, nil, meta), nil
+}
+
+// openForRead opens the file p names for read_file: by openBeneath where it
+// can, else by the walk (resolve, the protected paths, openRead).
+func (s *Set) openForRead(p string) (Location, io.ReadCloser, int64, error) {
+	if l, f, size, ok := s.openBeneath(p); ok {
+		return l, f, size, nil
+	}
+	l, err := s.resolve(p, true, Read)
+	if err != nil {
+		return Location{}, nil, 0, err
+	}
+	f, fi, err := s.openRead(l)
+	if err != nil {
+		return Location{}, nil, 0, err
+	}
+	return l, f, fi.Size(), nil
 }
 
 // lineReader is read_file's buffers, reused from call to call (Set.readers):

@@ -8,7 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -28,6 +30,9 @@ const MaxLinks = 8
 // A Roots is safe for concurrent use. Close it when done.
 type Roots struct {
 	list []*root
+	// noOpenat2 is set once openat2 turned out to be missing (Linux < 5.6)
+	// or refused (a seccomp filter): later reads take the walk.
+	noOpenat2 atomic.Bool
 }
 
 // root is one folder of a Roots.
@@ -37,6 +42,8 @@ type root struct {
 	parts  []string // components of dir
 	rparts []string // components of real
 	r      *os.Root
+	dirf   *os.File // the folder open, for openat2 beneath it (fd)
+	fd     int
 	proc   bool // /proc/self/fd names this root's files by real path: opened files are re-checked
 }
 
@@ -73,8 +80,13 @@ func OpenRoots(dirs ...string) (*Roots, error) {
 			return nil, fmt.Errorf("fs: root %q: %w", d, err)
 		}
 		rt := &root{dir: abs, real: real, parts: splitAbs(abs), rparts: splitAbs(real), r: r}
-		rt.proc = procNames(rt)
 		rs.list = append(rs.list, rt)
+		if rt.dirf, err = r.Open("."); err != nil {
+			rs.Close()
+			return nil, fmt.Errorf("fs: root %q: %w", d, err)
+		}
+		rt.fd = int(rt.dirf.Fd())
+		rt.proc = procNames(rt)
 	}
 	return rs, nil
 }
@@ -84,6 +96,9 @@ func (rs *Roots) Close() error {
 	var errs []error
 	for _, r := range rs.list {
 		errs = append(errs, r.r.Close())
+		if r.dirf != nil {
+			errs = append(errs, r.dirf.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -178,6 +193,31 @@ func (rs *Roots) pick(p string) (*root, int, []string, error) {
 		}
 	}
 	return nil, 0, nil, escapeError(p)
+}
+
+// lexical is the location p names when it is already canonical: a
+// relative path of names only (no "", "." or ".." component), or an
+// absolute one inside a root with no ".." after the root. It is where p
+// leads only if p goes through no symbolic link, which the caller must
+// make sure of (openBeneath: openat2 with RESOLVE_NO_SYMLINKS).
+func (rs *Roots) lexical(p string) (Location, bool) {
+	if !filepath.IsAbs(p) {
+		for rest := p; ; {
+			c, more, found := strings.Cut(rest, "/")
+			if c == "" || c == "." || c == ".." {
+				return Location{}, false
+			}
+			if !found {
+				return Location{Root: 0, Rel: p, root: rs.list[0]}, true
+			}
+			rest = more
+		}
+	}
+	r, idx, rest, err := rs.pick(p)
+	if err != nil || len(rest) == 0 || slices.Contains(rest, "..") {
+		return Location{}, false
+	}
+	return Location{Root: idx, Rel: strings.Join(rest, "/"), root: r}, true
 }
 
 // splitAbs splits an absolute path into its components, dropping empty and

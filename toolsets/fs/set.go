@@ -26,6 +26,9 @@ type Set struct {
 	// afterRead, when set (by tests), runs between reading a file and
 	// writing it back.
 	afterRead func(Location)
+	// beforeOpen, when set (by tests), runs between openBeneath's type
+	// check and its open.
+	beforeOpen func(Location)
 }
 
 // New returns the file tool set over roots. It checks opts (the protected
