@@ -2043,6 +2043,16 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		setCompleteResultType(res)
 		annotateServerInfo(res, ss.server.impl)
 	}
+	// PATCH(toolgate): a tool's result is encoded here, once: its MarshalJSON
+	// returns json.Marshal's output, compact and valid, which the response
+	// then carries as is (jsonrpc2.Compact) instead of compacting it twice
+	// more. On an error the result goes on as it is, so the error is the
+	// encoder's own.
+	if r, ok := res.(*CallToolResult); ok && r != nil {
+		if data, err := r.MarshalJSON(); err == nil {
+			return jsonrpc2.Compact(data), nil
+		}
+	}
 	return res, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
 )
@@ -78,6 +79,14 @@ type Response struct {
 	Extra any
 }
 
+// PATCH(toolgate): Compact is a result already encoded as compact, valid
+// JSON (the output of json.Marshal), which NewResponse takes as is instead of
+// compacting it again. Its MarshalJSON returns it unchanged.
+type Compact []byte
+
+// MarshalJSON implements [json.Marshaler].
+func (c Compact) MarshalJSON() ([]byte, error) { return c, nil }
+
 // StringID creates a new string request identifier.
 func StringID(s string) ID { return ID{value: s} }
 
@@ -146,6 +155,11 @@ func toWireError(err error) *WireError {
 }
 
 func EncodeMessage(msg Message) ([]byte, error) {
+	if r, ok := msg.(*Response); ok {
+		if data, ok := r.encodeCompact(); ok {
+			return data, nil
+		}
+	}
 	wire := wireCombined{VersionTag: wireVersion}
 	msg.marshal(&wire)
 	data, err := jsonMarshal(&wire)
@@ -153,6 +167,30 @@ func EncodeMessage(msg Message) ([]byte, error) {
 		return nil, fmt.Errorf("marshaling jsonrpc message: %w", err)
 	}
 	return data, nil
+}
+
+// PATCH(toolgate): encodeCompact writes a successful response to a call
+// with an integer ID in the bytes the encoder would write for it, its Result
+// compacted straight into the message instead of through an encoder of
+// wireCombined and the copies it makes. It reports false for any other
+// response, and for a Result that is not valid JSON (so that the error is
+// the encoder's). The slice has room for the newline a stream transport
+// appends.
+func (r *Response) encodeCompact() ([]byte, bool) {
+	id, ok := r.ID.value.(int64)
+	if !ok || r.Error != nil || len(r.Result) == 0 {
+		return nil, false
+	}
+	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
+	buf := bytes.NewBuffer(make([]byte, 0, len(head)+20+len(mid)+len(r.Result)+2))
+	buf.WriteString(head)
+	buf.Write(strconv.AppendInt(buf.AvailableBuffer(), id, 10))
+	buf.WriteString(mid)
+	if json.Compact(buf, r.Result) != nil {
+		return nil, false
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), true
 }
 
 // EncodeIndent is like EncodeMessage, but honors indents.
@@ -225,6 +263,9 @@ func DecodeMessage(data []byte) (Message, error) {
 func marshalToRaw(obj any) (json.RawMessage, error) {
 	if obj == nil {
 		return nil, nil
+	}
+	if c, ok := obj.(Compact); ok && len(c) > 0 { // PATCH(toolgate): see Compact
+		return json.RawMessage(c), nil
 	}
 	data, err := jsonMarshal(obj)
 	if err != nil {
