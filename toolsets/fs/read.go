@@ -69,7 +69,7 @@ func (s *Set) readFile(ctx context.Context, in ReadFileIn) (tool.Result, error) 
 		return tool.Result{}, tool.Errorf(tool.InvalidArguments, "%q is a binary file (%d bytes)", l.display(), size).
 			WithSuggestion("use get_file_info to see its type and size; read_file shows text only")
 	}
-	w, err := s.readLines(ctx, br, lr.keep, in.Offset, in.Limit)
+	w, err := s.readLines(ctx, br, lr.keep, in.Offset, in.Limit, size)
 	if err != nil {
 		return tool.Result{}, tool.Errorf(tool.Internal, "reading %q: %w", l.display(), err)
 	}
@@ -144,9 +144,12 @@ type window struct {
 // readLines streams br: it skips to line offset, formats up to limit lines
 // (bounded by the output cap), then only counts the remaining lines. Memory
 // stays bounded by the buffer and the shown text, whatever the file's size.
-// keep is room for one line (its capacity is what is kept of a line).
-func (s *Set) readLines(ctx context.Context, br *bufio.Reader, keep []byte, offset, limit int) (*window, error) {
+// keep is room for one line (its capacity is what is kept of a line); the
+// text is given room for a file of size bytes with its line numbers (up to
+// 64 KiB) at once.
+func (s *Set) readLines(ctx context.Context, br *bufio.Reader, keep []byte, offset, limit int, size int64) (*window, error) {
 	w := &window{}
+	w.text.Grow(int(min(max(size, 0)+size/4+64, 64<<10)))
 	line := 0
 	for {
 		if line%4096 == 0 {
@@ -254,13 +257,38 @@ func countLines(ctx context.Context, br *bufio.Reader) (int, error) {
 }
 
 // formatLine appends "N|text" for one line, cutting it when long and
-// showing invalid UTF-8 as U+FFFD.
+// showing invalid UTF-8 as U+FFFD. A short valid line, the common case, is
+// appended as it is, with no copy of its own.
 func (s *Set) formatLine(w *window, n int, b []byte, total int) {
 	cut := len(b) < total // bytes beyond what was kept
 	if !cut {
 		b = bytes.TrimSuffix(b, []byte{'\n'})
 		b = bytes.TrimSuffix(b, []byte{'\r'})
 	}
+	var text []byte
+	if !cut && len(b) <= MaxLineChars && utf8.Valid(b) {
+		text = b // at most MaxLineChars bytes: at most as many runes
+	} else {
+		text = []byte(s.fitLine(w, b, total, cut))
+	}
+	var num [20]byte
+	prefix := strconv.AppendInt(num[:0], int64(n), 10)
+	if w.text.Len()+len(prefix)+1+len(text)+1 > s.opts.MaxOutputBytes && w.shown > 0 {
+		w.capped = true
+		return
+	}
+	if w.shown > 0 {
+		w.text.WriteByte('\n')
+	}
+	w.text.Write(prefix)
+	w.text.WriteByte('|')
+	w.text.Write(text)
+	w.shown++
+}
+
+// fitLine is a line that is cut or not valid UTF-8 as shown: invalid bytes
+// as U+FFFD, at most MaxLineChars characters, and a marker when cut.
+func (s *Set) fitLine(w *window, b []byte, total int, cut bool) string {
 	text := strings.ToValidUTF8(string(b), "\uFFFD")
 	if utf8.RuneCountInString(text) > MaxLineChars {
 		i, c := 0, 0
@@ -276,15 +304,5 @@ func (s *Set) formatLine(w *window, n int, b []byte, total int) {
 		w.cut++
 		text += fmt.Sprintf(" … [line cut: %d bytes in all]", total)
 	}
-	prefix := strconv.Itoa(n) + "|"
-	if w.text.Len()+len(prefix)+len(text)+1 > s.opts.MaxOutputBytes && w.shown > 0 {
-		w.capped = true
-		return
-	}
-	if w.shown > 0 {
-		w.text.WriteByte('\n')
-	}
-	w.text.WriteString(prefix)
-	w.text.WriteString(text)
-	w.shown++
+	return text
 }
