@@ -15,7 +15,10 @@
 //
 // Besides the `json` and `jsonschema` (description) tags, fields may carry
 // `default`, `enum` (comma separated), `minimum`, `maximum`, `minLength`,
-// `maxLength`, `pattern`, `minItems`, `maxItems` and `format` tags.
+// `maxLength`, `pattern`, `minItems`, `maxItems` and `format` tags. A typed
+// tool whose input is a flat struct of strings, numbers and booleans decodes
+// the usual arguments without encoding/json (decode.go); anything that
+// decoder does not read exactly as encoding/json would goes to encoding/json.
 //
 // Lazy builds a tool on first use, registered meanwhile by its head (the
 // definition but for the schemas): a program that builds every tool set to
