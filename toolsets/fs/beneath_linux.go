@@ -63,10 +63,19 @@ func (s *Set) openBeneath(p string) (l Location, f io.ReadCloser, size int64, ok
 }
 
 // fdFile reads a regular file by its descriptor: an *os.File would cost an
-// fcntl and an epoll_ctl (refused for a regular file) on every open.
-type fdFile struct{ fd int }
+// fcntl and an epoll_ctl (refused for a regular file) on every open. Its
+// end of file is sticky: bufio forgets an io.EOF once returned and would
+// ask again, one read(2) more per call; what is read is the file up to the
+// first time its end was met.
+type fdFile struct {
+	fd  int
+	eof bool
+}
 
 func (f *fdFile) Read(b []byte) (int, error) {
+	if f.eof {
+		return 0, io.EOF
+	}
 	for {
 		n, err := unix.Read(f.fd, b)
 		switch {
@@ -75,6 +84,7 @@ func (f *fdFile) Read(b []byte) (int, error) {
 		case err != nil:
 			return 0, err
 		case n == 0 && len(b) > 0:
+			f.eof = true
 			return 0, io.EOF
 		}
 		return n, nil
