@@ -12,7 +12,7 @@ import (
 // files at several depths, a second root, links inside and out (relative,
 // absolute, to folders, chains, loops), "." and ".." spellings, special
 // files, a hard link to a file outside, and protected files.
-func beneathEnv(t *testing.T) *env {
+func beneathEnv(t testing.TB) *env {
 	t.Helper()
 	parent := t.TempDir()
 	second := filepath.Join(parent, "second")
@@ -199,4 +199,34 @@ func swapFor(p string, make func(string) error) error {
 		return err
 	}
 	return make(p)
+}
+
+// FuzzOpenBeneath: for any path, read_file with the fast open answers as
+// the walk alone answers, and whatever the fast open takes is the very
+// location the walk resolves.
+func FuzzOpenBeneath(f *testing.F) {
+	for _, s := range []string{"a.txt", "d/e/f.txt", "dlink/e/f.txt", "up/ws/a.txt", "d/../a.txt", "./a.txt", "loop1", "fifo", "null",
+		"hard.txt", ".env", "envlink", "proc", "abs.txt", "d//e/f.txt", "/etc/passwd", "sp ace/ü.txt", "D/E/F.TXT"} {
+		f.Add(s)
+	}
+	e := beneathEnv(f)
+	f.Fuzz(func(t *testing.T, p string) {
+		if l, fh, _, ok := e.set.openBeneath(p); ok {
+			fh.Close()
+			w, err := e.roots.resolve(p, true)
+			if err != nil || w.Rel != l.Rel || w.Root != l.Root {
+				t.Fatalf("openBeneath(%q) took %d:%q, the walk resolves %d:%q (%v)", p, l.Root, l.Rel, w.Root, w.Rel, err)
+			}
+		}
+		walk := &Set{roots: &Roots{list: e.roots.list}, opts: e.set.opts, guard: e.set.guard}
+		walk.roots.noOpenat2.Store(true)
+		got, gerr := e.set.readFile(t.Context(), ReadFileIn{Path: p, Offset: 1, Limit: 500})
+		want, werr := walk.readFile(t.Context(), ReadFileIn{Path: p, Offset: 1, Limit: 500})
+		if errText(gerr) != errText(werr) || got.Text() != want.Text() {
+			t.Fatalf("read_file %q: fast %q %s, walk %q %s", p, got.Text(), errText(gerr), want.Text(), errText(werr))
+		}
+		if strings.Contains(got.Text(), "SECRET") || strings.Contains(got.Text(), "root:") {
+			t.Fatalf("read_file %q read outside the roots: %q", p, got.Text())
+		}
+	})
 }
