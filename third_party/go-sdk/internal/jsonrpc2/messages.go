@@ -155,10 +155,8 @@ func toWireError(err error) *WireError {
 }
 
 func EncodeMessage(msg Message) ([]byte, error) {
-	if r, ok := msg.(*Response); ok {
-		if data, ok := r.encodeCompact(); ok {
-			return data, nil
-		}
+	if data, ok := encodeFast(msg); ok { // PATCH(toolgate)
+		return data, nil
 	}
 	wire := wireCombined{VersionTag: wireVersion}
 	msg.marshal(&wire)
@@ -169,28 +167,64 @@ func EncodeMessage(msg Message) ([]byte, error) {
 	return data, nil
 }
 
-// PATCH(toolgate): encodeCompact writes a successful response to a call
-// with an integer ID in the bytes the encoder would write for it, its Result
-// compacted straight into the message instead of through an encoder of
-// wireCombined and the copies it makes. It reports false for any other
-// response, and for a Result that is not valid JSON (so that the error is
-// the encoder's). The slice has room for the newline a stream transport
-// appends.
-func (r *Response) encodeCompact() ([]byte, bool) {
-	id, ok := r.ID.value.(int64)
-	if !ok || r.Error != nil || len(r.Result) == 0 {
+// PATCH(toolgate): encodeFast writes a call with an integer ID and
+// parameters, or a successful response to one with a result, in the bytes
+// the encoder would write for it: the parameters or result compacted
+// straight into the message instead of through an encoder of wireCombined
+// and the copies it makes. It reports false for any other message, a method
+// name the encoder would escape, and parameters or a result that are not
+// valid JSON (so that the error is the encoder's). The slice has room for
+// the newline a stream transport appends.
+func encodeFast(msg Message) ([]byte, bool) {
+	var (
+		id          any
+		method, key string
+		raw         json.RawMessage
+	)
+	switch m := msg.(type) {
+	case *Request:
+		if !plainMethod(m.Method) {
+			return nil, false
+		}
+		id, method, key, raw = m.ID.value, m.Method, `,"params":`, m.Params
+	case *Response:
+		if m.Error != nil {
+			return nil, false
+		}
+		id, key, raw = m.ID.value, `,"result":`, m.Result
+	default:
 		return nil, false
 	}
-	const head, mid = `{"jsonrpc":"2.0","id":`, `,"result":`
-	buf := bytes.NewBuffer(make([]byte, 0, len(head)+20+len(mid)+len(r.Result)+2))
+	n, ok := id.(int64)
+	if !ok || len(raw) == 0 {
+		return nil, false
+	}
+	const head = `{"jsonrpc":"2.0","id":`
+	buf := bytes.NewBuffer(make([]byte, 0, len(head)+20+len(`,"method":""`)+len(method)+len(key)+len(raw)+2))
 	buf.WriteString(head)
-	buf.Write(strconv.AppendInt(buf.AvailableBuffer(), id, 10))
-	buf.WriteString(mid)
-	if json.Compact(buf, r.Result) != nil {
+	buf.Write(strconv.AppendInt(buf.AvailableBuffer(), n, 10))
+	if method != "" {
+		buf.WriteString(`,"method":"`)
+		buf.WriteString(method)
+		buf.WriteByte('"')
+	}
+	buf.WriteString(key)
+	if json.Compact(buf, raw) != nil {
 		return nil, false
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), true
+}
+
+// plainMethod reports whether the encoder writes method as it is between
+// quotes: printable ASCII but the quote and the backslash, and not empty.
+func plainMethod(method string) bool {
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return method != ""
 }
 
 // EncodeIndent is like EncodeMessage, but honors indents.

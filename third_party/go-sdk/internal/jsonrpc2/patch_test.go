@@ -11,10 +11,10 @@ import (
 	"testing"
 )
 
-// PATCH(toolgate): these tests check that a response is encoded in the
-// bytes v1.8.0 wrote for it (the encoder over wireCombined), whether
-// EncodeMessage takes the shortcut (encodeCompact) or not, and that a
-// Compact result is written as it is.
+// PATCH(toolgate): these tests check that a call or a response is encoded
+// in the bytes v1.8.0 wrote for it (the encoder over wireCombined), whether
+// EncodeMessage takes the shortcut (encodeFast) or not, and that a Compact
+// result is written as it is.
 
 // encodeV180 is EncodeMessage as released in v1.8.0.
 func encodeV180(t *testing.T, msg Message) []byte {
@@ -38,9 +38,9 @@ type patchMarshaler struct{ out string }
 
 func (m patchMarshaler) MarshalJSON() ([]byte, error) { return []byte(m.out), nil }
 
-func TestEncodeResponseMatchesV180(t *testing.T) {
-	ids := []ID{Int64ID(0), Int64ID(1), Int64ID(-7), Int64ID(math.MaxInt64), Int64ID(math.MinInt64), StringID(""), StringID("a<b>&\"c\""), {}}
-	results := []any{
+var (
+	patchIDs     = []ID{Int64ID(0), Int64ID(1), Int64ID(-7), Int64ID(math.MaxInt64), Int64ID(math.MinInt64), StringID(""), StringID("a<b>&\"c\""), {}}
+	patchResults = []any{
 		map[string]any{},
 		[]any{},
 		"text <b>&amp;</b> \u2028 \"quoted\"\n",
@@ -52,9 +52,42 @@ func TestEncodeResponseMatchesV180(t *testing.T) {
 		(*patchResult)(nil),
 		Compact(`{"already":"compact","html":"\u003cb\u003e"}`),
 		Compact(`[]`),
+		nil,
 	}
-	for _, id := range ids {
-		for _, res := range results {
+	patchMethods = []string{"tools/call", "notifications/progress", "", "a b~!<&>", "quote\"d", `back\slash`, "tab\t", "\x7f", "é", "\u2028", "\xff"}
+)
+
+func TestEncodeCallMatchesV180(t *testing.T) {
+	for _, id := range patchIDs {
+		for _, method := range patchMethods {
+			for _, params := range patchResults {
+				var (
+					r   *Request
+					err error
+				)
+				if id.IsValid() {
+					r, err = NewCall(id, method, params)
+				} else {
+					r, err = NewNotification(method, params)
+				}
+				if err != nil {
+					t.Fatalf("NewCall(%v, %q, %#v): %v", id, method, params, err)
+				}
+				got, err := EncodeMessage(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := encodeV180(t, r); string(got) != string(want) {
+					t.Errorf("EncodeMessage(id %v, method %q, params %#v)\n got %s\nwant %s", id.value, method, params, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestEncodeResponseMatchesV180(t *testing.T) {
+	for _, id := range patchIDs {
+		for _, res := range patchResults {
 			for _, rerr := range []error{nil, errors.New("boom"), &WireError{Code: -32602, Message: "bad <params>"}} {
 				r, err := NewResponse(id, res, rerr)
 				if err != nil {
@@ -73,8 +106,7 @@ func TestEncodeResponseMatchesV180(t *testing.T) {
 }
 
 // TestEncodeResponseChangedResult: a Result set or replaced after
-// NewResponse is encoded (compacted, checked) as v1.8.0 did, never taken as
-// is.
+// NewResponse is encoded (compacted, checked) as v1.8.0 did.
 func TestEncodeResponseChangedResult(t *testing.T) {
 	r, err := NewResponse(Int64ID(3), map[string]int{"a": 1}, nil)
 	if err != nil {
@@ -91,6 +123,9 @@ func TestEncodeResponseChangedResult(t *testing.T) {
 	r.Result = json.RawMessage(`{"b":`)
 	if _, err := EncodeMessage(r); err == nil {
 		t.Error("a broken Result set after NewResponse was encoded without an error")
+	}
+	if _, err := EncodeMessage(&Request{ID: Int64ID(5), Method: "m", Params: json.RawMessage(`{"b":`)}); err == nil {
+		t.Error("a call with broken Params was encoded without an error")
 	}
 	lit := &Response{ID: Int64ID(4), Result: json.RawMessage("[ 1 ]")}
 	if got, err := EncodeMessage(lit); err != nil || string(got) != `{"jsonrpc":"2.0","id":4,"result":[1]}` {
