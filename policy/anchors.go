@@ -40,7 +40,7 @@ type prefilter struct {
 
 // head is one literal of one pattern.
 type head struct {
-	lit     string // lower case when fold
+	lit     string // compared in ASCII lower case when fold
 	fold    bool
 	pattern int
 }
