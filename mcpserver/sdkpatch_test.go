@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -62,7 +63,13 @@ func TestSDKPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"content":[{"type":"text","text":"1|line 1 of a small file\n"}]}`)}
-	if allocs := testing.AllocsPerRun(runs, func() { jsonrpc.EncodeMessage(resp) }); allocs > 1 {
-		t.Errorf("encoding a response allocates %v times, want 1 (the patched SDK's response encoding)", allocs)
+	// The fewest allocations of several tries: the count is the process's,
+	// and tests running in parallel only add to it.
+	allocs := math.Inf(1)
+	for range 10 {
+		allocs = min(allocs, testing.AllocsPerRun(20, func() { jsonrpc.EncodeMessage(resp) }))
+	}
+	if allocs >= 3 {
+		t.Errorf("encoding a response allocates %v times, want 1 (2 with -race; v1.8.0's encoder: 3)", allocs)
 	}
 }
