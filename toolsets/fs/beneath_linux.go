@@ -38,15 +38,21 @@ func (s *Set) openBeneath(p string) (l Location, f io.ReadCloser, size int64, ok
 	if !ok || s.guard.check(l, Read) != nil {
 		return Location{}, nil, 0, false
 	}
+	dir := l.root.handle()
+	if dir < 0 {
+		return Location{}, nil, 0, false
+	}
 	var st unix.Stat_t
-	if err := unix.Fstatat(l.root.fd, l.Rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if err := unix.Fstatat(dir, l.Rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		l.root.release()
 		return Location{}, nil, 0, false
 	}
 	if s.beforeOpen != nil {
 		s.beforeOpen(l)
 	}
 	how := beneathHow
-	fd, err := unix.Openat2(l.root.fd, l.Rel, &how)
+	fd, err := unix.Openat2(dir, l.Rel, &how)
+	l.root.release()
 	if err != nil {
 		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
 			s.roots.noOpenat2.Store(true)

@@ -230,3 +230,31 @@ func FuzzOpenBeneath(f *testing.F) {
 		}
 	})
 }
+
+// After the roots are closed, the fast open uses no stale descriptor
+// number, even when another folder (outside) was given that number since.
+func TestOpenBeneathAfterClose(t *testing.T) {
+	e := beneathEnv(t)
+	mustWrite(t, filepath.Join(e.parent, "outside", "a.txt"), "OUTSIDE-SECRET\n")
+	e.roots.Close()
+	var held []*os.File
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}()
+	for range 8 { // take the numbers the roots freed
+		f, err := os.Open(filepath.Join(e.parent, "outside"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, f)
+	}
+	if _, f, _, ok := e.set.openBeneath("a.txt"); ok {
+		f.Close()
+		t.Fatal("openBeneath opened a file through closed roots")
+	}
+	if res, err := e.call("read_file", map[string]any{"path": "a.txt"}); err == nil || strings.Contains(res.Text(), "SECRET") {
+		t.Fatalf("read_file through closed roots: %q %v", res.Text(), err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/toolgate/toolgate/tool"
@@ -42,8 +43,9 @@ type root struct {
 	parts  []string // components of dir
 	rparts []string // components of real
 	r      *os.Root
-	dirf   *os.File // the folder open, for openat2 beneath it (fd)
-	fd     int
+	dirf   *os.File // the folder open, for openat2 beneath it (see handle)
+	fd     int      // dirf's descriptor, -1 once closed
+	mu     sync.RWMutex
 	proc   bool // /proc/self/fd names this root's files by real path: opened files are re-checked
 }
 
@@ -96,9 +98,12 @@ func (rs *Roots) Close() error {
 	var errs []error
 	for _, r := range rs.list {
 		errs = append(errs, r.r.Close())
+		r.mu.Lock()
 		if r.dirf != nil {
 			errs = append(errs, r.dirf.Close())
+			r.dirf, r.fd = nil, -1
 		}
+		r.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }
@@ -194,6 +199,20 @@ func (rs *Roots) pick(p string) (*root, int, []string, error) {
 	}
 	return nil, 0, nil, escapeError(p)
 }
+
+// handle returns the root folder's descriptor, held open until release,
+// or -1 once the roots are closed (a number Close freed may since name
+// another folder).
+func (r *root) handle() int {
+	r.mu.RLock()
+	if r.dirf == nil {
+		r.mu.RUnlock()
+		return -1
+	}
+	return r.fd
+}
+
+func (r *root) release() { r.mu.RUnlock() }
 
 // lexical is the location p names when it is already canonical: a
 // relative path of names only (no "", "." or ".." component), or an
