@@ -101,7 +101,9 @@ func TestSharedIdempotencyRunsOnce(t *testing.T) {
 
 func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
 	srv := redistest.Start(t)
-	lease := 150 * time.Millisecond
+	// The lease is renewed every third of it: 600 ms leaves a loaded
+	// machine 400 ms of slack before a renewal comes too late.
+	lease := 600 * time.Millisecond
 	a := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Lease: lease}), time.Hour)
 	b := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Lease: lease}), time.Hour)
 	started := make(chan struct{})
@@ -109,7 +111,7 @@ func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
 	go func() {
 		res, _ := a.Do(context.Background(), "k", func() tool.Result {
 			close(started)
-			time.Sleep(4 * lease) // outlives the lease: renewed meanwhile
+			time.Sleep(2 * lease) // outlives the lease: renewed meanwhile
 			return tool.TextResult("slow")
 		})
 		done <- res
