@@ -16,8 +16,11 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
+# The patched go-sdk in third_party is a module of its own: its tests (the
+# patches' differential tests among them) run beside ours.
 test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
+	cd third_party/go-sdk && $(GO) test -count=1 ./internal/... ./mcp/
 
 # A short run of every fuzz target (they also run their seed corpus in `make test`).
 fuzz:
