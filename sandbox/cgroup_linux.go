@@ -338,14 +338,19 @@ func keyed(dir, name, key string) int64 {
 	return 0
 }
 
-// remove deletes the groups (once their processes are gone).
+// remove deletes the groups once their processes are gone. A group whose
+// last process is still exiting refuses (EBUSY): on a loaded machine that
+// can last past 100 ms, so it tries again, less and less often, for up to
+// 5 s in all before it leaves the group behind.
 func (cg *cgroup) remove() {
+	deadline := time.Now().Add(5 * time.Second)
 	for _, d := range cg.dirs {
-		for i := 0; i < 50; i++ {
-			if err := os.Remove(d); err == nil || errors.Is(err, os.ErrNotExist) {
+		for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+			err := os.Remove(d)
+			if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(wait)
 		}
 	}
 }
