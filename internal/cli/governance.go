@@ -35,25 +35,35 @@ func loadPolicy(file string) (*policy.Policy, error) {
 	return p, nil
 }
 
+// openState opens the client of the policy's state.redis, once per
+// process for everything shared through it (limits, loop guard, breaker,
+// idempotency, approvals, input requests); nil without state.redis. The
+// caller closes it after all of those.
+func openState(pol *policy.Policy) (*redis.Client, error) {
+	rc, err := store.NewClient(pol.State.Redis)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	if rc != nil {
+		redis.SetLogger(redisLog{}) // toolgate logs an outage once, not every dial
+	}
+	return rc, nil
+}
+
 // govern turns a policy into engine options, the same for every command:
 // the policy itself, its rate limits and loop guard (after any limiter
 // already in opts), the denial breaker, secret redaction, output budgets,
 // the approver in opts behind a Gate (session and always scopes, timeouts,
 // the denial streak),
-// and the audit log. Results over the budget spill into spillRoot's
+// and the audit log. rc is the client of the policy's state.redis (nil:
+// none, see openState). Results over the budget spill into spillRoot's
 // .toolgate/spill, where read_file reaches them ("" : no spill unless the
 // policy names a folder). It returns what must be closed at the end.
-func govern(opts *engine.Options, pol *policy.Policy, auditPath, spillRoot string) ([]func() error, error) {
+func govern(opts *engine.Options, pol *policy.Policy, rc *redis.Client, auditPath, spillRoot string) ([]func() error, error) {
 	opts.Policy = pol
-	rc, err := store.NewClient(pol.State.Redis) // nil without state.redis
-	if err != nil {
-		return nil, usageErr("%v", err)
-	}
 	var closers []func() error
 	var shared *policy.Shared
 	if rc != nil {
-		redis.SetLogger(redisLog{}) // toolgate logs an outage once, not every dial
-		closers = append(closers, rc.Close)
 		shared = store.NewShared(rc, pol.State.Redis)
 	}
 	cfg := pol.Limits.Config()
@@ -273,8 +283,10 @@ func inputRequests(pol *policy.Policy, rc *redis.Client) (*policy.InputRequests,
 // nil: none) lists and answers the page's queue; with console.approvals
 // the page exists without approvals.http, for the console alone, and a
 // client's user who is asked too races the console: the first answer
-// counts. It returns what must be closed.
-func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool, wc *webConsole) (policy.Approver, []func() error, error) {
+// counts. rc, the client of state.redis (nil: none), shares the queue and
+// the input requests' single use with the other replicas. It returns what
+// must be closed.
+func mcpApprover(pol *policy.Policy, rc *redis.Client, log io.Writer, stateless bool, wc *webConsole) (policy.Approver, []func() error, error) {
 	elicit := policy.Elicitation{Elicit: func(ctx context.Context, msg string, schema map[string]any) (string, map[string]any, error) {
 		ss := mcpserver.SessionFromContext(ctx)
 		if ss == nil {
@@ -293,13 +305,8 @@ func mcpApprover(pol *policy.Policy, log io.Writer, stateless bool, wc *webConso
 	}
 	ui := wc.shows(pol)
 	paged := pol.Approvals.HTTP != "" || ui && pol.Console.Approvals
-	var rc *redis.Client // state.redis: approvals shared by the replicas
-	if r := pol.State.Redis; r != nil && (paged || pol.Approvals.StateKeyEnv != "") {
-		var err error
-		if rc, err = store.NewClient(r); err != nil {
-			return fail(usageErr("%v", err))
-		}
-		closers = append(closers, rc.Close)
+	if !paged && pol.Approvals.StateKeyEnv == "" {
+		rc = nil // nothing of the approvals is shared
 	}
 	input, err := inputRequests(pol, rc)
 	if err != nil {

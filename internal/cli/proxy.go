@@ -166,13 +166,20 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	}
 	stateless := p.addr != "" && (p.stateless || pol.HTTP.Stateless)
 	ui := newWebConsole(p.addr)
-	approver, closers, err := mcpApprover(pol, s.err, stateless, ui)
+	rc, err := openState(pol)
+	if err != nil {
+		return err
+	}
+	if rc != nil {
+		defer rc.Close() // after the closers below, which may use it
+	}
+	approver, closers, err := mcpApprover(pol, rc, s.err, stateless, ui)
 	if err != nil {
 		return err
 	}
 	opts.Approver = approver
 	opts.Limiter = ui.limiter()
-	more, err := govern(&opts, pol, p.audit, "")
+	more, err := govern(&opts, pol, rc, p.audit, "")
 	closers = append(closers, more...)
 	defer func() {
 		for _, c := range closers {

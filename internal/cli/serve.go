@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/auth"
@@ -72,8 +73,8 @@ roots that lie inside --root folders; it never widens them.`,
 				return usageErr("--stateless is for --http: stdio is one session")
 			}
 			ui := newWebConsole(addr)
-			c.approver = func(pol *policy.Policy) (policy.Approver, []func() error, error) {
-				return mcpApprover(pol, s.err, addr != "" && (stateless || pol.HTTP.Stateless), ui)
+			c.approver = func(pol *policy.Policy, rc *redis.Client) (policy.Approver, []func() error, error) {
+				return mcpApprover(pol, rc, s.err, addr != "" && (stateless || pol.HTTP.Stateless), ui)
 			}
 			c.warm = true
 			tel, err := startTelemetry(cmd.Context(), s)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/metric"
 
@@ -28,7 +29,7 @@ type common struct {
 	command   bool     // the one call to run is a command's: start its sandbox helper at once
 	// approver, when set, makes the approver of calls the policy asks about
 	// (once the policy is loaded), with what must be closed at the end.
-	approver func(*policy.Policy) (policy.Approver, []func() error, error)
+	approver func(*policy.Policy, *redis.Client) (policy.Approver, []func() error, error)
 	// composites is a file of composite tools and fallbacks (plan.go).
 	composites string
 	// files is the policy's files section: settings of the file tools.
@@ -210,8 +211,16 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		return nil, err
 	}
 	pol.Roots = sets.roots.Dirs() // path rules resolve as the file tools do
+	rc, err := openState(pol)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if rc != nil {
+		s.closers = append(s.closers, rc.Close) // closed after everything that uses it
+	}
 	if c.approver != nil && opts.Approver == nil {
-		a, closers, err := c.approver(pol)
+		a, closers, err := c.approver(pol, rc)
 		s.closers = append(s.closers, closers...)
 		if err != nil {
 			s.Close()
@@ -220,7 +229,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		opts.Approver = a
 	}
 	opts.Registry = s.registry
-	closers, err := govern(&opts, pol, c.auditPath, sets.roots.Dirs()[0])
+	closers, err := govern(&opts, pol, rc, c.auditPath, sets.roots.Dirs()[0])
 	s.closers = append(s.closers, closers...)
 	s.ready = readiness(&opts)
 	if err != nil {
