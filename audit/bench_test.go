@@ -5,9 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/toolgate/toolgate/internal/benchcpu"
 )
 
 // BenchmarkAppend appends records of a typical size to a real file (no fsync
@@ -21,7 +21,7 @@ func BenchmarkAppend(b *testing.B) {
 	rec := testRecord(1)
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		if err := l.Append(ctx, rec); err != nil {
 			b.Fatal(err)
@@ -88,7 +88,7 @@ func BenchmarkAppendExclusive(b *testing.B) {
 	rec := testRecord(1)
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		if err := l.Append(ctx, rec); err != nil {
 			b.Fatal(err)
@@ -105,25 +105,10 @@ func BenchmarkWriteFloor(b *testing.B) {
 	}
 	defer f.Close()
 	line := append(bytes.Repeat([]byte{'x'}, 419), '\n')
-	defer reportCPU(b)()
+	defer benchcpu.Report(b)()
 	for b.Loop() {
 		if _, err := f.Write(line); err != nil {
 			b.Fatal(err)
 		}
 	}
-}
-
-// reportCPU, deferred at the start of a benchmark's loop, reports the
-// process's CPU time (user and system, every thread) per operation as
-// cpu-ns/op: unlike ns/op it does not count the time other processes on a
-// loaded machine took the CPU away.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

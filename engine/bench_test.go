@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/internal/benchcpu"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -76,7 +75,7 @@ func benchExecute(b *testing.B, c tool.Call) {
 			e := benchEngine(b, withAudit)
 			ctx := context.Background()
 			b.ReportAllocs()
-			defer reportCPU(b)()
+			defer benchcpu.Report(b)()
 			for b.Loop() {
 				if res := e.Execute(ctx, c); res.IsError() {
 					b.Fatal(res.Text())
@@ -139,19 +138,4 @@ func BenchmarkTelemetry(b *testing.B) {
 			}
 		})
 	}
-}
-
-// reportCPU, deferred at the start of a benchmark's loop, reports the
-// process's CPU time (user and system, every thread: the garbage collector
-// too) per operation as cpu-ns/op: unlike ns/op it does not count the time
-// other processes on a loaded machine took the CPU away.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -13,14 +13,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/internal/benchcpu"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
@@ -193,19 +192,11 @@ func BenchmarkServeHTTP(b *testing.B) {
 // busy machine a steadier figure than the wall-clock time.
 func measure(b *testing.B, call func(i int)) {
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0 := benchcpu.Now()
 	b.ResetTimer()
 	for i := range b.N {
 		call(i)
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
-}
-
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(benchcpu.Now()-cpu0)/float64(b.N), "cpu-ns/op")
 }

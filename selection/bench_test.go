@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/benchcpu"
 	"github.com/toolgate/toolgate/selection/eval"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -64,7 +65,7 @@ func syntheticTools(tb testing.TB, n int) ([]tool.Definition, []string) {
 func BenchmarkNew10k(b *testing.B) {
 	defs, _ := syntheticTools(b, 10000)
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
+	cpu0 := benchcpu.Now()
 	b.ResetTimer()
 	n := 0
 	for b.Loop() {
@@ -72,7 +73,7 @@ func BenchmarkNew10k(b *testing.B) {
 		n++
 	}
 	b.StopTimer()
-	b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
+	b.ReportMetric(float64((benchcpu.Now()-cpu0).Microseconds())/1000/float64(n), "cpu-ms/op")
 }
 
 // BenchmarkSelect10k runs LiveMCPBench's task queries against 10,000 tools,

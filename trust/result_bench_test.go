@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/benchcpu"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -39,12 +40,12 @@ func BenchmarkCheckResult(b *testing.B) {
 		b.Run(r.name, func(b *testing.B) {
 			b.SetBytes(int64(n))
 			b.ReportAllocs()
-			cpu := cpuTime()
+			cpu := benchcpu.Now()
 			for b.Loop() {
 				CheckResult(r.res)
 			}
 			if cpu > 0 {
-				b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64((benchcpu.Now()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 			}
 		})
 	}
