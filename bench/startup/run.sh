@@ -28,21 +28,8 @@ command -v bwrap >/dev/null || { echo "bwrap is not installed (scripts/test-deps
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-build() { # build REVISION NAME: a clean clone's binaries into $work/NAME
-	# A clone, not a worktree: the go command stamps no commit into a
-	# build from a worktree, and toolgate then starts itself as the helper.
-	git clone --quiet "$repo" "$work/src-$2"
-	git -C "$work/src-$2" checkout --quiet --detach "$(git -C "$repo" rev-parse "$1")"
-	(cd "$work/src-$2" && go build -buildvcs=true -o "$work/$2/" ./cmd/toolgate ./cmd/toolgate-sandbox)
-	go version -m "$work/$2/toolgate-sandbox" | grep -q 'vcs.modified=false' ||
-		{ echo "the $2 build records no clean commit: toolgate would not use its toolgate-sandbox" >&2; exit 1; }
-}
-build HEAD head
-bins=("$work/head/toolgate")
-if [ -n "$base" ]; then
-	build "$base" base
-	bins=("$work/base/toolgate" "${bins[@]}")
-fi
+. "$repo/bench/cleanbuild.sh"
+clean_builds "$repo" "$work" "$base"
 # The hello-world peer: the same go command and flags, in a module of its own.
 mkdir "$work/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$work/hello/main.go"
