@@ -149,7 +149,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 // appendArguments and the given prev_hash and hash values.
 func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, hash T) []byte {
 	b = append(b, `{"time":"`...)
-	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = appendTime(b, r.Time)
 	b = append(b, `","call_id":`...)
 	b = appendString(b, r.CallID)
 	b = append(b, `,"session":`...)
@@ -182,6 +182,37 @@ func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, has
 	b = append(b, `,"hash":`...)
 	b = appendString(b, hash)
 	return append(b, '}')
+}
+
+// appendTime appends t in UTC as t.UTC().AppendFormat(b, time.RFC3339Nano)
+// does, by hand for the years 0 to 9999 (AppendFormat for the others).
+func appendTime(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	hour, minute, sec := t.Clock()
+	two := func(n int) (byte, byte) { return byte('0' + n/10), byte('0' + n%10) }
+	mo1, mo2 := two(int(month))
+	d1, d2 := two(day)
+	h1, h2 := two(hour)
+	mi1, mi2 := two(minute)
+	s1, s2 := two(sec)
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10),
+		'-', mo1, mo2, '-', d1, d2, 'T', h1, h2, ':', mi1, mi2, ':', s1, s2)
+	if ns := t.Nanosecond(); ns != 0 {
+		frac := [10]byte{'.'}
+		for i := 9; i > 0; i-- {
+			frac[i], ns = byte('0'+ns%10), ns/10
+		}
+		n := len(frac)
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, frac[:n]...)
+	}
+	return append(b, 'Z')
 }
 
 // appendMillis appends us microseconds as a number of milliseconds, exactly
@@ -299,16 +330,17 @@ func appendArguments(b, raw []byte) []byte {
 	if len(src) == 0 {
 		return append(b, "null"...)
 	}
-	if !json.Valid(src) {
+	start := len(b)
+	b, ok := appendCompact(b, src)
+	switch {
+	case !ok:
+		b = b[:start]
 		if len(raw) <= MaxStringLen && utf8.Valid(raw) {
 			return appendString(b, raw)
 		}
 		return appendDigest(b, raw)
-	}
-	start := len(b)
-	b = appendCompact(b, src)
-	if len(b)-start > MaxArgumentsLen {
-		b = appendDigest(b[:start], raw)
+	case len(b)-start > MaxArgumentsLen:
+		return appendDigest(b[:start], raw)
 	}
 	return b
 }
@@ -323,59 +355,207 @@ func appendDigest(b, p []byte) []byte {
 	return append(b, '}')
 }
 
-// appendCompact appends valid JSON src without insignificant white space,
-// replacing string values (not object keys) longer than MaxStringLen bytes
-// by their digest.
-func appendCompact(b, src []byte) []byte {
-	for i := 0; i < len(src); {
-		switch c := src[i]; c {
+// maxDepth is how deeply encoding/json lets values nest (json.Valid refuses
+// deeper ones).
+const maxDepth = 10000
+
+// appendCompact appends src without insignificant white space, replacing
+// string values (not object keys) longer than MaxStringLen bytes by their
+// digest, in one pass that also checks src: ok is false, and b holds
+// garbage past its length on entry, unless src is exactly one JSON value as
+// json.Valid accepts it (strings may hold invalid UTF-8).
+func appendCompact(b, src []byte) (_ []byte, ok bool) {
+	c := compactor{src: src, b: b}
+	ok = c.value(0) && c.space() == len(src)
+	return c.b, ok
+}
+
+// compactor is appendCompact's state: the input, the next byte to read and
+// the output.
+type compactor struct {
+	src []byte
+	i   int
+	b   []byte
+}
+
+// space skips JSON white space and returns the index of the next byte.
+func (c *compactor) space() int {
+	for c.i < len(c.src) {
+		switch c.src[c.i] {
 		case ' ', '\t', '\n', '\r':
-			i++
-		case '"':
-			end := i + 1
-			escaped := false
-			for src[end] != '"' {
-				if src[end] == '\\' {
-					escaped = true
-					end++
-				}
-				end++
-			}
-			end++
-			tok := src[i:end]
-			i = end
-			j := end
-			for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
-				j++
-			}
-			if j < len(src) && src[j] == ':' { // an object key
-				b = append(b, tok...)
-				continue
-			}
-			// Escapes only shorten a string, so the decoded length is needed
-			// only for a long escaped string or for invalid UTF-8 (which a
-			// decoder turns into U+FFFD).
-			value := tok[1 : len(tok)-1]
-			valid := utf8.Valid(value)
-			if (escaped && len(value) > MaxStringLen) || !valid {
-				var s string
-				if json.Unmarshal(tok, &s) == nil {
-					value = []byte(s)
-				}
-			}
-			if len(value) > MaxStringLen {
-				b = appendDigest(b, value)
-			} else {
-				b = append(b, tok...)
-			}
+			c.i++
 		default:
-			j := i + 1
-			for j < len(src) && src[j] != '"' && src[j] != ' ' && src[j] != '\t' && src[j] != '\n' && src[j] != '\r' {
-				j++
-			}
-			b = append(b, src[i:j]...)
-			i = j
+			return c.i
 		}
 	}
-	return b
+	return c.i
+}
+
+// value appends the value at c.i, nested in depth containers.
+func (c *compactor) value(depth int) bool {
+	if c.space() == len(c.src) {
+		return false
+	}
+	switch ch := c.src[c.i]; ch {
+	case '{', '[':
+		if depth++; depth > maxDepth {
+			return false
+		}
+		end := byte('}')
+		if ch == '[' {
+			end = ']'
+		}
+		c.b = append(c.b, ch)
+		c.i++
+		if c.space() < len(c.src) && c.src[c.i] == end {
+			c.b = append(c.b, end)
+			c.i++
+			return true
+		}
+		for {
+			if ch == '{' {
+				if c.space() == len(c.src) || c.src[c.i] != '"' {
+					return false
+				}
+				tok, _, _ := c.str()
+				if tok == nil || c.space() == len(c.src) || c.src[c.i] != ':' {
+					return false
+				}
+				c.b = append(append(c.b, tok...), ':')
+				c.i++
+			}
+			if !c.value(depth) || c.space() == len(c.src) {
+				return false
+			}
+			switch c.src[c.i] {
+			case ',':
+				c.b = append(c.b, ',')
+				c.i++
+			case end:
+				c.b = append(c.b, end)
+				c.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case '"':
+		tok, escaped, ascii := c.str()
+		if tok == nil {
+			return false
+		}
+		// Escapes only shorten a string, so the decoded length is needed
+		// only for a long escaped string or for invalid UTF-8 (which a
+		// decoder turns into U+FFFD).
+		value := tok[1 : len(tok)-1]
+		if (escaped && len(value) > MaxStringLen) || (!ascii && !utf8.Valid(value)) {
+			var s string
+			if json.Unmarshal(tok, &s) == nil {
+				value = []byte(s)
+			}
+		}
+		if len(value) > MaxStringLen {
+			c.b = appendDigest(c.b, value)
+		} else {
+			c.b = append(c.b, tok...)
+		}
+		return true
+	case 't':
+		return c.literal("true")
+	case 'f':
+		return c.literal("false")
+	case 'n':
+		return c.literal("null")
+	}
+	return c.number()
+}
+
+// str reads the string at c.i (its opening quote) and returns it with its
+// quotes, whether it holds an escape and whether it is all ASCII; tok is
+// nil when the string is not valid JSON.
+func (c *compactor) str() (tok []byte, escaped, ascii bool) {
+	src, start := c.src, c.i
+	ascii = true
+	for i := start + 1; i < len(src); i++ {
+		switch ch := src[i]; {
+		case ch == '"':
+			c.i = i + 1
+			return src[start:c.i], escaped, ascii
+		case ch == '\\':
+			escaped = true
+			if i++; i == len(src) {
+				return nil, false, false
+			}
+			switch src[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(src) {
+					return nil, false, false
+				}
+				for _, h := range src[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return nil, false, false
+					}
+				}
+				i += 4
+			default:
+				return nil, false, false
+			}
+		case ch < 0x20:
+			return nil, false, false
+		case ch >= utf8.RuneSelf:
+			ascii = false
+		}
+	}
+	return nil, false, false
+}
+
+// literal reads true, false or null.
+func (c *compactor) literal(word string) bool {
+	if !bytes.HasPrefix(c.src[c.i:], []byte(word)) {
+		return false
+	}
+	c.b = append(c.b, word...)
+	c.i += len(word)
+	return true
+}
+
+// number reads a number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (c *compactor) number() bool {
+	src, start := c.src, c.i
+	i := start
+	digits := func() bool {
+		j := i
+		for i < len(src) && '0' <= src[i] && src[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(src) && src[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(src) && src[i] == '0':
+		i++
+	case !digits():
+		return false
+	}
+	if i < len(src) && src[i] == '.' {
+		i++
+		if !digits() {
+			return false
+		}
+	}
+	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
+		i++
+		if i < len(src) && (src[i] == '+' || src[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return false
+		}
+	}
+	c.b = append(c.b, src[start:i]...)
+	c.i = i
+	return true
 }

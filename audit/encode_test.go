@@ -1,0 +1,252 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// refArguments is the arguments encoder the package had before its one-pass
+// compactor: json.Valid, then a compaction that trusts its input. The
+// compactor must write exactly what it wrote.
+func refArguments(b, raw []byte) []byte {
+	src := bytes.TrimSpace(raw)
+	if len(src) == 0 {
+		return append(b, "null"...)
+	}
+	if !json.Valid(src) {
+		if len(raw) <= MaxStringLen && utf8.Valid(raw) {
+			return appendString(b, raw)
+		}
+		return appendDigest(b, raw)
+	}
+	start := len(b)
+	b = refCompact(b, src)
+	if len(b)-start > MaxArgumentsLen {
+		b = appendDigest(b[:start], raw)
+	}
+	return b
+}
+
+func refCompact(b, src []byte) []byte {
+	for i := 0; i < len(src); {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			end := i + 1
+			escaped := false
+			for src[end] != '"' {
+				if src[end] == '\\' {
+					escaped = true
+					end++
+				}
+				end++
+			}
+			end++
+			tok := src[i:end]
+			i = end
+			j := end
+			for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\n' || src[j] == '\r') {
+				j++
+			}
+			if j < len(src) && src[j] == ':' {
+				b = append(b, tok...)
+				continue
+			}
+			value := tok[1 : len(tok)-1]
+			if (escaped && len(value) > MaxStringLen) || !utf8.Valid(value) {
+				var s string
+				if json.Unmarshal(tok, &s) == nil {
+					value = []byte(s)
+				}
+			}
+			if len(value) > MaxStringLen {
+				b = appendDigest(b, value)
+			} else {
+				b = append(b, tok...)
+			}
+		default:
+			j := i + 1
+			for j < len(src) && src[j] != '"' && src[j] != ' ' && src[j] != '\t' && src[j] != '\n' && src[j] != '\r' {
+				j++
+			}
+			b = append(b, src[i:j]...)
+			i = j
+		}
+	}
+	return b
+}
+
+// argumentCases are arguments of every kind the encoder tells apart: valid
+// JSON of each type, white space, keys and values around the length limits,
+// escapes, unicode and invalid UTF-8, numbers at the edges of the grammar,
+// nesting at encoding/json's limit, and almost-JSON that json.Valid refuses.
+func argumentCases() []string {
+	long := strings.Repeat("x", MaxStringLen+1)
+	edge := strings.Repeat("y", MaxStringLen)
+	deep := func(n int, open, close string) string { return strings.Repeat(open, n) + strings.Repeat(close, n) }
+	cases := []string{
+		``, ` `, "\t\r\n", `null`, ` null `, `true`, `false`, `0`, `-0`, `1.5e+10`, `"s"`, `[]`, `{}`, `[ ]`, `{ }`,
+		`{"a":1}`, `{ "a" : 1 , "b" : [ 1 , 2 ] }`, "{\n\t\"path\": \"a b.txt\",\r\n\"n\": 3\n}",
+		`{"a":[1,"x",{"b":null,"c":true,"d":false}]}`, `[[[[]]]]`, `[{},{"a":{}}]`,
+		`{"k":"` + long + `"}`, `{"k":"` + edge + `"}`, `{"` + long + `":"` + long + `"}`, `["` + long + `","` + edge + `"]`,
+		`{"k":"` + strings.Repeat(`\n`, 200) + `"}`, `{"k":"` + strings.Repeat(`\u00e9`, 129) + `"}`,
+		`{"k":"` + strings.Repeat(`\\`, 129) + `"}`, `{"k":"` + strings.Repeat(`\"`, 300) + `"}`,
+		`{"k":"` + strings.Repeat("é", 129) + `"}`, `{"k":"` + strings.Repeat("日", 86) + `"}`, `{"k":"😀\u2028\u2029"}`,
+		"{\"k\":\"bad \xff utf8\"}", "{\"k\":\"" + strings.Repeat("\xff", 100) + "\"}", "{\"k\":\"" + strings.Repeat("\xc3", 300) + "\"}",
+		"{\"k\":\"\xed\xa0\x80\"}", `{"k":"\ud800"}`, `{"k":"\uD83D\uDE00"}`, `{"k":"\/\b\f\n\r\t"}`,
+		`{"a":` + strings.Repeat(`{"b":`, 50) + `1` + strings.Repeat(`}`, 50) + `}`,
+		`{"big":"` + strings.Repeat("z", 5000) + `"}`, `{` + strings.Repeat(`"k":"`+edge+`",`, 20) + `"end":1}`,
+		`[` + strings.Repeat(`1,`, 2100) + `1]`, `[` + strings.Repeat(`"ab",`, 1000) + `""]`,
+		deep(maxDepth, "[", "]"), deep(maxDepth+1, "[", "]"), deep(maxDepth-1, `{"a":`, "}") + "",
+		// almost JSON
+		`{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[,1]`, `{,}`, `{"a" 1}`, `{a:1}`, `{'a':1}`, `[1 2]`,
+		`01`, `-`, `-01`, `1.`, `.5`, `1e`, `1e+`, `+1`, `1.5e`, `0x10`, `NaN`, `Infinity`, `-Infinity`, `1_000`,
+		`tru`, `nul`, `falsey`, `True`, `nulll`, `[true false]`, `"unterminated`, `"a" "b"`, `{}{}`, `{} x`, `[]]`,
+		"\"ctl \x01\"", "\"tab \t\"", `"bad \x escape"`, `"\u12"`, `"\u12g4"`, `"\u"`, `"\`, `"\u0041"`, `"\U0041"`,
+		"\"\\u\x10\x10\x10\x10\"", `{"a":1}}`, `[1]]`, `{"a":[}`, `{"a":1 "b":2}`,
+		"\v{}", "{}\v", "\u00a0{}\u00a0", "\x85[1]", "\xef\xbb\xbf{}", "{}\x00", "\x00",
+		`not json`, "\xff", "\xff\xfe{", `{"a":"` + long, strings.Repeat("w", MaxStringLen), strings.Repeat("w", MaxStringLen+1),
+		"é" + strings.Repeat("w", MaxStringLen-2), `{"a": 1`, `"just a string"`,
+	}
+	// Random JSON-ish strings assembled from tokens: valid and not.
+	toks := []string{`{`, `}`, `[`, `]`, `:`, `,`, ` `, "\n", `"k"`, `"v\n"`, `1`, `-2.5e3`, `true`, `null`, `"` + long + `"`, `"é\u00e9"`, "\"\xff\"", `0`, `"a\"b"`}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		var sb strings.Builder
+		for range 1 + r.IntN(12) {
+			sb.WriteString(toks[r.IntN(len(toks))])
+		}
+		cases = append(cases, sb.String())
+	}
+	// Random valid documents.
+	for range 1000 {
+		v := randomValue(r, 0)
+		b, _ := json.Marshal(v)
+		cases = append(cases, string(b))
+		ib, _ := json.MarshalIndent(v, " ", "\t")
+		cases = append(cases, string(ib))
+	}
+	return cases
+}
+
+func randomValue(r *rand.Rand, depth int) any {
+	switch n := r.IntN(8); {
+	case depth < 4 && n == 0:
+		m := map[string]any{}
+		for range r.IntN(5) {
+			m[randomString(r)] = randomValue(r, depth+1)
+		}
+		return m
+	case depth < 4 && n == 1:
+		a := make([]any, r.IntN(5))
+		for i := range a {
+			a[i] = randomValue(r, depth+1)
+		}
+		return a
+	case n == 2:
+		return r.NormFloat64() * 1e6
+	case n == 3:
+		return r.IntN(3) == 0
+	case n == 4:
+		return nil
+	}
+	return randomString(r)
+}
+
+func randomString(r *rand.Rand) string {
+	parts := []string{"a", "é", "日本", "😀", "\n", "\"", "\\", "<>&", "\u2028", "\x00", "\x1f", " ", strings.Repeat("q", 100)}
+	var sb strings.Builder
+	for range r.IntN(8) {
+		sb.WriteString(parts[r.IntN(len(parts))])
+	}
+	return sb.String()
+}
+
+// TestArgumentsAsBefore: the one-pass compactor writes byte for byte what
+// json.Valid and the former compaction wrote, for valid and invalid input.
+func TestArgumentsAsBefore(t *testing.T) {
+	for _, in := range argumentCases() {
+		want := refArguments(nil, []byte(in))
+		got := appendArguments([]byte("prefix"), []byte(in))
+		if string(got[:6]) != "prefix" || !bytes.Equal(got[6:], want) {
+			t.Errorf("appendArguments(%.80q)\n got %.200s\nwant %.200s", in, got[6:], want)
+		}
+		_, ok := appendCompact(nil, bytes.TrimSpace([]byte(in)))
+		if valid := json.Valid(bytes.TrimSpace([]byte(in))); ok != valid {
+			t.Errorf("appendCompact(%.80q) ok = %v, json.Valid = %v", in, ok, valid)
+		}
+	}
+}
+
+// FuzzArgumentsAsBefore is TestArgumentsAsBefore over any input.
+func FuzzArgumentsAsBefore(f *testing.F) {
+	for _, s := range argumentCases()[:200] {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := refArguments(nil, raw)
+		if got := appendArguments(nil, raw); !bytes.Equal(got, want) {
+			t.Fatalf("appendArguments(%q)\n got %s\nwant %s", raw, got, want)
+		}
+		src := bytes.TrimSpace(raw)
+		if _, ok := appendCompact(nil, src); ok != json.Valid(src) {
+			t.Fatalf("appendCompact(%q) ok = %v, json.Valid disagrees", src, ok)
+		}
+	})
+}
+
+// timeCases are instants whose RFC 3339 forms differ in every field: each
+// length of fraction, the year's edges (and years AppendFormat writes
+// another way), leap days, zones other than UTC.
+func timeCases() []time.Time {
+	est := time.FixedZone("EST", -5*3600)
+	odd := time.FixedZone("odd", 5*3600+1800+17)
+	ts := []time.Time{
+		{}, time.Unix(0, 0), time.Unix(0, 1), time.Unix(-1, 0), time.Unix(1<<40, 999999999),
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 500000000, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(2024, 2, 29, 12, 0, 0, 100, time.UTC),
+		time.Date(2000, 2, 29, 0, 0, 0, 10, est), time.Date(1900, 3, 1, 0, 0, 0, 1000, odd),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 1, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 6, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-10000, 6, 1, 0, 0, 0, 5, time.UTC), time.Date(1969, 12, 31, 23, 59, 59, 123456789, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 0, est).Add(time.Nanosecond), time.Now(), time.Now().In(est),
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		sec := r.Int64N(400*365*86400) - 200*365*86400 // around 1770-2170
+		ns := []int64{0, r.Int64N(1e9), r.Int64N(1000) * 1e6, r.Int64N(1e6) * 1e3, r.Int64N(10) * 1e8}[r.IntN(5)]
+		ts = append(ts, time.Unix(sec, ns))
+	}
+	return ts
+}
+
+// TestTimeAsBefore: appendTime writes what AppendFormat(RFC3339Nano) of the
+// time in UTC writes.
+func TestTimeAsBefore(t *testing.T) {
+	for _, tm := range timeCases() {
+		want := tm.UTC().AppendFormat([]byte("x"), time.RFC3339Nano)
+		if got := appendTime([]byte("x"), tm); !bytes.Equal(got, want) {
+			t.Errorf("appendTime(%v) = %s, want %s", tm, got, want)
+		}
+	}
+}
+
+// FuzzTimeAsBefore is TestTimeAsBefore over any instant.
+func FuzzTimeAsBefore(f *testing.F) {
+	f.Add(int64(0), int64(0))
+	f.Add(int64(1767225600), int64(500))
+	f.Add(int64(-62135596800), int64(999999999))
+	f.Fuzz(func(t *testing.T, sec, ns int64) {
+		tm := time.Unix(sec, ns)
+		want := tm.UTC().AppendFormat(nil, time.RFC3339Nano)
+		if got := appendTime(nil, tm); !bytes.Equal(got, want) {
+			t.Fatalf("appendTime(%d, %d) = %s, want %s", sec, ns, got, want)
+		}
+	})
+}
