@@ -256,7 +256,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	gw.Mount(srv.MCP())
 
 	if p.addr == "" {
-		t := &mcp.IOTransport{Reader: io.NopCloser(s.in), Writer: nopWriteCloser{s.out}}
+		t := &mcp.IOTransport{Reader: io.NopCloser(pollableStdin(s.in)), Writer: nopWriteCloser{s.out}}
 		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
 		}
