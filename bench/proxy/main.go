@@ -62,23 +62,34 @@ func main() {
 	work := flag.String("work", "", "folder for the audit logs")
 	pol := flag.String("policy", "", "policy file of toolgate proxy and serve")
 	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
+	var compare []string
+	flag.Func("compare", "another toolgate binary (e.g. an earlier commit's build) measured as a proxy in the same run, in turn with the others (repeatable)", func(s string) error {
+		compare = append(compare, s)
+		return nil
+	})
 	flag.Parse()
 	if *toolgate == "" || *fsServer == "" || *dir == "" || *work == "" || *pol == "" {
-		fmt.Fprintln(os.Stderr, "usage: proxy -toolgate BIN -node NODE -fs SERVER_JS -dir DIR -work DIR -policy FILE [-n 2000] [-c 8] [-serve]")
+		fmt.Fprintln(os.Stderr, "usage: proxy -toolgate BIN -node NODE -fs SERVER_JS -dir DIR -work DIR -policy FILE [-n 2000] [-c 8] [-serve] [-compare BIN]...")
 		os.Exit(2)
 	}
 	abs, err := filepath.Abs(filepath.Join(*dir, *file))
 	check(err)
 	audit := func(name string) string { return filepath.Join(*work, name+".jsonl") }
 	nodeCmd := []string{*node, *fsServer, *dir}
+	proxyWith := func(bin, name, auditName string, upstream []string) []string {
+		return append([]string{bin, "proxy", "--policy", *pol, "--audit", audit(auditName), "--name", name, "--"}, upstream...)
+	}
 	proxy := func(name, auditName string, upstream []string) []string {
-		return append([]string{*toolgate, "proxy", "--policy", *pol, "--audit", audit(auditName), "--name", name, "--"}, upstream...)
+		return proxyWith(*toolgate, name, auditName, upstream)
 	}
 	fsArgs := map[string]any{"path": abs}
-	pairs := [][2]*target{{
-		{name: "node direct", tool: "read_text_file", args: fsArgs, cmd: command(nodeCmd)},
-		{name: "node via proxy", tool: "fs__read_text_file", args: fsArgs, cmd: command(proxy("fs", "proxy-node", nodeCmd))},
-	}}
+	direct := &target{name: "node direct", tool: "read_text_file", args: fsArgs, cmd: command(nodeCmd)}
+	pairs := [][2]*target{{direct, {name: "node via proxy", tool: "fs__read_text_file", args: fsArgs, cmd: command(proxy("fs", "proxy-node", nodeCmd))}}}
+	for i, bin := range compare {
+		name := fmt.Sprintf("node via cmp%d", i+1)
+		fmt.Printf("%s: %s\n", name, bin)
+		pairs = append(pairs, [2]*target{direct, {name: name, tool: "fs__read_text_file", args: fsArgs, cmd: command(proxyWith(bin, "fs", fmt.Sprintf("proxy-cmp%d", i+1), nodeCmd))}})
+	}
 	if *serve {
 		serveCmd := func(auditName string) []string {
 			return []string{*toolgate, "serve", "--root", *dir, "--policy", *pol, "--audit", audit(auditName)}
@@ -91,13 +102,17 @@ func main() {
 	}
 	var all []*target
 	for _, p := range pairs {
-		all = append(all, p[0], p[1])
+		for _, t := range p {
+			if !slices.Contains(all, t) {
+				all = append(all, t)
+			}
+		}
 	}
 	ctx := context.Background()
 	for _, t := range all {
 		t.connect(ctx)
 		defer t.cs.Close()
-		if strings.Contains(t.name, "proxy") {
+		if strings.Contains(t.name, " via ") {
 			t.upstream = child(t.cmd.Process.Pid)
 		}
 		for range 50 { // warm-up
