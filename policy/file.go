@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -147,7 +148,7 @@ func yamlError(err error) *FileError {
 		p := pe.GetToken().Position
 		return &FileError{Line: p.Line, Column: p.Column, Msg: pe.GetMessage()}
 	}
-	if m := bracketPos.FindStringSubmatch(err.Error()); m != nil {
+	if m := bracketPos().FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		col, _ := strconv.Atoi(m[2])
 		return &FileError{Line: line, Column: col, Msg: m[3]}
@@ -155,16 +156,16 @@ func yamlError(err error) *FileError {
 	return &FileError{Msg: err.Error()}
 }
 
-var bracketPos = regexp.MustCompile(`^\[(\d+):(\d+)\] (.*)`)
+var bracketPos = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[(\d+):(\d+)\] (.*)`) })
 
 // quotedValue finds the value an error message quotes (time: invalid
 // duration "soon").
-var quotedValue = regexp.MustCompile(`"([^"]*)"`)
+var quotedValue = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"([^"]*)"`) })
 
 // locateValue gives an error without a position the position of the scalar
 // it quotes, when the file has exactly one such scalar.
 func locateValue(tree *ast.File, msg string, fe *FileError) {
-	m := quotedValue.FindStringSubmatch(msg)
+	m := quotedValue().FindStringSubmatch(msg)
 	if m == nil {
 		return
 	}
@@ -437,10 +438,10 @@ func checkSections(p *Policy, at func(string, string, ...any) error) error {
 	if a.DenialStreak < 0 {
 		return at("$.approvals.denial_streak", "approvals.denial_streak must not be negative")
 	}
-	if a.TokenEnv != "" && !envName.MatchString(a.TokenEnv) {
+	if a.TokenEnv != "" && !envName().MatchString(a.TokenEnv) {
 		return at("$.approvals.token_env", "approvals.token_env %q is not an environment variable name", a.TokenEnv)
 	}
-	if a.StateKeyEnv != "" && !envName.MatchString(a.StateKeyEnv) {
+	if a.StateKeyEnv != "" && !envName().MatchString(a.StateKeyEnv) {
 		return at("$.approvals.state_key_env", "approvals.state_key_env %q is not an environment variable name", a.StateKeyEnv)
 	}
 	if p.Output.MaxBytes < 0 {

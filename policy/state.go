@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // State is the state section of a policy file: where what several
@@ -45,7 +46,8 @@ const (
 	OnErrorAllow OnError = "allow"
 )
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// envName is compiled on first use: most processes never check a variable name.
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // check validates the block without reading the environment (a policy is
 // checked where the password may not be set).
@@ -71,7 +73,7 @@ func (r *RedisState) check() (field, msg string) {
 			return "url", fmt.Sprintf("state.redis.url: the path %q is not a database number", u.Path)
 		}
 	}
-	if r.PasswordEnv != "" && !envName.MatchString(r.PasswordEnv) {
+	if r.PasswordEnv != "" && !envName().MatchString(r.PasswordEnv) {
 		return "password_env", fmt.Sprintf("state.redis.password_env %q is not an environment variable name", r.PasswordEnv)
 	}
 	switch r.OnError {

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -60,14 +59,23 @@ func New() *Registry {
 	return r
 }
 
-// nameRE is what MCP and every model API accept as a tool name.
-// (The length is checked apart: a counted repeat such as {1,128} compiles
-// to 128 copies of the class, milliseconds of every program's start-up.)
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
 // ValidName reports whether name is accepted as a tool name: 1 to 128
-// ASCII letters, digits, '_', '-' or '.'.
-func ValidName(name string) bool { return len(name) <= 128 && nameRE.MatchString(name) }
+// ASCII letters, digits, '_', '-' or '.' (what MCP and every model API
+// accept; ^[A-Za-z0-9_.-]{1,128}$, checked byte by byte: no program pays
+// at start for compiling it).
+func ValidName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '.', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Register adds tools, enabled. It adds all or none: a duplicate name (with
 // an existing tool or within tools) or an invalid name is an error.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -146,6 +147,24 @@ func TestValidName(t *testing.T) {
 	} {
 		if got := registry.ValidName(name); got != want {
 			t.Errorf("ValidName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestValidNameMatchesPattern checks the byte-by-byte ValidName against the
+// pattern it stands for, for every byte in several places of a name and at
+// the length limits.
+func TestValidNameMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	var names []string
+	for b := range 256 {
+		c := string([]byte{byte(b)})
+		names = append(names, c, "a"+c, c+"b", "read"+c+"file", c+c, strings.Repeat("n", 127)+c, strings.Repeat("n", 128)+c)
+	}
+	names = append(names, "a\n", "\na", "a\x00", "ä", "\xff", strings.Repeat("é", 64), strings.Repeat(".", 128), "-", "_")
+	for _, name := range names {
+		if got, want := registry.ValidName(name), re.MatchString(name); got != want {
+			t.Errorf("ValidName(%q) = %v, the pattern says %v", name, got, want)
 		}
 	}
 }

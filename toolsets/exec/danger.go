@@ -764,12 +764,12 @@ func (c *checker) git(shown string, args []string) {
 	case sub == "clean":
 		// -i deletes too, once its menu is answered; a line it cannot read
 		// exempts nothing.
-		o := parseOptions(rest, gitCleanOptions)
+		o := parseOptions(rest, gitCleanOptions())
 		if (o.set["force"] || o.set["interactive"] || !o.known) && !(o.known && o.set["dry-run"]) {
 			c.flag(Ask, shown, "removes many files: git clean -f deletes every untracked file")
 		}
 	case sub == "rm":
-		if o := parseOptions(rest, gitRmOptions); !o.known || !o.set["dry-run"] && !o.set["cached"] {
+		if o := parseOptions(rest, gitRmOptions()); !o.known || !o.set["dry-run"] && !o.set["cached"] {
 			if o.set["-r"] {
 				c.flag(Ask, shown, "removes many files: git rm -r removes whole folder trees")
 			}
@@ -780,7 +780,7 @@ func (c *checker) git(shown string, args []string) {
 	case sub == "checkout":
 		c.pathspecs(shown, "discards uncommitted changes to many files: git checkout", operands(rest, map[string]bool{"-s": true, "--source": true, "-b": true, "-B": true}))
 	case sub == "restore":
-		if o := parseOptions(rest, gitRestoreOptions); !o.known || !o.set["staged"] || o.set["worktree"] {
+		if o := parseOptions(rest, gitRestoreOptions()); !o.known || !o.set["staged"] || o.set["worktree"] {
 			c.pathspecs(shown, "discards uncommitted changes to many files: git restore", o.operands)
 		}
 	case sub == "push" && (has("-f", "--force", "--force-with-lease", "--mirror", "--delete", "-d") || anyArg(rest, func(a string) bool {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -181,9 +182,14 @@ var allowedEnv = map[string]bool{
 // value with "/" (a path) or "%" is refused.
 var pathValued = []string{"LANG", "LANGUAGE", "LINGUAS", "LC_*", "TERM", "COLORTERM"}
 
-// envExact, envPrefixes and envSuffixes are refusedEnv (and
-// toolchainVars) split for lookup.
-var envExact, envPrefixes, envSuffixes = func() (map[string]string, []envRule, []envRule) {
+// envRules are refusedEnv (and toolchainVars) split for lookup, on first
+// use: most processes never check an environment variable.
+type envRules struct {
+	exact              map[string]string
+	prefixes, suffixes []envRule
+}
+
+var theEnvRules = sync.OnceValue(func() *envRules {
 	exact := map[string]string{}
 	var prefixes, suffixes []envRule
 	add := func(r envRule) {
@@ -203,8 +209,8 @@ var envExact, envPrefixes, envSuffixes = func() (map[string]string, []envRule, [
 			add(envRule{m, whyToolchain})
 		}
 	}
-	return exact, prefixes, suffixes
-}()
+	return &envRules{exact, prefixes, suffixes}
+})
 
 var envName = compiled(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -242,15 +248,16 @@ func refusedName(name string) string {
 	if allowedEnv[up] {
 		return ""
 	}
-	if why, ok := envExact[up]; ok {
+	rules := theEnvRules()
+	if why, ok := rules.exact[up]; ok {
 		return why
 	}
-	for _, p := range envPrefixes {
+	for _, p := range rules.prefixes {
 		if strings.HasPrefix(up, p.match) {
 			return p.why
 		}
 	}
-	for _, p := range envSuffixes {
+	for _, p := range rules.suffixes {
 		if strings.HasSuffix(up, p.match) {
 			return p.why
 		}

@@ -512,7 +512,7 @@ func (c *checker) mirror(shown, name string, args []string) {
 		}
 		return
 	}
-	if o := parseOptions(args, rsyncOptions); o.known && o.set["dry-run"] {
+	if o := parseOptions(args, rsyncOptions()); o.known && o.set["dry-run"] {
 		return // rsync -n lists what it would do
 	}
 	for _, a := range args {

@@ -1,6 +1,9 @@
 package exec
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // An optionSpec is what a program's command line accepts, so that an
 // exemption (a dry run, --cached) is granted only by an option the
@@ -116,35 +119,44 @@ func longOptions(names string) map[string]bool {
 	return m
 }
 
-// The options of the commands whose exemptions depend on them.
+// The options of the commands whose exemptions depend on them, made on
+// first use.
 var (
-	gitCleanOptions = optionSpec{short: "dfinqxX", shortValue: "e", abbrev: true,
-		long:  longOptions("force dry-run quiet interactive exclude="),
-		alias: map[byte]string{'f': "force", 'n': "dry-run", 'q': "quiet", 'i': "interactive", 'e': "exclude"}}
-	gitRmOptions = optionSpec{short: "fnrq", abbrev: true,
-		long:  longOptions("force dry-run cached ignore-unmatch sparse quiet pathspec-from-file= pathspec-file-nul"),
-		alias: map[byte]string{'f': "force", 'n': "dry-run", 'q': "quiet"}}
-	gitRestoreOptions = optionSpec{short: "pWSqm", shortValue: "s", abbrev: true,
-		long: longOptions("source= patch worktree staged quiet progress ours theirs merge conflict= ignore-unmerged " +
-			"ignore-skip-worktree-bits recurse-submodules overlay pathspec-from-file= pathspec-file-nul"),
-		alias: map[byte]string{'p': "patch", 'W': "worktree", 'S': "staged", 'q': "quiet", 'm': "merge", 's': "source"}}
-	rsyncOptions = optionSpec{short: "vqcarRbuldLkKHpEAXogDtUNOJSnWxCFzyimPhIs04689V", shortValue: "BefTM@",
-		long: longOptions("verbose quiet no-motd checksum archive recursive relative implied-dirs backup update inplace " +
-			"append append-verify dirs old-dirs mkpath links copy-links copy-unsafe-links safe-links munge-links " +
-			"copy-dirlinks keep-dirlinks hard-links perms executability acls xattrs owner group devices copy-devices " +
-			"write-devices specials times atimes open-noatime crtimes omit-dir-times omit-link-times super fake-super " +
-			"sparse preallocate dry-run whole-file one-file-system existing ignore-non-existing ignore-existing " +
-			"remove-source-files remove-sent-files del delete delete-before delete-during delete-delay delete-after " +
-			"delete-excluded ignore-missing-args delete-missing-args ignore-errors force force-delete partial " +
-			"delay-updates prune-empty-dirs numeric-ids ignore-times size-only fuzzy compress cvs-exclude from0 " +
-			"old-args secluded-args protect-args trust-sender blocking-io stats 8-bit-output human-readable progress " +
-			"itemize-changes list-only ipv4 ipv6 inc-recursive i-r fsync msgs2stderr " +
-			"info= debug= stderr= backup-dir= suffix= chmod= usermap= groupmap= chown= copy-as= block-size= rsh= " +
-			"rsync-path= max-delete= max-size= min-size= max-alloc= partial-dir= timeout= contimeout= modify-window= " +
-			"temp-dir= compare-dest= copy-dest= link-dest= compress-choice= zc= compress-level= zl= skip-compress= " +
-			"checksum-choice= cc= checksum-seed= filter= exclude= exclude-from= include= include-from= files-from= " +
-			"address= port= sockopts= out-format= log-format= log-file= log-file-format= password-file= early-input= " +
-			"bwlimit= stop-after= time-limit= stop-at= write-batch= only-write-batch= read-batch= protocol= iconv= " +
-			"remote-option= outbuf="),
-		alias: map[byte]string{'n': "dry-run"}}
+	gitCleanOptions = sync.OnceValue(func() optionSpec {
+		return optionSpec{short: "dfinqxX", shortValue: "e", abbrev: true,
+			long:  longOptions("force dry-run quiet interactive exclude="),
+			alias: map[byte]string{'f': "force", 'n': "dry-run", 'q': "quiet", 'i': "interactive", 'e': "exclude"}}
+	})
+	gitRmOptions = sync.OnceValue(func() optionSpec {
+		return optionSpec{short: "fnrq", abbrev: true,
+			long:  longOptions("force dry-run cached ignore-unmatch sparse quiet pathspec-from-file= pathspec-file-nul"),
+			alias: map[byte]string{'f': "force", 'n': "dry-run", 'q': "quiet"}}
+	})
+	gitRestoreOptions = sync.OnceValue(func() optionSpec {
+		return optionSpec{short: "pWSqm", shortValue: "s", abbrev: true,
+			long: longOptions("source= patch worktree staged quiet progress ours theirs merge conflict= ignore-unmerged " +
+				"ignore-skip-worktree-bits recurse-submodules overlay pathspec-from-file= pathspec-file-nul"),
+			alias: map[byte]string{'p': "patch", 'W': "worktree", 'S': "staged", 'q': "quiet", 'm': "merge", 's': "source"}}
+	})
+	rsyncOptions = sync.OnceValue(func() optionSpec {
+		return optionSpec{short: "vqcarRbuldLkKHpEAXogDtUNOJSnWxCFzyimPhIs04689V", shortValue: "BefTM@",
+			long: longOptions("verbose quiet no-motd checksum archive recursive relative implied-dirs backup update inplace " +
+				"append append-verify dirs old-dirs mkpath links copy-links copy-unsafe-links safe-links munge-links " +
+				"copy-dirlinks keep-dirlinks hard-links perms executability acls xattrs owner group devices copy-devices " +
+				"write-devices specials times atimes open-noatime crtimes omit-dir-times omit-link-times super fake-super " +
+				"sparse preallocate dry-run whole-file one-file-system existing ignore-non-existing ignore-existing " +
+				"remove-source-files remove-sent-files del delete delete-before delete-during delete-delay delete-after " +
+				"delete-excluded ignore-missing-args delete-missing-args ignore-errors force force-delete partial " +
+				"delay-updates prune-empty-dirs numeric-ids ignore-times size-only fuzzy compress cvs-exclude from0 " +
+				"old-args secluded-args protect-args trust-sender blocking-io stats 8-bit-output human-readable progress " +
+				"itemize-changes list-only ipv4 ipv6 inc-recursive i-r fsync msgs2stderr " +
+				"info= debug= stderr= backup-dir= suffix= chmod= usermap= groupmap= chown= copy-as= block-size= rsh= " +
+				"rsync-path= max-delete= max-size= min-size= max-alloc= partial-dir= timeout= contimeout= modify-window= " +
+				"temp-dir= compare-dest= copy-dest= link-dest= compress-choice= zc= compress-level= zl= skip-compress= " +
+				"checksum-choice= cc= checksum-seed= filter= exclude= exclude-from= include= include-from= files-from= " +
+				"address= port= sockopts= out-format= log-format= log-file= log-file-format= password-file= early-input= " +
+				"bwlimit= stop-after= time-limit= stop-at= write-batch= only-write-batch= read-batch= protocol= iconv= " +
+				"remote-option= outbuf="),
+			alias: map[byte]string{'n': "dry-run"}}
+	})
 )

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -75,7 +76,7 @@ func (s *Set) confineGlob(arg, glob string, base Location) (string, error) {
 			return "", fail("holds an absolute pattern (%q); it could match nothing inside the searched folder", a)
 		case strings.HasPrefix(first, "~") && (first == "~" || strings.Contains(a, "/")):
 			return "", fail("starts with \"~\", which is not expanded: it names no folder of the workspace")
-		case variable.MatchString(first):
+		case variable().MatchString(first):
 			return "", fail("starts with the variable %q, which is not expanded: it names no folder of the workspace", first)
 		}
 	}
@@ -92,7 +93,9 @@ func (s *Set) confineGlob(arg, glob string, base Location) (string, error) {
 
 // variable is a whole path segment that names a variable: $HOME, ${HOME},
 // %USERPROFILE%.
-var variable = regexp.MustCompile(`^(\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|%[A-Za-z_][A-Za-z0-9_()]*%)$`)
+var variable = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^}]*\}|%[A-Za-z_][A-Za-z0-9_()]*%)$`)
+})
 
 // relativeGlob makes an absolute glob relative to the folder base when its
 // leading plain components are base's path (as given or with its links
