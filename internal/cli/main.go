@@ -34,8 +34,8 @@ func Main(o Options) {
 	if sandbox.Init() {
 		return
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, o)
-	stop()
-	os.Exit(code)
+	// The relay of the signals is not stopped before os.Exit: stopping it
+	// wakes the runtime's signal thread (a thread more, to end at once).
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, o))
 }
