@@ -2,14 +2,18 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // cgroup is the control group (v2) or groups (v1, one per controller) of
@@ -26,10 +30,11 @@ type cgroup struct {
 var cgroupSeq atomic.Int64
 
 // newCgroup makes the groups for one command, without limits yet (see
-// limit), so that they can be made while its helper starts. It returns
-// nil and why when it cannot: the command then runs with rlimits only.
-func newCgroup() (*cgroup, string) {
-	own, mounts, err := cgroupLayout()
+// limit), so that they can be made while its helper starts, where layout
+// says this process's groups are. It returns nil and why when it cannot:
+// the command then runs with rlimits only.
+func newCgroup(layout *cgroupLayouts) (*cgroup, string) {
+	own, mounts, err := layout.get()
 	if err != nil {
 		return nil, "none: " + err.Error()
 	}
@@ -42,7 +47,81 @@ func newCgroup() (*cgroup, string) {
 	if cg != nil {
 		return cg, "v1"
 	}
+	layout.stale() // read it all again next time: a group may have gone
 	return nil, "none: " + why1 + "; " + why2
+}
+
+// cgroupLayouts keeps what cgroupLayout read, for the next groups: the
+// process's own groups are read again each time (/proc/self/cgroup, one
+// small read: the process may have been moved), the mount table only when
+// the kernel says it changed (poll on /proc/self/mountinfo reports any
+// mount or unmount since the last poll) or a group could not be made.
+// Its zero value is ready to use; close lets its file go.
+type cgroupLayouts struct {
+	mu          sync.Mutex
+	watch       *os.File // /proc/self/mountinfo, opened before the read it watches
+	cgroup      []byte   // /proc/self/cgroup as read with own and mounts
+	own, mounts map[string]string
+}
+
+// get returns own and mounts as cgroupLayout does; they are shared: read
+// only.
+func (c *cgroupLayouts) get() (own, mounts map[string]string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cg, err := readSmall("/proc/self/cgroup")
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.watch != nil && bytes.Equal(cg, c.cgroup) && !mountsChanged(c.watch) {
+		return c.own, c.mounts, nil
+	}
+	c.closeLocked()
+	// Opened first: a change during the read below is reported next time.
+	// Not through os.Open: the runtime's poller would take the event.
+	fd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	watch := os.NewFile(uintptr(fd), "/proc/self/mountinfo")
+	if own, mounts, err = cgroupLayout(); err != nil {
+		watch.Close()
+		return nil, nil, err
+	}
+	c.watch, c.cgroup, c.own, c.mounts = watch, cg, own, mounts
+	return own, mounts, nil
+}
+
+// stale makes the next get read the mount table again.
+func (c *cgroupLayouts) stale() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeLocked()
+}
+
+func (c *cgroupLayouts) close() { c.stale() }
+
+func (c *cgroupLayouts) closeLocked() {
+	if c.watch != nil {
+		c.watch.Close()
+		c.watch = nil
+	}
+}
+
+// mountsChanged reports whether the mount table changed since f (an open
+// /proc/self/mountinfo) was opened or last polled; when unsure, true.
+func mountsChanged(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
+	}
+	changed := true
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLPRI}}
+		n, err := unix.Poll(fds, 0)
+		changed = err != nil || n != 0 && fds[0].Revents&(unix.POLLPRI|unix.POLLERR|unix.POLLNVAL) != 0
+	})
+	return changed
 }
 
 // cgroupLayout returns this process's group per controller (v2 under
@@ -213,7 +292,10 @@ func (cg *cgroup) limit(l Limits) (bool, string) {
 		}
 	}
 	if d, ok := cg.dirOf("cpu"); ok {
-		if writeFile(d, "cpu.cfs_period_us", 100000) == nil && writeFile(d, "cpu.cfs_quota_us", 100000) == nil {
+		// One core: a quota of one period. A new group has the default
+		// period (100 ms); reading it costs less than writing it (each
+		// write of either walks the kernel's task groups).
+		if period, err := readInt(d, "cpu.cfs_period_us"); err == nil && period > 0 && writeFile(d, "cpu.cfs_quota_us", period) == nil {
 			cg.limits = append(cg.limits, "cpu")
 		}
 	}
@@ -259,8 +341,65 @@ func fileExists(dir, name string) bool {
 	return err == nil
 }
 
+// writeFile writes v to the control file dir/name. Control files are
+// opened with plain system calls: os.OpenFile would also register each
+// with the runtime's poller, two system calls more per file.
 func writeFile(dir, name string, v any) error {
-	return os.WriteFile(filepath.Join(dir, name), []byte(fmt.Sprint(v)), 0o644)
+	path := dir + "/" + name
+	fd, err := openRetry(path, unix.O_WRONLY|unix.O_TRUNC|unix.O_CLOEXEC)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	b := []byte(fmt.Sprint(v))
+	for {
+		_, err = unix.Write(fd, b)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return &os.PathError{Op: "write", Path: path, Err: err}
+	}
+	return nil
+}
+
+func openRetry(path string, flags int) (int, error) {
+	for {
+		fd, err := unix.Open(path, flags, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readSmall reads a small file (a control file, /proc/self/cgroup) with
+// plain system calls, as writeFile writes.
+func readSmall(path string) ([]byte, error) {
+	fd, err := openRetry(path, unix.O_RDONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	b := make([]byte, 0, 1024)
+	for {
+		if len(b) == cap(b) {
+			if len(b) >= 1<<20 {
+				return nil, &os.PathError{Op: "read", Path: path, Err: errors.New("file too large")}
+			}
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := unix.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // add puts the process pid in the groups.
@@ -315,7 +454,7 @@ func (cg *cgroup) stats() cgroupStats {
 }
 
 func readInt(dir, name string) (int64, error) {
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	b, err := readSmall(dir + "/" + name)
 	if err != nil {
 		return 0, err
 	}
@@ -324,7 +463,7 @@ func readInt(dir, name string) (int64, error) {
 
 // keyed reads "key value" lines and returns the value of key (0 if absent).
 func keyed(dir, name, key string) int64 {
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	b, err := readSmall(dir + "/" + name)
 	if err != nil {
 		return 0
 	}
@@ -346,8 +485,8 @@ func (cg *cgroup) remove() {
 	deadline := time.Now().Add(5 * time.Second)
 	for _, d := range cg.dirs {
 		for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-			err := os.Remove(d)
-			if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
+			err := unix.Rmdir(d)
+			if err == nil || err == unix.ENOENT || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(wait)

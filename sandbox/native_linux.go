@@ -56,6 +56,7 @@ type Native struct {
 	closed   bool           // Close was called: no more helpers ahead
 	cleaning sync.WaitGroup // groups removed after their Run returned
 	idle     time.Duration  // how long a helper started ahead waits; 0: spareIdle
+	layout   cgroupLayouts  // where the groups are made
 }
 
 // maxSpares bounds Native.Spares: each spare is a process and its groups.
@@ -168,7 +169,11 @@ func (n *Native) startHelper(exe string, expect Limits, spare bool) *helper {
 		defer close(h.gone)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		l, err := launch(exe, h.cgroups, expect)
+		var layout *cgroupLayouts
+		if h.cgroups {
+			layout = &n.layout
+		}
+		l, err := launch(exe, layout, expect)
 		timer := time.NewTimer(idle)
 		defer timer.Stop()
 		select {
@@ -330,6 +335,7 @@ func (n *Native) Close() error {
 		<-h.gone
 	}
 	n.cleaning.Wait()
+	n.layout.close()
 	return nil
 }
 
@@ -362,10 +368,10 @@ type launched struct {
 	mountNS int
 }
 
-// launch starts the helper process in new namespaces (and, with cgroups,
-// makes its groups meanwhile, limited to expect); it then waits for its
-// spec on the control socket.
-func launch(exe string, cgroups bool, expect Limits) (*launched, error) {
+// launch starts the helper process in new namespaces (and, given where
+// groups are made, makes its groups meanwhile, limited to expect); it then
+// waits for its spec on the control socket.
+func launch(exe string, layout *cgroupLayouts, expect Limits) (*launched, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
@@ -397,11 +403,11 @@ func launch(exe string, cgroups bool, expect Limits) (*launched, error) {
 		return nil, err
 	}
 	started := make(chan int, 1) // the helper's pid; closed if it did not start
-	if cgroups {
+	if layout != nil {
 		l.cgDone = make(chan struct{})
 		go func() {
 			defer close(l.cgDone)
-			l.cg, l.cgWhy = newCgroup()
+			l.cg, l.cgWhy = newCgroup(layout)
 			if l.cg != nil {
 				if ok, why := l.cg.limit(expect); !ok {
 					l.cg.remove()
