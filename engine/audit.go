@@ -36,13 +36,23 @@ func (e *Engine) audit(next handler) handler {
 				rec.Arguments = json.RawMessage(args)
 			}
 		}
-		if err := e.opts.Auditor.Append(context.WithoutCancel(ctx), rec); err != nil {
-			broken.Store(&err)
+		if err := e.opts.Auditor.Append(detached(ctx), rec); err != nil {
+			failed := err // a copy, so that err is not moved to the heap on every call
+			broken.Store(&failed)
 			e.log.Error("audit log write failed; refusing further calls", "err", err)
 			res = withMeta(res, "audit_error", err.Error())
 		}
 		return res
 	}
+}
+
+// detached is ctx without its cancellation (context.WithoutCancel), and ctx
+// itself when it has none to remove: then it costs no allocation.
+func detached(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); ok || ctx.Done() != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 // record describes a finished call for the audit log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -404,5 +405,63 @@ func TestExecuteAllCancellation(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("cancellation did not reach the running calls")
+	}
+}
+
+// ctxAuditor keeps what it sees of the context of each append.
+type ctxAuditor struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+type auditCtxKey struct{}
+
+func (a *ctxAuditor) Append(ctx context.Context, _ audit.Record) error {
+	_, hasDeadline := ctx.Deadline()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seen = append(a.seen, fmt.Sprintf("done=%v err=%v deadline=%v value=%v", ctx.Done() != nil, ctx.Err(), hasDeadline, ctx.Value(auditCtxKey{})))
+	return nil
+}
+
+// noDoneCtx reports a deadline but no Done channel (the contract allows a
+// nil Done only for a context that is never cancelled; this one bends it).
+type noDoneCtx struct{ context.Context }
+
+func (noDoneCtx) Deadline() (time.Time, bool) { return time.Now().Add(-time.Second), true }
+
+// TestAuditorContextNeverCancelled: whatever the caller's context (plain,
+// cancelled, past or future deadline, carrying values), the auditor gets one
+// that is not cancelled and has no deadline, with the caller's values: the
+// record of a cancelled call is written.
+func TestAuditorContextNeverCancelled(t *testing.T) {
+	f := newFixture(t)
+	a := &ctxAuditor{}
+	e := engine.New(engine.Options{Registry: f.reg, Auditor: a})
+	bg := context.WithValue(context.Background(), auditCtxKey{}, "v")
+	cancelled, cancel := context.WithCancel(bg)
+	cancel()
+	past, cancel2 := context.WithDeadline(bg, time.Now().Add(-time.Second))
+	defer cancel2()
+	future, cancel3 := context.WithTimeout(bg, time.Hour)
+	defer cancel3()
+	live, cancel4 := context.WithCancel(bg)
+	defer cancel4()
+	ctxs := map[string]context.Context{
+		"background": bg, "cancelled": cancelled, "past deadline": past, "future deadline": future,
+		"cancellable": live, "without cancel": context.WithoutCancel(cancelled), "deadline, no done": noDoneCtx{bg},
+	}
+	for name, ctx := range ctxs {
+		a.seen = nil
+		e.Execute(ctx, call("add", `{"a":1}`))
+		e.Execute(ctx, call("nope", `{}`))
+		if len(a.seen) != 2 {
+			t.Fatalf("%s: %d records for 2 calls", name, len(a.seen))
+		}
+		for _, s := range a.seen {
+			if want := "done=false err=<nil> deadline=false value=v"; s != want {
+				t.Errorf("%s: the auditor saw %s, want %s", name, s, want)
+			}
+		}
 	}
 }
