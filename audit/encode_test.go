@@ -2,8 +2,13 @@ package audit
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"math/rand/v2"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -247,6 +252,201 @@ func FuzzTimeAsBefore(f *testing.F) {
 		want := tm.UTC().AppendFormat(nil, time.RFC3339Nano)
 		if got := appendTime(nil, tm); !bytes.Equal(got, want) {
 			t.Fatalf("appendTime(%d, %d) = %s, want %s", sec, ns, got, want)
+		}
+	})
+}
+
+// refString is the string encoder the package had before its table.
+func refString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// refRecord is the line the package wrote before (encoding by the former
+// time, string and arguments encoders), hash rule included.
+func refRecord(r Record, prev string) []byte {
+	var b []byte
+	field := func(name, v string) { b = refString(append(b, `,"`+name+`":`...), v) }
+	b = append(b, `{"time":"`...)
+	b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	field("call_id", r.CallID)
+	field("session", r.Session)
+	field("principal", r.Principal)
+	b = append(b, `,"auth":{"kind":`...)
+	switch r.Auth.Kind {
+	case AuthJWT:
+		b = refString(b, r.Auth.Kind)
+		field("issuer", r.Auth.Issuer)
+		field("jti", r.Auth.JTI)
+	case AuthAPIKey:
+		b = refString(b, r.Auth.Kind)
+		field("key", r.Auth.Key)
+	case "", AuthLocal:
+		b = refString(b, AuthLocal)
+	default:
+		b = refString(b, r.Auth.Kind)
+	}
+	b = append(b, '}')
+	field("tool", r.Tool)
+	b = refArguments(append(b, `,"arguments":`...), r.Arguments)
+	field("decision", r.Decision)
+	field("rule", r.Rule)
+	field("mode", r.Mode)
+	field("approver", r.Approver)
+	field("scope", r.Scope)
+	b = strconv.AppendFloat(append(b, `,"duration_ms":`...), float64(r.Duration.Microseconds())/1000, 'f', -1, 64)
+	field("outcome", r.Outcome)
+	field("error_type", r.ErrorType)
+	field("prev_hash", prev)
+	b = append(b, `,"hash":""}`...)
+	sum := sha256.Sum256(b)
+	return append(append(b[:len(b)-2], hex.EncodeToString(sum[:])...), '"', '}', '\n')
+}
+
+// hostileStrings are values a caller controls: quotes, escapes, control
+// characters, line separators, invalid UTF-8, long and unicode text, and
+// text that looks like the record's own members.
+var hostileStrings = []string{
+	"", "plain", `quote " back \ slash`, "ctl \x00\x01\x1f\x7f\t\r\n", "é ü 日本 😀", "\u2028\u2029", "bad \xff utf8 \xc3",
+	"<html>&amp;", `","hash":"` + GenesisHash + `"}`, "\n{\"time\":\"2026\"}\n", strings.Repeat("長", 400), "\xed\xa0\x80",
+	strings.Repeat(`\"`, 100), "\ufeff", "tab\tand\vform\ffeed", "\x1b[31mred\x1b[0m",
+}
+
+// recordCases are records of every shape: each auth kind, hostile strings
+// in every field, arguments from argumentCases, times and durations at
+// their edges.
+func recordCases() []Record {
+	args := argumentCases()
+	times := timeCases()
+	auths := []Auth{{}, {Kind: AuthLocal}, {Kind: AuthJWT, Issuer: "https://issuer", JTI: "j\"ti"}, {Kind: AuthAPIKey, Key: "0badc0de"}, {Kind: "other\n", Issuer: "x"}}
+	durations := []time.Duration{0, 1, time.Microsecond, 1500 * time.Microsecond, -time.Millisecond, time.Hour, 1<<63 - 1, -1 << 63}
+	r := rand.New(rand.NewPCG(5, 6))
+	pick := func() string { return hostileStrings[r.IntN(len(hostileStrings))] }
+	var recs []Record
+	for i := range 3000 {
+		tm := times[i%len(times)]
+		if tm.IsZero() { // Append would write the current time
+			tm = time.Unix(1, 0)
+		}
+		recs = append(recs, Record{
+			Time: tm, CallID: pick(), Session: pick(), Principal: pick(), Tool: pick(),
+			Auth: auths[i%len(auths)], Arguments: json.RawMessage(args[(i*7)%len(args)]),
+			Decision: pick(), Rule: pick(), Mode: pick(), Approver: pick(), Scope: pick(),
+			Duration: durations[i%len(durations)], Outcome: pick(), ErrorType: pick(),
+		})
+	}
+	return recs
+}
+
+// TestLogWritesAsBefore appends records of every shape to a real log and
+// checks each line byte for byte against the former encoder, and that the
+// log verifies and reads back.
+func TestLogWritesAsBefore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{SyncInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := recordCases()
+	for _, rec := range recs {
+		if err := l.Append(context.Background(), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	if len(lines) != len(recs) {
+		t.Fatalf("%d lines for %d records", len(lines), len(recs))
+	}
+	prev := GenesisHash
+	for i, line := range lines {
+		want := refRecord(recs[i], prev)
+		if !bytes.Equal(line, want) {
+			t.Fatalf("record %d:\n got %.300s\nwant %.300s", i, line, want)
+		}
+		var back Record
+		err := json.Unmarshal(line, &back)
+		if y := recs[i].Time.UTC().Year(); err != nil && y >= 0 && y <= 9999 { // RFC 3339 has four-digit years
+			t.Fatalf("record %d does not read back: %v", i, err)
+		}
+		prev = string(line[len(line)-67 : len(line)-3])
+	}
+	if rep := verifyFile(t, path); !rep.OK || rep.Records != len(recs) {
+		t.Fatalf("the log does not verify: %+v", rep)
+	}
+}
+
+// TestPlainTable: appendString's table copies exactly the bytes the former
+// encoder copied.
+func TestPlainTable(t *testing.T) {
+	for c := range 256 {
+		if want := c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'; plain[c] != want {
+			t.Errorf("plain[%#x] = %v, want %v", c, plain[c], want)
+		}
+	}
+}
+
+// FuzzRecordAsBefore: any record's line is the former encoder's.
+func FuzzRecordAsBefore(f *testing.F) {
+	for i, s := range hostileStrings {
+		f.Add(s, s+"x", []byte(argumentCases()[i]), int64(i)*1e15, int64(i)*12345)
+	}
+	f.Fuzz(func(t *testing.T, s1, s2 string, args []byte, unixNano, dur int64) {
+		rec := Record{Time: time.Unix(0, unixNano), CallID: s1, Session: s2, Principal: s1 + s2, Tool: s2,
+			Auth: Auth{Kind: AuthJWT, Issuer: s1, JTI: s2}, Arguments: args, Decision: s1, Rule: s2,
+			Mode: s1, Approver: s2, Scope: s1, Duration: time.Duration(dur), Outcome: s2, ErrorType: s1}
+		want := refRecord(rec, GenesisHash)
+		got := appendRecord(nil, &rec, appendArguments(nil, rec.Arguments), GenesisHash, "")
+		sum := sha256.Sum256(got)
+		got = append(append(got[:len(got)-2], hex.EncodeToString(sum[:])...), '"', '}', '\n')
+		if !bytes.Equal(got, want) {
+			t.Fatalf("\n got %s\nwant %s", got, want)
 		}
 	})
 }

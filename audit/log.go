@@ -369,7 +369,10 @@ func (l *Log) appendLocked(rec *Record) error {
 		}
 	}
 	b := append(l.buf[:0], '\n')
-	b = appendRecord(b, rec, l.args, l.head[:], nil)
+	b = appendFields(b, rec, l.args)
+	b = append(b, '"')
+	b = append(b, l.head[:]...) // hex digits: nothing to escape
+	b = append(b, `","hash":""}`...)
 	sum := sha256.Sum256(b[1:])
 	b = hex.AppendEncode(b[:len(b)-2], sum[:])
 	copy(l.next[:], b[len(b)-64:])

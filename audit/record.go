@@ -147,7 +147,17 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 
 // appendRecord appends r's line (no newline) with args already prepared by
 // appendArguments and the given prev_hash and hash values.
-func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, hash T) []byte {
+func appendRecord(b []byte, r *Record, args []byte, prev, hash string) []byte {
+	b = appendFields(b, r, args)
+	b = appendString(b, prev)
+	b = append(b, `,"hash":`...)
+	b = appendString(b, hash)
+	return append(b, '}')
+}
+
+// appendFields appends r's line up to the value of prev_hash: everything
+// from the opening brace to `,"prev_hash":`.
+func appendFields(b []byte, r *Record, args []byte) []byte {
 	b = append(b, `{"time":"`...)
 	b = appendTime(b, r.Time)
 	b = append(b, `","call_id":`...)
@@ -177,11 +187,7 @@ func appendRecord[T string | []byte](b []byte, r *Record, args []byte, prev, has
 	b = appendString(b, r.Outcome)
 	b = append(b, `,"error_type":`...)
 	b = appendString(b, r.ErrorType)
-	b = append(b, `,"prev_hash":`...)
-	b = appendString(b, prev)
-	b = append(b, `,"hash":`...)
-	b = appendString(b, hash)
-	return append(b, '}')
+	return append(b, `,"prev_hash":`...)
 }
 
 // appendTime appends t in UTC as t.UTC().AppendFormat(b, time.RFC3339Nano)
@@ -265,6 +271,21 @@ func appendAuth(b []byte, a Auth) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// plain holds the bytes appendString copies as they are: printable ASCII
+// but '"' and '\\'.
+var plain = [256]bool{
+	' ': true, '!': true, '#': true, '$': true, '%': true, '&': true, '\'': true, '(': true, ')': true, '*': true,
+	'+': true, ',': true, '-': true, '.': true, '/': true, '0': true, '1': true, '2': true, '3': true, '4': true,
+	'5': true, '6': true, '7': true, '8': true, '9': true, ':': true, ';': true, '<': true, '=': true, '>': true,
+	'?': true, '@': true, 'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true, 'G': true, 'H': true,
+	'I': true, 'J': true, 'K': true, 'L': true, 'M': true, 'N': true, 'O': true, 'P': true, 'Q': true, 'R': true,
+	'S': true, 'T': true, 'U': true, 'V': true, 'W': true, 'X': true, 'Y': true, 'Z': true, '[': true, ']': true,
+	'^': true, '_': true, '`': true, 'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true, 'g': true,
+	'h': true, 'i': true, 'j': true, 'k': true, 'l': true, 'm': true, 'n': true, 'o': true, 'p': true, 'q': true,
+	'r': true, 's': true, 't': true, 'u': true, 'v': true, 'w': true, 'x': true, 'y': true, 'z': true, '{': true,
+	'|': true, '}': true, '~': true, 0x7f: true,
+}
+
 // appendString appends s as a JSON string: '"', '\\' and control characters
 // are escaped (\n, \r, \t, else \u00XX), U+2028 and U+2029 are escaped, and
 // invalid UTF-8 becomes U+FFFD; everything else is written as it is.
@@ -273,11 +294,11 @@ func appendString[T string | []byte](b []byte, s T) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if plain[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
 			b = append(b, s[start:i]...)
 			switch c {
 			case '"', '\\':
