@@ -50,6 +50,7 @@ type figures struct {
 	parP50, parP99 time.Duration
 	peakKB         int
 	cpuPerCall     time.Duration // the server's CPU time (user + system) per call, both phases
+	seqCPU, parCPU time.Duration // the same, of each phase alone
 	clientPerCall  time.Duration // this client's, the same for every server: a floor under its latency
 }
 
@@ -66,9 +67,10 @@ func main() {
 	audit := flag.String("audit", "", "toolgate's audit log (default: a file in a temporary folder)")
 	pol := flag.String("policy", "", "toolgate's policy file (default: the default policy)")
 	rounds := flag.Int("rounds", 3, "rounds of both phases per server, alternating the servers; the figures are the medians")
+	only := flag.Bool("only", false, "run toolgate alone (no peer, no ratios): a steady load to profile it under")
 	flag.Parse()
-	if *toolgate == "" || *dir == "" || (!*overHTTP && *fsServer == "") {
-		fmt.Fprintln(os.Stderr, "usage: mcp -toolgate BIN -dir DIR (-node NODE -fs SERVER_JS | -http [-node NODE -everything SERVER_JS]) [-n 2000] [-c 8]")
+	if *toolgate == "" || *dir == "" || (!*overHTTP && !*only && *fsServer == "") {
+		fmt.Fprintln(os.Stderr, "usage: mcp -toolgate BIN -dir DIR (-node NODE -fs SERVER_JS | -http [-node NODE -everything SERVER_JS] | -only) [-n 2000] [-c 8]")
 		os.Exit(2)
 	}
 	abs, err := filepath.Abs(filepath.Join(*dir, *file))
@@ -86,6 +88,11 @@ func main() {
 	}
 	if !*overHTTP {
 		tg.cmd = func() *exec.Cmd { return exec.Command(*toolgate, tgArgs...) }
+		if *only {
+			fmt.Printf("%d reads of %s, sequential then %d in flight, %d rounds, one go-sdk client over stdio, toolgate alone\n\n", *n, *file, *conc, *rounds)
+			run([]server{tg}, *n, *conc, *rounds)
+			return
+		}
 		ref := server{name: "server-filesystem", tool: "read_text_file", args: map[string]any{"path": abs},
 			cmd: func() *exec.Cmd { return exec.Command(*node, *fsServer, *dir) }}
 		fmt.Printf("%d reads of %s, sequential then %d in flight, %d rounds, one go-sdk client over stdio\n\n", *n, *file, *conc, *rounds)
@@ -105,7 +112,7 @@ func main() {
 		return exec.Command(*toolgate, append(tgArgs, "--http", strings.TrimSuffix(strings.TrimPrefix(tgURL, "http://"), "/mcp"))...)
 	}
 	servers := []server{tg}
-	if *everything != "" {
+	if *everything != "" && !*only {
 		addr := freeAddr()
 		_, port, _ := net.SplitHostPort(addr)
 		servers = append(servers, server{name: "server-everything", url: "http://" + addr + "/mcp", tool: "echo",
@@ -150,14 +157,15 @@ func run(servers []server, n, conc, rounds int) []figures {
 			}
 		}
 	}
-	fmt.Printf("%-18s %10s %10s %9s %9s %10s %9s %9s %10s %9s %11s\n", "server", "init", "seq c/s", "seq p50", "seq p99", "par c/s", "par p50", "par p99", "peak RSS", "CPU/call", "client CPU")
+	fmt.Printf("%-18s %10s %10s %9s %9s %10s %9s %9s %10s %9s %13s %11s\n", "server", "init", "seq c/s", "seq p50", "seq p99", "par c/s", "par p50", "par p99", "peak RSS", "CPU/call", "seq/par CPU", "client CPU")
 	res := make([]figures, len(rs))
 	for i, r := range rs {
 		f := medians(per[i])
 		f.init, f.peakKB = r.init, peak[i]
 		res[i] = f
-		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB %7.0fµs %9.0fµs\n", r.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
-			f.parRate, ms(f.parP50), ms(f.parP99), float64(f.peakKB)/1024, float64(f.cpuPerCall.Microseconds()), float64(f.clientPerCall.Microseconds()))
+		fmt.Printf("%-18s %10s %10.0f %9s %9s %10.0f %9s %9s %8.1fMB %7.0fµs %6.0f/%4.0fµs %9.0fµs\n", r.name, ms(f.init), f.seqRate, ms(f.seqP50), ms(f.seqP99),
+			f.parRate, ms(f.parP50), ms(f.parP99), float64(f.peakKB)/1024, float64(f.cpuPerCall.Microseconds()),
+			float64(f.seqCPU.Microseconds()), float64(f.parCPU.Microseconds()), float64(f.clientPerCall.Microseconds()))
 	}
 	fmt.Printf("(medians of %d rounds, peak RSS after the first; server CPU per call by round:", rounds)
 	for i, r := range rs {
@@ -192,6 +200,8 @@ func medians(rounds []figures) figures {
 		parP99:  d(func(f figures) time.Duration { return f.parP99 }),
 
 		cpuPerCall:    d(func(f figures) time.Duration { return f.cpuPerCall }),
+		seqCPU:        d(func(f figures) time.Duration { return f.seqCPU }),
+		parCPU:        d(func(f figures) time.Duration { return f.parCPU }),
 		clientPerCall: d(func(f figures) time.Duration { return f.clientPerCall }),
 	}
 }
@@ -280,6 +290,8 @@ func (r *running) round(n, conc int) figures {
 	}
 	f.seqRate = float64(n) / time.Since(t0).Seconds()
 	f.seqP50, f.seqP99 = pct(lat, 50), pct(lat, 99)
+	cpu1 := cpuTime(r.cmd.Process.Pid)
+	f.seqCPU = (cpu1 - cpu0) / time.Duration(n)
 
 	lat = make([]time.Duration, n)
 	var wg sync.WaitGroup
@@ -299,7 +311,9 @@ func (r *running) round(n, conc int) figures {
 	wg.Wait()
 	f.parRate = float64(n) / time.Since(t0).Seconds()
 	f.parP50, f.parP99 = pct(lat, 50), pct(lat, 99)
-	f.cpuPerCall = (cpuTime(r.cmd.Process.Pid) - cpu0) / time.Duration(2*n)
+	cpu2 := cpuTime(r.cmd.Process.Pid)
+	f.parCPU = (cpu2 - cpu1) / time.Duration(n)
+	f.cpuPerCall = (cpu2 - cpu0) / time.Duration(2*n)
 	f.clientPerCall = (cpuTime(os.Getpid()) - self0) / time.Duration(2*n)
 	return f
 }
