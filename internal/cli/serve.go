@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,8 +111,7 @@ roots that lie inside --root folders; it never widens them.`,
 			defer srv.Close()
 			ctx := cmd.Context()
 			if addr == "" {
-				t := &mcp.IOTransport{Reader: io.NopCloser(s.in), Writer: nopWriteCloser{s.out}}
-				if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+				if err := srv.Run(ctx, stdioTransport(s)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 					return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
 				}
 				return nil
@@ -133,6 +133,20 @@ roots that lie inside --root folders; it never widens them.`,
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
 	f.BoolVar(&stateless, "stateless", false, statelessHelp)
 	return cmd
+}
+
+// stdioTransport is MCP over the standard streams, with standard input read
+// through the poller when it is a blocking pipe (pollableStdin). That
+// description is the transport's own, so it is given to the transport to
+// close: a Close then interrupts a read in progress, and the go-sdk reads
+// it without a goroutine of its own (third_party/go-sdk/PATCHES.md, patch
+// 3). The process's own standard input and output are never closed.
+func stdioTransport(s *streams) *mcp.IOTransport {
+	in := pollableStdin(s.in)
+	if f, ok := in.(*os.File); ok && in != s.in {
+		return &mcp.IOTransport{Reader: f, Writer: nopWriteCloser{s.out}}
+	}
+	return &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{s.out}}
 }
 
 // statelessHelp and statelessLong describe --stateless to serve and proxy.

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
@@ -467,6 +468,14 @@ type ioConn struct {
 	// incoming receives messages from the read loop started in [newIOConn].
 	incoming <-chan msgOrErr
 
+	// PATCH(toolgate): the decoder of the stream, used by the read loop, or
+	// by Read itself when incoming is nil (see readsInline); then readErr
+	// is the error that ended the stream, and closing is set by Close.
+	dec     *json.Decoder
+	limiter *frameLimitReader
+	readErr error
+	closing atomic.Bool
+
 	// If outgoiBatch has a positive capacity, it will be used to batch requests
 	// and notifications before sending.
 	outgoingBatch []jsonrpc.Message
@@ -503,9 +512,26 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 		limit = DefaultMaxLineLength
 	}
 	var (
-		incoming = make(chan msgOrErr)
-		closed   = make(chan struct{})
+		reader  io.Reader = rwc
+		limiter *frameLimitReader
 	)
+	if limit > 0 {
+		limiter = &frameLimitReader{r: rwc, limit: limit}
+		reader = limiter
+	}
+	c := &ioConn{
+		rwc:     rwc,
+		closed:  make(chan struct{}),
+		dec:     json.NewDecoder(reader),
+		limiter: limiter,
+	}
+	// PATCH(toolgate): a stream whose Close interrupts a read in progress is
+	// read by Read itself, on the caller's goroutine (see readsInline).
+	if readsInline(rwc) {
+		return c
+	}
+	incoming := make(chan msgOrErr)
+	c.incoming = incoming
 	// Start a goroutine for reads, so that we can select on the incoming channel
 	// in [ioConn.Read] and unblock the read as soon as Close is called (see #224).
 	//
@@ -513,50 +539,58 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 	// but that is unavoidable since AFAIK there is no (easy and portable) way to
 	// guarantee that reads of stdin are unblocked when closed.
 	go func() {
-		var (
-			reader  io.Reader = rwc
-			limiter *frameLimitReader
-		)
-		if limit > 0 {
-			limiter = &frameLimitReader{r: rwc, limit: limit}
-			reader = limiter
-		}
-		dec := json.NewDecoder(reader)
 		for {
-			var raw json.RawMessage
-			err := dec.Decode(&raw)
-			// If decoding was successful, check for trailing data at the end of the stream.
-			if err == nil {
-				// Read the next byte to check if there is trailing data.
-				var tr [1]byte
-				if n, readErr := dec.Buffered().Read(tr[:]); n > 0 {
-					// If read byte is not a newline, it is an error.
-					// Support both Unix (\n) and Windows (\r\n) line endings.
-					if tr[0] != '\n' && tr[0] != '\r' {
-						err = fmt.Errorf("invalid trailing data at the end of stream")
-					}
-				} else if readErr != nil && readErr != io.EOF {
-					err = readErr
-				}
-			}
+			raw, err := c.readFrame()
 			select {
 			case incoming <- msgOrErr{msg: raw, err: err}:
-			case <-closed:
+			case <-c.closed:
 				return
 			}
 			if err != nil {
 				return
 			}
-			if limiter != nil {
-				limiter.resetFrame()
-			}
 		}
 	}()
-	return &ioConn{
-		rwc:      rwc,
-		incoming: incoming,
-		closed:   closed,
+	return c
+}
+
+// readFrame decodes the next JSON value of the stream (a frame).
+func (c *ioConn) readFrame() (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := c.dec.Decode(&raw)
+	// If decoding was successful, check for trailing data at the end of the stream.
+	if err == nil {
+		// Read the next byte to check if there is trailing data.
+		var tr [1]byte
+		if n, readErr := c.dec.Buffered().Read(tr[:]); n > 0 {
+			// If read byte is not a newline, it is an error.
+			// Support both Unix (\n) and Windows (\r\n) line endings.
+			if tr[0] != '\n' && tr[0] != '\r' {
+				err = fmt.Errorf("invalid trailing data at the end of stream")
+			}
+		} else if readErr != nil && readErr != io.EOF {
+			err = readErr
+		}
 	}
+	if err == nil && c.limiter != nil {
+		c.limiter.resetFrame()
+	}
+	return raw, err
+}
+
+// PATCH(toolgate): readsInline reports whether rwc's reads are interrupted
+// by its Close: an [IOTransport] or [StdioTransport] reading an *os.File
+// the runtime's poller waits on (a pipe or socket in non-blocking mode;
+// SetReadDeadline fails on any other file). Such a stream needs no reader
+// goroutine for Close to unblock Read (#224), and reading it in Read saves
+// a goroutine hand-off per message.
+func readsInline(rw io.ReadWriteCloser) bool {
+	r, ok := rw.(rwc)
+	if !ok {
+		return false
+	}
+	f, ok := r.rc.(*os.File)
+	return ok && f.SetReadDeadline(time.Time{}) == nil
 }
 
 // errFrameTooLarge means that a single inbound JSON-RPC frame exceeded the configured byte
@@ -680,18 +714,30 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 
 	var raw json.RawMessage
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-
-	case v := <-t.incoming:
-		if v.err != nil {
-			return nil, v.err
+	if t.incoming == nil { // PATCH(toolgate): read here (see readsInline)
+		if t.readErr == nil && !t.closing.Load() {
+			raw, t.readErr = t.readFrame()
 		}
-		raw = v.msg
+		if t.closing.Load() {
+			return nil, io.EOF
+		}
+		if t.readErr != nil {
+			return nil, t.readErr
+		}
+	} else {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
 
-	case <-t.closed:
-		return nil, io.EOF
+		case v := <-t.incoming:
+			if v.err != nil {
+				return nil, v.err
+			}
+			raw = v.msg
+
+		case <-t.closed:
+			return nil, io.EOF
+		}
 	}
 
 	msgs, batch, err := readBatch(raw)
@@ -810,6 +856,7 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (t *ioConn) Close() error {
 	t.closeOnce.Do(func() {
+		t.closing.Store(true) // PATCH(toolgate): a Read it interrupts returns io.EOF
 		t.closeErr = t.rwc.Close()
 		close(t.closed)
 	})

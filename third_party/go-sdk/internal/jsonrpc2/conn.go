@@ -379,14 +379,18 @@ var asyncKey = asyncKeyType{}
 // A releaser implements concurrency safe 'releasing' of async requests. (A
 // request is released when it is allowed to run concurrent with other
 // requests, via a call to [Async].)
+//
+// PATCH(toolgate): a request is handled on the goroutine that runs the
+// handler queue (handleAsync), not on a goroutine of its own; releasing it
+// hands the rest of the queue on to a new goroutine (when there is a rest).
 type releaser struct {
 	mu       sync.Mutex
-	ch       chan struct{}
+	conn     *Connection
 	released bool
 }
 
-// release closes the associated channel. If soft is set, multiple calls to
-// release are allowed.
+// release lets the queue go on while the request is still being handled. If
+// soft is set, multiple calls to release are allowed.
 func (r *releaser) release(soft bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -395,10 +399,26 @@ func (r *releaser) release(soft bool) {
 		if !soft {
 			panic("jsonrpc2.Async called multiple times")
 		}
-	} else {
-		close(r.ch)
-		r.released = true
+		return
 	}
+	r.released = true
+	r.conn.updateInFlight(func(s *inFlightState) {
+		if len(s.handlerQueue) > 0 {
+			go r.conn.handleAsync() // handlerRunning stays true
+		} else {
+			s.handlerRunning = false
+		}
+	})
+}
+
+// finish marks a request handled; it reports whether the request was not
+// released before, so that the calling goroutine still runs the queue.
+func (r *releaser) finish() (stillQueue bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	stillQueue = !r.released
+	r.released = true
+	return stillQueue
 }
 
 type AsyncCall struct {
@@ -679,14 +699,14 @@ func (c *Connection) handleAsync() {
 			continue
 		}
 
-		releaser := &releaser{ch: make(chan struct{})}
-		ctx := context.WithValue(req.ctx, asyncKey, releaser)
-		go func() {
-			defer releaser.release(true)
-			result, err := c.handler.Handle(ctx, req.Request)
-			c.processResult(c.handler, req, result, err)
-		}()
-		<-releaser.ch
+		// PATCH(toolgate): handled here; Async hands the queue on (see releaser).
+		r := &releaser{conn: c}
+		ctx := context.WithValue(req.ctx, asyncKey, r)
+		result, err := c.handler.Handle(ctx, req.Request)
+		c.processResult(c.handler, req, result, err)
+		if !r.finish() {
+			return // released: the queue went on without this goroutine
+		}
 	}
 }
 
