@@ -30,6 +30,9 @@ import (
 //		...
 //	}
 func Init() bool {
+	if len(os.Args) == 1 && os.Args[0] == starterArg0 {
+		os.Exit(starterMain())
+	}
 	if len(os.Args) != 2 || os.Args[0] != initArg0 {
 		return false
 	}

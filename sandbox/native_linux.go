@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -43,7 +42,8 @@ type Native struct {
 	// one command's alone: its namespaces, mounts and cgroup are fresh
 	// and used once. A helper waits at most a minute (then leaves the
 	// pool), and a Run's groups are removed just after it returns; Close
-	// stops the helpers and waits for both.
+	// stops the helpers and waits for both. The helpers are started by a
+	// starter process (see starter), which Close stops too.
 	Prestart bool
 	// Spares is how many helpers Prestart keeps ready: 0 means 2 (one for
 	// the next command, one for the command after it while the first's
@@ -57,6 +57,8 @@ type Native struct {
 	cleaning sync.WaitGroup // groups removed after their Run returned
 	idle     time.Duration  // how long a helper started ahead waits; 0: spareIdle
 	layout   cgroupLayouts  // where the groups are made
+	st       *starter       // with Prestart: starts the helpers
+	stExe    string         // the program st starts
 }
 
 // maxSpares bounds Native.Spares: each spare is a process and its groups.
@@ -173,7 +175,7 @@ func (n *Native) startHelper(exe string, expect Limits, spare bool) *helper {
 		if h.cgroups {
 			layout = &n.layout
 		}
-		l, err := launch(exe, layout, expect)
+		l, err := launch(exe, n.starter(exe), layout, expect)
 		timer := time.NewTimer(idle)
 		defer timer.Stop()
 		select {
@@ -312,6 +314,30 @@ func (n *Native) cleanLater() bool {
 	return true
 }
 
+// starter returns the starter of the helpers of exe, started now if need
+// be, or nil: without Prestart (a caller that may never call Close), once
+// closed, or when none can be started (a helper is then forked from this
+// process, as without Prestart).
+func (n *Native) starter(exe string) *starter {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.Prestart || n.closed {
+		return nil
+	}
+	if n.st != nil && (n.stExe != exe || !n.st.usable()) {
+		n.st.close()
+		n.st = nil
+	}
+	if n.st == nil {
+		st, err := startStarter(exe)
+		if err != nil {
+			return nil
+		}
+		n.st, n.stExe = st, exe
+	}
+	return n.st
+}
+
 // leave takes a helper that stopped waiting out of the pool.
 func (n *Native) leave(h *helper) {
 	n.mu.Lock()
@@ -325,14 +351,17 @@ func (n *Native) leave(h *helper) {
 // any more.
 func (n *Native) Close() error {
 	n.mu.Lock()
-	spares := n.spares
-	n.spares, n.closed = nil, true
+	spares, st := n.spares, n.st
+	n.spares, n.closed, n.st = nil, true, nil
 	n.mu.Unlock()
 	for _, h := range spares {
 		close(h.jobs)
 	}
 	for _, h := range spares {
 		<-h.gone
+	}
+	if st != nil {
+		st.close()
 	}
 	n.cleaning.Wait()
 	n.layout.close()
@@ -341,13 +370,14 @@ func (n *Native) Close() error {
 
 // launched is a started helper process.
 type launched struct {
-	cmd            *exec.Cmd
+	proc           *os.Process
 	ctl            *os.File
-	stdin          io.WriteCloser
+	stdin          *os.File
 	stdout, stderr *capture
 	fl             *flood
 	start          time.Time
-	waitDone       chan struct{}
+	waitDone       chan struct{} // closed when the helper is gone and its output read
+	state          *os.ProcessState
 	waitErr        error
 
 	killMu     sync.Mutex
@@ -368,40 +398,68 @@ type launched struct {
 	mountNS int
 }
 
-// launch starts the helper process in new namespaces (and, given where
-// groups are made, makes its groups meanwhile, limited to expect); it then
-// waits for its spec on the control socket.
-func launch(exe string, layout *cgroupLayouts, expect Limits) (*launched, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+// helperArgs and helperEnv start a helper; GOMAXPROCS=1 and GOGC=off make
+// its start-up quicker.
+var (
+	helperArgs = []string{initArg0, "native"}
+	helperEnv  = []string{"GOMAXPROCS=1", "GOGC=off"}
+)
+
+// helperAttr puts a helper in new namespaces, as uid and gid 0 mapped to
+// the caller's, in a session of its own, killed when its parent (thread)
+// goes.
+func helperAttr(cloneflags uintptr) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Cloneflags: cloneflags | syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Setsid:                     true,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+}
+
+// outputDelay is how long the output of what a helper left behind is
+// still read once it is gone (exec.Cmd's WaitDelay): its pid namespace
+// dies with it, so only a process passed out of it could hold the pipes.
+const outputDelay = 2 * time.Second
+
+// launch starts the helper process in new namespaces, through the starter
+// st when there is one (else by forking this process), and, given where
+// groups are made, makes its groups meanwhile, limited to expect. The
+// helper then waits for its spec on the control socket.
+func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits) (*launched, error) {
+	ctl, child, err := socketPair("sandbox-control")
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
-	}
-	l := &launched{ctl: os.NewFile(uintptr(fds[0]), "sandbox-control"), fl: &flood{}, waitDone: make(chan struct{}), mountNS: -1}
-	child := os.NewFile(uintptr(fds[1]), "sandbox-control-child")
-	defer child.Close()
-	l.stdout, l.stderr = newCapture(0, l.fl), newCapture(0, l.fl)
-	l.cmd = &exec.Cmd{
-		Path:       exe,
-		Args:       []string{initArg0, "native"},
-		Env:        []string{"GOMAXPROCS=1", "GOGC=off"}, // a quicker start-up of the helper
-		Stdout:     l.stdout,
-		Stderr:     l.stderr,
-		ExtraFiles: []*os.File{child},
-		WaitDelay:  2 * time.Second,
-		SysProcAttr: &syscall.SysProcAttr{
-			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWNET |
-				syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
-			UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-			GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-			GidMappingsEnableSetgroups: false,
-			Setsid:                     true,
-			Pdeathsig:                  syscall.SIGKILL,
-		},
-	}
-	if l.stdin, err = l.cmd.StdinPipe(); err != nil {
-		l.ctl.Close()
 		return nil, err
 	}
+	l := &launched{ctl: ctl, fl: &flood{}, waitDone: make(chan struct{}), mountNS: -1}
+	defer child.Close()
+	l.stdout, l.stderr = newCapture(0, l.fl), newCapture(0, l.fl)
+	// The helper's standard files are pipes; the helper's ends are
+	// closed here once it has them.
+	var theirs, ours [3]*os.File
+	for i := range 3 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range append(theirs[:i:i], ours[:i]...) {
+				f.Close()
+			}
+			l.ctl.Close()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		theirs[i], ours[i] = r, w
+		if i > 0 { // output: the helper writes
+			theirs[i], ours[i] = w, r
+		}
+	}
+	defer func() {
+		for _, f := range theirs {
+			f.Close()
+		}
+	}()
+	l.stdin = ours[0]
 	started := make(chan int, 1) // the helper's pid; closed if it did not start
 	if layout != nil {
 		l.cgDone = make(chan struct{})
@@ -425,19 +483,59 @@ func launch(exe string, layout *cgroupLayouts, expect Limits) (*launched, error)
 		}()
 	}
 	l.start = time.Now()
-	err = l.cmd.Start()
+	files := []*os.File{theirs[0], theirs[1], theirs[2], child}
+	var gone func() // tells st the helper is waited for
+	if st != nil {
+		l.proc, gone, err = st.start(files)
+	}
+	if st == nil || err != nil { // no starter, or it failed: fork this process
+		l.proc, err = os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(0)})
+	}
 	if err != nil {
 		close(started)
 		l.ctl.Close()
+		for _, f := range ours {
+			f.Close()
+		}
 		l.release()
 		return nil, fmt.Errorf("%w: starting the helper: %v", ErrUnavailable, err)
 	}
-	started <- l.cmd.Process.Pid
-	if fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", l.cmd.Process.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+	started <- l.proc.Pid
+	if fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/mnt", l.proc.Pid), unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
 		l.mountNS = fd
 	}
-	go func() { l.waitErr = l.cmd.Wait(); close(l.waitDone) }()
+	var output sync.WaitGroup
+	for i, c := range []*capture{l.stdout, l.stderr} {
+		output.Go(func() { io.Copy(c, ours[i+1]) })
+	}
+	go func() {
+		l.state, l.waitErr = l.proc.Wait()
+		if gone != nil {
+			gone()
+		}
+		read := make(chan struct{})
+		go func() { output.Wait(); close(read) }()
+		select {
+		case <-read:
+		case <-time.After(outputDelay):
+		}
+		for _, f := range ours {
+			f.Close()
+		}
+		<-read
+		close(l.waitDone)
+	}()
 	return l, nil
+}
+
+// socketPair returns the two ends of a new stream socket pair: this
+// process's and the child's.
+func socketPair(name string) (ours, theirs *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), name), os.NewFile(uintptr(fds[1]), name+"-child"), nil
 }
 
 // kill ends the helper (the pid namespace's init: the kernel kills the
@@ -447,7 +545,7 @@ func (l *launched) kill(reason string) {
 	defer l.killMu.Unlock()
 	if l.killReason == "" {
 		l.killReason = reason
-		l.cmd.Process.Kill()
+		l.proc.Kill()
 	}
 }
 
@@ -601,7 +699,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 		l.stderr.Write([]byte("sandbox: " + late.ExecError + "\n"))
 	}
 
-	st := l.cmd.ProcessState
+	st := l.state
 	if st == nil {
 		return Outcome{}, fmt.Errorf("sandbox: waiting for the command: %w", l.waitErr)
 	}

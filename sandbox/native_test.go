@@ -533,8 +533,10 @@ func TestNativePrestart(t *testing.T) {
 				}
 				waitHelpers(t, tc.want)
 			}
+			waitChildren(t, starterArg0, 1) // one starter starts them all
 			n.Close()
 			waitHelpers(t, 0)
+			waitChildren(t, starterArg0, 0)
 			if left := leftGroups(t); len(left) > 0 {
 				t.Fatalf("groups left after Close: %v", left)
 			}
@@ -615,7 +617,11 @@ func TestNativeSpareLeaves(t *testing.T) {
 
 // waitHelpers waits (at most 10 s) until this process has want sandbox
 // helpers as children.
-func waitHelpers(t *testing.T, want int) {
+func waitHelpers(t *testing.T, want int) { t.Helper(); waitChildren(t, initArg0, want) }
+
+// waitChildren waits (at most 10 s) until this process has want children
+// whose argv[0] is arg0, and returns their pids.
+func waitChildren(t *testing.T, arg0 string, want int) []int {
 	t.Helper()
 	var got []string
 	for i := 0; i < 200; i++ {
@@ -630,16 +636,22 @@ func waitHelpers(t *testing.T, want int) {
 			// pid (comm) state ppid ...: comm may hold spaces, the last ")" ends it.
 			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
 			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && bytes.HasPrefix(cmd, []byte(initArg0+"\x00")) {
+			if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && bytes.HasPrefix(cmd, []byte(arg0+"\x00")) {
 				got = append(got, e.Name())
 			}
 		}
 		if len(got) == want {
-			return
+			var pids []int
+			for _, p := range got {
+				pid, _ := strconv.Atoi(p)
+				pids = append(pids, pid)
+			}
+			return pids
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("sandbox helpers of this process: %v, want %d", got, want)
+	t.Fatalf("%s children of this process: %v, want %d", arg0, got, want)
+	return nil
 }
 
 // leftGroups lists the groups of this process's sandboxes that exist
