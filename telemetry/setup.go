@@ -12,12 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	promexporter "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/metric"
@@ -225,21 +222,17 @@ func (p *Providers) setupMetrics(ctx context.Context, name string, res *resource
 
 // servePrometheus serves /metrics, in the Prometheus text format, on
 // OTEL_EXPORTER_PROMETHEUS_HOST:OTEL_EXPORTER_PROMETHEUS_PORT (default
-// localhost:9464), from a registry of its own (no Go runtime collectors
-// mixed in), and returns the reader the meter provider feeds.
+// localhost:9464), toolgate's metrics only (no Go runtime collectors mixed
+// in; prometheus.go), and returns the reader the meter provider feeds.
 func (p *Providers) servePrometheus() (sdkmetric.Reader, error) {
-	reg := prometheus.NewRegistry()
-	reader, err := promexporter.New(promexporter.WithRegisterer(reg))
-	if err != nil {
-		return nil, fmt.Errorf("prometheus exporter: %w", err)
-	}
+	reader := sdkmetric.NewManualReader()
 	addr := net.JoinHostPort(envOr("OTEL_EXPORTER_PROMETHEUS_HOST", "localhost"), envOr("OTEL_EXPORTER_PROMETHEUS_PORT", "9464"))
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("the Prometheus endpoint (OTEL_EXPORTER_PROMETHEUS_HOST/_PORT): %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", prometheusHandler(reader))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go srv.Serve(lis) // returns http.ErrServerClosed at Shutdown
