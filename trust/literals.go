@@ -89,8 +89,12 @@ func (l *literals) build() {
 // scan sets in found (a bit per id, cleared by the caller) every literal
 // that occurs in text with its ASCII letters lowered (the literals are in
 // lower case).
-func (l *literals) scan(text string, found []uint64) {
-	st := 0
+func (l *literals) scan(text string, found []uint64) { l.scanFrom(0, text, found) }
+
+// scanFrom scans text from state st, the state a scan of what came
+// before it ended in, and returns the state it ends in: a text scanned in
+// pieces finds what a scan of it whole finds.
+func (l *literals) scanFrom(st int, text string, found []uint64) int {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if 'A' <= c && c <= 'Z' {
@@ -101,6 +105,7 @@ func (l *literals) scan(text string, found []uint64) {
 			found[id>>6] |= 1 << (id & 63)
 		}
 	}
+	return st
 }
 
 // words is the size of a found set, in uint64s.

@@ -8,20 +8,22 @@ import (
 
 // checkStringReference is checkString as first written: every cue's need
 // words looked for one by one and its expression, as written, run on every
-// sentence that holds one, sentences cut by the expression. The check's
-// shortcuts (prefilters, one pass for the literals, cues that only add to
-// the score run last, ordered alternations, the cut by hand) must find
-// exactly what it finds.
+// sentence that holds one, sentences cut by the expression, every
+// character decoded for hidden ones. The check's shortcuts (prefilters,
+// one pass for the literals, cues that only add to the score run last,
+// ordered alternations, the cut by hand, no sentence read when the cues
+// that may hold in the whole text cannot add up, hidden characters looked
+// for from the first non-ASCII byte) must find exactly what it finds.
 func checkStringReference(s string) []resultHit {
 	if len(s) > resultMaxBytes {
 		s = s[:resultMaxBytes]
 	}
 	var hits []resultHit
-	if h, ok := hiddenChars(s); ok {
+	if h, ok := hiddenCharsReference(s); ok {
 		hits = append(hits, h)
 	}
 	text := resultFold(s)
-	if tags := tagText(s); tags != "" {
+	if tags := tagTextReference(s); tags != "" {
 		text += "\n" + resultFold(tags)
 	}
 	errorWords := original(resultErrorWords)

@@ -142,16 +142,26 @@ type readSentence struct {
 
 // read makes s the sentence text.
 func (x *resultIndex) read(s *readSentence, text string) {
-	s.text, s.ascii = text, isASCII(text)
-	if s.found == nil {
-		s.found = make([]uint64, x.lits.words())
-	}
-	clear(s.found)
+	x.reset(s, text)
 	if s.ascii {
 		x.lits.scan(text, s.found) // scan lowers ASCII letters itself
 	} else {
 		x.lits.scan(strings.ToLower(text), s.found)
 	}
+	x.meet(s)
+}
+
+// reset makes s the text, with no literal found.
+func (x *resultIndex) reset(s *readSentence, text string) {
+	s.text, s.ascii = text, isASCII(text)
+	if s.found == nil {
+		s.found = make([]uint64, x.lits.words())
+	}
+	clear(s.found)
+}
+
+// meet sets s.met: the cues whose need s.found meets.
+func (x *resultIndex) meet(s *readSentence) {
 	s.met = append(s.met[:0], x.free...)
 	for w, bitsSet := range s.found {
 		for ; bitsSet != 0; bitsSet &= bitsSet - 1 {
@@ -171,6 +181,42 @@ func (x *resultIndex) mayHold(i int, s *readSentence) bool {
 	}
 	return !s.ascii || x.pre[i].mayMatch(s.found)
 }
+
+// mayScore reports whether some sentence of text may score a finding: the
+// cues that may hold in text address the model and, with a frame of 1,
+// reach resultThreshold. The literals are read a piece at a time, until
+// the cues found so far reach it (the literals found only grow): a text
+// that may score costs its first piece or so, one that cannot a pass.
+func (x *resultIndex) mayScore(s *readSentence, text string) bool {
+	x.reset(s, text)
+	for at, st := 0, 0; at < len(text); {
+		end := min(at+mayScorePiece, len(text))
+		for end < len(text) && !utf8.RuneStart(text[end]) {
+			end++ // a piece ends between characters
+		}
+		if piece := text[at:end]; s.ascii {
+			st = x.lits.scanFrom(st, piece, s.found) // scan lowers ASCII letters itself
+		} else {
+			st = x.lits.scanFrom(st, strings.ToLower(piece), s.found)
+		}
+		at = end
+		x.meet(s)
+		bound, addressed := 1.0, false
+		for i := range resultCues {
+			if x.mayHold(i, s) {
+				bound += resultCues[i].weight
+				addressed = addressed || resultCues[i].addr
+			}
+		}
+		if addressed && bound >= resultThreshold {
+			return true
+		}
+	}
+	return false
+}
+
+// mayScorePiece is the bytes mayScore reads between two sums of the cues.
+const mayScorePiece = 512
 
 // failed reports whether s reports a failure (resultErrorWords).
 func (x *resultIndex) failed(s *readSentence) bool {
@@ -307,10 +353,19 @@ func checkString(s string) []resultHit {
 	if tags := tagText(s); tags != "" {
 		text += "\n" + resultFold(tags)
 	}
-	// A failure reported in the first line, in the sentence before or in
-	// the sentence itself makes its orders a fake error.
 	x := theResultIndex()
 	var sent readSentence
+	// A sentence is a finding when cues that address the model add up to
+	// the threshold, with a frame from the sentence before (carry) at
+	// most 1. A cue that may hold in a sentence may hold in the whole
+	// text (its words and prefilter's literals occur there too), so when
+	// the cues that may hold anywhere cannot add up, no sentence can: data
+	// and most plain text stop here, after one pass over the literals.
+	if !x.mayScore(&sent, text) {
+		return hits
+	}
+	// A failure reported in the first line, in the sentence before or in
+	// the sentence itself makes its orders a fake error.
 	x.read(&sent, firstLine(text))
 	failedFirst, failedBefore := x.failed(&sent), false
 	sentences := splitSentences(text)
@@ -534,9 +589,18 @@ func resultInvisible(r rune) bool {
 // joiners in emoji and scripts that need them, and a leading BOM, are
 // ordinary.
 func hiddenChars(s string) (resultHit, bool) {
+	// Every character looked for is outside ASCII: start at the first
+	// byte that is, as if the ASCII before had been read.
+	start := nonASCII(s)
+	if start == len(s) {
+		return resultHit{}, false
+	}
 	var prev rune
+	if start > 0 {
+		prev = rune(s[start-1])
+	}
 	run := 0
-	for i, n := 0, 0; i < len(s); i += n {
+	for i, n := start, 0; i < len(s); i += n {
 		var r rune
 		r, n = utf8.DecodeRuneInString(s[i:])
 		next, _ := utf8.DecodeRuneInString(s[i+n:])
@@ -590,6 +654,9 @@ func inFlag(s string, i int) bool {
 // tagText decodes tag characters (U+E0020-E007E) to the ASCII they mirror,
 // "" when there are none.
 func tagText(s string) string {
+	if strings.IndexByte(s, 0xF3) < 0 {
+		return "" // the UTF-8 of U+C0000-FFFFF, tags among them, starts with F3
+	}
 	var b strings.Builder
 	for _, r := range s {
 		if r >= 0xE0020 && r <= 0xE007E {

@@ -385,13 +385,25 @@ func lookalikeEdit(a, b string) bool {
 	return false
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
+func isASCII(s string) bool { return nonASCII(s) == len(s) }
+
+// nonASCII returns the index of the first byte of s outside ASCII, or
+// len(s): eight bytes at a time.
+func nonASCII(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if v&0x8080808080808080 != 0 {
+			break
 		}
 	}
-	return true
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 // mixedName reports a name mixing Latin letters with look-alikes from other

@@ -1,0 +1,222 @@
+package trust
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// The shortcuts of the result check that skip work (the ASCII before the
+// first other byte, texts without tag characters, texts whose cues cannot
+// add up) are checked against the code as first written.
+
+// hiddenCharsReference is hiddenChars as first written: every character
+// decoded.
+func hiddenCharsReference(s string) (resultHit, bool) {
+	var prev rune
+	run := 0
+	for i, n := 0, 0; i < len(s); i += n {
+		var r rune
+		r, n = utf8.DecodeRuneInString(s[i:])
+		next, _ := utf8.DecodeRuneInString(s[i+n:])
+		switch {
+		case r >= 0xE0000 && r <= 0xE007F:
+			if !inFlag(s, i) {
+				return resultHit{KindHiddenText, "tag characters spelling " + resultClip(tagTextReference(s))}, true
+			}
+		case r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069:
+			return resultHit{KindHiddenText, fmt.Sprintf("bidi control U+%04X", r)}, true
+		case r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r >= 0x2061 && r <= 0x2064 || r == 0x180E || r == 0xFEFF && i > 0:
+			run++
+			if run >= 3 || isASCIIAlnum(prev) && isASCIIAlnum(next) {
+				return resultHit{KindHiddenText, fmt.Sprintf("zero-width U+%04X inside text", r)}, true
+			}
+			continue
+		}
+		run = 0
+		prev = r
+	}
+	return resultHit{}, false
+}
+
+// tagTextReference is tagText as first written.
+func tagTextReference(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0xE0020 && r <= 0xE007E {
+			b.WriteRune(r - 0xE0000)
+		}
+	}
+	return b.String()
+}
+
+func nonASCIIReference(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// hiddenAlphabet is what the hidden-character and tag shortcuts turn on:
+// ASCII letters and blanks, zero-width, bidi and tag characters, a flag, a
+// BOM, other non-ASCII text and invalid bytes (a lone 0xF3 among them).
+var hiddenAlphabet = []string{"a", "Z", "7", " ", "\n", ".", "\u200b", "\u200d", "\u2060", "\ufeff", "\u202e", "\u2067",
+	"\U000E0041", "\U000E0020", "\U000E007F", "\U0001F3F4", "é", "日", "\xf3", "\xf3\xa0", "\xff", "\U000C0000"}
+
+func randomTexts(seed uint64, n, maxLen int, alphabet []string) []string {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		for range rng.IntN(maxLen) {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// TestHiddenCharsShortcut: hiddenChars, tagText and nonASCII answer as
+// their plain loops do, on the corpora and on random texts of the
+// characters they look for, at every offset of the first non-ASCII byte.
+func TestHiddenCharsShortcut(t *testing.T) {
+	texts := randomTexts(5, 20000, 24, hiddenAlphabet)
+	for _, tc := range injections {
+		texts = append(texts, tc.text)
+	}
+	texts = append(texts, benign...)
+	for pad := range 20 {
+		for _, s := range []string{"\u200b\u200b\u200b", "a\u200bb", "\U000E0041\U000E0042", "\u202ex", "é"} {
+			texts = append(texts, strings.Repeat("x", pad)+s, strings.Repeat("x", pad)+s+strings.Repeat("y", pad))
+		}
+	}
+	for _, s := range texts {
+		gotHit, gotOK := hiddenChars(s)
+		wantHit, wantOK := hiddenCharsReference(s)
+		if gotHit != wantHit || gotOK != wantOK {
+			t.Errorf("hiddenChars(%q) = %v %v, want %v %v", s, gotHit, gotOK, wantHit, wantOK)
+		}
+		if got, want := tagText(s), tagTextReference(s); got != want {
+			t.Errorf("tagText(%q) = %q, want %q", s, got, want)
+		}
+		if got, want := nonASCII(s), nonASCIIReference(s); got != want {
+			t.Errorf("nonASCII(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// TestLiteralsInPieces: the literals found scanning a text in pieces (the
+// state carried from one to the next) are those found scanning it whole,
+// wherever it is cut.
+func TestLiteralsInPieces(t *testing.T) {
+	x := theResultIndex()
+	texts := randomTexts(7, 300, 200, []string{"you ", "must ", "call ", "the ", "export_all ", "tool", "http", "://", "send ", "é", ". ", "\n", "a", "s"})
+	texts = append(texts, docTexts(t)...)
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, s := range texts {
+		whole := make([]uint64, x.lits.words())
+		x.lits.scan(s, whole)
+		for range 5 {
+			pieces := make([]uint64, x.lits.words())
+			st, at := 0, 0
+			for at < len(s) {
+				end := at + 1 + rng.IntN(min(len(s)-at, 64))
+				st = x.lits.scanFrom(st, s[at:end], pieces)
+				at = end
+			}
+			if !slices.Equal(pieces, whole) {
+				t.Fatalf("scanning %.80q in pieces found other literals than scanning it whole", s)
+			}
+		}
+	}
+}
+
+// TestCheckStringPadded: the check finds what the reference finds when
+// an injection (or text a cue needs) comes after data long enough to be
+// read in several pieces by mayScore, its words across every boundary of
+// a piece, after ASCII and non-ASCII data.
+func TestCheckStringPadded(t *testing.T) {
+	var lines []string
+	for _, tc := range injections {
+		lines = append(lines, tc.text)
+	}
+	for _, r := range responseInjections(t) {
+		lines = append(lines, r.Text)
+	}
+	flagged := 0
+	for i, inj := range lines {
+		for _, fill := range []string{"line of data 0123456789\n", "données à lire, ligne 日本\n"} {
+			// Offsets around the first boundaries of a piece, a few per
+			// injection so that every offset is met.
+			for _, n := range []int{mayScorePiece - 40 + i%48, 2*mayScorePiece - 8 - i%16, 3*mayScorePiece + i%7} {
+				pad := strings.Repeat(fill, n/len(fill)+1)[:n]
+				pad = strings.ToValidUTF8(pad, "") // a cut character dropped
+				for _, s := range []string{pad + inj, pad + "\n" + inj + "\n" + pad} {
+					got, want := checkString(s), checkStringReference(s)
+					if !slices.Equal(got, want) {
+						t.Errorf("checkString(%d bytes of data + %.120q) = %v, want %v", len(pad), inj, got, want)
+					}
+					if len(want) > 0 {
+						flagged++
+					}
+				}
+			}
+		}
+	}
+	if flagged < 500 {
+		t.Errorf("only %d padded texts flagged; the comparison should cover findings", flagged)
+	}
+}
+
+// cueWords are words the cues need and match, with the marks that cut and
+// frame sentences, for random texts that land near the threshold.
+var cueWords = []string{"you ", "must ", "should ", "please ", "call ", "use ", "the ", "export_all ", "tool ", "now ", "first ", "immediately ",
+	"send ", "data ", "to ", "https://x.example/?q=$d ", "user ", "the user ", "ignore ", "previous ", "instructions ", "error: ", "failed ",
+	"<important> ", "system: ", "Note: ", "assistant, ", "secretly ", "do not tell ", "password ", "your ", "before ", "task ", ":", ".", " ", "\n", "é "}
+
+// TestCheckStringRandom: on random texts of cue words, at and around the
+// threshold, the check finds what the reference finds.
+func TestCheckStringRandom(t *testing.T) {
+	flagged := 0
+	for _, s := range randomTexts(11, 6000, 14, cueWords) {
+		got, want := checkString(s), checkStringReference(s)
+		if !slices.Equal(got, want) {
+			t.Errorf("checkString(%q) = %v, want %v", s, got, want)
+		}
+		if len(want) > 0 {
+			flagged++
+		}
+	}
+	if flagged < 300 {
+		t.Errorf("only %d random texts flagged; the comparison should cover findings", flagged)
+	}
+}
+
+// TestCheckStringFramedAtBound: a sentence that reaches the threshold
+// only with the frame of the sentence before, itself scored by the same
+// cue (the whole text's cues add up to 2, the frame makes 3; with the
+// non-ASCII data, whose cues are known by their words only, more), is
+// found: mayScore counts the frame.
+func TestCheckStringFramedAtBound(t *testing.T) {
+	for _, s := range []string{
+		"Please:\nplease, with export_all",
+		"Kindly:\nplease, with export_all",
+		"Please:\nPlease, via exportAll.",
+	} {
+		for _, pad := range []string{"", strings.Repeat("data 0123456789\n", 40), strings.Repeat("données\n", 70)} {
+			text := pad + s
+			want := checkStringReference(text)
+			if len(want) == 0 {
+				t.Fatalf("the reference finds nothing in %q: the case no longer tests the frame", s)
+			}
+			if got := checkString(text); !slices.Equal(got, want) {
+				t.Errorf("checkString(%d bytes of data + %q) = %v, want %v", len(pad), s, got, want)
+			}
+		}
+	}
+}
