@@ -1,5 +1,10 @@
 package policy
 
+import (
+	"slices"
+	"sync"
+)
+
 // Protected is a path that tools must not touch even inside a root: a
 // default deny rule of every policy.
 type Protected struct {
@@ -168,8 +173,18 @@ func ConfigPaths() []ConfigPath {
 // hooks and configuration also for reading, and secrets (.env files,
 // private keys, credential stores). The file tool set takes its protected
 // paths from here (toolsets/fs DefaultRules), so that a policy file sees
-// and extends the same list.
+// and extends the same list. Each call returns a copy of its own (the list
+// is built once: a call builds it twice, through the policy and the file
+// tools).
 func DefaultDeny() []Protected {
+	out := slices.Clone(defaultDeny())
+	for i := range out {
+		out[i].Except = slices.Clone(out[i].Except)
+	}
+	return out
+}
+
+var defaultDeny = sync.OnceValue(func() []Protected {
 	const (
 		hooks  = "git runs these files as programs"
 		gitcfg = "git configuration can run programs (core.fsmonitor, core.sshCommand, filters) and may hold credentials"
@@ -231,4 +246,4 @@ func DefaultDeny() []Protected {
 		out[i] = Protected{Rule: rule, Pattern: e.pattern, Except: e.except, Read: e.read, Write: e.write, Reason: e.reason, Secret: e.secret}
 	}
 	return out
-}
+})

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"fmt"
 	"path"
 	"strings"
 	"testing"
@@ -80,5 +81,29 @@ func TestFilesSection(t *testing.T) {
 	}
 	if _, err := policy.Parse([]byte("files:\n  allow_hardlinks: true\n")); err == nil || !strings.Contains(err.Error(), "allow_hardlinks") {
 		t.Fatalf("a misspelt key: %v", err)
+	}
+}
+
+// TestDefaultDenyIsACopy: the list is built once, and what a caller does
+// to the copy it got changes no other caller's.
+func TestDefaultDenyIsACopy(t *testing.T) {
+	first := policy.DefaultDeny()
+	want := fmt.Sprint(first)
+	withExcept := -1
+	for i := range first {
+		first[i].Rule, first[i].Pattern, first[i].Read, first[i].Write = "changed", "changed", false, false
+		if len(first[i].Except) > 0 {
+			first[i].Except[0] = "changed"
+			withExcept = i
+		}
+	}
+	if withExcept < 0 {
+		t.Fatal("no default rule has an exception: the test no longer covers Except")
+	}
+	if got := fmt.Sprint(policy.DefaultDeny()); got != want {
+		t.Errorf("a changed copy changed the next:\n got %s\nwant %s", got, want)
+	}
+	if p := policy.Default(); len(p.Deny) != len(policy.DefaultDeny()) || p.Deny[0] != policy.DefaultDeny()[0].Rule {
+		t.Errorf("Default's deny rules %v", p.Deny)
 	}
 }
