@@ -5,9 +5,15 @@
 package jsonrpc2
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -155,5 +161,267 @@ func TestCompactIsWrittenOnce(t *testing.T) {
 	})
 	if allocs >= before || allocs > 2 { // 1, 2 with -race
 		t.Errorf("encoding a response with a Compact result: %v allocations, want 1 (v1.8.0: %v)", allocs, before)
+	}
+}
+
+// PATCH(toolgate): a queued request is handled on the goroutine that runs
+// the queue (handleAsync), and Async hands the rest of the queue on to a new
+// goroutine. These tests check what v1.8.0 promised: requests that do not
+// call Async are handled one at a time in the order they came, a request
+// that calls Async lets the next ones start while it goes on, every call is
+// answered once, a request cancelled while queued is answered with the
+// cancellation, and Async twice on one request panics.
+
+// pipeConn is a Connection whose peer is the test: it sends requests with
+// send and reads the answers from out.
+type pipeConn struct {
+	*Connection
+	in  chan Message
+	out chan *Response
+}
+
+type chanReader chan Message
+
+func (r chanReader) Read(ctx context.Context) (Message, error) {
+	m, ok := <-r
+	if !ok {
+		return nil, io.EOF
+	}
+	return m, nil
+}
+
+type chanWriter chan *Response
+
+func (w chanWriter) Write(_ context.Context, m Message) error {
+	w <- m.(*Response)
+	return nil
+}
+
+func idString(id ID) string { return fmt.Sprintf("#%v", id.Raw()) }
+
+func newPipeConn(t *testing.T, h HandlerFunc) *pipeConn {
+	t.Helper()
+	p := &pipeConn{in: make(chan Message), out: make(chan *Response, 1000)}
+	p.Connection = NewConnection(context.Background(), ConnectionConfig{
+		Reader: chanReader(p.in),
+		Writer: chanWriter(p.out),
+		Closer: io.NopCloser(nil),
+		Bind:   func(*Connection) Handler { return h },
+	})
+	t.Cleanup(func() {
+		close(p.in)
+		p.Wait()
+	})
+	return p
+}
+
+func (p *pipeConn) call(t *testing.T, id int64, method string) {
+	t.Helper()
+	req, err := NewCall(Int64ID(id), method, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.in <- req
+}
+
+func TestQueueOrder(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		log     []string
+		running int // sync requests being handled
+		overlap bool
+	)
+	note := func(s string) {
+		mu.Lock()
+		log = append(log, s)
+		mu.Unlock()
+	}
+	asyncGo := make(chan struct{}) // an async request waits on it
+	syncRan := make(chan struct{}, 100)
+	p := newPipeConn(t, func(ctx context.Context, req *Request) (any, error) {
+		switch req.Method {
+		case "sync":
+			mu.Lock()
+			running++
+			overlap = overlap || running > 1
+			log = append(log, "start "+idString(req.ID))
+			mu.Unlock()
+			for range 100 {
+				runtime.Gosched() // a chance for the next request to start too early
+			}
+			mu.Lock()
+			running--
+			log = append(log, "end "+idString(req.ID))
+			mu.Unlock()
+			syncRan <- struct{}{}
+			return "ok", nil
+		case "async":
+			Async(ctx)
+			note("async " + idString(req.ID))
+			<-asyncGo // goes on only once requests after it have been handled
+			return "ok", nil
+		case "twice":
+			Async(ctx)
+			func() {
+				defer func() { note(fmt.Sprint("second Async: ", recover())) }()
+				Async(ctx)
+			}()
+			return "ok", nil
+		}
+		return nil, ErrNotHandled
+	})
+	// An async request first: the sync ones after it run while it waits.
+	p.call(t, 1, "async")
+	for i := int64(2); i <= 21; i++ {
+		p.call(t, i, "sync")
+	}
+	for range 20 {
+		<-syncRan
+	}
+	close(asyncGo)
+	p.call(t, 22, "twice")
+	answered := map[string]int{}
+	for range 22 {
+		r := <-p.out
+		answered[idString(r.ID)]++
+		if r.Error != nil {
+			t.Errorf("call %v: %v", r.ID, r.Error)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if overlap {
+		t.Error("two requests that did not call Async were handled at once")
+	}
+	want := []string{"async #1"}
+	for i := 2; i <= 21; i++ {
+		want = append(want, fmt.Sprintf("start #%d", i), fmt.Sprintf("end #%d", i))
+	}
+	want = append(want, "second Async: jsonrpc2.Async called multiple times")
+	if fmt.Sprint(log) != fmt.Sprint(want) {
+		t.Errorf("handled\n%v\nwant\n%v", log, want)
+	}
+	for i := 1; i <= 22; i++ {
+		if n := answered[fmt.Sprintf("#%d", i)]; n != 1 {
+			t.Errorf("call %d answered %d times", i, n)
+		}
+	}
+}
+
+// TestQueueCancelled: a call cancelled while it waits in the queue is
+// answered with the cancellation, not handled.
+func TestQueueCancelled(t *testing.T) {
+	hold := make(chan struct{})
+	started := make(chan struct{})
+	handled := make(chan string, 10)
+	p := newPipeConn(t, func(ctx context.Context, req *Request) (any, error) {
+		if !req.IsCall() {
+			return nil, nil
+		}
+		handled <- idString(req.ID)
+		if req.Method == "hold" {
+			close(started)
+			<-hold
+		}
+		return "ok", nil
+	})
+	p.call(t, 1, "hold")
+	<-started
+	p.call(t, 2, "next")
+	mark, err := NewNotification("mark", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.in <- mark // taken once call 2 is queued
+	p.Cancel(Int64ID(2))
+	close(hold)
+	p.call(t, 3, "next")
+	got := map[string]*Response{}
+	for range 3 {
+		r := <-p.out
+		got[idString(r.ID)] = r
+	}
+	if got["#1"].Error != nil || got["#3"].Error != nil {
+		t.Errorf("calls 1 and 3: %v, %v", got["#1"].Error, got["#3"].Error)
+	}
+	if !errors.Is(got["#2"].Error, context.Canceled) {
+		t.Errorf("call 2, cancelled while queued: %v, want context.Canceled", got["#2"].Error)
+	}
+	close(handled)
+	var ids []string
+	for id := range handled {
+		ids = append(ids, id)
+	}
+	if fmt.Sprint(ids) != "[#1 #3]" {
+		t.Errorf("handled %v, want [#1 #3]", ids)
+	}
+}
+
+// TestQueueMixed: many calls and notifications, some calling Async at
+// once, some after a while, some never: every call is answered once, and
+// what does not call Async is handled in the order it came.
+func TestQueueMixed(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		order []int64
+	)
+	p := newPipeConn(t, func(ctx context.Context, req *Request) (any, error) {
+		var n int64
+		if err := json.Unmarshal(req.Params, &n); err != nil {
+			return nil, err
+		}
+		switch n % 3 {
+		case 0:
+			Async(ctx)
+		case 1:
+			runtime.Gosched()
+			Async(ctx)
+			runtime.Gosched()
+		default:
+			mu.Lock()
+			order = append(order, n)
+			mu.Unlock()
+		}
+		if !req.IsCall() {
+			return nil, nil
+		}
+		return n, nil
+	})
+	const n = 600
+	go func() {
+		for i := int64(0); i < n; i++ {
+			var (
+				req *Request
+				err error
+			)
+			if i%5 == 4 {
+				req, err = NewNotification("note", i)
+			} else {
+				req, err = NewCall(Int64ID(i), "call", i)
+			}
+			if err != nil {
+				panic(err)
+			}
+			p.in <- req
+		}
+	}()
+	answered := map[int64]int{}
+	for range n - n/5 {
+		r := <-p.out
+		var got int64
+		if r.Error != nil || json.Unmarshal(r.Result, &got) != nil || Int64ID(got) != r.ID {
+			t.Fatalf("answer %v: %s, %v", r.ID, r.Result, r.Error)
+		}
+		answered[got]++
+	}
+	for i := int64(0); i < n; i++ {
+		if i%5 != 4 && answered[i] != 1 {
+			t.Errorf("call %d answered %d times", i, answered[i])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.IsSorted(order) {
+		t.Errorf("requests that never called Async were handled out of order: %v", order)
 	}
 }
