@@ -78,7 +78,7 @@ func (q *RedisApprovals) check(id string) error {
 
 // putScript stores the entry ARGV[2] under id ARGV[1] for ARGV[3] ms and
 // indexes it by its expiry, dropping expired ids from the index.
-var putScript = redis.NewScript(`
+var putScript = lazyScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
@@ -90,7 +90,7 @@ return 1
 
 // takeScript returns the answer of an entry, if there is one, and then
 // (or always, with ARGV[1] = "withdraw") removes the entry.
-var takeScript = redis.NewScript(`
+var takeScript = lazyScript(`
 local a = redis.call('GET', KEYS[3])
 if a or ARGV[1] == 'withdraw' then
   redis.call('DEL', KEYS[2])
@@ -101,7 +101,7 @@ return a
 
 // answerScript stores the answer ARGV[1] of a waiting entry, once, and
 // publishes it: 2 answered already, 0 nothing waits, 1 answered now.
-var answerScript = redis.NewScript(`
+var answerScript = lazyScript(`
 if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
 local ttl = redis.call('PTTL', KEYS[2])
 if ttl < 0 then return 0 end
@@ -111,7 +111,7 @@ return 1
 `)
 
 // listScript returns the entries of the index that still wait.
-var listScript = redis.NewScript(`
+var listScript = lazyScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
@@ -137,7 +137,7 @@ func (q *RedisApprovals) Wait(ctx context.Context, id string, entry []byte, ttl 
 		return nil, fmt.Errorf("store: redis: %w", err)
 	}
 	msgs := sub.Channel()
-	put, err := putScript.Run(ctx, q.c, keys, id, entry, max(1, ttl.Milliseconds())).Int()
+	put, err := putScript().Run(ctx, q.c, keys, id, entry, max(1, ttl.Milliseconds())).Int()
 	if err != nil {
 		return nil, fmt.Errorf("store: redis: %w", err)
 	}
@@ -193,7 +193,7 @@ func (q *RedisApprovals) take(ctx context.Context, keys []string, id string, wit
 	if withdraw {
 		mode = "withdraw"
 	}
-	a, err := takeScript.Run(ctx, q.c, keys, mode, id).Text()
+	a, err := takeScript().Run(ctx, q.c, keys, mode, id).Text()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}
@@ -215,7 +215,7 @@ func (q *RedisApprovals) withdraw(keys []string, id string) ([]byte, error) {
 // List implements policy.ApprovalQueue.
 func (q *RedisApprovals) List(ctx context.Context) ([][]byte, error) {
 	keys := q.keys("")
-	r, err := listScript.Run(ctx, q.c, keys[:1], q.prefix+"entry:").StringSlice()
+	r, err := listScript().Run(ctx, q.c, keys[:1], q.prefix+"entry:").StringSlice()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("store: redis: %w", err)
 	}
@@ -251,7 +251,7 @@ func (q *RedisApprovals) Answer(ctx context.Context, id string, answer []byte) e
 	if err := q.check(id); err != nil {
 		return err
 	}
-	n, err := answerScript.Run(ctx, q.c, q.keys(id), answer).Int()
+	n, err := answerScript().Run(ctx, q.c, q.keys(id), answer).Int()
 	switch {
 	case err != nil:
 		return fmt.Errorf("store: redis: %w", err)

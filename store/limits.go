@@ -109,7 +109,7 @@ func (s *RedisLimits) Prefix() string { return s.prefix }
 // call) are checked and only if all admit is a token taken from each. It
 // returns {0} (admitted), {1, 0, result} (this call just failed for good),
 // {2, same} (repeated), {3, n} (a cycle of n) or {4, bucket, retry µs}.
-var admitScript = redis.NewScript(`
+var admitScript = lazyScript(`
 local t = redis.call('TIME')
 local now_us = t[1] * 1000000 + t[2]
 local now = math.floor(now_us / 1000)
@@ -206,7 +206,7 @@ func (s *RedisLimits) Admit(ctx context.Context, a policy.Admission) (policy.Ver
 		keys = append(keys, s.prefix+b.Key)
 		args = append(args, max(1, b.Every.Microseconds()), b.Burst)
 	}
-	r, err := admitScript.Run(ctx, s.c, keys, args...).Slice()
+	r, err := admitScript().Run(ctx, s.c, keys, args...).Slice()
 	if err != nil {
 		return policy.Verdict{}, fmt.Errorf("store: redis: %w", err)
 	}
@@ -268,7 +268,7 @@ func (s *RedisLimits) Streak(ctx context.Context, session string) (int, time.Tim
 // streakScript counts a refusal (ARGV[1] = now ms, ARGV[2] = cool-down
 // ms) in the hash KEYS[1] {n, last}: a streak older than the cool-down
 // starts over.
-var streakScript = redis.NewScript(`
+var streakScript = lazyScript(`
 local last = tonumber(redis.call('HGET', KEYS[1], 'last') or 0)
 local n = 0
 if tonumber(ARGV[1]) - last < tonumber(ARGV[2]) then n = tonumber(redis.call('HGET', KEYS[1], 'n') or 0) end
@@ -279,7 +279,7 @@ return n + 1
 
 // Refused implements policy.LimitStore.
 func (s *RedisLimits) Refused(ctx context.Context, session string, now time.Time, cool time.Duration) error {
-	if err := streakScript.Run(ctx, s.c, []string{s.prefix + session}, now.UnixMilli(), cool.Milliseconds()).Err(); err != nil {
+	if err := streakScript().Run(ctx, s.c, []string{s.prefix + session}, now.UnixMilli(), cool.Milliseconds()).Err(); err != nil {
 		return fmt.Errorf("store: redis: %w", err)
 	}
 	return nil

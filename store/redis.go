@@ -81,10 +81,16 @@ func (s *Redis) Put(ctx context.Context, key string, value []byte, ttl time.Dura
 	return nil
 }
 
+// lazyScript is a Lua script made (its SHA-1 taken) when first run: most
+// processes that link the store never talk to Redis.
+func lazyScript(src string) func() *redis.Script {
+	return sync.OnceValue(func() *redis.Script { return redis.NewScript(src) })
+}
+
 // claimScript claims KEYS[1] (the data, kept ARGV[2] ms) with the lease
 // KEYS[2] (ARGV[3] ms) for owner ARGV[1], unless the data key exists: then
 // it returns it, with whether its lease is live.
-var claimScript = redis.NewScript(`
+var claimScript = lazyScript(`
 local v = redis.call('GET', KEYS[1])
 if v then return {v, redis.call('EXISTS', KEYS[2])} end
 redis.call('SET', KEYS[1], 'c' .. ARGV[1], 'PX', ARGV[2])
@@ -93,13 +99,13 @@ return false
 `)
 
 // renewScript extends the lease KEYS[1] by ARGV[2] ms if owner ARGV[1] holds it.
-var renewScript = redis.NewScript(`
+var renewScript = lazyScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
 `)
 
 // unclaimScript drops the claim of owner ARGV[1] on KEYS[1], and its lease.
-var unclaimScript = redis.NewScript(`
+var unclaimScript = lazyScript(`
 if redis.call('GET', KEYS[1]) == 'c' .. ARGV[1] then redis.call('DEL', KEYS[1], KEYS[2]) end
 return 0
 `)
@@ -110,7 +116,7 @@ func (s *Redis) Claim(ctx context.Context, key string, ttl time.Duration) (Claim
 	if ttl <= 0 {
 		ttl = 24 * time.Hour
 	}
-	r, err := claimScript.Run(ctx, s.c, []string{data, lease}, s.owner, ttl.Milliseconds(), s.lease.Milliseconds()).Slice()
+	r, err := claimScript().Run(ctx, s.c, []string{data, lease}, s.owner, ttl.Milliseconds(), s.lease.Milliseconds()).Slice()
 	switch {
 	case errors.Is(err, redis.Nil): // claimed
 		s.startRenewal(key, lease)
@@ -135,7 +141,7 @@ func (s *Redis) Claim(ctx context.Context, key string, ttl time.Duration) (Claim
 func (s *Redis) Unclaim(ctx context.Context, key string) error {
 	data, lease := s.keys(key)
 	s.stopRenewal(key)
-	if err := unclaimScript.Run(ctx, s.c, []string{data, lease}, s.owner).Err(); err != nil && !errors.Is(err, redis.Nil) {
+	if err := unclaimScript().Run(ctx, s.c, []string{data, lease}, s.owner).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("store: redis: %w", err)
 	}
 	return nil
@@ -159,7 +165,7 @@ func (s *Redis) startRenewal(key, lease string) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				renewScript.Run(ctx, s.c, []string{lease}, s.owner, s.lease.Milliseconds())
+				renewScript().Run(ctx, s.c, []string{lease}, s.owner, s.lease.Milliseconds())
 			}
 		}
 	}()
