@@ -101,11 +101,35 @@ func checkAnswer(b *testing.B, line []byte, id int) {
 // tools/call read_file over the stdio transport (newline-delimited
 // JSON-RPC over pipes), one call at a time. The client writes prepared
 // bytes and reads the answer line, so the allocations reported are the
-// server's.
+// server's. Over os.Pipe the server reads as `toolgate serve` reads a pipe
+// (through the poller, on the goroutine that handles the messages: see
+// third_party/go-sdk/PATCHES.md, patch 3), and the figures include the
+// pipes' system calls, the client's too; over io.Pipe, a reader the poller
+// does not know, the go-sdk reads through a goroutine of its own.
 func BenchmarkServeStdio(b *testing.B) {
+	for _, pipes := range []string{"os.Pipe", "io.Pipe"} {
+		b.Run(pipes, func(b *testing.B) {
+			var sr, cr io.ReadCloser // the server's and the client's read ends
+			var sw, cw io.WriteCloser
+			if pipes == "io.Pipe" {
+				cr, sw = io.Pipe() // server → client
+				sr, cw = io.Pipe() // client → server
+			} else {
+				var err error
+				if cr, sw, err = os.Pipe(); err != nil {
+					b.Fatal(err)
+				}
+				if sr, cw, err = os.Pipe(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			benchStdio(b, sr, sw, cr, cw)
+		})
+	}
+}
+
+func benchStdio(b *testing.B, sr io.ReadCloser, sw io.WriteCloser, cr io.ReadCloser, cw io.WriteCloser) {
 	srv := benchServer(b)
-	cr, sw := io.Pipe() // server → client
-	sr, cw := io.Pipe() // client → server
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, &mcp.IOTransport{Reader: sr, Writer: sw}) }()
@@ -113,6 +137,7 @@ func BenchmarkServeStdio(b *testing.B) {
 		cw.Close()
 		cancel()
 		<-done
+		cr.Close()
 	})
 	in := bufio.NewReaderSize(cr, 64<<10)
 	send := func(msg []byte) {
