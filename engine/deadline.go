@@ -59,7 +59,7 @@ func (c *runCtx) Err() error {
 	c.mu.Lock()
 	made, ended := c.ctx != nil, c.ended
 	c.mu.Unlock()
-	if !made && !ended && c.parent.Err() == nil && time.Now().Before(c.deadline) {
+	if !made && !ended && c.parent.Err() == nil && time.Until(c.deadline) > 0 {
 		return nil
 	}
 	return c.real().Err()
