@@ -2,20 +2,25 @@
 // one or more builds of toolgate given as arguments, interleaved so that
 // they share the machine's load, beside bubblewrap running `true` and a Go
 // hello-world program (-hello), the peer of goal 5 of issue 19: an audited
-// `toolgate call read_file` within 2x its time. Run it with
+// `toolgate call read_file` within 2x its time. Beside the wall time it
+// prints each process's own CPU time (user + system, from its rusage: what
+// a loaded machine inflates least) and its page faults. Run it with
 // bench/startup/run.sh, which builds the programs.
 package main
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -79,7 +84,9 @@ func main() {
 			}})
 		}
 	}
-	times := map[string][]time.Duration{}
+	// Per label: wall times, CPU times (user + system of the process) and
+	// page faults.
+	times, cpu, faults := map[string][]time.Duration{}, map[string][]time.Duration{}, map[string][]int64{}
 	for i := -1; i < *n; i++ { // run -1 warms the page cache and is not counted
 		for k, t := range all {
 			argv := t.argv(i + 2)
@@ -96,32 +103,46 @@ func main() {
 				fatal(fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out.String()))
 			}
 			if i >= 0 {
+				ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 				times[t.label] = append(times[t.label], d)
+				cpu[t.label] = append(cpu[t.label], time.Duration(syscall.TimevalToNsec(ru.Utime)+syscall.TimevalToNsec(ru.Stime)))
+				faults[t.label] = append(faults[t.label], ru.Minflt+ru.Majflt)
 			}
 		}
 	}
-	fmt.Printf("%d runs of each, interleaved; a process each (ms)\n", *n)
-	fmt.Printf("%-34s %8s %8s %10s\n", "", "p50", "p95", "p50 step")
+	fmt.Printf("%d runs of each, interleaved; a process each (ms; faults: page faults)\n", *n)
+	fmt.Printf("%-34s %8s %8s %10s %8s %8s\n", "", "p50", "p95", "p50 step", "CPU p50", "faults")
 	p50 := func(l string) time.Duration { return pct(times[l], 0.5) }
-	for _, peer := range []string{"bwrap true", "hello world"} {
-		fmt.Printf("%-34s %8s %8s\n", peer, ms(p50(peer)), ms(pct(times[peer], 0.95)))
+	cpu50 := func(l string) time.Duration { return pct(cpu[l], 0.5) }
+	row := func(l, step string) {
+		fmt.Printf("%-34s %8s %8s %10s %8s %8d\n", l, ms(p50(l)), ms(pct(times[l], 0.95)), step, ms(cpu50(l)), pct(faults[l], 0.5))
 	}
+	for _, peer := range []string{"bwrap true", "hello world"} {
+		row(peer, "")
+	}
+	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
 	for pi, prog := range progs {
 		prev := time.Duration(0)
 		for _, s := range steps {
 			l := label(progs, pi) + s.name
-			fmt.Printf("%-34s %8s %8s %10s\n", l, ms(p50(l)), ms(pct(times[l], 0.95)), "+"+ms(p50(l)-prev))
+			row(l, "+"+ms(p50(l)-prev))
 			prev = p50(l)
 		}
-		fmt.Printf("%-34s %8.2f\n", label(progs, pi)+"execute_command / bwrap", float64(p50(label(progs, pi)+"execute_command"))/float64(p50("bwrap true")))
-		fmt.Printf("%-34s %8.2f\n", label(progs, pi)+"version / hello world", float64(p50(label(progs, pi)+"version"))/float64(p50("hello world")))
-		r := float64(p50(label(progs, pi)+"read_file")) / float64(p50("hello world"))
-		fmt.Printf("%-34s %8.2f  goal ≤ 2: %s\n", label(progs, pi)+"read_file / hello world", r, map[bool]string{true: "met", false: "NOT met"}[r <= 2])
+		fmt.Printf("%-34s %8s %8s\n", "ratios", "wall", "CPU")
+		for _, r := range [][2]string{{"execute_command", "bwrap true"}, {"version", "hello world"}} {
+			a, b := label(progs, pi)+r[0], r[1]
+			fmt.Printf("%-34s %8.2f %8.2f\n", a+" / "+strings.Fields(b)[0], ratio(p50(a), p50(b)), ratio(cpu50(a), cpu50(b)))
+		}
+		l := label(progs, pi) + "read_file"
+		r := ratio(p50(l), p50("hello world"))
+		fmt.Printf("%-34s %8.2f %8.2f  goal ≤ 2 (wall): %s\n", l+" / hello world", r, ratio(cpu50(l), cpu50("hello world")), map[bool]string{true: "met", false: "NOT met"}[r <= 2])
 		fmt.Printf("%-34s %8s\n", label(progs, pi)+"package init (inittrace)", initTime(prog))
 	}
 	if len(progs) == 2 {
+		fmt.Printf("%-34s %8s %8s\n", "after/before", "wall", "CPU")
 		for _, s := range steps {
-			fmt.Printf("after/before %-21s %8.2f\n", s.name, float64(p50(label(progs, 1)+s.name))/float64(p50(label(progs, 0)+s.name)))
+			a, b := label(progs, 1)+s.name, label(progs, 0)+s.name
+			fmt.Printf("after/before %-21s %8.2f %8.2f\n", s.name, ratio(p50(a), p50(b)), ratio(cpu50(a), cpu50(b)))
 		}
 	}
 }
@@ -177,9 +198,9 @@ func initTime(prog string) string {
 	return fmt.Sprintf("%.2fms (slowest: %s)", sums[len(sums)/2], top)
 }
 
-func pct(d []time.Duration, q float64) time.Duration {
-	d = append([]time.Duration(nil), d...)
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+func pct[T cmp.Ordered](d []T, q float64) T {
+	d = slices.Clone(d)
+	slices.Sort(d)
 	return d[min(len(d)-1, int(q*float64(len(d))))]
 }
 

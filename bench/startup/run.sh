@@ -13,7 +13,8 @@
 #
 # It builds toolgate and toolgate-sandbox from a clean clone at HEAD (the
 # helper is used only beside a program of the same clean build) and, given
-# a second revision, from that one too, and prints p50/p95 of each and the
+# a second revision, from that one too, and prints p50/p95 of each (wall
+# time; and the p50 of each process's own CPU time and page faults) and the
 # ratios. The package-init share of the floor is printed from
 # GODEBUG=inittrace=1.
 #
