@@ -25,6 +25,7 @@ func (e *Engine) audit(next handler) handler {
 	}
 	var broken atomic.Pointer[error]
 	return func(ctx context.Context, p *pending) tool.Result {
+		p.start = time.Now()
 		if errp := broken.Load(); errp != nil {
 			return tool.ErrorResult(tool.Errorf(tool.Unavailable, "the audit log cannot be written (%v), so no call may run", *errp).
 				WithSuggestion("stop and tell the user that toolgate's audit log is failing"))

@@ -27,10 +27,7 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 		ctx, span = e.running(ctx, p)
 		defer func() { endRun(span, res) }()
 	}
-	// The deadline counts from now as the monotonic clock tells it (time.Since
-	// reads that clock alone; time.Now reads the wall clock too, which costs
-	// as much again on a VM).
-	c := newRunCtx(ctx, p.start.Add(time.Since(p.start)+e.opts.Timeout))
+	c := newRunCtx(ctx, p.now().Add(e.opts.Timeout))
 	defer c.end()
 	e.deadlines.add(c)
 	e.workers.dispatch(job{c, p})
