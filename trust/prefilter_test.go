@@ -245,7 +245,7 @@ func TestResultIndexExact(t *testing.T) {
 	for _, s := range sentences(t) {
 		x.read(&sent, s)
 		lower := strings.ToLower(s)
-		for i, c := range resultCues {
+		for i, c := range resultCues() {
 			want := (c.need == nil || needs(lower, c.need)) && original(c.re).MatchString(s)
 			if got := cueHolds(x, i, &sent); got != want {
 				t.Errorf("cue %d on %q: %v, want %v", i, s, got, want)
@@ -267,7 +267,7 @@ func TestResultIndexExact(t *testing.T) {
 
 // cueHolds is what the check concludes of cue i on s.
 func cueHolds(x *resultIndex, i int, s *readSentence) bool {
-	return x.mayHold(i, s) && resultCues[i].re.MatchString(s.text)
+	return x.mayHold(i, s) && resultCues()[i].re.MatchString(s.text)
 }
 
 func needs(lower string, words []string) bool {
@@ -297,7 +297,7 @@ func FuzzResultIndex(f *testing.F) {
 		for _, s := range splitSentences(resultFold(s)) {
 			x.read(&sent, s)
 			lower := strings.ToLower(s)
-			for i, c := range resultCues {
+			for i, c := range resultCues() {
 				want := (c.need == nil || needs(lower, c.need)) && original(c.re).MatchString(s)
 				if got := cueHolds(x, i, &sent); got != want {
 					t.Fatalf("cue %d on %q: %v, want %v", i, s, got, want)

@@ -34,8 +34,8 @@ func checkStringReference(s string) []resultHit {
 		score, addressed, frame := 0.0, false, false
 		kinds := map[string]bool{}
 		lower := strings.ToLower(sent)
-		for i := range resultCues {
-			c := &resultCues[i]
+		for i := range resultCues() {
+			c := &resultCues()[i]
 			if c.need != nil && !needs(lower, c.need) || !original(c.re).MatchString(sent) {
 				continue
 			}

@@ -99,9 +99,10 @@ var (
 
 func theResultIndex() *resultIndex {
 	resultIndexOnce.Do(func() {
-		x := &resultIndex{pre: make([]*prefilter, len(resultCues)), free: make([]uint64, (len(resultCues)+63)/64)}
-		need := make([][]int32, len(resultCues))
-		for i, c := range resultCues {
+		cues := resultCues()
+		x := &resultIndex{pre: make([]*prefilter, len(cues)), free: make([]uint64, (len(cues)+63)/64)}
+		need := make([][]int32, len(cues))
+		for i, c := range cues {
 			if c.need == nil {
 				x.free[i/64] |= 1 << (i % 64)
 			}
@@ -111,11 +112,11 @@ func theResultIndex() *resultIndex {
 			x.pre[i] = newPrefilter(c.re.src)
 			x.pre[i].bind(&x.lits)
 		}
-		x.order = make([]int, len(resultCues))
+		x.order = make([]int, len(cues))
 		for i := range x.order {
 			x.order[i] = i
 		}
-		slices.SortStableFunc(x.order, func(a, b int) int { return cmp.Compare(resultCues[b].weight, resultCues[a].weight) })
+		slices.SortStableFunc(x.order, func(a, b int) int { return cmp.Compare(cues[b].weight, cues[a].weight) })
 		x.errorWords = newPrefilter(resultErrorWords.src)
 		x.errorWords.bind(&x.lits)
 		x.lits.build()
@@ -202,10 +203,11 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 		at = end
 		x.meet(s)
 		bound, addressed := 1.0, false
-		for i := range resultCues {
+		cues := resultCues()
+		for i := range cues {
 			if x.mayHold(i, s) {
-				bound += resultCues[i].weight
-				addressed = addressed || resultCues[i].addr
+				bound += cues[i].weight
+				addressed = addressed || cues[i].addr
 			}
 		}
 		if addressed && bound >= resultThreshold {
@@ -254,83 +256,87 @@ const (
 )
 
 // resultCues are read against one sentence, already folded (NFKC,
-// invisible characters removed, white space collapsed; case kept).
-var resultCues = []resultCue{
-	// Addressed to the model.
-	addressCue("you|assistant|ai|agent|model|llm|bot|whoever|reader", reYou, 1, ""),
-	addressCue("please|kindly|need you|make sure|be sure|remember|forget|ensure", `\b(?:please|kindly|i\s+need\s+you\s+to|make\s+sure\s+(?:to|you|that\s+you)|be\s+sure\s+to|ensure\s+(?:that\s+)?you|remember\s+to|don'?t\s+forget\s+to)\b`, 1, ""),
-	addressCue("", reOpening+reVerbs+`\s`, 1, ""),
-	addressCue("only way|best way|safest way|right thing|what you|procedure|correct|proper", `\b(?:the\s+only\s+way|the\s+(?:best|safest|right|correct|proper)\s+(?:way|thing|procedure|step|action|next\s+step)|what\s+you\s+(?:need|have)\s+to\s+do)\b.{0,40}\bis\s+to\b`, 1, ""),
-	plainCue("now|immediately|right away|at once|asap|urgent|before|first|instead|mandatory", `\b(?:now|immediately|right\s+away|at\s+once|asap|urgent(?:ly)?|before\s+(?:anything|doing|continuing|proceeding|answering|responding)|first|instead|mandatory)\b`, 0.5, ""),
-	// Who the text speaks to: the model itself.
-	addressCue("dear|attention|note to|hey|hello|hi |message to|instruction", `\b(?:dear|attention|note\s+to|hey|hello|hi|message\s+to|instructions?\s+(?:for|to))\s+(?:the\s+|all\s+|any\s+)?(?:ai\s+|llm\s+)?(?:ai|assistant|agent|model|llm|chatbot|language\s+model|copilot|bot)s?\s*[:,!-]`, 3, KindInstruction),
-	addressCue("ai |llm |agent|assistant|model", `\b(?:ai|llm)?\s*(?:assistants?|agents?|models?)\s+(?:reading|processing|seeing|that\s+(?:reads?|sees?|process(?:es)?))\s+this\b`, 3, KindInstruction),
-	addressCue("assistant|ai|agent|model|claude|gpt|chatbot|llm", `^\W{0,6}(?:dear\s+|hey\s+|hi\s+)?(?:the\s+)?(?:ai|assistant|agent|model|claude|gpt|chatbot|llm)\s*[,!]`, 2, KindInstruction),
-	addressCue("as a", `\bas\s+an?\s+(?:ai|assistant|language\s+model|llm)\b.{0,40}\byou\b`, 2, KindInstruction),
-	addressCue("after|when|once|upon", `\b(?:after|when|once|upon|as\s+soon\s+as)\s+(?:you\s+)?(?:reading|read|seeing|see|processing|process|receiving|receive)\s+this\b`, 1.5, KindInstruction),
+// invisible characters removed, white space collapsed; case kept). They
+// are made on first use: every toolgate command links this package, and
+// most never check a result.
+var resultCues = sync.OnceValue(func() []resultCue {
+	return []resultCue{
+		// Addressed to the model.
+		addressCue("you|assistant|ai|agent|model|llm|bot|whoever|reader", reYou, 1, ""),
+		addressCue("please|kindly|need you|make sure|be sure|remember|forget|ensure", `\b(?:please|kindly|i\s+need\s+you\s+to|make\s+sure\s+(?:to|you|that\s+you)|be\s+sure\s+to|ensure\s+(?:that\s+)?you|remember\s+to|don'?t\s+forget\s+to)\b`, 1, ""),
+		addressCue("", reOpening+reVerbs+`\s`, 1, ""),
+		addressCue("only way|best way|safest way|right thing|what you|procedure|correct|proper", `\b(?:the\s+only\s+way|the\s+(?:best|safest|right|correct|proper)\s+(?:way|thing|procedure|step|action|next\s+step)|what\s+you\s+(?:need|have)\s+to\s+do)\b.{0,40}\bis\s+to\b`, 1, ""),
+		plainCue("now|immediately|right away|at once|asap|urgent|before|first|instead|mandatory", `\b(?:now|immediately|right\s+away|at\s+once|asap|urgent(?:ly)?|before\s+(?:anything|doing|continuing|proceeding|answering|responding)|first|instead|mandatory)\b`, 0.5, ""),
+		// Who the text speaks to: the model itself.
+		addressCue("dear|attention|note to|hey|hello|hi |message to|instruction", `\b(?:dear|attention|note\s+to|hey|hello|hi|message\s+to|instructions?\s+(?:for|to))\s+(?:the\s+|all\s+|any\s+)?(?:ai\s+|llm\s+)?(?:ai|assistant|agent|model|llm|chatbot|language\s+model|copilot|bot)s?\s*[:,!-]`, 3, KindInstruction),
+		addressCue("ai |llm |agent|assistant|model", `\b(?:ai|llm)?\s*(?:assistants?|agents?|models?)\s+(?:reading|processing|seeing|that\s+(?:reads?|sees?|process(?:es)?))\s+this\b`, 3, KindInstruction),
+		addressCue("assistant|ai|agent|model|claude|gpt|chatbot|llm", `^\W{0,6}(?:dear\s+|hey\s+|hi\s+)?(?:the\s+)?(?:ai|assistant|agent|model|claude|gpt|chatbot|llm)\s*[,!]`, 2, KindInstruction),
+		addressCue("as a", `\bas\s+an?\s+(?:ai|assistant|language\s+model|llm)\b.{0,40}\byou\b`, 2, KindInstruction),
+		addressCue("after|when|once|upon", `\b(?:after|when|once|upon|as\s+soon\s+as)\s+(?:you\s+)?(?:reading|read|seeing|see|processing|process|receiving|receive)\s+this\b`, 1.5, KindInstruction),
 
-	// What it wants done.
-	plainCue("call|use|using|invok|execut|trigger|utili|employ|switch to|run", `\b(?:`+reToolVerb+`|run)\s+(?:the\s+)?(?:`+reIdent+`|['"\x60][\w.-]+['"\x60])\s+(?:tool|function|plugin|action)s?\b|\b`+reToolVerb+`\s+(?:the\s+)?`+reIdent, 1.5, KindToolCall),
-	plainCue("by |with|via", `\b(?:by\s+(?:using|calling|invoking|running|executing)|with|via)\s+(?:the\s+)?`+reIdent+`(?:\s+tool)?|\bby\s+(?:using|calling|invoking|running)\s+(?:the\s+)?\S+\s+(?:tool|function)`, 1, KindToolCall),
-	plainCue("plan|answer|response|steps", `\b(?:add|include|put)\s+`+reIdent+`\s+(?:in|into|to)\s+(?:the\s+|your\s+)?(?:final\s+)?(?:plan|answer|response|steps)`, 2, KindToolCall),
-	plainCue("send|post|upload|forward|mail|transmit|submit|leak|exfiltrat|report|share|deliver|relay|beam|sync|push|copy|write|save|store|append|add|paste|put|include|attach|embed|dump|export", `\b`+reSendVerb+`\b.{0,60}?\b`+reData+`\b.{0,60}?\b(?:to|into|at|in)\s+`+reDest, 1.5, KindExfiltration),
-	plainCue("http|@", `\b(?:send|post|upload|forward|e-?mail|transmit|submit|leak|exfiltrate|deliver|relay)\b.{0,40}?\b`+reData+`\b.{0,60}?(?:https?://|[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,})`, 1.5, KindExfiltration),
-	plainCue("http", `\b(?:open|visit|navigate\s+to|go\s+to|browse\s+to|load|fetch|request|curl|wget|download)\s+(?:the\s+(?:url|link|page)\s+)?https?://`, 1.5, KindExfiltration),
-	plainCue("http", `https?://\S*[?&][\w-]+=(?:\{[^}]*\}|<[^>]*>|\$\w+)`, 1.5, KindExfiltration),
-	plainCue("env|/etc/|pass|pin|key|token|cookie|secret|id_rsa|id_ed25519|.ssh|.env|credential|2fa|otp|one-time|one time|recovery|seed|mnemonic|wallet|card|cvv|social security|ssn|bank|prompt|conversation|context|chat|instructions|history|log|previous messages|personal|phone|address|mail|location|contacts|tools|functions", `\b(?:give|send|share|provide|reveal|disclose|tell|show|print|output|paste|enter|include|write|copy|leak|dump|repeat|append|attach|upload|forward|reply\s+with|respond\s+with|answer\s+with|ask\s+(?:them|the\s+user|him|her|users?)\s+(?:for|to\s+(?:give|send|share|enter|type|provide)))\b.{0,50}?\b`+reSecret+`\b`, 2, KindSecretRequest),
-	plainCue("your|my |user", `\b(?:your|my|the\s+user'?s?|their)\s+(?:`+reSecret+`|e-?mail\s+address(?:es)?)\b`, 0.5, KindSecretRequest),
-	plainCue("kill|terminat|delet|remov|eras|wipe|destroy|drop|truncat|format|shut|reboot|uninstall|disabl|overwrit|encrypt|chmod|chown", `\b(?:kill|terminate|delete|remove|erase|wipe|destroy|drop|truncate|format|shut\s*down|reboot|uninstall|disable|overwrite|encrypt|chmod|chown)\b.{0,40}?\b(?:process(?:es)?|pid|files?|folders?|director(?:y|ies)|database|tables?|repo(?:sitory)?|branch|account|users?|backups?|logs?|everything|all|system|disk|records?|emails?|permissions)\b`, 1.5, KindInstruction),
-	plainCue("rm |curl|wget|sudo|authorized_keys|crontab|.bashrc|chmod|download", `\b(?:rm\s+-rf|chmod\s+(?:-r\s+)?[0-7]{3}|curl\s+[^|]{0,80}\|\s*(?:ba)?sh|wget\s+[^|]{0,80}\|\s*(?:ba)?sh|sudo\s+\w+|authorized_keys|crontab|\.bashrc)\b|\bdownload\b.{0,40}?\b(?:and\s+)?(?:execute|run|install)\b`, 1.5, KindInstruction),
-	plainCue("password|2fa|mfa|recovery|permission|role|owner", `\b(?:change|reset|set|update|disable|remove|turn\s+off)\s+(?:the\s+|their\s+|his\s+|her\s+|the\s+user'?s\s+|all\s+)?(?:passwords?|2fa|mfa|recovery\s+(?:email|phone)|permissions?|roles?|owners?)\b`, 1.5, KindInstruction),
-	plainCue("send|transfer|wire|pay", `\b(?:send|transfer|wire|pay)\s+(?:\$|€|£)?\d|\b(?:transfer|wire)\s+(?:the\s+)?(?:money|funds|payment|balance)`, 1.5, KindInstruction),
-	plainCue("ssh-", `\bssh-(?:rsa|ed25519|dss)\s+AAAA`, 1.5, KindInstruction),
-	plainCue("following", `\b(?:add|write|append|insert|put|save)\s+(?:the\s+)?following\s+(?:content|text|line|data|key|code)\b`, 1.5, KindInstruction),
-	plainCue("message|user|with", `\b(?:display|show|print|output|say|tell|inform|notify|respond|reply|answer|recommend|mention|state|report)\b.{0,30}?\b(?:the\s+(?:following\s+)?message|to\s+the\s+user|the\s+user\s+that|users?\s+with|with\s+(?:the\s+)?(?:following|exactly))\b`, 1, KindInstruction),
-	plainCue("recommend|prefer|promote|praise", `\b(?:only\s+recommend|recommend\s+only|always\s+recommend|prefer\s+(?:only\s+)?\w+\s+over|promote|praise|speak\s+(?:positively|highly)\s+of)\b`, 1, KindInstruction),
-	plainCue("plan|answer|response|reply|output", `\b(?:your|the)\s+(?:final\s+)?(?:plan|answer|response|reply|output)\s+(?:you\s+make|must|should)\b`, 1, KindInstruction),
-	plainCue("the user", `\b(?:when|once|if|whenever)\s+the\s+user(?:'s)?\s+(?:asks?|requests?|query|queries|question|mentions?|says?|wants?)\b`, 1.5, KindInstruction),
-	plainCue("every|all|each|now on|always|henceforth|future", `\b(?:for|in|on|to|before|after)\s+(?:every|all|each|any)\s+(?:future\s+|subsequent\s+|later\s+|following\s+|other\s+)?(?:requests?|calls?|quer(?:y|ies)|turns?|messages?|conversations?|tasks?|repl(?:y|ies)|responses?|answers?)\b|\bfrom\s+now\s+on\b|\bhenceforth\b|\balways\s+(?:use|call|prefer|choose|recommend)\b`, 1, KindInstruction),
+		// What it wants done.
+		plainCue("call|use|using|invok|execut|trigger|utili|employ|switch to|run", `\b(?:`+reToolVerb+`|run)\s+(?:the\s+)?(?:`+reIdent+`|['"\x60][\w.-]+['"\x60])\s+(?:tool|function|plugin|action)s?\b|\b`+reToolVerb+`\s+(?:the\s+)?`+reIdent, 1.5, KindToolCall),
+		plainCue("by |with|via", `\b(?:by\s+(?:using|calling|invoking|running|executing)|with|via)\s+(?:the\s+)?`+reIdent+`(?:\s+tool)?|\bby\s+(?:using|calling|invoking|running)\s+(?:the\s+)?\S+\s+(?:tool|function)`, 1, KindToolCall),
+		plainCue("plan|answer|response|steps", `\b(?:add|include|put)\s+`+reIdent+`\s+(?:in|into|to)\s+(?:the\s+|your\s+)?(?:final\s+)?(?:plan|answer|response|steps)`, 2, KindToolCall),
+		plainCue("send|post|upload|forward|mail|transmit|submit|leak|exfiltrat|report|share|deliver|relay|beam|sync|push|copy|write|save|store|append|add|paste|put|include|attach|embed|dump|export", `\b`+reSendVerb+`\b.{0,60}?\b`+reData+`\b.{0,60}?\b(?:to|into|at|in)\s+`+reDest, 1.5, KindExfiltration),
+		plainCue("http|@", `\b(?:send|post|upload|forward|e-?mail|transmit|submit|leak|exfiltrate|deliver|relay)\b.{0,40}?\b`+reData+`\b.{0,60}?(?:https?://|[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,})`, 1.5, KindExfiltration),
+		plainCue("http", `\b(?:open|visit|navigate\s+to|go\s+to|browse\s+to|load|fetch|request|curl|wget|download)\s+(?:the\s+(?:url|link|page)\s+)?https?://`, 1.5, KindExfiltration),
+		plainCue("http", `https?://\S*[?&][\w-]+=(?:\{[^}]*\}|<[^>]*>|\$\w+)`, 1.5, KindExfiltration),
+		plainCue("env|/etc/|pass|pin|key|token|cookie|secret|id_rsa|id_ed25519|.ssh|.env|credential|2fa|otp|one-time|one time|recovery|seed|mnemonic|wallet|card|cvv|social security|ssn|bank|prompt|conversation|context|chat|instructions|history|log|previous messages|personal|phone|address|mail|location|contacts|tools|functions", `\b(?:give|send|share|provide|reveal|disclose|tell|show|print|output|paste|enter|include|write|copy|leak|dump|repeat|append|attach|upload|forward|reply\s+with|respond\s+with|answer\s+with|ask\s+(?:them|the\s+user|him|her|users?)\s+(?:for|to\s+(?:give|send|share|enter|type|provide)))\b.{0,50}?\b`+reSecret+`\b`, 2, KindSecretRequest),
+		plainCue("your|my |user", `\b(?:your|my|the\s+user'?s?|their)\s+(?:`+reSecret+`|e-?mail\s+address(?:es)?)\b`, 0.5, KindSecretRequest),
+		plainCue("kill|terminat|delet|remov|eras|wipe|destroy|drop|truncat|format|shut|reboot|uninstall|disabl|overwrit|encrypt|chmod|chown", `\b(?:kill|terminate|delete|remove|erase|wipe|destroy|drop|truncate|format|shut\s*down|reboot|uninstall|disable|overwrite|encrypt|chmod|chown)\b.{0,40}?\b(?:process(?:es)?|pid|files?|folders?|director(?:y|ies)|database|tables?|repo(?:sitory)?|branch|account|users?|backups?|logs?|everything|all|system|disk|records?|emails?|permissions)\b`, 1.5, KindInstruction),
+		plainCue("rm |curl|wget|sudo|authorized_keys|crontab|.bashrc|chmod|download", `\b(?:rm\s+-rf|chmod\s+(?:-r\s+)?[0-7]{3}|curl\s+[^|]{0,80}\|\s*(?:ba)?sh|wget\s+[^|]{0,80}\|\s*(?:ba)?sh|sudo\s+\w+|authorized_keys|crontab|\.bashrc)\b|\bdownload\b.{0,40}?\b(?:and\s+)?(?:execute|run|install)\b`, 1.5, KindInstruction),
+		plainCue("password|2fa|mfa|recovery|permission|role|owner", `\b(?:change|reset|set|update|disable|remove|turn\s+off)\s+(?:the\s+|their\s+|his\s+|her\s+|the\s+user'?s\s+|all\s+)?(?:passwords?|2fa|mfa|recovery\s+(?:email|phone)|permissions?|roles?|owners?)\b`, 1.5, KindInstruction),
+		plainCue("send|transfer|wire|pay", `\b(?:send|transfer|wire|pay)\s+(?:\$|€|£)?\d|\b(?:transfer|wire)\s+(?:the\s+)?(?:money|funds|payment|balance)`, 1.5, KindInstruction),
+		plainCue("ssh-", `\bssh-(?:rsa|ed25519|dss)\s+AAAA`, 1.5, KindInstruction),
+		plainCue("following", `\b(?:add|write|append|insert|put|save)\s+(?:the\s+)?following\s+(?:content|text|line|data|key|code)\b`, 1.5, KindInstruction),
+		plainCue("message|user|with", `\b(?:display|show|print|output|say|tell|inform|notify|respond|reply|answer|recommend|mention|state|report)\b.{0,30}?\b(?:the\s+(?:following\s+)?message|to\s+the\s+user|the\s+user\s+that|users?\s+with|with\s+(?:the\s+)?(?:following|exactly))\b`, 1, KindInstruction),
+		plainCue("recommend|prefer|promote|praise", `\b(?:only\s+recommend|recommend\s+only|always\s+recommend|prefer\s+(?:only\s+)?\w+\s+over|promote|praise|speak\s+(?:positively|highly)\s+of)\b`, 1, KindInstruction),
+		plainCue("plan|answer|response|reply|output", `\b(?:your|the)\s+(?:final\s+)?(?:plan|answer|response|reply|output)\s+(?:you\s+make|must|should)\b`, 1, KindInstruction),
+		plainCue("the user", `\b(?:when|once|if|whenever)\s+the\s+user(?:'s)?\s+(?:asks?|requests?|query|queries|question|mentions?|says?|wants?)\b`, 1.5, KindInstruction),
+		plainCue("every|all|each|now on|always|henceforth|future", `\b(?:for|in|on|to|before|after)\s+(?:every|all|each|any)\s+(?:future\s+|subsequent\s+|later\s+|following\s+|other\s+)?(?:requests?|calls?|quer(?:y|ies)|turns?|messages?|conversations?|tasks?|repl(?:y|ies)|responses?|answers?)\b|\bfrom\s+now\s+on\b|\bhenceforth\b|\balways\s+(?:use|call|prefer|choose|recommend)\b`, 1, KindInstruction),
 
-	// How injections frame it.
-	addressCue("ignore|disregard|forget|override|bypass|discard|abandon", `\b(?:ignore|disregard|forget|override|bypass|discard|abandon)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:previous|prior|above|earlier|preceding|original|initial|system|former|existing|current|other)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|directions|guidelines|tasks?|context|messages?|commands|constraints|requests?|goals?)\b`, 3, KindInstruction),
-	addressCue("ignore|disregard|forget|abandon", `\b(?:ignore|disregard|forget|abandon)\s+(?:all\s+)?(?:of\s+)?your\s+(?:\w+\s+)?(?:instructions?|prompts?|tasks?|questions?|requests?|rules|guidelines|goals?)\b|\b(?:ignore|disregard|forget|abandon)\s+(?:the|that|this)\s+(?:question|task|request|instructions?|prompt)\s+(?:you\s+(?:were|was|have\s+been)\s+given|you\s+received|from\s+the\s+user)`, 3, KindInstruction),
-	addressCue("ignore|disregard|forget", `\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you|that|previous|prior|above|else|before)\b`, 3, KindInstruction),
-	addressCue("cancel|scratch|forget", `\b(?:actually,?\s+)?(?:cancel|scratch|forget)\s+(?:that|this|it|the\s+previous)\b\s*(?:,|and|;|\.)`, 1.5, KindInstruction),
-	addressCue("rule|restriction|guideline|safety|filter|polic|guardrail|limit", `\b(?:rules|restrictions|guidelines|safety|filters?|polic(?:y|ies)|guardrails|limits|safeguards)\b.{0,30}?\b(?:are|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:suspended|disabled|lifted|removed|off|overridden|waived|no\s+longer\s+(?:apply|in\s+effect))`, 2.5, KindInstruction),
-	addressCue("outdated|obsolete|invalid|cancel|revoked|superseded|replaced|void|wrong|no longer", `\b(?:your|the|all)\s+(?:previous|prior|original|earlier|current|old|initial|system)\s+(?:instructions?|tasks?|rules|prompts?|guidelines|directions)\s+(?:are|is|have\s+been|has\s+been|were|was)\s+(?:now\s+)?(?:outdated|obsolete|invalid|cancell?ed|revoked|superseded|replaced|void|wrong|no\s+longer\s+valid)`, 2.5, KindInstruction),
-	addressCue("strictly|carefully|exactly|precisely", `\b(?:strictly|carefully|exactly|precisely)\s+(?:adhere\s+to|follow|obey|comply\s+with|execute|perform|carry\s+out)\b`, 2, KindInstruction),
-	addressCue("following|comply", `\b(?:adhere\s+to|obey|comply\s+with|execute|carry\s+out|perform|do|complete)\s+the\s+following\s+(?:instructions?|steps?|commands?|directions?|tasks?|actions?)?\s*(?:first|immediately|now|before|:)|\bcomply\s+with\s+(?:any|every|all|the\s+following|these|this)\b`, 2, KindInstruction),
-	addressCue("task|request|question|assignment|job|instruction", `\b(?:the\s+)?(?:previous|prior|original|current|earlier|first|old)\s+(?:task|request|question|assignment|job|instructions?)\s+(?:has\s+been|have\s+been|is|was|are)\s+(?:completed|done|finished|cancell?ed|resolved|no\s+longer|obsolete|replaced|void)`, 2.5, KindInstruction),
-	addressCue("task|goal|objective|instruction|mission|priorit", `\b(?:your|the)\s+(?:task|goal|objective|instructions?|mission|priorit(?:y|ies))\s+(?:has|have)\s+(?:now\s+)?(?:changed|been\s+(?:updated|changed|replaced))|\bthe\s+(?:real|actual|true|new)\s+(?:task|goal|objective|instruction|request)\s+is\b|\byour\s+new\s+(?:task|goal|objective|instructions?|mission)\b`, 2.5, KindInstruction),
-	addressCue("task|request|priority|objective|assignment|instruction", `\b(?:more\s+urgent|urgent|new|different|updated|another|additional|higher[\s-]priority)\s+(?:new\s+)?(?:task|request|priority|objective|assignment|instructions?)\b.{0,40}?\b(?:you|first|complete|need|must|instead)\b`, 2, KindInstruction),
-	addressCue("before", `\bbefore\s+(?:you\s+)?(?:can\s+|continue\s+to\s+|proceed\s+to\s+)?(?:solve|complete|answer|continue|proceed|respond|finish|do|start|handle|work\s+on|return\s+to|get\s+back\s+to)\b.{0,40}?\b(?:task|request|question|query|analysis|original|this|that)\b`, 2, KindInstruction),
-	plainCue("after you", `\bafter\s+you\s+(?:do|have\s+done|complete|finish)\s+(?:that|this|it)\b`, 1.5, KindInstruction),
-	addressCue("to be", `\b(?:requires?|needs?|depends\s+on)\s+(?:that\s+)?.{0,50}?\bto\s+be\s+(?:called|invoked|run|executed|used|completed|performed)\s+(?:first|before|beforehand|prior)`, 2.5, KindFakeError),
-	plainCue("first|before", `\b(?:must|should|needs?\s+to)\s+(?:first\s+)?(?:be\s+)?(?:call(?:ed)?|invoke[d]?|run|use[d]?)\b.{0,50}?\b(?:first|before(?:\s+(?:this|continuing|proceeding|using))|beforehand)\b`, 1.5, KindToolCall),
-	plainCue("retry|try again|continue", `\b(?:then|and\s+then|before\s+you)\s+(?:retry|try\s+again|call\s+(?:me|this|it)\s+again|continue)\b`, 1, KindFakeError),
-	plainCue("no longer", `\b(?:is|has\s+been)\s+no\s+longer\s+(?:available|supported|in\s+use|working|valid)`, 1.5, KindToolCall),
-	plainCue("replaced|superseded|deprecated|moved|migrated|renamed", `\b(?:has\s+been|was|is\s+now|have\s+been)\s+(?:replaced|superseded|deprecated|moved|migrated|renamed)\s+(?:by|to|with)\b`, 1, KindToolCall),
-	plainCue("in order", `\bin\s+order\s+to\s+(?:complete|continue|proceed|finish|get|obtain|see|view|access|retrieve|display|unlock|perform|solve|ensure|enable|resolve|fulfil+)\b`, 1.5, ""),
-	plainCue("continue|proceed|required", `\bto\s+(?:continue|proceed)\b|\b(?:continue|proceed)\s+(?:only\s+)?after\b|\bis\s+required\s+(?:to|before|for)\b`, 1, ""),
-	addressCue("user|human|person|operator|owner|customer", `\b(?:do\s+not|don'?t|never|without)\s+(?:ever\s+)?(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|let|letting|show|showing|reveal|revealing|disclose|disclosing|ask|asking|confirm|confirming|bother|bothering|warn|warning)\s+(?:it\s+|this\s+|that\s+|anything\s+|them\s+)?(?:to\s+)?(?:the\s+|your\s+)?(?:user|human|person|operator|owner|customer)s?\b`, 3, KindInstruction),
-	addressCue("reveal|mention|disclose|show|tell|repeat", `\b(?:do\s+not|don'?t|never)\s+(?:reveal|mention|disclose|show|repeat|acknowledge|tell\s+(?:anyone|the\s+user)\s+about)\s+(?:this|these|the|that)\s+(?:instructions?|message|note|notice|text|rules?|request|warning|comment)\b`, 3, KindInstruction),
-	plainCue("confirmation|confirming|asking|approval|permission", `\bwithout\s+(?:asking\s+(?:for\s+)?|seeking\s+|waiting\s+for\s+|any\s+|further\s+|user\s+)?(?:confirmation|confirming|asking|approval|permission)\b|\bno\s+need\s+to\s+(?:ask|confirm|check\s+with)\b`, 1.5, KindInstruction),
-	addressCue("pre-author|preauthor|pre-approv|preapprov|consented|given", `\bthe\s+user\s+(?:has\s+)?(?:already\s+)?(?:pre-?authori[sz]ed|pre-?approved|consented\s+to|given\s+(?:full\s+)?(?:permission|consent))`, 2.5, KindFakeTurn),
-	addressCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\s+(?:call|send|run|execute|use|write|add|forward|copy|upload|include|delete)\b`, 3, KindInstruction),
-	plainCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\b`, 1, KindInstruction),
-	addressCue("keep|the user", `\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential|private)\s+from\b|\bthe\s+user\s+(?:does\s+not|doesn'?t|must\s+not|should\s+not|need\s+not)\s+(?:need\s+to\s+)?(?:know|see|be\s+(?:told|informed))\b`, 3, KindInstruction),
-	{need: []string{"<"}, addr: true, re: compileMatch(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
-	plainCue("", `^\W{0,4}(?:important|critical|urgent|attention|warning|note)\s*(?:!|:)\s`, 0.5, ""),
+		// How injections frame it.
+		addressCue("ignore|disregard|forget|override|bypass|discard|abandon", `\b(?:ignore|disregard|forget|override|bypass|discard|abandon)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+|my\s+|these\s+|those\s+)?(?:previous|prior|above|earlier|preceding|original|initial|system|former|existing|current|other)\s+(?:\w+\s+)?(?:instructions?|prompts?|rules|directions|guidelines|tasks?|context|messages?|commands|constraints|requests?|goals?)\b`, 3, KindInstruction),
+		addressCue("ignore|disregard|forget|abandon", `\b(?:ignore|disregard|forget|abandon)\s+(?:all\s+)?(?:of\s+)?your\s+(?:\w+\s+)?(?:instructions?|prompts?|tasks?|questions?|requests?|rules|guidelines|goals?)\b|\b(?:ignore|disregard|forget|abandon)\s+(?:the|that|this)\s+(?:question|task|request|instructions?|prompt)\s+(?:you\s+(?:were|was|have\s+been)\s+given|you\s+received|from\s+the\s+user)`, 3, KindInstruction),
+		addressCue("ignore|disregard|forget", `\b(?:ignore|disregard|forget)\s+(?:all|everything)\s+(?:you|that|previous|prior|above|else|before)\b`, 3, KindInstruction),
+		addressCue("cancel|scratch|forget", `\b(?:actually,?\s+)?(?:cancel|scratch|forget)\s+(?:that|this|it|the\s+previous)\b\s*(?:,|and|;|\.)`, 1.5, KindInstruction),
+		addressCue("rule|restriction|guideline|safety|filter|polic|guardrail|limit", `\b(?:rules|restrictions|guidelines|safety|filters?|polic(?:y|ies)|guardrails|limits|safeguards)\b.{0,30}?\b(?:are|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:suspended|disabled|lifted|removed|off|overridden|waived|no\s+longer\s+(?:apply|in\s+effect))`, 2.5, KindInstruction),
+		addressCue("outdated|obsolete|invalid|cancel|revoked|superseded|replaced|void|wrong|no longer", `\b(?:your|the|all)\s+(?:previous|prior|original|earlier|current|old|initial|system)\s+(?:instructions?|tasks?|rules|prompts?|guidelines|directions)\s+(?:are|is|have\s+been|has\s+been|were|was)\s+(?:now\s+)?(?:outdated|obsolete|invalid|cancell?ed|revoked|superseded|replaced|void|wrong|no\s+longer\s+valid)`, 2.5, KindInstruction),
+		addressCue("strictly|carefully|exactly|precisely", `\b(?:strictly|carefully|exactly|precisely)\s+(?:adhere\s+to|follow|obey|comply\s+with|execute|perform|carry\s+out)\b`, 2, KindInstruction),
+		addressCue("following|comply", `\b(?:adhere\s+to|obey|comply\s+with|execute|carry\s+out|perform|do|complete)\s+the\s+following\s+(?:instructions?|steps?|commands?|directions?|tasks?|actions?)?\s*(?:first|immediately|now|before|:)|\bcomply\s+with\s+(?:any|every|all|the\s+following|these|this)\b`, 2, KindInstruction),
+		addressCue("task|request|question|assignment|job|instruction", `\b(?:the\s+)?(?:previous|prior|original|current|earlier|first|old)\s+(?:task|request|question|assignment|job|instructions?)\s+(?:has\s+been|have\s+been|is|was|are)\s+(?:completed|done|finished|cancell?ed|resolved|no\s+longer|obsolete|replaced|void)`, 2.5, KindInstruction),
+		addressCue("task|goal|objective|instruction|mission|priorit", `\b(?:your|the)\s+(?:task|goal|objective|instructions?|mission|priorit(?:y|ies))\s+(?:has|have)\s+(?:now\s+)?(?:changed|been\s+(?:updated|changed|replaced))|\bthe\s+(?:real|actual|true|new)\s+(?:task|goal|objective|instruction|request)\s+is\b|\byour\s+new\s+(?:task|goal|objective|instructions?|mission)\b`, 2.5, KindInstruction),
+		addressCue("task|request|priority|objective|assignment|instruction", `\b(?:more\s+urgent|urgent|new|different|updated|another|additional|higher[\s-]priority)\s+(?:new\s+)?(?:task|request|priority|objective|assignment|instructions?)\b.{0,40}?\b(?:you|first|complete|need|must|instead)\b`, 2, KindInstruction),
+		addressCue("before", `\bbefore\s+(?:you\s+)?(?:can\s+|continue\s+to\s+|proceed\s+to\s+)?(?:solve|complete|answer|continue|proceed|respond|finish|do|start|handle|work\s+on|return\s+to|get\s+back\s+to)\b.{0,40}?\b(?:task|request|question|query|analysis|original|this|that)\b`, 2, KindInstruction),
+		plainCue("after you", `\bafter\s+you\s+(?:do|have\s+done|complete|finish)\s+(?:that|this|it)\b`, 1.5, KindInstruction),
+		addressCue("to be", `\b(?:requires?|needs?|depends\s+on)\s+(?:that\s+)?.{0,50}?\bto\s+be\s+(?:called|invoked|run|executed|used|completed|performed)\s+(?:first|before|beforehand|prior)`, 2.5, KindFakeError),
+		plainCue("first|before", `\b(?:must|should|needs?\s+to)\s+(?:first\s+)?(?:be\s+)?(?:call(?:ed)?|invoke[d]?|run|use[d]?)\b.{0,50}?\b(?:first|before(?:\s+(?:this|continuing|proceeding|using))|beforehand)\b`, 1.5, KindToolCall),
+		plainCue("retry|try again|continue", `\b(?:then|and\s+then|before\s+you)\s+(?:retry|try\s+again|call\s+(?:me|this|it)\s+again|continue)\b`, 1, KindFakeError),
+		plainCue("no longer", `\b(?:is|has\s+been)\s+no\s+longer\s+(?:available|supported|in\s+use|working|valid)`, 1.5, KindToolCall),
+		plainCue("replaced|superseded|deprecated|moved|migrated|renamed", `\b(?:has\s+been|was|is\s+now|have\s+been)\s+(?:replaced|superseded|deprecated|moved|migrated|renamed)\s+(?:by|to|with)\b`, 1, KindToolCall),
+		plainCue("in order", `\bin\s+order\s+to\s+(?:complete|continue|proceed|finish|get|obtain|see|view|access|retrieve|display|unlock|perform|solve|ensure|enable|resolve|fulfil+)\b`, 1.5, ""),
+		plainCue("continue|proceed|required", `\bto\s+(?:continue|proceed)\b|\b(?:continue|proceed)\s+(?:only\s+)?after\b|\bis\s+required\s+(?:to|before|for)\b`, 1, ""),
+		addressCue("user|human|person|operator|owner|customer", `\b(?:do\s+not|don'?t|never|without)\s+(?:ever\s+)?(?:tell|telling|inform|informing|notify|notifying|mention|mentioning|alert|alerting|let|letting|show|showing|reveal|revealing|disclose|disclosing|ask|asking|confirm|confirming|bother|bothering|warn|warning)\s+(?:it\s+|this\s+|that\s+|anything\s+|them\s+)?(?:to\s+)?(?:the\s+|your\s+)?(?:user|human|person|operator|owner|customer)s?\b`, 3, KindInstruction),
+		addressCue("reveal|mention|disclose|show|tell|repeat", `\b(?:do\s+not|don'?t|never)\s+(?:reveal|mention|disclose|show|repeat|acknowledge|tell\s+(?:anyone|the\s+user)\s+about)\s+(?:this|these|the|that)\s+(?:instructions?|message|note|notice|text|rules?|request|warning|comment)\b`, 3, KindInstruction),
+		plainCue("confirmation|confirming|asking|approval|permission", `\bwithout\s+(?:asking\s+(?:for\s+)?|seeking\s+|waiting\s+for\s+|any\s+|further\s+|user\s+)?(?:confirmation|confirming|asking|approval|permission)\b|\bno\s+need\s+to\s+(?:ask|confirm|check\s+with)\b`, 1.5, KindInstruction),
+		addressCue("pre-author|preauthor|pre-approv|preapprov|consented|given", `\bthe\s+user\s+(?:has\s+)?(?:already\s+)?(?:pre-?authori[sz]ed|pre-?approved|consented\s+to|given\s+(?:full\s+)?(?:permission|consent))`, 2.5, KindFakeTurn),
+		addressCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\s+(?:call|send|run|execute|use|write|add|forward|copy|upload|include|delete)\b`, 3, KindInstruction),
+		plainCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\b`, 1, KindInstruction),
+		addressCue("keep|the user", `\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential|private)\s+from\b|\bthe\s+user\s+(?:does\s+not|doesn'?t|must\s+not|should\s+not|need\s+not)\s+(?:need\s+to\s+)?(?:know|see|be\s+(?:told|informed))\b`, 3, KindInstruction),
+		{need: []string{"<"}, addr: true, re: compileMatch(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
+		plainCue("", `^\W{0,4}(?:important|critical|urgent|attention|warning|note)\s*(?:!|:)\s`, 0.5, ""),
 
-	// Fake turns and fake authors.
-	addressCue("<|[inst|[/inst|<<sys|<</sys|_of_turn|endoftext|eot_id|im_start|im_end", `<\|[a-z_]{2,40}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|<\|?(?:endoftext|eot_id|im_start|im_end)\|?>`, 3, KindFakeTurn),
-	addressCue("user|system|admin|developer|human|operator", `\b(?:new|next|updated|latest|follow[\s-]?up|another|additional|real|actual|urgent)\s+(?:user|system|admin|administrator|developer|human|operator)\s+(?:message|query|request|prompt|instructions?|input|turn|command)s?\s*:`, 3, KindFakeTurn),
-	addressCue("system|user|assistant|human|developer|admin", `^\s*(?:<!--\s*)?(?:#{1,4}\s*|\[|\(|<)?(?:system|user|assistant|human|developer|admin|administrator)\s*(?:message|prompt|note|notice|override|instruction|query|input|turn)?\s*(?:\]|\)|>|:)`, 1.5, KindFakeTurn),
-	addressCue("#", `^\s*#{2,4}\s*(?:instructions?|response|system|input)\s*:?\s*$`, 1.5, KindFakeTurn),
-	addressCue("from", `\b(?:message|note|request|instructions?|order|word)s?\s+(?:is\s+)?from\s+(?:the\s+|your\s+)?(?:user|system|admin|administrator|developer|operator|owner|assistant|human|security\s+team)\b`, 2.5, KindFakeTurn),
-	addressCue("i am|signed", `\bi\s+am\s+(?:the|your)\s+(?:user|admin|administrator|developer|owner|operator|creator|supervisor)\b|\bsigned\s*,?\s*(?:the\s+)?(?:user|admin|administrator|developer|owner|system)\b`, 3, KindFakeTurn),
-	addressCue("the user|i gave you", `\bthe\s+user\s+(?:has\s+)?(?:asked|wants|instructed|requested|authori[sz]ed|approved|told)\s+(?:you|that\s+you)\b|\b(?:the\s+)?task\s+(?:that\s+)?i\s+gave\s+you\b`, 2.5, KindFakeTurn),
-}
+		// Fake turns and fake authors.
+		addressCue("<|[inst|[/inst|<<sys|<</sys|_of_turn|endoftext|eot_id|im_start|im_end", `<\|[a-z_]{2,40}\|>|\[/?inst\]|<</?sys>>|<(?:start|end)_of_turn>|<\|?(?:endoftext|eot_id|im_start|im_end)\|?>`, 3, KindFakeTurn),
+		addressCue("user|system|admin|developer|human|operator", `\b(?:new|next|updated|latest|follow[\s-]?up|another|additional|real|actual|urgent)\s+(?:user|system|admin|administrator|developer|human|operator)\s+(?:message|query|request|prompt|instructions?|input|turn|command)s?\s*:`, 3, KindFakeTurn),
+		addressCue("system|user|assistant|human|developer|admin", `^\s*(?:<!--\s*)?(?:#{1,4}\s*|\[|\(|<)?(?:system|user|assistant|human|developer|admin|administrator)\s*(?:message|prompt|note|notice|override|instruction|query|input|turn)?\s*(?:\]|\)|>|:)`, 1.5, KindFakeTurn),
+		addressCue("#", `^\s*#{2,4}\s*(?:instructions?|response|system|input)\s*:?\s*$`, 1.5, KindFakeTurn),
+		addressCue("from", `\b(?:message|note|request|instructions?|order|word)s?\s+(?:is\s+)?from\s+(?:the\s+|your\s+)?(?:user|system|admin|administrator|developer|operator|owner|assistant|human|security\s+team)\b`, 2.5, KindFakeTurn),
+		addressCue("i am|signed", `\bi\s+am\s+(?:the|your)\s+(?:user|admin|administrator|developer|owner|operator|creator|supervisor)\b|\bsigned\s*,?\s*(?:the\s+)?(?:user|admin|administrator|developer|owner|system)\b`, 3, KindFakeTurn),
+		addressCue("the user|i gave you", `\bthe\s+user\s+(?:has\s+)?(?:asked|wants|instructed|requested|authori[sz]ed|approved|told)\s+(?:you|that\s+you)\b|\b(?:the\s+)?task\s+(?:that\s+)?i\s+gave\s+you\b`, 2.5, KindFakeTurn),
+	}
+})
 
 // resultErrorWords mark a text (or a sentence) that reports a failure.
 var resultErrorWords = compileMatch(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
@@ -388,9 +394,10 @@ func checkString(s string) []resultHit {
 		// sentence): those that may hold are run after the others, heaviest
 		// first, while they can change the outcome. Most sentences, meeting
 		// a cue or two, run none.
+		cues := resultCues()
 		pending, bound, addrs := pending[:0], 0.0, 0
 		for _, i := range x.order {
-			c := &resultCues[i]
+			c := &cues[i]
 			switch {
 			case !x.mayHold(i, &sent):
 			case !c.frames():
@@ -407,7 +414,7 @@ func checkString(s string) []resultHit {
 			if !(colon && score < 1) && (score+bound+carry < resultThreshold || !addressed && addrs == 0) {
 				break
 			}
-			c := &resultCues[i]
+			c := &cues[i]
 			bound -= c.weight
 			if c.addr {
 				addrs--
