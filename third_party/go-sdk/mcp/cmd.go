@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -31,6 +32,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, _ := stdout.(*os.File)   // PATCH(toolgate): see pipeRWC.readsInline
 	stdout = io.NopCloser(stdout) // close the connection by closing stdin, not stdout
 	stdin, err := t.Command.StdinPipe()
 	if err != nil {
@@ -43,7 +45,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (Connection, error) {
 	if td <= 0 {
 		td = defaultTerminateDuration
 	}
-	return newIOConn(&pipeRWC{t.Command, stdout, stdin, td}), nil
+	return newIOConn(&pipeRWC{t.Command, stdout, stdin, td, out}), nil
 }
 
 // A pipeRWC is an io.ReadWriteCloser that communicates with a subprocess over
@@ -53,6 +55,17 @@ type pipeRWC struct {
 	stdout            io.ReadCloser
 	stdin             io.WriteCloser
 	terminateDuration time.Duration
+	out               *os.File // PATCH(toolgate): the command's stdout, when it is a file
+}
+
+// PATCH(toolgate): readsInline reports whether the command's stdout is a
+// pipe the runtime's poller waits on (os/exec makes it so): then Close
+// interrupts a read in progress (it ends the process, whose Cmd.Wait closes
+// the pipe), so the connection reads it in Read, without a reader
+// goroutine (see readsInline in transport.go): a goroutine hand-off less
+// per message from the server.
+func (s *pipeRWC) readsInline() bool {
+	return s.out != nil && s.out.SetReadDeadline(time.Time{}) == nil
 }
 
 func (s *pipeRWC) Read(p []byte) (n int, err error) {

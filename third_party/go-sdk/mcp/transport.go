@@ -585,6 +585,9 @@ func (c *ioConn) readFrame() (json.RawMessage, error) {
 // goroutine for Close to unblock Read (#224), and reading it in Read saves
 // a goroutine hand-off per message.
 func readsInline(rw io.ReadWriteCloser) bool {
+	if p, ok := rw.(*pipeRWC); ok { // a [CommandTransport]'s (cmd.go)
+		return p.readsInline()
+	}
 	r, ok := rw.(rwc)
 	if !ok {
 		return false
