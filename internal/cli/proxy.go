@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/auth"
@@ -256,8 +255,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	gw.Mount(srv.MCP())
 
 	if p.addr == "" {
-		t := &mcp.IOTransport{Reader: io.NopCloser(pollableStdin(s.in)), Writer: nopWriteCloser{s.out}}
-		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		if err := srv.Run(ctx, stdioTransport(s)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
 		}
 		return nil

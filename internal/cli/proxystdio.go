@@ -9,17 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pollableStdin returns the gateway's standard input as a file that Go's
-// network poller waits on, when it is a pipe (as an MCP client starts a
-// stdio server) open for reading in blocking mode; anything else is
-// returned as it is.
+// pollableStdin returns standard input (of toolgate serve or proxy) as a
+// file that Go's network poller waits on, when it is a pipe (as an MCP
+// client starts a stdio server) open for reading in blocking mode;
+// anything else is returned as it is.
 //
 // A pipe a program inherits is usually in blocking mode, so os.Stdin reads
-// it in a blocking read(2): the thread holds its P while the gateway
-// waits for the next request, and whenever the gateway is busy, the
-// runtime's monitor takes the P away and hands it back as the read
-// returns, a few thread wake-ups more per call (bench/proxy: about 5-8%
-// of the gateway's CPU per call). The pipe is opened again through
+// it in a blocking read(2): the thread holds its P while the server waits
+// for the next request, and whenever the server is busy, the runtime's
+// monitor takes the P away and hands it back as the read returns, a few
+// thread wake-ups more per call (bench/proxy: about 5-8% of the gateway's
+// CPU per call). A polled file is also one the go-sdk reads without a
+// goroutine of its own (stdioTransport). The pipe is opened again through
 // /proc/self/fd, which on Linux makes a new open file description of the
 // same pipe: O_NONBLOCK is set on that one only, never on the description
 // the client (or a shell) may share.
