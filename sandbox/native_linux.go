@@ -430,6 +430,23 @@ const outputDelay = 2 * time.Second
 // groups are made, makes its groups meanwhile, limited to expect. The
 // helper then waits for its spec on the control socket.
 func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits) (*launched, error) {
+	if st != nil {
+		if l, err := launchBy(st.start, layout, expect); err == nil {
+			return l, nil
+		}
+		// The starter failed. A helper it started before it failed has
+		// the files it was given: the helper forked here gets new ones.
+	}
+	return launchBy(func(files []*os.File) (*os.Process, func(), error) {
+		p, err := os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(0)})
+		return p, nil, err
+	}, layout, expect)
+}
+
+// launchBy is launch with start, which starts a helper with files as its
+// fds 0 to 3 and returns it, and a function to call once it has been
+// waited for (or nil).
+func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout *cgroupLayouts, expect Limits) (*launched, error) {
 	ctl, child, err := socketPair("sandbox-control")
 	if err != nil {
 		return nil, err
@@ -483,14 +500,8 @@ func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits) (*lau
 		}()
 	}
 	l.start = time.Now()
-	files := []*os.File{theirs[0], theirs[1], theirs[2], child}
-	var gone func() // tells st the helper is waited for
-	if st != nil {
-		l.proc, gone, err = st.start(files)
-	}
-	if st == nil || err != nil { // no starter, or it failed: fork this process
-		l.proc, err = os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(0)})
-	}
+	var gone func()
+	l.proc, gone, err = start([]*os.File{theirs[0], theirs[1], theirs[2], child})
 	if err != nil {
 		close(started)
 		l.ctl.Close()

@@ -23,14 +23,45 @@ const starterArg0 = "toolgate-sandbox-starter"
 // process's child, as one forked here would be. This process waits for
 // it (its exit status and resource usage) and kills it; its parent-death
 // signal is that of the thread that started the starter, which is kept
-// until every helper started through the starter is gone.
+// until every helper started through the starter is gone. When the
+// starter fails (killed, say), the helper is forked here instead, with
+// files of its own, and the starter is started again for the next one; a
+// helper it may have started just before failing ends at once (its
+// control socket is closed), left unwaited for.
 type starter struct {
 	mu      sync.Mutex // one request at a time
 	sock    *os.File
 	msgs    *msgReader
-	broken  bool           // the starter did not answer: not used again
-	helpers sync.WaitGroup // helpers started through it and not yet waited for
-	exited  chan struct{}  // closed once the starter process is gone
+	broken  bool          // the starter did not answer: not used again
+	exited  chan struct{} // closed once the starter process is gone
+	helpers helperCount   // helpers started through it and not yet waited for
+}
+
+// helperCount counts helpers; unlike a WaitGroup's, its count may rise
+// from zero while another goroutine waits for it to be zero. zero.L is mu.
+type helperCount struct {
+	mu   sync.Mutex
+	n    int
+	zero sync.Cond
+}
+
+func (c *helperCount) add(d int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n += d; c.n == 0 {
+		c.zero.Broadcast()
+	}
+}
+
+func (c *helperCount) done() { c.add(-1) }
+
+// wait returns once the count is zero.
+func (c *helperCount) wait() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.n > 0 {
+		c.zero.Wait()
+	}
 }
 
 type starterReply struct {
@@ -45,6 +76,7 @@ func startStarter(exe string) (*starter, error) {
 		return nil, err
 	}
 	s := &starter{sock: sock, msgs: &msgReader{f: sock}, exited: make(chan struct{})}
+	s.helpers.zero.L = &s.helpers.mu
 	started := make(chan error, 1)
 	go func() {
 		// The helpers' parent-death signal is this thread's: it is kept
@@ -64,7 +96,7 @@ func startStarter(exe string) (*starter, error) {
 		}
 		p.Wait()
 		close(s.exited)
-		s.helpers.Wait()
+		s.helpers.wait()
 	}()
 	if err := <-started; err != nil {
 		sock.Close()
@@ -85,7 +117,7 @@ func (s *starter) start(files []*os.File) (p *os.Process, gone func(), err error
 	for i, f := range files {
 		fds[i] = int(f.Fd())
 	}
-	s.helpers.Add(1) // before the helper exists: the starter's thread waits for it
+	s.helpers.add(1) // before the helper exists: the starter's thread waits for it
 	var r starterReply
 	err = sendMsg(s.sock, struct{}{}, fds)
 	if err == nil {
@@ -95,7 +127,6 @@ func (s *starter) start(files []*os.File) (p *os.Process, gone func(), err error
 	}
 	switch {
 	case err != nil:
-		s.broken = true
 		err = fmt.Errorf("the sandbox starter: %w", err)
 	case r.Error != "":
 		err = errors.New(r.Error)
@@ -103,17 +134,20 @@ func (s *starter) start(files []*os.File) (p *os.Process, gone func(), err error
 		err = fmt.Errorf("the sandbox starter answered pid %d", r.Pid)
 	}
 	if err != nil {
-		s.helpers.Done()
+		// Not asked again: a helper whose exec failed may be left to
+		// this process as a child no one waits for.
+		s.broken = true
+		s.helpers.done()
 		return nil, nil, err
 	}
 	// The helper is this process's child: found by a pidfd, waited for
 	// here.
 	p, err = os.FindProcess(r.Pid)
 	if err != nil {
-		s.helpers.Done()
+		s.helpers.done()
 		return nil, nil, err
 	}
-	return p, s.helpers.Done, nil
+	return p, s.helpers.done, nil
 }
 
 // usable reports whether the starter may still start helpers.
@@ -145,6 +179,11 @@ func (s *starter) close() {
 func starterMain() int {
 	sock := os.NewFile(ctlFD, "sandbox-starter")
 	msgs := &msgReader{f: sock}
+	exe, err := os.Executable() // this very program, as the caller named it
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox starter:", err)
+		return 126
+	}
 	for {
 		var req struct{}
 		fds, err := msgs.read(&req)
@@ -160,9 +199,7 @@ func starterMain() int {
 			for i, fd := range fds {
 				files[i] = os.NewFile(uintptr(fd), "helper-file")
 			}
-			// /proc/self/exe: this very program, even if its file has
-			// since been replaced.
-			p, err := os.StartProcess("/proc/self/exe", helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(syscall.CLONE_PARENT)})
+			p, err := os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(syscall.CLONE_PARENT)})
 			if err != nil {
 				r.Error = fmt.Sprintf("starting the helper: %v", err)
 			} else {

@@ -27,7 +27,7 @@ func TestNativeStarter(t *testing.T) {
 					t.Fatalf("command %d: %v", i, err)
 				}
 				if o.ExitCode != 0 || strings.TrimSpace(string(o.Stdout)) != fmt.Sprintf("1 %d", i) {
-					t.Fatalf("command %d: exit %d, stdout %q, stderr %q", i, o.ExitCode, o.Stdout, o.Stderr)
+					t.Fatalf("command %d: exit %d, signal %q, killed %q, wall %v, stdout %q, stderr %q", i, o.ExitCode, o.Signal, o.Killed, o.Usage.Wall, o.Stdout, o.Stderr)
 				}
 				p := o.Protections
 				if !p.Seccomp || !p.NoNewPrivs || p.Capabilities != "none" || len(p.Namespaces) != 7 || p.Network != "none" {
