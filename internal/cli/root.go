@@ -41,10 +41,15 @@ type streams struct {
 
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, o Options) int {
 	s := &streams{in, out, errOut, args, o}
-	root := newRoot(s)
-	root.SetArgs(args)
-	root.SetIn(in)
-	root.SetOut(out)
+	return execute(ctx, newRoot(s, args), s)
+}
+
+// execute runs root on s's command line and returns the exit status.
+func execute(ctx context.Context, root *cobra.Command, s *streams) int {
+	errOut := s.err
+	root.SetArgs(s.args)
+	root.SetIn(s.in)
+	root.SetOut(s.out)
 	root.SetErr(errOut)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -63,7 +68,22 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 	return exitUsage
 }
 
-func newRoot(s *streams) *cobra.Command {
+// commands are the subcommands, by name: newRoot makes only the one a
+// command line names.
+var commands = []struct {
+	name string
+	make func(*streams) *cobra.Command
+}{
+	{"tools", newToolsCmd}, {"call", newCallCmd}, {"audit", newAuditCmd}, {"version", newVersionCmd},
+	{"serve", newServeCmd}, {"lint", newLintCmd}, {"proxy", newProxyCmd}, {"policy", newPolicyCmd},
+	{"plan", newPlanCmd}, {"search", newSearchCmd}, {"run", newRunCmd}, {"trust", newTrustCmd}, {"scan", newScanCmd},
+}
+
+// newRoot makes the root command with the subcommand args[0] names, or
+// with all of them (the root's help, help and completion, a flag or an
+// unknown name first, which cobra answers with the closest names): a
+// command's flags and texts cost every process, and one runs only its own.
+func newRoot(s *streams, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "toolgate",
 		Short: "The tool layer for LLM agents: define, execute and govern tool calls",
@@ -79,7 +99,14 @@ current folder) and never outside them.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newToolsCmd(s), newCallCmd(s), newAuditCmd(s), newVersionCmd(s), newServeCmd(s), newLintCmd(s), newProxyCmd(s), newPolicyCmd(s), newPlanCmd(s), newSearchCmd(s), newRunCmd(s), newTrustCmd(s))
-	root.AddCommand(newScanCmd(s))
+	for _, c := range commands {
+		if len(args) > 0 && args[0] == c.name {
+			root.AddCommand(c.make(s))
+			return root
+		}
+	}
+	for _, c := range commands {
+		root.AddCommand(c.make(s))
+	}
 	return root
 }
