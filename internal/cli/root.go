@@ -102,6 +102,7 @@ current folder) and never outside them.`,
 	for _, c := range commands {
 		if len(args) > 0 && args[0] == c.name {
 			root.AddCommand(c.make(s))
+			root.CompletionOptions.DisableDefaultCmd = true // `completion` is not the command named
 			return root
 		}
 	}
