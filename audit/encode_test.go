@@ -108,6 +108,8 @@ func argumentCases() []string {
 		`{"a":` + strings.Repeat(`{"b":`, 50) + `1` + strings.Repeat(`}`, 50) + `}`,
 		`{"big":"` + strings.Repeat("z", 5000) + `"}`, `{` + strings.Repeat(`"k":"`+edge+`",`, 20) + `"end":1}`,
 		`[` + strings.Repeat(`1,`, 2100) + `1]`, `[` + strings.Repeat(`"ab",`, 1000) + `""]`,
+		`{"` + strings.Repeat("k", 9000) + `":1}`, `[` + strings.Repeat("9", 9000) + `]`, `[` + strings.Repeat("9", 9000) + `x]`,
+		`{"a":"` + strings.Repeat("b", 4000) + `","c":"` + strings.Repeat("d", 200) + `"}`, `[` + strings.Repeat(`true,`, 900) + `null]`,
 		deep(maxDepth, "[", "]"), deep(maxDepth+1, "[", "]"), deep(maxDepth-1, `{"a":`, "}") + "",
 		// almost JSON
 		`{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[,1]`, `{,}`, `{"a" 1}`, `{a:1}`, `{'a':1}`, `[1 2]`,
@@ -182,9 +184,12 @@ func TestArgumentsAsBefore(t *testing.T) {
 		if string(got[:6]) != "prefix" || !bytes.Equal(got[6:], want) {
 			t.Errorf("appendArguments(%.80q)\n got %.200s\nwant %.200s", in, got[6:], want)
 		}
-		_, ok := appendCompact(nil, bytes.TrimSpace([]byte(in)))
+		out, ok := appendCompact(nil, bytes.TrimSpace([]byte(in)))
 		if valid := json.Valid(bytes.TrimSpace([]byte(in))); ok != valid {
 			t.Errorf("appendCompact(%.80q) ok = %v, json.Valid = %v", in, ok, valid)
+		}
+		if len(out) > MaxArgumentsLen+1 { // however large the arguments, the buffer stays small
+			t.Errorf("appendCompact(%.80q) appended %d bytes", in, len(out))
 		}
 	}
 }

@@ -384,19 +384,32 @@ const maxDepth = 10000
 // string values (not object keys) longer than MaxStringLen bytes by their
 // digest, in one pass that also checks src: ok is false, and b holds
 // garbage past its length on entry, unless src is exactly one JSON value as
-// json.Valid accepts it (strings may hold invalid UTF-8).
+// json.Valid accepts it (strings may hold invalid UTF-8). It appends at most
+// MaxArgumentsLen+1 bytes: once over, what it appended is garbage of that
+// length, to be replaced by a digest.
 func appendCompact(b, src []byte) (_ []byte, ok bool) {
-	c := compactor{src: src, b: b}
+	c := compactor{src: src, b: b, max: len(b) + MaxArgumentsLen + 1}
 	ok = c.value(0) && c.space() == len(src)
 	return c.b, ok
 }
 
-// compactor is appendCompact's state: the input, the next byte to read and
-// the output.
+// compactor is appendCompact's state: the input, the next byte to read, the
+// output and its bound.
 type compactor struct {
 	src []byte
 	i   int
 	b   []byte
+	max int
+
+	digest [100]byte // a string's digest before it is put
+}
+
+// put appends p, as much of it as fits under c.max.
+func (c *compactor) put(p ...byte) {
+	if n := c.max - len(c.b); len(p) > n {
+		p = p[:max(n, 0)]
+	}
+	c.b = append(c.b, p...)
 }
 
 // space skips JSON white space and returns the index of the next byte.
@@ -426,10 +439,10 @@ func (c *compactor) value(depth int) bool {
 		if ch == '[' {
 			end = ']'
 		}
-		c.b = append(c.b, ch)
+		c.put(ch)
 		c.i++
 		if c.space() < len(c.src) && c.src[c.i] == end {
-			c.b = append(c.b, end)
+			c.put(end)
 			c.i++
 			return true
 		}
@@ -442,7 +455,8 @@ func (c *compactor) value(depth int) bool {
 				if tok == nil || c.space() == len(c.src) || c.src[c.i] != ':' {
 					return false
 				}
-				c.b = append(append(c.b, tok...), ':')
+				c.put(tok...)
+				c.put(':')
 				c.i++
 			}
 			if !c.value(depth) || c.space() == len(c.src) {
@@ -450,10 +464,10 @@ func (c *compactor) value(depth int) bool {
 			}
 			switch c.src[c.i] {
 			case ',':
-				c.b = append(c.b, ',')
+				c.put(',')
 				c.i++
 			case end:
-				c.b = append(c.b, end)
+				c.put(end)
 				c.i++
 				return true
 			default:
@@ -476,9 +490,9 @@ func (c *compactor) value(depth int) bool {
 			}
 		}
 		if len(value) > MaxStringLen {
-			c.b = appendDigest(c.b, value)
+			c.put(appendDigest(c.digest[:0], value)...)
 		} else {
-			c.b = append(c.b, tok...)
+			c.put(tok...)
 		}
 		return true
 	case 't':
@@ -536,7 +550,7 @@ func (c *compactor) literal(word string) bool {
 	if !bytes.HasPrefix(c.src[c.i:], []byte(word)) {
 		return false
 	}
-	c.b = append(c.b, word...)
+	c.put(c.src[c.i : c.i+len(word)]...)
 	c.i += len(word)
 	return true
 }
@@ -576,7 +590,7 @@ func (c *compactor) number() bool {
 			return false
 		}
 	}
-	c.b = append(c.b, src[start:i]...)
+	c.put(src[start:i]...)
 	c.i = i
 	return true
 }
