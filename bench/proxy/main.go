@@ -13,7 +13,10 @@
 // the upstream runs all along) and of the upstream process behind it, then
 // whether the two goals of the gateway hold: p50 through the proxy at most
 // 1.3× the direct p50, and the gateway's CPU per call at most 1/3 of the
-// upstream's. Run it through bench/proxy/run.sh.
+// upstream's. Run it through bench/proxy/run.sh. With -compare BIN (repeatable)
+// another toolgate build (an earlier commit's, or a wrapper that sets an
+// environment variable) is measured as a proxy of its own in the same run,
+// in turn with the others: an A/B side by side.
 package main
 
 import (
