@@ -3,6 +3,8 @@ package telemetry
 import (
 	"bufio"
 	"cmp"
+	"compress/gzip"
+	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -33,10 +35,30 @@ func prometheusHandler(reader *sdkmetric.ManualReader) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		bw := bufio.NewWriter(w)
+		var out io.Writer = w
+		if gzipAccepted(r.Header.Get("Accept-Encoding")) { // as the Prometheus client's handler does
+			w.Header().Set("Content-Encoding", "gzip")
+			gz := gzip.NewWriter(w)
+			defer gz.Close()
+			out = gz
+		}
+		bw := bufio.NewWriter(out)
 		writePrometheusText(bw, &rm)
 		bw.Flush()
 	})
+}
+
+// gzipAccepted reports whether an Accept-Encoding header lists gzip (with
+// a quality above zero).
+func gzipAccepted(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+			return !ok || strings.Trim(q, "0.") != ""
+		}
+	}
+	return false
 }
 
 // A promFamily is the metrics of one Prometheus name.

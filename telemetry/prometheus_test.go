@@ -1,6 +1,8 @@
 package telemetry
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -155,4 +157,40 @@ func scrape(t *testing.T, h http.Handler) string {
 		t.Fatalf("status %d, content type %q: %s", rec.Code, rec.Header().Get("Content-Type"), body)
 	}
 	return string(body)
+}
+
+// TestPrometheusGzip: /metrics is gzipped when the scraper accepts it (as
+// Prometheus does), to the same text; plain otherwise.
+func TestPrometheusGzip(t *testing.T) {
+	r := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	c, _ := mp.Meter("s").Int64Counter("toolgate.calls", metric.WithUnit("{call}"))
+	c.Add(context.Background(), 3, metric.WithAttributes(attribute.String("gen_ai.tool.name", "read_file")))
+	plain := scrape(t, prometheusHandler(r))
+	for header, gzipped := range map[string]bool{
+		"": false, "gzip": true, "GZIP": true, "deflate, gzip": true, "gzip;q=1.0, identity": true, "br;q=1, gzip; q=0.5": true,
+		"gzip;q=0": false, "gzip;q=0.000": false, "identity": false, "deflate": false, "x-gzip": false, "gzipx": false,
+	} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Header.Set("Accept-Encoding", header)
+		rec := httptest.NewRecorder()
+		prometheusHandler(r).ServeHTTP(rec, req)
+		body := rec.Body.Bytes()
+		if got := rec.Header().Get("Content-Encoding") == "gzip"; got != gzipped {
+			t.Errorf("Accept-Encoding %q: gzipped %v, want %v", header, got, gzipped)
+			continue
+		}
+		if gzipped {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("Accept-Encoding %q: %v", header, err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatalf("Accept-Encoding %q: %v", header, err)
+			}
+		}
+		if string(body) != plain || !strings.Contains(plain, "toolgate_calls_total") {
+			t.Errorf("Accept-Encoding %q: body %q, want %q", header, body, plain)
+		}
+	}
 }
