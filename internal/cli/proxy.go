@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/internal/procs"
 	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/registry"
@@ -255,6 +256,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	gw.Mount(srv.MCP())
 
 	if p.addr == "" {
+		procs.Narrow() // one client, mostly one call at a time: see internal/procs
 		if err := srv.Run(ctx, stdioTransport(s)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 			return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/internal/procs"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/telemetry"
@@ -111,6 +112,7 @@ roots that lie inside --root folders; it never widens them.`,
 			defer srv.Close()
 			ctx := cmd.Context()
 			if addr == "" {
+				procs.Narrow() // one client, mostly one call at a time: see internal/procs
 				if err := srv.Run(ctx, stdioTransport(s)); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 					return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
 				}

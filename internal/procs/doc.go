@@ -1,0 +1,16 @@
+// Package procs runs a process's Go code on one processor, and gives the
+// others back to work that fans out while it runs.
+//
+// A server over stdio answers one client whose calls are small and mostly
+// one at a time: a call hops between a few goroutines (the transport, the
+// engine's worker, the writer), and with more than one processor (P) each
+// hop can wake another thread, which costs more CPU than the call's own
+// work (bench/mcp: 30–40% of toolgate serve's CPU per call). With one P a
+// hop is a goroutine switch on the same thread. Work that truly runs in
+// parallel (a search over a large tree) asks for the processors back with
+// [Widen] for as long as it runs.
+//
+// [Narrow] leaves the process as it is when the GOMAXPROCS environment
+// variable is set: the user's choice wins. Without a Narrow, Widen does
+// nothing, so library users and one-shot commands keep Go's default.
+package procs
