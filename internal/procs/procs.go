@@ -10,6 +10,7 @@ var (
 	mu       sync.Mutex
 	narrowed bool // Narrow was called and took effect
 	wide     int  // Widen calls not yet done
+	all      int  // the processors before Narrow: what Widen gives back
 )
 
 // Narrow makes the process run Go code on one processor from now on,
@@ -21,13 +22,15 @@ func Narrow() {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	narrowed = true
+	if !narrowed {
+		narrowed, all = true, runtime.GOMAXPROCS(0)
+	}
 	if wide == 0 {
 		runtime.GOMAXPROCS(1)
 	}
 }
 
-// Widen gives the process Go's default number of processors until done is
+// Widen gives the process the processors it had before [Narrow] until done is
 // called (once; later calls do nothing), for work that fans out across
 // goroutines. Calls may overlap: the process narrows again when the last
 // is done. Without a [Narrow] it changes nothing.
@@ -39,7 +42,7 @@ func Widen() (done func()) {
 	}
 	wide++
 	if wide == 1 {
-		runtime.SetDefaultGOMAXPROCS()
+		runtime.GOMAXPROCS(all)
 	}
 	return sync.OnceFunc(func() {
 		mu.Lock()

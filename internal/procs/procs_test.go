@@ -116,3 +116,21 @@ func TestWidenConcurrently(t *testing.T) {
 		t.Fatalf("after every Widen was done: %d processors, want 1", got)
 	}
 }
+
+// BenchmarkWiden is what a search pays in a narrowed process to get the
+// processors and give them back (two changes of GOMAXPROCS).
+func BenchmarkWiden(b *testing.B) {
+	mu.Lock()
+	narrowed, wide, all = true, 0, runtime.GOMAXPROCS(0)
+	mu.Unlock()
+	runtime.GOMAXPROCS(1)
+	b.Cleanup(func() {
+		mu.Lock()
+		narrowed, wide = false, 0
+		mu.Unlock()
+		runtime.SetDefaultGOMAXPROCS()
+	})
+	for b.Loop() {
+		Widen()()
+	}
+}
