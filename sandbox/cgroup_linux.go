@@ -89,7 +89,73 @@ func (c *cgroupLayouts) get() (own, mounts map[string]string, err error) {
 		return nil, nil, err
 	}
 	c.watch, c.cgroup, c.own, c.mounts = watch, cg, own, mounts
+	sweepOnce.Do(func() { go sweepDeadGroups(own, mounts) })
 	return own, mounts, nil
+}
+
+var sweepOnce sync.Once
+
+// sweepDeadGroups removes the groups that toolgate processes no longer
+// alive left beside this process's (a process killed, or ended without
+// closing its sandbox, cannot remove the groups of its helpers started
+// ahead): they are empty, yet a v1 cpu limit walks every group, so they
+// slow every command down, and their names may come back with the pid.
+// Only a folder named exactly toolgate-PID-N, whose PID is no process
+// and which is over a minute old (a process of another pid namespace
+// sharing this parent may have just made it), is removed; a group that
+// still has processes refuses rmdir and stays. A name of this process's
+// own pid left by an earlier process is mkgroup's to replace.
+func sweepDeadGroups(own, mounts map[string]string) {
+	for c, mp := range mounts {
+		path, ok := own[c]
+		if !ok {
+			continue
+		}
+		parent := filepath.Join(mp, path)
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			pid, ok := groupPid(e.Name())
+			if !ok || !e.IsDir() || pid == os.Getpid() || unix.Kill(pid, 0) != unix.ESRCH {
+				continue
+			}
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+				unix.Rmdir(filepath.Join(parent, e.Name()))
+			}
+		}
+	}
+}
+
+// groupPid returns PID of a name toolgate-PID-N (both decimal, no sign,
+// no leading zero), as newCgroup makes them.
+func groupPid(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "toolgate-")
+	if !ok {
+		return 0, false
+	}
+	p, n, ok := strings.Cut(rest, "-")
+	if !ok || !decimal(p) || !decimal(n) {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(p)
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
+}
+
+func decimal(s string) bool {
+	if s == "" || len(s) > 18 || s[0] == '0' {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // stale makes the next get read the mount table again.
@@ -222,7 +288,7 @@ func newCgroupV2(own, mounts map[string]string, name string) (*cgroup, string) {
 		return nil, "cgroup v2 controllers are not delegated to " + parent
 	}
 	dir := filepath.Join(parent, name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	if err := mkgroup(dir); err != nil {
 		return nil, "cgroup v2: " + err.Error()
 	}
 	return &cgroup{version: "v2", dirs: map[string]string{"": dir}, v2CPU: strings.Contains(have, " cpu ")}, ""
@@ -242,7 +308,7 @@ func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
 		if existing := findDir(cg, dir); existing {
 			continue // cpu and cpuacct mounted together
 		}
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		if err := mkgroup(dir); err != nil {
 			why = append(why, fmt.Sprintf("cannot make a v1 %s group (%v)", c, errors.Unwrap(err)))
 			continue
 		}
@@ -253,6 +319,18 @@ func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
 		return nil, cg.why
 	}
 	return cg, ""
+}
+
+// mkgroup makes the group dir. A folder of that name already there was
+// left by an earlier process of the same pid (the name has this process's
+// pid and a number it has not used before): empty, it is replaced; with
+// processes in it, rmdir refuses and so does mkgroup.
+func mkgroup(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrExist) && unix.Rmdir(dir) == nil {
+		err = os.Mkdir(dir, 0o755)
+	}
+	return err
 }
 
 // limit sets the limits l in the groups; false and why when none could be
