@@ -1,6 +1,14 @@
 package policy_test
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/tool"
+)
 
 // BenchmarkDecide measures a decision on each kind of call under the
 // default deny rules plus a few of each kind.
@@ -22,5 +30,32 @@ func BenchmarkDecide(b *testing.B) {
 				bc.run()
 			}
 		})
+	}
+}
+
+// BenchmarkAcquireFullHistory measures the loop guard's admission of a call
+// in a session whose history is full (maxHistory calls in the window), as
+// in a busy gateway: half the calls identical to the one admitted.
+func BenchmarkAcquireFullHistory(b *testing.B) {
+	l := policy.NewLimiter(policy.LimitConfig{Loop: policy.LoopConfig{Max: 1 << 30, Window: time.Hour}})
+	same := pcallRaw(defRead, `{"path":"src/main.go","offset":0,"limit":2000}`)
+	for i := range 512 {
+		c := same
+		if i%2 == 1 { // each other call its own (no cycle)
+			c = pcallRaw(defRead, fmt.Sprintf(`{"path":"src/other%d.go","offset":0,"limit":2000}`, i))
+		}
+		release, err := l.Acquire(context.Background(), c, defRead)
+		if err != nil {
+			b.Fatal(err)
+		}
+		release(tool.Result{})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		release, err := l.Acquire(context.Background(), same, defRead)
+		if err != nil {
+			b.Fatal(err)
+		}
+		release(tool.Result{})
 	}
 }

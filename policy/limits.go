@@ -246,7 +246,27 @@ func (l *Limiter) slot(name string) chan struct{} {
 // history is one session's recent calls.
 type history struct {
 	calls  []past           // oldest first, within the window
+	count  map[string]int   // how many of calls have each key
 	failed map[string]*past // the last result of each key, when it failed for good
+}
+
+// add appends a call, forgetting the oldest beyond maxHistory.
+func (h *history) add(p past) {
+	h.calls = append(h.calls, p)
+	h.count[p.key]++
+	if n := len(h.calls) - maxHistory; n > 0 {
+		h.forget(n)
+	}
+}
+
+// forget drops the n oldest calls.
+func (h *history) forget(n int) {
+	for _, c := range h.calls[:n] {
+		if h.count[c.key]--; h.count[c.key] == 0 {
+			delete(h.count, c.key)
+		}
+	}
+	h.calls = h.calls[n:]
 }
 
 type past struct {
@@ -272,27 +292,21 @@ func (l *Limiter) checkLoop(session, key string) *tool.Error {
 	for cut < len(h.calls) && now.Sub(h.calls[cut].at) > l.cfg.Loop.Window {
 		cut++
 	}
-	h.calls = h.calls[cut:]
+	h.forget(cut)
 	if len(h.calls) >= maxHistory {
-		h.calls = h.calls[len(h.calls)-maxHistory+1:]
+		h.forget(len(h.calls) - maxHistory + 1)
 	}
 
 	if f := h.failed[key]; f != nil && now.Sub(f.at) <= l.cfg.Loop.Window {
 		return repeatedFailure(f.res)
 	}
-	same := 0
-	for _, c := range h.calls {
-		if c.key == key {
-			same++
-		}
-	}
-	if same >= l.cfg.Loop.Max {
+	if same := h.count[key]; same >= l.cfg.Loop.Max {
 		return repeated(same, l.cfg.Loop.Window)
 	}
 	if n := cycle(h.calls, key, l.cfg.Loop.Cycles); n > 0 {
 		return cycling(n, l.cfg.Loop.Cycles)
 	}
-	h.calls = append(h.calls, past{key: key, at: now})
+	h.add(past{key: key, at: now})
 	return nil
 }
 
@@ -335,9 +349,7 @@ func (l *Limiter) Replay(call tool.Call, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.history(call.Caller(), time.Now())
-	if h.calls = append(h.calls, past{key: key, at: at}); len(h.calls) > maxHistory {
-		h.calls = h.calls[len(h.calls)-maxHistory:]
-	}
+	h.add(past{key: key, at: at})
 }
 
 // cycle reports the length (2 or 3) of a cycle that calls followed by key
@@ -389,7 +401,7 @@ func (l *Limiter) history(session string, now time.Time) *history {
 		if len(l.sessions) >= maxSessions {
 			l.forgetIdle(now)
 		}
-		h = &history{failed: map[string]*past{}}
+		h = &history{count: map[string]int{}, failed: map[string]*past{}}
 		l.sessions[session] = h
 	}
 	return h
