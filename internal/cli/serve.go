@@ -37,7 +37,9 @@ VS Code, …). Every tools/call runs through the governed pipeline: policy,
 limits, output budget and the audit log apply as for 'toolgate call', and the
 audit records name the client (its clientInfo.name) and the MCP session.
 
-Without --http the server speaks MCP on standard input and output (one client).
+Without --http the server speaks MCP on standard input and output (one client);
+it then runs its Go code on one processor, which costs less CPU per call, and
+gives a search the others while it runs (GOMAXPROCS in the environment wins).
 With --http ADDR it serves streamable HTTP at http://ADDR/mcp (many sessions,
 SSE streams); ` + statelessLong + `
 With the policy's auth block (docs/auth.md) every request needs
