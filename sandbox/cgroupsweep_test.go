@@ -48,6 +48,21 @@ func occupy(t *testing.T, dir string) {
 	must(t, os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0))
 }
 
+// makeGroup makes the group dir, removed when the test ends (once any
+// process put in it is gone).
+func makeGroup(t *testing.T, dir string) {
+	t.Helper()
+	must(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() {
+		for range 50 {
+			if err := os.Remove(dir); err == nil || os.IsNotExist(err) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
 // TestSweepDeadGroups: a group toolgate-PID-N whose process is gone, empty
 // and over a minute old, is removed; any other name, a live pid, a young
 // group, a group with a process in it, stays.
@@ -80,15 +95,7 @@ func TestSweepDeadGroups(t *testing.T) {
 	}
 	for _, c := range cases {
 		dir := filepath.Join(parent, c.name)
-		must(t, os.Mkdir(dir, 0o755))
-		t.Cleanup(func() {
-			for range 50 {
-				if err := os.Remove(dir); err == nil || os.IsNotExist(err) {
-					return
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		})
+		makeGroup(t, dir)
 		if c.occupied {
 			occupy(t, dir)
 		}
@@ -112,15 +119,7 @@ func TestMkgroupReplacesLeftover(t *testing.T) {
 	parent, _, _ := testGroupParent(t)
 	for _, occupied := range []bool{false, true} {
 		dir := filepath.Join(parent, fmt.Sprintf("toolgate-%d-%d", os.Getpid(), 900000+cgroupSeq.Add(1)))
-		must(t, os.Mkdir(dir, 0o755))
-		t.Cleanup(func() {
-			for range 50 {
-				if err := os.Remove(dir); err == nil || os.IsNotExist(err) {
-					return
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-		})
+		makeGroup(t, dir)
 		if occupied {
 			occupy(t, dir)
 		}

@@ -17,6 +17,17 @@ func reset(t *testing.T) {
 	})
 }
 
+// narrow narrows the process as serve does, with GOMAXPROCS unset, and
+// returns the processors it had.
+func narrow(t *testing.T) (def int) {
+	reset(t)
+	t.Setenv("GOMAXPROCS", "")
+	runtime.SetDefaultGOMAXPROCS()
+	def = runtime.GOMAXPROCS(0)
+	Narrow()
+	return def
+}
+
 func TestWidenWithoutNarrowChangesNothing(t *testing.T) {
 	reset(t)
 	before := runtime.GOMAXPROCS(0)
@@ -46,11 +57,7 @@ func TestNarrowKeepsTheEnvironmentsChoice(t *testing.T) {
 }
 
 func TestNarrowAndWiden(t *testing.T) {
-	reset(t)
-	t.Setenv("GOMAXPROCS", "")
-	runtime.SetDefaultGOMAXPROCS()
-	def := runtime.GOMAXPROCS(0)
-	Narrow()
+	def := narrow(t)
 	if got := runtime.GOMAXPROCS(0); got != 1 {
 		t.Fatalf("after Narrow: %d processors, want 1", got)
 	}
@@ -75,11 +82,7 @@ func TestNarrowAndWiden(t *testing.T) {
 }
 
 func TestNarrowDuringWiden(t *testing.T) {
-	reset(t)
-	t.Setenv("GOMAXPROCS", "")
-	runtime.SetDefaultGOMAXPROCS()
-	def := runtime.GOMAXPROCS(0)
-	Narrow()
+	def := narrow(t)
 	done := Widen()
 	Narrow() // a Narrow while work fans out waits for that work
 	if got := runtime.GOMAXPROCS(0); got != def {
