@@ -60,10 +60,10 @@ type pipeRWC struct {
 
 // PATCH(toolgate): readsInline reports whether the command's stdout is a
 // pipe the runtime's poller waits on (os/exec makes it so): then Close
-// interrupts a read in progress (it ends the process, whose Cmd.Wait closes
-// the pipe), so the connection reads it in Read, without a reader
-// goroutine (see readsInline in transport.go): a goroutine hand-off less
-// per message from the server.
+// interrupts a read in progress (a read deadline, set as it returns), so
+// the connection reads it in Read, without a reader goroutine (see
+// readsInline in transport.go): a goroutine hand-off less per message from
+// the server.
 func (s *pipeRWC) readsInline() bool {
 	return s.out != nil && s.out.SetReadDeadline(time.Time{}) == nil
 }
@@ -80,6 +80,12 @@ func (s *pipeRWC) Write(p []byte) (n int, err error) {
 // termination of the command. If the command does not exit, it is signalled to
 // terminate, and then eventually killed.
 func (s *pipeRWC) Close() error {
+	// PATCH(toolgate): once Close returns, a Read in progress ends (with
+	// io.EOF, see ioConn.Close) even when stdout stays open: a child of the
+	// command holds it, or os/exec still copies the command's stderr.
+	if s.out != nil {
+		defer s.out.SetReadDeadline(time.Now())
+	}
 	// Spec:
 	// "For the stdio transport, the client SHOULD initiate shutdown by:...
 

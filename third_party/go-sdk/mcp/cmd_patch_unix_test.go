@@ -7,6 +7,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -96,6 +98,40 @@ func TestCommandReadMatchesReaderGoroutine(t *testing.T) {
 // signalled after TerminateDuration (a shell that ignores SIGTERM, then is
 // killed). (v1.8.0's reader goroutine gave io.EOF, or the error of reading
 // the pipe Cmd.Wait had closed when it saw that first.)
+// TestCommandReadCloseStdoutHeld: Close ends a waiting Read when stdout
+// stays open after the command is gone: a child it started holds it, and
+// os/exec copies its stderr into a buffer (so Cmd.Wait waits for that
+// child, and closes stdout only then).
+func TestCommandReadCloseStdoutHeld(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sleep 30 & echo '{"jsonrpc":"2.0","method":"ready"}'; exec cat >/dev/null`)
+	cmd.Stderr = &bytes.Buffer{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	conn, err := (&CommandTransport{Command: cmd, TerminateDuration: 50 * time.Millisecond}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	c := conn.(*ioConn)
+	if _, err := c.Read(context.Background()); err != nil { // the child runs
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(context.Background())
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // Read waits (a Read begun after Close ends at once)
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, io.EOF) {
+			t.Errorf("Read interrupted by Close: %v, want io.EOF", err)
+		}
+	case <-time.After(10 * time.Second): // a hang, not a timing: Close returned long ago
+		t.Fatal("Read still waits after Close returned, while a child of the command holds stdout")
+	}
+}
+
 func TestCommandReadClose(t *testing.T) {
 	for _, argv := range [][]string{
 		{"cat"},
