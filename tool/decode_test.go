@@ -1,7 +1,9 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -151,8 +153,62 @@ func FuzzFlatDecoder(f *testing.F) {
 		if err := json.Unmarshal([]byte(in), &want); err != nil {
 			t.Fatalf("the flat decoder took %q, which encoding/json refuses: %v", in, err)
 		}
+		if err := strictDecodes[flatAll](in); err != nil {
+			t.Fatalf("the flat decoder took %q, which encoding/json refuses with unknown fields refused: %v", in, err)
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q decoded to %+v, encoding/json gives %+v", in, got, want)
 		}
 	})
+}
+
+// strictDecodes reports whether encoding/json decodes in into a T refusing
+// unknown fields, with nothing after the object (as toolsets/fs checks).
+func strictDecodes[T any](in string) error {
+	dec := json.NewDecoder(strings.NewReader(in))
+	dec.DisallowUnknownFields()
+	var v T
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err == nil {
+		return errors.New("data after the object")
+	}
+	return nil
+}
+
+// TestFitsMeansStrictDecodes: when a typed tool says arguments fit, a
+// strict encoding/json decode (unknown fields refused) takes them too; and
+// Fits says so for the common arguments.
+func TestFitsMeansStrictDecodes(t *testing.T) {
+	all := New("all", "d", func(context.Context, flatAll) (string, error) { return "", nil }).(interface{ Fits([]byte) bool })
+	named := New("named", "d", func(context.Context, flatNamed) (string, error) { return "", nil }).(interface{ Fits([]byte) bool })
+	fits := 0
+	for _, in := range flatInputs {
+		if all.Fits([]byte(in)) {
+			fits++
+			if err := strictDecodes[flatAll](in); err != nil {
+				t.Errorf("flatAll: Fits(%s), but a strict decode refuses it: %v", in, err)
+			}
+		}
+		if named.Fits([]byte(in)) {
+			if err := strictDecodes[flatNamed](in); err != nil {
+				t.Errorf("flatNamed: Fits(%s), but a strict decode refuses it: %v", in, err)
+			}
+		}
+	}
+	if fits < 30 {
+		t.Errorf("Fits took only %d of the inputs: the common case should fit", fits)
+	}
+	for _, in := range []string{`{"unknown":1}`, `{"S":"upper"}`, `{"Not":"n"}`, `{"low":"l"}`, `{"s":"x"} x`, `{"s":"x"}{}`} {
+		if all.Fits([]byte(in)) {
+			t.Errorf("Fits(%s): true, for arguments a strict decode refuses", in)
+		}
+	}
+	type nested struct {
+		Opts map[string]any `json:"opts"`
+	}
+	if New("nested", "d", func(context.Context, nested) (string, error) { return "", nil }).(interface{ Fits([]byte) bool }).Fits([]byte(`{"opts":{}}`)) {
+		t.Error("Fits: true for a type the fast decoder does not handle")
+	}
 }

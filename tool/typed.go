@@ -90,6 +90,15 @@ func New[In, Out any](name, description string, fn func(context.Context, In) (Ou
 
 func (t *typed[In, Out]) Definition() Definition { return t.def }
 
+// Fits reports whether args, a JSON object, decode into In by the fast
+// decoder: then every key is exactly one of In's fields and encoding/json
+// (even with DisallowUnknownFields) would decode them without error. False
+// says only that the fast decoder cannot tell: ask encoding/json.
+func (t *typed[In, Out]) Fits(args []byte) bool {
+	var in In
+	return t.flat != nil && t.flat.decode(args, unsafe.Pointer(&in))
+}
+
 func (t *typed[In, Out]) Run(ctx context.Context, call Call) (Result, error) {
 	var in In
 	if t.copyBase {

@@ -116,18 +116,34 @@ func (t strict) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 			return tool.Result{}, tool.Errorf(tool.InvalidArguments, "the arguments must be a JSON object").
 				WithSuggestion("send an object with the parameters of %s", t.Definition().Name)
 		}
-		dec := json.NewDecoder(bytes.NewReader(args))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(reflect.New(t.in).Interface()); err != nil {
-			return tool.Result{}, tool.Errorf(tool.InvalidArguments, "arguments do not fit %s's parameters: %v", t.Definition().Name, err).
-				WithSuggestion("use only the parameters in the tool's input schema, with their types")
-		}
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return tool.Result{}, tool.Errorf(tool.InvalidArguments, "unexpected data after the arguments object").
-				WithSuggestion("send exactly one JSON object")
+		if f, ok := t.Tool.(fitter); !ok || !f.Fits(args) {
+			if err := t.check(args); err != nil {
+				return tool.Result{}, err
+			}
 		}
 	}
 	return t.Tool.Run(ctx, call)
+}
+
+// fitter is a typed tool (tool.New) that can tell cheaply that arguments
+// fit its input (see its Fits): the common case, for which the check
+// below would decode them once more for nothing.
+type fitter interface{ Fits(args []byte) bool }
+
+// check decodes args, a JSON object, into the tool's input refusing keys
+// that are not its fields, and refuses anything after the object.
+func (t strict) check(args []byte) *tool.Error {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(reflect.New(t.in).Interface()); err != nil {
+		return tool.Errorf(tool.InvalidArguments, "arguments do not fit %s's parameters: %v", t.Definition().Name, err).
+			WithSuggestion("use only the parameters in the tool's input schema, with their types")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return tool.Errorf(tool.InvalidArguments, "unexpected data after the arguments object").
+			WithSuggestion("send exactly one JSON object")
+	}
+	return nil
 }
 
 // newTool builds a typed tool (tagged "fs") whose structured output has the
