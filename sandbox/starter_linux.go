@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -32,7 +33,7 @@ type starter struct {
 	mu      sync.Mutex // one request at a time
 	sock    *os.File
 	msgs    *msgReader
-	broken  bool          // the starter did not answer: not used again
+	broken  atomic.Bool   // the starter did not answer: not used again (read without mu: usable)
 	exited  chan struct{} // closed once the starter process is gone
 	helpers helperCount   // helpers started through it and not yet waited for
 }
@@ -110,7 +111,7 @@ func startStarter(exe string) (*starter, error) {
 func (s *starter) start(files []*os.File) (p *os.Process, gone func(), err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.broken {
+	if s.broken.Load() {
 		return nil, nil, errors.New("the sandbox starter is gone")
 	}
 	fds := make([]int, len(files))
@@ -136,7 +137,7 @@ func (s *starter) start(files []*os.File) (p *os.Process, gone func(), err error
 	if err != nil {
 		// Not asked again: a helper whose exec failed may be left to
 		// this process as a child no one waits for.
-		s.broken = true
+		s.broken.Store(true)
 		s.helpers.done()
 		return nil, nil, err
 	}
@@ -150,15 +151,14 @@ func (s *starter) start(files []*os.File) (p *os.Process, gone func(), err error
 	return p, s.helpers.done, nil
 }
 
-// usable reports whether the starter may still start helpers.
+// usable reports whether the starter may still start helpers. It does not
+// wait for a start in progress (which holds mu).
 func (s *starter) usable() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	select {
 	case <-s.exited:
 		return false
 	default:
-		return !s.broken
+		return !s.broken.Load()
 	}
 }
 
@@ -166,7 +166,7 @@ func (s *starter) usable() bool {
 // started run on).
 func (s *starter) close() {
 	s.mu.Lock()
-	s.broken = true
+	s.broken.Store(true)
 	s.sock.Close()
 	s.mu.Unlock()
 	<-s.exited
