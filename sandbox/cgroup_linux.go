@@ -321,17 +321,26 @@ func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
 	return cg, ""
 }
 
-// mkgroup makes the group dir. A folder of that name already there was
-// left by an earlier process of the same pid (the name has this process's
-// pid and a number it has not used before): empty, it is replaced; with
-// processes in it, rmdir refuses and so does mkgroup.
+// mkgroup makes the group dir. A folder of that name made before this
+// process started was left by an earlier process of the same pid (the name
+// has this process's pid and a number it has not used before): empty, it
+// is replaced; with processes in it, rmdir refuses and so does mkgroup. A
+// younger one is another pid namespace's process of the same pid, sharing
+// this parent: left alone (the command runs with rlimits only).
 func mkgroup(dir string) error {
 	err := os.Mkdir(dir, 0o755)
-	if errors.Is(err, os.ErrExist) && unix.Rmdir(dir) == nil {
-		err = os.Mkdir(dir, 0o755)
+	if !errors.Is(err, os.ErrExist) {
+		return err
 	}
-	return err
+	if info, serr := os.Stat(dir); serr != nil || !info.ModTime().Before(processStart) || unix.Rmdir(dir) != nil {
+		return err
+	}
+	return os.Mkdir(dir, 0o755)
 }
+
+// processStart is about when this process started: a group made before it
+// is no group of this process.
+var processStart = time.Now()
 
 // limit sets the limits l in the groups; false and why when none could be
 // set.

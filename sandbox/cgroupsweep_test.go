@@ -112,23 +112,39 @@ func TestSweepDeadGroups(t *testing.T) {
 	}
 }
 
-// TestMkgroupReplacesLeftover: a folder of this process's name left by an
-// earlier process of the same pid is replaced when empty; with a process in
-// it, making the group fails.
+// TestMkgroupReplacesLeftover: a folder of this process's name made before
+// it started (left by an earlier process of the same pid) is replaced when
+// empty; with a process in it, or made since this process started (another
+// pid namespace's), making the group fails and the folder stays as it was.
 func TestMkgroupReplacesLeftover(t *testing.T) {
 	parent, _, _ := testGroupParent(t)
-	for _, occupied := range []bool{false, true} {
+	old := time.Now().Add(-2 * time.Hour)
+	for _, c := range []struct {
+		name          string
+		old, occupied bool
+		replaced      bool
+	}{
+		{"leftover", true, false, true},
+		{"leftover in use", true, true, false},
+		{"made since this process started", false, false, false},
+	} {
 		dir := filepath.Join(parent, fmt.Sprintf("toolgate-%d-%d", os.Getpid(), 900000+cgroupSeq.Add(1)))
 		makeGroup(t, dir)
-		if occupied {
+		if c.occupied {
 			occupy(t, dir)
 		}
+		if c.old {
+			must(t, os.Chtimes(dir, old, old))
+		}
 		err := mkgroup(dir)
-		if occupied != (err != nil) {
-			t.Errorf("occupied %v: mkgroup = %v", occupied, err)
+		if c.replaced != (err == nil) {
+			t.Errorf("%s: mkgroup = %v", c.name, err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
-			t.Errorf("occupied %v: the group is not there after mkgroup: %v", occupied, err)
+			t.Fatalf("%s: the group is not there after mkgroup: %v", c.name, err)
+		}
+		if info, err := os.Stat(dir); err != nil || c.old && c.replaced == info.ModTime().Equal(old) {
+			t.Errorf("%s: the folder was replaced: %v, want %v", c.name, !c.replaced, c.replaced)
 		}
 	}
 }

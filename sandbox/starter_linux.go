@@ -179,7 +179,7 @@ func (s *starter) close() {
 func starterMain() int {
 	sock := os.NewFile(ctlFD, "sandbox-starter")
 	msgs := &msgReader{f: sock}
-	exe, err := os.Executable() // this very program, as the caller named it
+	exe, err := os.Executable() // this very program (its path as /proc/self/exe resolves it)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox starter:", err)
 		return 126
