@@ -54,8 +54,12 @@ func gzipAccepted(header string) bool {
 	for _, part := range strings.Split(header, ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
-			return !ok || strings.Trim(q, "0.") != ""
+			for _, p := range strings.Split(params, ";") {
+				if q, ok := strings.CutPrefix(strings.TrimSpace(p), "q="); ok {
+					return strings.Trim(strings.TrimSpace(q), "0.") != ""
+				}
+			}
+			return true
 		}
 	}
 	return false
@@ -306,9 +310,13 @@ func promEscape(s string, quoted bool) string {
 	if !strings.ContainsAny(s, "\\\n\"") {
 		return s
 	}
-	r := strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 	if quoted {
-		r = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+		return escapeQuoted.Replace(s)
 	}
-	return r.Replace(s)
+	return escapeHelp.Replace(s)
 }
+
+var (
+	escapeHelp   = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	escapeQuoted = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+)

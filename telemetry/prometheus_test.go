@@ -194,3 +194,28 @@ func TestPrometheusGzip(t *testing.T) {
 		}
 	}
 }
+
+// TestGzipAccepted: gzip is used when the scraper lists it with a quality
+// above zero, wherever the quality stands among its parameters.
+func TestGzipAccepted(t *testing.T) {
+	for header, want := range map[string]bool{
+		"":                            false,
+		"gzip":                        true,
+		"GZIP":                        true,
+		"identity, gzip":              true,
+		"deflate":                     false,
+		"gzip;q=0":                    false,
+		"gzip; q=0.000":               false,
+		"gzip;q=0.5":                  true,
+		"gzip;q=1":                    true,
+		"gzip;level=1;q=0":            false,
+		"gzip; level=1; q=0.1":        true,
+		"gzip;level=1":                true,
+		"x-gzip":                      false,
+		"br;q=1.0, gzip;q=0, *;q=0.1": false,
+	} {
+		if got := gzipAccepted(header); got != want {
+			t.Errorf("gzipAccepted(%q) = %v, want %v", header, got, want)
+		}
+	}
+}
