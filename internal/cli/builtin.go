@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolgate/toolgate/internal/procs"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/toolsets/exec"
@@ -60,7 +61,7 @@ func builtinTools(c *common) (*toolsets, error) {
 			}
 		}
 	}
-	tools, err := fs.Tools(roots, fs.Options{Rules: rules, AllowHardLinks: c.files.AllowHardLinks})
+	tools, err := fs.Tools(roots, fs.Options{Rules: rules, AllowHardLinks: c.files.AllowHardLinks, Parallel: procs.Widen})
 	if err != nil {
 		sets.Close()
 		return nil, err

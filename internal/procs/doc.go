@@ -8,7 +8,8 @@
 // work (bench/mcp: 30–40% of toolgate serve's CPU per call). With one P a
 // hop is a goroutine switch on the same thread. Work that truly runs in
 // parallel (a search over a large tree) asks for the processors back with
-// [Widen] for as long as it runs.
+// [Widen] for as long as it runs (the CLI gives Widen to the file tools as
+// fs.Options.Parallel).
 //
 // [Narrow] leaves the process as it is when the GOMAXPROCS environment
 // variable is set: the user's choice wins. Without a Narrow, Widen does

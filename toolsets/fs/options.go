@@ -24,6 +24,11 @@ type Options struct {
 	MaxOutputBytes int
 	// MaxEntries caps the entries list_directory returns; default 1000.
 	MaxEntries int
+	// Parallel, when set, is called as work that runs on several
+	// goroutines at once (search_files) starts, and what it returns as that
+	// work ends: a program that runs on one processor gives the others
+	// back for the while (toolgate serve over stdio: internal/procs.Widen).
+	Parallel func() (done func())
 }
 
 func (o Options) withDefaults() Options {

@@ -91,6 +91,9 @@ func (s *Set) searchFiles(ctx context.Context, in SearchFilesIn) (tool.Result, e
 			return tool.Result{}, err
 		}
 	}
+	if s.opts.Parallel != nil {
+		defer s.opts.Parallel()()
+	}
 	res, err := search.Run(ctx, l.root.r, l.Rel, search.Options{
 		Pattern: pattern, Target: search.Target(in.Target), Glob: glob,
 		CaseInsensitive: in.CaseInsensitive, Context: in.Context, Output: search.Output(in.Output),

@@ -58,3 +58,26 @@ func TestStrictArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestParallel: Options.Parallel is called as a search starts and its done
+// as it ends, once each; a tool that does not fan out does not call it.
+func TestParallel(t *testing.T) {
+	var started, ended int
+	e := newEnv(t, Options{Parallel: func() func() {
+		started++
+		return func() { ended++ }
+	}})
+	e.fixture(t)
+	if _, err := e.call("read_file", `{"path":"README.md"}`); err != nil || started != 0 {
+		t.Fatalf("read_file: %v, Parallel called %d times", err, started)
+	}
+	if _, err := e.call("search_files", `{"pattern":"Project"}`); err != nil {
+		t.Fatal(err.Text())
+	}
+	if _, err := e.call("search_files", `{"pattern":"("}`); err == nil {
+		t.Fatal("a bad pattern was taken")
+	}
+	if started != 2 || ended != 2 {
+		t.Fatalf("two searches: Parallel started %d, ended %d, want 2 and 2", started, ended)
+	}
+}

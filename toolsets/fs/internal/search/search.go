@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolgate/toolgate/internal/procs"
 
 	"github.com/toolgate/toolgate/toolsets/fs/internal/ignore"
 )
@@ -146,7 +145,6 @@ type Result struct {
 // opened for reading; a file with other hard links is not read unless
 // opts.HardLinks.
 func Run(ctx context.Context, root *os.Root, dir string, opts Options) (Result, error) {
-	defer procs.Widen()() // the workers run in parallel even in a process narrowed to one P
 	s, err := newSearcher(root, opts)
 	if err != nil {
 		return Result{}, err
