@@ -48,6 +48,20 @@ func prometheusHandler(reader *sdkmetric.ManualReader) http.Handler {
 	})
 }
 
+// values and histograms hand each data point of a sum, a gauge or a
+// histogram to each as a sample.
+func values[N int64 | float64](dps []metricdata.DataPoint[N], each func(attribute.Set, promMetric)) {
+	for _, dp := range dps {
+		each(dp.Attributes, promMetric{value: float64(dp.Value)})
+	}
+}
+
+func histograms[N int64 | float64](dps []metricdata.HistogramDataPoint[N], each func(attribute.Set, promMetric)) {
+	for _, dp := range dps {
+		each(dp.Attributes, histogram(dp.Bounds, dp.BucketCounts, dp.Count, float64(dp.Sum)))
+	}
+}
+
 // gzipAccepted reports whether an Accept-Encoding header lists gzip (with
 // a quality above zero).
 func gzipAccepted(header string) bool {
@@ -133,29 +147,17 @@ func writePrometheusText(w *bufio.Writer, rm *metricdata.ResourceMetrics) {
 			}
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
-				for _, dp := range d.DataPoints {
-					each(dp.Attributes, promMetric{value: float64(dp.Value)})
-				}
+				values(d.DataPoints, each)
 			case metricdata.Sum[float64]:
-				for _, dp := range d.DataPoints {
-					each(dp.Attributes, promMetric{value: dp.Value})
-				}
+				values(d.DataPoints, each)
 			case metricdata.Gauge[int64]:
-				for _, dp := range d.DataPoints {
-					each(dp.Attributes, promMetric{value: float64(dp.Value)})
-				}
+				values(d.DataPoints, each)
 			case metricdata.Gauge[float64]:
-				for _, dp := range d.DataPoints {
-					each(dp.Attributes, promMetric{value: dp.Value})
-				}
+				values(d.DataPoints, each)
 			case metricdata.Histogram[int64]:
-				for _, dp := range d.DataPoints {
-					each(dp.Attributes, histogram(dp.Bounds, dp.BucketCounts, dp.Count, float64(dp.Sum)))
-				}
+				histograms(d.DataPoints, each)
 			case metricdata.Histogram[float64]:
-				for _, dp := range d.DataPoints {
-					each(dp.Attributes, histogram(dp.Bounds, dp.BucketCounts, dp.Count, dp.Sum))
-				}
+				histograms(d.DataPoints, each)
 			}
 		}
 	}
