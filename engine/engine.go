@@ -97,16 +97,6 @@ type pending struct {
 	generatedID bool // the engine made up call.ID
 }
 
-// now is the current time, read from the monotonic clock alone once the
-// call's start was taken (time.Since reads one clock, time.Now two, and on
-// a VM each read costs tens of nanoseconds).
-func (p *pending) now() time.Time {
-	if p.start.IsZero() {
-		return time.Now()
-	}
-	return p.start.Add(time.Since(p.start))
-}
-
 // handler is one stage and everything after it.
 type handler func(ctx context.Context, p *pending) tool.Result
 

@@ -27,7 +27,7 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 		ctx, span = e.running(ctx, p)
 		defer func() { endRun(span, res) }()
 	}
-	c := newRunCtx(ctx, p.now().Add(e.opts.Timeout))
+	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout))
 	defer c.end()
 	e.deadlines.add(c)
 	e.workers.dispatch(job{c, p})
