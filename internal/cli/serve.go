@@ -9,10 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
@@ -137,20 +135,6 @@ roots that lie inside --root folders; it never widens them.`,
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
 	f.BoolVar(&stateless, "stateless", false, statelessHelp)
 	return cmd
-}
-
-// stdioTransport is MCP over the standard streams, with standard input read
-// through the poller when it is a blocking pipe (pollableStdin). That
-// description is the transport's own, so it is given to the transport to
-// close: a Close then interrupts a read in progress, and the go-sdk reads
-// it without a goroutine of its own (third_party/go-sdk/PATCHES.md, patch
-// 3). The process's own standard input and output are never closed.
-func stdioTransport(s *streams) *mcp.IOTransport {
-	in := pollableStdin(s.in)
-	if f, ok := in.(*os.File); ok && in != s.in {
-		return &mcp.IOTransport{Reader: f, Writer: nopWriteCloser{s.out}}
-	}
-	return &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{s.out}}
 }
 
 // statelessHelp and statelessLong describe --stateless to serve and proxy.

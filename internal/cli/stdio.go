@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,4 +51,18 @@ func pollableStdin(in io.Reader) io.Reader {
 		out = os.NewFile(uintptr(nfd), f.Name())
 	})
 	return out
+}
+
+// stdioTransport is MCP over the standard streams, with standard input read
+// through the poller when it is a blocking pipe (pollableStdin). That
+// description is the transport's own, so it is given to the transport to
+// close: a Close then interrupts a read in progress, and the go-sdk reads
+// it without a goroutine of its own (third_party/go-sdk/PATCHES.md, patch
+// 3). The process's own standard input and output are never closed.
+func stdioTransport(s *streams) *mcp.IOTransport {
+	in := pollableStdin(s.in)
+	if f, ok := in.(*os.File); ok && in != s.in {
+		return &mcp.IOTransport{Reader: f, Writer: nopWriteCloser{s.out}}
+	}
+	return &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{s.out}}
 }
