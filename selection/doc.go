@@ -70,6 +70,37 @@
 // announces with notifications/tools/list_changed, and described in the
 // result (name, description, input schema) for clients that do not re-list.
 //
+// # Learning from use
+//
+// A usage record (Usage) says that a caller searched for a query and then
+// called a tool successfully. Index.Learn turns records into a Learned:
+// each tool gets a usage document of the words of the queries that led to
+// it, scored with BM25 (k1 1.2, b 0.75, IDF over the catalogue) and added
+// to the text score by SelectLearned; Explain splits each result's score
+// into text and use and names the principals behind the use. Without
+// records, SelectLearned is Select, scores included.
+//
+// No caller steers the others: a principal's same query for the same tool
+// counts once; a principal adds at most 1 to any (word, tool) and at most
+// 32 to one tool's document, whatever it sends; once two principals or
+// more taught anything, the strongest principal behind each (word, tool)
+// is left out, so what counts is what others agree with. Records age
+// (their weight halves every LearnOptions.HalfLife, 30 days), a record of
+// a tool that is gone or whose definition changed (DefinitionHash) teaches
+// nothing, and a query of more than 16 words teaches each word less.
+//
+// Measured with go run ./bench/selection -learn (splits by query, 20
+// simulated principals): on MetaTool (199 tools, 20,614 queries), 10,000
+// usage records rank 2,000 unseen queries at nDCG@10 84.6 against 49.9 for
+// plain BM25 and 56.1 for the text alone; a term–tool association
+// (P(tool | word), LearnAssociation) reaches 79.6. One principal's flood of
+// 2,000 records pointing other tools' queries at one tool costs 0.0 points
+// and puts it in no new top 3. On a pooled catalogue (LiveMCPBench,
+// MetaTool sample, BFCL: 2,589 tools, 4,205 queries) with half of the
+// queries as usage, the other half gains 11.7 points over plain BM25
+// (57.1 → 68.8). With one query per tool and long multi-tool tasks
+// (LiveMCPBench's own 53 held-out tasks) use does not help: 35.3 → 29.4.
+//
 // # Embeddings
 //
 // Embedder is a client of an OpenAI-compatible /v1/embeddings endpoint

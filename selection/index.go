@@ -320,6 +320,12 @@ func (x *Index) Select(query string, k int) []Match {
 	if x.groups != nil {
 		x.groupBoost(s)
 	}
+	return x.top(s, k)
+}
+
+// top returns the best k of the definitions s scored, best first, and
+// leaves s zeroed for the next query.
+func (x *Index) top(s *scratch, k int) []Match {
 	// Keep the best k in order; most candidates fail the first comparison.
 	top := make([]Match, 0, min(k, len(s.touched)))
 	for _, d := range s.touched {

@@ -20,7 +20,13 @@ import (
 
 func main() {
 	data := flag.String("data", "testdata/livemcpbench", "folder holding LiveMCPBench's tools.json and all_annotations.json")
+	learn := flag.Bool("learn", false, "measure learning from use instead (MetaTool, pooled and LiveMCPBench splits; reads -root)")
+	root := flag.String("root", "testdata", "folder holding metatool/, livemcpbench/ and bfcl-v4/ (with -learn)")
 	flag.Parse()
+	if *learn {
+		learnBench(*root)
+		return
+	}
 	b, err := eval.LoadLiveMCPBench(*data)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,8 +23,10 @@ import (
 func newSearchCmd(s *streams) *cobra.Command {
 	var c common
 	var toolsFile, queriesFile, embURL, embModel string
+	var usageFiles []string
+	var halfLife time.Duration
 	var k int
-	var asJSON bool
+	var asJSON, explain bool
 	cmd := &cobra.Command{
 		Use:   "search [QUERY]",
 		Short: "Find the tools that fit a request (the index behind tool_search)",
@@ -39,13 +42,26 @@ Batch mode (--queries FILE.jsonl, no QUERY) reads JSON Lines {"id":…,
 "query":…} and prints one JSON line {"id":…, "tools":[names, best first]}
 per query, ids as given.
 
+Learning from use (--usage FILE.jsonl, repeatable): records {"query":…,
+"tool":…, "principal":…, "time":"RFC 3339, optional"} say which tool a
+caller called after searching for a query. What they teach is added to the
+text score: each tool's document grows the words of the queries that led
+to it, a principal counts at most once per word and tool, and the strongest
+principal behind each word is left out once two or more taught anything,
+so one caller cannot steer the others' ranking. Records age (--half-life,
+30 days). Without records the ranking is exactly the one without
+--usage. --explain shows, per result, the score from text, the score from
+use and the principals behind it (docs/selection.md).
+
 With --embeddings-url (an OpenAI-compatible /v1 base URL) and
 --embeddings-model, the ranking fuses the index with embedding similarity
 (reciprocal rank fusion); the key is read from $TOOLGATE_EMBEDDINGS_KEY and
 vectors are cached in the state folder.`,
 		Example: `  toolgate search "resize a picture" -k 3
   toolgate search "create a github issue" --tools tools.json --json
-  toolgate search --tools tools.json --queries queries.jsonl -k 10`,
+  toolgate search --tools tools.json --queries queries.jsonl -k 10
+  toolgate search --tools tools.json --usage usage.jsonl --queries queries.jsonl -k 10
+  toolgate search "convert currencies" --tools tools.json --usage usage.jsonl --explain`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if k <= 0 {
@@ -58,25 +74,43 @@ vectors are cached in the state folder.`,
 			if err != nil {
 				return err
 			}
-			rank, err := ranker(cmd.Context(), defs, embURL, embModel)
+			var records []selection.Usage
+			for _, f := range usageFiles {
+				rs, err := readUsage(f)
+				if err != nil {
+					return err
+				}
+				records = append(records, rs...)
+			}
+			if (len(usageFiles) > 0 || explain) && embURL != "" {
+				return usageErr("--usage and --explain rank with the lexical index: leave out --embeddings-url")
+			}
+			rank, err := ranker(cmd.Context(), defs, embURL, embModel, records, selection.LearnOptions{HalfLife: halfLife})
 			if err != nil {
 				return err
 			}
 			if queriesFile != "" {
-				return batchSearch(s, rank, queriesFile, k)
+				return batchSearch(s, rank, queriesFile, k, explain)
 			}
 			ms, err := rank(args[0], k)
 			if err != nil {
 				return &exitError{exitTool, err}
 			}
 			if asJSON {
-				names := make([]string, len(ms))
-				for i, m := range ms {
-					names[i] = m.Name
+				out := map[string]any{"query": args[0], "tools": matchNames(ms)}
+				if explain {
+					out["explain"] = explained(ms)
 				}
-				return printJSON(s, map[string]any{"query": args[0], "tools": names})
+				return printJSON(s, out)
 			}
 			w := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+			if explain {
+				fmt.Fprintln(w, "RANK\tNAME\tSCORE\tTEXT\tUSE\tPRINCIPALS\tDESCRIPTION")
+				for i, m := range ms {
+					fmt.Fprintf(w, "%d\t%s\t%.3f\t%.3f\t%.3f\t%d\t%s\n", i+1, m.Name, m.Score, m.Text, m.Use, len(m.Principals), summary(defs[m.Index].Description))
+				}
+				return w.Flush()
+			}
 			fmt.Fprintln(w, "RANK\tNAME\tSCORE\tDESCRIPTION")
 			for i, m := range ms {
 				fmt.Fprintf(w, "%d\t%s\t%.3f\t%s\n", i+1, m.Name, m.Score, summary(defs[m.Index].Description))
@@ -90,22 +124,30 @@ vectors are cached in the state folder.`,
 	f.StringVar(&queriesFile, "queries", "", "JSON Lines of {\"id\",\"query\"}: batch mode, JSON Lines out")
 	f.IntVarP(&k, "k", "k", 5, "how many tools to print per query")
 	f.BoolVar(&asJSON, "json", false, "print {\"query\",\"tools\":[names]} instead of a table")
+	f.StringArrayVar(&usageFiles, "usage", nil, "JSON Lines of usage records {\"query\",\"tool\",\"principal\",\"time\"} to learn from (repeatable)")
+	f.DurationVar(&halfLife, "half-life", selection.DefaultHalfLife, "how fast usage records age: a record's weight halves every this long")
+	f.BoolVar(&explain, "explain", false, "show per result the score from text and from use, and how many principals taught it")
 	f.StringVar(&embURL, "embeddings-url", "", "OpenAI-compatible base URL (…/v1) for hybrid ranking with embeddings")
 	f.StringVar(&embModel, "embeddings-model", "", "embedding model name (with --embeddings-url)")
 	return cmd
 }
 
-// rankFunc returns the best k matches of a query.
-type rankFunc func(query string, k int) ([]selection.Match, error)
+// rankFunc returns the best k matches of a query, explained.
+type rankFunc func(query string, k int) ([]selection.Explanation, error)
 
-// ranker is the lexical index, or the hybrid one when an endpoint is given.
-func ranker(ctx context.Context, defs []tool.Definition, url, model string) (rankFunc, error) {
+// ranker is the lexical index (with what records teach it), or the hybrid
+// one when an endpoint is given.
+func ranker(ctx context.Context, defs []tool.Definition, url, model string, records []selection.Usage, lo selection.LearnOptions) (rankFunc, error) {
 	if url == "" {
 		if model != "" {
 			return nil, usageErr("--embeddings-model needs --embeddings-url")
 		}
 		idx := selection.New(defs, selection.Options{})
-		return func(q string, k int) ([]selection.Match, error) { return idx.Select(q, k), nil }, nil
+		var l *selection.Learned
+		if len(records) > 0 {
+			l = idx.Learn(defs, records, lo)
+		}
+		return func(q string, k int) ([]selection.Explanation, error) { return idx.Explain(q, k, l), nil }, nil
 	}
 	if model == "" {
 		return nil, usageErr("--embeddings-url needs --embeddings-model")
@@ -115,7 +157,66 @@ func ranker(ctx context.Context, defs []tool.Definition, url, model string) (ran
 	if err != nil {
 		return nil, &exitError{exitTool, err}
 	}
-	return func(q string, k int) ([]selection.Match, error) { return h.Select(ctx, q, k) }, nil
+	return func(q string, k int) ([]selection.Explanation, error) {
+		ms, err := h.Select(ctx, q, k)
+		out := make([]selection.Explanation, len(ms))
+		for i, m := range ms {
+			out[i] = selection.Explanation{Match: m, Text: m.Score}
+		}
+		return out, err
+	}, nil
+}
+
+func matchNames(ms []selection.Explanation) []string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// searchExplained is one result of --explain in JSON.
+type searchExplained struct {
+	Name       string  `json:"name"`
+	Score      float64 `json:"score"`
+	Text       float64 `json:"text"`
+	Use        float64 `json:"use"`
+	Principals int     `json:"principals"`
+}
+
+func explained(ms []selection.Explanation) []searchExplained {
+	out := make([]searchExplained, len(ms))
+	for i, m := range ms {
+		out[i] = searchExplained{m.Name, m.Score, m.Text, m.Use, len(m.Principals)}
+	}
+	return out
+}
+
+// readUsage reads a JSON Lines file of usage records.
+func readUsage(file string) ([]selection.Usage, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, usageErr("--usage: %v", err)
+	}
+	defer f.Close()
+	var out []selection.Usage
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var u selection.Usage
+		if err := json.Unmarshal(line, &u); err != nil || u.Query == "" || u.Tool == "" {
+			return nil, usageErr("--usage %s line %d: want {\"query\":\"…\", \"tool\":\"NAME\", \"principal\":\"…\", \"time\":\"RFC 3339\"} (time optional)", file, n)
+		}
+		out = append(out, u)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usageErr("--usage %s: %v", file, err)
+	}
+	return out, nil
 }
 
 // searchDefinitions reads a tools file, or lists the built-in tools.
@@ -162,7 +263,7 @@ func searchDefinitions(c *common, file string) ([]tool.Definition, error) {
 }
 
 // batchSearch answers a JSON Lines file of queries.
-func batchSearch(s *streams, rank rankFunc, file string, k int) error {
+func batchSearch(s *streams, rank rankFunc, file string, k int, explain bool) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return usageErr("--queries: %v", err)
@@ -185,18 +286,19 @@ func batchSearch(s *streams, rank rankFunc, file string, k int) error {
 			if rerr != nil {
 				return &exitError{exitTool, fmt.Errorf("line %d: %w", n, rerr)}
 			}
-			names := make([]string, len(ms))
-			for i, m := range ms {
-				names[i] = m.Name
-			}
 			id := q.ID
 			if id == nil {
 				id = json.RawMessage("null")
 			}
-			b, _ := json.Marshal(struct {
-				ID    json.RawMessage `json:"id"`
-				Tools []string        `json:"tools"`
-			}{id, names})
+			line := struct {
+				ID      json.RawMessage   `json:"id"`
+				Tools   []string          `json:"tools"`
+				Explain []searchExplained `json:"explain,omitempty"`
+			}{ID: id, Tools: matchNames(ms)}
+			if explain {
+				line.Explain = explained(ms)
+			}
+			b, _ := json.Marshal(line)
 			out.Write(append(b, '\n'))
 		}
 		if err == io.EOF {
