@@ -59,19 +59,31 @@ func (e *Engine) budget(next handler) handler {
 }
 
 // maxResultBytes is the output budget of the named tool: the entry of
-// MaxResultBytesPerTool that names it, else the first glob (in sorted
-// order) that matches it, else MaxResultBytes.
+// MaxResultBytesPerTool that decides for it (policy.GlobMap), else
+// MaxResultBytes.
 func (e *Engine) maxResultBytes(name string) int {
-	per := e.opts.MaxResultBytesPerTool
-	if m, ok := per[name]; ok {
+	if e.budgetsTie {
+		return e.smallestBudget(name)
+	}
+	if m, _, ok := e.budgets.Lookup(name); ok {
 		return m
 	}
-	for _, g := range e.budgetGlobs {
-		if ok, _ := path.Match(g, name); ok {
-			return per[g]
+	return e.opts.MaxResultBytes
+}
+
+// smallestBudget is the budget of Options whose globs tie: the smallest
+// of those that match (a negative one, unlimited, is the largest).
+func (e *Engine) smallestBudget(name string) int {
+	best, found := 0, false
+	for g, m := range e.opts.MaxResultBytesPerTool {
+		if ok, _ := path.Match(g, name); ok && (!found || best < 0 || m >= 0 && m < best) {
+			best, found = m, true
 		}
 	}
-	return e.opts.MaxResultBytes
+	if !found {
+		return e.opts.MaxResultBytes
+	}
+	return best
 }
 
 // redact replaces secrets in text content and in the structured value.

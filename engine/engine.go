@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
-	"maps"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -44,7 +42,9 @@ type Options struct {
 	Timeout        time.Duration // per call; 0: 60 s
 	MaxResultBytes int           // text returned to the model; 0: 64 KiB; < 0: unlimited
 	// MaxResultBytesPerTool overrides MaxResultBytes for some tools: keys
-	// are tool names or globs over them (path.Match syntax).
+	// are tool names or globs over them (path.Match syntax), decided by the
+	// one glob rule (policy.GlobMap); where two globs tie, the smallest
+	// budget of those matching applies.
 	MaxResultBytesPerTool map[string]int
 	Spill                 Spill            // where over-budget results are kept in full; zero: nowhere
 	Redactor              *policy.Redactor // secrets to redact from results and the audit log; nil: none
@@ -78,8 +78,10 @@ type Engine struct {
 	workers   workers
 	deadlines deadlines
 	tel       instruments // telemetry.go
-	// budgetGlobs are the keys of Options.MaxResultBytesPerTool, sorted.
-	budgetGlobs []string
+	// budgets is Options.MaxResultBytesPerTool; budgetsTie is set when its
+	// globs tie.
+	budgets    policy.GlobMap[int]
+	budgetsTie bool
 }
 
 // pending is one call on its way down the chain; stages fill it in.
@@ -124,7 +126,9 @@ func New(o Options) *Engine {
 	var b [6]byte
 	rand.Read(b[:])
 	e.workers = workers{e: e, jobs: make(chan job), every: idleWorker}
-	e.budgetGlobs = slices.Sorted(maps.Keys(o.MaxResultBytesPerTool))
+	var err error
+	e.budgets, err = policy.NewGlobMap("output.tools", o.MaxResultBytesPerTool)
+	e.budgetsTie = err != nil
 	e.idBase = "call_" + hex.EncodeToString(b[:]) + "_"
 	e.tel = newInstruments(o)
 

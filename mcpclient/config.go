@@ -66,7 +66,10 @@ type Config struct {
 	// Timeout bounds one call; default DefaultTimeout.
 	Timeout time.Duration
 	// Levels overrides the level of the tools whose upstream name matches a
-	// glob (doublestar syntax); when several match, the highest wins.
+	// glob (doublestar syntax); when several match, the highest wins. This
+	// is not the policy's one glob rule (policy.GlobMap: the most specific
+	// key decides) on purpose: a level is a safety floor, which a narrower
+	// glob or a tool's own name must not lower by accident.
 	Levels map[string]tool.Level
 	// Tools, when not empty, keeps only the tools whose upstream name
 	// matches one of these globs (include); Exclude then leaves out those

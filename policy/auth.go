@@ -28,10 +28,13 @@ type Auth struct {
 	// insufficient_scope.
 	Scopes []string `yaml:"scopes,omitempty" json:"scopes,omitempty"`
 	// ToolScopes maps a tool glob to the scope a token needs to call the
-	// tools it matches. A call without it is denied (permission_denied,
-	// naming the scope); the tool stays listed, so that the client can ask
-	// for a token with more scope.
+	// tools it matches, decided by the one glob rule (GlobMap: the tool's
+	// own name, else the most specific glob, else "*"). A call without it is
+	// denied (permission_denied, naming the scope); the tool stays listed,
+	// so that the client can ask for a token with more scope.
 	ToolScopes map[string]string `yaml:"tool_scopes,omitempty" json:"tool_scopes,omitempty"`
+	// toolScopes is ToolScopes as a GlobMap, made when the file is checked.
+	toolScopes *GlobMap[string]
 	// JWT accepts tokens of one issuer; APIKeys static keys. At least one.
 	JWT     *AuthJWT `yaml:"jwt,omitempty" json:"jwt,omitempty"`
 	APIKeys []APIKey `yaml:"api_keys,omitempty" json:"api_keys,omitempty"`
@@ -86,6 +89,11 @@ func checkAuth(a *Auth, roles map[string]Role) (string, string) {
 			return "$.auth.tool_scopes", fmt.Sprintf("auth.tool_scopes %q: %q is not a scope (no spaces or quotes)", g, sc)
 		}
 	}
+	scopes, err := NewGlobMap("auth.tool_scopes", a.ToolScopes)
+	if err != nil {
+		return "$.auth.tool_scopes", err.Error()
+	}
+	a.toolScopes = &scopes
 	if a.JWT == nil && len(a.APIKeys) == 0 {
 		return "$.auth", "auth needs jwt or api_keys (or both): otherwise no caller could get in"
 	}
@@ -151,13 +159,25 @@ func loopbackName(host string) bool {
 }
 
 // missingScope returns the scope an authenticated call of the tool named
-// name needs and its credential lacks ("" none). Globs are taken in
-// order, so the answer does not depend on map order.
+// name needs and its credential lacks ("" none). An Auth that was not
+// checked (made in code) and whose globs tie needs every matching glob's
+// scope: it fails closed.
 func (a *Auth) missingScope(name string, cred *tool.Credential) string {
-	for _, g := range slices.Sorted(maps.Keys(a.ToolScopes)) {
-		if ok, _ := path.Match(g, name); ok && !slices.Contains(cred.Scopes, a.ToolScopes[g]) {
-			return a.ToolScopes[g]
+	m := a.toolScopes
+	if m == nil {
+		gm, err := NewGlobMap("auth.tool_scopes", a.ToolScopes)
+		if err != nil {
+			for _, g := range slices.Sorted(maps.Keys(a.ToolScopes)) {
+				if ok, _ := path.Match(g, name); ok && !slices.Contains(cred.Scopes, a.ToolScopes[g]) {
+					return a.ToolScopes[g]
+				}
+			}
+			return ""
 		}
+		m = &gm
+	}
+	if sc, _, ok := m.Lookup(name); ok && !slices.Contains(cred.Scopes, sc) {
+		return sc
 	}
 	return ""
 }

@@ -172,10 +172,10 @@ auth:
 		{"read_file", tool.Call{Principal: "a", Auth: cred()}, "scope:mcp:tools"},
 		{"execute_command", tool.Call{Principal: "a", Auth: cred("mcp:tools")}, "scope:tools:exec"},
 		{"execute_command", tool.Call{Principal: "a", Auth: cred("mcp:tools", "tools:exec")}, ""},
-		{"execute_command", tool.Call{Principal: "a", Auth: cred("tools:exec")}, "scope:mcp:tools"},
+		{"execute_command", tool.Call{Principal: "a", Auth: cred("tools:exec")}, ""}, // the most specific glob decides: "*" is not needed too
 		{"write_file", tool.Call{Principal: "a", Auth: cred("mcp:tools", "tools:exec")}, "scope:files:write"},
-		{"write_file", tool.Call{Principal: "a", Auth: &tool.Credential{Kind: tool.CredentialAPIKey}}, "scope:mcp:tools"}, // globs in order: "*" first
-		{"write_file", tool.Call{Principal: "a"}, ""},                                                                     // a local caller has no token to lack a scope
+		{"write_file", tool.Call{Principal: "a", Auth: &tool.Credential{Kind: tool.CredentialAPIKey}}, "scope:files:write"}, // the exact name, not "*"
+		{"write_file", tool.Call{Principal: "a"}, ""},                                                                       // a local caller has no token to lack a scope
 	} {
 		d := p.Decide(def(tc.tool), tc.call)
 		got := ""

@@ -6,8 +6,9 @@ import "time"
 // enforced by a Limiter (Config converts it). A zero value limits nothing
 // beyond the Limiter's defaults.
 type Limits struct {
-	// Tools maps tool-name globs to a token bucket per tool; "*" is the
-	// default for tools no other glob matches.
+	// Tools maps tool-name globs to a token bucket per tool, decided by
+	// the one glob rule (GlobMap): a tool's own name, else the most
+	// specific glob, else "*".
 	Tools map[string]Rate `yaml:"tools,omitempty" json:"tools,omitempty"`
 	// Principal is the token bucket of each principal across all tools.
 	Principal Rate `yaml:"principal,omitempty" json:"principal,omitempty"`
@@ -75,7 +76,8 @@ const DefaultApprovalTimeout = 5 * time.Minute
 type Output struct {
 	// MaxBytes caps a result's size (0: the engine's default).
 	MaxBytes int `yaml:"max_bytes,omitempty" json:"max_bytes,omitempty"`
-	// Tools overrides MaxBytes per tool (glob over tool names → bytes).
+	// Tools overrides MaxBytes per tool (glob over tool names → bytes),
+	// decided by the one glob rule (GlobMap).
 	Tools map[string]int `yaml:"tools,omitempty" json:"tools,omitempty"`
 	// SpillDir is where a larger result is written in full ("" : the
 	// engine's default, under the state folder).

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 )
 
@@ -68,10 +67,14 @@ func checkConsole(c Console) (string, string) {
 }
 
 // ToolRates returns the rate limits of Tools and ToolPrincipal that apply
-// to the tool name, as a Limiter picks them (the first matching glob in
-// sorted order); a zero Rate is none.
+// to the tool name, as a Limiter picks them (the one glob rule); a zero
+// Rate is none, and so is every rate of limits that do not Check.
 func (l Limits) ToolRates(name string) (perTool, perToolPrincipal Rate) {
-	perTool, _ = match(slices.Sorted(maps.Keys(l.Tools)), l.Tools, name)
-	perToolPrincipal, _ = match(slices.Sorted(maps.Keys(l.ToolPrincipal)), l.ToolPrincipal, name)
+	tools, toolsP, err := l.Config().globMaps()
+	if err != nil {
+		return Rate{}, Rate{}
+	}
+	perTool, _, _ = tools.Lookup(name)
+	perToolPrincipal, _, _ = toolsP.Lookup(name)
 	return perTool, perToolPrincipal
 }

@@ -412,9 +412,9 @@ func checkSections(p *Policy, at func(string, string, ...any) error) error {
 			if err := checkRate(r); err != nil {
 				return at("$.limits."+section, "limits.%s %q: %v", section, g, err)
 			}
-			if _, err := path.Match(g, ""); err != nil {
-				return at("$.limits."+section, "limits.%s %q: %v", section, g, err)
-			}
+		}
+		if _, err := NewGlobMap("limits."+section, rates); err != nil {
+			return at("$.limits."+section, "%v", err)
 		}
 	}
 	if err := checkRate(p.Limits.Principal); err != nil {
@@ -451,6 +451,9 @@ func checkSections(p *Policy, at func(string, string, ...any) error) error {
 		if _, err := path.Match(g, ""); err != nil || n < 0 {
 			return at("$.output.tools", "output.tools %q: a tool glob and a byte count ≥ 0", g)
 		}
+	}
+	if _, err := NewGlobMap("output.tools", p.Output.Tools); err != nil {
+		return at("$.output.tools", "%v", err)
 	}
 	for i, s := range p.Secrets.Patterns {
 		if s.Name == "" {

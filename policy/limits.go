@@ -2,9 +2,7 @@ package policy
 
 import (
 	"context"
-	"maps"
-	"path"
-	"slices"
+	"fmt"
 	"sync"
 	"time"
 
@@ -21,15 +19,25 @@ type Rate struct {
 
 func (r Rate) set() bool { return r.Burst > 0 }
 
+// String says the rate as a person reads it: "burst 3, then 0.001/s".
+func (r Rate) String() string {
+	if !r.set() {
+		return "no limit"
+	}
+	return fmt.Sprintf("burst %d, then %g/s", r.Burst, r.PerSecond)
+}
+
 // LimitConfig says how often and how many calls may run.
 type LimitConfig struct {
-	// Tools maps tool-name globs (path.Match syntax) to a rate per tool;
-	// the first matching glob, in sorted order, applies. "*" is a default.
+	// Tools maps tool-name globs (path.Match syntax) to a rate per tool,
+	// decided by the one glob rule (GlobMap): a tool's own name, else the
+	// most specific matching glob, else "*". A zero Rate there means no
+	// bucket for the tools it decides.
 	Tools map[string]Rate
 	// Principal is the rate of each principal (caller) across all tools.
 	Principal Rate
-	// ToolPrincipal maps tool-name globs to a rate per tool and principal
-	// (the first matching glob, in sorted order).
+	// ToolPrincipal maps tool-name globs to a rate per tool and principal,
+	// decided as Tools is.
 	ToolPrincipal map[string]Rate
 	// Concurrency caps the calls of one tool running at once (0: no cap).
 	// A call over the cap waits for a free slot as long as its context allows.
@@ -58,8 +66,9 @@ type LoopConfig struct {
 // satisfies the engine's Limiter interface.
 type Limiter struct {
 	cfg     LimitConfig
-	globs   []string // sorted keys of cfg.Tools
-	tpGlobs []string // sorted keys of cfg.ToolPrincipal
+	tools   GlobMap[Rate] // cfg.Tools
+	toolsP  GlobMap[Rate] // cfg.ToolPrincipal
+	invalid *tool.Error   // set when cfg does not Check: every call is refused
 
 	// taking serializes take: a token given back (CancelAt) is restored in
 	// full only when no other reservation came between, so "all buckets or
@@ -72,7 +81,24 @@ type Limiter struct {
 	sessions map[string]*history
 }
 
-// NewLimiter returns a Limiter for cfg.
+// Check reports a glob map of cfg that the glob rule refuses (two globs
+// equally specific for one name). A policy file is checked when it is
+// loaded.
+func (cfg LimitConfig) Check() error {
+	_, _, err := cfg.globMaps()
+	return err
+}
+
+func (cfg LimitConfig) globMaps() (tools, toolsP GlobMap[Rate], err error) {
+	if tools, err = NewGlobMap("limits.tools", cfg.Tools); err != nil {
+		return
+	}
+	toolsP, err = NewGlobMap("limits.tool_principal", cfg.ToolPrincipal)
+	return
+}
+
+// NewLimiter returns a Limiter for cfg. A cfg that does not Check gives a
+// Limiter that refuses every call with the reason: it fails closed.
 func NewLimiter(cfg LimitConfig) *Limiter {
 	if cfg.Loop.Max <= 0 {
 		// Five identical calls in a window run; the sixth is a loop (the
@@ -86,8 +112,12 @@ func NewLimiter(cfg LimitConfig) *Limiter {
 	if cfg.Loop.Cycles <= 0 {
 		cfg.Loop.Cycles = 3
 	}
-	l := &Limiter{cfg: cfg, buckets: map[string]*rate.Limiter{}, slots: map[string]chan struct{}{}, sessions: map[string]*history{},
-		globs: slices.Sorted(maps.Keys(cfg.Tools)), tpGlobs: slices.Sorted(maps.Keys(cfg.ToolPrincipal))}
+	l := &Limiter{cfg: cfg, buckets: map[string]*rate.Limiter{}, slots: map[string]chan struct{}{}, sessions: map[string]*history{}}
+	var err error
+	if l.tools, l.toolsP, err = cfg.globMaps(); err != nil {
+		l.invalid = tool.Errorf(tool.Internal, "the rate limits are misconfigured: %v", err).
+			WithSuggestion("tell the operator: the policy's limits must be fixed before any tool runs")
+	}
 	return l
 }
 
@@ -101,6 +131,9 @@ func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definiti
 // already (as schema.ParseArguments does; nil: parse call.Args), so that
 // the loop guard does not parse them again.
 func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Definition, args map[string]any) (func(tool.Result), *tool.Error) {
+	if l.invalid != nil {
+		return nil, l.invalid
+	}
 	var key string
 	if !l.cfg.Loop.Off {
 		key = callKey(call, args)
@@ -167,26 +200,16 @@ func (l *Limiter) bucketsOf(call tool.Call, def tool.Definition) []bucket {
 	if who == "" {
 		who = "this caller"
 	}
-	if r, ok := match(l.globs, l.cfg.Tools, def.Name); ok {
+	if r, _, _ := l.tools.Lookup(def.Name); r.set() {
 		out = append(out, bucket{l.cfg.Shared.key("rate:tool", def.Name), r, def.Name + " is called too often"})
 	}
 	if l.cfg.Principal.set() {
 		out = append(out, bucket{l.cfg.Shared.key("rate:principal", call.Principal), l.cfg.Principal, who + " makes calls too often"})
 	}
-	if r, ok := match(l.tpGlobs, l.cfg.ToolPrincipal, def.Name); ok {
+	if r, _, _ := l.toolsP.Lookup(def.Name); r.set() {
 		out = append(out, bucket{l.cfg.Shared.key("rate:tool-principal", def.Name+"\x00"+call.Principal), r, who + " calls " + def.Name + " too often"})
 	}
 	return out
-}
-
-// match returns the rate of the first glob (in sorted order) matching name.
-func match(globs []string, rates map[string]Rate, name string) (Rate, bool) {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok && rates[g].set() {
-			return rates[g], true
-		}
-	}
-	return Rate{}, false
 }
 
 // take spends a token of every bucket, or of none.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -302,6 +303,28 @@ func TestPolicyCommand(t *testing.T) {
 	abs, _ := filepath.Abs(example)
 	if r := toolgate(t, ws, "", "policy", "check", abs); r.code != 0 || !strings.Contains(r.stdout, "OK") {
 		t.Errorf("the example policy does not check: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// The report of the glob maps: which key decides for each tool, a
+	// tools file's among them.
+	tools := filepath.Join(ws, "tools.json")
+	os.WriteFile(tools, []byte(`[{"name":"github__create_issue","inputSchema":{"type":"object"}}]`), 0o644)
+	r := toolgate(t, ws, "", "policy", "check", abs, "--tools", tools)
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^limits\.tools:$`),
+		regexp.MustCompile(`(?m)^  github__create_issue +github__\* +burst 10, then 0\.5/s$`),
+		regexp.MustCompile(`(?m)^  read_file +\* +burst 20, then 5/s$`),
+		regexp.MustCompile(`(?m)^  execute_command +execute_\* +burst 5, then 1/s$`),
+		regexp.MustCompile(`(?m)^  read_file +read_file +262144 bytes$`),
+		regexp.MustCompile(`(?m)^  write_file +- +output\.max_bytes: 65536 bytes$`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("policy check --tools: no line %s in\n%s", want, r.stdout)
+		}
+	}
+	tie := filepath.Join(ws, "tie.yaml")
+	os.WriteFile(tie, []byte("limits:\n  tools:\n    \"read_*\": {per_second: 1, burst: 1}\n    \"*_file\": {per_second: 1, burst: 1}\n"), 0o644)
+	if r := toolgate(t, ws, "", "policy", "check", tie); r.code != 2 || !strings.Contains(r.stderr, `"*_file" and "read_*"`) {
+		t.Errorf("two globs equally specific: exit %d, %s", r.code, r.stderr)
 	}
 	bad := filepath.Join(ws, "bad.yaml")
 	os.WriteFile(bad, []byte("deny:\n  - rule: Bash(rm:*)\n    examples:\n      match: [\"ls\"]\n"), 0o644)
