@@ -262,7 +262,12 @@ func (o Options) peer(ctx context.Context) Peer {
 // callError types a failed tools/call.
 func (u *Upstream) callError(ctx context.Context, name string, err error) *tool.Error {
 	var rpc *jsonrpc.Error
+	var te *tool.Error
 	switch {
+	case errors.As(err, &te):
+		// An error the HTTP client's transport typed (auth_required from
+		// the gateway's OAuth, say) is passed on as it is.
+		return te
 	case ctx.Err() == context.DeadlineExceeded:
 		return tool.Errorf(tool.Timeout, "upstream %s did not answer %s within %s", u.cfg.Name, name, u.cfg.Timeout).WithRetry(0).
 			WithSuggestion("retry with a smaller request; the upstream's timeout is set in the gateway's configuration")

@@ -317,6 +317,10 @@ func (u *Upstream) Session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}
 	u.mu.Lock()
+	if te := (*tool.Error)(nil); errors.As(err, &te) && te.Type == tool.AuthRequired {
+		u.mu.Unlock() // waits for a person, not for the server: no backoff
+		return nil, te
+	}
 	if err != nil {
 		u.wait = min(max(2*u.wait, minBackoff), maxBackoff)
 		u.retryAt = time.Now().Add(u.wait)

@@ -33,6 +33,9 @@ const (
 	// question (an approval); the client calls again with the answer (MCP
 	// input requests, protocol 2026-07-28). Never shown to a model.
 	InputRequired ErrorType = "input_required"
+	// AuthRequired: an upstream server needs the caller to sign in (or to
+	// sign in again for more permissions); Suggestion says how.
+	AuthRequired ErrorType = "auth_required"
 )
 
 // Error is a failed call, told so that a model can act on it:

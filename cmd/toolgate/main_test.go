@@ -18,6 +18,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if tg := os.Getenv(driverEnv); tg != "" {
+		os.Exit(runConformanceDriver(tg)) // the conformance suite's client under test (oauth_conformance_test.go)
+	}
 	if mode := os.Getenv(upstreamEnv); mode != "" {
 		os.Exit(runTestUpstream(mode)) // the test binary as an upstream MCP server (trust_test.go)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -306,39 +307,50 @@ type proxyFile struct {
 }
 
 type proxyServer struct {
-	Name      string                  `yaml:"name"`
-	Command   string                  `yaml:"command"`
-	Args      []string                `yaml:"args"`
-	Env       map[string]string       `yaml:"env"`
-	Cwd       string                  `yaml:"cwd"`
-	URL       string                  `yaml:"url"`
-	Headers   map[string]string       `yaml:"headers"`
-	OAuth     *auth.ClientCredentials `yaml:"oauth"`
-	SSE       bool                    `yaml:"sse"`
-	Prefix    string                  `yaml:"prefix"`
-	Separator string                  `yaml:"separator"`
-	NoPrefix  bool                    `yaml:"no_prefix"`
-	Timeout   string                  `yaml:"timeout"`
-	Levels    map[string]int          `yaml:"levels"` // also under tools:
-	Tools     proxyTools              `yaml:"tools"`
-	Resources *bool                   `yaml:"resources"`
-	Prompts   *bool                   `yaml:"prompts"`
+	Name      string            `yaml:"name"`
+	Command   string            `yaml:"command"`
+	Args      []string          `yaml:"args"`
+	Env       map[string]string `yaml:"env"`
+	Cwd       string            `yaml:"cwd"`
+	URL       string            `yaml:"url"`
+	Headers   map[string]string `yaml:"headers"`
+	OAuth     *auth.OAuth       `yaml:"oauth"`
+	SSE       bool              `yaml:"sse"`
+	Prefix    string            `yaml:"prefix"`
+	Separator string            `yaml:"separator"`
+	NoPrefix  bool              `yaml:"no_prefix"`
+	Timeout   string            `yaml:"timeout"`
+	Levels    map[string]int    `yaml:"levels"` // also under tools:
+	Tools     proxyTools        `yaml:"tools"`
+	Resources *bool             `yaml:"resources"`
+	Prompts   *bool             `yaml:"prompts"`
 }
 
 // loadProxyConfig reads a gateway configuration: unknown fields are
 // errors; ${VAR} in env and header values is taken from the environment;
-// a relative cwd is taken against the file's folder.
+// a relative cwd is taken against the file's folder. The grants of oauth
+// blocks are kept sealed in the state folder.
 func loadProxyConfig(file string) ([]mcpclient.Config, error) {
+	cfgs, _, err := loadGateway(file, fileTokens)
+	return cfgs, err
+}
+
+// loadGateway reads a gateway configuration, and makes the token keeper
+// of each server with an oauth block, its grants in the store tokens
+// opens (called once, when a block needs it).
+func loadGateway(file string, tokens func() (auth.TokenStore, error)) ([]mcpclient.Config, []*auth.Upstream, error) {
+	var store auth.TokenStore
+	var ups []*auth.Upstream
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
+		return nil, nil, fmt.Errorf("--config: %w", err)
 	}
 	var pf proxyFile
 	if err := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&pf); err != nil {
-		return nil, fmt.Errorf("--config %s: %s", file, yaml.FormatError(err, false, true))
+		return nil, nil, fmt.Errorf("--config %s: %s", file, yaml.FormatError(err, false, true))
 	}
 	if len(pf.Servers) == 0 {
-		return nil, fmt.Errorf("--config %s: no servers: list at least one under servers:", file)
+		return nil, nil, fmt.Errorf("--config %s: no servers: list at least one under servers:", file)
 	}
 	var out []mcpclient.Config
 	for i, sv := range pf.Servers {
@@ -370,33 +382,46 @@ func loadProxyConfig(file string) ([]mcpclient.Config, error) {
 				c.Headers[k] = os.ExpandEnv(v)
 			}
 		}
-		if cc := sv.OAuth; cc != nil {
+		if oa := sv.OAuth; oa != nil {
 			if sv.URL == "" {
-				return nil, fmt.Errorf("%s: oauth needs a url (client credentials are for HTTP upstreams)", where)
+				return nil, nil, fmt.Errorf("%s: oauth needs a url (OAuth is for HTTP upstreams)", where)
 			}
 			for k := range c.Headers {
 				if strings.EqualFold(k, "Authorization") {
-					return nil, fmt.Errorf("%s: give oauth or an Authorization header, not both", where)
+					return nil, nil, fmt.Errorf("%s: give oauth or an Authorization header, not both", where)
 				}
 			}
-			if cc.ClientSecretFile != "" && !filepath.IsAbs(cc.ClientSecretFile) {
-				cc.ClientSecretFile = filepath.Join(filepath.Dir(file), cc.ClientSecretFile)
+			if store == nil {
+				if store, err = tokens(); err != nil {
+					return nil, nil, fmt.Errorf("%s: oauth: %v", where, err)
+				}
 			}
-			if c.HTTPClient, err = cc.Client(nil); err != nil {
-				return nil, fmt.Errorf("%s: oauth: %v", where, err)
+			up, err := auth.NewUpstream(auth.UpstreamOptions{
+				Name: sv.Name, URL: sv.URL, OAuth: *oa, Tokens: store, Dir: filepath.Dir(file),
+				SignIn: "toolgate auth login " + sv.Name + " --config " + file, ClientName: "toolgate",
+			})
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %v", where, err)
 			}
+			c.HTTPClient = &http.Client{Transport: up.Transport(nil, nil)}
+			ups = append(ups, up)
 		}
 		if sv.Timeout != "" {
 			d, err := time.ParseDuration(sv.Timeout)
 			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("%s: timeout %q: want a duration such as 30s or 2m", where, sv.Timeout)
+				return nil, nil, fmt.Errorf("%s: timeout %q: want a duration such as 30s or 2m", where, sv.Timeout)
 			}
 			c.Timeout = d
 		}
 		if err := sv.Tools.shape(&c, sv.Levels, where); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, c)
 	}
-	return out, nil
+	return out, ups, nil
+}
+
+// fileTokens opens the sealed grants in the state folder.
+func fileTokens() (auth.TokenStore, error) {
+	return auth.OpenFileTokens(filepath.Join(stateDir(), "oauth"))
 }

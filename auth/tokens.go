@@ -1,0 +1,220 @@
+package auth
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Grant is what a sign-in to an upstream leaves behind: the tokens, and
+// what is needed to refresh them and to sign in again without a new
+// discovery. It holds secrets (the tokens, a registered client's secret):
+// it is kept sealed and never logged.
+type Grant struct {
+	AccessToken  string    `json:"access_token"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	TokenType    string    `json:"token_type,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+	// Scopes were asked for when the token was granted; Want are the
+	// scopes an upstream asked for since (insufficient_scope): the next
+	// sign-in asks for their union. StepUps counts the sign-ins made for
+	// Want, bounded by MaxStepUps.
+	Scopes  []string `json:"scopes,omitempty"`
+	Want    []string `json:"want,omitempty"`
+	StepUps int      `json:"step_ups,omitempty"`
+	// Resource is the RFC 8707 resource the token is bound to.
+	Resource string `json:"resource"`
+	// The authorization server and the client toolgate is there.
+	Issuer        string    `json:"issuer,omitempty"`
+	TokenURL      string    `json:"token_url"`
+	RevocationURL string    `json:"revocation_url,omitempty"`
+	ClientID      string    `json:"client_id"`
+	ClientSecret  string    `json:"client_secret,omitempty"`
+	AuthMethod    string    `json:"auth_method,omitempty"` // client_secret_basic, client_secret_post, none
+	SignedIn      time.Time `json:"signed_in"`
+}
+
+// token is the grant's token as x/oauth2 has it.
+func (g *Grant) token() *oauth2.Token {
+	return &oauth2.Token{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: g.TokenType, Expiry: g.Expiry}
+}
+
+// setToken takes a token just issued: a refresh that returns no new
+// refresh token keeps the old one (RFC 6749 §6), one that returns a new
+// one replaces it (rotation).
+func (g *Grant) setToken(t *oauth2.Token) {
+	g.AccessToken, g.TokenType, g.Expiry = t.AccessToken, t.TokenType, t.Expiry
+	if t.RefreshToken != "" {
+		g.RefreshToken = t.RefreshToken
+	}
+}
+
+// TokenStore keeps grants, one per key (an upstream and a principal).
+// Implementations seal what they keep (the file store here; the Redis one
+// in package store).
+type TokenStore interface {
+	// Load returns the stored grant, or nil and no error when there is
+	// none.
+	Load(ctx context.Context, key string) (*Grant, error)
+	Save(ctx context.Context, key string, g *Grant) error
+	Delete(ctx context.Context, key string) error
+}
+
+// GrantKey is the store key of the grant of an upstream (its name and
+// URL: a grant never goes to another server under the same name) for a
+// principal ("" for one grant shared by the whole gateway).
+func GrantKey(upstream, url, principal string) string {
+	return upstream + "\x00" + url + "\x00" + principal
+}
+
+// Sealer seals a grant with AES-256-GCM, the key and purpose as additional
+// data, so that a sealed grant does not open under another key.
+type Sealer struct{ aead cipher.AEAD }
+
+// NewSealer returns a sealer keyed by 32 bytes.
+func NewSealer(key []byte) (*Sealer, error) {
+	if len(key) != 32 {
+		return nil, errors.New("auth: a token sealing key is 32 bytes")
+	}
+	b, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	a, err := cipher.NewGCM(b)
+	if err != nil {
+		return nil, err
+	}
+	return &Sealer{a}, nil
+}
+
+// Seal encrypts g for key.
+func (s *Sealer) Seal(key string, g *Grant) ([]byte, error) {
+	plain, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return s.aead.Seal(nonce, nonce, plain, []byte("toolgate-oauth-grant\x00"+key)), nil
+}
+
+// Open decrypts what Seal made for key.
+func (s *Sealer) Open(key string, sealed []byte) (*Grant, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("auth: a sealed grant is too short")
+	}
+	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte("toolgate-oauth-grant\x00"+key))
+	if err != nil {
+		return nil, errors.New("auth: a sealed grant does not open with this key (sign in again)")
+	}
+	var g Grant
+	if err := json.Unmarshal(plain, &g); err != nil {
+		return nil, fmt.Errorf("auth: a sealed grant: %w", err)
+	}
+	return &g, nil
+}
+
+// FileTokens keeps grants sealed in a folder, one file per key named by
+// the key's SHA-256; writes are atomic (a temporary file renamed).
+type FileTokens struct {
+	Dir    string
+	Sealer *Sealer
+}
+
+// OpenFileTokens opens the grants in dir, sealed with the key in
+// dir/key (32 random bytes made on first use, mode 0600).
+func OpenFileTokens(dir string) (*FileTokens, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("auth: token folder: %w", err)
+	}
+	keyFile := filepath.Join(dir, "key")
+	key, err := os.ReadFile(keyFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, err
+		}
+		if err := writeAtomic(keyFile, key); err != nil {
+			return nil, err
+		}
+		// Two processes may make a key at once: the file's is the one.
+		key, err = os.ReadFile(keyFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: token key: %w", err)
+	}
+	s, err := NewSealer(key)
+	if err != nil {
+		return nil, fmt.Errorf("auth: token key %s: %w", keyFile, err)
+	}
+	return &FileTokens{Dir: dir, Sealer: s}, nil
+}
+
+func (f *FileTokens) path(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return filepath.Join(f.Dir, hex.EncodeToString(h[:16])+".grant")
+}
+
+// Load implements TokenStore.
+func (f *FileTokens) Load(_ context.Context, key string) (*Grant, error) {
+	b, err := os.ReadFile(f.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("auth: reading a grant: %w", err)
+	}
+	return f.Sealer.Open(key, b)
+}
+
+// Save implements TokenStore.
+func (f *FileTokens) Save(_ context.Context, key string, g *Grant) error {
+	b, err := f.Sealer.Seal(key, g)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(f.path(key), b)
+}
+
+// Delete implements TokenStore.
+func (f *FileTokens) Delete(_ context.Context, key string) error {
+	if err := os.Remove(f.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

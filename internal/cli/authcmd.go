@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/auth"
+)
+
+func newAuthCmd(s *streams) *cobra.Command {
+	var configFile, policyFile string
+	cmd := &cobra.Command{
+		Use:   "auth login|status|logout [UPSTREAM] --config FILE",
+		Short: "Sign in to the OAuth-protected upstreams of a gateway configuration",
+		Long: `An upstream whose server block has an oauth block (docs/auth.md) is reached
+with a token of its own authorization server, never with the caller's.
+
+  toolgate auth login UPSTREAM --config FILE   sign in (authorization code + PKCE):
+      prints the authorization URL as one line on standard output, waits for
+      the browser's redirect on a loopback address, keeps the tokens sealed in
+      the state folder (or in Redis with the policy's state.redis), exits 0.
+  toolgate auth status [UPSTREAM] --config FILE   who is signed in where, until when
+  toolgate auth logout UPSTREAM --config FILE     forget the tokens, revoking them
+      where the authorization server offers revocation (RFC 7009)
+
+The sign-in is the local principal's: the one a stdio gateway (toolgate proxy
+without --http) and a per_principal: false upstream use. Over HTTP each person
+signs in in the console (Tools page).`,
+		Example: `  toolgate auth login tracker --config gateway.yaml
+  toolgate auth status --config gateway.yaml --json
+  toolgate auth logout tracker --config gateway.yaml`,
+	}
+	cmd.PersistentFlags().StringVar(&configFile, "config", "", "the gateway configuration naming the upstreams (see docs/proxy.example.yaml)")
+	cmd.PersistentFlags().StringVar(&policyFile, "policy", "", "policy file: its state.redis keeps the tokens every replica uses")
+	upstreams := func(cmd *cobra.Command) ([]*auth.Upstream, error) {
+		if configFile == "" {
+			return nil, usageErr("--config FILE: the gateway configuration whose upstream to sign in to")
+		}
+		tokens, closeTokens, err := tokenStore(policyFile)
+		if err != nil {
+			return nil, err
+		}
+		cmd.PostRun = func(*cobra.Command, []string) { closeTokens() }
+		_, ups, err := loadGateway(configFile, func() (auth.TokenStore, error) { return tokens, nil })
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		return ups, nil
+	}
+	find := func(ups []*auth.Upstream, name string) (*auth.Upstream, error) {
+		var names []string
+		for _, u := range ups {
+			if u.Name() == name {
+				return u, nil
+			}
+			names = append(names, u.Name())
+		}
+		if len(names) == 0 {
+			return nil, usageErr("--config %s: no server has an oauth block", configFile)
+		}
+		return nil, usageErr("no server %q with an oauth block in %s; those with one: %v", name, configFile, names)
+	}
+
+	var timeout time.Duration
+	var listen string
+	login := &cobra.Command{
+		Use:   "login UPSTREAM",
+		Short: "Sign in to an upstream: prints the URL to open, waits for the redirect",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ups, err := upstreams(cmd)
+			if err != nil {
+				return err
+			}
+			up, err := find(ups, args[0])
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			if up.Grant() == auth.GrantClientCredentials {
+				return &exitError{exitUsage, fmt.Errorf("upstream %s signs in with client credentials: the gateway fetches its token itself", up.Name())}
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return usageErr("--listen %s: %v", listen, err)
+			}
+			defer ln.Close()
+			redirect := "http://" + ln.Addr().String() + "/callback"
+			p, err := up.BeginLogin(ctx, "", redirect)
+			if err != nil {
+				return &exitError{exitTool, fmt.Errorf("signing in to %s: %w", up.Name(), err)}
+			}
+			fmt.Fprintln(s.err, "Open this URL in a browser to sign in to "+up.Name()+" (waiting "+timeout.String()+" for the redirect to "+redirect+"):")
+			fmt.Fprintln(s.out, p.URL)
+			done := make(chan error, 1)
+			srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/callback" {
+					http.NotFound(w, r)
+					return
+				}
+				err := p.Finish(ctx, r.URL.Query())
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				if err != nil {
+					w.WriteHeader(http.StatusBadRequest)
+					fmt.Fprintf(w, "<!doctype html><title>toolgate</title><p>Signing in to %s failed: %s</p>", html.EscapeString(up.Name()), html.EscapeString(err.Error()))
+				} else {
+					fmt.Fprintf(w, "<!doctype html><title>toolgate</title><p>Signed in to %s. You can close this tab.</p>", html.EscapeString(up.Name()))
+				}
+				select {
+				case done <- err:
+				default:
+				}
+			})}
+			go srv.Serve(ln)
+			defer srv.Close()
+			select {
+			case err = <-done:
+			case <-ctx.Done():
+				err = fmt.Errorf("no redirect came back within %s: run the command again and open the URL it prints", timeout)
+			}
+			if err != nil {
+				return &exitError{exitTool, fmt.Errorf("signing in to %s: %w", up.Name(), err)}
+			}
+			fmt.Fprintln(s.err, "Signed in to "+up.Name()+".")
+			return nil
+		},
+	}
+	login.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the browser's redirect")
+	login.Flags().StringVar(&listen, "listen", "127.0.0.1:0", "loopback address of the redirect URI (a fixed port for a pre-registered client's redirect URI)")
+
+	var asJSON bool
+	status := &cobra.Command{
+		Use:   "status [UPSTREAM]",
+		Short: "Say where the local principal is signed in",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ups, err := upstreams(cmd)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				up, err := find(ups, args[0])
+				if err != nil {
+					return err
+				}
+				ups = []*auth.Upstream{up}
+			}
+			enc := json.NewEncoder(s.out)
+			for _, up := range ups {
+				st, err := up.Status(cmd.Context(), "")
+				if err != nil {
+					return &exitError{exitTool, err}
+				}
+				switch {
+				case asJSON:
+					enc.Encode(st)
+				case !st.SignedIn:
+					fmt.Fprintf(s.out, "%s\tnot signed in (%s)\n", st.Upstream, st.Grant)
+				default:
+					until := "no expiry"
+					if !st.Expiry.IsZero() {
+						until = "token until " + st.Expiry.Local().Format(time.RFC3339)
+					}
+					if st.Refreshes {
+						until += ", refreshable"
+					}
+					fmt.Fprintf(s.out, "%s\tsigned in at %s (%s) scopes %v\n", st.Upstream, st.Issuer, until, st.Scopes)
+				}
+			}
+			return nil
+		},
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "one JSON object per upstream")
+
+	logout := &cobra.Command{
+		Use:   "logout UPSTREAM",
+		Short: "Forget the local principal's tokens of an upstream, revoking them where offered",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ups, err := upstreams(cmd)
+			if err != nil {
+				return err
+			}
+			up, err := find(ups, args[0])
+			if err != nil {
+				return err
+			}
+			revoked, err := up.Logout(cmd.Context(), "")
+			switch {
+			case err != nil && !revoked:
+				return &exitError{exitTool, fmt.Errorf("signed out of %s, but revoking the tokens failed: %w", up.Name(), err)}
+			case revoked:
+				fmt.Fprintln(s.err, "Signed out of "+up.Name()+"; its tokens are revoked.")
+			default:
+				fmt.Fprintln(s.err, "Signed out of "+up.Name()+".")
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(login, status, logout)
+	return cmd
+}
+
+// tokenStore opens where grants are kept: the policy's state.redis, else
+// sealed files in the state folder.
+func tokenStore(policyFile string) (auth.TokenStore, func(), error) {
+	none := func() {}
+	if policyFile == "" {
+		t, err := fileTokens()
+		return t, none, err
+	}
+	pol, err := loadPolicy(policyFile)
+	if err != nil {
+		return nil, none, err
+	}
+	if pol.State.Redis == nil {
+		t, err := fileTokens()
+		return t, none, err
+	}
+	return nil, none, errors.New("state.redis token store: not built yet")
+}
