@@ -298,6 +298,8 @@ func parse(data []byte, file string) (*Policy, error) {
 			p.Deny = append(p.Deny, d.Rule)
 			p.Reasons[d.Rule] = d.Reason
 		}
+		p.Guarded = DefaultGuarded()
+		ciReasons(p.Reasons)
 	}
 	type list struct {
 		where   string

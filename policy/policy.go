@@ -114,6 +114,14 @@ type Policy struct {
 	// first, then ask, then allow; the first match wins. Default fills
 	// Deny with DefaultDeny.
 	Deny, Ask, Allow []string
+	// Guarded are path rules that ask before a tool changes what they
+	// match, unless every such path is also matched by an allow rule with
+	// a path pattern (a bare allow rule, a tool name alone, does not
+	// count); checked after the ask rules and before the allow rules, also
+	// in accept-edits mode, and not for command tools (the command sandbox
+	// keeps these paths read-only instead). Default fills it with the CI
+	// definitions (DefaultGuarded, CIPaths).
+	Guarded []string
 	// Reasons gives a rule (by its text) the sentence shown to the model
 	// and the audit log when it decides a call.
 	Reasons map[string]string
@@ -158,8 +166,9 @@ type Policy struct {
 // compile again (changing a role's lists in place does not: replace the
 // Roles map before the policy's first use).
 type compiled struct {
-	src              [4]listID
+	src              [5]listID
 	deny, ask, allow []*rule
+	guarded          []*rule
 	roles            map[string]compiledRole
 	roots            roots
 	err              error
@@ -178,8 +187,8 @@ func idOf(l []string) listID {
 	return listID{&l[0], len(l)}
 }
 
-func (p *Policy) ids() [4]listID {
-	return [4]listID{idOf(p.Deny), idOf(p.Ask), idOf(p.Allow), idOf(p.Roots)}
+func (p *Policy) ids() [5]listID {
+	return [5]listID{idOf(p.Deny), idOf(p.Ask), idOf(p.Allow), idOf(p.Roots), idOf(p.Guarded)}
 }
 
 type compiledRole struct {
@@ -187,13 +196,15 @@ type compiledRole struct {
 }
 
 // Default is the policy used when none is given: default mode, every level
-// reachable, the protected paths of DefaultDeny denied.
+// reachable, the protected paths of DefaultDeny denied, the CI definitions
+// guarded (DefaultGuarded).
 func Default() *Policy {
-	p := &Policy{Mode: ModeDefault, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}
+	p := &Policy{Mode: ModeDefault, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}, Guarded: DefaultGuarded()}
 	for _, r := range DefaultDeny() {
 		p.Deny = append(p.Deny, r.Rule)
 		p.Reasons[r.Rule] = r.Reason
 	}
+	ciReasons(p.Reasons)
 	return p
 }
 
@@ -250,10 +261,11 @@ func compileList(list []string, errs *[]error, where string) []*rule {
 func compileAll(p *Policy) (*compiled, error) {
 	var errs []error
 	c := &compiled{
-		deny:  compileList(p.Deny, &errs, "deny"),
-		ask:   compileList(p.Ask, &errs, "ask"),
-		allow: compileList(p.Allow, &errs, "allow"),
-		roles: map[string]compiledRole{},
+		deny:    compileList(p.Deny, &errs, "deny"),
+		ask:     compileList(p.Ask, &errs, "ask"),
+		allow:   compileList(p.Allow, &errs, "allow"),
+		guarded: compileList(p.Guarded, &errs, "guarded"),
+		roles:   map[string]compiledRole{},
 	}
 	for name, r := range p.Roles {
 		where := "role " + name
@@ -465,6 +477,12 @@ func (p *Policy) DecideParsed(def tool.Definition, call tool.Call, args map[stri
 	if r := firstCatch(f, c.ask, role.ask); r != nil && !(mode == ModeAcceptEdits && def.Level <= tool.LevelWrite) {
 		d.Effect, d.Rule = Ask, "ask:"+r.text
 		d.Reason = p.reason(r, fmt.Sprintf("the policy asks before this call of %s runs (rule %s)", def.Name, r.text))
+		d.Confirm = treat == TreatConfirm && !admin
+		return d
+	}
+	if r := guardedBy(f, c.guarded, c.allow, role.allow); r != nil {
+		d.Effect, d.Rule = Ask, "ask:"+r.text
+		d.Reason = p.reason(r, fmt.Sprintf("the policy asks before %s changes this path (rule %s)", def.Name, r.text))
 		d.Confirm = treat == TreatConfirm && !admin
 		return d
 	}

@@ -596,3 +596,45 @@ func allowedBy(f *facts, lists ...[]*rule) []*rule {
 	}
 	return used
 }
+
+// guardedBy returns the first guarded rule that catches a path the call
+// changes without an allow rule naming it (a rule with a path pattern that
+// matches the path, compared exactly as allow rules are), or nil. Command
+// tools are not asked: the sandbox keeps guarded paths read-only instead.
+func guardedBy(f *facts, guarded []*rule, allows ...[]*rule) *rule {
+	if len(guarded) == 0 || f.info.isCommand() || !f.info.hasPaths() {
+		return nil
+	}
+	rules := applicable(f, guarded)
+	if len(rules) == 0 {
+		return nil
+	}
+	uses, locs := f.pathUses()
+	for i, u := range uses {
+		if u.acc&accWrite == 0 {
+			continue
+		}
+		for _, g := range rules {
+			if g.kind == specPath && g.path.match(locs[i], true) {
+				if !namedBy(f, u, locs[i], allows) {
+					return g
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// namedBy reports whether an allow rule of the lists with a path pattern
+// matches the path u at loc.
+func namedBy(f *facts, u pathUse, loc location, lists [][]*rule) bool {
+	for _, l := range lists {
+		for _, r := range l {
+			if r.kind == specPath && u.acc&r.accessOf() != 0 && r.appliesTo(f) && r.path.match(loc, false) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -56,14 +56,17 @@ an error naming both.`,
 	check.Flags().StringVar(&toolsFile, "tools", "", "a JSON array of MCP tools ({name, …}) whose names the report covers too")
 	defaults := &cobra.Command{
 		Use:     "defaults",
-		Short:   "List the deny rules every policy starts with (protected paths), with their reasons",
+		Short:   "List the rules every policy starts with: protected paths denied, CI definitions asked about, with their reasons",
 		Example: "  toolgate policy defaults",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			w := tabwriter.NewWriter(s.out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "RULE\tWHY")
+			fmt.Fprintln(w, "EFFECT\tRULE\tWHY")
 			for _, d := range policy.DefaultDeny() {
-				fmt.Fprintf(w, "%s\t%s\n", d.Rule, d.Reason)
+				fmt.Fprintf(w, "deny\t%s\t%s\n", d.Rule, d.Reason)
+			}
+			for _, c := range policy.CIPaths() {
+				fmt.Fprintf(w, "ask\t%s\ta CI definition of %s (allow %s to change it without asking)\n", c.Rule(), c.System, c.AllowRule())
 			}
 			return w.Flush()
 		},

@@ -380,6 +380,9 @@ func TestGuardLiteral(t *testing.T) {
 	for _, c := range policy.ConfigPaths() {
 		paths = append(paths, c.Name, "a/"+c.Name+"/b", strings.ToUpper(c.Name)+"x", "x"+c.Name)
 	}
+	for _, c := range policy.CIPaths() {
+		paths = append(paths, c.Pattern, "a/"+c.Pattern+"/b", strings.ToUpper(c.Pattern)+"x", "x"+c.Pattern)
+	}
 	paths = append(paths, ".git/hooks/x", ".env.local", "a/.ssh/id", "k.PEM", "x.toolgate-1", "toolgate.yaml", "a.audit.jsonl", "src/main.go", ".toolgate/spill/r1", "w.code-workspace")
 	for _, p := range paths {
 		for _, acc := range []Access{Read, Write} {
@@ -387,13 +390,24 @@ func TestGuardLiteral(t *testing.T) {
 			var want *Rule
 			for i := range g.rules {
 				r := &g.rules[i]
-				if r.Access&acc != 0 && (doublestar.MatchUnvalidated(r.Pattern, low) || doublestar.MatchUnvalidated(r.dir, low)) && !excepted(r, low) {
+				if !r.Ask && r.Access&acc != 0 && (doublestar.MatchUnvalidated(r.Pattern, low) || doublestar.MatchUnvalidated(r.dir, low)) && !excepted(r, low) {
 					want = &r.Rule
 					break
 				}
 			}
 			if got := g.match(p, acc); got != want {
 				t.Errorf("%s (%d): literal filter gives %v, glob alone %v", p, acc, got, want)
+			}
+			var wantAsk *Rule
+			for i := range g.rules {
+				r := &g.rules[i]
+				if r.Ask && (doublestar.MatchUnvalidated(r.Pattern, low) || doublestar.MatchUnvalidated(r.dir, low)) {
+					wantAsk = &r.Rule
+					break
+				}
+			}
+			if got := g.asked(p); got != wantAsk {
+				t.Errorf("%s: asked with the literal filter gives %v, glob alone %v", p, got, wantAsk)
 			}
 		}
 	}

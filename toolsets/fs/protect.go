@@ -39,13 +39,23 @@ type Rule struct {
 	Secret bool
 	// Except lists globs (same syntax) of paths the rule does not cover.
 	Except []string
+	// Ask marks a path the policy in front of the tools asks a person
+	// about before a call changes it (the CI definitions, policy.CIPaths):
+	// the rule does not deny a write to a path the call names, since the
+	// question was asked about that name, but it refuses one that reaches
+	// such a path without naming it (through a symbolic link, or a ".."
+	// after one), and the move or deletion of a folder that holds one,
+	// neither of which the policy could see. Without a policy in front
+	// (the tools used on their own), a named write is not asked about.
+	Ask bool
 }
 
 // DefaultRules returns the paths denied by default: the policy's protected
 // paths (policy.DefaultDeny: git hooks and config, toolgate's own files,
 // the settings and instruction files of editors and coding agents
 // (policy.ConfigPaths), shell start-up files, secrets), one list for both,
-// so that the tools and the policy can never disagree.
+// so that the tools and the policy can never disagree; and the CI
+// definitions the policy asks about (policy.CIPaths) as Ask rules.
 func DefaultRules() []Rule {
 	deny := policy.DefaultDeny()
 	rules := make([]Rule, len(deny))
@@ -58,6 +68,9 @@ func DefaultRules() []Rule {
 			acc |= Write
 		}
 		rules[i] = Rule{Pattern: d.Pattern, Reason: d.Reason, Access: acc, Secret: d.Secret, Except: d.Except}
+	}
+	for _, c := range policy.CIPaths() {
+		rules = append(rules, Rule{Pattern: "**/" + c.Pattern, Reason: "a CI definition of " + c.System + ", run with the repository's secrets on the next push", Access: Write, Ask: true})
 	}
 	return rules
 }
@@ -113,7 +126,7 @@ func (g *guard) match(rel string, acc Access) *Rule {
 	low := strings.ToLower(rel)
 	for i := range g.rules {
 		r := &g.rules[i]
-		if r.Access&acc == 0 || !strings.Contains(low, r.lit) ||
+		if r.Ask || r.Access&acc == 0 || !strings.Contains(low, r.lit) ||
 			!doublestar.MatchUnvalidated(r.Pattern, low) && !doublestar.MatchUnvalidated(r.dir, low) {
 			continue
 		}
@@ -123,6 +136,38 @@ func (g *guard) match(rel string, acc Access) *Rule {
 		return &r.Rule
 	}
 	return nil
+}
+
+// asked returns the first Ask rule that matches rel (a slash path
+// relative to its root), or nil.
+func (g *guard) asked(rel string) *Rule {
+	if rel == "." || rel == "" {
+		return nil
+	}
+	low := strings.ToLower(rel)
+	for i := range g.rules {
+		r := &g.rules[i]
+		if r.Ask && strings.Contains(low, r.lit) && (doublestar.MatchUnvalidated(r.Pattern, low) || doublestar.MatchUnvalidated(r.dir, low)) && !excepted(r, low) {
+			return &r.Rule
+		}
+	}
+	return nil
+}
+
+// unnamed is the error for a write that reaches the asked path at (by
+// rule r) through the path the call named, which is not itself asked about.
+func unnamed(named string, at Location, r *Rule) error {
+	return tool.Errorf(tool.PermissionDenied, "%q leads to %s, %s, without naming it: a change there is asked about by its own name", named, at.display(), r.Reason).
+		WithDetail("rule", r.Pattern).WithDetail("path", at.Rel).
+		WithSuggestion("name the path itself (%s) in the call, so that the user can be asked about the change", at.Rel)
+}
+
+// holds is the error for moving or deleting the folder l, which holds, or
+// would put in place, the asked path at (by rule r).
+func holds(l, at Location, r *Rule) error {
+	return tool.Errorf(tool.PermissionDenied, "%q holds or would create %s, %s: a change there is asked about by its own name", l.display(), at.display(), r.Reason).
+		WithDetail("rule", r.Pattern).WithDetail("path", at.Rel).
+		WithSuggestion("move or delete %s by its own name first (the user is asked), then the folder", at.Rel)
 }
 
 func excepted(r *rule, low string) bool {

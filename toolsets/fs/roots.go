@@ -239,6 +239,31 @@ func (rs *Roots) lexical(p string) (Location, bool) {
 	return Location{Root: idx, Rel: strings.Join(rest, "/"), root: r}, true
 }
 
+// named returns p as the policy reads it (policy's locate): cleaned
+// lexically, so that ".." removes the name before it whatever that name
+// is, and relative to the root it lies in; "" when it leaves every root.
+func (rs *Roots) named(p string) string {
+	if !filepath.IsAbs(p) {
+		c := path.Clean(filepath.ToSlash(p))
+		if c == ".." || strings.HasPrefix(c, "../") {
+			return ""
+		}
+		return c
+	}
+	parts := splitAbs(filepath.Clean(p))
+	for _, r := range rs.list {
+		for _, rp := range [][]string{r.parts, r.rparts} {
+			if hasPrefixParts(parts, rp) {
+				if len(parts) == len(rp) {
+					return "."
+				}
+				return strings.Join(parts[len(rp):], "/")
+			}
+		}
+	}
+	return ""
+}
+
 // splitAbs splits an absolute path into its components, dropping empty and
 // "." components (which name nothing) but keeping "..", which the walk
 // resolves against real folders.

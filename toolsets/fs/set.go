@@ -90,6 +90,11 @@ func (s *Set) resolve(p string, follow bool, acc Access) (Location, error) {
 	if err := s.guard.check(l, acc); err != nil {
 		return Location{}, err
 	}
+	// A path the policy asks about must be named, not reached: through a
+	// link, or a ".." after one, the policy saw another path.
+	if r := s.guard.asked(l.Rel); r != nil && acc&Write != 0 && s.guard.asked(s.roots.named(p)) == nil {
+		return Location{}, unnamed(p, l, r)
+	}
 	if !follow {
 		return l, nil
 	}

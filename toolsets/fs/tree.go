@@ -11,9 +11,12 @@ import (
 // checkTree walks the folder at l (not following links) and refuses when
 // a protected-path rule denies acc on anything inside it, or on where it
 // would land when moved to dst (when dst.root != nil). It returns the
-// number of entries below l.
+// number of entries below l. A change of a folder that holds a path the
+// policy asks about (an Ask rule), or would once moved, is refused unless
+// the folder itself is such a path: the question was about the folder.
 func (s *Set) checkTree(ctx context.Context, l, dst Location, acc Access) (int, error) {
 	n := 0
+	asks := acc&Write != 0 && s.guard.asked(l.Rel) == nil && (dst.root == nil || s.guard.asked(dst.Rel) == nil)
 	var visit func(rel string) error
 	visit = func(rel string) error {
 		if err := ctx.Err(); err != nil {
@@ -37,6 +40,13 @@ func (s *Set) checkTree(ctx context.Context, l, dst Location, acc Access) (int, 
 			if dst.root != nil {
 				if err := s.guard.check(dst.join(child), acc); err != nil {
 					return err
+				}
+			}
+			if asks {
+				for _, at := range []Location{l.join(child), dst.join(child)} {
+					if r := s.guard.asked(at.Rel); r != nil && at.root != nil {
+						return holds(l, at, r)
+					}
 				}
 			}
 			if d.IsDir() {
