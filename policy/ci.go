@@ -124,3 +124,28 @@ func ciReasons(reasons map[string]string) {
 		reasons[c.Rule()] = c.reason()
 	}
 }
+
+// AllowsChange reports whether the policy's own allow rules (not a
+// role's) name the path rel for a change — an Edit (or Write) rule whose
+// path pattern matches it, compared exactly, rel read as the file tools
+// read it (relative to the first root) — and no Edit deny rule catches it.
+// The command sandbox lets commands write the CI definitions it allows
+// (toolsets/exec Options.AllowCI).
+func (p *Policy) AllowsChange(rel string) bool {
+	c := p.prepare()
+	if c.err != nil {
+		return false
+	}
+	loc := c.roots.locate(rel)
+	for _, r := range c.deny {
+		if r.kind == specPath && r.accessOf()&accWrite != 0 && r.path.match(loc, true) {
+			return false
+		}
+	}
+	for _, r := range c.allow {
+		if r.alias == aliasEdit && r.kind == specPath && r.path.match(loc, false) {
+			return true
+		}
+	}
+	return false
+}

@@ -14,7 +14,8 @@
 // env, timeout and xargs are seen through, strings given to bash -c and
 // eval are parsed in turn, and what is only known at run time is never
 // allowed by a rule. DefaultDeny holds the protected paths every policy
-// starts with. Every Decision names the rule, mode and level behind it, for
+// starts with; Guarded holds the CI definitions (CIPaths), asked about
+// before a tool changes one unless an allow rule names the path. Every Decision names the rule, mode and level behind it, for
 // the audit log.
 //
 // A policy is built in code (Default) or read from a toolgate.yaml file

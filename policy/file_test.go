@@ -169,20 +169,24 @@ func TestParseErrorsHavePositions(t *testing.T) {
 }
 
 // TestDefaultDenyMirrorsTheFileTools checks that the file tool set's
-// protected paths are the policy's, every field carried over.
+// protected paths are the policy's, every field carried over, and its Ask
+// rules the policy's CI definitions.
 func TestDefaultDenyMirrorsTheFileTools(t *testing.T) {
 	type key struct {
 		pattern     string
 		read, write bool
-		secret      bool
+		secret, ask bool
 		except      string
 	}
 	var mine, theirs []key
 	for _, p := range policy.DefaultDeny() {
-		mine = append(mine, key{p.Pattern, p.Read, p.Write, p.Secret, strings.Join(p.Except, ",")})
+		mine = append(mine, key{p.Pattern, p.Read, p.Write, p.Secret, false, strings.Join(p.Except, ",")})
+	}
+	for _, c := range policy.CIPaths() {
+		mine = append(mine, key{"**/" + c.Pattern, false, true, false, true, ""})
 	}
 	for _, r := range fs.DefaultRules() {
-		theirs = append(theirs, key{r.Pattern, r.Access&fs.Read != 0, r.Access&fs.Write != 0, r.Secret, strings.Join(r.Except, ",")})
+		theirs = append(theirs, key{r.Pattern, r.Access&fs.Read != 0, r.Access&fs.Write != 0, r.Secret, r.Ask, strings.Join(r.Except, ",")})
 	}
 	if !slices.Equal(mine, theirs) {
 		t.Errorf("fs protects\n%+v\nthe policy\n%+v", theirs, mine)

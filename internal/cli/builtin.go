@@ -72,7 +72,7 @@ func builtinTools(c *common) (*toolsets, error) {
 		return nil, err
 	}
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Egress: sets.net.proxy,
-		Protect: ownPaths(c), MeterProvider: c.meter})
+		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter})
 	if err != nil {
 		sets.Close()
 		return nil, err

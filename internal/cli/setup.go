@@ -40,6 +40,9 @@ type common struct {
 	// meter records the sandboxed commands' durations (build takes it from
 	// the engine's MeterProvider, set when telemetry is on).
 	meter metric.MeterProvider
+	// allowCI says which CI definitions commands may write: those the
+	// policy's allow rules name (exec.Options.AllowCI); nil none.
+	allowCI func(rel string) bool
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -199,6 +202,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.domains = append(c.domains, pol.AllowedDomains()...)
 	c.deniedDomains, c.askedDomains = pol.DeniedDomains(), pol.AskedDomains()
 	c.files = pol.Files
+	c.allowCI = pol.AllowsChange
 	s := &setup{registry: registry.New(), policy: pol}
 	c.meter = opts.MeterProvider
 	sets, err := builtinTools(c)

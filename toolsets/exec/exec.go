@@ -44,6 +44,13 @@ type Options struct {
 	// are (see guard). One that exists but cannot be mounted read-only
 	// keeps every command from running.
 	Protect []string
+	// AllowCI reports whether the policy lets commands write the CI
+	// definition rel (policy.CIPaths; a slash path relative to Root, at
+	// its top: ".github/workflows", "Jenkinsfile"): an allow rule names it
+	// (policy.Policy.AllowsChange). Those it does not allow are read-only
+	// for commands, since a command cannot ask while it runs; nil allows
+	// none.
+	AllowCI func(rel string) bool
 	// MaxCommand caps the length of a command, argv or code in bytes
 	// (default 64 KiB).
 	MaxCommand int
@@ -287,7 +294,7 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 	}
 	// Files that act later outside the sandbox (.git, IDE tasks, shell rc,
 	// toolgate's own) stay read-only even though the workspace is writable.
-	g, err := newGuard(s.opts.Root, s.opts.Protect)
+	g, err := newGuard(s.opts.Root, s.opts.Protect, s.opts.AllowCI)
 	if err != nil {
 		return errResult(tool.Errorf(tool.Unavailable, "no command can run: toolgate cannot protect %v", err).
 			WithSuggestion("ask the operator to keep toolgate's policy file, audit log and state folder outside the workspace, or to make each a plain file or folder")), nil
@@ -380,6 +387,10 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure, g *guard
 				WithDetail("evidence", st.evidence)
 			if st.path != "" {
 				e.WithDetail("path", st.path)
+			}
+			if r := g.ciRule(st.path, st.evidence, dir); r != "" {
+				e.Message += "; " + ciReadOnly([]string{r})
+				e.WithSuggestion("%s", ciSuggestion).WithDetail("allow_rules", []string{r})
 			}
 			break
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,9 +17,15 @@ import (
 
 // A guard keeps one command from changing the entries of the workspace
 // that something outside the sandbox acts on later: the policy's config
-// paths (policy.ConfigPaths) at the top of the workspace, and toolgate's
-// own files (Options.Protect: the policy file, the audit log, the state
-// folder) when they lie inside it. Git acts on .git (hooks, config with
+// paths (policy.ConfigPaths) at the top of the workspace, the CI
+// definitions there (policy.CIPaths) that the policy's allow rules do not
+// name (Options.AllowCI: a command cannot be asked about one while it
+// runs, as the file tools are), and toolgate's own files (Options.Protect:
+// the policy file, the audit log, the state folder) when they lie inside
+// it. Names at the top are compared in any letter case (a case-insensitive
+// file system finds .GitHub by .github), and a CI pattern with a wildcard
+// (*.Jenkinsfile) covers every name at the top that matches it, before
+// and after the command. Git acts on .git (hooks, config with
 // core.fsmonitor/core.hooksPath), a shell on its start-up files, an editor
 // or a coding agent on its settings and instructions, toolgate on its own
 // files; so a command cannot do what write_file is refused. Like Codex's
@@ -54,12 +61,18 @@ import (
 // policy's default deny rules still refuse the plain spellings of such
 // writes (a redirection, cp, mv, …).
 type guard struct {
-	root     string          // the workspace, symbolic links resolved
-	top      map[string]bool // the names at its top (nil: unknown), read at once rather than one Lstat each
-	readOnly []string        // mounted read-only
-	pinned   []string        // bound onto themselves, writable
+	root     string              // the workspace, symbolic links resolved
+	top      map[string][]string // the names at its top (nil: unknown) by their lower case, read at once rather than one Lstat each
+	readOnly []string            // mounted read-only
+	pinned   []string            // bound onto themselves, writable
 	missing  []missingEntry
 	watched  []watchedEntry
+	// ci maps the CI definitions guarded (relative paths) to the allow
+	// rule that would let commands write them; globs are the CI patterns
+	// of one name with a wildcard, matched against new names at the top.
+	ci    map[string]string
+	globs []string
+	allow func(string) bool
 }
 
 // missingEntry is an entry that did not exist before the command: the
@@ -84,17 +97,37 @@ func (e *ownEntryError) Error() string { return e.path + ": " + e.why }
 // newGuard looks at the workspace before a command. An error means an own
 // file of toolgate exists but cannot be protected: the command must not
 // run.
-func newGuard(root string, own []string) (*guard, error) {
+func newGuard(root string, own []string, allowCI func(rel string) bool) (*guard, error) {
 	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, err
 	}
-	g := &guard{root: real, top: names(real)}
+	if allowCI == nil {
+		allowCI = func(string) bool { return false }
+	}
+	g := &guard{root: real, top: names(real), ci: map[string]string{}, allow: allowCI}
 	seen := map[string]bool{}
 	for _, c := range policy.ConfigPaths() {
 		if !seen[c.Name] {
 			seen[c.Name] = true
 			if err := g.add(c.Name, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, c := range policy.CIPaths() {
+		list := []string{c.Pattern}
+		if strings.Contains(c.Pattern, "*") { // one name: those at the top now, and later any new one
+			g.globs = append(g.globs, strings.ToLower(c.Pattern))
+			list = g.matching(c.Pattern)
+		}
+		for _, rel := range list {
+			if seen[rel] || allowCI(rel) {
+				continue
+			}
+			seen[rel] = true
+			g.ci[rel] = "Edit(/" + rel + ")"
+			if err := g.add(rel, false); err != nil {
 				return nil, err
 			}
 		}
@@ -141,7 +174,7 @@ func (g *guard) add(rel string, own bool) error {
 		return nil
 	}
 	comps := strings.Split(rel, "/")
-	if g.top != nil && !g.top[comps[0]] {
+	if g.top != nil && g.top[strings.ToLower(comps[0])] == nil {
 		g.missing = append(g.missing, missingEntry{rel: rel, first: 0})
 		return nil
 	}
@@ -242,8 +275,21 @@ func (g *guard) tidy() {
 	})
 }
 
-// names returns the names in the folder dir, or nil.
-func names(dir string) map[string]bool {
+// matching returns the names at the top that the one-name pattern
+// matches, in any letter case.
+func (g *guard) matching(pattern string) []string {
+	var out []string
+	for low, list := range g.top {
+		if ok, _ := path.Match(strings.ToLower(pattern), low); ok {
+			out = append(out, list...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// names returns the names in the folder dir by their lower case, or nil.
+func names(dir string) map[string][]string {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil
@@ -253,9 +299,10 @@ func names(dir string) map[string]bool {
 	if err != nil {
 		return nil
 	}
-	m := make(map[string]bool, len(list))
+	m := make(map[string][]string, len(list))
 	for _, n := range list {
-		m[n] = true
+		low := strings.ToLower(n)
+		m[low] = append(m[low], n)
 	}
 	return m
 }
@@ -281,6 +328,7 @@ type breach struct {
 	paths   []string // the entries created or changed, relative to the workspace
 	removed []string // what was removed again, relative to the workspace
 	kept    []string // what could not be removed
+	rules   []string // the allow rules that would let commands write the CI definitions among paths
 }
 
 // check looks at the workspace after the command: an entry that is new,
@@ -290,8 +338,22 @@ func (g *guard) check() breach {
 	var b breach
 	var root *os.Root
 	top := names(g.root)
-	for _, m := range g.missing {
-		if top != nil && !top[strings.SplitN(m.rel, "/", 2)[0]] {
+	missing := g.missing
+	for low, list := range top { // new names at the top that a CI pattern with a wildcard matches
+		for _, glob := range g.globs {
+			if ok, _ := path.Match(glob, low); !ok {
+				continue
+			}
+			for _, n := range list {
+				if !slices.Contains(g.top[low], n) && !g.allow(n) {
+					g.ci[n] = "Edit(/" + n + ")"
+					missing = append(missing, missingEntry{rel: n})
+				}
+			}
+		}
+	}
+	for _, m := range missing {
+		if top != nil && top[strings.ToLower(strings.SplitN(m.rel, "/", 2)[0])] == nil {
 			continue
 		}
 		planted, ok := g.created(m)
@@ -321,6 +383,11 @@ func (g *guard) check() breach {
 	}
 	slices.Sort(b.paths)
 	b.paths = slices.Compact(b.paths)
+	for _, p := range b.paths {
+		if r := g.ci[p]; r != "" {
+			b.rules = append(b.rules, r)
+		}
+	}
 	return b
 }
 
@@ -369,8 +436,10 @@ func remove(root *os.Root, m missingEntry, planted string) error {
 // breachError is the error for a command that created or changed guarded
 // entries.
 func breachError(b breach) *tool.Error {
-	msg := "the sandbox stopped the command: it created or changed " + strings.Join(b.paths, ", ") +
-		", which only the user may change (agent or editor settings and instructions, git's data, toolgate's own files act outside the sandbox)"
+	msg := "the sandbox stopped the command: it created or changed " + strings.Join(b.paths, ", ")
+	if len(b.rules) < len(b.paths) {
+		msg += ", which only the user may change (agent or editor settings and instructions, git's data, toolgate's own files act outside the sandbox)"
+	}
 	if len(b.removed) > 0 {
 		msg += "; removed again: " + strings.Join(b.removed, ", ")
 	}
@@ -380,9 +449,17 @@ func breachError(b breach) *tool.Error {
 	if len(b.removed) < len(b.paths) {
 		msg += "; a change that could not be undone is left for the user to check"
 	}
+	suggest := "do not write these paths; if the task needs such a change, ask the user to make it"
+	if len(b.rules) > 0 {
+		msg += "; " + ciReadOnly(b.rules)
+		suggest = ciSuggestion
+	}
 	e := tool.Errorf(tool.SandboxViolation, "%s", msg).
-		WithSuggestion("do not write these paths; if the task needs such a change, ask the user to make it").
+		WithSuggestion("%s", suggest).
 		WithDetail("path", b.paths[0]).WithDetail("paths", b.paths)
+	if len(b.rules) > 0 {
+		e.WithDetail("allow_rules", b.rules)
+	}
 	if len(b.removed) > 0 {
 		e.WithDetail("removed", b.removed)
 	}
@@ -390,4 +467,45 @@ func breachError(b breach) *tool.Error {
 		e.WithDetail("not_removed", b.kept)
 	}
 	return e
+}
+
+// ciSuggestion is what to do about a CI definition a command could not write.
+const ciSuggestion = "change the CI definition with write_file or edit_file, which ask the user first; " +
+	"or ask the user to add the allow rule named here to the policy, so that commands may write it"
+
+// ciReadOnly says why a command could not write the CI definitions that
+// the allow rules would open.
+func ciReadOnly(rules []string) string {
+	return "CI definitions run with the repository's secrets on the next push, and a command cannot ask the user while it runs, " +
+		"so they are read-only for commands unless the policy allows them (allow: " + strings.Join(rules, ", ") + ")"
+}
+
+// ciRule returns the allow rule that would let commands write the path p
+// (absolute, or relative to the folder dir), when it lies in a CI
+// definition the guard keeps read-only; "" otherwise. Without a path, the
+// words of the line that showed the refused write are tried (a shell says
+// "Jenkinsfile: Read-only file system", which names no path for certain).
+func (g *guard) ciRule(p, line, dir string) string {
+	if p == "" {
+		for _, w := range strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(" \t:'\"‘’", r) }) {
+			if r := g.ciRule(w, "", dir); r != "" {
+				return r
+			}
+		}
+		return ""
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	rel, err := filepath.Rel(g.root, filepath.Clean(p))
+	if err != nil {
+		return ""
+	}
+	rel = filepath.ToSlash(rel)
+	for entry, rule := range g.ci {
+		if within(rel, entry) {
+			return rule
+		}
+	}
+	return ""
 }

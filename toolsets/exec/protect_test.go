@@ -60,7 +60,7 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 	elsewhere := t.TempDir()
 	os.WriteFile(filepath.Join(elsewhere, "copilot-instructions.md"), []byte("x"), 0o644)
 	os.Symlink(elsewhere, filepath.Join(link, ".github"))
-	g, err := newGuard(link, nil)
+	g, err := newGuard(link, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

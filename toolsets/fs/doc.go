@@ -47,7 +47,10 @@
 // at the top of the workspace the command sandbox also keeps read-only, and
 // it removes one a command creates), and secrets (.env files,
 // private keys, credential stores; Options.AllowSecrets lifts those for
-// chosen paths). Every denial is a *tool.Error (permission_denied or
+// chosen paths). CI definitions (policy.CIPaths: .github/workflows,
+// .gitlab-ci.yml, Jenkinsfile, …) are Ask rules: the policy in front asks
+// before a call that names one, and the tools refuse to reach one without
+// naming it (through a link, or inside a folder moved or deleted whole). Every denial is a *tool.Error (permission_denied or
 // invalid_arguments) with a suggestion, and leaves the disk unchanged.
 //
 // Writes are atomic: new content goes to a temporary file (named with
