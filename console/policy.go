@@ -22,6 +22,10 @@ type ruleRow struct {
 // unless default_deny is false.
 const builtinSource = "built-in protected paths (default_deny)"
 
+// builtinCI is the source of the CI definitions every policy asks about
+// (Policy.Guarded) unless default_deny is false.
+const builtinCI = "built-in CI definitions, asked unless an allow rule names the path (default_deny)"
+
 // whatIf is the what-if box: its form and the policy's answer.
 type whatIf struct {
 	Tool, Args string
@@ -61,6 +65,7 @@ func (c *Console) policyPage(w http.ResponseWriter, r *http.Request, u User) {
 	add("deny", p.Deny, own)
 	add("ask", p.Ask, own)
 	add("allow", p.Allow, own)
+	add("ask", p.Guarded, func(string) string { return builtinCI })
 	for _, name := range slices.Sorted(maps.Keys(p.Roles)) {
 		role := p.Roles[name]
 		from := func(string) string { return "role " + name + " in " + file }
@@ -70,7 +75,7 @@ func (c *Console) policyPage(w http.ResponseWriter, r *http.Request, u User) {
 	}
 	var mine, builtin []ruleRow
 	for _, row := range rows {
-		if row.Source == builtinSource {
+		if row.Source == builtinSource || row.Source == builtinCI {
 			builtin = append(builtin, row)
 		} else {
 			mine = append(mine, row)

@@ -103,3 +103,42 @@ func TestCIAskRules(t *testing.T) {
 		})
 	}
 }
+
+// TestCIAskAliases: a CI path at the top of the root that is a symbolic
+// link (.github -> gh, .gitlab-ci.yml -> ci/gitlab.yml, in another letter
+// case too) makes what it leads to a CI definition: writing, moving or
+// deleting it by its other name is refused; the rest of that folder is not.
+func TestCIAskAliases(t *testing.T) {
+	e := newEnv(t, Options{})
+	mustWrite(t, filepath.Join(e.ws, "gh", "workflows", "ci.yml"), "on: push\n")
+	mustWrite(t, filepath.Join(e.ws, "ci", "gitlab.yml"), "test: {}\n")
+	mustWrite(t, filepath.Join(e.ws, "ci", "notes.md"), "notes\n")
+	os.Symlink("gh", filepath.Join(e.ws, ".GitHub"))
+	os.Symlink("ci/gitlab.yml", filepath.Join(e.ws, ".gitlab-ci.yml"))
+	before := snapshot(t, e.ws)
+	for _, tc := range []struct {
+		tool, rule string
+		args       map[string]any
+	}{
+		{"write_file", "**/.github/workflows", map[string]any{"path": "gh/workflows/evil.yml", "content": "x"}},
+		{"write_file", "**/.github/workflows", map[string]any{"path": "gh/workflows/ci.yml", "content": "x"}},
+		{"delete_file", "**/.github/workflows", map[string]any{"path": "gh/workflows/ci.yml"}},
+		{"move_file", "**/.github/workflows", map[string]any{"source": "gh", "destination": "gh2"}},
+		{"delete_file", "**/.github/workflows", map[string]any{"path": "gh", "recursive": true}},
+		{"write_file", "**/.gitlab-ci.yml", map[string]any{"path": "ci/gitlab.yml", "content": "x"}},
+		{"move_file", "**/.gitlab-ci.yml", map[string]any{"source": "ci", "destination": "ci2"}},
+	} {
+		_, te := e.call(tc.tool, tc.args)
+		if te == nil || te.Type != tool.PermissionDenied || te.Details["rule"] != tc.rule {
+			t.Errorf("%s %v: %v, want permission_denied by %s", tc.tool, tc.args, te, tc.rule)
+		}
+	}
+	if after := snapshot(t, e.ws); after != before {
+		t.Errorf("the disk changed:\n%s\n---\n%s", before, after)
+	}
+	for _, p := range []string{"gh/README.md", "ci/notes.md"} {
+		if _, te := e.call("write_file", map[string]any{"path": p, "content": "ok\n"}); te != nil {
+			t.Errorf("%s: %v", p, te)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package fs
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -204,4 +206,60 @@ func (g *guard) check(l Location, acc Access) error {
 		return e.WithSuggestion("do not read or write secrets; if the user needs this file handled, ask them to allow it explicitly in the policy")
 	}
 	return e.WithSuggestion("leave this path alone; if the change is really needed, ask the user to make it or to allow it in the policy")
+}
+
+// alias is a place that an Ask rule's path leads to through a symbolic
+// link at the top of a root (.github -> gh: gh/workflows is where
+// .github/workflows is).
+type alias struct {
+	root int
+	rel  string
+	rule *Rule
+}
+
+// aliases returns the places the Ask rules' paths at the top of root lead
+// to through symbolic links: a write there changes the asked path without
+// naming it. Only the names at the top that an Ask rule's literal path
+// starts with (in any letter case) are resolved, so this costs one listing
+// of the root's top.
+func (s *Set) aliases(root int) []alias {
+	r := s.roots.list[root]
+	f, err := r.r.Open(".")
+	if err != nil {
+		return nil
+	}
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	top := map[string][]string{}
+	for _, n := range names {
+		top[strings.ToLower(n)] = append(top[strings.ToLower(n)], n)
+	}
+	var out []alias
+	for i := range s.guard.rules {
+		g := &s.guard.rules[i]
+		entry := strings.TrimPrefix(g.Pattern, "**/")
+		if !g.Ask || strings.ContainsAny(entry, "*?[{\\") {
+			continue
+		}
+		first, rest, _ := strings.Cut(entry, "/")
+		for _, name := range top[first] {
+			l, err := s.roots.resolve(path.Join(filepath.ToSlash(r.dir), name, rest), true)
+			if err != nil || l.Root != root || strings.EqualFold(l.Rel, path.Join(name, rest)) {
+				continue
+			}
+			out = append(out, alias{root: root, rel: l.Rel, rule: &g.Rule})
+		}
+	}
+	return out
+}
+
+// aliased returns the Ask rule whose path l lies in by way of one of the
+// aliases, or nil.
+func aliased(l Location, list []alias) *Rule {
+	for _, a := range list {
+		if l.Root == a.root && (l.Rel == a.rel || strings.HasPrefix(l.Rel, a.rel+"/")) {
+			return a.rule
+		}
+	}
+	return nil
 }

@@ -91,9 +91,16 @@ func (s *Set) resolve(p string, follow bool, acc Access) (Location, error) {
 		return Location{}, err
 	}
 	// A path the policy asks about must be named, not reached: through a
-	// link, or a ".." after one, the policy saw another path.
-	if r := s.guard.asked(l.Rel); r != nil && acc&Write != 0 && s.guard.asked(s.roots.named(p)) == nil {
-		return Location{}, unnamed(p, l, r)
+	// link, or a ".." after one, the policy saw another path; and a place
+	// an asked path at the top leads to (.github -> gh) is that path.
+	if acc&Write != 0 && s.guard.asked(s.roots.named(p)) == nil {
+		r := s.guard.asked(l.Rel)
+		if r == nil {
+			r = aliased(l, s.aliases(l.Root))
+		}
+		if r != nil {
+			return Location{}, unnamed(p, l, r)
+		}
 	}
 	if !follow {
 		return l, nil

@@ -17,6 +17,10 @@ import (
 func (s *Set) checkTree(ctx context.Context, l, dst Location, acc Access) (int, error) {
 	n := 0
 	asks := acc&Write != 0 && s.guard.asked(l.Rel) == nil && (dst.root == nil || s.guard.asked(dst.Rel) == nil)
+	var links []alias
+	if asks {
+		links = s.aliases(l.Root)
+	}
 	var visit func(rel string) error
 	visit = func(rel string) error {
 		if err := ctx.Err(); err != nil {
@@ -44,7 +48,13 @@ func (s *Set) checkTree(ctx context.Context, l, dst Location, acc Access) (int, 
 			}
 			if asks {
 				for _, at := range []Location{l.join(child), dst.join(child)} {
-					if r := s.guard.asked(at.Rel); r != nil && at.root != nil {
+					if at.root == nil {
+						continue
+					}
+					if r := s.guard.asked(at.Rel); r != nil {
+						return holds(l, at, r)
+					}
+					if r := aliased(at, links); r != nil {
 						return holds(l, at, r)
 					}
 				}
