@@ -75,6 +75,8 @@ func TestCIReadOnly(t *testing.T) {
 		{"echo x > Jenkinsfile", "Edit(/Jenkinsfile)"},
 		{"echo x > deploy.Jenkinsfile", "Edit(/deploy.Jenkinsfile)"},
 		{"echo x > ./.github/../.github/workflows/ci.yml", "Edit(/.github/workflows)"},
+		{"rm -f .gitlab-ci.yml", "Edit(/.gitlab-ci.yml)"},
+		{"mv .github/workflows wf", "Edit(/.github/workflows)"},
 	} {
 		r := call(t, tools["execute_command"], context.Background(), map[string]any{"command": tc.command})
 		if r.Error == nil || r.Error.Type != tool.SandboxViolation {
@@ -85,7 +87,7 @@ func TestCIReadOnly(t *testing.T) {
 			t.Errorf("%s: the rule %s is not named: %v %s", tc.command, tc.rule, rules, r.Error.Message)
 		}
 	}
-	for _, c := range []string{"rm -f .gitlab-ci.yml", "mv .github gh", "cd .github && echo x > workflows/ci.yml", "mv .github/workflows wf", "ln -sfn /tmp .github/workflows"} {
+	for _, c := range []string{"mv .github gh", "cd .github && echo x > workflows/ci.yml", "mv .github/workflows wf", "ln -sfn /tmp .github/workflows"} {
 		r := call(t, tools["execute_command"], context.Background(), map[string]any{"command": c})
 		if r.Error == nil && r.Structured.(Output).ExitCode == 0 {
 			t.Errorf("%s: ran: %s", c, r.Text())

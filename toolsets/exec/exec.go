@@ -394,6 +394,15 @@ func (s *set) result(o sandbox.Outcome, egressFailures []EgressFailure, g *guard
 			}
 			break
 		}
+		if p, rule, ok := g.busy(o.Stderr, dir); ok {
+			e = tool.Errorf(tool.SandboxViolation, "the sandbox stopped the removal or renaming of %s, a protected entry of the workspace or a folder on the way to one", p).
+				WithSuggestion("leave it in place; if the task needs it changed, ask the user to make the change").WithDetail("path", p)
+			if rule != "" {
+				e.Message += "; " + ciReadOnly([]string{rule})
+				e.WithSuggestion("%s", ciSuggestion).WithDetail("allow_rules", []string{rule})
+			}
+			break
+		}
 		if s.opts.Egress != nil && networkMark().Match(o.Stderr) {
 			out.Hint = proxyHint
 		}

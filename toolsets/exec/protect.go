@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -509,3 +510,32 @@ func (g *guard) ciRule(p, line, dir string) string {
 	}
 	return ""
 }
+
+// busy finds, in a failed command's error output, a removal or rename the
+// guard's mounts refused (EBUSY: "rm: cannot remove 'X': Device or
+// resource busy", "mv: cannot move 'X' to 'Y': …"), of an entry it keeps
+// read-only or a folder on the way to one; it returns the path as printed
+// and the allow rule that would let commands change it ("" for one that
+// only the user may change). The folder dir is the command's working one.
+func (g *guard) busy(stderr []byte, dir string) (p, rule string, ok bool) {
+	for _, line := range strings.Split(string(stderr), "\n") {
+		if !strings.Contains(line, "Device or resource busy") {
+			continue
+		}
+		m := busyRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		host := m[1]
+		if !filepath.IsAbs(host) {
+			host = filepath.Join(dir, host)
+		}
+		host = filepath.Clean(host)
+		if g.protects(host) || slices.Contains(g.pinned, host) {
+			return m[1], g.ciRule(m[1], "", dir), true
+		}
+	}
+	return "", "", false
+}
+
+var busyRE = regexp.MustCompile(`cannot (?:remove|move|rename) '([^']+)'`)
