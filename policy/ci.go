@@ -1,10 +1,5 @@
 package policy
 
-import (
-	"path"
-	"strings"
-)
-
 // CIPath is a file or folder that a CI system reads from a repository and
 // runs, with the repository's secrets, on the next push: the classic way a
 // prompt-injected agent reaches production. Changing CI is also ordinary
@@ -98,15 +93,6 @@ func (c CIPath) Rule() string { return "Edit(**/" + c.Pattern + ")" }
 // AllowRule is the allow rule that lets tools change the entry at the top
 // of the roots without asking, and commands write it: "Edit(/.github/workflows)".
 func (c CIPath) AllowRule() string { return "Edit(/" + c.Pattern + ")" }
-
-// Top reports whether the single path component name, at the top of a
-// workspace, is this entry (a one-name pattern) or leads to it (the first
-// name of a longer one), in any letter case.
-func (c CIPath) Top(name string) (entry, leads bool) {
-	first, rest, more := strings.Cut(c.Pattern, "/")
-	ok, _ := path.Match(strings.ToLower(first), strings.ToLower(name))
-	return ok && !more, ok && more && rest != ""
-}
 
 // DefaultGuarded returns the rules every policy starts with in Guarded
 // (unless its file says default_deny: false): one per CIPaths entry.
