@@ -42,7 +42,29 @@
 // /.well-known/oauth-protected-resource and at the path-inserted form for
 // the resource's path (MetadataPaths).
 //
-// ClientCredentials is the other direction: a token source for an upstream
-// server (OAuth 2.0 client credentials, golang.org/x/oauth2), cached and
-// refreshed before it expires. The caller's own token is never forwarded.
+// Upstream is the other direction: toolgate as the OAuth client of an
+// upstream MCP server, as the MCP authorization specification asks of a
+// client (the oauth block of a gateway configuration, OAuth). It discovers
+// the authorization server from the upstream's 401 (its resource_metadata,
+// then the RFC 9728 well-known URLs, path-inserted then root; RFC 8414 and
+// OpenID discovery; without protected resource metadata, the 2025-03-26
+// rules), registers (a Client ID Metadata Document, a pre-registered
+// client, or dynamic registration), and signs a principal in with the
+// authorization code flow, PKCE (S256) and the RFC 8707 resource
+// (BeginLogin, then PendingLogin.Finish with the redirect's query); or
+// fetches client credentials itself (client_secret_basic,
+// client_secret_post, private_key_jwt). Every fetch of discovery,
+// registration and tokens dials through the egress dial guard
+// (sandbox/egress) for its one host and port: public addresses, loopback
+// only where the configuration names a loopback URL, no redirects.
+//
+// Grants are kept per principal (or one for the gateway), sealed with
+// AES-256-GCM (Sealer) in a TokenStore: FileTokens in the state folder,
+// or Redis (package store). Upstream.Transport sends each request with the
+// grant's token, refreshes it before it expires (a rotated refresh token
+// replaces the old one), and answers a call that waits for a person with
+// an auth_required *tool.Error naming how to sign in; insufficient_scope
+// asks for one sign-in with the union of the scopes, at most MaxStepUps
+// times and only when the union grows: never a loop. No token is written
+// in an error text. The caller's own token is never forwarded.
 package auth

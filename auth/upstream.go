@@ -140,7 +140,7 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 		c.ClientSecretFile = filepath.Join(o.Dir, c.ClientSecretFile)
 	}
 	if c.ClientSecretFile != "" || c.ClientSecretEnv != "" {
-		if up.secret, err = (ClientCredentials{ClientSecretFile: c.ClientSecretFile, ClientSecretEnv: c.ClientSecretEnv}).secret(); err != nil {
+		if up.secret, err = readSecret(c.ClientSecretFile, c.ClientSecretEnv); err != nil {
 			return nil, fmt.Errorf("%s: %v", where, err)
 		}
 	}
