@@ -129,74 +129,119 @@ func (s *Sealer) Open(key string, sealed []byte) (*Grant, error) {
 	return &g, nil
 }
 
-// FileTokens keeps grants sealed in a folder, one file per key named by
-// the key's SHA-256; writes are atomic (a temporary file renamed).
-type FileTokens struct {
-	Dir    string
+// Blobs keeps opaque values by key: a folder (FileBlobs), or Redis
+// (store.RedisBlobs). Get returns nil and no error for a missing key.
+type Blobs interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Set(ctx context.Context, key string, value []byte) error
+	Delete(ctx context.Context, key string) error
+}
+
+// SealedTokens keeps grants sealed in Blobs.
+type SealedTokens struct {
+	Blobs  Blobs
 	Sealer *Sealer
 }
 
-// OpenFileTokens opens the grants in dir, sealed with the key in
-// dir/key (32 random bytes made on first use, mode 0600).
-func OpenFileTokens(dir string) (*FileTokens, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("auth: token folder: %w", err)
-	}
-	keyFile := filepath.Join(dir, "key")
-	key, err := os.ReadFile(keyFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		key = make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			return nil, err
-		}
-		if err := writeAtomic(keyFile, key); err != nil {
-			return nil, err
-		}
-		// Two processes may make a key at once: the file's is the one.
-		key, err = os.ReadFile(keyFile)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("auth: token key: %w", err)
-	}
-	s, err := NewSealer(key)
-	if err != nil {
-		return nil, fmt.Errorf("auth: token key %s: %w", keyFile, err)
-	}
-	return &FileTokens{Dir: dir, Sealer: s}, nil
-}
-
-func (f *FileTokens) path(key string) string {
-	h := sha256.Sum256([]byte(key))
-	return filepath.Join(f.Dir, hex.EncodeToString(h[:16])+".grant")
-}
-
 // Load implements TokenStore.
-func (f *FileTokens) Load(_ context.Context, key string) (*Grant, error) {
+func (s *SealedTokens) Load(ctx context.Context, key string) (*Grant, error) {
+	b, err := s.Blobs.Get(ctx, blobKey(key))
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return s.Sealer.Open(key, b)
+}
+
+// Save implements TokenStore.
+func (s *SealedTokens) Save(ctx context.Context, key string, g *Grant) error {
+	b, err := s.Sealer.Seal(key, g)
+	if err != nil {
+		return err
+	}
+	return s.Blobs.Set(ctx, blobKey(key), b)
+}
+
+// Delete implements TokenStore.
+func (s *SealedTokens) Delete(ctx context.Context, key string) error {
+	return s.Blobs.Delete(ctx, blobKey(key))
+}
+
+// blobKey names a grant by its key's SHA-256: no principal or URL in a
+// file name or a Redis key.
+func blobKey(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:16])
+}
+
+// FileBlobs keeps values in a folder, one file each (KEY.grant), written
+// atomically (a temporary file renamed), mode 0600.
+type FileBlobs struct{ Dir string }
+
+func (f FileBlobs) path(key string) string { return filepath.Join(f.Dir, key+".grant") }
+
+// Get implements Blobs.
+func (f FileBlobs) Get(_ context.Context, key string) ([]byte, error) {
 	b, err := os.ReadFile(f.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("auth: reading a grant: %w", err)
-	}
-	return f.Sealer.Open(key, b)
+	return b, err
 }
 
-// Save implements TokenStore.
-func (f *FileTokens) Save(_ context.Context, key string, g *Grant) error {
-	b, err := f.Sealer.Seal(key, g)
-	if err != nil {
-		return err
-	}
-	return writeAtomic(f.path(key), b)
+// Set implements Blobs.
+func (f FileBlobs) Set(_ context.Context, key string, value []byte) error {
+	return writeAtomic(f.path(key), value)
 }
 
-// Delete implements TokenStore.
-func (f *FileTokens) Delete(_ context.Context, key string) error {
+// Delete implements Blobs.
+func (f FileBlobs) Delete(_ context.Context, key string) error {
 	if err := os.Remove(f.path(key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
+}
+
+// KeyFromSecret derives a sealing key from a shared secret (every replica
+// sealing grants in Redis is given the same one): its SHA-256. The
+// secret must be at least 32 bytes.
+func KeyFromSecret(secret string) ([]byte, error) {
+	if len(secret) < 32 {
+		return nil, errors.New("auth: a token sealing secret is 32 bytes at least (e.g. openssl rand -hex 32)")
+	}
+	h := sha256.Sum256([]byte("toolgate-oauth-grants\x00" + secret))
+	return h[:], nil
+}
+
+// OpenFileTokens opens the grants sealed in the folder dir, with key, or
+// (nil) the key in dir/key: 32 random bytes made on first use, mode 0600.
+func OpenFileTokens(dir string, key []byte) (*SealedTokens, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("auth: token folder: %w", err)
+	}
+	if key == nil {
+		keyFile := filepath.Join(dir, "key")
+		var err error
+		key, err = os.ReadFile(keyFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			key = make([]byte, 32)
+			if _, err := rand.Read(key); err != nil {
+				return nil, err
+			}
+			if err := writeAtomic(keyFile, key); err != nil {
+				return nil, err
+			}
+			// Two processes may make a key at once: the file's is the one.
+			key, err = os.ReadFile(keyFile)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("auth: token key: %w", err)
+		}
+	}
+	s, err := NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	return &SealedTokens{Blobs: FileBlobs{dir}, Sealer: s}, nil
 }
 
 func writeAtomic(path string, b []byte) error {

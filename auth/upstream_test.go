@@ -189,7 +189,7 @@ func get(t *testing.T, rt http.RoundTripper, u string) (string, error) {
 func TestUpstreamSignInRefreshRotation(t *testing.T) {
 	as := newTestAS(t)
 	dir := t.TempDir()
-	tokens, err := OpenFileTokens(dir)
+	tokens, err := OpenFileTokens(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

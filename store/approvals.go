@@ -287,3 +287,44 @@ func (o *RedisOnce) First(ctx context.Context, id string, ttl time.Duration) (bo
 	}
 	return ok, nil
 }
+
+// RedisBlobs keeps opaque values in Redis, one key each (it implements
+// auth.Blobs: the sealed OAuth grants every replica uses).
+type RedisBlobs struct {
+	c      redis.UniversalClient
+	prefix string
+}
+
+// NewRedisBlobs returns the store over the client c (which it does not
+// close); prefix starts every key.
+func NewRedisBlobs(c redis.UniversalClient, prefix string) *RedisBlobs {
+	return &RedisBlobs{c: c, prefix: prefix + "oauth:"}
+}
+
+// Get returns the value, nil when there is none.
+func (b *RedisBlobs) Get(ctx context.Context, key string) ([]byte, error) {
+	v, err := b.c.Get(ctx, b.prefix+key).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: redis: %w", err)
+	}
+	return v, nil
+}
+
+// Set stores the value, without expiry.
+func (b *RedisBlobs) Set(ctx context.Context, key string, value []byte) error {
+	if err := b.c.Set(ctx, b.prefix+key, value, 0).Err(); err != nil {
+		return fmt.Errorf("store: redis: %w", err)
+	}
+	return nil
+}
+
+// Delete forgets the value.
+func (b *RedisBlobs) Delete(ctx context.Context, key string) error {
+	if err := b.c.Del(ctx, b.prefix+key).Err(); err != nil {
+		return fmt.Errorf("store: redis: %w", err)
+	}
+	return nil
+}

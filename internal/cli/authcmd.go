@@ -3,16 +3,18 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/auth"
+	"github.com/toolgate/toolgate/store"
 )
 
 func newAuthCmd(s *streams) *cobra.Command {
@@ -210,21 +212,46 @@ signs in in the console (Tools page).`,
 	return cmd
 }
 
+// tokenKeyEnv names the secret that seals the grants: required with
+// state.redis (every replica the same), optional otherwise (default: a
+// random key in the state folder).
+const tokenKeyEnv = "TOOLGATE_TOKEN_KEY"
+
 // tokenStore opens where grants are kept: the policy's state.redis, else
-// sealed files in the state folder.
+// sealed files in the state folder. The function it returns closes it.
 func tokenStore(policyFile string) (auth.TokenStore, func(), error) {
 	none := func() {}
-	if policyFile == "" {
-		t, err := fileTokens()
-		return t, none, err
+	var key []byte
+	if secret := os.Getenv(tokenKeyEnv); secret != "" {
+		var err error
+		if key, err = auth.KeyFromSecret(secret); err != nil {
+			return nil, none, usageErr("%s: %v", tokenKeyEnv, err)
+		}
 	}
-	pol, err := loadPolicy(policyFile)
+	if policyFile != "" {
+		pol, err := loadPolicy(policyFile)
+		if err != nil {
+			return nil, none, err
+		}
+		if pol.State.Redis != nil {
+			if key == nil {
+				return nil, none, usageErr("the policy's state.redis keeps the upstream sign-ins every replica uses: set %s to a secret of 32 bytes or more, the same on every replica (e.g. openssl rand -hex 32)", tokenKeyEnv)
+			}
+			rc, err := openState(pol)
+			if err != nil {
+				return nil, none, err
+			}
+			s, err := auth.NewSealer(key)
+			if err != nil {
+				rc.Close()
+				return nil, none, err
+			}
+			return &auth.SealedTokens{Blobs: store.NewRedisBlobs(rc, pol.State.Redis.KeyPrefix()), Sealer: s}, func() { rc.Close() }, nil
+		}
+	}
+	t, err := auth.OpenFileTokens(filepath.Join(stateDir(), "oauth"), key)
 	if err != nil {
-		return nil, none, err
+		return nil, none, &exitError{exitTool, err}
 	}
-	if pol.State.Redis == nil {
-		t, err := fileTokens()
-		return t, none, err
-	}
-	return nil, none, errors.New("state.redis token store: not built yet")
+	return t, none, nil
 }

@@ -82,8 +82,15 @@ config file).`,
 				if cmd.Flags().Changed("name") || noPrefix || timeout != 0 || len(toolGlobs) > 0 || len(levelFlags) > 0 {
 					return usageErr("--name, --no-prefix, --timeout, --tool and --level describe the one upstream given after --; with --config, set them in the file")
 				}
+				closeTokens := func() {}
+				defer func() { closeTokens() }()
 				var err error
-				if cfgs, err = loadProxyConfig(configFile); err != nil {
+				cfgs, _, err = loadGateway(configFile, func() (auth.TokenStore, error) {
+					t, c, err := tokenStore(policyFile)
+					closeTokens = c
+					return t, err
+				})
+				if err != nil {
 					return usageErr("%v", err)
 				}
 			case len(args) > 0:
@@ -423,5 +430,6 @@ func loadGateway(file string, tokens func() (auth.TokenStore, error)) ([]mcpclie
 
 // fileTokens opens the sealed grants in the state folder.
 func fileTokens() (auth.TokenStore, error) {
-	return auth.OpenFileTokens(filepath.Join(stateDir(), "oauth"))
+	t, _, err := tokenStore("")
+	return t, err
 }
