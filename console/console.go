@@ -31,6 +31,10 @@ type Options struct {
 	AuditLogs func() []string
 	// Tools returns the tools a caller is shown, as the model sees them.
 	Tools func(call tool.Call) []tool.Definition
+	// Selection, when set, returns how well tool_search ranked: per week
+	// and upstream, where the tool called after a search stood in it (the
+	// tools page shows it).
+	Selection func() []SelectionRow
 	// Policy is the policy in force: its rules, limits and the what-if box.
 	Policy *policy.Policy
 	// Trust is the gateway's pin file: the tools page lists pinned and

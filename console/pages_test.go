@@ -101,12 +101,17 @@ func TestAuditBrokenChain(t *testing.T) {
 // The tools page shows what the principal is shown; the what-if box
 // decides without running anything.
 func TestToolsAndWhatIf(t *testing.T) {
-	e := newEnv(t, false, withAuth)
+	e := newEnv(t, false, withAuth, func(o *console.Options) {
+		o.Selection = func() []console.SelectionRow {
+			return []console.SelectionRow{{Week: "2026-W49", Upstream: "fs", Calls: 40, First: 62.5, Top5: 90, NotFound: 2.5}}
+		}
+	})
 	e.writeLog(sampleLog...)
 	admin, agent := e.client(), e.client()
 	e.signIn(admin, "key-admin-0123456789")
 	_, page := e.get(admin, "/ui/tools", "")
-	for _, want := range []string{"fs__delete", "destructive", "2/s (burst 5)", ">fs<", "built in"} {
+	for _, want := range []string{"fs__delete", "destructive", "2/s (burst 5)", ">fs<", "built in",
+		"How tool search ranked", "2026-W49", "62.5%", "90.0%", "2.5%"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("tools page: no %q", want)
 		}

@@ -15,6 +15,19 @@ type toolRow struct {
 	Rate, RatePerPrincipal policy.Rate
 }
 
+// SelectionRow is how well tool_search ranked in one week for one
+// upstream: of the calls that followed a search by the same caller, the
+// share (percent) whose tool the search ranked first, in its top 5, or did
+// not find.
+type SelectionRow struct {
+	Week     string  `json:"week"`     // ISO week, 2026-W49
+	Upstream string  `json:"upstream"` // "" for the built-in tools
+	Calls    int     `json:"calls"`
+	First    float64 `json:"first"`
+	Top5     float64 `json:"top5"`
+	NotFound float64 `json:"not_found"`
+}
+
 // call is a call by u, to ask what u is shown and allowed.
 func (u User) call(name string, args []byte) tool.Call {
 	return tool.Call{Name: name, Args: args, Principal: u.Name, Auth: u.Auth, Session: "console"}
@@ -45,6 +58,9 @@ func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request, u User) {
 	data := map[string]any{"Tools": rows, "NoCatalogue": c.o.Tools == nil}
 	if c.o.Policy != nil {
 		data["PerPrincipal"] = c.o.Policy.Limits.Principal
+	}
+	if c.o.Selection != nil {
+		data["Selection"] = c.o.Selection()
 	}
 	c.trustData(data)
 	c.page(w, r, http.StatusOK, "tools", &u, data)

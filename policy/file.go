@@ -47,6 +47,7 @@ type File struct {
 	HTTP        HTTP                 `yaml:"http,omitempty"`
 	Trust       Trust                `yaml:"trust,omitempty"`
 	Console     Console              `yaml:"console,omitempty"`
+	Selection   Selection            `yaml:"selection,omitempty"`
 }
 
 // FileRole is a role as a policy file writes it.
@@ -382,6 +383,10 @@ func parse(data []byte, file string) (*Policy, error) {
 	}
 	p.Trust = f.Trust
 	p.Console = f.Console
+	p.Selection = f.Selection
+	if where, msg := checkSelection(p.Selection); msg != "" {
+		return nil, at(where, "%s", msg)
+	}
 	if where, msg := checkConsole(p.Console); msg != "" {
 		return nil, at(where, "%s", msg)
 	}

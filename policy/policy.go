@@ -143,10 +143,11 @@ type Policy struct {
 	Output    Output
 	Secrets   Secrets
 	Files     Files
-	State     State   // where replicas share limits, loops and results
-	HTTP      HTTP    // how serve --http and proxy --http answer
-	Trust     Trust   // what the gateway does with upstream tools it does not trust yet
-	Console   Console // who may use the web console (serve --http, proxy --http)
+	State     State     // where replicas share limits, loops and results
+	HTTP      HTTP      // how serve --http and proxy --http answer
+	Trust     Trust     // what the gateway does with upstream tools it does not trust yet
+	Console   Console   // who may use the web console (serve --http, proxy --http)
+	Selection Selection // how tool_search ranks: learning from use
 	// Auth is how HTTP callers are authenticated (nil: they are not); see
 	// package auth.
 	Auth *Auth

@@ -32,6 +32,9 @@ type DeferOptions struct {
 	// (engine.Engine.Visible): tool_search neither finds nor loads the
 	// others for it.
 	Visible func(tool.Definition, tool.Call) bool
+	// Learn, when set, makes tool_search learn from use: which tool a
+	// caller called after a search (see Observe); nil: it ranks by text.
+	Learn *Learning
 }
 
 // Deferred is a set of tools that are registered but not sent to the
@@ -60,6 +63,8 @@ type Deferred struct {
 	defs     []tool.Definition
 	dirty    atomic.Bool // set by the registry subscriber, which must never wait for mu
 	cancel   func()
+	learn    *learner // nil: no learning
+	learned  *Learned
 }
 
 // Defer disables every enabled tool of reg except those in o.Keep (and
@@ -78,6 +83,13 @@ func Defer(reg *registry.Registry, o DeferOptions) (*Deferred, error) {
 	d.dirty.Store(true)
 	for _, n := range o.Keep {
 		d.keep[n] = true
+	}
+	if o.Learn != nil {
+		cfg := *o.Learn
+		if cfg.Log == nil {
+			cfg.Log = &MemoryUsage{}
+		}
+		d.learn = &learner{cfg: cfg, pending: map[caller]*pendingSearch{}}
 	}
 	// Definitions may change as tools come and go: rebuild the index lazily.
 	d.cancel = reg.Subscribe(func(ev registry.Event) {
@@ -131,13 +143,15 @@ func (d *Deferred) Pending() []string {
 // Search returns up to k deferred tools (loaded or not) that match query,
 // best first, without loading them.
 func (d *Deferred) Search(query string, k int) []tool.Definition {
-	return d.search(query, k, nil)
+	return d.search(context.Background(), query, k, nil)
 }
 
-// search is Search keeping only the tools keep admits (nil: all).
-func (d *Deferred) search(query string, k int, keep func(tool.Definition) bool) []tool.Definition {
+// search is Search for call's caller: only the tools Visible admits, and
+// with what use taught (but not for the tools Learning.Boost refuses).
+func (d *Deferred) search(ctx context.Context, query string, k int, call *tool.Call) []tool.Definition {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	rebuilt := false
 	if d.dirty.Swap(false) || d.idx == nil {
 		d.defs = d.defs[:0]
 		for _, def := range d.reg.List(registry.Filter{Disabled: true}) {
@@ -146,13 +160,49 @@ func (d *Deferred) search(query string, k int, keep func(tool.Definition) bool) 
 			}
 		}
 		d.idx = New(d.defs, d.opts.Index)
+		rebuilt = true
+	}
+	if l := d.learn; l != nil {
+		l.mu.Lock()
+		l.refresh(ctx)
+		if l.fresh || rebuilt {
+			d.learned = d.idx.Learn(d.defs, l.records, l.cfg.Options)
+			l.fresh = false
+		}
+		l.mu.Unlock()
+	}
+	var keep func(tool.Definition) bool
+	if v := d.opts.Visible; v != nil && call != nil {
+		keep = func(def tool.Definition) bool { return v(def, *call) }
+	}
+	var boost func(tool.Definition) bool
+	if l := d.learn; l != nil && l.cfg.Boost != nil && call != nil {
+		boost = func(def tool.Definition) bool { return l.cfg.Boost(def, *call) }
 	}
 	n := k
-	if keep != nil {
+	if keep != nil || boost != nil {
 		n = len(d.defs)
 	}
+	var ms []Match
+	if boost == nil {
+		ms = d.idx.SelectLearned(query, n, d.learned)
+	} else {
+		// A tool that may not be boosted for this caller keeps its text score.
+		ex := d.idx.Explain(query, n, d.learned)
+		ms = make([]Match, 0, len(ex))
+		for _, e := range ex {
+			m := e.Match
+			if e.Use != 0 && !boost(d.defs[m.Index]) {
+				if m.Score = e.Text; m.Score <= 0 {
+					continue // found by use alone
+				}
+			}
+			ms = append(ms, m)
+		}
+		slices.SortFunc(ms, better)
+	}
 	var out []tool.Definition
-	for _, m := range d.idx.Select(query, n) {
+	for _, m := range ms {
 		if def := d.defs[m.Index]; keep == nil || keep(def) {
 			if out = append(out, def); len(out) == k {
 				break
@@ -234,11 +284,14 @@ func (t *toolSearch) Run(ctx context.Context, call tool.Call) (tool.Result, erro
 		k = t.d.opts.Limit
 	}
 	k = min(k, t.d.opts.MaxLimit)
-	var keep func(tool.Definition) bool
-	if v := t.d.opts.Visible; v != nil {
-		keep = func(def tool.Definition) bool { return v(def, call) }
+	defs := t.d.search(ctx, in.Query, k, &call)
+	if l := t.d.learn; l != nil {
+		ranked := make([]string, len(defs))
+		for i, def := range defs {
+			ranked[i] = def.Name
+		}
+		l.searched(caller{call.Principal, call.Session}, ranked)
 	}
-	defs := t.d.search(in.Query, k, keep)
 	if len(defs) == 0 {
 		return tool.Result{}, tool.Errorf(tool.NotFound, "no tool in the catalogue matches %q", in.Query).
 			WithSuggestion("try other words for the action or its object (synonyms, the service's name), or do without")

@@ -191,3 +191,72 @@ func TestGroupsLiftSiblings(t *testing.T) {
 		t.Errorf("GroupWeight < 0 turns groups off: %v", off)
 	}
 }
+
+// TestToolSearchLearns: a caller's search followed by its successful call
+// teaches the next caller's search; a failed call teaches nothing; a tool
+// Boost refuses ranks by its text alone.
+func TestToolSearchLearns(t *testing.T) {
+	reg := registry.New()
+	if err := reg.Register(
+		echoTool("get_forecast", "Weather forecast for a city."),
+		echoTool("read_file", "Read a text file."),
+		echoTool("send_email", "Send an email message."),
+		echoTool("plan_trip", "Plan a trip: outside activities for a day."),
+	); err != nil {
+		t.Fatal(err)
+	}
+	var hits []selection.Hit
+	boost := atomic.Bool{}
+	boost.Store(true)
+	log := &selection.MemoryUsage{}
+	d, err := selection.Defer(reg, selection.DeferOptions{Learn: &selection.Learning{
+		Log:   log,
+		OnHit: func(h selection.Hit) { hits = append(hits, h) },
+		Boost: func(def tool.Definition, _ tool.Call) bool { return boost.Load() || def.Name != "get_forecast" },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ts := d.Tool()
+	ctx := context.Background()
+	search := func(principal, session, query string) string {
+		t.Helper()
+		args, _ := json.Marshal(map[string]any{"query": query, "limit": 2})
+		call := tool.Call{Name: "tool_search", Args: args, Principal: principal, Session: session}
+		res, err := ts.Run(ctx, call)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Observe(ctx, selection.Observed{Principal: principal, Session: session, Tool: "tool_search", Arguments: args, OK: true})
+		found := res.Structured.(map[string]any)["tools"]
+		b, _ := json.Marshal(found)
+		var names []struct{ Name string }
+		json.Unmarshal(b, &names)
+		return names[0].Name
+	}
+	const query = "is it going to rain outside tomorrow"
+	if first := search("alice", "s1", query); first != "plan_trip" {
+		t.Fatalf("the text alone ranks %s first; the test needs plan_trip", first)
+	}
+	// A failed call teaches nothing; then a successful one does.
+	d.Observe(ctx, selection.Observed{Principal: "alice", Session: "s1", Tool: "get_forecast", OK: false})
+	if first := search("bob", "s2", query); first != "plan_trip" {
+		t.Fatalf("a failed call taught: %s first", first)
+	}
+	search("alice", "s1", query)
+	d.Observe(ctx, selection.Observed{Principal: "alice", Session: "s1", Tool: "get_forecast", OK: true})
+	if len(hits) != 1 || hits[0].Tool != "get_forecast" || hits[0].Rank != 0 || hits[0].Query != query || hits[0].Session != "s1" {
+		t.Fatalf("hits %+v", hits)
+	}
+	if first := search("bob", "s2", query); first != "get_forecast" {
+		t.Fatalf("bob's search after alice's use: %s first", first)
+	}
+	if u := d.Usage(); len(u) != 1 || u[0].Query != query || u[0].Principal != "alice" || u[0].Definition == "" {
+		t.Fatalf("usage %+v", u)
+	}
+	boost.Store(false)
+	if first := search("bob", "s2", query); first != "plan_trip" {
+		t.Fatalf("a tool Boost refuses was boosted: %s first", first)
+	}
+}

@@ -83,6 +83,17 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 			}
 			return out
 		},
+		Selection: func() []console.SelectionRow {
+			logs := auditLogs(auditPath)
+			if len(logs) == 0 {
+				return nil
+			}
+			recs, err := hitRecords(logs)
+			if err != nil {
+				return nil
+			}
+			return reportRows(recs)
+		},
 		Policy:   pol,
 		Activity: wc.activity,
 		Trust:    wc.trust,

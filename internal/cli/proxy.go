@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -24,13 +25,14 @@ import (
 	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/selection"
 	"github.com/toolgate/toolgate/tool"
 )
 
 func newProxyCmd(s *streams) *cobra.Command {
 	var (
 		policyFile, auditPath, addr, configFile, name string
-		allowRemote, noPrefix, stateless              bool
+		allowRemote, noPrefix, stateless, deferTools  bool
 		maxRequest                                    int64
 		timeout                                       time.Duration
 		toolGlobs, levelFlags                         []string
@@ -120,7 +122,7 @@ config file).`,
 			if stateless && addr == "" {
 				return usageErr("--stateless is for --http: stdio is one session")
 			}
-			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, stateless: stateless, maxRequest: maxRequest, log: logger})
+			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, stateless: stateless, maxRequest: maxRequest, deferTools: deferTools, log: logger})
 		},
 	}
 	f := cmd.Flags()
@@ -136,6 +138,7 @@ config file).`,
 	f.DurationVar(&timeout, "timeout", 0, "bound on one call to the upstream (default 60s)")
 	f.StringArrayVar(&toolGlobs, "tool", nil, "keep only upstream tools matching this glob (repeatable)")
 	f.StringArrayVar(&levelFlags, "level", nil, "GLOB=LEVEL: set the level (0-3) of upstream tools matching GLOB (repeatable)")
+	f.BoolVar(&deferTools, "defer-tools", false, "list only tool_search at first; tool_search(query) loads the matching upstream tools (tools/list_changed) and learns from the calls that follow (docs/selection.md)")
 	return cmd
 }
 
@@ -147,6 +150,7 @@ type proxySetup struct {
 	allowRemote   bool
 	stateless     bool // --stateless; http.stateless in the policy also sets it
 	maxRequest    int64
+	deferTools    bool // --defer-tools: the upstreams' tools behind tool_search
 	log           *slog.Logger
 }
 
@@ -234,6 +238,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return &exitError{exitTool, err}
 	}
 	defer gw.Close()
+	var deferred atomic.Pointer[selection.Deferred]
 	if pins := pol.Trust.Pins; pins != "" {
 		// An approval (toolgate trust approve) changes the pin file.
 		watch, stop := context.WithCancel(ctx)
@@ -242,10 +247,31 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 			if err := gw.Refresh(); err != nil {
 				p.log.Warn("tools not all registered", "err", err)
 			}
+			if d := deferred.Load(); d != nil {
+				if err := d.Refresh(); err != nil {
+					p.log.Warn("tools not all deferred", "err", err)
+				}
+			}
 		})
 	}
 
+	var hook *learnHook
+	if p.deferTools {
+		hook = &learnHook{next: opts.Auditor}
+		opts.Auditor = hook
+	}
 	eng := engine.New(opts)
+	if p.deferTools {
+		d, closer, err := deferUpstreams(opts.Registry, eng, pol, rc, tel.Meter, hook, vetter, p.cfgs, p.log)
+		if closer != nil {
+			defer closer()
+		}
+		if err != nil {
+			return &exitError{exitTool, err}
+		}
+		defer d.Close()
+		deferred.Store(d)
+	}
 	srv, err := mcpserver.New(mcpserver.Options{
 		Engine:         eng,
 		Name:           "toolgate-proxy",

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/toolgate/toolgate/orchestrate"
 	"github.com/toolgate/toolgate/selection"
@@ -23,12 +25,12 @@ import (
 func newSearchCmd(s *streams) *cobra.Command {
 	var c common
 	var toolsFile, queriesFile, embURL, embModel string
-	var usageFiles []string
+	var usageFiles, usageFrom []string
 	var halfLife time.Duration
 	var k int
-	var asJSON, explain bool
+	var asJSON, explain, report bool
 	cmd := &cobra.Command{
-		Use:   "search [QUERY]",
+		Use:   "search [QUERY] | --report [AUDIT]...",
 		Short: "Find the tools that fit a request (the index behind tool_search)",
 		Long: `Rank tools against a request with toolgate's selection index (BM25F over
 names, descriptions and parameters, with stemming and generic synonyms) and
@@ -51,7 +53,13 @@ principal behind each word is left out once two or more taught anything,
 so one caller cannot steer the others' ranking. Records age (--half-life,
 30 days). Without records the ranking is exactly the one without
 --usage. --explain shows, per result, the score from text, the score from
-use and the principals behind it (docs/selection.md).
+use and the principals behind it (docs/selection.md). --usage-from reads
+the same records from audit logs (files, or folders of them): the calls
+that followed a tool_search in serve or proxy.
+
+--report [AUDIT]... (default: the audit log) prints, per week and per
+upstream, how often the tool a caller called after a tool_search had been
+ranked first, in the top 5, or not found by that search.
 
 With --embeddings-url (an OpenAI-compatible /v1 base URL) and
 --embeddings-model, the ranking fuses the index with embedding similarity
@@ -61,9 +69,20 @@ vectors are cached in the state folder.`,
   toolgate search "create a github issue" --tools tools.json --json
   toolgate search --tools tools.json --queries queries.jsonl -k 10
   toolgate search --tools tools.json --usage usage.jsonl --queries queries.jsonl -k 10
-  toolgate search "convert currencies" --tools tools.json --usage usage.jsonl --explain`,
-		Args: cobra.MaximumNArgs(1),
+  toolgate search "convert currencies" --tools tools.json --usage usage.jsonl --explain
+  toolgate search --tools tools.json --usage-from /var/log/toolgate/ --queries q.jsonl
+  toolgate search --report /var/log/toolgate/`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if report {
+				if len(args) == 0 {
+					args = []string{defaultAuditPath()}
+				}
+				return searchReport(s, args, asJSON)
+			}
+			if len(args) > 1 {
+				return usageErr("one QUERY at a time (quote it); --queries FILE for many")
+			}
 			if k <= 0 {
 				return usageErr("-k %d: want a positive number", k)
 			}
@@ -82,7 +101,14 @@ vectors are cached in the state folder.`,
 				}
 				records = append(records, rs...)
 			}
-			if (len(usageFiles) > 0 || explain) && embURL != "" {
+			if len(usageFrom) > 0 {
+				rs, err := usageFromAudit(usageFrom)
+				if err != nil {
+					return err
+				}
+				records = append(records, rs...)
+			}
+			if (len(usageFiles) > 0 || len(usageFrom) > 0 || explain) && embURL != "" {
 				return usageErr("--usage and --explain rank with the lexical index: leave out --embeddings-url")
 			}
 			rank, err := ranker(cmd.Context(), defs, embURL, embModel, records, selection.LearnOptions{HalfLife: halfLife})
@@ -125,6 +151,8 @@ vectors are cached in the state folder.`,
 	f.IntVarP(&k, "k", "k", 5, "how many tools to print per query")
 	f.BoolVar(&asJSON, "json", false, "print {\"query\",\"tools\":[names]} instead of a table")
 	f.StringArrayVar(&usageFiles, "usage", nil, "JSON Lines of usage records {\"query\",\"tool\",\"principal\",\"time\"} to learn from (repeatable)")
+	f.StringArrayVar(&usageFrom, "usage-from", nil, "audit log (file or folder) whose tool_search-then-call records to learn from (repeatable)")
+	f.BoolVar(&report, "report", false, "print how well tool_search ranked the tools called after it, per week and upstream, from the audit logs given as arguments")
 	f.DurationVar(&halfLife, "half-life", selection.DefaultHalfLife, "how fast usage records age: a record's weight halves every this long")
 	f.BoolVar(&explain, "explain", false, "show per result the score from text and from use, and how many principals taught it")
 	f.StringVar(&embURL, "embeddings-url", "", "OpenAI-compatible base URL (…/v1) for hybrid ranking with embeddings")
@@ -328,12 +356,28 @@ func summary(desc string) string {
 // deferTools hides every tool but run_plan behind tool_search (serve
 // --defer-tools): a client lists only tool_search and run_plan until a
 // search loads what it needs, which the MCP server announces with
-// notifications/tools/list_changed.
-func (s *setup) deferTools() error {
-	d, err := selection.Defer(s.registry, selection.DeferOptions{Keep: []string{orchestrate.RunPlanName}, Visible: s.engine.Visible})
+// notifications/tools/list_changed. tool_search learns from the calls that
+// follow it unless the policy says selection.learn: false.
+func (s *setup) deferTools(mp metric.MeterProvider, log *slog.Logger) error {
+	o := selection.DeferOptions{Keep: []string{orchestrate.RunPlanName}, Visible: s.engine.Visible}
+	if s.learn != nil {
+		l, closer := learning(s.policy, s.redis, mp, s.learn.next, noUpstream, log)
+		if closer != nil {
+			s.closers = append(s.closers, closer)
+		}
+		if l != nil {
+			pol := s.policy
+			l.Boost = func(def tool.Definition, call tool.Call) bool { return !pol.Hides(def, call) }
+			o.Learn = l
+		}
+	}
+	d, err := selection.Defer(s.registry, o)
 	if err != nil {
 		return err
 	}
 	s.closers = append(s.closers, func() error { d.Close(); return nil })
+	if s.learn != nil && o.Learn != nil {
+		s.learn.d.Store(d)
+	}
 	return s.registry.Register(d.Tool())
 }

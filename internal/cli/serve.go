@@ -79,6 +79,7 @@ roots that lie inside --root folders; it never widens them.`,
 				return mcpApprover(pol, rc, s.err, addr != "" && (stateless || pol.HTTP.Stateless), ui)
 			}
 			c.warm = true
+			c.learn = deferTools
 			tel, err := startTelemetry(cmd.Context(), s)
 			if err != nil {
 				return err
@@ -98,12 +99,12 @@ roots that lie inside --root folders; it never widens them.`,
 					return err
 				}
 			}
+			logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if deferTools {
-				if err := st.deferTools(); err != nil {
+				if err := st.deferTools(tel.Meter, logger); err != nil {
 					return err
 				}
 			}
-			logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			srv, err := mcpserver.New(mcpserver.Options{Engine: st.engine, Version: version, Roots: roots, Logger: logger,
 				TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
 			if err != nil {

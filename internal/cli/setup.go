@@ -26,6 +26,7 @@ type common struct {
 	results   bool     // open the idempotency store (see openIdempotency)
 	domains   []string // domains http_request and commands may reach (flags, then the policy's allow rules)
 	warm      bool     // keep a sandbox helper started ahead (servers, agent loops)
+	learn     bool     // calls go to tool_search's learning too (serve --defer-tools)
 	command   bool     // the one call to run is a command's: start its sandbox helper at once
 	// approver, when set, makes the approver of calls the policy asks about
 	// (once the policy is loaded), with what must be closed at the end.
@@ -180,6 +181,8 @@ type setup struct {
 	runner   *orchestrate.Runner // plans, run_plan and composites (plan.go)
 	closers  []func() error
 	ready    func(context.Context) error // for /readyz; nil: always ready
+	redis    *redis.Client               // the policy's state.redis; nil: none
+	learn    *learnHook                  // tool_search's view of the calls (c.learn); nil: none
 }
 
 func (s *setup) Close() {
@@ -223,6 +226,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	if rc != nil {
 		s.closers = append(s.closers, rc.Close) // closed after everything that uses it
 	}
+	s.redis = rc
 	if c.approver != nil && opts.Approver == nil {
 		a, closers, err := c.approver(pol, rc)
 		s.closers = append(s.closers, closers...)
@@ -239,6 +243,10 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	if err != nil {
 		s.Close()
 		return nil, err
+	}
+	if c.learn {
+		s.learn = &learnHook{next: opts.Auditor}
+		opts.Auditor = s.learn
 	}
 	if c.results {
 		idem, err := s.openIdempotency(opts.Breaker.Shared)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -343,6 +344,17 @@ type pinVetter struct {
 	set     trust.Settings
 	auditor engine.Auditor // nil: no audit log
 	log     *slog.Logger
+
+	mu   sync.Mutex
+	held map[[2]string]bool // upstream, tool: quarantined at the last Vet
+}
+
+// quarantined reports whether the upstream's tool was quarantined when the
+// tools were last vetted.
+func (v *pinVetter) quarantined(upstream, name string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.held[[2]string{upstream, name}]
 }
 
 // newPinVetter reads the policy's trust block; the pin file must be
@@ -407,11 +419,18 @@ func (v *pinVetter) Vet(ctx context.Context, ls []mcpclient.Listing) (map[string
 			}
 		}
 	}
+	held := map[[2]string]bool{}
 	for up, tools := range standings {
 		for name, st := range tools {
 			out[up][name] = verdictOf(up, name, st)
+			if st.State == trust.Quarantined {
+				held[[2]string{up, name}] = true
+			}
 		}
 	}
+	v.mu.Lock()
+	v.held = held
+	v.mu.Unlock()
 	return out, nil
 }
 
