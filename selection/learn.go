@@ -219,7 +219,11 @@ func (x *Index) Learn(defs []tool.Definition, records []Usage, o LearnOptions) *
 	if len(sum) == 0 {
 		return l
 	}
-	l.nPrinc = len(principals)
+	taught := map[int32]bool{} // principals with a record that counts
+	for k := range sum {
+		taught[k.p] = true
+	}
+	l.nPrinc = len(taught)
 
 	// A principal's mass on a tool (Σ over words of min(1, weight)) is
 	// capped at maxPrincipalMass: beyond it, all its words for the tool
@@ -249,7 +253,7 @@ func (x *Index) Learn(defs []tool.Definition, records []Usage, o LearnOptions) *
 	// (word, tool) does not count: what is learned is what others agree
 	// with, so no principal alone moves a ranking. A lone principal (a
 	// local, single-user gateway) still teaches its own ranking.
-	if len(principals) > 1 {
+	if l.nPrinc > 1 {
 		for k, c := range top {
 			tf[k] -= c
 			docLen[k.d] -= c

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -104,8 +105,14 @@ func readNotes(t *testing.T, ctx context.Context, cs *mcp.ClientSession) {
 // offered it; with selection.learn: false nothing is learned.
 func TestServeToolSearchLearns(t *testing.T) {
 	t.Setenv("TOOLGATE_STATE", t.TempDir())
+	metricsPort := freePort(t)
+	t.Setenv("OTEL_TRACES_EXPORTER", "none")
+	t.Setenv("OTEL_METRICS_EXPORTER", "prometheus")
+	t.Setenv("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1")
+	t.Setenv("OTEL_EXPORTER_PROMETHEUS_PORT", metricsPort)
 	root, auditLog := serveWorkspace(t)
 	u := startHTTP(t, "serve", "--root", root, "--policy", learnPolicy(t, ""), "--audit", auditLog, "--http", "127.0.0.1:0", "--defer-tools")
+	t.Setenv("OTEL_METRICS_EXPORTER", "none") // the later servers export nothing
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -119,6 +126,23 @@ func TestServeToolSearchLearns(t *testing.T) {
 	}
 	if got := toolSearch(t, ctx, mcpAs(t, ctx, u, learnKeyCarol), notesQuery); strings.Contains(strings.Join(got, ","), "read_file") {
 		t.Fatalf("carol, refused read_file, was offered it: %v", got)
+	}
+
+	// toolgate.selection.hit counted it: read_file was fourth, in the top 5.
+	resp, err := http.Get("http://127.0.0.1:" + metricsPort + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var hit string
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, "toolgate_selection_hit") && !strings.HasPrefix(line, "#") {
+			hit = line
+		}
+	}
+	if !strings.Contains(hit, `toolgate_selection_rank="top5"`) || !strings.HasSuffix(hit, " 1") {
+		t.Fatalf("toolgate.selection.hit on /metrics: %q\n%s", hit, body)
 	}
 
 	// The audit log holds the learned pair: --report counts it (read_file
