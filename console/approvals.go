@@ -86,17 +86,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, u User) {
 		c.problem(w, r, http.StatusNotFound, &u, "No approval queue is configured.", "")
 		return
 	}
-	id, decision := r.PostFormValue("id"), r.PostFormValue("decision")
-	reason := strings.TrimSpace(r.PostFormValue("reason"))
-	var call policy.PendingCall
-	if list, err := c.o.Approvals.Pending(r.Context()); err == nil {
-		for _, p := range list {
-			if p.ID == id {
-				call = p
-			}
-		}
-	}
-	err := c.o.Approvals.Decide(r.Context(), id, decision, reason, r.PostFormValue("confirm"), "console:"+u.Name)
+	err := c.answer(r, r.PostFormValue("id"), r.PostFormValue("decision"), r.PostFormValue("reason"), r.PostFormValue("confirm"), "console:"+u.Name, u.Name)
 	if err != nil {
 		status, suggestion := http.StatusInternalServerError, "Go back to the queue and try again."
 		var de *policy.DecideError
@@ -109,17 +99,36 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, u User) {
 		c.problem(w, r, status, &u, "The answer was not taken: "+err.Error()+".", suggestion)
 		return
 	}
+	http.Redirect(w, r, "/ui/#answered", http.StatusSeeOther)
+}
+
+// answer answers the waiting call id through the queue on behalf of by
+// (the approver the audit log names), and shows it among the answers of
+// this console as answered by name.
+func (c *Console) answer(r *http.Request, id, decision, reason, confirm, by, name string) error {
+	reason = strings.TrimSpace(reason)
+	var call policy.PendingCall
+	if list, err := c.o.Approvals.Pending(r.Context()); err == nil {
+		for _, p := range list {
+			if p.ID == id {
+				call = p
+			}
+		}
+	}
+	if err := c.o.Approvals.Decide(r.Context(), id, decision, reason, confirm, by); err != nil {
+		return err
+	}
 	if call.ID == "" {
 		call.ID = id
 	}
 	c.mu.Lock()
-	c.recent = append([]answered{{Call: call, Decision: decision, Reason: reason, By: u.Name, At: time.Now()}}, c.recent...)
+	c.recent = append([]answered{{Call: call, Decision: decision, Reason: reason, By: name, At: time.Now()}}, c.recent...)
 	if len(c.recent) > maxRecent {
 		c.recent = c.recent[:maxRecent]
 	}
 	c.mu.Unlock()
 	c.notify()
-	http.Redirect(w, r, "/ui/#answered", http.StatusSeeOther)
+	return nil
 }
 
 // events streams "queue" events while the queue changes (server-sent

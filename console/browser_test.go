@@ -67,6 +67,37 @@ func TestBrowserApprovals(t *testing.T) {
 	}
 }
 
+// In Chromium, on the console of approvals.http opened at its old
+// address (/): a level-3 call is approved once with a click after typing
+// its name, and the caller gets the approval.
+func TestBrowserApproveOnApprovalsHTTP(t *testing.T) {
+	e := newEnv(t, false, approvalsOnly)
+	id := e.ask(tool.Call{Name: "delete_file", Args: []byte(`{"path":"build/old.log"}`), Principal: "ci-bot"}, policy.Decision{Rule: "level:3", Level: tool.LevelHigh, Confirm: true})
+	ctx := browsertest.New(t)
+	item := fmt.Sprintf(`#pending li[data-id="%s"]`, id)
+	err := chromedp.Do(browsertest.Within(t, ctx),
+		chromedp.Navigate(e.srv.URL+"/"),
+		chromedp.WaitVisible(item),
+		chromedp.SendKeys(item+` input[name="confirm"]`, "delete_file"),
+		chromedp.Click(item+` button[value="once"]`))
+	if err != nil {
+		browsertest.Shot(t, ctx, "approvals-http")
+		t.Fatalf("approving: %v", err)
+	}
+	select {
+	case a := <-e.calls:
+		if !a.Approved || a.Scope != policy.Once || a.Approver != "console:local" {
+			t.Errorf("answer %+v", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the caller got no answer")
+	}
+	browsertest.WaitTrue(t, ctx, fmt.Sprintf(`document.readyState === "complete" && ["approved", "local"].every(s => (document.querySelector('#recent li[data-id="%s"]') || {textContent: ""}).textContent.includes(s))`, id))
+	if n, _ := chromedp.Run(browsertest.Within(t, ctx), chromedp.Evaluate[int](`document.querySelectorAll('nav a').length`)); n != 1 {
+		t.Errorf("the approvals-only console links %d pages, want 1", n)
+	}
+}
+
 // In Chromium: the audit view filters and expands a record; a broken chain
 // shows as broken.
 func TestBrowserAudit(t *testing.T) {

@@ -19,9 +19,18 @@ import (
 // Options configure a Console. Every field may be left empty: the page it
 // feeds then says so.
 type Options struct {
-	// Approvals is the approval page whose queue the console lists and
-	// answers (with state.redis, the queue every replica shares).
-	Approvals *policy.HTTPApprover
+	// Approvals is the approver whose queue the console lists and answers
+	// on its approvals page and its JSON API (with state.redis, the queue
+	// every replica shares).
+	Approvals *policy.QueueApprover
+	// Token is the secret a decision posted to the approvals API carries
+	// in X-Toolgate-Token when there is no Authenticate (see api.go); ""
+	// : the API takes no decision without an authenticator.
+	Token string
+	// ApprovalsOnly serves the approvals page and its API alone (the
+	// console of approvals.http): also at / (a redirect to /ui/),
+	// /api/pending and /api/decide, the paths of the page it replaces.
+	ApprovalsOnly bool
 	// Changes subscribes to changes of that queue made in this process
 	// (policy.WatchedQueue.Subscribe); the console also looks every few
 	// seconds for those of other replicas.
@@ -47,8 +56,10 @@ type Options struct {
 	// does and says who it names. Nil: no authentication; the console is
 	// served to loopback clients only and its user is the local admin.
 	Authenticate func(ctx context.Context, token string) (User, error)
-	// Loopback: the server listens on a loopback address, so Host and
-	// Origin must name this machine (the DNS-rebinding guard of /mcp).
+	// Loopback: the console is this machine's (the server listens on a
+	// loopback address, or approvals.http), so the client's address, the
+	// Host and the Origin must name this machine (the DNS-rebinding guard
+	// of /mcp).
 	Loopback bool
 	// CookieSecret seals the sign-in cookie (it holds the key a person
 	// signed in with). Give every replica the same one so that a sign-in
@@ -104,6 +115,14 @@ func New(o Options) *Console {
 	c.mux.Handle("GET /ui/queue", c.reader(c.queuePart))
 	c.mux.Handle("GET /ui/events", c.reader(c.events))
 	c.mux.Handle("POST /ui/decide", c.reader(c.decide))
+	c.mux.HandleFunc("GET /ui/api/pending", c.apiPending)
+	c.mux.HandleFunc("POST /ui/api/decide", c.apiDecide)
+	if o.ApprovalsOnly {
+		c.mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusSeeOther))
+		c.mux.HandleFunc("GET /api/pending", c.apiPending)
+		c.mux.HandleFunc("POST /api/decide", c.apiDecide)
+		return c
+	}
 	c.mux.Handle("GET /ui/audit", c.reader(c.auditPage))
 	c.mux.Handle("GET /ui/tools", c.reader(c.toolsPage))
 	c.mux.Handle("POST /ui/trust", c.reader(c.approveTrust))
@@ -149,6 +168,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // rebinding), an Origin other than the Host, a POST another site or a
 // sandboxed frame sent, or a page of another origin reading the console.
 func (c *Console) foreign(r *http.Request) string {
+	if c.o.Loopback && !loopbackHost(r.RemoteAddr) {
+		return "the console is served to this machine only"
+	}
 	if c.o.Loopback && !loopbackHost(r.Host) {
 		return "the Host header must name this machine (localhost, 127.0.0.1 or [::1]); refusing a possible DNS-rebinding request"
 	}
@@ -194,6 +216,7 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request, status int, name 
 	data["Page"] = name
 	data["User"] = u
 	data["CSRF"] = c.csrf(w, r)
+	data["ApprovalsOnly"] = c.o.ApprovalsOnly
 	if u != nil {
 		data["CanAnswer"] = c.mayAnswer(*u)
 		data["SignedIn"] = c.o.Authenticate != nil

@@ -4,6 +4,7 @@
 //
 //	/ui/           approvals: the calls waiting for a person, live (server-sent
 //	               events at /ui/events), answered once, session, always or deny
+//	/ui/api/       the same queue as JSON: pending (GET), decide (POST)
 //	/ui/audit      the audit trail: filters, each record's JSON, the chain's state
 //	/ui/tools      the catalogue as the model sees it, for the signed-in principal
 //	/ui/policy     the rules in force, how often each decided, a what-if box
@@ -27,7 +28,13 @@
 // or style), X-Frame-Options DENY and no-store caching. No secret is ever
 // put in a URL: keys, tokens and what-if arguments travel in POST bodies.
 //
-// Answers go through the approval queue (policy.HTTPApprover.Decide) as
+// Answers go through the approval queue (policy.QueueApprover.Decide) as
 // "console:<principal>", so the engine's audit record of the call names who
-// answered.
+// answered. Beside the page, a JSON API lists and answers the queue for
+// chat bots and scripts (/ui/api/pending, /ui/api/decide; see api.go).
+//
+// The console is also the page of approvals.http: serve and proxy over
+// stdio (no listener of their own) serve the approvals page and its API
+// alone at that address (Options.ApprovalsOnly), at the paths of the page
+// it replaced too (/, /api/pending, /api/decide), to this machine only.
 package console

@@ -60,7 +60,7 @@ roles:
 type env struct {
 	t     *testing.T
 	srv   *httptest.Server
-	page  *policy.HTTPApprover
+	page  *policy.QueueApprover
 	log   string
 	pol   *policy.Policy
 	opts  console.Options
@@ -71,6 +71,14 @@ type env struct {
 type envOption func(*console.Options)
 
 func withAuth(o *console.Options) { o.Authenticate = authenticate }
+
+// apiToken is the approvals API token of the tests' consoles.
+const apiToken = "the-approval-api-token-0123"
+
+func withToken(o *console.Options) { o.Token = apiToken }
+
+// approvalsOnly makes the console of approvals.http.
+func approvalsOnly(o *console.Options) { o.ApprovalsOnly, o.Token = true, apiToken }
 
 func newEnv(t *testing.T, tls bool, opts ...envOption) *env {
 	t.Helper()
@@ -83,10 +91,7 @@ func newEnv(t *testing.T, tls bool, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	q := policy.Watch(policy.NewMemoryQueue())
-	page, err := policy.NewHTTPApprover(policy.HTTPOptions{Queue: q, Redactor: red})
-	if err != nil {
-		t.Fatal(err)
-	}
+	page := policy.NewQueueApprover(policy.QueueOptions{Queue: q, Redactor: red})
 	e := &env{t: t, page: page, log: filepath.Join(t.TempDir(), "audit.jsonl"), pol: pol, calls: make(chan policy.Approval, 16)}
 	e.opts = console.Options{
 		Approvals: page,
@@ -110,7 +115,11 @@ func newEnv(t *testing.T, tls bool, opts ...envOption) *env {
 	}
 	h := http.NewServeMux()
 	e.con = console.New(e.opts)
-	h.Handle("/ui/", e.con)
+	if e.opts.ApprovalsOnly {
+		h.Handle("/", e.con) // the listener of approvals.http is the console's alone
+	} else {
+		h.Handle("/ui/", e.con)
+	}
 	if tls {
 		e.srv = httptest.NewTLSServer(h)
 	} else {

@@ -52,11 +52,13 @@ type Approvals struct {
 	// model be told to stop and ask its user, and open the session's
 	// Breaker (0: 3).
 	DenialStreak int `yaml:"denial_streak,omitempty" json:"denial_streak,omitempty"`
-	// HTTP is the address of the approval page ("" none; loopback only
-	// unless the host is given explicitly).
+	// HTTP is an address where the console's approvals page and its JSON
+	// API alone are served, to this machine's clients (for serve and proxy
+	// over stdio, which have no listener of their own; "" none). Under
+	// --http the console beside /mcp shows the same queue.
 	HTTP string `yaml:"http,omitempty" json:"http,omitempty"`
-	// TokenEnv names the environment variable holding the approval page's
-	// API token (at least 16 bytes): give every replica sharing state.redis
+	// TokenEnv names the environment variable holding the approvals API's
+	// token (X-Toolgate-Token) (at least 16 bytes): give every replica sharing state.redis
 	// the same, so that an API client may post a decision to any of them
 	// ("" : a random token per process, printed at start).
 	TokenEnv string `yaml:"token_env,omitempty" json:"token_env,omitempty"`
@@ -64,7 +66,7 @@ type Approvals struct {
 	// least 32 bytes, the same on every replica) that seals the state of
 	// an approval asked through the client's next call: MCP clients of
 	// protocol 2026-07-28 on a stateless server are then asked by their
-	// own user ("" : they go to the approval page).
+	// own user ("" : they go to the approvals page).
 	StateKeyEnv string `yaml:"state_key_env,omitempty" json:"state_key_env,omitempty"`
 }
 
@@ -119,6 +121,6 @@ type HTTP struct {
 	// Stateless answers every request on its own, with no Mcp-Session-Id,
 	// so that any replica behind a load balancer answers any request (as
 	// --stateless). Elicitation needs a session: calls that ask a person
-	// then go to the approval page (approvals.http).
+	// then go to the approvals page (console.approvals, approvals.http).
 	Stateless bool `yaml:"stateless,omitempty" json:"stateless,omitempty"`
 }

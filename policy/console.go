@@ -14,9 +14,9 @@ type Console struct {
 	// Off serves no console.
 	Off bool `yaml:"off,omitempty" json:"off,omitempty"`
 	// Approvals sends the calls that ask a person, when the MCP client
-	// cannot ask its user, to the console's queue (as approvals.http sends
-	// them to its page, whose queue the console shows too). Without either
-	// such calls are refused at once.
+	// cannot ask its user, to the console's approvals page (as
+	// approvals.http does, whose queue the console shows too). Without
+	// either such calls are refused at once.
 	Approvals bool `yaml:"approvals,omitempty" json:"approvals,omitempty"`
 	// Readers are the roles that may open the console and read it
 	// (default reader, approver, admin). Approvers may always read.

@@ -57,10 +57,7 @@ func TestDecideByAndWatch(t *testing.T) {
 	q := Watch(NewMemoryQueue())
 	changes, stop := q.Subscribe()
 	defer stop()
-	h, err := NewHTTPApprover(HTTPOptions{Queue: q})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := NewQueueApprover(QueueOptions{Queue: q})
 	got := make(chan Approval, 1)
 	go func() {
 		a, _ := h.Approve(context.Background(), Request{Call: tool.Call{Name: "write_file", Args: []byte(`{"path":"a"}`)}, Decision: Decision{Effect: Ask}})

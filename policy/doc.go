@@ -23,8 +23,8 @@
 // that also carries the limits, approvals, output and secrets sections.
 //
 // Approvers answer the calls the policy asks about: Terminal (a TTY that is
-// not the MCP channel), Elicitation (the MCP client's user), HTTPApprover
-// (a local web page and JSON API) and ApproverFunc (a callback). Gate wraps
+// not the MCP channel), Elicitation (the MCP client's user), QueueApprover
+// (the approvals page of package console, through a queue) and ApproverFunc (a callback). Gate wraps
 // any of them with session memory, "always" rules written to the policy
 // file, a timeout and the denial streak. Limiter enforces rate limits,
 // concurrency caps and the loop guard; Breaker stops a session whose calls
@@ -46,7 +46,7 @@
 // limits; either way the outage and its end are logged once, and recovery
 // needs no restart. This package knows no Redis client.
 //
-// Replicas share their approvals too. HTTPApprover keeps the calls waiting
+// Replicas share their approvals too. QueueApprover keeps the calls waiting
 // for a person in an ApprovalQueue, an interface declared here and
 // implemented in this process (NewMemoryQueue) or over Redis (the store
 // package's RedisApprovals), so the page of any replica lists the calls of

@@ -9,12 +9,12 @@ import (
 )
 
 // ApprovalQueue is where the calls waiting for a person are kept, so that
-// an approval page can list and answer them: in this process
-// (NewMemoryQueue, HTTPApprover's default) or in a store that several
+// an approvals page can list and answer them: in this process
+// (NewMemoryQueue, QueueApprover's default) or in a store that several
 // replicas share, so that a call asked on one replica is answered through
 // the page of any other (the store package's RedisApprovals).
 //
-// Entries and answers are opaque bytes to a queue (HTTPApprover writes
+// Entries and answers are opaque bytes to a queue (QueueApprover writes
 // JSON: the call as shown to a person, secrets redacted; an Approval). A
 // queue's errors wrap fs.ErrNotExist when nothing waits under an id and
 // fs.ErrExist when it was answered already; any other error means the

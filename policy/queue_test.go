@@ -3,8 +3,8 @@ package policy_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,16 +12,34 @@ import (
 	"github.com/toolgate/toolgate/policy"
 )
 
-// page is an HTTPApprover's handler served on loopback, with its JSON API.
+// page is what an approval page sees of a QueueApprover: its list and
+// its answers (package console serves them over HTTP).
 type page struct {
-	t   *testing.T
-	srv *httptest.Server
+	t *testing.T
+	h *policy.QueueApprover
 }
 
-func servePage(t *testing.T, h *policy.HTTPApprover) page {
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return page{t, srv}
+// pending waits (bounded) until the page lists n calls, and returns them
+// as the approvals API sends them (JSON).
+func (p page) pending(n int) []listedCall {
+	p.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		l, err := p.h.Pending(context.Background())
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		b, _ := json.Marshal(l)
+		var list []listedCall
+		if err := json.Unmarshal(b, &list); err != nil {
+			p.t.Fatal(err)
+		}
+		if len(list) == n || time.Now().After(deadline) {
+			if len(list) != n {
+				p.t.Fatalf("%d calls listed, want %d", len(list), n)
+			}
+			return list
+		}
+	}
 }
 
 type listedCall struct {
@@ -34,54 +52,33 @@ type listedCall struct {
 	Replica     string          `json:"replica"`
 }
 
-// pending waits (bounded) until the page lists n calls.
-func (p page) pending(n int) []listedCall {
+// decide answers as the API does (by "" : the approver is "http"), and
+// returns the HTTP status the API would answer with.
+func (p page) decide(id, decision, reason, confirm string) int {
 	p.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		resp, err := http.Get(p.srv.URL + "/api/pending")
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		var list []listedCall
-		json.NewDecoder(resp.Body).Decode(&list)
-		resp.Body.Close()
-		if len(list) == n || time.Now().After(deadline) {
-			if len(list) != n {
-				p.t.Fatalf("%d calls listed, want %d", len(list), n)
-			}
-			return list
-		}
+	err := p.h.Decide(context.Background(), id, decision, reason, confirm, "")
+	var de *policy.DecideError
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.As(err, &de):
+		return de.Status
 	}
+	p.t.Fatal(err)
+	return 0
 }
 
-func (p page) decide(token, id, decision, reason string) int {
-	p.t.Helper()
-	b, _ := json.Marshal(map[string]string{"id": id, "decision": decision, "reason": reason})
-	req, _ := http.NewRequest("POST", p.srv.URL+"/api/decide", strings.NewReader(string(b)))
-	req.Header.Set("X-Toolgate-Token", token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// TestHTTPApproversShareAQueue: two approval pages over one queue (two
+// TestQueueApproversShareAQueue: two approvers over one queue (two
 // replicas): a call asked on one is listed on both, named for its
 // replica, answered on the other, once.
-func TestHTTPApproversShareAQueue(t *testing.T) {
+func TestQueueApproversShareAQueue(t *testing.T) {
 	q := policy.NewMemoryQueue()
-	const token = "a-token-both-pages-share"
-	ha, err := policy.NewHTTPApprover(policy.HTTPOptions{Queue: q, Token: token, Replica: "a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb, _ := policy.NewHTTPApprover(policy.HTTPOptions{Queue: q, Token: token, Replica: "b"})
-	pa, pb := servePage(t, ha), servePage(t, hb)
+	ha := policy.NewQueueApprover(policy.QueueOptions{Queue: q, Replica: "a"})
+	hb := policy.NewQueueApprover(policy.QueueOptions{Queue: q, Replica: "b"})
+	pa, pb := page{t, ha}, page{t, hb}
 	for _, tc := range []struct {
 		decision, reason string
-		asker            *policy.HTTPApprover
+		asker            *policy.QueueApprover
 		answerOn, other  page
 		want             policy.Approval
 	}{
@@ -102,43 +99,24 @@ func TestHTTPApproversShareAQueue(t *testing.T) {
 		if o := tc.other.pending(1); o[0].ID != l[0].ID {
 			t.Fatalf("the pages list %v and %v", l, o)
 		}
-		if want := map[*policy.HTTPApprover]string{ha: "a", hb: "b"}[tc.asker]; l[0].Replica != want {
+		if want := map[*policy.QueueApprover]string{ha: "a", hb: "b"}[tc.asker]; l[0].Replica != want {
 			t.Errorf("listed for replica %q, want %q", l[0].Replica, want)
 		}
-		if code := tc.answerOn.decide(token, l[0].ID, tc.decision, tc.reason); code != http.StatusOK {
+		if code := tc.answerOn.decide(l[0].ID, tc.decision, tc.reason, ""); code != http.StatusOK {
 			t.Fatalf("%s: %d", tc.decision, code)
 		}
 		if a := <-got; a != tc.want {
 			t.Errorf("%s: got %+v, want %+v", tc.decision, a, tc.want)
 		}
 		for _, p := range []page{tc.answerOn, tc.other} {
-			if code := p.decide(token, l[0].ID, "once", ""); code != http.StatusConflict {
+			if code := p.decide(l[0].ID, "once", "", ""); code != http.StatusConflict {
 				t.Errorf("%s, answered again: %d, want 409", tc.decision, code)
 			}
 		}
 		tc.other.pending(0)
 	}
-	if code := pa.decide("not-the-token-at-all", "x", "once", ""); code != http.StatusForbidden {
-		t.Errorf("a wrong token: %d", code)
-	}
-}
-
-func TestHTTPApproverToken(t *testing.T) {
-	for _, tc := range []struct {
-		token string
-		ok    bool
-	}{
-		{"", true}, {"0123456789abcdef", true}, {"short", false}, {"0123456789abcde", false},
-	} {
-		h, err := policy.NewHTTPApprover(policy.HTTPOptions{Token: tc.token})
-		switch {
-		case tc.ok != (err == nil):
-			t.Errorf("token %q: %v", tc.token, err)
-		case err == nil && tc.token != "" && h.Token() != tc.token:
-			t.Errorf("token %q: the page uses %q", tc.token, h.Token())
-		case err == nil && tc.token == "" && len(h.Token()) < 32:
-			t.Errorf("a random token of %d characters", len(h.Token()))
-		}
+	if code := pa.decide("no-such-id", "once", "", ""); code != http.StatusNotFound {
+		t.Errorf("an unknown id: %d", code)
 	}
 }
 
@@ -153,10 +131,10 @@ func (q recordingQueue) Wait(ctx context.Context, id string, entry []byte, ttl t
 	return q.ApprovalQueue.Wait(ctx, id, entry, ttl)
 }
 
-// TestHTTPApproverRedacts: what a queue holds and the page shows has the
+// TestQueueApproverRedacts: what a queue holds and the page shows has the
 // call's secrets redacted, wherever they are in the arguments, and stays
 // valid JSON; the call itself is untouched.
-func TestHTTPApproverRedacts(t *testing.T) {
+func TestQueueApproverRedacts(t *testing.T) {
 	red, err := policy.NewRedactor(policy.DefaultSecrets())
 	if err != nil {
 		t.Fatal(err)
@@ -181,8 +159,8 @@ func TestHTTPApproverRedacts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			q := recordingQueue{policy.NewMemoryQueue(), make(chan []byte, 1)}
-			h, _ := policy.NewHTTPApprover(policy.HTTPOptions{Queue: q, Redactor: red})
-			p := servePage(t, h)
+			h := policy.NewQueueApprover(policy.QueueOptions{Queue: q, Redactor: red})
+			p := page{t, h}
 			req := askReq(defCmd, tc.args, "s")
 			req.Decision.Reason = "asks because of " + tc.args
 			req.AlwaysRules = []string{"Bash(echo " + tc.args + ")"} // rules are made of the arguments

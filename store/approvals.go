@@ -14,7 +14,7 @@ import (
 
 // RedisApprovals is a queue of calls waiting for a person's decision, in a
 // Redis several replicas share (it implements policy.ApprovalQueue): the
-// replica holding a call puts its entry there, the approval page of any
+// replica holding a call puts its entry there, the approvals page of any
 // replica lists and answers it, and the answer reaches the holder.
 //
 // An entry is a key with a TTL (its approval timeout and some slack), so a

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/console"
 	"github.com/toolgate/toolgate/internal/redistest"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/store"
@@ -303,11 +304,11 @@ func TestRedisApprovalsPrefixes(t *testing.T) {
 	}
 }
 
-// TestApprovalPageOverRedisOutage: approval pages over a RedisApprovals
-// whose Redis is down. Under on_error deny a call that asks gets a
-// retryable unavailable error at once (no one could be asked); under
-// allow it waits on this replica's own page, which lists it and answers
-// it as without Redis.
+// TestApprovalPageOverRedisOutage: approval pages (the console of
+// approvals.http and its API) over a RedisApprovals whose Redis is down.
+// Under on_error deny a call that asks gets a retryable unavailable error
+// at once (no one could be asked); under allow it waits on this replica's
+// own page, which lists it and answers it as without Redis.
 func TestApprovalPageOverRedisOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	q := store.NewRedisApprovals(client(t, srv.URL()), store.RedisApprovalsOptions{Prefix: "page:", Poll: 50 * time.Millisecond})
@@ -316,11 +317,8 @@ func TestApprovalPageOverRedisOutage(t *testing.T) {
 	const token = "a-token-of-16-bytes-or-more"
 	for _, mode := range []policy.OnError{"", policy.OnErrorDeny, policy.OnErrorAllow} {
 		t.Run(string(mode), func(t *testing.T) {
-			h, err := policy.NewHTTPApprover(policy.HTTPOptions{Queue: q, OnQueueError: mode, Token: token})
-			if err != nil {
-				t.Fatal(err)
-			}
-			page := httptest.NewServer(h)
+			h := policy.NewQueueApprover(policy.QueueOptions{Queue: q, OnQueueError: mode})
+			page := httptest.NewServer(console.New(console.Options{Approvals: h, Token: token, ApprovalsOnly: true, Loopback: true}))
 			defer page.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -22,7 +22,7 @@
 //
 // RedisApprovals is the other thing replicas share here: the queue of calls
 // waiting for a person (policy.ApprovalQueue, declared where it is used),
-// so that the approval page of any replica lists and answers a call held
+// so that the approvals page of any replica lists and answers a call held
 // by another; the first answer wins, in one script, and reaches the holder
 // by pub/sub and by a bounded poll.
 //

@@ -195,6 +195,29 @@ console: {approvals: true}
 		t.Fatalf("a refused POST answered the call: %v", res)
 	default:
 	}
+
+	// the approvals API beside the page, on the /mcp listener: a reader
+	// lists, the approver answers with its bearer key
+	api := func(method, path, key, body string) (int, string) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if code, body := api(http.MethodGet, "/ui/api/pending", consoleReaderKey, ""); code != http.StatusOK || !strings.Contains(body, `"id":"`+id+`"`) || !strings.Contains(body, "third.txt") {
+		t.Errorf("the API's list: %d %s", code, body)
+	}
+	if code, body := api(http.MethodPost, "/ui/api/decide", consoleApproverKey, fmt.Sprintf(`{"id":%q,"decision":"deny","reason":"not a third"}`, id)); code != http.StatusOK {
+		t.Fatalf("the API's answer: %d %s", code, body)
+	}
+	if res := result(done); !res.IsError || !strings.Contains(text(res), "not a third") {
+		t.Errorf("the call denied through the API: %s", text(res))
+	}
 }
 
 type consolePage struct{ body, csrf, cookie string }

@@ -19,13 +19,15 @@ import (
 )
 
 // webConsole is what the console of serve --http and proxy --http is made
-// of: the approval page whose queue it shows (made by mcpApprover, also
-// without approvals.http), that queue's changes, and the activity the
-// engine's limiter chain counts.
+// of: the approver whose queue it shows (made by mcpApprover, with
+// console.approvals or approvals.http), that queue's changes, the
+// approvals API's token, and the activity the engine's limiter chain
+// counts.
 type webConsole struct {
 	on       bool // --http, and the policy's console section is not off
-	page     *policy.HTTPApprover
+	page     *policy.QueueApprover
 	queue    *policy.WatchedQueue
+	token    string // the approvals API's X-Toolgate-Token
 	activity *console.Activity
 	trust    console.Trust // the gateway's pins (nil: none)
 }
@@ -54,17 +56,6 @@ func (wc *webConsole) limiter() engine.Limiter {
 	return wc.activity
 }
 
-// watch puts the page's queue under watch (this process's, when o has
-// none): the console follows it live.
-func (wc *webConsole) watch(o *policy.HTTPOptions) {
-	q := o.Queue
-	if q == nil {
-		q = policy.NewMemoryQueue()
-	}
-	wc.queue = policy.Watch(q)
-	o.Queue = wc.queue
-}
-
 // handler returns the console for the engine, behind the same
 // authentication as /mcp (nil when it is off).
 func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath string, authn *auth.Authenticator, loopback bool) http.Handler {
@@ -73,6 +64,7 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 	}
 	o := console.Options{
 		Approvals: wc.page,
+		Token:     wc.token,
 		AuditLogs: func() []string { return auditLogs(auditPath) },
 		Tools: func(call tool.Call) []tool.Definition {
 			var out []tool.Definition
@@ -112,8 +104,27 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 			return consoleUser(ctx, authn, pol, token)
 		}
 	}
-	return console.New(o)
+	h := consoleHandler{Console: console.New(o)}
+	switch {
+	case wc.page == nil:
+	case authn != nil:
+		h.note = " (approvals API at /ui/api/pending and /ui/api/decide: bearer tokens, as /mcp)"
+	case pol.Approvals.TokenEnv != "":
+		h.note = " (approvals API at /ui/api/pending and /ui/api/decide: token in $" + pol.Approvals.TokenEnv + ")"
+	default:
+		h.note = " (approvals API at /ui/api/pending and /ui/api/decide: token " + wc.token + ")"
+	}
+	return h
 }
+
+// consoleHandler is the console with what its start-up line says of the
+// approvals API.
+type consoleHandler struct {
+	*console.Console
+	note string
+}
+
+func (h consoleHandler) Note() string { return h.note }
 
 // consoleUser checks a token as /mcp does (its signature or hash, the
 // scopes every request needs) and names its principal and roles: the

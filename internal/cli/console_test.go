@@ -82,3 +82,38 @@ func TestConsolePinFile(t *testing.T) {
 		t.Errorf("audit records: %v", approvers)
 	}
 }
+
+// The approvals API token: the one approvals.token_env names, at least 16
+// bytes, else a random one per process.
+func TestApprovalToken(t *testing.T) {
+	for _, tc := range []struct {
+		value string // "-": the variable is not set
+		ok    bool
+	}{
+		{"0123456789abcdef", true}, {"short", false}, {"0123456789abcde", false}, {"-", false}, {"", false},
+	} {
+		pol, err := policy.Parse([]byte("approvals: {token_env: TOOLGATE_TEST_APPROVAL_TOKEN}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.value != "-" {
+			t.Setenv("TOOLGATE_TEST_APPROVAL_TOKEN", tc.value)
+		} else {
+			os.Unsetenv("TOOLGATE_TEST_APPROVAL_TOKEN")
+		}
+		_, token, err := pageOptions(pol, nil)
+		switch {
+		case tc.ok != (err == nil):
+			t.Errorf("token %q: %v", tc.value, err)
+		case err != nil && !strings.Contains(err.Error(), "TOOLGATE_TEST_APPROVAL_TOKEN"):
+			t.Errorf("token %q: the error does not name the variable: %v", tc.value, err)
+		case err == nil && token != tc.value:
+			t.Errorf("token %q: the API takes %q", tc.value, token)
+		}
+	}
+	_, a, err := pageOptions(&policy.Policy{}, nil)
+	_, b, _ := pageOptions(&policy.Policy{}, nil)
+	if err != nil || len(a) < 26 || a == b {
+		t.Errorf("random tokens %q and %q: %v", a, b, err)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/console"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
@@ -219,26 +221,31 @@ func closeAll(fs []func() error) {
 	}
 }
 
-// pageOptions configures the approval page of a policy: secrets redacted
-// from what it shows, the API token from approvals.token_env, and with a
-// Redis client (state.redis) the queue every replica shares and what a
-// call gets while Redis is down.
-func pageOptions(pol *policy.Policy, rc *redis.Client) (policy.HTTPOptions, error) {
+// pageOptions configures the approvals of a policy's page: secrets
+// redacted from what it shows, and with a Redis client (state.redis) the
+// queue every replica shares and what a call gets while Redis is down. It
+// also returns the API token decisions carry (X-Toolgate-Token): the one
+// approvals.token_env names, else a random one of this process.
+func pageOptions(pol *policy.Policy, rc *redis.Client) (policy.QueueOptions, string, error) {
 	red, err := policy.NewRedactor(pol.Secrets.All())
 	if err != nil {
-		return policy.HTTPOptions{}, usageErr("%v", err)
+		return policy.QueueOptions{}, "", usageErr("%v", err)
 	}
-	o := policy.HTTPOptions{Redactor: red, Replica: replicaID()}
+	o := policy.QueueOptions{Redactor: red, Replica: replicaID()}
+	token := rand.Text()
 	if env := pol.Approvals.TokenEnv; env != "" {
-		if o.Token = os.Getenv(env); o.Token == "" {
-			return o, usageErr("approvals.token_env names %s, which is not set", env)
+		switch token = os.Getenv(env); {
+		case token == "":
+			return o, "", usageErr("approvals.token_env names %s, which is not set", env)
+		case len(token) < 16:
+			return o, "", usageErr("approvals.token_env: $%s is %d bytes long: give at least 16", env, len(token))
 		}
 	}
 	if rc != nil {
 		o.Queue = store.NewRedisApprovals(rc, store.RedisApprovalsOptions{Prefix: pol.State.Redis.KeyPrefix()})
 		o.OnQueueError = pol.State.Redis.Mode()
 	}
-	return o, nil
+	return o, token, nil
 }
 
 // inputRequests asks through the client's next call (MCP input requests)
@@ -276,16 +283,15 @@ func inputRequests(pol *policy.Policy, rc *redis.Client) (*policy.InputRequests,
 // mcpApprover asks the user of the MCP client that made a call, through
 // elicitation, when the client supports it and the server keeps sessions
 // (a stateless server cannot send the client a request); otherwise the
-// approval page of the policy's approvals.http address, when there is one
-// (with state.redis its calls wait in Redis, listed and answered by the
-// page of every replica);
-// otherwise no one (the call is refused, with a reason). A web console (wc,
-// nil: none) lists and answers the page's queue; with console.approvals
-// the page exists without approvals.http, for the console alone, and a
-// client's user who is asked too races the console: the first answer
-// counts. rc, the client of state.redis (nil: none), shares the queue and
-// the input requests' single use with the other replicas. It returns what
-// must be closed.
+// approvals page: the console's on the /mcp listener (wc, nil: none) with
+// console.approvals or approvals.http, and with approvals.http the
+// console's approvals page and API alone on that address (for stdio, which
+// has no listener); with state.redis the calls wait in Redis, listed and
+// answered by the page of every replica; otherwise no one (the call is
+// refused, with a reason). A client's user who is asked too races the
+// console: the first answer counts. rc, the client of state.redis (nil:
+// none), shares the queue and the input requests' single use with the
+// other replicas. It returns what must be closed.
 func mcpApprover(pol *policy.Policy, rc *redis.Client, log io.Writer, stateless bool, wc *webConsole) (policy.Approver, []func() error, error) {
 	elicit := policy.Elicitation{Elicit: func(ctx context.Context, msg string, schema map[string]any) (string, map[string]any, error) {
 		ss := mcpserver.SessionFromContext(ctx)
@@ -312,9 +318,9 @@ func mcpApprover(pol *policy.Policy, rc *redis.Client, log io.Writer, stateless 
 	if err != nil {
 		return fail(err)
 	}
-	var page *policy.HTTPApprover
+	var page *policy.QueueApprover
 	if addr := pol.Approvals.HTTP; paged {
-		o, err := pageOptions(pol, rc)
+		o, token, err := pageOptions(pol, rc)
 		if err != nil {
 			return fail(err)
 		}
@@ -322,17 +328,17 @@ func mcpApprover(pol *policy.Policy, rc *redis.Client, log io.Writer, stateless 
 		if o.Queue != nil {
 			shared = ", calls of every replica sharing state.redis"
 		}
-		if ui {
-			wc.watch(&o)
+		if o.Queue == nil {
+			o.Queue = policy.NewMemoryQueue()
 		}
-		if page, err = policy.NewHTTPApprover(o); err != nil {
-			return fail(usageErr("%v", err))
-		}
+		queue := policy.Watch(o.Queue) // the consoles follow it live
+		o.Queue = queue
+		page = policy.NewQueueApprover(o)
 		if ui {
-			wc.page = page
+			wc.page, wc.queue, wc.token = page, queue, token
 		}
 		if addr != "" {
-			hs, err := servePage(addr, page, pol, log, shared)
+			hs, err := servePage(addr, console.Options{Approvals: page, Changes: queue.Subscribe, Token: token, Policy: pol}, log, shared)
 			if err != nil {
 				return fail(err)
 			}
@@ -355,25 +361,28 @@ func mcpApprover(pol *policy.Policy, rc *redis.Client, log io.Writer, stateless 
 			return page.Approve(ctx, req)
 		}
 		if stateless {
-			return policy.Approval{Approver: "none", Reason: "a stateless server cannot ask the MCP client's user (elicitation needs a session; input requests need approvals.state_key_env and a client of protocol 2026-07-28) and no approval page is configured (approvals.http in the policy)"}, nil
+			return policy.Approval{Approver: "none", Reason: "a stateless server cannot ask the MCP client's user (elicitation needs a session; input requests need approvals.state_key_env and a client of protocol 2026-07-28) and no approvals page is configured (console.approvals or approvals.http in the policy)"}, nil
 		}
-		return policy.Approval{Approver: "none", Reason: "the MCP client cannot ask its user (no elicitation) and no approval page is configured (approvals.http in the policy)"}, nil
+		return policy.Approval{Approver: "none", Reason: "the MCP client cannot ask its user (no elicitation) and no approvals page is configured (console.approvals or approvals.http in the policy)"}, nil
 	}), closers, nil
 }
 
-// servePage serves the approval page at addr (approvals.http) and says
-// where.
-func servePage(addr string, page *policy.HTTPApprover, pol *policy.Policy, log io.Writer, shared string) (*http.Server, error) {
+// servePage serves the approvals page of the console and its API alone at
+// addr (approvals.http), to this machine's clients, and says where.
+func servePage(addr string, o console.Options, log io.Writer, shared string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, &exitError{exitTool, fmt.Errorf("approvals.http %s: %w", addr, err)}
 	}
-	hs := &http.Server{Handler: page, ReadHeaderTimeout: 10 * time.Second}
+	o.ApprovalsOnly, o.Loopback = true, true
+	c := console.New(o)
+	hs := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	hs.RegisterOnShutdown(c.Close)
 	go hs.Serve(ln)
-	token := page.Token()
-	if env := pol.Approvals.TokenEnv; env != "" {
+	token := o.Token
+	if env := o.Policy.Approvals.TokenEnv; env != "" {
 		token = "in $" + env
 	}
-	fmt.Fprintf(log, "toolgate: approve calls at http://%s/ (API token %s%s)\n", ln.Addr(), token, shared)
+	fmt.Fprintf(log, "toolgate: approve calls at http://%s/ui/ (API token %s%s)\n", ln.Addr(), token, shared)
 	return hs, nil
 }

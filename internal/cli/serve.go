@@ -140,12 +140,13 @@ roots that lie inside --root folders; it never widens them.`,
 
 // statelessHelp and statelessLong describe --stateless to serve and proxy.
 const (
-	statelessHelp = "with --http: no Mcp-Session-Id, every request answered on its own by any replica (also http.stateless in the policy); approvals go to the approval page"
+	statelessHelp = "with --http: no Mcp-Session-Id, every request answered on its own by any replica (also http.stateless in the policy); approvals go to the console's approvals page"
 	statelessLong = `with --stateless (or http.stateless
 in the policy) it keeps no sessions: every POST is answered on its own, with
 no Mcp-Session-Id, so replicas behind a load balancer (sharing state.redis)
 answer any request. Elicitation needs a session: a stateless server asks a
-person only through the approval page (approvals.http); the loop guard and
+person only through the console's approvals page (console.approvals, or
+approvals.http); the loop guard and
 the denial breaker count per conversation the client names in
 params._meta["toolgate/conversation"], per principal without one.
 /healthz answers 200 while the process is up and /readyz 200 while its
@@ -185,7 +186,11 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 	}
 	fmt.Fprintf(s.err, "toolgate: serving MCP at http://%s/mcp (%s, %s)\n", ln.Addr(), authNote(authn), mode)
 	if ui != nil {
-		fmt.Fprintf(s.err, "toolgate: console at http://%s/ui/\n", ln.Addr())
+		note := ""
+		if n, ok := ui.(interface{ Note() string }); ok {
+			note = n.Note()
+		}
+		fmt.Fprintf(s.err, "toolgate: console at http://%s/ui/%s\n", ln.Addr(), note)
 		if c, ok := ui.(interface{ Close() }); ok {
 			hs.RegisterOnShutdown(c.Close) // its event streams would hold the shutdown
 		}
