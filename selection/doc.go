@@ -89,6 +89,12 @@
 // a tool that is gone or whose definition changed (DefinitionHash) teaches
 // nothing, and a query of more than 16 words teaches each word less.
 //
+// Online, a Deferred with DeferOptions.Learn pairs each caller's
+// tool_search (principal and session) with the successful calls that
+// follow it (Observe, fed the audit records by the CLI) and keeps the
+// records in a UsageLog that every replica reads (package store: bbolt or
+// Redis); a tool Learning.Boost refuses for a caller ranks by text alone.
+//
 // Measured with go run ./bench/selection -learn (splits by query, 20
 // simulated principals): on MetaTool (199 tools, 20,614 queries), 10,000
 // usage records rank 2,000 unseen queries at nDCG@10 84.6 against 49.9 for

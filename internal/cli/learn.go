@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
@@ -71,7 +72,7 @@ func learning(pol *policy.Policy, rc *redis.Client, mp metric.MeterProvider, aud
 		}
 		l.Log = store.NewRedisUsage(rc, prefix)
 	default:
-		if b, err := store.OpenBoltUsage(filepath.Join(stateDir(), "usage.db"), 0); err != nil {
+		if b, err := store.OpenBoltUsage(filepath.Join(stateDir(), "usage.db"), 500*time.Millisecond); err != nil {
 			log.Warn("tool search learns in memory only", "err", err)
 		} else {
 			l.Log, closer = b, b.Close

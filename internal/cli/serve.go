@@ -130,7 +130,7 @@ roots that lie inside --root folders; it never widens them.`,
 	c.register(cmd)
 	c.registerComposites(cmd)
 	f := cmd.Flags()
-	f.BoolVar(&deferTools, "defer-tools", false, "list only tool_search and run_plan at first; tool_search(query) loads the matching tools (tools/list_changed)")
+	f.BoolVar(&deferTools, "defer-tools", false, "list only tool_search and run_plan at first; tool_search(query) loads the matching tools (tools/list_changed) and learns from the calls that follow (docs/selection.md)")
 	f.StringVar(&addr, "http", "", "serve streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8765) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow --http on a non-loopback address without the policy's auth block (something in front must authenticate clients)")
 	f.Int64Var(&maxRequest, "max-request-bytes", 4<<20, "largest HTTP request body accepted")
