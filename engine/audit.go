@@ -96,7 +96,7 @@ func record(p *pending, res tool.Result) audit.Record {
 			rec.Outcome += " (fallback: " + to + ")"
 		}
 	}
-	// A check of the result (the gateway's, trust.FlaggedMeta) says what it
+	// A check of the result (Options.ResultChecker, trust.FlaggedMeta) says what it
 	// found in it.
 	if kinds, ok := res.Meta["flagged"].(string); ok && kinds != "" {
 		rec.Outcome += " (flagged: " + kinds + ")"

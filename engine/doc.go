@@ -13,6 +13,9 @@
 //	limits       rate limits, concurrency, loop guard (Options.Limiter, e.g. policy.Limiter)
 //	idempotency  a repeated key returns the recorded result (Options.Idempotency, e.g. store.Idempotency)
 //	budget       redacts secrets, caps what goes back to the model, spills the rest to a file
+//	check        the result check (Options.ResultChecker, e.g. trust.ResultCheck): every tool's
+//	             result, marked or withheld when it holds injected instructions, before the
+//	             budget cuts it, so a preview and its spill file carry the same marks
 //	run          timeout, cancellation, panic recovery, the tool itself
 //
 // Telemetry is off unless the options carry providers (nil or no-op ones

@@ -48,8 +48,11 @@ type Options struct {
 	MaxResultBytesPerTool map[string]int
 	Spill                 Spill            // where over-budget results are kept in full; zero: nowhere
 	Redactor              *policy.Redactor // secrets to redact from results and the audit log; nil: none
-	Parallelism           int              // ExecuteAll's bound; 0: 8
-	Logger                *slog.Logger     // nil: slog.Default()
+	// ResultChecker sees every tool's result before the budget stage does
+	// (trust.ResultCheck finds injected instructions); nil: none.
+	ResultChecker ResultChecker
+	Parallelism   int          // ExecuteAll's bound; 0: 8
+	Logger        *slog.Logger // nil: slog.Default()
 
 	// TracerProvider, when set, makes each call an INTERNAL span
 	// "execute_tool {tool}" with the GenAI and toolgate attributes, and
@@ -143,6 +146,7 @@ func New(o Options) *Engine {
 		e.limits,
 		e.idempotency,
 		e.budget,
+		e.check,
 	)
 	return e
 }

@@ -106,7 +106,7 @@ type Options struct {
 	// Wrap, when set, is given each upstream tool as it is registered
 	// (with its upstream's name and the tool's name there) and returns
 	// the tool to register instead: checks around its calls and results
-	// (package trust) go here.
+	// (the guardrail webhook of package trust) go here.
 	Wrap func(upstream, remote string, t tool.Tool) tool.Tool
 	// Vetter, when set, judges the upstreams' tools before a Gateway
 	// offers them: listed, listed but each call asks, or hidden (see

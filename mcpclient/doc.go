@@ -21,8 +21,10 @@
 // reaches the upstream under the original name), Describe replaces its
 // description. Two upstreams that would register one name are an error
 // naming both. Options.Wrap puts checks around each tool's calls and
-// results (the gateway's result checks and guardrail webhook, package
-// trust).
+// results (the gateway's guardrail webhook, package trust); the check of
+// results for injected text is the engine's, for every tool
+// (engine.Options.ResultChecker). Each tool is tagged "mcp" and
+// "mcp:UPSTREAM".
 //
 // # Input schemas the engine cannot compile
 //

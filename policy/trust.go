@@ -26,8 +26,8 @@ type Trust struct {
 	// Scan is what a tool gets that the poisoning scanner flags, per
 	// verdict.
 	Scan ScanAction `yaml:"scan,omitempty" json:"scan,omitempty"`
-	// Results is what happens to an upstream result that looks like an
-	// injection ("" : mark).
+	// Results is what happens to a tool's result that looks like an
+	// injection, whatever the tool (built in or an upstream's; "" : mark).
 	Results ResultAction `yaml:"results,omitempty" json:"results,omitempty"`
 	// Webhook is an external guardrail asked about each call and result
 	// (nil: none).
@@ -106,8 +106,7 @@ func (s *ScanAction) UnmarshalYAML(node ast.Node) error {
 	return nil
 }
 
-// ResultAction is what happens to an upstream result the result check
-// flags.
+// ResultAction is what happens to a tool's result the result check flags.
 type ResultAction string
 
 const (

@@ -1,8 +1,8 @@
-// Package trust decides how far the gateway (toolgate proxy) trusts the
-// tools its upstream MCP servers bring in: pins of their definitions, the
-// poisoning scanner, checks of their results and an external guardrail
-// webhook. It imports only tool and schema; the gateway (mcpclient) and
-// the CLI wire it in.
+// Package trust decides how far toolgate trusts what comes from outside:
+// the tools its upstream MCP servers bring in (pins of their definitions,
+// the poisoning scanner, an external guardrail webhook) and the results of
+// every tool (the result check). It imports only tool and schema; the CLI
+// wires it into the gateway (mcpclient) and the engine.
 //
 // # Pins
 //
@@ -58,12 +58,19 @@
 // orders addressed to the model, hidden characters. Each sentence scores
 // cues of being addressed to the model, of what it wants done and of how
 // injections frame it; it is a finding when they add up and one of them
-// addresses the model. ResultCheck.Wrap applies the policy to a flagged
-// result: mark (a note and a per-call random boundary the content cannot
-// forge), block (permission_denied) or off; the kinds found ride in
-// Result.Meta[FlaggedMeta] to the audit record.
+// addresses the model. ResultCheck is the engine's result checker
+// (engine.Options.ResultChecker): the engine runs it on every tool's
+// result, built in, an upstream's or a library's, after the tool and
+// before the output budget. It applies the policy, per tool (ModeFor), to
+// a flagged result: mark (a note, and each flagged string between two
+// lines with a per-call random boundary the content cannot forge; the
+// rest as it was, structured content keeping its shape), block
+// (permission_denied, without the text) or off; the kinds found ride in
+// Result.Meta[FlaggedMeta] to the audit record, and the JSON pointers of
+// the flagged parts in Meta[FlaggedFieldsMeta]. A result with no finding
+// is returned as it came, never encoded again.
 //
-// The check runs on every result a gateway passes, so it reads a sentence
+// The check runs on every result a tool gives, so it reads a sentence
 // once for the literals of all cues (one Aho-Corasick pass) and runs a
 // cue's expression only when the sentence holds what every match of it
 // needs (a prefilter derived from the expression) and the cue can still

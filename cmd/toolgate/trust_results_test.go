@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -137,12 +138,16 @@ func TestProxyResultChecks(t *testing.T) {
 					if !r.IsError || !strings.Contains(body, "[toolgate: untrusted content]") || !markerRE.MatchString(body) {
 						t.Errorf("%s under mark: isError=%v %q", name, r.IsError, body)
 					}
+				case name == "ev__quote": // the injection is in structuredContent: marked where it stands
+					sc, _ := r.StructuredContent.(map[string]any)
+					note, _ := sc["note"].(string)
+					if r.IsError || !strings.HasPrefix(body, "[toolgate: untrusted content]") || !markerRE.MatchString(note) || sc["symbol"] != "ACME" ||
+						!strings.Contains(body, `{"symbol":"ACME","price":12.5}`) || !strings.Contains(fmt.Sprint(r.Meta), "/structuredContent/note") {
+						t.Errorf("quote under mark: structured content %v, text %q, meta %v", r.StructuredContent, body, r.Meta)
+					}
 				default:
 					if r.IsError || !strings.HasPrefix(body, "[toolgate: untrusted content]") || len(markerRE.FindAllString(body, -1)) < 2 {
 						t.Errorf("%s under mark: isError=%v %q", name, r.IsError, body)
-					}
-					if name == "ev__quote" && (r.StructuredContent != nil || !strings.Contains(body, `"note"`)) {
-						t.Errorf("quote: structured content %v passed unmarked; text %q", r.StructuredContent, body)
 					}
 				}
 			}

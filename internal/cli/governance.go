@@ -56,8 +56,8 @@ func openState(pol *policy.Policy) (*redis.Client, error) {
 // the policy itself, its rate limits and loop guard (after any limiter
 // already in opts), the denial breaker, secret redaction, output budgets,
 // the approver in opts behind a Gate (session and always scopes, timeouts,
-// the denial streak),
-// and the audit log. rc is the client of the policy's state.redis (nil:
+// the denial streak), the result check of every tool (trust.results) and
+// the audit log. rc is the client of the policy's state.redis (nil:
 // none, see openState). Results over the budget spill into spillRoot's
 // .toolgate/spill, where read_file reaches them ("" : no spill unless the
 // policy names a folder). It returns what must be closed at the end.
@@ -91,6 +91,7 @@ func govern(opts *engine.Options, pol *policy.Policy, rc *redis.Client, auditPat
 	if opts.Approver != nil {
 		opts.Approver = policy.NewGate(opts.Approver, pol)
 	}
+	opts.ResultChecker = resultCheck(pol.Trust, opts.Logger)
 	if auditPath == "off" || auditPath == "" {
 		return closers, nil
 	}
