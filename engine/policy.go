@@ -28,7 +28,7 @@ func (e *Engine) authorize(next handler) handler {
 			res = e.decided(ctx, p, next)
 		}
 		switch {
-		case res.Error == nil:
+		case res.Error == nil, res.Meta["flagged"] != nil: // a result withheld by the check: the call ran
 			b.Record(p.call.Caller(), p.def.Level, false, time.Now())
 		case policy.Refusal(res.Error.Type):
 			b.Record(p.call.Caller(), p.def.Level, true, time.Now())

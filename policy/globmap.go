@@ -366,5 +366,10 @@ func (p *Policy) GlobSettings() []GlobSetting {
 	if p.Auth != nil {
 		add("auth.tool_scopes", "no scope beyond auth.scopes", p.Auth.ToolScopes)
 	}
+	results := map[string]string{}
+	for g, a := range p.Trust.ResultsTools {
+		results[g] = string(a)
+	}
+	add("trust.results_tools", "trust.results: "+string(p.Trust.ResultMode()), results)
 	return out
 }

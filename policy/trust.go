@@ -2,8 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -29,6 +31,10 @@ type Trust struct {
 	// Results is what happens to a tool's result that looks like an
 	// injection, whatever the tool (built in or an upstream's; "" : mark).
 	Results ResultAction `yaml:"results,omitempty" json:"results,omitempty"`
+	// ResultsTools gives some tools their own action, by tool name or glob
+	// (the one glob rule, GlobMap), e.g. {http_request: block, my_tool:
+	// off}; a tool no key matches gets Results.
+	ResultsTools map[string]ResultAction `yaml:"results_tools,omitempty" json:"results_tools,omitempty"`
 	// Webhook is an external guardrail asked about each call and result
 	// (nil: none).
 	Webhook *Webhook `yaml:"webhook,omitempty" json:"webhook,omitempty"`
@@ -127,6 +133,30 @@ func (t Trust) ResultMode() ResultAction {
 	return t.Results
 }
 
+// ResultModeFor returns a function giving each tool's action for flagged
+// results: its entry in ResultsTools (the one glob rule), else
+// ResultMode(). A policy Load returned has its map checked already.
+func (t Trust) ResultModeFor() (func(toolName string) ResultAction, error) {
+	def := t.ResultMode()
+	if len(t.ResultsTools) == 0 {
+		return func(string) ResultAction { return def }, nil
+	}
+	gm, err := NewGlobMap("trust.results_tools", t.ResultsTools)
+	if err != nil {
+		return nil, err
+	}
+	return func(name string) ResultAction {
+		if a, _, ok := gm.Lookup(name); ok && a != "" {
+			return a
+		}
+		return def
+	}, nil
+}
+
+func (a ResultAction) valid() bool {
+	return a == "" || a == ResultsMark || a == ResultsBlock || a == ResultsOff
+}
+
 // Webhook is the trust.webhook block: an external HTTP guardrail that gets
 // each tool call and each result as JSON and answers allow, deny (with a
 // reason) or a modified payload.
@@ -163,10 +193,17 @@ func checkTrust(t *Trust, file string) (where, msg string) {
 	if a := t.Scan.Suspicious; a != "" && !a.valid() {
 		return "$.trust.scan", fmt.Sprintf("trust.scan %q for suspicious tools: %s; or a mapping {malicious: block, suspicious: ask}", a, actions)
 	}
-	switch t.Results {
-	case "", ResultsMark, ResultsBlock, ResultsOff:
-	default:
-		return "$.trust.results", fmt.Sprintf("trust.results %q: want mark (wrap flagged results as untrusted content), block (replace them with an error) or off", t.Results)
+	const results = "want mark (wrap the flagged parts as untrusted content), block (replace the result with an error) or off"
+	if !t.Results.valid() {
+		return "$.trust.results", fmt.Sprintf("trust.results %q: %s", t.Results, results)
+	}
+	for _, g := range slices.Sorted(maps.Keys(t.ResultsTools)) {
+		if a := t.ResultsTools[g]; !a.valid() || a == "" {
+			return "$.trust.results_tools", fmt.Sprintf("trust.results_tools %q: %q: %s", g, a, results)
+		}
+	}
+	if _, err := t.ResultModeFor(); err != nil {
+		return "$.trust.results_tools", err.Error()
 	}
 	if w := t.Webhook; w != nil {
 		u, err := url.Parse(w.URL)

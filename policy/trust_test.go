@@ -30,6 +30,28 @@ func TestTrustBlockOfTheExample(t *testing.T) {
 	}
 }
 
+// trust.results_tools gives tools their own action by the one glob rule;
+// the rest get trust.results.
+func TestResultModeFor(t *testing.T) {
+	p, err := policy.Parse([]byte("trust:\n  results: block\n  results_tools:\n    http_request: mark\n    \"*\": off\n    \"read_*\": mark\n    read_file: block\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode, err := p.Trust.ResultModeFor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]policy.ResultAction{"http_request": "mark", "read_file": "block", "read_text": "mark", "execute_command": "off"} {
+		if got := mode(name); got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	none, _ := policy.Trust{Results: "block"}.ResultModeFor()
+	if none("x") != policy.ResultsBlock {
+		t.Error("without a map, every tool gets trust.results")
+	}
+}
+
 func TestTrustDefaults(t *testing.T) {
 	var tr policy.Trust
 	if tr.Change() != policy.TrustBlock || tr.ResultMode() != policy.ResultsMark {
@@ -106,6 +128,8 @@ func TestTrustBlockErrorsSayWhatToWrite(t *testing.T) {
 		{"trust:\n  scan: {benign: warn}\n", 2, []string{"benign"}},
 		{"trust:\n  scan: [block]\n", 2, nil},
 		{"trust:\n  results: wrap\n", 2, []string{"results", "mark", "block", "off"}},
+		{"trust:\n  results_tools:\n    read_file: wrap\n", 3, []string{"results_tools", "read_file", "mark", "block", "off"}},
+		{"trust:\n  results_tools:\n    \"read_*\": off\n    \"*_file\": block\n", 0, []string{"results_tools", "read_*", "*_file", "equally specific"}},
 		{"trust:\n  pinz: x\n", 2, []string{"pinz"}},
 		{"trust:\n  webhook: {timeout: 1s}\n", 2, []string{"webhook.url is required"}},
 		{"trust:\n  webhook:\n    url: ftp://h/x\n", 3, []string{"http://", "https://"}},

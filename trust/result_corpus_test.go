@@ -30,10 +30,13 @@ func responseInjections(t *testing.T) []struct{ ID, Attack, Text string } {
 
 // attackFile reports a file that holds injection texts on purpose
 // (corpora, the trust package and its docs, tests and test servers that
-// carry attacks), which is not a benign output.
+// carry attacks), or messages addressed to a chatbot (MetaTool's user
+// requests, "Hey Chatbot, …": the shape of a fake user turn), which is not
+// a benign output.
 func attackFile(rel string) bool {
 	rel = filepath.ToSlash(rel)
-	for _, p := range []string{"testdata/tool-poisoning/", "testdata/attack-corpus-sample.json", "trust/", "docs/trust.md", "cmd/toolgate/testdata/injectserver/"} {
+	for _, p := range []string{"testdata/tool-poisoning/", "testdata/attack-corpus-sample.json", "trust/", "docs/trust.md", "cmd/toolgate/testdata/injectserver/",
+		"engine/check_test.go", "toolsets/web/check_test.go", "cmd/toolgate/results_test.go", "testdata/metatool/"} {
 		if rel == p || strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p) {
 			return true
 		}

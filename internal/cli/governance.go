@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -91,7 +92,11 @@ func govern(opts *engine.Options, pol *policy.Policy, rc *redis.Client, auditPat
 	if opts.Approver != nil {
 		opts.Approver = policy.NewGate(opts.Approver, pol)
 	}
-	opts.ResultChecker = resultCheck(pol.Trust, opts.Logger)
+	check, err := resultCheck(pol.Trust, opts.Logger)
+	if err != nil {
+		return closers, err
+	}
+	opts.ResultChecker = check
 	if auditPath == "off" || auditPath == "" {
 		return closers, nil
 	}
@@ -194,10 +199,12 @@ func replayRecent(limiter *policy.Limiter, breaker *policy.Breaker, level func(s
 		}
 		call := tool.Call{Name: r.Tool, Args: r.Arguments, Session: r.Session, Principal: r.Principal}
 		limited := r.ErrorType == string(tool.LoopDetected) || r.ErrorType == string(tool.RateLimited)
+		// A result the check marked or withheld: the call ran.
+		flagged := strings.Contains(r.Outcome, " (flagged: ")
 		if !limited {
-			breaker.Record(call.Caller(), level(r.Tool), policy.Refusal(tool.ErrorType(r.ErrorType)), r.Time)
+			breaker.Record(call.Caller(), level(r.Tool), policy.Refusal(tool.ErrorType(r.ErrorType)) && !flagged, r.Time)
 		}
-		if (r.Outcome == audit.OutcomeOK || r.Outcome == audit.OutcomeError) && !limited {
+		if (r.Outcome == audit.OutcomeOK || r.Outcome == audit.OutcomeError || flagged) && !limited {
 			limiter.Replay(call, r.Time)
 		}
 	}

@@ -11,12 +11,21 @@ import (
 )
 
 // resultCheck is the check of every tool's result (the engine runs it
-// after the tool, before the budget), from the policy's trust.results.
-func resultCheck(t policy.Trust, log *slog.Logger) *trust.ResultCheck {
+// after the tool, before the budget), from the policy's trust.results and
+// trust.results_tools.
+func resultCheck(t policy.Trust, log *slog.Logger) (*trust.ResultCheck, error) {
+	modeFor, err := t.ResultModeFor()
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
 	if log == nil {
 		log = slog.Default()
 	}
-	return &trust.ResultCheck{Mode: trust.ResultMode(t.ResultMode()), Logger: log}
+	return &trust.ResultCheck{
+		Mode:    trust.ResultMode(t.ResultMode()),
+		ModeFor: func(name string) trust.ResultMode { return trust.ResultMode(modeFor(name)) },
+		Logger:  log,
+	}, nil
 }
 
 // trustWrap returns what the gateway puts around each upstream tool, from
