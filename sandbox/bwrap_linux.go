@@ -41,6 +41,9 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if spec.Network.Enabled() {
 		return Outcome{}, fmt.Errorf("%w: the bwrap backend has no proxy network", ErrUnsupported)
 	}
+	if spec.Stream != nil || spec.Pod != nil {
+		return Outcome{}, fmt.Errorf("%w: the bwrap backend neither streams nor shares a pod", ErrUnsupported)
+	}
 	bin := b.Path
 	if bin == "" {
 		bin = "bwrap"

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -30,8 +29,8 @@ import (
 //		...
 //	}
 func Init() bool {
-	if len(os.Args) == 1 && os.Args[0] == starterArg0 {
-		os.Exit(starterMain())
+	if len(os.Args) == 1 && (os.Args[0] == starterArg0 || os.Args[0] == podStarterArg0) {
+		os.Exit(starterMain(os.Args[0] == podStarterArg0))
 	}
 	if len(os.Args) != 2 || os.Args[0] != initArg0 {
 		return false
@@ -60,8 +59,13 @@ func helperMain() int {
 	// helper started ahead, before there is a command).
 	baseErr := buildBase()
 	var cfg initConfig
-	if err := readConfig(ctl, &cfg); err != nil {
+	passed, err := (&msgReader{f: ctl}).read(&cfg)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox: reading the spec:", err)
+		return 126
+	}
+	if err := takeStdio(&cfg, passed); err != nil {
+		sendMsg(ctl, initReply{Error: err.Error()}, nil)
 		return 126
 	}
 	if baseErr != nil {
@@ -94,20 +98,28 @@ func helperMain() int {
 	return 126
 }
 
-func readConfig(f *os.File, v any) error {
-	var hdr [4]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return err
+// takeStdio makes the files passed with a spec that streams (stdin, then
+// the output; with a terminal, the terminal twice) the standard files, the
+// terminal the controlling one.
+func takeStdio(cfg *initConfig, passed []int) error {
+	defer closeAll(passed)
+	if !cfg.Stdio {
+		return nil
 	}
-	n := binary.LittleEndian.Uint32(hdr[:])
-	if n > 64<<20 {
-		return errors.New("spec too large")
+	if len(passed) != 2 {
+		return fmt.Errorf("got %d standard files, not 2", len(passed))
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return err
+	for i, fd := range []int{passed[0], passed[1], passed[1]} {
+		if err := unix.Dup3(fd, i, 0); err != nil {
+			return fmt.Errorf("standard file %d: %w", i, err)
+		}
 	}
-	return json.Unmarshal(b, v)
+	if cfg.TTY {
+		if err := unix.IoctlSetInt(0, unix.TIOCSCTTY, 0); err != nil {
+			return fmt.Errorf("controlling terminal: %w", err)
+		}
+	}
+	return nil
 }
 
 // sendMsg writes v as one length-prefixed JSON message with fds attached.
@@ -144,7 +156,7 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 		return r, nil, err
 	}
 	if cfg.Proxy {
-		fd, err := proxyListener()
+		fd, err := proxyListener(cfg.ProxyPort)
 		if err != nil {
 			return r, nil, err
 		}
@@ -170,8 +182,11 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 		}
 	}
 	port := 0
-	if cfg.Proxy {
-		port = ProxyPort
+	switch {
+	case cfg.Pod:
+		port = -1
+	case cfg.Proxy:
+		port = cfg.ProxyPort
 	}
 	if v, err := landlockRestrict([]string{"/"}, writable,
 		[]string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}, port); err != nil {
@@ -179,7 +194,7 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 	} else {
 		r.Landlock = "v" + strconv.Itoa(v)
 	}
-	notify, err := loadFilters(cfg.Proxy)
+	notify, err := loadFilters(cfg.Proxy || cfg.Pod)
 	if err != nil {
 		return r, nil, err
 	}
@@ -679,29 +694,16 @@ func lockedFlags(f int64) uintptr {
 }
 
 // proxyListener brings the namespace's loopback up and listens on
-// 127.0.0.1:ProxyPort inside it.
-func proxyListener() (int, error) {
-	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return -1, fmt.Errorf("loopback: %w", err)
-	}
-	defer unix.Close(s)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
+// 127.0.0.1:port inside it.
+func proxyListener(port int) (int, error) {
+	if err := loopbackUp(); err != nil {
 		return -1, err
-	}
-	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return -1, fmt.Errorf("loopback flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP | unix.IFF_RUNNING)
-	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return -1, fmt.Errorf("loopback up: %w", err)
 	}
 	l, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
-	if err := unix.Bind(l, &unix.SockaddrInet4{Port: ProxyPort, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	if err := unix.Bind(l, &unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		unix.Close(l)
 		return -1, fmt.Errorf("proxy port: %w", err)
 	}
@@ -710,6 +712,27 @@ func proxyListener() (int, error) {
 		return -1, err
 	}
 	return l, nil
+}
+
+// loopbackUp brings the network namespace's loopback interface up.
+func loopbackUp() error {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer unix.Close(s)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(s, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP | unix.IFF_RUNNING)
+	if err := unix.IoctlIfreq(s, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
 }
 
 // setRlimits lowers the process's resource limits (inherited by the

@@ -53,7 +53,8 @@ const (
 // landlockRestrict restricts the calling thread (and what it execs): read
 // and execute under readPaths, everything under writePaths, read and write
 // (no ioctl) of the files devFiles; TCP connect only to proxyPort (0: none)
-// and no TCP bind; with ABI ≥ 6 no abstract unix socket or signal outside
+// and no TCP bind (proxyPort -1: TCP left alone, for a pod, whose loopback
+// its commands share); with ABI ≥ 6 no abstract unix socket or signal outside
 // the sandbox. It returns the ABI used.
 func landlockRestrict(readPaths, writePaths, devFiles []string, proxyPort int) (int, error) {
 	v, why := landlockABI()
@@ -63,7 +64,7 @@ func landlockRestrict(readPaths, writePaths, devFiles []string, proxyPort int) (
 	handled := fsAccess(v)
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
 	size := unsafe.Sizeof(uint64(0))
-	if v >= 4 {
+	if v >= 4 && proxyPort >= 0 {
 		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 		size = 2 * unsafe.Sizeof(uint64(0))
 	}

@@ -76,6 +76,10 @@ type initConfig struct {
 	Limits       Limits
 	MemoryRlimit bool // no memory cgroup: use RLIMIT_DATA
 	Proxy        bool
+	ProxyPort    int  `json:",omitempty"` // 0: ProxyPort
+	Pod          bool `json:",omitempty"` // in a pod: TCP on its loopback is allowed
+	Stdio        bool `json:",omitempty"` // the standard files come with the spec: stdin, output
+	TTY          bool `json:",omitempty"` // … a terminal, made the controlling one
 }
 
 // mountSpec is one host path to show inside the sandbox at the same path.
@@ -113,8 +117,23 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	res := make(chan jobResult, 1)
 	j := &job{ctx: ctx, p: p, cfg: cfg, res: res}
+	if pod := spec.Pod; pod != nil {
+		cfg.Pod = true
+		if cfg.Proxy {
+			if cfg.ProxyPort = pod.takePort(); cfg.ProxyPort == 0 {
+				return Outcome{}, fmt.Errorf("%w: %d commands of the pod already have a network", ErrUnavailable, podPorts)
+			}
+			defer pod.givePort(cfg.ProxyPort)
+			if cfg.Env, err = buildEnv(spec.Env, cfg.ProxyPort); err != nil {
+				return Outcome{}, err
+			}
+		}
+		n.startHelper(exe, p.limits, false, pod).give(j)
+		r := <-res
+		return r.out, r.err
+	}
 	if h := n.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
-		n.startHelper(exe, p.limits, false).give(j)
+		n.startHelper(exe, p.limits, false, nil).give(j)
 	}
 	r := <-res
 	n.refill(exe, p.limits)
@@ -161,7 +180,7 @@ const spareIdle = time.Minute
 // startHelper starts a helper (with its cgroup, given the limits expect,
 // unless n.NoCgroup); its first job runs in it. A spare (one started ahead)
 // leaves the pool when it has waited its idle time for a job.
-func (n *Native) startHelper(exe string, expect Limits, spare bool) *helper {
+func (n *Native) startHelper(exe string, expect Limits, spare bool, pod *Pod) *helper {
 	idle := n.idle
 	if idle <= 0 {
 		idle = spareIdle
@@ -175,7 +194,14 @@ func (n *Native) startHelper(exe string, expect Limits, spare bool) *helper {
 		if h.cgroups {
 			layout = &n.layout
 		}
-		l, err := launch(exe, n.starter(exe), layout, expect)
+		var l *launched
+		st, err := n.starter(exe), error(nil)
+		if pod != nil {
+			st, err = pod.starter(exe)
+		}
+		if err == nil {
+			l, err = launch(exe, st, layout, expect, pod != nil)
+		}
 		timer := time.NewTimer(idle)
 		defer timer.Stop()
 		select {
@@ -287,7 +313,7 @@ func (n *Native) refill(exe string, l Limits) {
 // groups limited to l. n.mu is held.
 func (n *Native) fill(exe string, size int, l Limits) {
 	for !n.closed && len(n.spares) < size {
-		n.spares = append(n.spares, n.startHelper(exe, l, true))
+		n.spares = append(n.spares, n.startHelper(exe, l, true, nil))
 	}
 }
 
@@ -329,7 +355,7 @@ func (n *Native) starter(exe string) *starter {
 		n.st = nil
 	}
 	if n.st == nil {
-		st, err := startStarter(exe)
+		st, err := startStarter(exe, false)
 		if err != nil {
 			return nil
 		}
@@ -420,6 +446,18 @@ func helperAttr(cloneflags uintptr) *syscall.SysProcAttr {
 	}
 }
 
+// podHelperAttr is helperAttr for a helper started by a pod's starter:
+// it stays in the pod's user and network namespaces, a sibling of the
+// starter (CLONE_PARENT).
+func podHelperAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_PARENT | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+			syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		Setsid:    true,
+		Pdeathsig: syscall.SIGKILL,
+	}
+}
+
 // outputDelay is how long the output of what a helper left behind is
 // still read once it is gone (exec.Cmd's WaitDelay): its pid namespace
 // dies with it, so only a process passed out of it could hold the pipes.
@@ -429,10 +467,14 @@ const outputDelay = 2 * time.Second
 // st when there is one (else by forking this process), and, given where
 // groups are made, makes its groups meanwhile, limited to expect. The
 // helper then waits for its spec on the control socket.
-func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits) (*launched, error) {
+func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits, pod bool) (*launched, error) {
 	if st != nil {
-		if l, err := launchBy(st.start, layout, expect); err == nil {
+		l, err := launchBy(st.start, layout, expect)
+		if err == nil {
 			return l, nil
+		}
+		if pod { // only the pod's starter starts in its namespaces
+			return nil, fmt.Errorf("%w: starting a command in the pod: %v", ErrUnavailable, err)
 		}
 		// The starter failed. A helper it started before it failed has
 		// the files it was given: the helper forked here gets new ones.
@@ -630,16 +672,33 @@ func (l *launched) run(j *job) (Outcome, error) {
 	l.stdout.setLimit(p.limits.Output)
 	l.stderr.setLimit(p.limits.Output)
 	l.fl.set(floodLimit(p.limits.Output), func() { go l.kill("output") })
-	go func() {
-		l.stdin.Write(p.Stdin)
+	var stdio *streams
+	var err error
+	if p.Stream != nil {
+		if stdio, err = openStreams(p.TTY); err != nil {
+			return fail(err)
+		}
+		cfg.Stdio, cfg.TTY = true, p.TTY
 		l.stdin.Close()
-	}()
+	} else {
+		go func() {
+			l.stdin.Write(p.Stdin)
+			l.stdin.Close()
+		}()
+	}
 
 	// Tell the helper what to do, and wait until it is set up.
 	start := time.Now()
 	setupDeadline := time.AfterFunc(p.limits.Wall, func() { l.kill("timeout") })
 	defer setupDeadline.Stop()
-	if err := writeMsg(l.ctl, cfg); err != nil {
+	if stdio != nil {
+		err = sendMsg(l.ctl, cfg, stdio.fds())
+		stdio.start(p.Stream, p.Input)
+		defer stdio.finish(outputDelay)
+	} else {
+		err = writeMsg(l.ctl, cfg)
+	}
+	if err != nil {
 		return fail(fmt.Errorf("%w: the sandbox helper did not start: %v", ErrUnavailable, err))
 	}
 	msgs := &msgReader{f: l.ctl}
@@ -681,6 +740,10 @@ func (l *launched) run(j *job) (Outcome, error) {
 		if err != nil {
 			return fail(fmt.Errorf("sandbox: %w", err))
 		}
+	}
+
+	if p.Started != nil {
+		p.Started(l.proc)
 	}
 
 	// Wait for the command, or the end of its time.
@@ -800,7 +863,7 @@ func contains(list []string, s string) bool {
 
 // config builds the helper's instructions from a prepared spec.
 func (n *Native) config(p *prepared) (*initConfig, error) {
-	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled()}
+	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled(), ProxyPort: ProxyPort}
 	add := func(path string, w bool) error {
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {

@@ -44,8 +44,12 @@ func DefaultEnv() []string {
 // ALL_PROXY (and their lower-case forms) naming the proxy at ProxyPort,
 // NO_PROXY empty, and NODE_USE_ENV_PROXY (Node.js 22.21, 24 and later send
 // fetch and https.get through the proxy only when it is set).
-func ProxyEnv() []string {
-	u := fmt.Sprintf("http://127.0.0.1:%d", ProxyPort)
+func ProxyEnv() []string { return proxyEnvAt(ProxyPort) }
+
+// proxyEnvAt is ProxyEnv with the proxy at port (a command of a pod gets
+// a port of its own: the pod's loopback is shared).
+func proxyEnvAt(port int) []string {
+	u := fmt.Sprintf("http://127.0.0.1:%d", port)
 	return []string{"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "http_proxy=" + u, "https_proxy=" + u,
 		"ALL_PROXY=" + u, "all_proxy=" + u, "NO_PROXY=", "no_proxy=", "NODE_USE_ENV_PROXY=1"}
 }
@@ -110,7 +114,11 @@ func prepare(spec Spec) (*prepared, error) {
 			}
 		}
 	}
-	env, err := buildEnv(spec.Env, spec.Network.Enabled())
+	port := 0
+	if spec.Network.Enabled() {
+		port = ProxyPort
+	}
+	env, err := buildEnv(spec.Env, port)
 	if err != nil {
 		return nil, err
 	}
@@ -156,8 +164,8 @@ func insideRoot(root, dir string) (string, error) {
 }
 
 // buildEnv checks env and adds the defaults it lacks, and the proxy
-// variables when proxy is set.
-func buildEnv(env []string, proxy bool) ([]string, error) {
+// variables naming proxyPort when it is not 0.
+func buildEnv(env []string, proxyPort int) ([]string, error) {
 	out := make([]string, 0, len(env)+10)
 	seen := map[string]bool{}
 	for _, kv := range env {
@@ -172,8 +180,8 @@ func buildEnv(env []string, proxy bool) ([]string, error) {
 		out = append(out, kv)
 	}
 	defaults := DefaultEnv()
-	if proxy {
-		defaults = append(defaults, ProxyEnv()...)
+	if proxyPort != 0 {
+		defaults = append(defaults, proxyEnvAt(proxyPort)...)
 	}
 	for _, kv := range defaults {
 		name, _, _ := strings.Cut(kv, "=")

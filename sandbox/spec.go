@@ -3,7 +3,9 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
+	"os"
 	"time"
 )
 
@@ -53,6 +55,28 @@ type Spec struct {
 	// is read-only.
 	Writable []string
 	ReadOnly []string
+
+	// Stream, when set, receives the command's standard output and error
+	// as they are written, in one stream in the order they came (one
+	// pipe, or the terminal with TTY); Outcome.Stdout and Stderr then stay
+	// empty and Limits.Output does not apply: the caller bounds what it
+	// keeps. Only the native backend streams (others: ErrUnsupported).
+	Stream io.Writer
+	// Input, with Stream, is the command's standard input, copied until it
+	// ends (then the input is closed; with TTY, left open). Stdin is
+	// ignored.
+	Input io.Reader
+	// TTY, with Stream, makes a pseudo-terminal of 80x24 the command's
+	// standard input, output and error (and its controlling terminal).
+	TTY bool
+	// Started, when set, is called with the command's process (the init
+	// of its pid namespace) once it runs: signals sent to it reach the
+	// command. Killing it ends the whole tree.
+	Started func(p *os.Process)
+	// Pod, when set, runs the command in that pod's user and network
+	// namespaces (a loopback shared with the pod's other commands),
+	// instead of new ones. Only the native backend has pods.
+	Pod *Pod
 }
 
 // Limits bound what a command may consume. A zero field takes the default

@@ -10,8 +10,12 @@ import (
 	"syscall"
 )
 
-// starterArg0 is the argv[0] by which a process knows it is the starter.
-const starterArg0 = "toolgate-sandbox-starter"
+// starterArg0 is the argv[0] by which a process knows it is the starter,
+// podStarterArg0 the starter of a pod (see Pod).
+const (
+	starterArg0    = "toolgate-sandbox-starter"
+	podStarterArg0 = "toolgate-sandbox-pod"
+)
 
 // A starter is a small long-lived process (the helper program, started
 // once) that starts helpers for a Native with Prestart: forking it costs a
@@ -70,8 +74,10 @@ type starterReply struct {
 	Error string `json:",omitempty"`
 }
 
-// startStarter starts exe as a starter.
-func startStarter(exe string) (*starter, error) {
+// startStarter starts exe as a starter; with pod, in new user and network
+// namespaces, whose loopback it brings up, and the helpers it starts stay
+// in them.
+func startStarter(exe string, pod bool) (*starter, error) {
 	sock, child, err := socketPair("sandbox-starter")
 	if err != nil {
 		return nil, err
@@ -84,10 +90,15 @@ func startStarter(exe string) (*starter, error) {
 		// (locked, never handed back) until the last of them is gone,
 		// and ends with this goroutine.
 		runtime.LockOSThread()
-		p, err := os.StartProcess(exe, []string{starterArg0}, &os.ProcAttr{
+		arg0, sys := starterArg0, &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+		if pod {
+			arg0, sys = podStarterArg0, helperAttr(0)
+			sys.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+		}
+		p, err := os.StartProcess(exe, []string{arg0}, &os.ProcAttr{
 			Env:   []string{"GOMAXPROCS=1"},
 			Files: []*os.File{nil, nil, os.Stderr, child},
-			Sys:   &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL},
+			Sys:   sys,
 		})
 		child.Close()
 		started <- err
@@ -175,14 +186,24 @@ func (s *starter) close() {
 // starterMain is the starter: for each request on its fd 3 (the helper's
 // fds 0 to 3 passed along), it starts a helper, this program again, as a
 // sibling (CLONE_PARENT), and answers its pid. It returns when the socket
-// closes.
-func starterMain() int {
+// closes. A pod's starter brings its loopback up first, and starts each
+// helper in its own user and network namespaces (the other namespaces
+// are new, as for any helper).
+func starterMain(pod bool) int {
 	sock := os.NewFile(ctlFD, "sandbox-starter")
 	msgs := &msgReader{f: sock}
 	exe, err := os.Executable() // this very program (its path as /proc/self/exe resolves it)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox starter:", err)
 		return 126
+	}
+	attr := helperAttr(syscall.CLONE_PARENT)
+	if pod {
+		if err := loopbackUp(); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox pod:", err)
+			return 126
+		}
+		attr = podHelperAttr()
 	}
 	for {
 		var req struct{}
@@ -199,7 +220,7 @@ func starterMain() int {
 			for i, fd := range fds {
 				files[i] = os.NewFile(uintptr(fd), "helper-file")
 			}
-			p, err := os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(syscall.CLONE_PARENT)})
+			p, err := os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: attr})
 			if err != nil {
 				r.Error = fmt.Sprintf("starting the helper: %v", err)
 			} else {

@@ -1,0 +1,122 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the stream's writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls until cond holds, failing the test after a long while (a
+// bound on a hang, not a timed assertion).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 30 s for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestStreamInterleavedAndInput(t *testing.T) {
+	e := newEnv(t)
+	var out syncBuffer
+	in, w := io.Pipe()
+	done := make(chan Outcome, 1)
+	go func() {
+		done <- e.run(t, Spec{Shell: `echo out; echo err >&2; read line; echo "got $line"`, Stream: &out, Input: in})
+	}()
+	waitFor(t, "the first lines", func() bool { return strings.Contains(out.String(), "err\n") })
+	io.WriteString(w, "hello\n")
+	o := <-done
+	w.Close()
+	if o.ExitCode != 0 || out.String() != "out\nerr\ngot hello\n" {
+		t.Fatalf("exit %d, stream %q", o.ExitCode, out.String())
+	}
+	if len(o.Stdout)+len(o.Stderr) != 0 {
+		t.Fatalf("a streamed command's output was kept as well: %q %q", o.Stdout, o.Stderr)
+	}
+}
+
+func TestStreamTTY(t *testing.T) {
+	e := newEnv(t)
+	var out syncBuffer
+	o := e.run(t, Spec{Shell: `test -t 0 && test -t 1 && stty size && echo "$TERM"`, Stream: &out, TTY: true,
+		Env: []string{"TERM=xterm-256color"}})
+	if o.ExitCode != 0 || out.String() != "24 80\r\nxterm-256color\r\n" {
+		t.Fatalf("exit %d, terminal output %q", o.ExitCode, out.String())
+	}
+}
+
+func TestStartedKillsWholeTree(t *testing.T) {
+	e := newEnv(t)
+	var out syncBuffer
+	procs := make(chan *os.Process, 1)
+	done := make(chan Outcome, 1)
+	// A double-forked child, away from its parent's group and session.
+	go func() {
+		done <- e.run(t, Spec{Shell: `(setsid sh -c 'sleep 1000 & echo $!' &) ; sleep 1000`, Stream: &out,
+			Started: func(p *os.Process) { procs <- p }})
+	}()
+	p := <-procs
+	waitFor(t, "the grandchild's pid", func() bool { return strings.HasSuffix(out.String(), "\n") })
+	p.Signal(syscall.SIGKILL)
+	o := <-done
+	if o.Signal != "SIGKILL" {
+		t.Fatalf("outcome %+v", o)
+	}
+}
+
+func TestPodSharesLoopback(t *testing.T) {
+	e := newEnv(t)
+	pod, other := &Pod{}, &Pod{}
+	defer pod.Close()
+	defer other.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	served := make(chan Outcome, 1)
+	go func() {
+		o, _ := e.native.Run(ctx, Spec{Root: e.ws, Argv: []string{"python3", "-m", "http.server", "--bind", "127.0.0.1", "8765"},
+			Stream: &out, Pod: pod, Limits: Limits{Wall: time.Minute}})
+		served <- o
+	}()
+	fetch := `python3 -c 'import urllib.request as u; print(u.urlopen("http://127.0.0.1:8765/").status)'`
+	waitFor(t, "the server to answer in its pod", func() bool {
+		return e.run(t, Spec{Shell: fetch, Pod: pod}).ExitCode == 0
+	})
+	if o := e.run(t, Spec{Shell: fetch, Pod: other}); o.ExitCode == 0 {
+		t.Fatalf("another pod reached the server: %s", o.Stdout)
+	}
+	if o := e.run(t, Spec{Shell: fetch}); o.ExitCode == 0 {
+		t.Fatalf("a command outside any pod reached the server: %s", o.Stdout)
+	}
+	cancel()
+	<-served
+}
