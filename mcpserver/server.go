@@ -42,6 +42,12 @@ type Options struct {
 	// SubscribeHandler, KeepAlive, …). The server sets its own
 	// InitializedHandler and RootsListChangedHandler, calling any set here.
 	MCP *mcp.ServerOptions
+	// OnSessionEnd, when set, is called with a session's id (tool.Call's
+	// Session) once the session is over: stdio's input ended, an HTTP
+	// client deleted its session, or the session expired. Only sessions
+	// that made a call are told of. The process tools end their processes
+	// there.
+	OnSessionEnd func(session string)
 	// Logger receives the server's own diagnostics; nil discards them.
 	Logger *slog.Logger
 

@@ -47,6 +47,9 @@ func (s *Server) state(ss *mcp.ServerSession) *session {
 		go func() {
 			ss.Wait()
 			s.sessions.Delete(ss)
+			if s.opts.OnSessionEnd != nil {
+				s.opts.OnSessionEnd(st.id)
+			}
 		}()
 	}
 	return v.(*session)

@@ -96,6 +96,28 @@ type Files struct {
 	AllowHardLinks bool `yaml:"allow_hard_links,omitempty" json:"allow_hard_links,omitempty"`
 }
 
+// Processes is the processes section of a policy file: the limits of
+// start_process (package toolsets/exec). Zero fields take the defaults.
+type Processes struct {
+	// PerOwner, PerPrincipal and PerServer bound the processes running at
+	// once: of one conversation (8), of one principal (32), in all (256).
+	PerOwner     int `yaml:"per_owner,omitempty" json:"per_owner,omitempty"`
+	PerPrincipal int `yaml:"per_principal,omitempty" json:"per_principal,omitempty"`
+	PerServer    int `yaml:"per_server,omitempty" json:"per_server,omitempty"`
+	// Idle stops the processes of a conversation without a call for this
+	// long (30m); Keep is how long an exited process stays readable (30m);
+	// MaxTimeout the longest timeout a process may ask for (8h).
+	Idle       time.Duration `yaml:"idle,omitempty" json:"idle,omitempty"`
+	Keep       time.Duration `yaml:"keep,omitempty" json:"keep,omitempty"`
+	MaxTimeout time.Duration `yaml:"max_timeout,omitempty" json:"max_timeout,omitempty"`
+	// OutputBytes is how much output of a process is kept (the last 64
+	// MiB, in a file under the state folder; the last MiB in memory).
+	OutputBytes int64 `yaml:"output_bytes,omitempty" json:"output_bytes,omitempty"`
+	// AllowSecretInput lets a model write to a process that asks for a
+	// password or passphrase (refused by default).
+	AllowSecretInput bool `yaml:"allow_secret_input,omitempty" json:"allow_secret_input,omitempty"`
+}
+
 // Secrets is the secrets redaction section of a policy file.
 type Secrets struct {
 	// NoDefaults turns the built-in patterns (DefaultSecrets) off.

@@ -42,6 +42,7 @@ type File struct {
 	Output      Output               `yaml:"output,omitempty"`
 	Secrets     Secrets              `yaml:"secrets,omitempty"`
 	Files       Files                `yaml:"files,omitempty"`
+	Processes   Processes            `yaml:"processes,omitempty"`
 	Auth        *Auth                `yaml:"auth,omitempty"`
 	State       State                `yaml:"state,omitempty"`
 	HTTP        HTTP                 `yaml:"http,omitempty"`
@@ -367,6 +368,7 @@ func parse(data []byte, file string) (*Policy, error) {
 		p.DefaultRole = f.DefaultRole
 	}
 	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files, p.State, p.HTTP = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files, f.State, f.HTTP
+	p.Processes = f.Processes
 	if r := p.State.Redis; r != nil {
 		if field, msg := r.check(); field != "" {
 			return nil, at("$.state.redis."+field, "%s", msg)

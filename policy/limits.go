@@ -455,4 +455,20 @@ func (l *Limiter) record(session, key string, res tool.Result) {
 	} else {
 		delete(h.failed, key)
 	}
+	if progress, _ := res.Meta[tool.MetaProgress].(bool); progress {
+		h.unadd(key) // a read that waited or moved on: progress, not a repeat
+	}
+}
+
+// unadd takes the latest call with key out of the history.
+func (h *history) unadd(key string) {
+	for i := len(h.calls) - 1; i >= 0; i-- {
+		if h.calls[i].key == key {
+			h.calls = append(h.calls[:i], h.calls[i+1:]...)
+			if h.count[key]--; h.count[key] == 0 {
+				delete(h.count, key)
+			}
+			return
+		}
+	}
 }

@@ -186,6 +186,37 @@ func TestLoopGuardDefault(t *testing.T) {
 	}
 }
 
+// TestLoopGuardProgress: a call whose result says it made progress
+// (tool.MetaProgress: a read that waited or got new output) is not a
+// repeat, however often the same arguments come; one without it is.
+func TestLoopGuardProgress(t *testing.T) {
+	l := policy.NewLimiter(policy.LimitConfig{})
+	def := tool.Definition{Name: "read_process"}
+	args := `{"id":"p-1","cursor":10,"wait_ms":5000}`
+	for i := 1; i <= 100; i++ {
+		release, err := l.Acquire(context.Background(), lcall("read_process", args, "s", ""), def)
+		if err != nil {
+			t.Fatalf("waiting read %d refused: %v", i, err)
+		}
+		res := tool.TextResult("(no new output)")
+		res.SetMeta(tool.MetaProgress, true)
+		release(res)
+	}
+	for i := 1; i <= 6; i++ {
+		release, err := l.Acquire(context.Background(), lcall("read_process", args, "s", ""), def)
+		if i == 6 {
+			if err == nil || err.Type != tool.LoopDetected {
+				t.Fatalf("the sixth read without progress: %v", err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("read %d without progress refused: %v", i, err)
+		}
+		release(tool.TextResult("(no new output)"))
+	}
+}
+
 // TestLoopGuardReplay: calls replayed from another process count as the
 // session's history (keys canonical: the same arguments differently
 // spaced are the same call); calls older than the window do not.

@@ -143,6 +143,7 @@ type Policy struct {
 	Output    Output
 	Secrets   Secrets
 	Files     Files
+	Processes Processes
 	State     State     // where replicas share limits, loops and results
 	HTTP      HTTP      // how serve --http and proxy --http answer
 	Trust     Trust     // what the gateway does with upstream tools it does not trust yet

@@ -19,7 +19,7 @@ import (
 //
 //	Read      tools with path arguments that only read (ReadOnly annotation)
 //	Edit      tools with path arguments that change things (Write is the same)
-//	Bash      command tools (execute_command, or a schema property marked x-toolgate-command)
+//	Bash      command tools (execute_command, start_process, or a schema property marked x-toolgate-command)
 //	WebFetch  tools with a url argument (http_request)
 //
 // The specifier's kind follows from the rule: "domain:…" is a domain pattern
@@ -187,7 +187,9 @@ func analyzeDefinition(def tool.Definition) *toolInfo {
 	if json.Unmarshal(def.InputSchema, &s) != nil {
 		return ti
 	}
-	commandTool := def.Name == "execute_command"
+	// start_process runs its command as execute_command does: the same
+	// rules hold for both.
+	commandTool := def.Name == "execute_command" || def.Name == "start_process"
 	names := make([]string, 0, len(s.Properties))
 	for name := range s.Properties {
 		names = append(names, name)

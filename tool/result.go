@@ -97,6 +97,12 @@ func (r Result) Text() string {
 	return s
 }
 
+// MetaProgress is the Result.Meta key (value true) by which a tool says
+// that a call made progress though it repeats an earlier one's arguments
+// (a read that waited, or got new output): the loop guard does not count
+// it as a repeat.
+const MetaProgress = "toolgate/progress"
+
 // SetMeta records a metadata entry on r.
 func (r *Result) SetMeta(key string, value any) {
 	if r.Meta == nil {

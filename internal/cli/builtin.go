@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/internal/procs"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/toolsets/exec"
@@ -19,9 +24,13 @@ type toolsets struct {
 	roots  *fs.Roots
 	native *sandbox.Native
 	net    *network
+	procs  *exec.Processes
 }
 
 func (t *toolsets) Close() error {
+	if t.procs != nil {
+		t.procs.Close() // its processes run in native's sandboxes
+	}
 	t.native.Close()
 	t.net.Close()
 	return t.roots.Close()
@@ -71,8 +80,9 @@ func builtinTools(c *common) (*toolsets, error) {
 		sets.Close()
 		return nil, err
 	}
+	sets.procs = exec.NewProcesses(processLimits(c.processes, filepath.Join(stateDir(), "processes")))
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Egress: sets.net.proxy,
-		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter})
+		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter, Processes: sets.procs})
 	if err != nil {
 		sets.Close()
 		return nil, err
@@ -85,6 +95,26 @@ func builtinTools(c *common) (*toolsets, error) {
 	tools = append(append(tools, cmds...), web...)
 	sets.tools = tools
 	return sets, nil
+}
+
+// processLimits are start_process's limits from the policy's processes
+// block, the output of processes spilling to dir.
+func processLimits(p policy.Processes, dir string) exec.ProcessLimits {
+	return exec.ProcessLimits{PerOwner: p.PerOwner, PerPrincipal: p.PerPrincipal, PerServer: p.PerServer,
+		Idle: p.Idle, Keep: p.Keep, MaxTimeout: p.MaxTimeout, File: p.OutputBytes, Dir: dir, AllowSecretInput: p.AllowSecretInput}
+}
+
+// processRecorder writes the starts, writes, stops and ends of processes
+// into the audit log as records of the pseudo-tool "process:ID" (outcome
+// the event; an end names its reason, a write its length).
+func processRecorder(log *audit.Log) func(exec.ProcessEvent) {
+	return func(ev exec.ProcessEvent) {
+		args, _ := json.Marshal(map[string]any{"command": ev.Command, "bytes": ev.Bytes})
+		rec := audit.Record{Tool: "process:" + ev.ID, Principal: ev.Owner, Session: ev.Session, Outcome: ev.Kind, Rule: ev.Reason, Arguments: args}
+		if err := log.Append(context.Background(), rec); err != nil {
+			slog.Error("audit log write failed", "err", err)
+		}
+	}
 }
 
 // ownFile is a file toolgate depends on, and why no tool may touch it.

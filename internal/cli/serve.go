@@ -106,7 +106,7 @@ roots that lie inside --root folders; it never widens them.`,
 				}
 			}
 			srv, err := mcpserver.New(mcpserver.Options{Engine: st.engine, Version: version, Roots: roots, Logger: logger,
-				TracerProvider: tel.Tracer, MeterProvider: tel.Meter})
+				TracerProvider: tel.Tracer, MeterProvider: tel.Meter, OnSessionEnd: st.procs.EndSession})
 			if err != nil {
 				return usageErr("%v", err)
 			}

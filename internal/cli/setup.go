@@ -11,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/orchestrate"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/toolsets/exec"
 )
 
 // common holds the flags that every command building an engine shares.
@@ -34,7 +36,8 @@ type common struct {
 	// composites is a file of composite tools and fallbacks (plan.go).
 	composites string
 	// files is the policy's files section: settings of the file tools.
-	files policy.Files
+	files     policy.Files
+	processes policy.Processes
 	// deniedDomains and askedDomains are the policy's deny and ask rules'
 	// domains: refused to both (the egress proxy cannot ask).
 	deniedDomains, askedDomains []string
@@ -179,6 +182,7 @@ type setup struct {
 	engine   *engine.Engine
 	policy   *policy.Policy
 	runner   *orchestrate.Runner // plans, run_plan and composites (plan.go)
+	procs    *exec.Processes     // start_process's registry: its sessions end with the MCP server's
 	closers  []func() error
 	ready    func(context.Context) error // for /readyz; nil: always ready
 	redis    *redis.Client               // the policy's state.redis; nil: none
@@ -206,6 +210,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.deniedDomains, c.askedDomains = pol.DeniedDomains(), pol.AskedDomains()
 	c.files = pol.Files
 	c.allowCI = pol.AllowsChange
+	c.processes = pol.Processes
 	s := &setup{registry: registry.New(), policy: pol}
 	c.meter = opts.MeterProvider
 	sets, err := builtinTools(c)
@@ -239,6 +244,13 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	opts.Registry = s.registry
 	closers, err := govern(&opts, pol, rc, c.auditPath, sets.roots.Dirs()[0])
 	s.closers = append(s.closers, closers...)
+	// The processes end (server_stopped) before the audit log closes, so
+	// that their ends are recorded.
+	s.procs = sets.procs
+	if log, ok := opts.Auditor.(*audit.Log); ok {
+		sets.procs.OnEvent(processRecorder(log))
+	}
+	s.closers = append(s.closers, sets.procs.Close)
 	s.ready = readiness(&opts)
 	if err != nil {
 		s.Close()

@@ -58,6 +58,12 @@ type Options struct {
 	// with the exit code in Details). By default a non-zero exit is a
 	// normal result carrying exit_code, as a terminal shows it.
 	ErrorOnExit bool
+	// Processes is the registry of the processes start_process starts,
+	// and of each caller's pod (its commands share the network of its
+	// processes). Nil: Tools makes one with the default limits, which
+	// nothing closes (its processes end at their timeout or idle limit);
+	// a server gives its own and closes it when it stops.
+	Processes *Processes
 	// MeterProvider, when set, records each command's time in the sandbox
 	// (toolgate.sandbox.duration, by backend). A command also gets a span
 	// (toolgate.sandbox) when the context it runs in has a recording one.
@@ -139,13 +145,16 @@ func Tools(opts Options) ([]tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &set{opts: o, sandboxTime: newSandboxTimer(o.MeterProvider)}
+	s := &set{opts: o, sandboxTime: newSandboxTimer(o.MeterProvider), procs: o.Processes}
+	if s.procs == nil {
+		s.procs = NewProcesses(ProcessLimits{})
+	}
 	common := []tool.Option{
 		tool.WithLevel(tool.LevelMedium),
 		tool.WithAnnotations(tool.Annotations{Destructive: true, OpenWorld: o.Egress != nil}),
 		tool.WithTags("exec"),
 	}
-	return []tool.Tool{
+	tools := []tool.Tool{
 		lazyTool(ExecuteCommand,
 			"Run a shell command (or an argv) in a sandbox over the workspace: the system is read-only, "+
 				"the network is "+networkWords(o.Egress)+", and the command is killed at its timeout. "+
@@ -161,7 +170,12 @@ func Tools(opts Options) ([]tool.Tool, error) {
 				"Not for running the project's own programs or tests: use execute_command for that.\n"+
 				`Example: {"language": "python", "code": "print(sum(range(10)))"}`,
 			s.runCode, common...),
-	}, nil
+	}
+	tools = append(tools, s.processTools(o)...)
+	for i, t := range tools {
+		tools[i] = own(t, s.procs)
+	}
+	return tools, nil
 }
 
 // lazyTool is tool.New(name, desc, fn, opts...) with Output's schema as
@@ -180,6 +194,7 @@ func lazyTool[In any](name, desc string, fn func(context.Context, In) (tool.Resu
 type set struct {
 	opts        Options
 	sandboxTime metric.Float64Histogram // nil: no metrics (telemetry.go)
+	procs       *Processes
 }
 
 func (s *set) executeCommand(ctx context.Context, in CommandInput) (tool.Result, error) {
@@ -266,6 +281,24 @@ func (s *set) verdict(ctx context.Context, f Finding) *tool.Error {
 }
 
 func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout float64, env map[string]string) (tool.Result, error) {
+	spec, connections, g, e := s.prepare(ctx, spec, cwd, timeout, s.opts.MaxTimeout, env)
+	if e != nil {
+		return errResult(e), nil
+	}
+	o, err := s.sandboxRun(ctx, spec)
+	if err != nil {
+		if e := sandboxError(err); e != nil {
+			return errResult(e), nil
+		}
+		return tool.Result{}, fmt.Errorf("running the command: %w", err)
+	}
+	return s.result(o, connections.failures(), g, g.check(), filepath.Join(g.root, filepath.Clean("/"+cwd))), nil
+}
+
+// prepare completes a spec for the workspace: working folder, limits, the
+// network, the environment (checked), the timeout (at most max) and the
+// guard of protected entries; in the caller's pod when it has one.
+func (s *set) prepare(ctx context.Context, spec sandbox.Spec, cwd string, timeout float64, maxTimeout time.Duration, env map[string]string) (sandbox.Spec, *egressLog, *guard, *tool.Error) {
 	spec.Root = s.opts.Root
 	spec.Dir = cwd
 	spec.Limits = s.opts.Limits
@@ -279,16 +312,16 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 	sort.Strings(names)
 	for _, k := range names {
 		if e := checkEnv(k, env[k]); e != nil {
-			return errResult(e), nil
+			return spec, nil, nil, e
 		}
 		spec.Env = setEnv(spec.Env, k, env[k])
 	}
 	if timeout > 0 {
 		// Compared in seconds before converting: a huge timeout (1e308)
 		// overflows time.Duration into a negative value that would pass.
-		if timeout > s.opts.MaxTimeout.Seconds() {
-			return errResult(tool.Errorf(tool.InvalidArguments, "timeout %gs is over the maximum of %s", timeout, s.opts.MaxTimeout).
-				WithSuggestion("ask for at most %g seconds", s.opts.MaxTimeout.Seconds())), nil
+		if timeout > maxTimeout.Seconds() {
+			return spec, nil, nil, tool.Errorf(tool.InvalidArguments, "timeout %gs is over the maximum of %s", timeout, maxTimeout).
+				WithSuggestion("ask for at most %g seconds", maxTimeout.Seconds())
 		}
 		spec.Limits.Wall = time.Duration(timeout * float64(time.Second))
 	}
@@ -296,24 +329,29 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 	// toolgate's own) stay read-only even though the workspace is writable.
 	g, err := newGuard(s.opts.Root, s.opts.Protect, s.opts.AllowCI)
 	if err != nil {
-		return errResult(tool.Errorf(tool.Unavailable, "no command can run: toolgate cannot protect %v", err).
-			WithSuggestion("ask the operator to keep toolgate's policy file, audit log and state folder outside the workspace, or to make each a plain file or folder")), nil
+		return spec, nil, nil, tool.Errorf(tool.Unavailable, "no command can run: toolgate cannot protect %v", err).
+			WithSuggestion("ask the operator to keep toolgate's policy file, audit log and state folder outside the workspace, or to make each a plain file or folder")
 	}
 	spec.ReadOnly = append(spec.ReadOnly, g.readOnly...)
 	spec.Writable = append(spec.Writable, g.pinned...)
-	o, err := s.sandboxRun(ctx, spec)
-	if err != nil {
-		switch {
-		case errors.Is(err, sandbox.ErrInvalidSpec):
-			return errResult(tool.Errorf(tool.InvalidArguments, "%v", err).
-				WithSuggestion("give cwd as a folder inside the workspace, relative to it (e.g. \"src\")")), nil
-		case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrUnsupported), errors.Is(err, sandbox.ErrRefused):
-			return errResult(tool.Errorf(tool.Unavailable, "no sandbox can run commands here: %v", err).
-				WithSuggestion("commands cannot run on this machine; do the task with the file tools")), nil
-		}
-		return tool.Result{}, fmt.Errorf("running the command: %w", err)
+	if s.procs != nil {
+		spec.Pod = s.procs.podOf(ownerOf(ctx))
 	}
-	return s.result(o, connections.failures(), g, g.check(), filepath.Join(g.root, filepath.Clean("/"+cwd))), nil
+	return spec, connections, g, nil
+}
+
+// sandboxError is the tool error for a sandbox that could not run a
+// command (nil: an internal error).
+func sandboxError(err error) *tool.Error {
+	switch {
+	case errors.Is(err, sandbox.ErrInvalidSpec):
+		return tool.Errorf(tool.InvalidArguments, "%v", err).
+			WithSuggestion("give cwd as a folder inside the workspace, relative to it (e.g. \"src\")")
+	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrUnsupported), errors.Is(err, sandbox.ErrRefused):
+		return tool.Errorf(tool.Unavailable, "no sandbox can run commands here: %v", err).
+			WithSuggestion("commands cannot run on this machine; do the task with the file tools")
+	}
+	return nil
 }
 
 func setEnv(env []string, k, v string) []string {
