@@ -426,17 +426,17 @@ const defaultGrace = 3 * time.Second
 
 // process is one process started by start_process.
 type process struct {
-	id, name, command  string
-	owner, principal   string
-	session            string
-	tty, stdinOpen     bool
-	kind               string // "shell", "code" or "": how lines written to it are checked
-	started            time.Time
-	out                *procOutput
-	in                 *inputQueue // nil: stdin closed
-	done               chan struct{}
-	cancel             context.CancelFunc
-	reads              emptyReads
+	id, name, command string
+	owner, principal  string
+	session           string
+	tty, stdinOpen    bool
+	kind              string // "shell", "code" or "": how lines written to it are checked
+	started           time.Time
+	out               *procOutput
+	in                *inputQueue // nil: stdin closed
+	done              chan struct{}
+	cancel            context.CancelFunc
+	reads             emptyReads
 
 	mu       sync.Mutex
 	proc     *os.Process
