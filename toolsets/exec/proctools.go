@@ -117,30 +117,35 @@ func (s *set) processTools(o Options) []tool.Tool {
 	read := []tool.Option{tool.WithLevel(tool.LevelRead), tool.WithTags("exec", "process"),
 		tool.WithAnnotations(tool.Annotations{ReadOnly: true})}
 	return []tool.Tool{
-		tool.New(StartProcess, "Start a long-running or interactive process (a dev server, a watcher, a REPL, a debugger) in the same sandbox as "+
+		lazyPlain(StartProcess, "Start a long-running or interactive process (a dev server, a watcher, a REPL, a debugger) in the same sandbox as "+
 			"execute_command, and return its first output. It runs on after the answer: read it with read_process, type into it with "+
 			"write_process, end it with stop_process. Your execute_command and run_code calls share its network: a server it starts on "+
 			"127.0.0.1 is reached by curl in execute_command.\n"+
 			"Use execute_command for commands that end on their own.\n"+
 			`Example: {"command": "python3 -m http.server 8000", "until": "Serving HTTP"}`,
 			s.startProcess, command...),
-		tool.New(ReadProcess, "Read a process's output from a cursor (the one the last answer gave), optionally waiting for new output "+
+		lazyPlain(ReadProcess, "Read a process's output from a cursor (the one the last answer gave), optionally waiting for new output "+
 			"(wait_ms) or for a pattern (until). Answers state, exit_code once exited, output and the next cursor.\n"+
 			`Example: {"id": "p-…", "cursor": 1234, "wait_ms": 5000}`,
 			s.readProcess, read...),
-		tool.New(WriteProcess, "Type into a process started with stdin open or tty: text, keys (enter, ctrl-c…), eof. Lines written to a shell or "+
+		lazyPlain(WriteProcess, "Type into a process started with stdin open or tty: text, keys (enter, ctrl-c…), eof. Lines written to a shell or "+
 			"a REPL are checked as commands or code are. Answers the output that followed. Never type passwords: when the process asks for "+
 			"one, ask the user.\n"+
 			`Example: {"id": "p-…", "text": "print(1+1)\n"}`,
 			s.writeProcess, command...),
-		tool.New(StopProcess, "Stop a process (or all: true) and everything it started: the signal (TERM), then KILL after grace_ms.\n"+
+		lazyPlain(StopProcess, "Stop a process (or all: true) and everything it started: the signal (TERM), then KILL after grace_ms.\n"+
 			`Example: {"id": "p-…"}`,
 			s.stopProcess, tool.WithLevel(tool.LevelWrite), tool.WithTags("exec", "process"),
 			tool.WithAnnotations(tool.Annotations{Destructive: true, Idempotent: true})),
-		tool.New(ListProcesses, "List this conversation's processes: id, name, command, state, why it ended, start time, exit code, CPU "+
+		lazyPlain(ListProcesses, "List this conversation's processes: id, name, command, state, why it ended, start time, exit code, CPU "+
 			"time and output size.",
 			s.listProcesses, read...),
 	}
+}
+
+// lazyPlain is tool.New built on first use (tool.Lazy).
+func lazyPlain[In any](name, desc string, fn func(context.Context, In) (tool.Result, error), opts ...tool.Option) tool.Tool {
+	return tool.Lazy(tool.HeadOf(name, desc, opts...), func() tool.Tool { return tool.New(name, desc, fn, opts...) })
 }
 
 // ownedTool gives its tool's calls their owner (principal and session, in
