@@ -133,6 +133,12 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// TTYRows and TTYCols are the size of a command's terminal (Spec.TTY).
+const (
+	TTYRows = 24
+	TTYCols = 80
+)
+
 // ProxyPort is the loopback port, inside the sandbox, on which a proxy
 // network is reached: HTTP_PROXY and HTTPS_PROXY are http://127.0.0.1:3128.
 const ProxyPort = 3128

@@ -21,12 +21,6 @@ type streams struct {
 	closeOnce  sync.Once
 }
 
-// TTYRows and TTYCols are the size of a command's terminal (Spec.TTY).
-const (
-	TTYRows = 24
-	TTYCols = 80
-)
-
 func openStreams(tty bool) (*streams, error) {
 	s := &streams{tty: tty, outputDone: make(chan struct{})}
 	if tty {

@@ -157,7 +157,7 @@ func sweepSpills(dir string) {
 		if err != nil || pid <= 0 || !e.IsDir() {
 			continue
 		}
-		if syscall.Kill(pid, 0) == nil || pid == os.Getpid() {
+		if pidAlive(pid) || pid == os.Getpid() {
 			continue
 		}
 		os.RemoveAll(filepath.Join(dir, e.Name()))
@@ -541,7 +541,7 @@ func signalTree(p *os.Process, sig syscall.Signal) {
 	}
 	p.Signal(sig) // through the pidfd: never another process
 	for _, pid := range pids[1:] {
-		syscall.Kill(pid, sig)
+		signalPid(pid, sig)
 	}
 }
 

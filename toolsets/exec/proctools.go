@@ -586,7 +586,7 @@ var keyBytes = map[string]string{
 }
 
 // keySignals are the keys that, without a terminal, signal the process.
-var keySignals = map[string]syscall.Signal{"ctrl-c": syscall.SIGINT, "ctrl-z": syscall.SIGTSTP, `ctrl-\`: syscall.SIGQUIT}
+var keySignals = map[string]syscall.Signal{"ctrl-c": syscall.SIGINT, "ctrl-z": sigTSTP, `ctrl-\`: syscall.SIGQUIT}
 
 func (s *set) writeProcess(ctx context.Context, in WriteInput) (tool.Result, error) {
 	pr, e := s.procs.get(ownerOf(ctx), in.ID)
