@@ -27,7 +27,19 @@ type remoteTool struct {
 func (t *remoteTool) Definition() tool.Definition { return t.def }
 
 func (t *remoteTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	return t.u.call(ctx, t.remote, call.Args), nil
+	return t.u.call(context.WithValue(ctx, principalKey{}, call.Principal), t.remote, call.Args), nil
+}
+
+type principalKey struct{}
+
+// PrincipalFromContext returns the principal a tools/call is sent to an
+// upstream for, from the context of its HTTP requests (an HTTP client's
+// transport, given in Config.HTTPClient, picks that principal's
+// credentials with it), and whether the request is such a call (not the
+// gateway's own listing or a notification).
+func PrincipalFromContext(ctx context.Context) (string, bool) {
+	p, ok := ctx.Value(principalKey{}).(string)
+	return p, ok
 }
 
 // listTools lists every page of the upstream's tools and wraps those kept.

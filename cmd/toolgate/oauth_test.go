@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -128,5 +132,125 @@ func TestProxyOAuthReplicasShareTokens(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "state", "oauth", "*.grant")); len(files) != 0 {
 		t.Fatalf("grants written to the state folder with state.redis: %v", files)
+	}
+}
+
+// TestProxyOAuthPerPrincipal: behind `proxy --http` with two API-key
+// principals, each call to the upstream carries the token of the
+// principal who made it: alice, signed in, reaches the upstream with her
+// own token; bob, not signed in, is answered auth_required naming how to
+// sign in. The operator's sign-in (the local principal) lists the tools.
+// No token reaches the audit log.
+func TestProxyOAuthPerPrincipal(t *testing.T) {
+	var n atomic.Int32
+	var as *httptest.Server
+	as = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,"code_challenge_methods_supported":["S256"],"token_endpoint_auth_methods_supported":["none"]}`,
+				as.URL, as.URL+"/authorize", as.URL+"/token", as.URL+"/register")
+		case "/register":
+			w.WriteHeader(201)
+			fmt.Fprint(w, `{"client_id":"gw-client","token_endpoint_auth_method":"none"}`)
+		case "/authorize":
+			to, _ := url.Parse(r.URL.Query().Get("redirect_uri"))
+			to.RawQuery = url.Values{"code": {"c"}, "state": {r.URL.Query().Get("state")}}.Encode()
+			http.Redirect(w, r, to.String(), http.StatusFound)
+		case "/token":
+			fmt.Fprintf(w, `{"access_token":"AT-%d-sensitive","token_type":"Bearer","expires_in":3600}`, n.Add(1))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(as.Close)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "tracker", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "whoami", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
+			tok := strings.TrimPrefix(req.Extra.Header.Get("Authorization"), "Bearer AT-")
+			num, _, _ := strings.Cut(tok, "-")
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grant " + num}}}, struct{}{}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var up *httptest.Server
+	up = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
+			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, up.URL+"/mcp", as.URL)
+			return
+		}
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer AT-") {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+up.URL+`/.well-known/oauth-protected-resource/mcp"`)
+			w.WriteHeader(401)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(up.Close)
+
+	dir := t.TempDir()
+	t.Setenv("TOOLGATE_STATE", filepath.Join(dir, "state"))
+	cfg := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("servers:\n  - name: tracker\n    url: %s/mcp\n    oauth: {}\n", up.URL)), 0o600)
+	aliceKey, bobKey := "tg_alice_0123456789abcdef0123456789ab", "tg_bob_0123456789abcdef0123456789abcd"
+	pol := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(pol, []byte(fmt.Sprintf(`auth:
+  resource: %s
+  api_keys:
+    - sha256: %s
+      principal: alice
+    - sha256: %s
+      principal: bob
+allow: ["tracker__*"]
+`, testResource, sha256Hex(aliceKey), sha256Hex(bobKey))), 0o600)
+
+	signIn := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"auth", "login", "tracker", "--config", cfg, "--timeout", "30s"}, args...)...)
+		stdout, _ := cmd.StdoutPipe()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			cmd.Wait()
+			t.Fatalf("auth login printed no URL: %v\n%s", err, stderr.String())
+		}
+		resp, err := http.Get(strings.TrimSpace(line)) // the browser
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("auth login %v: %v\n%s", args, err, stderr.String())
+		}
+	}
+	signIn()                       // the operator: AT-1 lists the tools
+	signIn("--principal", "alice") // AT-2
+	r := toolgate(t, dir, "", "auth", "status", "--config", cfg, "--principal", "bob", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"signed_in":false`) || strings.Contains(r.stdout, "AT-") {
+		t.Fatalf("auth status for bob: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+
+	audit := filepath.Join(dir, "audit.jsonl")
+	u := startHTTP(t, "proxy", "--config", cfg, "--policy", pol, "--audit", audit, "--http", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := bearerClient(t, ctx, u, aliceKey).CallTool(ctx, &mcp.CallToolParams{Name: "tracker__whoami", Arguments: map[string]any{}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "grant 2" {
+		t.Fatalf("alice's call: %v %+v", err, res)
+	}
+	res, err = bearerClient(t, ctx, u, bobKey).CallTool(ctx, &mcp.CallToolParams{Name: "tracker__whoami", Arguments: map[string]any{}})
+	if err != nil || !res.IsError {
+		t.Fatalf("bob's call: %v %+v", err, res)
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), `"type":"auth_required"`) || !strings.Contains(string(b), "toolgate auth login tracker") {
+		t.Fatalf("bob's call: %s", b)
+	}
+	log, err := os.ReadFile(audit)
+	if err != nil || !strings.Contains(string(log), `"principal":"bob"`) || strings.Contains(string(log), "AT-") || strings.Contains(string(log), "sensitive") {
+		t.Fatalf("audit log: %v\n%s", err, log)
 	}
 }

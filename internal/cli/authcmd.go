@@ -18,7 +18,7 @@ import (
 )
 
 func newAuthCmd(s *streams) *cobra.Command {
-	var configFile, policyFile string
+	var configFile, policyFile, principal string
 	cmd := &cobra.Command{
 		Use:   "auth login|status|logout [UPSTREAM] --config FILE",
 		Short: "Sign in to the OAuth-protected upstreams of a gateway configuration",
@@ -41,6 +41,7 @@ signs in in the console (Tools page).`,
   toolgate auth logout tracker --config gateway.yaml`,
 	}
 	cmd.PersistentFlags().StringVar(&configFile, "config", "", "the gateway configuration naming the upstreams (see docs/proxy.example.yaml)")
+	cmd.PersistentFlags().StringVar(&principal, "principal", "", "the principal of an HTTP gateway to sign in (a person at the gateway's host); default: the local principal, whose sign-in also lists the upstream's tools")
 	cmd.PersistentFlags().StringVar(&policyFile, "policy", "", "policy file: its state.redis keeps the tokens every replica uses")
 	upstreams := func(cmd *cobra.Command) ([]*auth.Upstream, error) {
 		if configFile == "" {
@@ -97,7 +98,7 @@ signs in in the console (Tools page).`,
 			}
 			defer ln.Close()
 			redirect := "http://" + ln.Addr().String() + "/callback"
-			p, err := up.BeginLogin(ctx, "", redirect)
+			p, err := up.BeginLogin(ctx, principal, redirect)
 			if err != nil {
 				return &exitError{exitTool, fmt.Errorf("signing in to %s: %w", up.Name(), err)}
 			}
@@ -158,7 +159,7 @@ signs in in the console (Tools page).`,
 			}
 			enc := json.NewEncoder(s.out)
 			for _, up := range ups {
-				st, err := up.Status(cmd.Context(), "")
+				st, err := up.Status(cmd.Context(), principal)
 				if err != nil {
 					return &exitError{exitTool, err}
 				}
@@ -196,7 +197,7 @@ signs in in the console (Tools page).`,
 			if err != nil {
 				return err
 			}
-			revoked, err := up.Logout(cmd.Context(), "")
+			revoked, err := up.Logout(cmd.Context(), principal)
 			switch {
 			case err != nil && !revoked:
 				return &exitError{exitTool, fmt.Errorf("signed out of %s, but revoking the tokens failed: %w", up.Name(), err)}

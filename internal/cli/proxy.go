@@ -86,12 +86,15 @@ config file).`,
 				}
 				closeTokens := func() {}
 				defer func() { closeTokens() }()
-				var err error
-				cfgs, _, err = loadGateway(configFile, func() (auth.TokenStore, error) {
+				pol, err := loadPolicy(policyFile)
+				if err != nil {
+					return err
+				}
+				cfgs, _, err = loadGatewayFor(configFile, func() (auth.TokenStore, error) {
 					t, c, err := tokenStore(policyFile)
 					closeTokens = c
 					return t, err
-				})
+				}, callPrincipal(addr != "" && pol.Auth != nil))
 				if err != nil {
 					return usageErr("%v", err)
 				}
@@ -372,6 +375,13 @@ func loadProxyConfig(file string) ([]mcpclient.Config, error) {
 // of each server with an oauth block, its grants in the store tokens
 // opens (called once, when a block needs it).
 func loadGateway(file string, tokens func() (auth.TokenStore, error)) ([]mcpclient.Config, []*auth.Upstream, error) {
+	return loadGatewayFor(file, tokens, nil)
+}
+
+// loadGatewayFor is loadGateway whose upstream calls carry the grant of
+// the principal principalOf finds in their context (nil: the local
+// principal's, for a stdio gateway).
+func loadGatewayFor(file string, tokens func() (auth.TokenStore, error), principalOf func(context.Context) string) ([]mcpclient.Config, []*auth.Upstream, error) {
 	var store auth.TokenStore
 	var ups []*auth.Upstream
 	data, err := os.ReadFile(file)
@@ -436,7 +446,7 @@ func loadGateway(file string, tokens func() (auth.TokenStore, error)) ([]mcpclie
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %v", where, err)
 			}
-			c.HTTPClient = &http.Client{Transport: up.Transport(nil, nil)}
+			c.HTTPClient = &http.Client{Transport: up.Transport(nil, principalOf)}
 			ups = append(ups, up)
 		}
 		if sv.Timeout != "" {
@@ -452,6 +462,21 @@ func loadGateway(file string, tokens func() (auth.TokenStore, error)) ([]mcpclie
 		out = append(out, c)
 	}
 	return out, ups, nil
+}
+
+// callPrincipal is whose grant an upstream call carries: over --http with
+// the policy's auth block (authenticated), the principal who made the
+// call (the gateway's own listing, the local principal's); otherwise
+// (stdio, or HTTP callers that only declare a name) the local
+// principal's ("").
+func callPrincipal(authenticated bool) func(context.Context) string {
+	if !authenticated {
+		return nil
+	}
+	return func(ctx context.Context) string {
+		p, _ := mcpclient.PrincipalFromContext(ctx)
+		return p
+	}
 }
 
 // fileTokens opens the sealed grants in the state folder.
