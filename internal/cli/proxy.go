@@ -69,8 +69,9 @@ Without --http the gateway speaks MCP on standard input and output. With
 auth block only to authenticated callers (docs/auth.md), otherwise loopback
 only unless --allow-remote; ` + statelessLong + `
 The caller's token is never forwarded: an HTTP
-upstream gets its own headers or client-credentials token (oauth: in the
-config file).`,
+upstream gets its own headers, or OAuth tokens (an oauth block in the config
+file: discovery, each person's sign-in with "toolgate auth login", or client
+credentials; docs/auth.md).`,
 		Example: `  toolgate proxy --name fs -- npx -y @modelcontextprotocol/server-filesystem ~/src
   toolgate proxy --policy toolgate.yaml --http 127.0.0.1:8766 --name everything -- npx -y @modelcontextprotocol/server-everything
   toolgate proxy --config gateway.yaml --policy toolgate.yaml
