@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -460,5 +459,16 @@ func TestProcessStopSignals(t *testing.T) {
 	if r := e.as(t, "s1", StopProcess, map[string]any{"id": "p-unknown"}); r.Error == nil || r.Error.Type != tool.NotFound {
 		t.Fatal(r.Text())
 	}
-	_ = syscall.SIGTERM
+}
+
+func TestProcessGuardedEntriesRemoved(t *testing.T) {
+	e := newProcEnv(t, ProcessLimits{})
+	a := answerOf(t, e.ok(t, "s1", StartProcess, map[string]any{"command": "mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo made"}))
+	out, end := e.readUntil(t, "s1", a.ID, 0, "removed")
+	if end.State != "exited" && !strings.Contains(out, "removed") {
+		t.Fatalf("output %q", out)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, ".vscode", "tasks.json")); err == nil {
+		t.Fatalf("a process left a guarded entry: %q", out)
+	}
 }

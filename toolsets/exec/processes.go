@@ -447,7 +447,6 @@ type process struct {
 	ended    time.Time
 	cpu      time.Duration
 	noticed  bool
-	limitHit string // "memory", "output": what the sandbox stopped it for
 }
 
 func (pr *process) running() bool {
@@ -481,8 +480,7 @@ func (pr *process) finish(o sandbox.Outcome, err error) {
 	pr.exited, pr.ended = true, time.Now()
 	pr.cpu = o.Usage.CPU
 	switch {
-	case err != nil:
-		pr.signal = ""
+	case err != nil: // it did not run: neither exit code nor signal
 	case o.Signal != "":
 		pr.signal = o.Signal
 	default:

@@ -284,7 +284,7 @@ func (s *set) startProcess(ctx context.Context, in StartInput) (tool.Result, err
 	for k, v := range in.Env {
 		env[k] = v
 	}
-	spec, _, _, e = s.prepare(ctx, spec, in.Cwd, timeout, s.procs.limits.MaxTimeout, env)
+	spec, _, g, e := s.prepare(ctx, spec, in.Cwd, timeout, s.procs.limits.MaxTimeout, env)
 	if e != nil {
 		return errResult(e), nil
 	}
@@ -337,6 +337,11 @@ func (s *set) startProcess(ctx context.Context, in StartInput) (tool.Result, err
 	failed := make(chan error, 1)
 	go func() {
 		out, err := s.sandboxRun(runCtx, spec)
+		// What the process created among the guarded entries (a missing
+		// .git, .vscode…) goes, as after a command.
+		if b := g.check(); len(b.paths) > 0 {
+			pr.out.Write([]byte(fmt.Sprintf("\ntoolgate: removed what the process created among protected paths: %s\n", strings.Join(b.paths, ", "))))
+		}
 		pr.finish(out, err)
 		pr.out.close()
 		if pr.in != nil {
