@@ -243,6 +243,7 @@ func (t *transport) stepUp(ctx context.Context, key string, g *Grant, ch *challe
 func (u *Upstream) authRequired(why string, scopes []string) *tool.Error {
 	e := tool.Errorf(tool.AuthRequired, "upstream %s needs you to sign in: %s", u.o.Name, why).
 		WithDetail("upstream", u.o.Name)
+	e.Retryable = true // the same call works once the person has signed in
 	if len(scopes) > 0 {
 		e = e.WithDetail("scopes", scopes)
 	}

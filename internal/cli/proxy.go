@@ -238,6 +238,10 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 			return nil
 		},
 	}, p.cfgs...)
+	if te := (*tool.Error)(nil); errors.As(err, &te) && te.Type == tool.AuthRequired {
+		// The tools are listed with the local principal's sign-in.
+		return &exitError{exitTool, errors.New(te.Text())}
+	}
 	if err != nil {
 		return &exitError{exitTool, err}
 	}
