@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -253,12 +252,6 @@ func (u *Upstream) authRequired(why string, scopes []string) *tool.Error {
 		e = e.WithSuggestion("sign in to %s, then call again", u.o.Name)
 	}
 	return e
-}
-
-// IsAuthRequired reports whether err is (or wraps) an auth_required error.
-func IsAuthRequired(err error) bool {
-	var te *tool.Error
-	return errors.As(err, &te) && te.Type == tool.AuthRequired
 }
 
 func drain(resp *http.Response) {
