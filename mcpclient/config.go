@@ -46,6 +46,11 @@ type Config struct {
 	Env     map[string]string
 	Dir     string
 	Stderr  io.Writer
+	// Launch, when set, starts the command instead of a plain child
+	// process (e.g. in a sandbox: the gateway's CLI builds one per
+	// upstream); Env is then the server's whole environment, as Launch
+	// decides.
+	Launch Launcher
 
 	// URL reaches a server over streamable HTTP, or over the legacy
 	// HTTP+SSE transport when SSE is set. Headers are sent with every
@@ -86,6 +91,13 @@ type Config struct {
 	// out of a Gateway.
 	NoResources, NoPrompts bool
 }
+
+// A Launcher starts the process of a stdio upstream as cfg describes it
+// (Command, Args, Env, Dir, Stderr) and returns its standard streams:
+// Read reads its standard output, Write writes its standard input, and
+// Close stops it, with every process it started, and waits until they are
+// gone. mcpclient calls it on each (re)connect.
+type Launcher func(ctx context.Context, cfg *Config) (io.ReadWriteCloser, error)
 
 // Options are shared by the upstreams of one program.
 type Options struct {
@@ -150,7 +162,7 @@ func (c *Config) Check() error {
 			return fmt.Errorf("mcpclient: upstream %s: url %q is not an http(s) URL", c.Name, c.URL)
 		}
 	}
-	if c.Command == "" && (len(c.Args) > 0 || len(c.Env) > 0 || c.Dir != "") {
+	if c.Command == "" && (len(c.Args) > 0 || len(c.Env) > 0 || c.Dir != "" || c.Launch != nil) {
 		return fmt.Errorf("mcpclient: upstream %s: args, env and cwd need a command", c.Name)
 	}
 	if c.URL == "" && (len(c.Headers) > 0 || c.SSE) {

@@ -68,6 +68,30 @@ func (t tapCommand) Connect(ctx context.Context) (mcp.Connection, error) {
 	return tapConn{c, t.u}, nil
 }
 
+// tapLaunched is the transport of a command upstream started by its
+// Config.Launch: newline-delimited JSON over the streams it returns,
+// tapped.
+type tapLaunched struct{ u *Upstream }
+
+func (t tapLaunched) Connect(ctx context.Context) (mcp.Connection, error) {
+	p, err := t.u.cfg.Launch(ctx, &t.u.cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := (&mcp.IOTransport{Reader: p, Writer: nopWriteCloser{p}}).Connect(ctx)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return tapConn{c, t.u}, nil
+}
+
+// nopWriteCloser is the writing side of a launched process, whose Close
+// (the reading side's) stops the process.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
 // tapTransport taps the server-sent events of HTTP responses.
 type tapTransport struct {
 	base http.RoundTripper

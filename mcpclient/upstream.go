@@ -205,6 +205,8 @@ func (u *Upstream) Close() error {
 func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	switch {
+	case u.cfg.Launch != nil:
+		t = tapLaunched{u}
 	case u.cfg.Command != "":
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Dir = u.cfg.Dir

@@ -176,6 +176,9 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 	}
 	r.NNP = true
 	writable := []string{"/tmp", "/dev/shm"}
+	if cfg.PrivateHome {
+		writable = append(writable, Home)
+	}
 	for _, m := range cfg.Mounts {
 		if m.Writable {
 			writable = append(writable, m.Path)
@@ -393,6 +396,11 @@ func finishRoot(cfg *initConfig) error {
 	}
 	if err := fixBindFlags(binds); err != nil {
 		return err
+	}
+	if cfg.PrivateHome {
+		if err := unix.Mount("tmpfs", rootPath(Home), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+			return mountErr(err, "tmpfs "+Home)
+		}
 	}
 	// Enter the new root and drop the host's.
 	if err := unix.Chdir(newRoot); err != nil {

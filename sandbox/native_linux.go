@@ -80,6 +80,7 @@ type initConfig struct {
 	Pod          bool `json:",omitempty"` // in a pod: TCP on its loopback is allowed
 	Stdio        bool `json:",omitempty"` // the standard files come with the spec: stdin, output
 	TTY          bool `json:",omitempty"` // … a terminal, made the controlling one
+	PrivateHome  bool // a writable tmpfs on Home
 }
 
 // mountSpec is one host path to show inside the sandbox at the same path.
@@ -167,6 +168,9 @@ type job struct {
 	p   *prepared
 	cfg *initConfig
 	res chan jobResult
+	// stream, for Start: the command's output goes to it as written, its
+	// standard input stays open, and no wall-clock limit applies.
+	stream *Process
 }
 
 type jobResult struct {
@@ -669,18 +673,26 @@ func (l *launched) run(j *job) (Outcome, error) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	l.stdout.setLimit(p.limits.Output)
-	l.stderr.setLimit(p.limits.Output)
-	l.fl.set(floodLimit(p.limits.Output), func() { go l.kill("output") })
 	var stdio *streams
 	var err error
-	if p.Stream != nil {
+	switch s := j.stream; {
+	case s != nil:
+		l.stdout.setSink(s.stdoutW)
+		l.stderr.setSink(s.stderr)
+		defer s.stdoutW.Close() // once the helper is gone: the reader sees the end
+	case p.Stream != nil:
+		l.stdout.setLimit(p.limits.Output)
+		l.stderr.setLimit(p.limits.Output)
+		l.fl.set(floodLimit(p.limits.Output), func() { go l.kill("output") })
 		if stdio, err = openStreams(p.TTY); err != nil {
 			return fail(err)
 		}
 		cfg.Stdio, cfg.TTY = true, p.TTY
 		l.stdin.Close()
-	} else {
+	default:
+		l.stdout.setLimit(p.limits.Output)
+		l.stderr.setLimit(p.limits.Output)
+		l.fl.set(floodLimit(p.limits.Output), func() { go l.kill("output") })
 		go func() {
 			l.stdin.Write(p.Stdin)
 			l.stdin.Close()
@@ -746,12 +758,29 @@ func (l *launched) run(j *job) (Outcome, error) {
 		p.Started(l.proc)
 	}
 
-	// Wait for the command, or the end of its time.
-	timer := time.NewTimer(time.Until(start.Add(p.limits.Wall)))
-	defer timer.Stop()
+	// Wait for the command, or the end of its time (a started process
+	// has none: it runs until it ends, is stopped or its context ends).
+	var expire <-chan time.Time
+	if s := j.stream; s != nil {
+		// The control socket closes at exec (close-on-exec), or the
+		// helper says why exec failed.
+		var late initReply
+		if _, err := msgs.read(&late); err == nil && late.ExecError != "" {
+			if relay != nil {
+				relay.close()
+			}
+			return fail(fmt.Errorf("%w: %s", ErrInvalidSpec, late.ExecError))
+		}
+		setupDeadline.Stop()
+		s.started(l)
+	} else {
+		timer := time.NewTimer(time.Until(start.Add(p.limits.Wall)))
+		defer timer.Stop()
+		expire = timer.C
+	}
 	select {
 	case <-l.waitDone:
-	case <-timer.C:
+	case <-expire:
 		l.kill("timeout")
 		<-l.waitDone
 	case <-ctx.Done():
@@ -786,8 +815,10 @@ func (l *launched) run(j *job) (Outcome, error) {
 	l.killMu.Lock()
 	out.Killed = l.killReason
 	l.killMu.Unlock()
-	out.Stdout, out.StdoutTruncated = l.stdout.bytes()
-	out.Stderr, out.StderrTruncated = l.stderr.bytes()
+	if j.stream == nil { // a started command's output went where it was told
+		out.Stdout, out.StdoutTruncated = l.stdout.bytes()
+		out.Stderr, out.StderrTruncated = l.stderr.bytes()
+	}
 	out.Usage.OutputSize = l.stdout.written() + l.stderr.written()
 	out.Blocked = blocked.list()
 	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
@@ -863,7 +894,7 @@ func contains(list []string, s string) bool {
 
 // config builds the helper's instructions from a prepared spec.
 func (n *Native) config(p *prepared) (*initConfig, error) {
-	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled(), ProxyPort: ProxyPort}
+	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled(), ProxyPort: ProxyPort, PrivateHome: p.PrivateHome}
 	add := func(path string, w bool) error {
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {

@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 )
 
@@ -50,3 +51,27 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	return Outcome{}, fmt.Errorf("%w: bubblewrap needs Linux", ErrUnavailable)
 }
+
+// Process is a long-lived command started by Native.Start; on this system
+// none can be.
+type Process struct {
+	Stdin  io.WriteCloser
+	Stdout io.ReadCloser
+}
+
+// Start returns ErrUnavailable: the native backend needs Linux.
+func (n *Native) Start(ctx context.Context, spec Spec, stderr io.Writer) (*Process, error) {
+	if _, err := prepare(spec); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%w: the native sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)
+}
+
+// Kill does nothing here.
+func (p *Process) Kill() {}
+
+// Done is never closed here.
+func (p *Process) Done() <-chan struct{} { return nil }
+
+// Wait returns ErrUnavailable.
+func (p *Process) Wait() (Outcome, error) { return Outcome{}, ErrUnavailable }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"sync"
 )
 
@@ -18,6 +19,7 @@ type capture struct {
 	n     int64  // bytes written
 
 	flood *flood
+	sink  io.Writer // when set, what is written goes there, not kept
 }
 
 // flood counts the output of a command across its streams.
@@ -61,9 +63,24 @@ func newCapture(limit int, f *flood) *capture {
 	return &capture{limit: limit, flood: f}
 }
 
+// setSink sends what is written to w from now on, nothing kept (a
+// started process's streams).
+func (c *capture) setSink(w io.Writer) {
+	c.mu.Lock()
+	c.sink = w
+	c.mu.Unlock()
+}
+
 func (c *capture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	c.n += int64(len(p))
+	if w := c.sink; w != nil {
+		c.mu.Unlock()
+		if w != io.Discard {
+			w.Write(p) // a reader that went away loses the rest
+		}
+		return len(p), nil
+	}
 	headMax := c.limit / 2
 	b := p
 	if len(c.head) < headMax {

@@ -77,6 +77,11 @@ type Spec struct {
 	// namespaces (a loopback shared with the pod's other commands),
 	// instead of new ones. Only the native backend has pods.
 	Pod *Pod
+
+	// PrivateHome makes the home folder (Home) a writable tmpfs of the
+	// command's own, gone with it, instead of an empty read-only folder:
+	// for a long-lived server (Native.Start) that keeps state there.
+	PrivateHome bool
 }
 
 // Limits bound what a command may consume. A zero field takes the default

@@ -1,0 +1,85 @@
+package mcpclient_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// procStreams is a process started by the test's launcher.
+type procStreams struct {
+	io.Reader
+	io.WriteCloser
+	cmd *exec.Cmd
+}
+
+func (p *procStreams) Close() error {
+	p.WriteCloser.Close()
+	p.cmd.Process.Kill()
+	return p.cmd.Wait()
+}
+
+// TestLaunch: a stdio upstream with a launcher is started by it, on every
+// (re)connect, with the environment the launcher gives (not this
+// process's), and stopped through it.
+func TestLaunch(t *testing.T) {
+	cfg := stdio(t, "up")
+	var launches atomic.Int32
+	var last atomic.Pointer[procStreams]
+	cfg.Launch = func(ctx context.Context, c *mcpclient.Config) (io.ReadWriteCloser, error) {
+		launches.Add(1)
+		cmd := exec.Command(c.Command, c.Args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		for k, v := range c.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		p := &procStreams{Reader: out, WriteCloser: in, cmd: cmd}
+		last.Store(p)
+		return p, nil
+	}
+	u, err := mcpclient.Connect(context.Background(), cfg, mcpclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := u.Tools()
+	if res := run(t, find(t, tools, "up__echo"), `{"text":"boxed"}`); res.Error != nil || res.Content[0].Text != "boxed" {
+		t.Fatalf("echo: %+v", res)
+	}
+	res := run(t, find(t, tools, "up__crash"), `{}`)
+	if res.Error == nil || res.Error.Type != tool.Unavailable {
+		t.Fatalf("crash: %+v", res.Error)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for u.InitializeResult() != nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if res := run(t, find(t, tools, "up__echo"), `{"text":"again"}`); res.Error != nil {
+		t.Fatalf("after the crash: %+v", res)
+	}
+	if n := launches.Load(); n != 2 {
+		t.Errorf("%d launches, want 2 (start and reconnect)", n)
+	}
+	p := last.Load()
+	u.Close()
+	if p.cmd.ProcessState == nil {
+		t.Error("Close did not stop the launched process")
+	}
+}
