@@ -45,6 +45,12 @@ type PolicyConfig struct {
 	// test server on 127.0.0.1. Cloud metadata addresses stay refused even
 	// inside these ranges. Leave it empty in production.
 	AllowAddrs []netip.Prefix
+	// Private lists exact "host:port" entries (a name, never an address or
+	// a wildcard) that may resolve to a private address (10/8, 172.16/12,
+	// 192.168/16, fc00::/7, 100.64/10): an internal registry or mirror.
+	// Each is allowed as if Allow named it; loopback, link-local and
+	// metadata addresses stay refused for it too.
+	Private []string
 	// Resolver looks names up; nil means net.DefaultResolver. Each
 	// connection resolves its host exactly once, and the address checked is
 	// the address dialled.
@@ -68,6 +74,7 @@ type Policy struct {
 	deny        []rule
 	ports       []int
 	allowAddrs  []netip.Prefix
+	private     map[string]bool // "name:port" that may resolve to a private address
 	resolver    Resolver
 	dialTimeout time.Duration
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -116,6 +123,20 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 		if err != nil {
 			return nil, fmt.Errorf("egress: allow-list entry %q: %w", e, err)
 		}
+		p.rules = append(p.rules, r)
+	}
+	for _, e := range c.Private {
+		r, err := parseRule(e, false)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("egress: private entry %q: %w", e, err)
+		case r.port == 0 || r.wildcard || r.ip.IsValid():
+			return nil, fmt.Errorf("egress: private entry %q: want an exact host name and port, e.g. registry.corp.example:443", e)
+		}
+		if p.private == nil {
+			p.private = map[string]bool{}
+		}
+		p.private[net.JoinHostPort(r.name, strconv.Itoa(r.port))] = true
 		p.rules = append(p.rules, r)
 	}
 	for _, e := range c.Deny {
@@ -305,6 +326,11 @@ func (p *Policy) resolve(ctx context.Context, t target) ([]netip.Addr, *Error) {
 	}
 	for i, a := range addrs {
 		seen, class := classify(a, p.allowAddrs)
+		if class == classPrivate || class == classSharedCGNAT {
+			if p.private[net.JoinHostPort(t.host.name, strconv.Itoa(t.port))] {
+				class = classPublic // an exact private entry
+			}
+		}
 		if class == classPublic {
 			addrs[i] = a.WithZone("")
 			continue

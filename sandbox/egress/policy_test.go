@@ -3,6 +3,7 @@ package egress
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -387,4 +388,46 @@ type resolverFunc func(ctx context.Context, network, host string) ([]netip.Addr,
 
 func (f resolverFunc) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	return f(ctx, network, host)
+}
+
+// TestPrivateEntries: an exact private host:port may resolve to a private
+// address, on that port only; another name resolving there, a loopback or
+// metadata answer for the same name, and entries that are not an exact
+// name and port are refused.
+func TestPrivateEntries(t *testing.T) {
+	dns := egresstest.NewDNSServer(t)
+	dns.Set("registry.corp.test", "10.1.2.3")
+	dns.Set("other.corp.test", "10.1.2.3")
+	dns.Set("loopy.corp.test", "127.0.0.1")
+	dns.Set("meta.corp.test", "169.254.169.254")
+	var dialled []string
+	p := mustPolicy(t, PolicyConfig{Resolver: dns.Resolver(), Allow: []string{"other.corp.test"},
+		Private: []string{"registry.corp.test:8443", "loopy.corp.test:443", "meta.corp.test:443"},
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dialled = append(dialled, addr)
+			return nil, errors.New("not dialled in this test")
+		}})
+	for _, tc := range []struct {
+		hostport string
+		want     Reason
+	}{
+		{"registry.corp.test:8443", DialFailed}, // allowed: the test's dialer refuses
+		{"registry.corp.test:443", PortNotAllowed},
+		{"other.corp.test:443", PrivateAddress},
+		{"loopy.corp.test:443", PrivateAddress},
+		{"meta.corp.test:443", MetadataAddress},
+	} {
+		_, err := p.DialContext(context.Background(), "tcp", tc.hostport)
+		if got := reasonOf(err); got != tc.want {
+			t.Errorf("dial %s = %v, want %s", tc.hostport, err, tc.want)
+		}
+	}
+	if !slices.Equal(dialled, []string{"10.1.2.3:8443"}) {
+		t.Errorf("dialled %v", dialled)
+	}
+	for _, bad := range []string{"registry.corp.test", "*.corp.test:443", "10.1.2.3:443", "[fd00::1]:443"} {
+		if _, err := NewPolicy(PolicyConfig{Private: []string{bad}}); err == nil {
+			t.Errorf("private entry %q accepted", bad)
+		}
+	}
 }
