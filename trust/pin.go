@@ -68,12 +68,22 @@ type Identity struct {
 	SHA256     string            `json:"sha256,omitempty"`     // of Executable
 	Files      map[string]string `json:"files,omitempty"`      // argument → SHA-256 of the regular file it names
 	URL        string            `json:"url,omitempty"`
+	// Box is what the upstream's box grants it (nil: none known).
+	Box *Box `json:"box,omitempty"`
 }
 
 // Equal reports whether a and b are the same identity.
 func (a Identity) Equal(b Identity) bool {
 	return slices.Equal(a.Command, b.Command) && a.Executable == b.Executable && a.SHA256 == b.SHA256 &&
-		maps.Equal(a.Files, b.Files) && a.URL == b.URL
+		maps.Equal(a.Files, b.Files) && a.URL == b.URL && equalBox(a.Box, b.Box)
+}
+
+// sameButNarrower reports whether b is a with a box that grants no more
+// (and something less): the pin takes b without a quarantine.
+func (a Identity) sameButNarrower(b Identity) bool {
+	ab, bb := a, b
+	ab.Box, bb.Box = nil, nil
+	return ab.Equal(bb) && len(a.Box.Widening(b.Box)) == 0
 }
 
 // Change says how b differs from a, in a few words ("" when equal).
@@ -102,6 +112,9 @@ func (a Identity) Change(b Identity) string {
 		if _, ok := b.Files[k]; !ok {
 			out = append(out, fmt.Sprintf("the argument %s no longer names a file", k))
 		}
+	}
+	if w := a.Box.Widening(b.Box); len(w) > 0 {
+		out = append(out, "its box grants more: "+strings.Join(w, ", "))
 	}
 	return strings.Join(out, "; ")
 }

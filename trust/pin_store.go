@@ -393,6 +393,12 @@ func review(f *PinFile, l Listing, s Settings, sc ScanContext, now time.Time) (m
 			up.PendingIdentity, up.PendingSince = nil, time.Time{}
 			ev(Event{Kind: "reverted", Why: "the upstream is again as pinned"})
 		}
+	case up.Identity.sameButNarrower(l.Identity):
+		// A box that grants less needs no approval: the pin takes it, so
+		// that granting the old again is a widening.
+		up.Identity.Box = l.Identity.Box
+		up.PendingIdentity, up.PendingSince = nil, time.Time{}
+		ev(Event{Kind: "narrowed", Why: "the upstream's box grants less than pinned"})
 	default:
 		idWhy = "the upstream changed since it was pinned: " + up.Identity.Change(l.Identity)
 		if up.PendingIdentity == nil || !up.PendingIdentity.Equal(l.Identity) {

@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if tg := os.Getenv(driverEnv); tg != "" {
 		os.Exit(runConformanceDriver(tg)) // the conformance suite's client under test (oauth_conformance_test.go)
 	}
+	if os.Getenv(upstreamEnv) == "hostile" {
+		os.Exit(runHostile()) // the hostile upstream of box_test.go
+	}
 	if mode := os.Getenv(upstreamEnv); mode != "" {
 		os.Exit(runTestUpstream(mode)) // the test binary as an upstream MCP server (trust_test.go)
 	}

@@ -136,7 +136,10 @@ func TestProxyGovernsReferenceServers(t *testing.T) {
 	cfg := "servers:\n" +
 		"  - name: everything\n    command: " + strconv.Quote(node) + "\n    args: [" + strconv.Quote(everything) + ", stdio]\n    timeout: 30s\n" +
 		"  - name: fs\n    command: " + strconv.Quote(node) + "\n    args: [" + strconv.Quote(filesystem) + ", " + strconv.Quote(ws) + "]\n" +
-		"    levels:\n      \"*_file\": 3\n"
+		"    levels:\n      \"*_file\": 3\n" +
+		// Both in the default box: the filesystem server with its folder
+		// granted, server-everything with no grant at all.
+		"    isolation:\n      write: [" + strconv.Quote(ws) + "]\n"
 	if err := os.WriteFile(config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -374,11 +374,13 @@ func TestTraceContinuityThroughProxy(t *testing.T) {
 	otlpEnv(t, recv, "toolgate-proxy")
 	root, _ := serveWorkspace(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
-	yaml := fmt.Sprintf("servers:\n  - name: up\n    command: %q\n    args: [serve, --root, %q, --audit, \"off\"]\n    env:\n      OTEL_SERVICE_NAME: toolgate-upstream\n", bin, root)
+	// Unboxed: the upstream exports its spans to the test's collector on
+	// loopback, which the box would refuse.
+	yaml := fmt.Sprintf("servers:\n  - name: up\n    command: %q\n    args: [serve, --root, %q, --audit, \"off\"]\n    env:\n      OTEL_SERVICE_NAME: toolgate-upstream\n    isolation:\n      mode: off\n", bin, root)
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	url := startProxyHTTP(t, "--config", cfg, "--audit", "off")
+	url := startProxyHTTP(t, "--config", cfg, "--audit", "off", "--unisolated")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs := connectHTTP(t, ctx, url)
@@ -520,7 +522,7 @@ func TestTelemetryDocs(t *testing.T) {
 	os.WriteFile(pol, []byte("deny: [\"up__list_directory\"]\n"), 0o644)
 	// The upstream inherits the gateway's variables: it must not take the
 	// same Prometheus port (the doc says so).
-	yaml := fmt.Sprintf("servers:\n  - name: up\n    command: %q\n    args: [serve, --root, %q, --audit, \"off\"]\n    env:\n      OTEL_METRICS_EXPORTER: none\n", bin, root)
+	yaml := fmt.Sprintf("servers:\n  - name: up\n    command: %q\n    args: [serve, --root, %q, --audit, \"off\"]\n    env:\n      OTEL_METRICS_EXPORTER: none\n    isolation:\n      write: [%q]\n", bin, root, root)
 	os.WriteFile(cfg, []byte(yaml), 0o644)
 	url := startProxyHTTP(t, "--config", cfg, "--policy", pol, "--audit", "off")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -52,7 +52,7 @@ signs in in the console (Tools page).`,
 			return nil, err
 		}
 		cmd.PostRun = func(*cobra.Command, []string) { closeTokens() }
-		_, ups, err := loadGateway(configFile, func() (auth.TokenStore, error) { return tokens, nil })
+		_, ups, _, err := loadGateway(configFile, func() (auth.TokenStore, error) { return tokens, nil })
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}

@@ -33,9 +33,12 @@ func newProxyCmd(s *streams) *cobra.Command {
 	var (
 		policyFile, auditPath, addr, configFile, name string
 		allowRemote, noPrefix, stateless, deferTools  bool
+		unisolated                                    bool
 		maxRequest                                    int64
 		timeout                                       time.Duration
 		toolGlobs, levelFlags                         []string
+		box                                           isolationFile
+		passEnv                                       []string
 	)
 	cmd := &cobra.Command{
 		Use:   "proxy [--policy FILE] [--http ADDR] (-- CMD [ARG]... | --config FILE)",
@@ -78,6 +81,8 @@ credentials; docs/auth.md).`,
   claude mcp add gateway -- toolgate proxy --config ~/gateway.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var cfgs []mcpclient.Config
+			var isos []*isolationFile
+			boxFlags := len(box.Read)+len(box.Write)+len(box.Network)+len(passEnv) > 0
 			switch {
 			case configFile != "" && len(args) > 0:
 				return usageErr("give either --config FILE or an upstream command after --, not both")
@@ -85,13 +90,16 @@ credentials; docs/auth.md).`,
 				if cmd.Flags().Changed("name") || noPrefix || timeout != 0 || len(toolGlobs) > 0 || len(levelFlags) > 0 {
 					return usageErr("--name, --no-prefix, --timeout, --tool and --level describe the one upstream given after --; with --config, set them in the file")
 				}
+				if boxFlags {
+					return usageErr("--read, --write, --allow-domain and --env describe the one upstream given after --; with --config, write an isolation block per server (docs/isolation.md)")
+				}
 				closeTokens := func() {}
 				defer func() { closeTokens() }()
 				pol, err := loadPolicy(policyFile)
 				if err != nil {
 					return err
 				}
-				cfgs, _, err = loadGatewayFor(configFile, func() (auth.TokenStore, error) {
+				cfgs, _, isos, err = loadGatewayFor(configFile, func() (auth.TokenStore, error) {
 					t, c, err := tokenStore(policyFile)
 					closeTokens = c
 					return t, err
@@ -108,6 +116,11 @@ credentials; docs/auth.md).`,
 					return err
 				}
 				cfgs = []mcpclient.Config{{Name: name, Command: args[0], Args: args[1:], NoPrefix: noPrefix, Timeout: timeout, Tools: toolGlobs, Levels: levels}}
+				iso := box
+				if unisolated && !boxFlags {
+					iso.Mode = "off"
+				}
+				isos = []*isolationFile{&iso}
 			default:
 				return usageErr("name an upstream: toolgate proxy -- CMD [ARG]... (stdio), or --config FILE for several")
 			}
@@ -126,7 +139,11 @@ credentials; docs/auth.md).`,
 			if stateless && addr == "" {
 				return usageErr("--stateless is for --http: stdio is one session")
 			}
-			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, stateless: stateless, maxRequest: maxRequest, deferTools: deferTools, log: logger})
+			wd, _ := os.Getwd()
+			if configFile != "" {
+				wd = filepath.Dir(configFile)
+			}
+			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, isos: isos, boxDir: wd, unisolated: unisolated, passEnv: passEnv, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, stateless: stateless, maxRequest: maxRequest, deferTools: deferTools, log: logger})
 		},
 	}
 	f := cmd.Flags()
@@ -143,12 +160,21 @@ credentials; docs/auth.md).`,
 	f.StringArrayVar(&toolGlobs, "tool", nil, "keep only upstream tools matching this glob (repeatable)")
 	f.StringArrayVar(&levelFlags, "level", nil, "GLOB=LEVEL: set the level (0-3) of upstream tools matching GLOB (repeatable)")
 	f.BoolVar(&deferTools, "defer-tools", false, "list only tool_search at first; tool_search(query) loads the matching upstream tools (tools/list_changed) and learns from the calls that follow (docs/selection.md)")
+	f.StringArrayVar(&box.Read, "read", nil, "a host path the boxed upstream may read (repeatable; docs/isolation.md)")
+	f.Var(writeFlag{&box.Write}, "write", "a host path the boxed upstream may change (repeatable); its auto-run files (.git, .vscode, .mcp.json, …) stay read-only")
+	f.StringArrayVar(&box.Network, "allow-domain", nil, "a domain the boxed upstream may reach over HTTP(S) through the egress proxy (repeatable; \"*.example.com\" for its subdomains)")
+	f.StringArrayVar(&passEnv, "env", nil, "NAME: pass the gateway's variable NAME to the boxed upstream (repeatable; it gets no other but PATH, LANG, TZ, HOME and TMPDIR)")
+	f.BoolVar(&unisolated, "unisolated", false, "allow an upstream outside the box: alone, the upstream after -- runs as a plain child with the gateway's authority; with --config, it allows isolation.mode: off")
 	return cmd
 }
 
 // proxySetup is what runProxy needs.
 type proxySetup struct {
 	cfgs          []mcpclient.Config
+	isos          []*isolationFile // beside cfgs: the isolation block of each (nil: the defaults)
+	boxDir        string           // relative grant paths are taken against it
+	unisolated    bool
+	passEnv       []string
 	policy, audit string
 	addr          string
 	allowRemote   bool
@@ -205,6 +231,11 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	if err != nil {
 		return err
 	}
+	closeBoxes, boxGrants, err := boxUpstreams(p, pol.Trust.Pins, opts.Auditor)
+	if err != nil {
+		return err
+	}
+	defer closeBoxes()
 	// The upstream's own timeout should fire first, with the clearer message.
 	for _, c := range p.cfgs {
 		t := c.Timeout
@@ -218,6 +249,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	if err != nil {
 		return err
 	}
+	vetter.boxes = boxGrants
 	ui.trust = pinTrust(pol, opts.Auditor)
 	wrap, err := trustWrap(pol.Trust, p.log)
 	if err != nil {
@@ -365,42 +397,44 @@ type proxyServer struct {
 	Tools     proxyTools        `yaml:"tools"`
 	Resources *bool             `yaml:"resources"`
 	Prompts   *bool             `yaml:"prompts"`
+	Isolation *isolationFile    `yaml:"isolation"`
 }
 
 // loadProxyConfig reads a gateway configuration: unknown fields are
 // errors; ${VAR} in env and header values is taken from the environment;
 // a relative cwd is taken against the file's folder. The grants of oauth
 // blocks are kept sealed in the state folder.
-func loadProxyConfig(file string) ([]mcpclient.Config, error) {
-	cfgs, _, err := loadGateway(file, fileTokens)
-	return cfgs, err
+func loadProxyConfig(file string) ([]mcpclient.Config, []*isolationFile, error) {
+	cfgs, _, isos, err := loadGateway(file, fileTokens)
+	return cfgs, isos, err
 }
 
 // loadGateway reads a gateway configuration, and makes the token keeper
 // of each server with an oauth block, its grants in the store tokens
 // opens (called once, when a block needs it).
-func loadGateway(file string, tokens func() (auth.TokenStore, error)) ([]mcpclient.Config, []*auth.Upstream, error) {
+func loadGateway(file string, tokens func() (auth.TokenStore, error)) ([]mcpclient.Config, []*auth.Upstream, []*isolationFile, error) {
 	return loadGatewayFor(file, tokens, nil)
 }
 
 // loadGatewayFor is loadGateway whose upstream calls carry the grant of
 // the principal principalOf finds in their context (nil: the local
 // principal's, for a stdio gateway).
-func loadGatewayFor(file string, tokens func() (auth.TokenStore, error), principalOf func(context.Context) string) ([]mcpclient.Config, []*auth.Upstream, error) {
+func loadGatewayFor(file string, tokens func() (auth.TokenStore, error), principalOf func(context.Context) string) ([]mcpclient.Config, []*auth.Upstream, []*isolationFile, error) {
 	var store auth.TokenStore
 	var ups []*auth.Upstream
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--config: %w", err)
+		return nil, nil, nil, fmt.Errorf("--config: %w", err)
 	}
 	var pf proxyFile
 	if err := yaml.NewDecoder(bytes.NewReader(data), yaml.Strict(), yaml.DisallowUnknownField()).Decode(&pf); err != nil {
-		return nil, nil, fmt.Errorf("--config %s: %s", file, yaml.FormatError(err, false, true))
+		return nil, nil, nil, fmt.Errorf("--config %s: %s", file, yaml.FormatError(err, false, true))
 	}
 	if len(pf.Servers) == 0 {
-		return nil, nil, fmt.Errorf("--config %s: no servers: list at least one under servers:", file)
+		return nil, nil, nil, fmt.Errorf("--config %s: no servers: list at least one under servers:", file)
 	}
 	var out []mcpclient.Config
+	var isos []*isolationFile
 	for i, sv := range pf.Servers {
 		where := fmt.Sprintf("--config %s: servers[%d]", file, i)
 		if sv.Name != "" {
@@ -432,16 +466,16 @@ func loadGatewayFor(file string, tokens func() (auth.TokenStore, error), princip
 		}
 		if oa := sv.OAuth; oa != nil {
 			if sv.URL == "" {
-				return nil, nil, fmt.Errorf("%s: oauth needs a url (OAuth is for HTTP upstreams)", where)
+				return nil, nil, nil, fmt.Errorf("%s: oauth needs a url (OAuth is for HTTP upstreams)", where)
 			}
 			for k := range c.Headers {
 				if strings.EqualFold(k, "Authorization") {
-					return nil, nil, fmt.Errorf("%s: give oauth or an Authorization header, not both", where)
+					return nil, nil, nil, fmt.Errorf("%s: give oauth or an Authorization header, not both", where)
 				}
 			}
 			if store == nil {
 				if store, err = tokens(); err != nil {
-					return nil, nil, fmt.Errorf("%s: oauth: %v", where, err)
+					return nil, nil, nil, fmt.Errorf("%s: oauth: %v", where, err)
 				}
 			}
 			up, err := auth.NewUpstream(auth.UpstreamOptions{
@@ -449,7 +483,7 @@ func loadGatewayFor(file string, tokens func() (auth.TokenStore, error), princip
 				SignIn: "toolgate auth login " + sv.Name + " --config " + file, ClientName: "toolgate",
 			})
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %v", where, err)
+				return nil, nil, nil, fmt.Errorf("%s: %v", where, err)
 			}
 			c.HTTPClient = &http.Client{Transport: up.Transport(nil, principalOf)}
 			ups = append(ups, up)
@@ -457,16 +491,20 @@ func loadGatewayFor(file string, tokens func() (auth.TokenStore, error), princip
 		if sv.Timeout != "" {
 			d, err := time.ParseDuration(sv.Timeout)
 			if err != nil || d <= 0 {
-				return nil, nil, fmt.Errorf("%s: timeout %q: want a duration such as 30s or 2m", where, sv.Timeout)
+				return nil, nil, nil, fmt.Errorf("%s: timeout %q: want a duration such as 30s or 2m", where, sv.Timeout)
 			}
 			c.Timeout = d
 		}
 		if err := sv.Tools.shape(&c, sv.Levels, where); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		if sv.Isolation != nil && sv.URL != "" {
+			return nil, nil, nil, fmt.Errorf("%s: isolation is for stdio servers (command:); a remote server's host is its box", where)
 		}
 		out = append(out, c)
+		isos = append(isos, sv.Isolation)
 	}
-	return out, ups, nil
+	return out, ups, isos, nil
 }
 
 // callPrincipal is whose grant an upstream call carries: over --http with

@@ -7,7 +7,7 @@ import (
 
 // The documented example configuration is valid.
 func TestProxyExampleConfig(t *testing.T) {
-	cfg, err := loadProxyConfig(filepath.Join("..", "..", "docs", "proxy.example.yaml"))
+	cfg, _, err := loadProxyConfig(filepath.Join("..", "..", "docs", "proxy.example.yaml"))
 	if err != nil {
 		t.Fatalf("docs/proxy.example.yaml: %v", err)
 	}

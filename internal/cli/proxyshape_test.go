@@ -34,7 +34,7 @@ func TestProxyConfigShaping(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "gw.yaml")
 			os.WriteFile(file, []byte("servers:\n  - name: fs\n    command: x\n    "+tc.server+"\n"), 0o644)
-			cfgs, err := loadProxyConfig(file)
+			cfgs, _, err := loadProxyConfig(file)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one naming %q", err, tc.err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 
 func newScanCmd(s *streams) *cobra.Command {
 	var configFile string
+	var unisolated bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "scan FILE | --config FILE",
@@ -71,7 +73,7 @@ be read (or an upstream cannot be reached), 2 for a usage error.`,
 			case configFile != "" && len(args) > 0:
 				return usageErr("give FILE or --config FILE, not both")
 			case configFile != "":
-				reps, err = scanUpstreams(cmd.Context(), configFile, timeout)
+				reps, err = scanUpstreams(cmd.Context(), configFile, timeout, unisolated)
 			case len(args) == 1:
 				reps, err = scanFile(s.in, args[0])
 			default:
@@ -91,6 +93,7 @@ be read (or an upstream cannot be reached), 2 for a usage error.`,
 		},
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "a gateway configuration (as toolgate proxy --config): scan its upstreams' tools")
+	cmd.Flags().BoolVar(&unisolated, "unisolated", false, "with --config: allow isolation.mode: off (the upstreams are started in their box otherwise, as toolgate proxy starts them)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "with --config: bound on reaching and listing all upstreams")
 	return cmd
 }
@@ -156,11 +159,16 @@ func parseToolDefs(data []byte) ([]trust.ToolDef, error) {
 // scanUpstreams connects to the upstreams of a gateway configuration, lists
 // their tools as they send them, and scans each with all upstreams' tools
 // and names as context.
-func scanUpstreams(ctx context.Context, file string, timeout time.Duration) ([]trust.Report, error) {
-	cfgs, err := loadProxyConfig(file)
+func scanUpstreams(ctx context.Context, file string, timeout time.Duration, unisolated bool) ([]trust.Report, error) {
+	cfgs, isos, err := loadProxyConfig(file)
 	if err != nil {
 		return nil, err
 	}
+	closeBoxes, _, err := boxUpstreams(proxySetup{cfgs: cfgs, isos: isos, boxDir: filepath.Dir(file), unisolated: unisolated}, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBoxes()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var ups []trust.Upstream

@@ -184,7 +184,35 @@ gave it (--by, default the user name) and is written to the audit log.`,
 	approve.Flags().StringVar(&by, "by", "", "who approves (default: the user name)")
 	approve.Flags().StringVar(&auditPath, "audit", defaultAuditPath(), "audit log file; \"off\" disables it")
 
-	cmd.AddCommand(list, diff, approve)
+	var suggestAudit string
+	suggest := &cobra.Command{
+		Use:   "suggest UPSTREAM",
+		Short: "Print the isolation grants that would have allowed what the upstream's box refused (YAML to paste; never applied)",
+		Long: `Suggest reads the audit log for the refusals of UPSTREAM's box (records of the
+pseudo-tool isolation:UPSTREAM) and prints, as YAML to paste into its
+isolation block, the grants that would have allowed them: a domain for
+network:, an exact host:port for private:. What no grant can allow (a
+loopback, link-local or metadata address, an IP address) is listed as a
+comment. Nothing is changed: read it, and paste what you mean to give.`,
+		Example: `  toolgate trust suggest fs --audit ~/.local/state/toolgate/audit.jsonl`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := os.Open(auditLogPath(suggestAudit))
+			if err != nil {
+				return &exitError{exitTool, fmt.Errorf("reading the audit log: %w", err)}
+			}
+			defer f.Close()
+			recs, err := audit.Select(f, audit.Query{Tool: "isolation:" + args[0], Decision: audit.DecisionDeny})
+			if err != nil {
+				return &exitError{exitTool, err}
+			}
+			fmt.Fprint(s.out, suggestGrants(args[0], recs))
+			return nil
+		},
+	}
+	suggest.Flags().StringVar(&suggestAudit, "audit", defaultAuditPath(), "the gateway's audit log")
+
+	cmd.AddCommand(list, diff, approve, suggest)
 	return cmd
 }
 
@@ -345,6 +373,8 @@ type pinVetter struct {
 	auditor engine.Auditor // nil: no audit log
 	log     *slog.Logger
 
+	boxes map[string]*trust.Box // the grants of each stdio upstream: part of its identity
+
 	mu   sync.Mutex
 	held map[[2]string]bool // upstream, tool: quarantined at the last Vet
 }
@@ -383,6 +413,7 @@ func (v *pinVetter) Vet(ctx context.Context, ls []mcpclient.Listing) (map[string
 		name := l.Upstream.Name
 		out[name] = map[string]mcpclient.Verdict{}
 		id, err := trust.Identify(l.Upstream.Command, l.Upstream.Args, l.Upstream.Dir, l.Upstream.URL)
+		id.Box = v.boxes[name]
 		if err != nil {
 			v.log.Error("the upstream's executable cannot be checked: its tools are hidden", "upstream", name, "err", err)
 			for _, t := range l.Tools {

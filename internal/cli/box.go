@@ -1,0 +1,507 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/sandbox/egress"
+	"github.com/toolgate/toolgate/trust"
+)
+
+// A box runs one stdio upstream in the command sandbox (package sandbox,
+// Native.Start), as its isolation says: docs/isolation.md.
+type box struct {
+	iso     *isolation
+	homes   []string // the machine's home folders: never shown
+	native  *sandbox.Native
+	proxy   *egress.Proxy  // nil: no network at all
+	auditor engine.Auditor // nil: no audit log
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	running *boxed // the process of the current session
+	refused int    // refusals in the current session
+}
+
+// newBox makes the box of iso's upstream; native starts its processes.
+func newBox(iso *isolation, native *sandbox.Native, homes []string, auditor engine.Auditor, log *slog.Logger) (*box, error) {
+	b := &box{iso: iso, native: native, homes: homes, auditor: auditor, log: log}
+	if len(iso.network)+len(iso.private) > 0 {
+		pol, err := iso.egressPolicy(b.decided)
+		if err != nil {
+			return nil, err
+		}
+		if b.proxy, err = egress.NewProxy(egress.ProxyConfig{Policy: pol}); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// Close ends the connections its egress proxy still serves.
+func (b *box) Close() error {
+	if b.proxy != nil {
+		return b.proxy.Close()
+	}
+	return nil
+}
+
+// boxLimits are the box's limits: no wall-clock time (the server lives as
+// long as its session), CPU time per process that a long-lived server
+// does not reach, the memory and processes of the isolation block.
+func (iso *isolation) limits() sandbox.Limits {
+	return sandbox.Limits{Wall: 24 * time.Hour, CPU: 10000 * time.Hour, Memory: iso.memory, Processes: iso.processes, OpenFiles: 4096}
+}
+
+// launch is the upstream's mcpclient.Launcher.
+func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser, error) {
+	spec, cleanup, err := b.spec(c)
+	if err != nil {
+		return nil, err
+	}
+	// The process lives until the session closes it (or the gateway
+	// exits: the sandbox kills it with the thread that started it), not
+	// as long as the connect call's context.
+	p, err := b.native.Start(context.Background(), spec, c.Stderr)
+	if err != nil {
+		cleanup()
+		if errors.Is(err, sandbox.ErrUnavailable) {
+			return nil, fmt.Errorf("the box of upstream %s cannot be built here: %w (toolgate never starts a strict upstream unconfined; see docs/isolation.md)", c.Name, err)
+		}
+		return nil, fmt.Errorf("starting upstream %s in its box: %w", c.Name, err)
+	}
+	bx := &boxed{p: p, cleanup: cleanup}
+	b.mu.Lock()
+	b.running, b.refused = bx, 0
+	b.mu.Unlock()
+	return bx, nil
+}
+
+// decided records a refusal of the upstream's egress proxy: an audit
+// record isolation:UPSTREAM, outcome denied, with the host and the rule;
+// after kill_after of them in one session the upstream is stopped (the
+// next call starts it again, counting from zero).
+func (b *box) decided(d egress.Decision) {
+	if d.Allowed || d.Reason == egress.DialFailed || d.Reason == egress.DNSFailed || d.Reason == egress.LimitExceeded {
+		return
+	}
+	b.refusal(boxRefusal{Target: net.JoinHostPort(d.Host, strconv.Itoa(d.Port)), Reason: string(d.Reason)}, "network: "+string(d.Reason)+": "+d.Detail)
+}
+
+// boxRefusal is the arguments of an isolation:UPSTREAM audit record: what
+// was refused (a host:port) and why (the egress proxy's reason), from which
+// toolgate trust suggest works out a grant.
+type boxRefusal struct {
+	Target string `json:"target"`
+	Reason string `json:"reason"`
+}
+
+// refusal audits one refused access and stops the upstream after
+// kill_after of them.
+func (b *box) refusal(r boxRefusal, rule string) {
+	name := b.iso.upstream
+	if b.auditor != nil {
+		args, _ := json.Marshal(r)
+		rec := audit.Record{Tool: "isolation:" + name, Arguments: args, Decision: audit.DecisionDeny, Rule: rule, Mode: "isolation", Outcome: audit.OutcomeDenied}
+		if err := b.auditor.Append(context.Background(), rec); err != nil && b.log != nil {
+			b.log.Error("audit log write failed", "err", err)
+		}
+	}
+	b.mu.Lock()
+	b.refused++
+	stop := b.refused == b.iso.killAfter
+	running := b.running
+	b.mu.Unlock()
+	if stop && running != nil {
+		if b.log != nil {
+			b.log.Warn("upstream stopped: too many refused accesses in one session", "upstream", name, "refusals", b.iso.killAfter)
+		}
+		running.p.Kill()
+	}
+}
+
+// spec is the sandbox spec of the upstream's command, and what to remove
+// once it is gone.
+func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
+	iso := b.iso
+	// Paths in the command line are given with their folders' links
+	// resolved: the box shows the real folders only.
+	argv := append([]string{c.Command}, c.Args...)
+	for i, a := range argv {
+		if i == 0 && !strings.Contains(a, "/") {
+			continue
+		}
+		if !filepath.IsAbs(a) {
+			if c.Dir == "" {
+				continue
+			}
+			a = filepath.Join(c.Dir, a)
+		}
+		if _, err := os.Lstat(a); err != nil {
+			continue
+		}
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(a)); err == nil {
+			argv[i] = filepath.Join(dir, filepath.Base(a))
+		}
+	}
+	spec := sandbox.Spec{Argv: argv, Limits: iso.limits(), PrivateHome: true}
+	cleanup := func() {}
+	// The working folder: c.Dir inside a write grant (checked at load), else
+	// an empty folder of the upstream's own.
+	if c.Dir != "" {
+		dir, _ := filepath.EvalSymlinks(c.Dir)
+		for _, w := range iso.write {
+			if within(dir, w) {
+				if fi, err := os.Stat(w); err == nil && fi.IsDir() {
+					spec.Root, spec.Dir = w, dir
+					break
+				}
+			}
+		}
+	}
+	if spec.Root == "" {
+		tmp, err := os.MkdirTemp("", "toolgate-box-")
+		if err != nil {
+			return spec, cleanup, err
+		}
+		spec.Root = tmp
+		cleanup = func() { os.RemoveAll(tmp) }
+	}
+	for _, w := range iso.write {
+		if w != spec.Root {
+			spec.Writable = append(spec.Writable, w)
+		}
+		if !iso.config[w] {
+			spec.ReadOnly = append(spec.ReadOnly, autoRunEntries(w)...)
+		}
+	}
+	spec.ReadOnly = append(spec.ReadOnly, iso.read...)
+	spec.ReadOnly = append(spec.ReadOnly, programPaths(c, b.homes, spec.ReadOnly, spec.Writable)...)
+	spec.Env = boxEnv(c.Env, iso.pass)
+	if b.proxy != nil {
+		spec.Network = sandbox.Network{Dial: b.proxy.Dial}
+	}
+	return spec, cleanup, nil
+}
+
+// autoRunEntries returns the protected configuration entries
+// (policy.ConfigPaths: .git, .vscode, .mcp.json, …) that exist at the top
+// of the write grant w: they are mounted read-only over it. An entry that
+// is a link is left out (its target is what a mount would bring in).
+func autoRunEntries(w string) []string {
+	var out []string
+	for _, c := range policy.ConfigPaths() {
+		p := filepath.Join(w, filepath.FromSlash(c.Name))
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil && real == p && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// visibleSystem are the host folders the sandbox shows read-only anyway.
+var visibleSystem = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// programPaths returns the folders to show read-only so that the server
+// starts: those of its executable (as named and resolved) and of each
+// argument that names an existing file (its script), a folder inside
+// node_modules widened to the folder holding node_modules (the package's
+// dependencies). A folder already visible, or one the grants' rules would
+// refuse (a home folder, a credential path), is left out.
+func programPaths(c *mcpclient.Config, homes []string, have ...[]string) []string {
+	var files []string
+	if p, err := lookCommand(c.Command); err == nil {
+		files = append(files, p)
+		if abs, err := lookAbs(c.Command); err == nil && abs != p {
+			files = append(files, abs)
+		}
+	}
+	for _, a := range c.Args {
+		if !filepath.IsAbs(a) {
+			if c.Dir == "" {
+				continue
+			}
+			a = filepath.Join(c.Dir, a)
+		}
+		if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() {
+			files = append(files, filepath.Clean(a))
+			if real, err := filepath.EvalSymlinks(a); err == nil && real != a {
+				files = append(files, real)
+			}
+		}
+	}
+	var out []string
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		if i := strings.Index(dir+"/", "/node_modules/"); i >= 0 {
+			dir = dir[:i]
+		}
+		if dir == "/" || dir == "" || slices.ContainsFunc(visibleSystem, func(s string) bool { return within(dir, s) }) {
+			continue
+		}
+		if slices.ContainsFunc(slices.Concat(append(have, out)...), func(h string) bool { return within(dir, h) }) {
+			continue
+		}
+		if !safeToShow(dir, homes) {
+			continue
+		}
+		out = append(out, dir)
+	}
+	return out
+}
+
+// safeToShow reports whether a folder may be shown read-only: not a home
+// folder itself, not a credential path and not holding one.
+func safeToShow(dir string, homes []string) bool {
+	for _, h := range homes {
+		if within(h, dir) {
+			return false
+		}
+		for _, cp := range policy.CredentialPaths() {
+			cred := filepath.Join(h, filepath.FromSlash(cp.Name))
+			if within(dir, cred) || within(cred, dir) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// lookAbs finds a command on PATH without resolving links.
+func lookAbs(command string) (string, error) {
+	if strings.Contains(command, "/") {
+		return filepath.Abs(command)
+	}
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		p := filepath.Join(d, command)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return filepath.Abs(p)
+		}
+	}
+	return "", os.ErrNotExist
+}
+
+// boxEnv is the server's whole environment: its declared variables, the
+// gateway's variables named by --env, and PATH, LANG and TZ from the
+// gateway (HOME and TMPDIR are the box's own, set by the sandbox).
+func boxEnv(declared map[string]string, pass []string) []string {
+	var env []string
+	seen := map[string]bool{}
+	add := func(k, v string) {
+		if !seen[k] {
+			seen[k] = true
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(declared))
+	for k := range declared {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		add(k, declared[k])
+	}
+	for _, k := range pass {
+		if v, ok := os.LookupEnv(k); ok {
+			add(k, v)
+		}
+	}
+	for _, k := range []string{"PATH", "LANG", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			add(k, v)
+		}
+	}
+	return env
+}
+
+// boxed is a running boxed upstream: its streams, and Close that stops it.
+type boxed struct {
+	p       *sandbox.Process
+	cleanup func()
+	once    sync.Once
+}
+
+func (b *boxed) Read(p []byte) (int, error)  { return b.p.Stdout.Read(p) }
+func (b *boxed) Write(p []byte) (int, error) { return b.p.Stdin.Write(p) }
+
+// Close closes the server's input, gives it two seconds to end, then kills
+// everything in its box, and waits.
+func (b *boxed) Close() error {
+	b.once.Do(func() {
+		b.p.Stdin.Close()
+		select {
+		case <-b.p.Done():
+		case <-time.After(2 * time.Second):
+			b.p.Kill()
+		}
+		b.p.Wait()
+		b.p.Stdout.Close()
+		b.cleanup()
+	})
+	return nil
+}
+
+// boxUpstreams checks the isolation of each stdio upstream of p and gives
+// the strict ones their box (Config.Launch); a refused setting is a usage
+// error. pins is the pin file (toolgate's own files may not be granted).
+// It returns a function that closes the boxes, and the grants of each
+// stdio upstream as the pin file records them.
+func boxUpstreams(p proxySetup, pins string, auditor engine.Auditor) (func(), map[string]*trust.Box, error) {
+	own := []string{stateDir(), pins}
+	for _, f := range []string{p.policy, p.audit} {
+		if f != "" && f != "off" {
+			own = append(own, f)
+		}
+	}
+	for i, f := range own {
+		if f != "" {
+			if abs, err := filepath.Abs(f); err == nil {
+				own[i] = abs
+				if real, err := filepath.EvalSymlinks(abs); err == nil {
+					own = append(own, real)
+				}
+			}
+		}
+	}
+	rules := boxRules{homes: machineHomes(), own: own}
+	native := &sandbox.Native{Executable: sandboxHelper()}
+	var boxes []*box
+	grants := map[string]*trust.Box{}
+	closeAll := func() {
+		for _, b := range boxes {
+			b.Close()
+		}
+		native.Close()
+	}
+	for i := range p.cfgs {
+		c := &p.cfgs[i]
+		if c.Command == "" {
+			continue
+		}
+		var f *isolationFile
+		if i < len(p.isos) {
+			f = p.isos[i]
+		}
+		iso, err := checkIsolation(c.Name, c.Command, f, p.boxDir, p.unisolated, rules)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		iso.pass = p.passEnv
+		grants[c.Name] = iso.grants(c)
+		if iso.off {
+			continue
+		}
+		if c.Dir != "" {
+			dir, err := filepath.EvalSymlinks(c.Dir)
+			if err != nil || !slices.ContainsFunc(iso.write, func(w string) bool { return within(dir, w) }) {
+				closeAll()
+				return nil, nil, isolationError(c.Name, "write", c.Dir, "the server's cwd must lie in one of its write grants (or leave cwd out: it then starts in an empty folder of its own)")
+			}
+		}
+		b, err := newBox(iso, native, rules.homes, auditor, p.log)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		boxes = append(boxes, b)
+		c.Launch = b.launch
+	}
+	return closeAll, grants, nil
+}
+
+// grants is the box as the pin file records it (trust.Box).
+func (iso *isolation) grants(c *mcpclient.Config) *trust.Box {
+	if iso.off {
+		return &trust.Box{Off: true}
+	}
+	b := &trust.Box{Read: iso.read, Write: iso.write, Network: iso.network, Private: iso.private, Memory: iso.memory, Processes: iso.processes}
+	for w := range iso.config {
+		b.Config = append(b.Config, w)
+	}
+	slices.Sort(b.Config)
+	for k := range c.Env {
+		b.Env = append(b.Env, k)
+	}
+	b.Env = append(b.Env, iso.pass...)
+	slices.Sort(b.Env)
+	return b
+}
+
+// suggestGrants turns the refusals recorded for an upstream's box into
+// the isolation grants that would have allowed them, as YAML.
+func suggestGrants(upstream string, recs []audit.Record) string {
+	var network, private, never []string
+	add := func(list *[]string, v string) {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+	for _, rec := range recs {
+		var r boxRefusal
+		if json.Unmarshal(rec.Arguments, &r) != nil || r.Target == "" {
+			continue
+		}
+		host, port, err := net.SplitHostPort(r.Target)
+		if err != nil {
+			continue
+		}
+		switch egress.Reason(r.Reason) {
+		case egress.NotListed, egress.PortNotAllowed:
+			if port == "80" || port == "443" {
+				add(&network, host)
+			} else {
+				add(&network, r.Target)
+			}
+		case egress.PrivateAddress:
+			if strings.Contains(rec.Rule, "a private address") || strings.Contains(rec.Rule, "carrier-grade NAT") {
+				add(&private, r.Target)
+			} else {
+				add(&never, r.Target+": "+rec.Rule)
+			}
+		default:
+			add(&never, r.Target+": "+rec.Rule)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# toolgate trust suggest %s: %d refusal(s) in the audit log. Paste what you mean to grant\n# into the isolation block of %s; nothing was changed.\n", upstream, len(recs), upstream)
+	if len(network)+len(private) > 0 {
+		b.WriteString("isolation:\n")
+	}
+	for _, l := range []struct {
+		field string
+		list  []string
+	}{{"network", network}, {"private", private}} {
+		if len(l.list) > 0 {
+			fmt.Fprintf(&b, "  %s:\n", l.field)
+			for _, v := range l.list {
+				fmt.Fprintf(&b, "    - %q\n", v)
+			}
+		}
+	}
+	for _, n := range never {
+		fmt.Fprintf(&b, "# no grant allows %s\n", n)
+	}
+	return b.String()
+}
