@@ -164,6 +164,7 @@ func TestScanConfig(t *testing.T) {
   - name: fs
     command: ` + bin + `
     args: ["serve", "--root", "` + ws + `"]
+    isolation: {write: ["` + ws + `"]}
   - name: evil
     command: ` + server + `
     args: ["` + filepath.Join(dir, "evil.json") + `"]

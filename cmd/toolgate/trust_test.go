@@ -764,13 +764,15 @@ func TestTrustCleanUpstreamsPassUntouched(t *testing.T) {
   - name: tg
     command: %q
     args: [serve, --root, %q, --audit, "off"]
+    isolation: {write: [%q]}
   - name: everything
     command: %q
     args: [%q]
   - name: fs
     command: %q
     args: [%q, %q]
-`, bin, ws, node, everything, node, filesystem, ws)
+    isolation: {write: [%q]}
+`, bin, ws, ws, node, everything, node, filesystem, ws, ws)
 	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}

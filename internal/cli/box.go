@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -192,9 +193,17 @@ func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
 			spec.ReadOnly = append(spec.ReadOnly, autoRunEntries(w)...)
 		}
 	}
+	if iso.cache != "" {
+		spec.Writable = append(spec.Writable, iso.cache)
+	}
 	spec.ReadOnly = append(spec.ReadOnly, iso.read...)
 	spec.ReadOnly = append(spec.ReadOnly, programPaths(c, b.homes, spec.ReadOnly, spec.Writable)...)
 	spec.Env = boxEnv(c.Env, iso.pass)
+	for _, k := range slices.Sorted(maps.Keys(iso.cacheEnv)) {
+		if _, set := c.Env[k]; !set {
+			spec.Env = append(spec.Env, k+"="+iso.cacheEnv[k])
+		}
+	}
 	if b.proxy != nil {
 		spec.Network = sandbox.Network{Dial: b.proxy.Dial}
 	}
@@ -409,6 +418,19 @@ func boxUpstreams(p proxySetup, pins string, auditor engine.Auditor) (func(), ma
 			return nil, nil, err
 		}
 		iso.pass = p.passEnv
+		if l := launcherOf(c.Command); l != nil && !iso.off {
+			// npx and the like: their registry (as their own configuration
+			// names it) as an exact private: host:port, a cache of their own.
+			hostport, cache, env, err := launcherGrants(l, c.Name)
+			if err != nil {
+				closeAll()
+				return nil, nil, usageErr("upstream %s: the registry of %s: %v (run %s config get registry)", c.Name, l.name, err, l.name)
+			}
+			if hostport != "" && !slices.Contains(iso.private, hostport) {
+				iso.private = append(iso.private, hostport)
+			}
+			iso.cache, iso.cacheEnv = cache, env
+		}
 		grants[c.Name] = iso.grants(c)
 		if iso.off {
 			continue

@@ -63,12 +63,14 @@ type limitsFile struct {
 type isolation struct {
 	upstream  string
 	off       bool
-	read      []string        // resolved host paths, read-only
-	write     []string        // resolved host paths, writable
-	config    map[string]bool // write grants whose auto-run files are writable too
-	network   []string        // domains, through the egress proxy
-	private   []string        // exact host:port that may resolve to a private address
-	pass      []string        // names of the gateway's variables passed through (--env)
+	read      []string          // resolved host paths, read-only
+	write     []string          // resolved host paths, writable
+	config    map[string]bool   // write grants whose auto-run files are writable too
+	network   []string          // domains, through the egress proxy
+	private   []string          // exact host:port that may resolve to a private address
+	pass      []string          // names of the gateway's variables passed through (--env)
+	cache     string            // a launcher's cache folder (writable), under toolgate's state folder
+	cacheEnv  map[string]string // the launcher's variables: its registry and cache
 	memory    int64
 	processes int
 	killAfter int

@@ -47,7 +47,8 @@ type PolicyConfig struct {
 	AllowAddrs []netip.Prefix
 	// Private lists exact "host:port" entries (a name, never an address or
 	// a wildcard) that may resolve to a private address (10/8, 172.16/12,
-	// 192.168/16, fc00::/7, 100.64/10): an internal registry or mirror.
+	// 192.168/16, fc00::/7, 100.64/10, or a reserved range such as the
+	// documentation ones): an internal registry or mirror.
 	// Each is allowed as if Allow named it; loopback, link-local and
 	// metadata addresses stay refused for it too.
 	Private []string
@@ -326,7 +327,7 @@ func (p *Policy) resolve(ctx context.Context, t target) ([]netip.Addr, *Error) {
 	}
 	for i, a := range addrs {
 		seen, class := classify(a, p.allowAddrs)
-		if class == classPrivate || class == classSharedCGNAT {
+		if class == classPrivate || class == classSharedCGNAT || class == classReserved {
 			if p.private[net.JoinHostPort(t.host.name, strconv.Itoa(t.port))] {
 				class = classPublic // an exact private entry
 			}

@@ -398,11 +398,12 @@ func TestPrivateEntries(t *testing.T) {
 	dns := egresstest.NewDNSServer(t)
 	dns.Set("registry.corp.test", "10.1.2.3")
 	dns.Set("other.corp.test", "10.1.2.3")
+	dns.Set("mirror.corp.test", "203.0.113.80")
 	dns.Set("loopy.corp.test", "127.0.0.1")
 	dns.Set("meta.corp.test", "169.254.169.254")
 	var dialled []string
 	p := mustPolicy(t, PolicyConfig{Resolver: dns.Resolver(), Allow: []string{"other.corp.test"},
-		Private: []string{"registry.corp.test:8443", "loopy.corp.test:443", "meta.corp.test:443"},
+		Private: []string{"registry.corp.test:8443", "mirror.corp.test:443", "loopy.corp.test:443", "meta.corp.test:443"},
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			dialled = append(dialled, addr)
 			return nil, errors.New("not dialled in this test")
@@ -413,6 +414,7 @@ func TestPrivateEntries(t *testing.T) {
 	}{
 		{"registry.corp.test:8443", DialFailed}, // allowed: the test's dialer refuses
 		{"registry.corp.test:443", PortNotAllowed},
+		{"mirror.corp.test:443", DialFailed}, // a reserved range: allowed too
 		{"other.corp.test:443", PrivateAddress},
 		{"loopy.corp.test:443", PrivateAddress},
 		{"meta.corp.test:443", MetadataAddress},
@@ -422,7 +424,7 @@ func TestPrivateEntries(t *testing.T) {
 			t.Errorf("dial %s = %v, want %s", tc.hostport, err, tc.want)
 		}
 	}
-	if !slices.Equal(dialled, []string{"10.1.2.3:8443"}) {
+	if !slices.Equal(dialled, []string{"10.1.2.3:8443", "203.0.113.80:443"}) {
 		t.Errorf("dialled %v", dialled)
 	}
 	for _, bad := range []string{"registry.corp.test", "*.corp.test:443", "10.1.2.3:443", "[fd00::1]:443"} {
