@@ -17,6 +17,12 @@
 // another toolgate build (an earlier commit's, or a wrapper that sets an
 // environment variable) is measured as a proxy of its own in the same run,
 // in turn with the others: an A/B side by side.
+//
+// The proxied upstream runs in its box (issue 26: --write DIR, nothing
+// else), and once more bare (--unisolated) in the same run: it prints the
+// start-up of each (from starting the gateway to its answer to
+// initialize) and the boxed/bare ratio of the p50s, against the goals of
+// the box: at most 30 ms more to start, the same cost per call (± 5 %).
 package main
 
 import (
@@ -50,6 +56,7 @@ type target struct {
 	cs   *mcp.ClientSession
 
 	seq, par   []time.Duration
+	startup    time.Duration    // starting the process until initialize is answered
 	cpu0, cpu1 [2]time.Duration // the process's and (through a proxy) its upstream's CPU time, before and after
 	upstream   int              // pid of the upstream behind a proxy, else 0
 }
@@ -79,15 +86,19 @@ func main() {
 	check(err)
 	audit := func(name string) string { return filepath.Join(*work, name+".jsonl") }
 	nodeCmd := []string{*node, *fsServer, *dir}
+	// The upstream in its box, with the folder it serves granted.
 	proxyWith := func(bin, name, auditName string, upstream []string) []string {
-		return append([]string{bin, "proxy", "--policy", *pol, "--audit", audit(auditName), "--name", name, "--"}, upstream...)
+		return append([]string{bin, "proxy", "--policy", *pol, "--audit", audit(auditName), "--name", name, "--write", *dir, "--"}, upstream...)
 	}
 	proxy := func(name, auditName string, upstream []string) []string {
 		return proxyWith(*toolgate, name, auditName, upstream)
 	}
 	fsArgs := map[string]any{"path": abs}
 	direct := &target{name: "node direct", tool: "read_text_file", args: fsArgs, cmd: command(nodeCmd)}
-	pairs := [][2]*target{{direct, {name: "node via proxy", tool: "fs__read_text_file", args: fsArgs, cmd: command(proxy("fs", "proxy-node", nodeCmd))}}}
+	boxed := &target{name: "node via proxy", tool: "fs__read_text_file", args: fsArgs, cmd: command(proxy("fs", "proxy-node", nodeCmd))}
+	bare := &target{name: "node via bare", tool: "fs__read_text_file", args: fsArgs,
+		cmd: command(append([]string{*toolgate, "proxy", "--policy", *pol, "--audit", audit("proxy-bare"), "--name", "fs", "--unisolated", "--"}, nodeCmd...))}
+	pairs := [][2]*target{{direct, boxed}, {direct, bare}}
 	for i, bin := range compare {
 		name := fmt.Sprintf("node via cmp%d", i+1)
 		fmt.Printf("%s: %s\n", name, bin)
@@ -100,7 +111,9 @@ func main() {
 		tgArgs := map[string]any{"path": *file}
 		pairs = append(pairs, [2]*target{
 			{name: "serve direct", tool: "read_file", args: tgArgs, cmd: command(serveCmd("serve"))},
-			{name: "serve via proxy", tool: "tg__read_file", args: tgArgs, cmd: command(proxy("tg", "proxy-serve", serveCmd("serve-upstream")))},
+			// Bare: toolgate serve as an upstream reads its policy and writes its audit log in -work.
+			{name: "serve via proxy", tool: "tg__read_file", args: tgArgs,
+				cmd: command(append([]string{*toolgate, "proxy", "--policy", *pol, "--audit", audit("proxy-serve"), "--name", "tg", "--unisolated", "--"}, serveCmd("serve-upstream")...))},
 		})
 	}
 	var all []*target
@@ -151,6 +164,12 @@ func main() {
 		fmt.Printf("%-16s %9s %9s %9s %9s %11s %14s\n", t.name, ms(pct(t.seq, 50)), ms(pct(t.seq, 99)), ms(pct(t.par, 50)), ms(pct(t.par, 99)), µs(t.cpuPerCall(0, 2**n)), up)
 	}
 	fmt.Println()
+	fmt.Printf("\nstart-up (the gateway started until initialize is answered): boxed %s, bare %s: %+.1f ms (goal <= 30 ms more): %s\n",
+		ms(boxed.startup), ms(bare.startup), float64(boxed.startup-bare.startup)/1e6, verdict(boxed.startup-bare.startup <= 30*time.Millisecond))
+	seqRatio := pct(boxed.seq, 50).Seconds() / pct(bare.seq, 50).Seconds()
+	parRatio := pct(boxed.par, 50).Seconds() / pct(bare.par, 50).Seconds()
+	fmt.Printf("per call, boxed p50 / bare p50: %.3fx sequential, %.3fx in flight (goal 0.95-1.05x): %s\n\n",
+		seqRatio, parRatio, verdict(max(seqRatio, parRatio) <= 1.05 && min(seqRatio, parRatio) >= 0.95))
 	for _, p := range pairs {
 		direct, via := p[0], p[1]
 		seq := pct(via.seq, 50).Seconds() / pct(direct.seq, 50).Seconds()
@@ -172,8 +191,10 @@ func command(argv []string) *exec.Cmd {
 
 func (t *target) connect(ctx context.Context) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "proxybench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	t0 := time.Now()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: t.cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	check(err)
+	t.startup = time.Since(t0)
 	t.cs = cs
 }
 

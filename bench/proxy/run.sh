@@ -15,6 +15,11 @@
 # only change to the defaults, as in bench/mcp: the loop guard allows
 # identical calls without bound (it still inspects every call).
 #
+# The proxied server runs in its box (--write on its folder, issue 26) and,
+# in the same run, bare (--unisolated): the start-up of each and the ratio of
+# their p50s are printed against the box's goals (<= 30 ms more to start,
+# +-5 % per call).
+#
 # With --serve, toolgate serve (same policy, its own audit log) is measured
 # as an upstream too.
 #
@@ -36,7 +41,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/dir" "$work/bin"
 printf 'limits:\n  loop:\n    max: 1000000\n' >"$work/policy.yaml"
 printf 'line %s of a small file read by the MCP benchmark\n' $(seq 20) >"$work/dir/small.txt"
-(cd "$repo" && go build -o "$work/bin/toolgate" ./cmd/toolgate && go build -o "$work/bin/proxybench" ./bench/proxy)
+(cd "$repo" && go build -o "$work/bin/toolgate" ./cmd/toolgate && go build -o "$work/bin/toolgate-sandbox" ./cmd/toolgate-sandbox && go build -o "$work/bin/proxybench" ./bench/proxy)
 
 "$work/bin/proxybench" -toolgate "$work/bin/toolgate" \
 	-node "$repo/.cache/node22/node_modules/node/bin/node" \
