@@ -112,7 +112,7 @@ func TestProxyResultChecks(t *testing.T) {
 			config := writeFile(t, filepath.Join(dir, "gateway.yaml"), "servers:\n"+
 				"  - name: ev\n    command: "+strconv.Quote(inject)+"\n"+
 				"  - name: fs\n    command: "+strconv.Quote(node)+"\n    args: ["+strconv.Quote(filesystem)+", "+strconv.Quote(ws)+"]\n"+
-					"    isolation: {write: ["+strconv.Quote(ws)+"]}\n"+
+				"    isolation: {write: ["+strconv.Quote(ws)+"]}\n"+
 				"  - name: everything\n    command: "+strconv.Quote(node)+"\n    args: ["+strconv.Quote(everything)+", stdio]\n")
 			trustBlock := ""
 			if mode == "block" {
