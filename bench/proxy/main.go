@@ -96,8 +96,9 @@ func main() {
 	fsArgs := map[string]any{"path": abs}
 	direct := &target{name: "node direct", tool: "read_text_file", args: fsArgs, cmd: command(nodeCmd)}
 	boxed := &target{name: "node via proxy", tool: "fs__read_text_file", args: fsArgs, cmd: command(proxy("fs", "proxy-node", nodeCmd))}
-	bare := &target{name: "node via bare", tool: "fs__read_text_file", args: fsArgs,
-		cmd: command(append([]string{*toolgate, "proxy", "--policy", *pol, "--audit", audit("proxy-bare"), "--name", "fs", "--unisolated", "--"}, nodeCmd...))}
+	// Another name: the pin file is shared, and fs unboxed would be fs widened (quarantined).
+	bare := &target{name: "node via bare", tool: "bare__read_text_file", args: fsArgs,
+		cmd: command(append([]string{*toolgate, "proxy", "--policy", *pol, "--audit", audit("proxy-bare"), "--name", "bare", "--unisolated", "--"}, nodeCmd...))}
 	pairs := [][2]*target{{direct, boxed}, {direct, bare}}
 	for i, bin := range compare {
 		name := fmt.Sprintf("node via cmp%d", i+1)
