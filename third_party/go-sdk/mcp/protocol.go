@@ -327,7 +327,24 @@ type CallToolResult struct {
 	// Its only use is in server sending middleware, where it can be accessed
 	// with getError.
 	err error
+	// PATCH(toolgate): decoded is a copy of the bytes UnmarshalJSON decoded
+	// the result from (DecodedJSON); relay the bytes a server answers with
+	// (RelayJSON). Neither is marshaled.
+	decoded, relay []byte
 }
+
+// DecodedJSON returns the bytes x was decoded from by UnmarshalJSON (a copy
+// that x keeps), or nil when x was not decoded. PATCH(toolgate).
+func (x *CallToolResult) DecodedJSON() []byte { return x.decoded }
+
+// RelayJSON makes a server answer a tools/call whose handler returned x with
+// data (a JSON object without _meta and resultType members, compacted on
+// the way), with what the session adds to a result (x's _meta and
+// resultType, in protocol 2026-07-28) written in front, instead of x
+// encoded: a gateway sends an upstream's result on as it came. The caller
+// answers for data saying what x's other fields say. MarshalJSON ignores
+// it. PATCH(toolgate).
+func (x *CallToolResult) RelayJSON(data []byte) { x.relay = data }
 
 // SetError sets the error for the tool result and sets IsError to true.
 // If Content has not already been populated, it is set to the error text.
@@ -403,6 +420,7 @@ func (x *CallToolResult) UnmarshalJSON(data []byte) error {
 	}
 	wire.res.resultType = wire.ResultType
 	*x = CallToolResult(wire.res)
+	x.decoded = append([]byte(nil), data...) // PATCH(toolgate): see DecodedJSON
 	return nil
 }
 

@@ -2049,11 +2049,43 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// more. On an error the result goes on as it is, so the error is the
 	// encoder's own.
 	if r, ok := res.(*CallToolResult); ok && r != nil {
+		if data := r.relayed(); data != nil { // see RelayJSON
+			return jsonrpc2.Compact(data), nil
+		}
 		if data, err := r.MarshalJSON(); err == nil {
 			return jsonrpc2.Compact(data), nil
 		}
 	}
 	return res, nil
+}
+
+// PATCH(toolgate): relayed is x's RelayJSON bytes with what the session
+// added to x (its _meta and resultType, in protocol 2026-07-28) written in
+// front, or nil when x has none or they do not start with an object.
+func (x *CallToolResult) relayed() []byte {
+	if x.relay == nil {
+		return nil
+	}
+	body := bytes.TrimLeft(x.relay, " \t\r\n")
+	if len(body) == 0 || body[0] != '{' {
+		return nil
+	}
+	head, err := json.Marshal(struct {
+		Meta       Meta       `json:"_meta,omitempty"`
+		ResultType resultType `json:"resultType,omitempty"`
+	}{x.Meta, x.resultType})
+	if err != nil {
+		return nil
+	}
+	if len(head) == 2 { // {}: nothing added
+		return x.relay
+	}
+	out := make([]byte, 0, len(head)+len(body))
+	out = append(out, head[:len(head)-1]...)
+	if rest := bytes.TrimLeft(body[1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, body[1:]...)
 }
 
 // annotateServerInfo sets [MetaKeyServerInfo] on the result's `_meta` unless

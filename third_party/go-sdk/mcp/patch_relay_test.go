@@ -1,0 +1,188 @@
+// Copyright 2026 The Go MCP SDK Authors. All rights reserved.
+// Use of this source code is governed by the license
+// that can be found in the LICENSE file.
+
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
+)
+
+// PATCH(toolgate): a decoded CallToolResult keeps the bytes it was decoded
+// from (DecodedJSON), and a server answers with a result's RelayJSON bytes.
+// These tests check that nothing else changed against v1.8.0.
+
+// unmarshalV180 is v1.8.0's CallToolResult.UnmarshalJSON, word for word.
+func unmarshalV180(x *CallToolResult, data []byte) error {
+	type res CallToolResult // avoid recursion
+	var wire struct {
+		res
+		Content    []*wireContent `json:"content"`
+		ResultType resultType     `json:"resultType"`
+	}
+	if err := internaljson.Unmarshal(data, &wire); err != nil {
+		return err
+	}
+	var err error
+	if wire.res.Content, err = contentsFromWire(wire.Content, nil); err != nil {
+		return err
+	}
+	wire.res.resultType = wire.ResultType
+	*x = CallToolResult(wire.res)
+	return nil
+}
+
+func relayInputs(t *testing.T) [][]byte {
+	var in [][]byte
+	for _, r := range patchResults() {
+		in = append(in, encodeV180(t, r))
+	}
+	return append(in,
+		[]byte(` { "content" : [ { "type" : "text" , "text" : "a\u0041\n" } ] , "isError" : false } `),
+		[]byte(`{"content":[{"type":"text","text":"x","annotations":{"priority":1}}],"unknown":[1,2],"_meta":{"k":"v"}}`),
+		[]byte(`{"content":[{"type":"text","text":"first"}],"content":[{"type":"text","text":"last"}]}`),
+		[]byte(`{"content":[],"resultType":"complete","requestState":"s"}`),
+		[]byte(`{"content":[{"type":"nope"}]}`),
+		[]byte(`{"content":`),
+		[]byte(`[]`),
+		[]byte(`null`),
+		[]byte(``),
+	)
+}
+
+// TestCallToolResultDecodedJSON: UnmarshalJSON decodes what v1.8.0's did
+// (the same fields, the same error) and keeps a copy of its input.
+func TestCallToolResultDecodedJSON(t *testing.T) {
+	for i, data := range relayInputs(t) {
+		var got, want CallToolResult
+		gotErr, wantErr := got.UnmarshalJSON(data), unmarshalV180(&want, data)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("input %d %s: error %v, v1.8.0 %v", i, data, gotErr, wantErr)
+		}
+		if gotErr != nil {
+			if got.DecodedJSON() != nil {
+				t.Errorf("input %d: a failed decoding kept %s", i, got.DecodedJSON())
+			}
+			continue
+		}
+		if !bytes.Equal(got.DecodedJSON(), data) {
+			t.Errorf("input %d: DecodedJSON %s, want %s", i, got.DecodedJSON(), data)
+		}
+		if len(data) > 0 {
+			data[0] ^= 0xff // the copy is the result's own
+			if bytes.Equal(got.DecodedJSON(), data) {
+				t.Errorf("input %d: DecodedJSON shares the caller's bytes", i)
+			}
+			data[0] ^= 0xff
+		}
+		got.decoded = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("input %d: decoded %#v, v1.8.0 %#v", i, got, want)
+		}
+		m, err := got.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := encodeV180(t, &want); !bytes.Equal(m, w) {
+			t.Errorf("input %d: a decoded result marshals as\n%s\nnot as v1.8.0's\n%s", i, m, w)
+		}
+	}
+}
+
+// TestRelayJSON: MarshalJSON ignores RelayJSON's bytes, and a server
+// answers a tools/call with them, what the session adds written in front:
+// a client decodes the same result as from the result encoded (v1.8.0's
+// answer), from those bytes.
+func TestRelayJSON(t *testing.T) {
+	relays := []string{
+		`{"content":[{"type":"text","text":"relayed <&>\u2028"}],"structuredContent":{"n":1,"s":["a",null,true]}}`,
+		` { "content" : [ ] , "isError" : false } `,
+		`{"content":[{"type":"text","text":"a"},{"type":"image","data":"AAEC","mimeType":"image/png"}]}`,
+		`{}`,
+	}
+	for i, relay := range relays {
+		var fields CallToolResult
+		if err := fields.UnmarshalJSON([]byte(relay)); err != nil {
+			t.Fatal(err)
+		}
+		fields.decoded = nil
+		r := fields
+		r.RelayJSON([]byte(relay))
+		m, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := encodeV180(t, &fields); !bytes.Equal(m, w) {
+			t.Errorf("relay %d: MarshalJSON with RelayJSON %s, want %s", i, m, w)
+		}
+
+		ctx := context.Background()
+		server := NewServer(&Implementation{Name: "test", Version: "v1"}, nil)
+		for name, res := range map[string]CallToolResult{"relay": r, "plain": fields} {
+			server.AddTool(&Tool{Name: name, InputSchema: &jsonschema.Schema{Type: "object"}}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+				out := res
+				return &out, nil
+			})
+		}
+		ct, st := NewInMemoryTransports()
+		ss, err := server.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := NewClient(&Implementation{Name: "c", Version: "v1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cs.CallTool(ctx, &CallToolParams{Name: "relay", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := cs.CallTool(ctx, &CallToolParams{Name: "plain", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(relay)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasSuffix(got.DecodedJSON(), compact.Bytes()[1:]) || bytes.Equal(got.DecodedJSON(), want.DecodedJSON()) && relay != "{}" {
+			t.Errorf("relay %d: the client decoded %s, not the relayed %s", i, got.DecodedJSON(), relay)
+		}
+		got.decoded, want.decoded = nil, nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("relay %d: relayed %#v, encoded %#v", i, got, want)
+		}
+		cs.Close()
+		ss.Close()
+	}
+}
+
+// TestRelayedHead: what the session adds goes in front of the relayed
+// object; with nothing added the bytes are the relayed ones.
+func TestRelayedHead(t *testing.T) {
+	for _, c := range []struct {
+		meta        Meta
+		rt          resultType
+		relay, want string
+	}{
+		{nil, "", ` {"content":[]} `, ` {"content":[]} `},
+		{nil, resultTypeComplete, `{"content":[]}`, `{"resultType":"complete","content":[]}`},
+		{Meta{"k": "v"}, resultTypeComplete, ` { } `, `{"_meta":{"k":"v"},"resultType":"complete" } `},
+		{Meta{"k": "v"}, "", `{"a":1}`, `{"_meta":{"k":"v"},"a":1}`},
+		{nil, resultTypeComplete, `[]`, ``},
+		{nil, "", ``, ``},
+	} {
+		x := &CallToolResult{Meta: c.meta, resultType: c.rt}
+		x.RelayJSON([]byte(c.relay))
+		if got := string(x.relayed()); got != c.want {
+			t.Errorf("relayed(%q, %v, %q) = %q, want %q", c.relay, c.meta, c.rt, got, c.want)
+		}
+	}
+}
