@@ -312,6 +312,7 @@ func (u *Upstream) result(name string, r *mcp.CallToolResult) tool.Result {
 		res.Structured = r.StructuredContent
 	}
 	if !r.IsError {
+		res.Relay = relay(r, res)
 		return res
 	}
 	text := res.Text()

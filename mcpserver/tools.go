@@ -177,7 +177,8 @@ func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.C
 
 // callResult renders a result in MCP's shape: a failure is isError with the
 // model-facing text as content and the structured error as
-// structuredContent.
+// structuredContent. A result that says exactly what an upstream's bytes
+// said (tool.Relay) is answered with those bytes.
 func callResult(res tool.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: mcpContent(res.Content)}
 	if res.Error != nil {
@@ -191,6 +192,10 @@ func callResult(res tool.Result) *mcp.CallToolResult {
 	}
 	if len(res.Meta) > 0 {
 		out.Meta = mcp.Meta{"toolgate/meta": res.Meta}
+	}
+	if data, ok := res.Relay.For(res); ok {
+		// An upstream's result that nothing changed goes on as it came.
+		out.RelayJSON(data)
 	}
 	return out
 }

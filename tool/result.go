@@ -78,6 +78,9 @@ type Result struct {
 	Structured any
 	Error      *Error
 	Meta       map[string]any
+	// Relay is the bytes a gateway received the result as (see Relay),
+	// sent on only while the result says exactly what they do.
+	Relay *Relay `json:"-"`
 }
 
 // IsError reports whether the call failed.

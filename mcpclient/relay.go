@@ -1,0 +1,249 @@
+package mcpclient
+
+import (
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// relay ties the bytes an upstream's result came as to res, what they were
+// decoded into, when they say no more and no less than res: then a gateway
+// that changes nothing sends them on (tool.Relay) instead of encoding res.
+func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
+	raw := r.DecodedJSON()
+	if raw == nil || !relayable(raw, r) {
+		return nil
+	}
+	return tool.NewRelay(raw, res)
+}
+
+// relayable reports whether raw, which the SDK decoded into r, holds only
+// what the gateway maps to a Result and reads it one way: text blocks
+// without metadata or annotations, a structured value, isError false, no
+// other member; no key twice in any object (a reader that takes the first
+// would see what the checks, which saw the last, did not), no key with an
+// escape (so equal keys are equal bytes), no lone surrogate and no invalid
+// UTF-8 (which the SDK replaces and a client may not), and no number that a
+// float64 would not hold exactly (the checks see the float64).
+func relayable(raw []byte, r *mcp.CallToolResult) bool {
+	if r.IsError || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() || !utf8.Valid(raw) {
+		return false
+	}
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); !ok || t.Meta != nil || t.Annotations != nil {
+			return false
+		}
+	}
+	s := &scan{b: raw}
+	s.space()
+	if !s.object(0, topKeys) {
+		return false
+	}
+	s.space()
+	return s.i == len(s.b)
+}
+
+// The members a relayed result and its content blocks may have.
+var (
+	topKeys   = []string{"content", "structuredContent", "isError"}
+	blockKeys = []string{"type", "text"}
+)
+
+const (
+	maxRelayDepth = 64
+	maxRelayKeys  = 64 // per object
+	maxExactInt   = 15 // digits every float64 holds exactly
+)
+
+// scan reads valid JSON (the SDK decoded it) and refuses what relayable
+// names; it never decodes a value.
+type scan struct {
+	b []byte
+	i int
+}
+
+func (s *scan) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+func (s *scan) next(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// value reads any value; at depth 1 under the top object's "content" the
+// array's objects may only have blockKeys.
+func (s *scan) value(depth int) bool {
+	s.space()
+	if s.i >= len(s.b) || depth > maxRelayDepth {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		return s.object(depth, nil)
+	case c == '[':
+		return s.array(depth, nil)
+	case c == '"':
+		_, _, ok := s.str()
+		return ok
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	case c == 't':
+		return s.rest("true")
+	case c == 'f':
+		return s.rest("false")
+	case c == 'n':
+		return s.rest("null")
+	}
+	return false
+}
+
+// object reads an object; with allowed set, only those keys.
+func (s *scan) object(depth int, allowed []string) bool {
+	if !s.next('{') {
+		return false
+	}
+	var keys [][]byte
+	if s.next('}') {
+		return true
+	}
+	for {
+		s.space()
+		k, escaped, ok := s.str()
+		if !ok || escaped || len(keys) == maxRelayKeys {
+			return false
+		}
+		for _, seen := range keys {
+			if string(seen) == string(k) {
+				return false
+			}
+		}
+		keys = append(keys, k)
+		if allowed != nil && !member(string(k), allowed) || !s.next(':') {
+			return false
+		}
+		switch {
+		case allowed == nil:
+			ok = s.value(depth + 1)
+		case string(k) == "content":
+			s.space()
+			ok = s.rest("null") || s.array(depth+1, blockKeys)
+		default:
+			ok = s.value(depth + 1)
+		}
+		if !ok {
+			return false
+		}
+		if s.next('}') {
+			return true
+		}
+		if !s.next(',') {
+			return false
+		}
+	}
+}
+
+// rest reads lit if it comes next.
+func (s *scan) rest(lit string) bool {
+	if len(s.b)-s.i >= len(lit) && string(s.b[s.i:s.i+len(lit)]) == lit {
+		s.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// array reads an array; with blocks set, of objects with only those keys.
+func (s *scan) array(depth int, blocks []string) bool {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '[' || depth > maxRelayDepth {
+		return false
+	}
+	s.i++
+	if s.next(']') {
+		return true
+	}
+	for {
+		var ok bool
+		if blocks != nil {
+			ok = s.object(depth+1, blocks)
+		} else {
+			ok = s.value(depth + 1)
+		}
+		if !ok {
+			return false
+		}
+		if s.next(']') {
+			return true
+		}
+		if !s.next(',') {
+			return false
+		}
+	}
+}
+
+// str reads a string: its bytes between the quotes and whether they hold
+// an escape; false for a control byte or an escaped surrogate.
+func (s *scan) str() (body []byte, escaped, ok bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false, false
+	}
+	start := s.i + 1
+	for s.i++; s.i < len(s.b); s.i++ {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return s.b[start : s.i-1], escaped, true
+		case c < 0x20:
+			return nil, false, false
+		case c == '\\':
+			escaped = true
+			s.i++
+			if s.i >= len(s.b) {
+				return nil, false, false
+			}
+			if s.b[s.i] == 'u' {
+				if len(s.b)-s.i < 5 {
+					return nil, false, false
+				}
+				if s.b[s.i+1]|0x20 == 'd' && s.b[s.i+2]|0x20 >= '8' {
+					return nil, false, false // a surrogate (d800-dfff): the SDK may read a lone one as U+FFFD
+				}
+				s.i += 4
+			}
+		}
+	}
+	return nil, false, false
+}
+
+// number reads an integer of at most maxExactInt digits.
+func (s *scan) number() bool {
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	digits := 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+		digits++
+	}
+	if digits == 0 || digits > maxExactInt || s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return false
+	}
+	return true
+}
+
+func member(k string, set []string) bool {
+	for _, m := range set {
+		if k == m {
+			return true
+		}
+	}
+	return false
+}

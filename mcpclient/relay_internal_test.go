@@ -1,0 +1,54 @@
+package mcpclient
+
+import (
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestRelayable: which upstream results are bytes a gateway may send on,
+// as the SDK decoded them (a full gateway: mcpserver's TestRelay).
+func TestRelayable(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"content":[{"type":"text","text":"a\n\"b\" \u00e9 \ud7ff"}]}`:                 true,
+		` { "content" : null , "isError" : false , "structuredContent" : [ 1 , -0 ] } `: true,
+		`{"content":[],"structuredContent":{"a":{"b":[{"c":999999999999999}]},"":""}}`:  true,
+		`{}`: true,
+		`{"content":[{"type":"text","text":"a"}],"content":[]}`:               false,
+		`{"content":[{"type":"text","text":"a","type":"text"}]}`:              false,
+		`{"structuredContent":{"a":{"b":1,"b":2}}}`:                           false,
+		`{"structuredContent":{"a\u0062":1}}`:                                 false,
+		`{"content":[{"type":"text","text":"\uD83D\uDE00"}]}`:                 false,
+		`{"content":[{"type":"text","text":"\udfff"}]}`:                       false,
+		`{"structuredContent":1000000000000000}`:                              false,
+		`{"structuredContent":1e3}`:                                           false,
+		`{"structuredContent":0.5}`:                                           false,
+		`{"content":[{"type":"text","text":"a","_meta":{}}]}`:                 false,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`: false,
+		`{"content":[],"resultType":"complete"}`:                              false,
+		`{"content":[],"requestState":"x"}`:                                   false,
+		`{"content":[],"isError":true}`:                                       false,
+		`{"content":[],"Content":[]}`:                                         false,
+		`{"content":[{"type":"text","text":"a"}]} `:                           true,
+	} {
+		var r mcp.CallToolResult
+		if err := r.UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got := relayable(r.DecodedJSON(), &r); got != want {
+			t.Errorf("relayable(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	// Bytes that are not what the SDK decoded (invalid UTF-8, cut short)
+	// are refused, never read past their end.
+	var r mcp.CallToolResult
+	whole := `{"content":[{"type":"text","text":"a\u0041"}],"structuredContent":{"n":[true,false,null,-12]}}`
+	for i := range len(whole) {
+		if relayable([]byte(whole[:i]), &r) {
+			t.Errorf("the first %d bytes were relayable", i)
+		}
+	}
+	if relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r) {
+		t.Error("invalid UTF-8 was relayable")
+	}
+}
