@@ -1,6 +1,8 @@
 package mcpclient
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,5 +52,27 @@ func TestRelayable(t *testing.T) {
 	}
 	if relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r) {
 		t.Error("invalid UTF-8 was relayable")
+	}
+}
+
+// BenchmarkRelayTie: what relaying adds on the client side for
+// bench/proxy's answer: the scan of its bytes and the copy tool.NewRelay
+// keeps (mcpserver's BenchmarkAnswer: what it saves).
+func BenchmarkRelayTie(b *testing.B) {
+	var text strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&text, `line %d of a small file read by the MCP benchmark\n`, i)
+	}
+	raw := []byte(`{"content":[{"type":"text","text":"` + text.String() + `"}],"structuredContent":{"content":"` + text.String() + `"}}`)
+	var r mcp.CallToolResult
+	if err := r.UnmarshalJSON(raw); err != nil {
+		b.Fatal(err)
+	}
+	u := &Upstream{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := u.result("t", &r); res.Relay == nil {
+			b.Fatal("not tied")
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -54,54 +55,11 @@ var relayCases = []struct {
 // more than the checks saw, never does.
 func TestRelay(t *testing.T) {
 	ctx := context.Background()
-	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
-	for i, c := range relayCases {
-		raw := []byte(c.raw)
-		if !json.Valid(raw) {
-			t.Fatalf("case %d is not JSON", i)
-		}
-		up.AddTool(&mcp.Tool{Name: strings.ReplaceAll(c.name, " ", "_"), InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				var r mcp.CallToolResult
-				r.RelayJSON(raw) // the upstream writes exactly these bytes
-				return &r, nil
-			})
+	results := map[string]string{}
+	for _, c := range relayCases {
+		results[strings.ReplaceAll(c.name, " ", "_")] = c.raw
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{JSONResponse: true})}
-	go hs.Serve(ln)
-	defer hs.Close()
-
-	u, err := mcpclient.Connect(ctx, mcpclient.Config{Name: "up", URL: "http://" + ln.Addr().String() + "/mcp"}, mcpclient.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	reg := registry.New()
-	if err := reg.Register(u.Tools()...); err != nil {
-		t.Fatal(err)
-	}
-	pol := policy.Default()
-	red, err := policy.NewRedactor(pol.Secrets.All())
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := engine.New(engine.Options{Registry: reg, Policy: pol, Redactor: red, MaxResultBytes: 200})
-	srv, err := mcpserver.New(mcpserver.Options{Engine: eng})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ct, st := mcp.NewInMemoryTransports()
-	go srv.Run(ctx, st)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := relayGateway(t, results)
 
 	for _, c := range relayCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,6 +81,90 @@ func TestRelay(t *testing.T) {
 			}
 			if relayed && !bytes.HasPrefix(got, []byte(`{"_meta":{"io.modelcontextprotocol/serverInfo":`)) {
 				t.Errorf("the session's additions are not in front: %s", got)
+			}
+		})
+	}
+}
+
+// relayGateway is a client of a gateway (mcpclient over HTTP, the engine
+// with the default policy's redaction and a 200-byte output budget,
+// mcpserver) in front of an upstream whose tools answer with the bytes
+// results names.
+func relayGateway(t testing.TB, results map[string]string) *mcp.ClientSession {
+	ctx := context.Background()
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	for name, raw := range results {
+		if !json.Valid([]byte(raw)) {
+			t.Fatalf("%s is not JSON", name)
+		}
+		up.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				var r mcp.CallToolResult
+				r.RelayJSON([]byte(raw)) // the upstream writes exactly these bytes
+				return &r, nil
+			})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, &mcp.StreamableHTTPOptions{JSONResponse: true})}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	u, err := mcpclient.Connect(ctx, mcpclient.Config{Name: "up", URL: "http://" + ln.Addr().String() + "/mcp"}, mcpclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.Close() })
+	reg := registry.New()
+	if err := reg.Register(u.Tools()...); err != nil {
+		t.Fatal(err)
+	}
+	pol := policy.Default()
+	red, err := policy.NewRedactor(pol.Secrets.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	max := 200
+	if _, ok := t.(*testing.B); ok {
+		max = 1 << 20
+	}
+	eng := engine.New(engine.Options{Registry: reg, Policy: pol, Redactor: red, MaxResultBytes: max})
+	srv, err := mcpserver.New(mcpserver.Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// BenchmarkRelay: a call through the gateway (and the in-process upstream
+// and client) of the answer of bench/proxy (read_text_file of its 20-line
+// file, as the Node server writes it), relayed, and with a member that
+// makes the gateway encode it again (annotations: the same decoding).
+func BenchmarkRelay(b *testing.B) {
+	text := ""
+	for i := 1; i <= 20; i++ {
+		text += fmt.Sprintf("line %d of a small file read by the MCP benchmark\\n", i)
+	}
+	cs := relayGateway(b, map[string]string{
+		"relayed": `{"content":[{"type":"text","text":"` + text + `"}],"structuredContent":{"content":"` + text + `"}}`,
+		"encoded": `{"content":[{"type":"text","text":"` + text + `","annotations":{}}],"structuredContent":{"content":"` + text + `"}}`,
+	})
+	for _, name := range []string{"relayed", "encoded"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "up__" + name, Arguments: map[string]any{}}); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
