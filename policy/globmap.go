@@ -348,7 +348,7 @@ func (p *Policy) GlobSettings() []GlobSetting {
 	rates := func(m map[string]Rate) map[string]string {
 		out := map[string]string{}
 		for g, r := range m {
-			out[g] = r.String()
+			out[g] = r.describe()
 		}
 		return out
 	}

@@ -19,8 +19,8 @@ type Rate struct {
 
 func (r Rate) set() bool { return r.Burst > 0 }
 
-// String says the rate as a person reads it: "burst 3, then 0.001/s".
-func (r Rate) String() string {
+// describe says the rate as a person reads it: "burst 3, then 0.001/s".
+func (r Rate) describe() string {
 	if !r.set() {
 		return "no limit"
 	}
