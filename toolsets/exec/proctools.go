@@ -26,7 +26,7 @@ const (
 
 // StartInput is start_process's arguments.
 type StartInput struct {
-	Command string            `json:"command,omitempty" jsonschema:"a shell command line, run by /bin/sh -c in the workspace (give exactly one of command and argv)"`
+	Command string            `json:"command,omitempty" jsonschema:"a shell command line, run by /bin/sh -c in the workspace; if omitted, argv is run (give exactly one of command and argv)"`
 	Argv    []string          `json:"argv,omitempty" jsonschema:"the program and its arguments, run without a shell"`
 	Cwd     string            `json:"cwd,omitempty" jsonschema:"working folder, relative to the workspace (default: the workspace)"`
 	Env     map[string]string `json:"env,omitempty" jsonschema:"extra environment variables, checked as execute_command's"`
@@ -119,8 +119,8 @@ func (s *set) processTools(o Options) []tool.Tool {
 	return []tool.Tool{
 		lazyPlain(StartProcess, "Start a long-running or interactive process (a dev server, a watcher, a REPL, a debugger) in the same sandbox as "+
 			"execute_command, and return its first output. It runs on after the answer: read it with read_process, type into it with "+
-			"write_process, end it with stop_process. Your execute_command and run_code calls share its network: a server it starts on "+
-			"127.0.0.1 is reached by curl in execute_command.\n"+
+			"write_process, end it with stop_process. Your execute_command and run_code calls share its network: a server it starts "+
+			"is reachable from them on the loopback, and from no other caller.\n"+
 			"Use execute_command for commands that end on their own.\n"+
 			`Example: {"command": "python3 -m http.server 8000", "until": "Serving HTTP"}`,
 			s.startProcess, command...),
