@@ -31,7 +31,9 @@ func (t *toolsets) Close() error {
 	if t.procs != nil {
 		t.procs.Close() // its processes run in native's sandboxes
 	}
-	t.native.Close()
+	if t.native != nil {
+		t.native.Close()
+	}
 	t.net.Close()
 	return t.roots.Close()
 }
@@ -47,9 +49,13 @@ func builtinTools(c *common) (*toolsets, error) {
 	// a command tool starts its helper now, so that the helper's start-up
 	// overlaps the rest of the set-up. The helper is toolgate-sandbox when
 	// it is beside this program and of the same build, else this program.
-	native := &sandbox.Native{Prestart: c.warm, Executable: sandboxHelper()}
-	if c.warm || c.command {
-		native.Warm()
+	// A runner's sandboxes share its helpers (c.native, not theirs to close).
+	native, own := c.native, c.native == nil
+	if own {
+		native = &sandbox.Native{Prestart: c.warm, Executable: sandboxHelper()}
+		if c.warm || c.command {
+			native.Warm()
+		}
 	}
 	dirs := c.roots
 	if len(dirs) == 0 {
@@ -57,10 +63,15 @@ func builtinTools(c *common) (*toolsets, error) {
 	}
 	roots, err := fs.OpenRoots(dirs...)
 	if err != nil {
-		native.Close()
+		if own {
+			native.Close()
+		}
 		return nil, usageErr("--root: %v", err)
 	}
-	sets := &toolsets{roots: roots, native: native}
+	sets := &toolsets{roots: roots}
+	if own {
+		sets.native = native
+	}
 	rules := fs.DefaultRules()
 	for _, f := range ownFiles(c) {
 		for _, rel := range insideRoots(roots.Dirs(), f.path) {
@@ -87,12 +98,15 @@ func builtinTools(c *common) (*toolsets, error) {
 		sets.Close()
 		return nil, err
 	}
-	web, err := web.Tools(web.Options{Policy: sets.net.web, CacheDir: filepath.Join(stateDir(), "http-cache")})
-	if err != nil {
-		sets.Close()
-		return nil, err
+	tools = append(tools, cmds...)
+	if !c.noWeb {
+		web, err := web.Tools(web.Options{Policy: sets.net.web, CacheDir: filepath.Join(stateDir(), "http-cache")})
+		if err != nil {
+			sets.Close()
+			return nil, err
+		}
+		tools = append(tools, web...)
 	}
-	tools = append(append(tools, cmds...), web...)
 	sets.tools = tools
 	return sets, nil
 }

@@ -77,7 +77,7 @@ var commands = []struct {
 	{"tools", newToolsCmd}, {"call", newCallCmd}, {"audit", newAuditCmd}, {"version", newVersionCmd},
 	{"serve", newServeCmd}, {"lint", newLintCmd}, {"proxy", newProxyCmd}, {"policy", newPolicyCmd},
 	{"plan", newPlanCmd}, {"search", newSearchCmd}, {"run", newRunCmd}, {"trust", newTrustCmd}, {"scan", newScanCmd},
-	{"auth", newAuthCmd},
+	{"auth", newAuthCmd}, {"runner", newRunnerCmd},
 }
 
 // newRoot makes the root command with the subcommand args[0] names, or

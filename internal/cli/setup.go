@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/orchestrate"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/toolsets/exec"
 )
@@ -47,6 +48,12 @@ type common struct {
 	// allowCI says which CI definitions commands may write: those the
 	// policy's allow rules name (exec.Options.AllowCI); nil none.
 	allowCI func(rel string) bool
+	// native, when set, is the sandbox the command tools share (a
+	// runner's, for all its sandboxes); builtinTools makes its own else.
+	native *sandbox.Native
+	// noWeb leaves http_request out (a runner serves what runs in a
+	// sandbox: files and commands; the web stays with the gateway).
+	noWeb bool
 }
 
 func (c *common) register(cmd *cobra.Command) {

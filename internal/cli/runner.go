@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/runner"
+	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/tool"
+)
+
+func newRunnerCmd(s *streams) *cobra.Command {
+	var addr, dir, tokenEnv string
+	cmd := &cobra.Command{
+		Use:   "runner",
+		Short: "Serve sandboxes to gateways: one workspace per sandbox id, over MCP",
+		Long: `Serve the sandbox side of remote sandboxes: a gateway (serve with the
+policy's sandbox block) reaches sandbox ID at http://ADDR/sandboxes/ID/mcp
+over MCP streamable HTTP. Each sandbox has its workspace DIR/ID (kept
+across restarts on the same --dir) and the built-in file tools,
+execute_command and run_code rooted there, every command confined by this
+machine's own sandbox. The runner executes and the gateway governs: no
+policy, limits, approvals or audit here.
+
+Every request needs "Authorization: Bearer TOKEN" where TOKEN is
+HMAC-SHA256 of the sandbox id under the secret in the variable --token-env
+names (hex, or unpadded base64url), so any gateway replica holding the
+secret can compute it; anything else is answered 401, whatever the path.
+The secret is removed from this process's environment at start and never
+reaches a command (commands get the sandbox's own environment). /healthz
+and /readyz need no token (probes hold none); /readyz says which
+protections the local sandbox reached, or 503 when it can run nothing.
+Sandbox ids are 1 to 63 letters, digits, '-' and '_'.`,
+		Example: `  export TOOLGATE_RUNNER_SECRET=$(openssl rand -hex 32)
+  toolgate runner --listen 0.0.0.0:8790 --dir /var/lib/toolgate/sandboxes --token-env TOOLGATE_RUNNER_SECRET`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, _, err := net.SplitHostPort(addr); err != nil {
+				return usageErr("--listen %q: want HOST:PORT, e.g. 0.0.0.0:8790", addr)
+			}
+			if dir == "" {
+				return usageErr("--dir is required: the folder that keeps one workspace per sandbox")
+			}
+			secret := []byte(os.Getenv(tokenEnv))
+			if len(secret) == 0 {
+				return usageErr("no runner secret: set %s (e.g. export %s=$(openssl rand -hex 32)), the same secret the gateways hold, or name another variable with --token-env", tokenEnv, tokenEnv)
+			}
+			if err := runner.CheckSecret(secret); err != nil {
+				return usageErr("%s: %v", tokenEnv, err)
+			}
+			os.Unsetenv(tokenEnv) // nothing started from here inherits it
+			return runRunner(cmd.Context(), s, addr, dir, secret)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "listen", "", "address to serve on (HOST:PORT), e.g. 0.0.0.0:8790")
+	f.StringVar(&dir, "dir", "", "folder of the workspaces, one per sandbox id (created if missing)")
+	f.StringVar(&tokenEnv, "token-env", "TOOLGATE_RUNNER_SECRET", "environment variable holding the runner secret (at least 16 bytes)")
+	return cmd
+}
+
+// runRunner serves the sandboxes under dir on addr until ctx ends.
+func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte) error {
+	// One local sandbox for all sandboxes, its helpers started ahead.
+	native := &sandbox.Native{Prestart: true, Executable: sandboxHelper()}
+	native.Warm()
+	defer native.Close()
+	ready := probeSandbox(ctx, sandbox.NewChain(native, &sandbox.Bwrap{}))
+	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	loopback := mcpserver.IsLoopback(addr)
+	r, err := runner.New(runner.Options{Dir: dir, Secret: secret, Ready: ready,
+		Open: func(id, ws string) (http.Handler, io.Closer, error) {
+			return openSandbox(ws, native, logger, loopback)
+		}})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer r.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
+	}
+	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	fmt.Fprintf(s.err, "toolgate: runner serving MCP at http://%s/sandboxes/{id}/mcp (workspaces in %s)\n", ln.Addr(), r.Dir())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return &exitError{exitTool, fmt.Errorf("serving HTTP: %w", err)}
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(shut)
+	return nil
+}
+
+// openSandbox serves the built-in tools (as serve builds them, without
+// http_request) rooted at the workspace ws, ungoverned: the gateway that
+// calls them governs.
+func openSandbox(ws string, native *sandbox.Native, logger *slog.Logger, loopback bool) (http.Handler, io.Closer, error) {
+	sets, err := builtinTools(&common{roots: []string{ws}, native: native, noWeb: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	reg := registry.New()
+	if err := reg.Register(sets.tools...); err != nil {
+		sets.Close()
+		return nil, nil, err
+	}
+	eng := engine.New(engine.Options{Registry: reg, Policy: ungoverned(), Logger: logger,
+		MaxResultBytes: -1,        // the gateway's budget applies, to the whole result
+		Timeout:        time.Hour, // the gateway's timeout applies; cancellation crosses MCP
+	})
+	srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Version: version, Roots: sets.roots.Dirs(), NoPrompts: true, Logger: logger})
+	if err != nil {
+		sets.Close()
+		return nil, nil, err
+	}
+	return srv.Handler(mcpserver.HTTPOptions{Loopback: loopback}), closers{srv.Close, sets.Close}, nil
+}
+
+// ungoverned is the runner's policy: everything the tools themselves
+// allow runs (their own confinement and refusals still hold); the gateway
+// decided before calling.
+func ungoverned() *policy.Policy {
+	return &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}
+}
+
+// probeSandbox runs true once in backend and returns /readyz's check:
+// the backend and protections it reached, or why it could not run.
+func probeSandbox(ctx context.Context, backend sandbox.Backend) func(context.Context) (map[string]any, error) {
+	tmp, err := os.MkdirTemp("", "toolgate-runner-probe-")
+	var out sandbox.Outcome
+	if err == nil {
+		out, err = backend.Run(ctx, sandbox.Spec{Argv: []string{"true"}, Root: tmp})
+		os.RemoveAll(tmp)
+	}
+	if err == nil && out.ExitCode != 0 {
+		err = fmt.Errorf("true exited %d", out.ExitCode)
+	}
+	return func(context.Context) (map[string]any, error) {
+		if err != nil {
+			return nil, fmt.Errorf("the local sandbox cannot run commands: %v", err)
+		}
+		return map[string]any{"backend": out.Backend, "protections": out.Protections}, nil
+	}
+}
+
+// closers closes each in turn.
+type closers []func() error
+
+func (c closers) Close() error {
+	var errs []error
+	for _, f := range c {
+		errs = append(errs, f())
+	}
+	return errors.Join(errs...)
+}

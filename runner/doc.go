@@ -1,0 +1,28 @@
+// Package runner is the sandbox side of remote sandboxes (`toolgate
+// runner`): one workspace per sandbox id under a folder, each served over
+// MCP streamable HTTP at /sandboxes/{id}/mcp to a caller that holds the
+// sandbox's token, Token(secret, id) = HMAC-SHA256 of the id under the
+// runner's secret, so that any gateway replica knowing the secret can
+// compute it and nobody else can.
+//
+// The runner executes, the gateway governs: what a sandbox serves is built
+// by the caller of New (Options.Open; the CLI serves the built-in file and
+// command tools rooted at the workspace, with its own local sandbox and no
+// policy of its own). This package holds only what both sides share (Token,
+// ValidID) and the runner's HTTP front: every request but GET /healthz and
+// GET /readyz must carry "Authorization: Bearer <token of the id in its
+// path>", checked in constant time before anything else is looked at, and
+// is answered 401 otherwise, whatever the path (an unknown path included),
+// so nothing about the runner can be learnt without a token.
+//
+// The probes need no token: a kubelet or load balancer probing a runner
+// has no sandbox id to hold a token for, and putting the secret in a pod's
+// probe spec would spread it. They say only that the process is up and
+// which protections its local sandbox reached (what every command's result
+// already tells its caller); the runner's network should still admit only
+// the gateway.
+//
+// A workspace is the folder Dir/id; it outlives the runner process, so a
+// runner restarted on the same Dir keeps its workspaces, and a runner on
+// another Dir starts empty.
+package runner

@@ -1,0 +1,191 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a Runner.
+type Options struct {
+	// Dir holds one workspace folder per sandbox id (created if missing).
+	Dir string
+	// Secret is the runner secret tokens are derived from (CheckSecret).
+	Secret []byte
+	// Open serves sandbox id whose workspace is the folder dir: the
+	// handler answers its MCP requests (the path is /sandboxes/{id}/mcp),
+	// the closer ends what it holds. It is called once per id, on the
+	// first authorised request, and the result kept until Close.
+	Open func(id, dir string) (http.Handler, io.Closer, error)
+	// Ready reports what /readyz shows beside "ready" (e.g. the
+	// protections of the local sandbox), or why the runner cannot serve.
+	// Nil: always ready.
+	Ready func(context.Context) (map[string]any, error)
+}
+
+// Runner serves sandboxes over HTTP; see the package doc.
+type Runner struct {
+	opts Options
+	dir  string
+	root *os.Root
+
+	mu     sync.Mutex
+	open   map[string]*sandbox
+	closed bool
+}
+
+type sandbox struct {
+	h http.Handler
+	c io.Closer
+}
+
+// New checks o and opens Dir.
+func New(o Options) (*Runner, error) {
+	if err := CheckSecret(o.Secret); err != nil {
+		return nil, err
+	}
+	if o.Open == nil {
+		return nil, errors.New("runner: Options.Open is required")
+	}
+	if o.Dir == "" {
+		return nil, errors.New("runner: Options.Dir is required")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("workspaces folder: %w", err)
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspaces folder: %w", err)
+	}
+	return &Runner{opts: o, dir: dir, root: root, open: map[string]*sandbox{}}, nil
+}
+
+// Dir is the absolute folder of the workspaces.
+func (r *Runner) Dir() string { return r.dir }
+
+// Close ends every open sandbox; the workspaces stay on disk.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	open := r.open
+	r.open, r.closed = nil, true
+	r.mu.Unlock()
+	var errs []error
+	for _, s := range open {
+		errs = append(errs, s.c.Close())
+	}
+	errs = append(errs, r.root.Close())
+	return errors.Join(errs...)
+}
+
+// Handler serves the probes and /sandboxes/{id}/mcp (see the package doc).
+func (r *Runner) Handler() http.Handler {
+	return http.HandlerFunc(r.serveHTTP)
+}
+
+func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
+	switch req.URL.Path {
+	case "/healthz", "/readyz":
+		r.probe(w, req)
+		return
+	}
+	// The token first: nothing else is looked at for a request without
+	// the token of the id its path names.
+	id, rest := "", ""
+	if after, ok := strings.CutPrefix(req.URL.Path, "/sandboxes/"); ok {
+		id, rest, _ = strings.Cut(after, "/")
+	}
+	if ValidID(id) != nil || !Check(r.opts.Secret, id, req.Header.Get("Authorization")) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-runner"`)
+		answer(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized",
+			"message": "every request needs Authorization: Bearer with the token of the sandbox id in its path"})
+		return
+	}
+	if rest != "mcp" {
+		answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "this runner serves /sandboxes/{id}/mcp"})
+		return
+	}
+	s, err := r.sandbox(id)
+	if err != nil {
+		answer(w, http.StatusServiceUnavailable, map[string]any{"error": "unavailable", "message": err.Error()})
+		return
+	}
+	s.h.ServeHTTP(w, req)
+}
+
+// sandbox returns the open sandbox id, opening it (and creating its
+// workspace) on first use.
+func (r *Runner) sandbox(id string) (*sandbox, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errors.New("the runner is stopping")
+	}
+	if s, ok := r.open[id]; ok {
+		return s, nil
+	}
+	if err := r.root.Mkdir(id, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("sandbox %s: creating its workspace: %w", id, err)
+	}
+	// A real folder, never a link planted in Dir.
+	if fi, err := r.root.Lstat(id); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("sandbox %s: its workspace is not a folder", id)
+	}
+	h, c, err := r.opts.Open(id, filepath.Join(r.dir, id))
+	if err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", id, err)
+	}
+	s := &sandbox{h: h, c: c}
+	r.open[id] = s
+	return s, nil
+}
+
+// probe answers /healthz (up) and /readyz (Options.Ready), GET or HEAD.
+func (r *Runner) probe(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		answer(w, http.StatusMethodNotAllowed, map[string]any{"error": "method_not_allowed"})
+		return
+	}
+	if req.URL.Path == "/healthz" {
+		answer(w, http.StatusOK, map[string]any{"status": "ok"})
+		return
+	}
+	body := map[string]any{}
+	if r.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(req.Context(), 900*time.Millisecond)
+		defer cancel()
+		extra, err := r.opts.Ready(ctx)
+		if err != nil {
+			answer(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "reason": err.Error()})
+			return
+		}
+		for k, v := range extra {
+			body[k] = v
+		}
+	}
+	body["status"] = "ready"
+	answer(w, http.StatusOK, body)
+}
+
+func answer(w http.ResponseWriter, code int, body map[string]any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(body)
+}

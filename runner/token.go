@@ -1,0 +1,75 @@
+package runner
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// MinSecretBytes is the shortest runner secret accepted.
+const MinSecretBytes = 16
+
+// Token returns the bearer token of sandbox id under the runner secret:
+// HMAC-SHA256(secret, id) in lower-case hex. Check also accepts the same
+// MAC in unpadded base64url.
+func Token(secret []byte, id string) string {
+	return hex.EncodeToString(mac(secret, id))
+}
+
+func mac(secret []byte, id string) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(id))
+	return h.Sum(nil)
+}
+
+// Check reports whether the Authorization header value authorization is
+// "Bearer " and the token of id (hex or unpadded base64url), comparing the
+// MACs in constant time.
+func Check(secret []byte, id, authorization string) bool {
+	scheme, tok, ok := strings.Cut(authorization, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	tok = strings.TrimSpace(tok)
+	got, err := hex.DecodeString(tok)
+	if err != nil {
+		if got, err = base64.RawURLEncoding.DecodeString(tok); err != nil {
+			return false
+		}
+	}
+	return hmac.Equal(got, mac(secret, id))
+}
+
+// ValidID says why id is not a sandbox id, or nil: 1 to 63 ASCII letters,
+// digits, '-' and '_', starting with a letter or digit (so it is one
+// folder name, never "." or "..", and fits a Kubernetes label value).
+func ValidID(id string) error {
+	if id == "" || len(id) > 63 {
+		return fmt.Errorf("sandbox id %q: want 1 to 63 characters", id)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case (c == '-' || c == '_') && i > 0:
+		default:
+			return fmt.Errorf("sandbox id %q: only letters, digits, '-' and '_', starting with a letter or digit", id)
+		}
+	}
+	return nil
+}
+
+// CheckSecret says what is wrong with a runner secret, or nil.
+func CheckSecret(secret []byte) error {
+	if len(secret) == 0 {
+		return errors.New("the runner secret is empty")
+	}
+	if len(secret) < MinSecretBytes {
+		return fmt.Errorf("the runner secret has %d bytes, want at least %d bytes (e.g. openssl rand -hex 32)", len(secret), MinSecretBytes)
+	}
+	return nil
+}
