@@ -134,6 +134,22 @@ func TestRunnerSandboxes(t *testing.T) {
 	defer cancel()
 
 	a := sandboxSession(t, ctx, base, "conv-a")
+	listed, err := a.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range listed.Tools {
+		names[tl.Name] = true
+	}
+	for _, want := range []string{"read_file", "write_file", "execute_command", "run_code", "start_process", "read_process"} {
+		if !names[want] {
+			t.Errorf("sandbox tools %v lack %s", names, want)
+		}
+	}
+	if names["http_request"] {
+		t.Errorf("a runner serves http_request (the web stays with the gateway)")
+	}
 	if text, failed := callText(t, ctx, a, "write_file", map[string]any{"path": "notes.txt", "content": "hello from a\n"}); failed {
 		t.Fatalf("write_file: %s", text)
 	}

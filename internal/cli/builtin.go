@@ -91,7 +91,11 @@ func builtinTools(c *common) (*toolsets, error) {
 		sets.Close()
 		return nil, err
 	}
-	sets.procs = exec.NewProcesses(processLimits(c.processes, filepath.Join(stateDir(), "processes")))
+	procDir := c.processDir
+	if procDir == "" {
+		procDir = filepath.Join(stateDir(), "processes")
+	}
+	sets.procs = exec.NewProcesses(processLimits(c.processes, procDir))
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Egress: sets.net.proxy,
 		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter, Processes: sets.procs})
 	if err != nil {

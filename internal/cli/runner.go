@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ func newRunnerCmd(s *streams) *cobra.Command {
 policy's sandbox block) reaches sandbox ID at http://ADDR/sandboxes/ID/mcp
 over MCP streamable HTTP. Each sandbox has its workspace DIR/ID (kept
 across restarts on the same --dir) and the built-in file tools,
-execute_command and run_code rooted there, every command confined by this
+execute_command, run_code and the process tools rooted there, every command confined by this
 machine's own sandbox. The runner executes and the gateway governs: no
 policy, limits, approvals or audit here.
 
@@ -83,7 +84,7 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte)
 	loopback := mcpserver.IsLoopback(addr)
 	r, err := runner.New(runner.Options{Dir: dir, Secret: secret, Ready: ready,
 		Open: func(id, ws string) (http.Handler, io.Closer, error) {
-			return openSandbox(ws, native, logger, loopback)
+			return openSandbox(id, ws, native, logger, loopback)
 		}})
 	if err != nil {
 		return usageErr("%v", err)
@@ -111,8 +112,9 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte)
 // openSandbox serves the built-in tools (as serve builds them, without
 // http_request) rooted at the workspace ws, ungoverned: the gateway that
 // calls them governs.
-func openSandbox(ws string, native *sandbox.Native, logger *slog.Logger, loopback bool) (http.Handler, io.Closer, error) {
-	sets, err := builtinTools(&common{roots: []string{ws}, native: native, noWeb: true})
+func openSandbox(id, ws string, native *sandbox.Native, logger *slog.Logger, loopback bool) (http.Handler, io.Closer, error) {
+	sets, err := builtinTools(&common{roots: []string{ws}, native: native, noWeb: true,
+		processDir: filepath.Join(stateDir(), "processes", "runner", id)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -54,6 +54,9 @@ type common struct {
 	// noWeb leaves http_request out (a runner serves what runs in a
 	// sandbox: files and commands; the web stays with the gateway).
 	noWeb bool
+	// processDir is where processes' output spills; "" the state folder's
+	// processes/ (a runner gives each sandbox its own).
+	processDir string
 }
 
 func (c *common) register(cmd *cobra.Command) {
