@@ -1,7 +1,7 @@
 # toolgate: `make test` installs what the tests need, then runs them all.
 GO ?= go
 
-.PHONY: test deps build vet fuzz bench
+.PHONY: test deps build vet cross fuzz bench
 
 # -buildvcs=auto records the commit, by which toolgate knows that the
 # toolgate-sandbox beside it is of the same build.
@@ -16,9 +16,16 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 
+# Every package, its tests included, type-checks on each platform toolgate
+# ships for (vet compiles what a build compiles, and the test files too).
+# linux/amd64 is `vet` above.
+PLATFORMS := linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+cross:
+	@for p in $(PLATFORMS); do echo "go vet ./... for $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet ./... || exit 1; done
+
 # The patched go-sdk in third_party is a module of its own: its tests (the
 # patches' differential tests among them) run beside ours.
-test: deps vet
+test: deps vet cross
 	$(GO) test -race -count=1 -timeout 20m ./...
 	cd third_party/go-sdk && $(GO) test -count=1 ./internal/... ./mcp/
 

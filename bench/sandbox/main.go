@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command sandbox-bench times `true` in toolgate's sandbox beside
 // `bwrap --unshare-all --ro-bind / / true` run as a process, interleaved so
 // that every line shares the machine's load. Run it with bench/sandbox/run.sh.

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command startup-bench times whole toolgate processes, one call each, for
 // one or more builds of toolgate given as arguments, interleaved so that
 // they share the machine's load, beside bubblewrap running `true` and a Go

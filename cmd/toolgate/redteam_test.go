@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -297,7 +296,7 @@ func redteamCases() []rtCase {
 		{id: "SL-a06", cat: "links_and_special_files", tool: "edit_file", args: `{"path":"hl","edits":[{"old_string":"OUTSIDE","new_string":"PWNED"}]}`, setup: hardlink("hl")},
 		{id: "SL-a07", cat: "links_and_special_files", tool: "apply_patch", args: patch("*** Update File: hl\n@@\n-" + outsideSecret + "\n+pwned\n"), setup: hardlink("hl")},
 		{id: "SL-a09", cat: "links_and_special_files", tool: "read_file", args: `{"path":"fifo"}`, setup: func(t *testing.T, ws, _ string) {
-			if err := syscall.Mkfifo(filepath.Join(ws, "fifo"), 0o644); err != nil {
+			if err := mkfifo(filepath.Join(ws, "fifo"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/toolgate/toolgate/audit"
@@ -25,6 +27,9 @@ type toolsets struct {
 	native *sandbox.Native
 	net    *network
 	procs  *exec.Processes
+	// withheld names the command tools not offered, and why (empty when
+	// they are offered).
+	withheld string
 }
 
 func (t *toolsets) Close() error {
@@ -101,6 +106,16 @@ func builtinTools(c *common) (*toolsets, error) {
 	if err != nil {
 		sets.Close()
 		return nil, err
+	}
+	if runtime.GOOS != "linux" {
+		// No command sandbox here: the command tools are not offered, never
+		// run unconfined.
+		var names []string
+		for _, t := range cmds {
+			names = append(names, t.Definition().Name)
+		}
+		sets.withheld = fmt.Sprintf("%s: not offered: toolgate's command sandbox needs Linux (this is %s)", strings.Join(names, ", "), runtime.GOOS)
+		cmds = nil
 	}
 	tools = append(tools, cmds...)
 	if !c.noWeb {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
-	"syscall"
 )
 
 // sandboxProgram is the small helper program of the command sandbox
@@ -50,17 +49,6 @@ func beside(name string) (string, os.FileInfo) {
 		return "", nil
 	}
 	return path, fi
-}
-
-// trusted reports whether no one but its owner can change fi, and its
-// owner is this user or root: a helper anyone could replace would run
-// every command.
-func trusted(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || fi.Mode().Perm()&0o022 != 0 {
-		return false
-	}
-	return st.Uid == 0 || int(st.Uid) == os.Getuid()
 }
 
 // sameBuild reports whether two programs were built from the same source

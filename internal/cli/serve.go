@@ -52,7 +52,9 @@ The roots (--root, default the current folder) are offered as resources,
 files through the file:///{+path} template (reads are governed read_file
 calls), with the prompts code_review and explore_project. A client that
 offers roots narrows the folders the tools may touch to the parts of its
-roots that lie inside --root folders; it never widens them.`,
+roots that lie inside --root folders; it never widens them.
+
+` + commandToolsLong,
 		Example: `  toolgate serve --root ~/src/project
   toolgate serve --root . --policy toolgate.yaml --http 127.0.0.1:8765
   claude mcp add toolgate -- toolgate serve --root "$PWD"`,
@@ -137,6 +139,12 @@ roots that lie inside --root folders; it never widens them.`,
 	f.BoolVar(&stateless, "stateless", false, statelessHelp)
 	return cmd
 }
+
+// commandToolsLong says where the command tools are offered.
+const commandToolsLong = `The command tools (execute_command, run_code and the process tools) run in
+toolgate's command sandbox, which needs Linux: on macOS and Windows they are
+not offered (the file, web and other tools work), and a command never runs
+unconfined.`
 
 // statelessHelp and statelessLong describe --stateless to serve and proxy.
 const (

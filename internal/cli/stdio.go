@@ -3,11 +3,8 @@ package cli
 import (
 	"io"
 	"os"
-	"runtime"
-	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 )
 
 // pollableStdin returns standard input (of toolgate serve or proxy) as a
@@ -26,31 +23,12 @@ import (
 // same pipe: O_NONBLOCK is set on that one only, never on the description
 // the client (or a shell) may share.
 func pollableStdin(in io.Reader) io.Reader {
-	f, ok := in.(*os.File)
-	if !ok || runtime.GOOS != "linux" {
-		return in
+	if f, ok := in.(*os.File); ok {
+		if p := pollable(f); p != nil {
+			return p
+		}
 	}
-	rc, err := f.SyscallConn() // not f.Fd(), which would make a pollable file blocking
-	if err != nil {
-		return in
-	}
-	out := in
-	rc.Control(func(fd uintptr) {
-		var st unix.Stat_t
-		if err := unix.Fstat(int(fd), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
-			return
-		}
-		fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0)
-		if err != nil || fl&unix.O_NONBLOCK != 0 || fl&unix.O_ACCMODE == unix.O_WRONLY {
-			return // already polled, or not open for reading
-		}
-		nfd, err := unix.Open("/proc/self/fd/"+strconv.Itoa(int(fd)), unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return
-		}
-		out = os.NewFile(uintptr(nfd), f.Name())
-	})
-	return out
+	return in
 }
 
 // stdioTransport is MCP over the standard streams, with standard input read

@@ -1,10 +1,11 @@
+//go:build linux
+
 package cli
 
 import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,6 @@ import (
 // every byte read, EOF when the writer closes); anything else is left as
 // it is.
 func TestPollableStdin(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("/proc/self/fd reopens a pipe on Linux only")
-	}
 	blockingPipe := func(t *testing.T) (r, w *os.File) {
 		var p [2]int
 		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {

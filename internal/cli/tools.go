@@ -30,7 +30,9 @@ what compiling changes):
   openai-strict     the same with "strict": true (every property required, optional ones nullable)
   openai-responses  Responses API: [{"type":"function",name,description,parameters,"strict":true}]
   anthropic         Messages API: [{name,description,input_schema}]
-  gemini            [{"functionDeclarations":[{name,description,parameters}]}]`,
+  gemini            [{"functionDeclarations":[{name,description,parameters}]}]
+
+` + commandToolsLong,
 		Example: `  toolgate tools
   toolgate tools --format mcp | jq '.[].name'
   toolgate tools --format openai-strict > tools.json`,
@@ -44,6 +46,9 @@ what compiling changes):
 				return err
 			}
 			defer sets.Close()
+			if sets.withheld != "" {
+				fmt.Fprintln(s.err, "toolgate:", sets.withheld)
+			}
 			reg := registry.New()
 			if err := reg.Register(sets.tools...); err != nil {
 				return err

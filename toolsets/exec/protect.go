@@ -253,10 +253,7 @@ func describe(fi fs.FileInfo, err error) string {
 		return "missing"
 	}
 	s := fmt.Sprintf("%v %d %d", fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s += fmt.Sprintf(" %d:%d", st.Dev, st.Ino)
-	}
-	return s
+	return s + fileID(fi)
 }
 
 // tidy removes duplicates, and the pins at or below a read-only entry
