@@ -118,6 +118,25 @@ type Processes struct {
 	AllowSecretInput bool `yaml:"allow_secret_input,omitempty" json:"allow_secret_input,omitempty"`
 }
 
+// Sandbox is the sandbox section of a policy file: how strongly commands
+// must be confined for the command tools to run them.
+type Sandbox struct {
+	// Require is the lowest sandbox level at which commands run: "full"
+	// (the default: every namespace, Landlock, seccomp) or "reduced"
+	// (seccomp and no_new_privs hold, some namespaces or Landlock do not).
+	// Below it the command tools answer sandbox_violation, naming what is
+	// missing.
+	Require string `yaml:"require,omitempty" json:"require,omitempty"`
+}
+
+// RequiredLevel is Require, "full" when it is empty.
+func (s Sandbox) RequiredLevel() string {
+	if s.Require == "" {
+		return "full"
+	}
+	return s.Require
+}
+
 // Secrets is the secrets redaction section of a policy file.
 type Secrets struct {
 	// NoDefaults turns the built-in patterns (DefaultSecrets) off.

@@ -43,6 +43,7 @@ type File struct {
 	Secrets     Secrets              `yaml:"secrets,omitempty"`
 	Files       Files                `yaml:"files,omitempty"`
 	Processes   Processes            `yaml:"processes,omitempty"`
+	Sandbox     Sandbox              `yaml:"sandbox,omitempty"`
 	Auth        *Auth                `yaml:"auth,omitempty"`
 	State       State                `yaml:"state,omitempty"`
 	HTTP        HTTP                 `yaml:"http,omitempty"`
@@ -369,6 +370,12 @@ func parse(data []byte, file string) (*Policy, error) {
 	}
 	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files, p.State, p.HTTP = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files, f.State, f.HTTP
 	p.Processes = f.Processes
+	switch f.Sandbox.Require {
+	case "", "full", "reduced":
+		p.Sandbox = f.Sandbox
+	default:
+		return nil, at("$.sandbox.require", "sandbox.require %q: want full or reduced", f.Sandbox.Require)
+	}
 	if r := p.State.Redis; r != nil {
 		if field, msg := r.check(); field != "" {
 			return nil, at("$.state.redis."+field, "%s", msg)

@@ -149,6 +149,7 @@ type Policy struct {
 	Trust     Trust     // what the gateway does with upstream tools it does not trust yet
 	Console   Console   // who may use the web console (serve --http, proxy --http)
 	Selection Selection // how tool_search ranks: learning from use
+	Sandbox   Sandbox   // how strong the command sandbox must be
 	// Auth is how HTTP callers are authenticated (nil: they are not); see
 	// package auth.
 	Auth *Auth

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -75,8 +78,23 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	defer sr.Close()
 	go func() { sw.Write(prog.Bytes()); sw.Close() }()
 
+	// bwrap writes the sandbox's first pid to info (fd 4), and holds the
+	// command until a byte arrives on block (fd 5): its namespaces are
+	// measured meanwhile (bwrap falls back to the caller's user namespace
+	// when it may not make one, and says nothing of it).
+	ir, iw, err := os.Pipe()
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer ir.Close()
+	br, bw, err := os.Pipe()
+	if err != nil {
+		iw.Close()
+		return Outcome{}, err
+	}
+	defer bw.Close()
 	args := bwrapArgs(p)
-	args = append(args, "--seccomp", "3", "--")
+	args = append(args, "--seccomp", "3", "--info-fd", "4", "--block-fd", "5", "--")
 	args = append(args, p.argv...)
 	fl := &flood{killAt: floodLimit(p.limits.Output)}
 	stdout, stderr := newCapture(p.limits.Output, fl), newCapture(p.limits.Output, fl)
@@ -84,7 +102,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	cmd.Env = []string{}
 	cmd.Stdin = bytes.NewReader(spec.Stdin)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.ExtraFiles = []*os.File{sr}
+	cmd.ExtraFiles = []*os.File{sr, iw, br}
 	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	var mu sync.Mutex
@@ -99,9 +117,15 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	fl.onFlood = func() { kill("output") }
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	iw.Close()
+	br.Close()
+	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: starting bwrap: %v", ErrUnavailable, err)
 	}
+	namespaces := bwrapNamespaces(ir)
+	bw.Write([]byte{1})
+	bw.Close()
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	timer := time.NewTimer(p.limits.Wall)
@@ -118,7 +142,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	out := Outcome{
 		Backend: b.Name(), Command: p.argv, Launcher: append([]string{path}, args[:len(args)-len(p.argv)]...), ExitCode: -1,
 		Protections: Protections{
-			Namespaces: []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"},
+			Namespaces: namespaces,
 			Filesystem: filesystemView,
 			Landlock:   "unavailable: not applied by the bwrap backend", Seccomp: true,
 			Cgroup: "none: not applied by the bwrap backend", NoNewPrivs: true, Capabilities: "none", Network: "none",
@@ -144,7 +168,35 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	out.Stderr, out.StderrTruncated = stderr.bytes()
 	out.Usage.OutputSize = stdout.written() + stderr.written()
 	out.LimitsHit = limitsHit(&out, p.limits, cgroupStats{})
+	if why, failed := bwrapFailed(&out); failed {
+		return Outcome{}, fmt.Errorf("%w: bwrap could not set up the sandbox: %s", ErrUnavailable, why)
+	}
 	return out, nil
+}
+
+// bwrapFailed tells bwrap's own failure to set the sandbox up (exit 1 and
+// one line "bwrap: …" on stderr, e.g. a /proc it may not mount) from the
+// command's: none of the protections reported held, and the command never
+// ran.
+func bwrapFailed(o *Outcome) (string, bool) {
+	line, ok := bytes.CutPrefix(o.Stderr, []byte("bwrap: "))
+	if o.ExitCode != 1 || o.Killed != "" || !ok || bytes.Count(line, []byte("\n")) != 1 || !bytes.HasSuffix(line, []byte("\n")) {
+		return "", false
+	}
+	return string(bytes.TrimSpace(line)), true
+}
+
+// bwrapNamespaces reads bwrap's --info-fd and returns the namespaces of
+// the sandbox's first process that differ from this process's, measured
+// while bwrap holds it (--block-fd); none when bwrap wrote nothing.
+func bwrapNamespaces(info io.Reader) []string {
+	var v struct {
+		Pid int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(info).Decode(&v); err != nil || v.Pid <= 0 {
+		return []string{}
+	}
+	return newNamespaces(namespaceIDs("/proc/" + strconv.Itoa(v.Pid)))
 }
 
 // bwrapArgs builds bubblewrap's options for the view of p.

@@ -174,7 +174,6 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return r, nil, fmt.Errorf("no_new_privs: %w", err)
 	}
-	r.NNP = true
 	writable := []string{"/tmp", "/dev/shm"}
 	if cfg.PrivateHome {
 		writable = append(writable, Home)
@@ -197,11 +196,13 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 	} else {
 		r.Landlock = "v" + strconv.Itoa(v)
 	}
+	r.NS = namespaceIDs("/proc/self")
 	notify, err := loadFilters(cfg.Proxy || cfg.Pod)
 	if err != nil {
 		return r, nil, err
 	}
-	r.Seccomp = true
+	r.Seccomp = seccompFiltered()
+	r.NNP = statusField("NoNewPrivs") == "1"
 	if notify >= 0 {
 		r.Report = true
 		fds = append(fds, notify)

@@ -100,6 +100,9 @@ type initReply struct {
 	Caps      string   `json:",omitempty"`
 	Rlimits   []string `json:",omitempty"`
 	FDs       []string `json:",omitempty"` // names of the passed fds: "notify", "listener"
+	// NS are the helper's namespace ids and NNP, Seccomp as its
+	// /proc/self/status tells them once set: what held, not what was asked.
+	NS map[string]uint64 `json:",omitempty"`
 }
 
 // Run runs spec in the sandbox.
@@ -643,7 +646,6 @@ func (l *launched) run(j *job) (Outcome, error) {
 	out := Outcome{
 		Backend: "native", Command: p.argv, ExitCode: -1,
 		Protections: Protections{
-			Namespaces: []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"},
 			Filesystem: filesystemView,
 			Network:    p.Network.Mode(),
 			User:       fmt.Sprintf("0 -> host %d", os.Getuid()),
@@ -733,6 +735,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 		}
 		return fail(fmt.Errorf("%w: setting up the sandbox: %s", ErrUnavailable, reply.Error))
 	}
+	out.Protections.Namespaces = newNamespaces(reply.NS)
 	out.Protections.Landlock = reply.Landlock
 	out.Protections.Seccomp = reply.Seccomp
 	out.Protections.SeccompReport = reply.Report

@@ -201,7 +201,7 @@ func TestReadyzFollowsRedis(t *testing.T) {
 	}
 	noRedis := base(startHTTP(t, "serve", "--root", root, "--policy", local, "--audit", "off", "--http", "127.0.0.1:0"))
 
-	probe := func(u string) (int, map[string]string) {
+	probe := func(u string) (int, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest("GET", u, nil)
 		req.Host = "replica.example:80" // a probe comes by the pod's address, not localhost
@@ -210,7 +210,7 @@ func TestReadyzFollowsRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var body map[string]string
+		var body map[string]any
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
@@ -220,7 +220,7 @@ func TestReadyzFollowsRedis(t *testing.T) {
 	want := func(stage string, urls map[string]string, path string, code int) {
 		t.Helper()
 		for name, u := range urls {
-			got, body := 0, map[string]string(nil)
+			got, body := 0, map[string]any(nil)
 			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 				if got, body = probe(u + path); got == code {
 					break
@@ -229,8 +229,9 @@ func TestReadyzFollowsRedis(t *testing.T) {
 			if got != code {
 				t.Fatalf("%s: %s %s answered %d %v, want %d", stage, name, path, got, body, code)
 			}
-			if code == http.StatusServiceUnavailable && (body["reason"] == "" || strings.Contains(body["reason"], srv.Addr()) || strings.Contains(body["reason"], "127.0.0.1")) {
-				t.Errorf("%s: %s %s reason %q: want a short reason naming no address", stage, name, path, body["reason"])
+			reason, _ := body["reason"].(string)
+			if code == http.StatusServiceUnavailable && (reason == "" || strings.Contains(reason, srv.Addr()) || strings.Contains(reason, "127.0.0.1")) {
+				t.Errorf("%s: %s %s reason %q: want a short reason naming no address", stage, name, path, reason)
 			}
 		}
 	}

@@ -27,8 +27,10 @@ type toolsets struct {
 	native *sandbox.Native
 	net    *network
 	procs  *exec.Processes
+	// level is the sandbox's measured level (nil: not measured yet), and
 	// withheld names the command tools not offered, and why (empty when
 	// they are offered).
+	level    *sandbox.Level
 	withheld string
 }
 
@@ -101,21 +103,30 @@ func builtinTools(c *common) (*toolsets, error) {
 		procDir = filepath.Join(stateDir(), "processes")
 	}
 	sets.procs = exec.NewProcesses(processLimits(c.processes, procDir))
-	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Egress: sets.net.proxy,
+	// Commands run only at the sandbox level the policy requires
+	// (sandbox.require), measured, not assumed.
+	leveled := &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: c.require}
+	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: leveled, Egress: sets.net.proxy,
 		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter, Processes: sets.procs})
 	if err != nil {
 		sets.Close()
 		return nil, err
 	}
-	if runtime.GOOS != "linux" {
-		// No command sandbox here: the command tools are not offered, never
-		// run unconfined.
-		var names []string
-		for _, t := range cmds {
-			names = append(names, t.Definition().Name)
+	if c.warm || runtime.GOOS != "linux" {
+		// A server (and the agent loop) measures the sandbox's level at start;
+		// a one-off call of a command tool measures it at its first command.
+		// With none, the command tools are not offered: a command never runs
+		// unconfined.
+		l := leveled.Level(context.Background())
+		sets.level = &l
+		if l.Level == sandbox.LevelNone {
+			var names []string
+			for _, t := range cmds {
+				names = append(names, t.Definition().Name)
+			}
+			sets.withheld = fmt.Sprintf("%s: not offered: no command sandbox here (%s)", strings.Join(names, ", "), strings.Join(l.Missing, "; "))
+			cmds = nil
 		}
-		sets.withheld = fmt.Sprintf("%s: not offered: toolgate's command sandbox needs Linux (this is %s)", strings.Join(names, ", "), runtime.GOOS)
-		cmds = nil
 	}
 	tools = append(tools, cmds...)
 	if !c.noWeb {

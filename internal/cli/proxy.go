@@ -341,7 +341,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
 	}
 	o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest, Stateless: stateless}
-	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts), ui.handler(pol, eng, p.audit, authn, o.Loopback))
+	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts), nil, ui.handler(pol, eng, p.audit, authn, o.Loopback))
 }
 
 // instructions joins the upstreams' instructions, each under its name.

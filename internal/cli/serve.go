@@ -19,6 +19,7 @@ import (
 	"github.com/toolgate/toolgate/internal/procs"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/telemetry"
 )
 
@@ -126,7 +127,7 @@ roots that lie inside --root folders; it never widens them.
 				return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
 			}
 			o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(addr), MaxRequestBytes: maxRequest, Stateless: stateless || st.policy.HTTP.Stateless}
-			return serveHTTP(ctx, s, srv, ln, o, authn, st.ready, ui.handler(st.policy, st.engine, c.auditPath, authn, o.Loopback))
+			return serveHTTP(ctx, s, srv, ln, o, authn, st.ready, st.level, ui.handler(st.policy, st.engine, c.auditPath, authn, o.Loopback))
 		},
 	}
 	c.register(cmd)
@@ -144,7 +145,13 @@ roots that lie inside --root folders; it never widens them.
 const commandToolsLong = `The command tools (execute_command, run_code and the process tools) run in
 toolgate's command sandbox, which needs Linux: on macOS and Windows they are
 not offered (the file, web and other tools work), and a command never runs
-unconfined.`
+unconfined. A server measures at start how strong the sandbox is here:
+full (every namespace, Landlock, seccomp), reduced (a pod without user
+namespaces: seccomp holds, a namespace or Landlock does not) or none (the
+command tools are not offered); /readyz, the audit log (tool "sandbox") and
+the metric toolgate.sandbox.level say which, and what is missing. Below the
+policy's sandbox.require (full unless it says reduced) the command tools
+answer sandbox_violation, naming what is missing and what gives it.`
 
 // statelessHelp and statelessLong describe --stateless to serve and proxy.
 const (
@@ -165,12 +172,13 @@ both are served without authentication and reveal nothing else.`
 // serveHTTP serves srv at /mcp on ln until ctx ends; with authn, only to
 // authenticated callers, and with the resource metadata published. The
 // probes /healthz and /readyz (ready: nil, or it returns nil) are served
-// beside it to anyone: they say nothing but up, ready or a short reason.
+// beside it to anyone: they say nothing but up, ready or a short reason,
+// and /readyz the sandbox's level (level, when measured).
 // The web console ui (nil: none) is served under /ui/; it authenticates
 // its users itself, as /mcp does.
-func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error, ui http.Handler) error {
+func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error, level *sandbox.Level, ui http.Handler) error {
 	mux := http.NewServeMux()
-	probes(mux, ready)
+	probes(mux, ready, level)
 	h := srv.Handler(o)
 	if authn != nil {
 		h = authn.Middleware(h)
@@ -217,27 +225,35 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 }
 
 // probes adds /healthz (200 while the process is up) and /readyz (200
-// while ready answers nil, else 503 and its reason) to mux, as JSON.
-func probes(mux *http.ServeMux, ready func(context.Context) error) {
-	answer := func(w http.ResponseWriter, code int, body map[string]string) {
+// while ready answers nil, else 503 and its reason) to mux, as JSON;
+// /readyz also carries the sandbox's level (level, level.missing) when
+// it was measured. A level below sandbox.require is not unreadiness: the
+// other tools work, and the command tools say what is missing.
+func probes(mux *http.ServeMux, ready func(context.Context) error, level *sandbox.Level) {
+	answer := func(w http.ResponseWriter, code int, body map[string]any) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(code)
 		json.NewEncoder(w).Encode(body)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		answer(w, http.StatusOK, map[string]string{"status": "ok"})
+		answer(w, http.StatusOK, map[string]any{"status": "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		body := map[string]any{"status": "ready"}
+		if level != nil {
+			body["sandbox"] = level
+		}
 		if ready != nil {
 			ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 			defer cancel()
 			if err := ready(ctx); err != nil {
-				answer(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+				body["status"], body["reason"] = "unavailable", err.Error()
+				answer(w, http.StatusServiceUnavailable, body)
 				return
 			}
 		}
-		answer(w, http.StatusOK, map[string]string{"status": "ready"})
+		answer(w, http.StatusOK, body)
 	})
 }
 

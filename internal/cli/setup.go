@@ -31,6 +31,7 @@ type common struct {
 	warm      bool     // keep a sandbox helper started ahead (servers, agent loops)
 	learn     bool     // calls go to tool_search's learning too (serve --defer-tools)
 	command   bool     // the one call to run is a command's: start its sandbox helper at once
+	require   string   // the policy's sandbox.require: the lowest level at which commands run
 	// approver, when set, makes the approver of calls the policy asks about
 	// (once the policy is loaded), with what must be closed at the end.
 	approver func(*policy.Policy, *redis.Client) (policy.Approver, []func() error, error)
@@ -197,6 +198,7 @@ type setup struct {
 	ready    func(context.Context) error // for /readyz; nil: always ready
 	redis    *redis.Client               // the policy's state.redis; nil: none
 	learn    *learnHook                  // tool_search's view of the calls (c.learn); nil: none
+	level    *sandbox.Level              // the sandbox's level, when measured at start (for /readyz)
 }
 
 func (s *setup) Close() {
@@ -221,6 +223,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.files = pol.Files
 	c.allowCI = pol.AllowsChange
 	c.processes = pol.Processes
+	c.require = pol.Sandbox.RequiredLevel()
 	s := &setup{registry: registry.New(), policy: pol}
 	c.meter = opts.MeterProvider
 	sets, err := builtinTools(c)
@@ -265,6 +268,9 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	if err != nil {
 		s.Close()
 		return nil, err
+	}
+	if s.level = sets.level; s.level != nil {
+		reportLevel(context.Background(), *s.level, c.require, opts.Auditor, opts.MeterProvider)
 	}
 	if c.learn {
 		s.learn = &learnHook{next: opts.Auditor}

@@ -347,6 +347,9 @@ func sandboxError(err error) *tool.Error {
 	case errors.Is(err, sandbox.ErrInvalidSpec):
 		return tool.Errorf(tool.InvalidArguments, "%v", err).
 			WithSuggestion("give cwd as a folder inside the workspace, relative to it (e.g. \"src\")")
+	case errors.Is(err, sandbox.ErrBelowRequired):
+		return tool.Errorf(tool.SandboxViolation, "the command did not run: %v", err).
+			WithSuggestion("do the task with the file tools, or ask the operator for the missing protections (or for sandbox.require: reduced in the policy)")
 	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrUnsupported), errors.Is(err, sandbox.ErrRefused):
 		return tool.Errorf(tool.Unavailable, "no sandbox can run commands here: %v", err).
 			WithSuggestion("commands cannot run on this machine; do the task with the file tools")
