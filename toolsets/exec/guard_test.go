@@ -1,5 +1,3 @@
-//go:build unix
-
 package exec
 
 import (
@@ -8,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/toolgate/toolgate/policy"
@@ -177,7 +174,7 @@ func TestOwnFilesReadOnly(t *testing.T) {
 
 	// Fail closed: an own path that is neither a file nor a folder.
 	fifo := filepath.Join(ws, "audit.fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	if err := mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r = call(t, toolMap(t, Options{Root: ws, Protect: []string{fifo}})["execute_command"], context.Background(), map[string]any{"command": "touch ran"})
