@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -92,7 +91,7 @@ func runHostile() int {
 		if os.Getppid() != 0 {
 			got["parent visible"] = strconv.Itoa(os.Getppid())
 		}
-		if err := syscall.PtraceAttach(1); err == nil {
+		if err := ptraceAttach(1); err == nil {
 			got["ptrace"] = "attached"
 		}
 		// A double-forked daemon: sh starts sleep in the background and exits.
