@@ -197,7 +197,7 @@ func TestReadyzFollowsRedis(t *testing.T) {
 	base := func(u string) string { return strings.TrimSuffix(u, "/mcp") }
 	withRedis := map[string]string{
 		"serve": base(startHTTP(t, "serve", "--root", root, "--policy", pol, "--audit", "off", "--http", "127.0.0.1:0", "--stateless")),
-		"proxy": base(startHTTP(t, "proxy", "--policy", pol, "--audit", "off", "--http", "127.0.0.1:0", "--stateless", "--", bin, "serve", "--root", root, "--audit", "off")),
+		"proxy": base(startHTTP(t, "proxy", "--policy", pol, "--audit", "off", "--http", "127.0.0.1:0", "--stateless", "--write", root, "--", bin, "serve", "--root", root, "--audit", "off")),
 	}
 	noRedis := base(startHTTP(t, "serve", "--root", root, "--policy", local, "--audit", "off", "--http", "127.0.0.1:0"))
 
