@@ -246,16 +246,15 @@ func TestServeProcessesServerKilled(t *testing.T) {
 		t.Fatalf("no spilled output: %v", err)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	cs.Wait() // the transport waits for the command: a second Wait of ours would race with it
 	waitNone(t, pids)
 	// The next server sweeps the dead one's files.
-	cs2, cmd2, _ := processServeIn(t, ctx, ws)
+	cs2, _, _ := processServeIn(t, ctx, ws)
 	procCall(t, ctx, cs2, "list_processes", map[string]any{})
 	if _, err := os.Stat(spill); err == nil {
 		t.Fatal("the dead server's output files are still there")
 	}
-	cs2.Close()
-	cmd2.Wait()
+	cs2.Close() // waits for cmd2
 }
 
 // processServeIn is processServe in an existing workspace.
