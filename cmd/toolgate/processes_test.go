@@ -139,8 +139,7 @@ func TestServeProcessesStdio(t *testing.T) {
 	if len(pids) < 5 {
 		t.Fatalf("the processes on the host: %v", pids)
 	}
-	cs.Close() // end of input: the session and the server end
-	cmd.Wait()
+	cs.Close() // end of input: the session and the server end (Close waits for the server)
 	waitNone(t, pids)
 	log, err := os.ReadFile(filepath.Join(filepath.Dir(ws), "audit.jsonl"))
 	if err != nil || !strings.Contains(string(log), `"tool":"process:`+server+`"`) {
@@ -264,7 +263,10 @@ func processServeIn(t *testing.T, ctx context.Context, ws string) (*mcp.ClientSe
 	cmd := exec.Command(bin, "serve", "--root", ws, "--policy", pol, "--audit", filepath.Join(filepath.Dir(ws), "audit.jsonl"))
 	cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+filepath.Join(filepath.Dir(ws), "state"))
 	c := mcp.NewClient(&mcp.Implementation{Name: "processes-test", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	// The server stops its processes (TERM, a 3 s grace, KILL) before it
+	// ends: more than the transport's default 5 s under -race on a loaded
+	// machine, after which it would be sent TERM itself.
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 30 * time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
