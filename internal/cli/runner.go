@@ -96,17 +96,7 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte)
 	}
 	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(s.err, "toolgate: runner serving MCP at http://%s/sandboxes/{id}/mcp (workspaces in %s)\n", ln.Addr(), r.Dir())
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return &exitError{exitTool, fmt.Errorf("serving HTTP: %w", err)}
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	hs.Shutdown(shut)
-	return nil
+	return serveUntil(ctx, hs, ln)
 }
 
 // openSandbox serves the built-in tools (as serve builds them, without

@@ -211,17 +211,7 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 			hs.RegisterOnShutdown(c.Close) // its event streams would hold the shutdown
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
-	select {
-	case err := <-done:
-		return &exitError{exitTool, fmt.Errorf("serving HTTP: %w", err)}
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	hs.Shutdown(shut)
-	return nil
+	return serveUntil(ctx, hs, ln)
 }
 
 // probes adds /healthz (200 while the process is up) and /readyz (200
@@ -286,3 +276,19 @@ const readyTimeout = 900 * time.Millisecond
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// serveUntil serves hs on ln until ctx ends, then shuts it down (in-flight
+// requests get 5 s); a listener that fails first is an exit error.
+func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener) error {
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return &exitError{exitTool, fmt.Errorf("serving HTTP: %w", err)}
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(shut)
+	return nil
+}
