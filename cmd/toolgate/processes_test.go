@@ -147,7 +147,7 @@ func TestServeProcessesStdio(t *testing.T) {
 	}
 	for _, reason := range []string{`"outcome":"start"`, `"outcome":"end"`} {
 		if !strings.Contains(string(log), reason) {
-			t.Fatalf("the audit log has no %s", reason)
+			t.Fatalf("the audit log has no %s:\n%s", reason, log)
 		}
 	}
 }

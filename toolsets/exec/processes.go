@@ -361,6 +361,10 @@ func (p *Processes) Close() error {
 		all = append(all, pr)
 	}
 	p.mu.Unlock()
+	// Those an EndSession is stopping right now (their owner is gone from
+	// owners already) are waited for too, so that every end is told before
+	// Close returns (and the audit log closes).
+	p.stopAll(all, ReasonServerStopped)
 	for _, pr := range all {
 		pr.out.remove()
 	}

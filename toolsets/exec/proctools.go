@@ -348,9 +348,12 @@ func (s *set) startProcess(ctx context.Context, in StartInput) (tool.Result, err
 			pr.in.stop()
 		}
 		cancel()
+		// The end is told before done closes: whoever waits for done (a
+		// stop, the server's Close before its audit log closes) then
+		// knows that the end is recorded.
+		s.procs.emit(ProcessEvent{Kind: "end", ID: pr.id, Owner: pr.principal, Session: pr.session, Command: pr.command, Reason: pr.snapshot().reason})
 		close(pr.done)
 		startOnce.Do(func() { failed <- err; close(started) })
-		s.procs.emit(ProcessEvent{Kind: "end", ID: pr.id, Owner: pr.principal, Session: pr.session, Command: pr.command, Reason: pr.snapshot().reason})
 	}()
 	<-started
 	select {
