@@ -39,7 +39,7 @@ func TestCIPaths(t *testing.T) {
 			asked := func(d policy.Decision) bool { return d.Effect == policy.Ask && d.Rule == "ask:"+c.Rule() }
 			for _, target := range []string{
 				name, name + "/ci.yml", name + "/a/b/c.yml", "pkg/sub/" + name, "pkg/" + name + "/x",
-				"./" + name, "x/../" + name, strings.ToUpper(name), "/work/../" + name,
+				"./" + name, "x/../" + name, strings.ToUpper(name), "/srv/../" + name,
 			} {
 				if d := p.Decide(defWrite, pcall(defWrite, map[string]any{"path": target, "content": "x"})); !asked(d) {
 					t.Errorf("writing %s: %s (%s)", target, d.Effect, d.Rule)
