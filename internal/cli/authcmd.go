@@ -71,6 +71,13 @@ signs in in the console (Tools page).`,
 		}
 		return nil, usageErr("no server %q with an oauth block in %s; those with one: %v", name, configFile, names)
 	}
+	upstream := func(cmd *cobra.Command, name string) (*auth.Upstream, error) {
+		ups, err := upstreams(cmd)
+		if err != nil {
+			return nil, err
+		}
+		return find(ups, name)
+	}
 
 	var timeout time.Duration
 	var listen string
@@ -79,11 +86,7 @@ signs in in the console (Tools page).`,
 		Short: "Sign in to an upstream: prints the URL to open, waits for the redirect",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ups, err := upstreams(cmd)
-			if err != nil {
-				return err
-			}
-			up, err := find(ups, args[0])
+			up, err := upstream(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -189,11 +192,7 @@ signs in in the console (Tools page).`,
 		Short: "Forget the local principal's tokens of an upstream, revoking them where offered",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ups, err := upstreams(cmd)
-			if err != nil {
-				return err
-			}
-			up, err := find(ups, args[0])
+			up, err := upstream(cmd, args[0])
 			if err != nil {
 				return err
 			}
