@@ -1,0 +1,19 @@
+// Package sandboxes is the gateway side of remote sandboxes (issue 28): it
+// decides which sandbox a call runs in and reaches it, while the call stays
+// governed by the gateway's engine (the runner executes, the gateway
+// governs).
+//
+// A conversation's sandbox is keyed by (principal, conversation): the
+// caller a transport names and its MCP session, or the conversation a
+// stateless client names in params._meta["toolgate/conversation"]. ID turns
+// the key into the sandbox id, a hash that passes runner.ValidID and can
+// start a Kubernetes object name, so every replica computes the same id and
+// a different principal or conversation never computes it. The bearer a
+// gateway presents to the sandbox is runner.Token(secret, id).
+//
+// A Backend places sandboxes: a fixed set of `toolgate runner` processes
+// (backend runner) or one Pod or agent-sandbox claim per sandbox on
+// Kubernetes (backend kubernetes, package sandboxes/kube). Its errors that a
+// caller may retry wrap ErrUnavailable; a refusal because too many
+// sandboxes exist wraps ErrTooMany.
+package sandboxes
