@@ -119,7 +119,8 @@ type Processes struct {
 }
 
 // Sandbox is the sandbox section of a policy file: how strongly commands
-// must be confined for the command tools to run them.
+// must be confined for the command tools to run them, and where a
+// conversation's file and command tools run (issue 28).
 type Sandbox struct {
 	// Require is the lowest sandbox level at which commands run: "full"
 	// (the default: every namespace, Landlock, seccomp) or "reduced"
@@ -127,6 +128,113 @@ type Sandbox struct {
 	// Below it the command tools answer sandbox_violation, naming what is
 	// missing.
 	Require string `yaml:"require,omitempty" json:"require,omitempty"`
+	// Backend is where the file and command tools of a conversation run:
+	// "local" (the default: in this process, over --root), "runner" (one
+	// workspace per conversation on a `toolgate runner`) or "kubernetes"
+	// (one Pod or agent-sandbox claim per conversation).
+	Backend string `yaml:"backend,omitempty" json:"backend,omitempty"`
+	// Runner reaches the runners of backend runner.
+	Runner *SandboxRunner `yaml:"runner,omitempty" json:"runner,omitempty"`
+	// Kubernetes places the sandboxes of backend kubernetes.
+	Kubernetes *SandboxKubernetes `yaml:"kubernetes,omitempty" json:"kubernetes,omitempty"`
+	// Workspace is the root of the file tools inside a sandbox, which the
+	// policy's path rules resolve against ("" : DefaultWorkspace).
+	Workspace string `yaml:"workspace,omitempty" json:"workspace,omitempty"`
+}
+
+// SandboxRunner is sandbox.runner: the runners a gateway places
+// sandboxes on, and the secret their tokens derive from.
+type SandboxRunner struct {
+	// URL is one runner (http://HOST:PORT); URLs several (each sandbox id
+	// is placed on one of them by a hash, the same on every replica).
+	URL  string   `yaml:"url,omitempty" json:"url,omitempty"`
+	URLs []string `yaml:"urls,omitempty" json:"urls,omitempty"`
+	// SecretEnv names the environment variable holding the runners'
+	// secret (their --token-env), at least 16 bytes.
+	SecretEnv string `yaml:"secret_env,omitempty" json:"secret_env,omitempty"`
+	// Idle deletes a sandbox with no call for this long (0: never);
+	// Max refuses a new sandbox while this many exist (0: no cap).
+	Idle time.Duration `yaml:"idle,omitempty" json:"idle,omitempty"`
+	Max  int           `yaml:"max,omitempty" json:"max,omitempty"`
+}
+
+// All is URL and URLs together.
+func (r SandboxRunner) All() []string {
+	if r.URL == "" {
+		return r.URLs
+	}
+	return append([]string{r.URL}, r.URLs...)
+}
+
+// SandboxKubernetes is sandbox.kubernetes: where and from what the
+// sandboxes of backend kubernetes are made.
+type SandboxKubernetes struct {
+	// Namespace holds the sandboxes' Pods (or claims).
+	Namespace string `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	// Template names a Pod template (or an agent-sandbox SandboxTemplate).
+	Template string `yaml:"template,omitempty" json:"template,omitempty"`
+	// Image is the runner image of the sandboxes' Pods.
+	Image string `yaml:"image,omitempty" json:"image,omitempty"`
+	// SecretEnv names the environment variable holding the runners'
+	// secret ("" : DefaultRunnerSecretEnv).
+	SecretEnv string `yaml:"secret_env,omitempty" json:"secret_env,omitempty"`
+	// Idle deletes a sandbox with no call for this long (0: never); Max
+	// refuses a new sandbox while this many exist (0: no cap).
+	Idle time.Duration `yaml:"idle,omitempty" json:"idle,omitempty"`
+	Max  int           `yaml:"max,omitempty" json:"max,omitempty"`
+}
+
+// Sandbox backends.
+const (
+	BackendLocal      = "local"
+	BackendRunner     = "runner"
+	BackendKubernetes = "kubernetes"
+)
+
+// DefaultWorkspace is the workspace of a remote sandbox when the policy
+// names none.
+const DefaultWorkspace = "/workspace"
+
+// DefaultRunnerSecretEnv is the variable of the runners' secret when the
+// policy names none (toolgate runner's --token-env default).
+const DefaultRunnerSecretEnv = "TOOLGATE_RUNNER_SECRET"
+
+// Remote reports whether the tools run in remote sandboxes (a backend
+// other than local).
+func (s Sandbox) Remote() bool { return s.Backend != "" && s.Backend != BackendLocal }
+
+// WorkspaceDir is Workspace, DefaultWorkspace when it is empty.
+func (s Sandbox) WorkspaceDir() string {
+	if s.Workspace == "" {
+		return DefaultWorkspace
+	}
+	return s.Workspace
+}
+
+// SecretEnv is the variable holding the runners' secret.
+func (s Sandbox) SecretEnv() string {
+	env := ""
+	switch {
+	case s.Runner != nil && s.Backend == BackendRunner:
+		env = s.Runner.SecretEnv
+	case s.Kubernetes != nil && s.Backend == BackendKubernetes:
+		env = s.Kubernetes.SecretEnv
+	}
+	if env == "" {
+		return DefaultRunnerSecretEnv
+	}
+	return env
+}
+
+// Reaping is the idle time and the cap of the backend in use (zero: none).
+func (s Sandbox) Reaping() (idle time.Duration, max int) {
+	switch {
+	case s.Backend == BackendRunner && s.Runner != nil:
+		return s.Runner.Idle, s.Runner.Max
+	case s.Backend == BackendKubernetes && s.Kubernetes != nil:
+		return s.Kubernetes.Idle, s.Kubernetes.Max
+	}
+	return 0, 0
 }
 
 // RequiredLevel is Require, "full" when it is empty.

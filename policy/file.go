@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/goccy/go-yaml"
@@ -370,12 +372,10 @@ func parse(data []byte, file string) (*Policy, error) {
 	}
 	p.Limits, p.Approvals, p.Output, p.Secrets, p.Files, p.State, p.HTTP = f.Limits, f.Approvals, f.Output, f.Secrets, f.Files, f.State, f.HTTP
 	p.Processes = f.Processes
-	switch f.Sandbox.Require {
-	case "", "full", "reduced":
-		p.Sandbox = f.Sandbox
-	default:
-		return nil, at("$.sandbox.require", "sandbox.require %q: want full or reduced", f.Sandbox.Require)
+	if where, msg := checkSandbox(f.Sandbox); msg != "" {
+		return nil, at(where, "%s", msg)
 	}
+	p.Sandbox = f.Sandbox
 	if r := p.State.Redis; r != nil {
 		if field, msg := r.check(); field != "" {
 			return nil, at("$.state.redis."+field, "%s", msg)
@@ -480,6 +480,75 @@ func checkSections(p *Policy, at func(string, string, ...any) error) error {
 		}
 	}
 	return nil
+}
+
+// checkSandbox validates the sandbox section: the level, and the backend
+// with the block it needs (a block of another backend is a mistake, not
+// ignored).
+func checkSandbox(s Sandbox) (where, msg string) {
+	switch s.Require {
+	case "", "full", "reduced":
+	default:
+		return "$.sandbox.require", fmt.Sprintf("sandbox.require %q: want full or reduced", s.Require)
+	}
+	if s.Workspace != "" && (!path.IsAbs(s.Workspace) || path.Clean(s.Workspace) != s.Workspace || s.Workspace == "/") {
+		return "$.sandbox.workspace", fmt.Sprintf("sandbox.workspace %q: want a clean absolute folder other than / (e.g. /workspace)", s.Workspace)
+	}
+	if s.Backend != BackendRunner && s.Runner != nil {
+		return "$.sandbox.runner", "sandbox.runner is for backend: runner (sandbox.backend is " + orLocal(s.Backend) + ")"
+	}
+	if s.Backend != BackendKubernetes && s.Kubernetes != nil {
+		return "$.sandbox.kubernetes", "sandbox.kubernetes is for backend: kubernetes (sandbox.backend is " + orLocal(s.Backend) + ")"
+	}
+	switch s.Backend {
+	case "", BackendLocal:
+		if s.Workspace != "" {
+			return "$.sandbox.workspace", "sandbox.workspace is the root inside a remote sandbox: it needs backend runner or kubernetes (the local backend's roots are --root or roots)"
+		}
+	case BackendRunner:
+		r := s.Runner
+		if r == nil || len(r.All()) == 0 {
+			return "$.sandbox", "sandbox.backend runner needs sandbox.runner.url (or urls), e.g. http://runner.tools.svc:8790"
+		}
+		seen := map[string]bool{}
+		for _, u := range r.All() {
+			pu, err := url.Parse(u)
+			if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" || pu.User != nil || pu.RawQuery != "" || pu.Fragment != "" || strings.Trim(pu.Path, "/") != "" {
+				return "$.sandbox.runner", fmt.Sprintf("sandbox.runner: %q is not a runner's base URL (want http://HOST:PORT, no path)", u)
+			}
+			if seen[u] {
+				return "$.sandbox.runner", fmt.Sprintf("sandbox.runner: %q is named twice", u)
+			}
+			seen[u] = true
+		}
+		if r.SecretEnv != "" && !envName().MatchString(r.SecretEnv) {
+			return "$.sandbox.runner.secret_env", fmt.Sprintf("sandbox.runner.secret_env %q is not an environment variable name", r.SecretEnv)
+		}
+		if r.Idle < 0 || r.Max < 0 {
+			return "$.sandbox.runner", "sandbox.runner: idle and max must not be negative"
+		}
+	case BackendKubernetes:
+		k := s.Kubernetes
+		if k == nil || k.Namespace == "" || (k.Template == "" && k.Image == "") {
+			return "$.sandbox", "sandbox.backend kubernetes needs sandbox.kubernetes.namespace and a template or an image"
+		}
+		if k.SecretEnv != "" && !envName().MatchString(k.SecretEnv) {
+			return "$.sandbox.kubernetes.secret_env", fmt.Sprintf("sandbox.kubernetes.secret_env %q is not an environment variable name", k.SecretEnv)
+		}
+		if k.Idle < 0 || k.Max < 0 {
+			return "$.sandbox.kubernetes", "sandbox.kubernetes: idle and max must not be negative"
+		}
+	default:
+		return "$.sandbox.backend", fmt.Sprintf("sandbox.backend %q: want local, runner or kubernetes", s.Backend)
+	}
+	return "", ""
+}
+
+func orLocal(backend string) string {
+	if backend == "" {
+		return "local, the default"
+	}
+	return backend
 }
 
 func checkRate(r Rate) error {
