@@ -1,5 +1,9 @@
 # toolgate: `make test` installs what the tests need, then runs them all.
 GO ?= go
+# The release tools (ko, helm, nfpm) are pinned in tools/go.mod, a module of
+# its own: `$(TOOL) helm version` runs the pinned helm, fetched only from the
+# Go module proxy.
+TOOL := $(GO) tool -modfile=tools/go.mod
 
 .PHONY: test deps build vet cross fuzz bench
 

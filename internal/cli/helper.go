@@ -53,7 +53,8 @@ func beside(name string) (string, os.FileInfo) {
 
 // sameBuild reports whether two programs were built from the same source
 // with the same Go and tags: the same release (or pseudo-)version of the
-// module, or the same commit of an unmodified checkout. A build that
+// module, or the same commit of an unmodified checkout (Go's VCS stamp, or
+// the -ldflags stamp of commit, which names "+dirty" for a changed tree). A build that
 // records neither (go build with -buildvcs=false), or a changed tree (Go
 // stamps it "+dirty", vcs.modified=true), is the same as nothing.
 func sameBuild(a, b *debug.BuildInfo) bool {
@@ -70,6 +71,8 @@ func sameBuild(a, b *debug.BuildInfo) bool {
 			return build + " " + bi.Main.Version + " " + bi.Main.Sum
 		case set["vcs.revision"] != "" && set["vcs.modified"] == "false":
 			return build + " " + set["vcs"] + ":" + set["vcs.revision"]
+		case strings.Contains(set["-ldflags"], commitFlag) && !strings.Contains(set["-ldflags"], "+dirty"):
+			return build + " ldflags:" + set["-ldflags"] // make image and make package stamp the commit
 		}
 		return ""
 	}

@@ -32,6 +32,10 @@ func TestSameBuild(t *testing.T) {
 		{"a clean pseudo-version", info("v0.0.0-20261202183416-3fdeebfc4d33"), info("v0.0.0-20261202183416-3fdeebfc4d33"), true},
 		{"other build tags", info("v1.2.0", "-tags", "x"), info("v1.2.0"), false},
 		{"another Go", info("(devel)", clean...), goOther, false},
+		{"the same commit stamped by -ldflags", info("(devel)", "-ldflags", "-s -w -X github.com/toolgate/toolgate/internal/cli.version=1.2.0 -X github.com/toolgate/toolgate/internal/cli.commit=abc123"), info("(devel)", "-ldflags", "-s -w -X github.com/toolgate/toolgate/internal/cli.version=1.2.0 -X github.com/toolgate/toolgate/internal/cli.commit=abc123"), true},
+		{"another commit stamped by -ldflags", info("(devel)", "-ldflags", "-s -w -X github.com/toolgate/toolgate/internal/cli.version=1.2.0 -X github.com/toolgate/toolgate/internal/cli.commit=abc123"), info("(devel)", "-ldflags", "-s -w -X github.com/toolgate/toolgate/internal/cli.version=1.2.0 -X github.com/toolgate/toolgate/internal/cli.commit=def456"), false},
+		{"a changed tree stamped by -ldflags", info("(devel)", "-ldflags", "-s -w -X github.com/toolgate/toolgate/internal/cli.version=1.2.0 -X github.com/toolgate/toolgate/internal/cli.commit=abc123+dirty"), info("(devel)", "-ldflags", "-s -w -X github.com/toolgate/toolgate/internal/cli.version=1.2.0 -X github.com/toolgate/toolgate/internal/cli.commit=abc123+dirty"), false},
+		{"other -ldflags", info("(devel)", "-ldflags", "-s"), info("(devel)", "-ldflags", "-s"), false},
 	} {
 		if got := sameBuild(c.a, c.b); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)

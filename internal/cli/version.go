@@ -8,8 +8,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = "dev"
+// version and commit are stamped at build time from git (make image,
+// make package): -ldflags "-X github.com/toolgate/toolgate/internal/cli.version=1.2.3
+// -X github.com/toolgate/toolgate/internal/cli.commit=abc123…". Without
+// them the commit is Go's VCS stamp, when the build recorded one.
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// commitFlag is how -ldflags names commit.
+const commitFlag = "-X github.com/toolgate/toolgate/internal/cli.commit="
 
 func newVersionCmd(s *streams) *cobra.Command {
 	var asJSON bool
@@ -19,8 +28,8 @@ func newVersionCmd(s *streams) *cobra.Command {
 		Example: "  toolgate version --json",
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			v := map[string]string{"version": version, "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
-			if bi, ok := debug.ReadBuildInfo(); ok {
+			v := map[string]string{"version": version, "commit": commit, "go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
+			if bi, ok := debug.ReadBuildInfo(); ok && commit == "" {
 				for _, kv := range bi.Settings {
 					switch kv.Key {
 					case "vcs.revision":
