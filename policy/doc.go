@@ -44,7 +44,9 @@
 // the store cannot be reached, on_error deny refuses calls as unavailable
 // (retryable, with a retry hint) and allow falls back to the process's own
 // limits; either way the outage and its end are logged once, and recovery
-// needs no restart. This package knows no Redis client.
+// needs no restart. This package knows no Redis client. ProcessBoard, declared
+// here too, is where replicas tell each other of the processes package exec
+// runs (the store package's RedisProcesses).
 //
 // Replicas share their approvals too. QueueApprover keeps the calls waiting
 // for a person in an ApprovalQueue, an interface declared here and

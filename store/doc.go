@@ -34,4 +34,9 @@
 // call's failure (a key Redis expires at the end of its window) and every
 // bucket; a caller's history is one hash, a ring of its last calls with a
 // count per call key.
+//
+// RedisProcesses is the fourth: policy.ProcessBoard, the entries of the
+// replicas' processes (package exec's start_process) and the last of their
+// output, under a lease per replica; a reader that finds a running entry
+// whose lease lapsed marks it lost, in one script, for good.
 package store

@@ -102,7 +102,9 @@ func builtinTools(c *common) (*toolsets, error) {
 	if procDir == "" {
 		procDir = filepath.Join(stateDir(), "processes")
 	}
-	sets.procs = exec.NewProcesses(processLimits(c.processes, procDir))
+	limits := processLimits(c.processes, procDir)
+	limits.Board, limits.Replica = c.board, replicaID()
+	sets.procs = exec.NewProcesses(limits)
 	// Commands run only at the sandbox level the policy requires
 	// (sandbox.require), measured, not assumed.
 	leveled := &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: c.require}

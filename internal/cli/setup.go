@@ -40,6 +40,7 @@ type common struct {
 	// files is the policy's files section: settings of the file tools.
 	files     policy.Files
 	processes policy.Processes
+	board     policy.ProcessBoard // where the replicas tell each other of their processes (state.redis); nil: none
 	// deniedDomains and askedDomains are the policy's deny and ask rules'
 	// domains: refused to both (the egress proxy cannot ask).
 	deniedDomains, askedDomains []string
@@ -226,8 +227,19 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.require = pol.Sandbox.RequiredLevel()
 	s := &setup{registry: registry.New(), policy: pol}
 	c.meter = opts.MeterProvider
+	rc, err := openState(pol)
+	if err != nil {
+		return nil, err
+	}
+	if rc != nil {
+		s.closers = append(s.closers, rc.Close) // closed after everything that uses it
+		// The replicas tell each other of their processes there.
+		c.board = store.NewRedisProcesses(rc, pol.State.Redis.KeyPrefix())
+	}
+	s.redis = rc
 	sets, err := builtinTools(c)
 	if err != nil {
+		s.Close()
 		return nil, err
 	}
 	s.closers = append(s.closers, sets.Close)
@@ -236,15 +248,6 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		return nil, err
 	}
 	pol.Roots = sets.roots.Dirs() // path rules resolve as the file tools do
-	rc, err := openState(pol)
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	if rc != nil {
-		s.closers = append(s.closers, rc.Close) // closed after everything that uses it
-	}
-	s.redis = rc
 	if c.approver != nil && opts.Approver == nil {
 		a, closers, err := c.approver(pol, rc)
 		s.closers = append(s.closers, closers...)

@@ -4,6 +4,17 @@
 // run in a sandbox (package sandbox; the native Linux backend by default):
 // there is no unconfined path.
 //
+// With Options.Processes (a Processes registry) it also offers the process
+// tools: start_process, read_process, write_process, stop_process and
+// list_processes (proctools.go; docs/processes.md): long-running and
+// interactive processes of an owner (principal and session or
+// conversation), their output kept in a ring with byte cursors, in one pod
+// per owner whose loopback the owner's commands share, every end with a
+// reason. Given a ProcessLimits.Board (the replicas' state.redis), the
+// replicas tell each other of their processes under a lease (procboard.go):
+// another replica answers read_process and list_processes from it, and a
+// process whose replica's lease lapsed is lost.
+//
 // Before anything runs, a dangerous-command check (CheckShell, CheckArgv)
 // parses the line with mvdan.cc/sh/v3 as bash would, and looks at every
 // simple command in it, through quotes, escapes, line continuations,

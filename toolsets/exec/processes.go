@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -40,6 +41,16 @@ type ProcessLimits struct {
 	// password or passphrase (refused by default: a model must not type
 	// secrets).
 	AllowSecretInput bool
+	// Board, when set, is where the replicas of a server tell each other
+	// of their processes (the state.redis they share): read_process and
+	// list_processes then answer for a process another replica runs, and
+	// a process whose replica stopped renewing its lease is lost.
+	Board policy.ProcessBoard
+	// Replica names this server on the board (with a random suffix of
+	// each run); Lease is how long its processes stay running there
+	// without a renewal (15 s; renewed every third of it).
+	Replica string
+	Lease   time.Duration
 }
 
 func (l ProcessLimits) withDefaults() ProcessLimits {
@@ -69,6 +80,9 @@ func (l ProcessLimits) withDefaults() ProcessLimits {
 	if l.Dir == "" {
 		l.Dir = filepath.Join(os.TempDir(), "toolgate-processes")
 	}
+	if l.Lease <= 0 {
+		l.Lease = 15 * time.Second
+	}
 	return l
 }
 
@@ -92,6 +106,7 @@ const (
 type Processes struct {
 	limits ProcessLimits
 	dir    string // this server's folder of spill files, under limits.Dir
+	board  *board // nil: no board (one replica)
 
 	mu     sync.Mutex
 	byID   map[string]*process
@@ -128,6 +143,9 @@ func NewProcesses(limits ProcessLimits) *Processes {
 	l := limits.withDefaults()
 	p := &Processes{limits: l, byID: map[string]*process{}, owners: map[string]*ownerState{}, done: make(chan struct{})}
 	p.dir = filepath.Join(l.Dir, strconv.Itoa(os.Getpid()))
+	if l.Board != nil {
+		p.board = &board{b: l.Board, replica: incarnation(l.Replica), lease: l.Lease, keep: l.Keep, told: map[string]mirrored{}}
+	}
 	sweepSpills(l.Dir)
 	return p
 }
@@ -278,10 +296,14 @@ func (p *Processes) get(o owner, id string) (*process, *tool.Error) {
 	pr := p.byID[id]
 	p.mu.Unlock()
 	if pr == nil || pr.owner != o.key {
-		return nil, tool.Errorf(tool.NotFound, "no process %q", id).
-			WithSuggestion("list_processes shows your processes and their ids; an exited process is kept for %s", p.limits.Keep)
+		return nil, p.notFound(id)
 	}
 	return pr, nil
+}
+
+func (p *Processes) notFound(id string) *tool.Error {
+	return tool.Errorf(tool.NotFound, "no process %q", id).
+		WithSuggestion("list_processes shows your processes and their ids; an exited process is kept for %s", p.limits.Keep)
 }
 
 // list returns the owner's processes, oldest first.
@@ -365,6 +387,9 @@ func (p *Processes) Close() error {
 	// owners already) are waited for too, so that every end is told before
 	// Close returns (and the audit log closes).
 	p.stopAll(all, ReasonServerStopped)
+	if p.board != nil {
+		p.board.push(all, false) // the other replicas see server_stopped, not lost
+	}
 	for _, pr := range all {
 		pr.out.remove()
 	}
@@ -407,8 +432,13 @@ func (p *Processes) sweep(now time.Time) {
 		}
 	}
 	p.mu.Unlock()
+	var ids []string
 	for _, pr := range gone {
 		pr.out.remove()
+		ids = append(ids, pr.id)
+	}
+	if p.board != nil {
+		p.board.forget(ids)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -85,6 +86,9 @@ type ProcessAnswer struct {
 	DroppedBytes   int64  `json:"dropped_bytes"`
 	More           bool   `json:"more,omitempty"`
 	PasswordPrompt bool   `json:"password_prompt,omitempty"`
+	// Replica is the replica that runs the process, when the answer came
+	// from the replicas' shared state (another replica runs it).
+	Replica string `json:"replica,omitempty"`
 }
 
 // StopAnswer is stop_process's answer for one process.
@@ -108,6 +112,7 @@ type ProcessInfo struct {
 	Signal      string `json:"signal,omitempty"`
 	CPUMS       int64  `json:"cpu_ms"`
 	OutputBytes int64  `json:"output_bytes"`
+	Replica     string `json:"replica,omitempty"` // another replica runs it
 }
 
 // processTools returns the five process tools.
@@ -368,6 +373,7 @@ func (s *set) startProcess(ctx context.Context, in StartInput) (tool.Result, err
 	default:
 	}
 	s.procs.add(pr)
+	s.procs.publish(pr)
 	s.procs.emit(ProcessEvent{Kind: "start", ID: pr.id, Owner: pr.principal, Session: pr.session, Command: pr.command})
 	ans := s.collect(ctx, pr, 0, time.Duration(in.YieldMS)*time.Millisecond, until, waitAll, 0, defaultMaxBytes, false)
 	ans.ID, ans.Name = pr.id, pr.name
@@ -449,12 +455,23 @@ func (pr *process) ready(cursor int64, until *regexp.Regexp, mode waitMode) bool
 	return mode == waitFirst && pr.out.size() > cursor
 }
 
+// output is what a process wrote, as a read sees it: this replica's
+// procOutput, or the tail another replica put on the board.
+type output interface {
+	read(cursor int64, max int) (data []byte, from, total int64)
+	size() int64
+}
+
 // matches reports whether the output from cursor matches re (the last
 // 64 KiB of it, as text for a terminal).
 func (pr *process) matches(cursor int64, re *regexp.Regexp) bool {
-	total := pr.out.size()
-	data, _, _ := pr.out.read(max(cursor, total-64<<10), 64<<10)
-	if pr.tty {
+	return outputMatches(pr.out, pr.tty, cursor, re)
+}
+
+func outputMatches(out output, tty bool, cursor int64, re *regexp.Regexp) bool {
+	total := out.size()
+	data, _, _ := out.read(max(cursor, total-64<<10), 64<<10)
+	if tty {
 		text, _ := screenText(data, true)
 		return re.MatchString(text)
 	}
@@ -470,16 +487,23 @@ func (pr *process) read(cursor int64, tail, maxBytes int, raw bool) ProcessAnswe
 	if st.exited {
 		ans.Reason = st.reason
 	}
-	total := pr.out.size()
+	return readOutput(ans, pr.out, pr.tty, cursor, tail, maxBytes, raw)
+}
+
+// readOutput fills ans (its state set) with the output of out from cursor,
+// as process.read says.
+func readOutput(ans ProcessAnswer, out output, tty bool, cursor int64, tail, maxBytes int, raw bool) ProcessAnswer {
+	running := ans.State == "running"
+	total := out.size()
 	if tail > 0 {
 		cursor = max(cursor, total-int64(maxBytes))
 	}
-	data, from, total := pr.out.read(cursor, maxBytes)
+	data, from, total := out.read(cursor, maxBytes)
 	ans.DroppedBytes = max(0, from-cursor)
-	final := st.exited && from+int64(len(data)) == total
+	final := !running && from+int64(len(data)) == total
 	used := whole(data, final)
 	var text string
-	if pr.tty && !raw {
+	if tty && !raw {
 		text, used = screenText(data[:used], final)
 	} else {
 		text = string(data[:used])
@@ -496,7 +520,7 @@ func (pr *process) read(cursor int64, tail, maxBytes int, raw bool) ProcessAnswe
 	ans.Output = text
 	ans.Cursor = from + int64(used)
 	ans.More = ans.Cursor < total
-	ans.PasswordPrompt = !st.exited && pr.asksPassword()
+	ans.PasswordPrompt = running && asksPassword(out)
 	return ans
 }
 
@@ -506,9 +530,11 @@ var passwordPrompt = regexp.MustCompile(`(?i)(\[sudo\] password for [^:]*:|passw
 
 // asksPassword reports whether the last line of the output is a password
 // or passphrase prompt.
-func (pr *process) asksPassword() bool {
-	total := pr.out.size()
-	data, _, _ := pr.out.read(max(0, total-256), 256)
+func (pr *process) asksPassword() bool { return asksPassword(pr.out) }
+
+func asksPassword(out output) bool {
+	total := out.size()
+	data, _, _ := out.read(max(0, total-256), 256)
 	text, _ := screenText(data, true)
 	if i := strings.LastIndexByte(strings.TrimRight(text, " \t\n"), '\n'); i >= 0 {
 		text = text[i+1:]
@@ -548,6 +574,9 @@ func (s *set) answer(a ProcessAnswer, progress bool) tool.Result {
 			b.WriteString("\n")
 		}
 	}
+	if a.State == policy.ProcessLost {
+		b.WriteString(lostLine(a.Replica))
+	}
 	if a.PasswordPrompt {
 		b.WriteString("the process asks for a password: do not type one; ask the user to enter it, or stop the process\n")
 	}
@@ -559,10 +588,6 @@ func (s *set) answer(a ProcessAnswer, progress bool) tool.Result {
 }
 
 func (s *set) readProcess(ctx context.Context, in ReadInput) (tool.Result, error) {
-	pr, e := s.procs.get(ownerOf(ctx), in.ID)
-	if e != nil {
-		return errResult(e), nil
-	}
 	until, e := untilRegexp(in.Until)
 	if e != nil {
 		return errResult(e), nil
@@ -571,6 +596,15 @@ func (s *set) readProcess(ctx context.Context, in ReadInput) (tool.Result, error
 		in.MaxBytes = defaultMaxBytes
 	}
 	wait := time.Duration(in.WaitMS) * time.Millisecond
+	o := ownerOf(ctx)
+	pr, e := s.procs.get(o, in.ID)
+	if e != nil {
+		remote, e := s.procs.elsewhere(ctx, o, in.ID)
+		if e != nil {
+			return errResult(e), nil
+		}
+		return s.readElsewhere(ctx, o, remote, in, until, wait), nil
+	}
 	// Empty reads in a row wait longer each time: polling at once costs
 	// tokens and teaches nothing.
 	if floor := pr.reads.minWait(); pr.running() && wait < floor && pr.out.size() <= in.Cursor {
@@ -597,8 +631,16 @@ var keyBytes = map[string]string{
 var keySignals = map[string]syscall.Signal{"ctrl-c": syscall.SIGINT, "ctrl-z": sigTSTP, `ctrl-\`: syscall.SIGQUIT}
 
 func (s *set) writeProcess(ctx context.Context, in WriteInput) (tool.Result, error) {
-	pr, e := s.procs.get(ownerOf(ctx), in.ID)
+	o := ownerOf(ctx)
+	pr, e := s.procs.get(o, in.ID)
 	if e != nil {
+		remote, e := s.procs.elsewhere(ctx, o, in.ID)
+		if e == nil {
+			e = endedElsewhere(remote)
+		}
+		if e == nil {
+			e = runsElsewhere(remote, s.procs.board.replica)
+		}
 		return errResult(e), nil
 	}
 	if in.Text == "" && len(in.Keys) == 0 && !in.EOF {
@@ -739,6 +781,17 @@ func (s *set) stopProcess(ctx context.Context, in StopInput) (tool.Result, error
 	default:
 		pr, e := s.procs.get(o, in.ID)
 		if e != nil {
+			remote, e := s.procs.elsewhere(ctx, o, in.ID)
+			switch {
+			case e != nil:
+			case remote.State == "running":
+				e = runsElsewhere(remote, s.procs.board.replica)
+			default: // nothing to stop: say how it ended
+				a := entryAnswer(remote)
+				text := fmt.Sprintf("process %s (%s): %s (%s)\n", remote.ID, remote.Name, a.State, a.Reason)
+				return tool.Result{Content: []tool.Content{tool.TextContent(text)},
+					Structured: StopAnswer{ID: remote.ID, State: a.State, Reason: a.Reason, ExitCode: a.ExitCode, Signal: a.Signal}}, nil
+			}
 			return errResult(e), nil
 		}
 		list = []*process{pr}
@@ -777,7 +830,8 @@ func (s *set) listProcesses(ctx context.Context, in ListInput) (tool.Result, err
 	all := in.IncludeExited == nil || *in.IncludeExited
 	out := []ProcessInfo{}
 	var b strings.Builder
-	for _, pr := range s.procs.list(ownerOf(ctx)) {
+	o := ownerOf(ctx)
+	for _, pr := range s.procs.list(o) {
 		st := pr.snapshot()
 		if st.exited && !all {
 			continue
@@ -788,7 +842,26 @@ func (s *set) listProcesses(ctx context.Context, in ListInput) (tool.Result, err
 			info.Reason = st.reason
 		}
 		out = append(out, info)
-		fmt.Fprintf(&b, "%s  %-8s %s  %s\n", info.ID, info.State, info.Name, info.Reason)
+	}
+	remote, e := s.procs.listElsewhere(ctx, o)
+	if e != nil {
+		b.WriteString("(the processes of other replicas are not listed: " + e.Message + ")\n")
+	}
+	for _, r := range remote {
+		if r.State != "running" && !all {
+			continue
+		}
+		a := entryAnswer(r)
+		out = append(out, ProcessInfo{ID: r.ID, Name: r.Name, Command: r.Command, State: r.State, Reason: a.Reason,
+			Started: r.Started.UTC().Format(time.RFC3339), ExitCode: a.ExitCode, Signal: r.Signal, CPUMS: r.CPU.Milliseconds(),
+			OutputBytes: r.Total, Replica: r.Replica})
+	}
+	for _, info := range out {
+		fmt.Fprintf(&b, "%s  %-8s %s  %s", info.ID, info.State, info.Name, info.Reason)
+		if info.Replica != "" {
+			b.WriteString("  (on replica " + info.Replica + ")")
+		}
+		b.WriteString("\n")
 	}
 	if len(out) == 0 {
 		b.WriteString("no processes\n")
