@@ -85,6 +85,24 @@ func (m *MemoryLimits) Admit(_ context.Context, a Admission) (Verdict, error) {
 	return Verdict{}, nil
 }
 
+// Progressed implements LimitStore.
+func (m *MemoryLimits) Progressed(_ context.Context, a Admission) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h, ok := m.calls[a.Calls]
+	if !ok {
+		return nil
+	}
+	for i := len(h.v) - 1; i >= 0; i-- {
+		if h.v[i].key == a.Key {
+			h.v = append(h.v[:i:i], h.v[i+1:]...)
+			m.calls[a.Calls] = h
+			break
+		}
+	}
+	return nil
+}
+
 // Failed implements LimitStore.
 func (m *MemoryLimits) Failed(_ context.Context, failure string, result []byte, window time.Duration) error {
 	now := time.Now()

@@ -34,6 +34,12 @@ type LimitStore interface {
 	// Refused counts a refusal at now in a session's streak; a streak
 	// whose last refusal is cool or more before now starts over.
 	Refused(ctx context.Context, session string, now time.Time, cool time.Duration) error
+	// Progressed takes the latest call of a.Key out of the history
+	// a.Calls (of a.History calls at most; the other fields are not
+	// used): the call made progress (its result carries
+	// tool.MetaProgress: a read that waited or moved on), so it is not a
+	// repeat.
+	Progressed(ctx context.Context, a Admission) error
 	// EndStreak ends a session's streak.
 	EndStreak(ctx context.Context, session string) error
 	// Ping reports whether the store answers.
@@ -209,12 +215,21 @@ func (l *Limiter) sharedAdmit(ctx context.Context, s *Shared, call tool.Call, bu
 	return nil, fmt.Errorf("the limits store answered %+v", v)
 }
 
-// sharedRecord keeps a call's failure for the loop guard. A call that did
-// not fail costs no round trip: the admission found no live failure of its
+// sharedRecord keeps a call's failure for the loop guard, and takes a call
+// that made progress out of the history. Any other call costs no round trip: the admission found no live failure of its
 // key (or it would have been refused). (Locally a success also forgets a
 // failure an identical call made meanwhile; here that failure stays for
 // the window: the stricter of the two.)
 func (l *Limiter) sharedRecord(s *Shared, call tool.Call, key string, res tool.Result) {
+	ctx := context.Background() // bounded by the store's timeouts
+	if progress, _ := res.Meta[tool.MetaProgress].(bool); progress {
+		a := Admission{Calls: s.key("loop", call.Caller()), Key: digest(key), History: maxHistory}
+		if err := s.Store.Progressed(ctx, a); err != nil {
+			s.failed(ctx, err)
+			return
+		}
+		s.answered()
+	}
 	if !failedForGood(res) {
 		return
 	}
@@ -222,7 +237,6 @@ func (l *Limiter) sharedRecord(s *Shared, call tool.Call, key string, res tool.R
 	if err != nil {
 		return
 	}
-	ctx := context.Background() // bounded by the store's timeouts
 	if err := s.Store.Failed(ctx, failure(s, call, key), b, l.cfg.Loop.Window); err != nil {
 		s.failed(ctx, err)
 		return

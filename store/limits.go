@@ -238,6 +238,36 @@ func (s *RedisLimits) Admit(ctx context.Context, a policy.Admission) (policy.Ver
 	return policy.Verdict{}, fmt.Errorf("store: redis: the admission script answered %v", r)
 }
 
+// progressedScript takes the latest call of key ARGV[1] out of the history
+// KEYS[1] (a ring of ARGV[2] fields, see admitScript): the calls after it
+// move down one place, its count drops.
+var progressedScript = lazyScript(`
+local h, key, ring = KEYS[1], ARGV[1], tonumber(ARGV[2])
+local r = redis.call('HMGET', h, 's', 'e')
+local s, e = tonumber(r[1]) or 0, tonumber(r[2]) or 0
+for i = e - 1, s, -1 do
+  if redis.call('HGET', h, i % ring) == key then
+    for j = i, e - 2 do
+      local n = redis.call('HMGET', h, (j + 1) % ring, -((j + 1) % ring) - 1)
+      redis.call('HSET', h, j % ring, n[1], -(j % ring) - 1, n[2])
+    end
+    redis.call('HDEL', h, (e - 1) % ring, -((e - 1) % ring) - 1)
+    redis.call('HSET', h, 'e', e - 1)
+    if redis.call('HINCRBY', h, key, -1) <= 0 then redis.call('HDEL', h, key) end
+    return 1
+  end
+end
+return 0
+`)
+
+// Progressed implements policy.LimitStore.
+func (s *RedisLimits) Progressed(ctx context.Context, a policy.Admission) error {
+	if err := progressedScript().Run(ctx, s.c, []string{s.prefix + a.Calls}, a.Key, max(2, a.History)).Err(); err != nil {
+		return fmt.Errorf("store: redis: %w", err)
+	}
+	return nil
+}
+
 // Failed implements policy.LimitStore: the failure is a key Redis expires
 // at the end of the window.
 func (s *RedisLimits) Failed(ctx context.Context, failure string, result []byte, window time.Duration) error {

@@ -800,3 +800,66 @@ func TestSharedLoopGuardUnderConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedLoopGuardProgress: over two replicas, 100 identical reads
+// whose results say they made progress (tool.MetaProgress) pass the loop
+// guard, interleaved with other calls whose order is kept (a cycle of them
+// is still caught); identical reads without progress are caught at the
+// sixth, as by one local limiter (TestLoopGuardProgress).
+func TestSharedLoopGuardProgress(t *testing.T) {
+	read := tool.Definition{Name: "read_process"}
+	args := `{"id":"p-1","cursor":10,"wait_ms":5000}`
+	for _, b := range backends(t) {
+		ls := b.limiters(2, policy.LimitConfig{})
+		for i := range 100 {
+			release, err := ls[i%2].Acquire(context.Background(), lcall("read_process", args, "s", "p"), read)
+			if err != nil {
+				t.Fatalf("%s: waiting read %d refused: %v", b.name, i+1, err)
+			}
+			res := tool.TextResult("(no new output)")
+			res.SetMeta(tool.MetaProgress, true)
+			release(res)
+			if i%10 == 0 { // another call now and then: kept
+				release, err := ls[i%2].Acquire(context.Background(), lcall("list_processes", fmt.Sprintf(`{"n":%d}`, i), "s", "p"), read)
+				if err != nil {
+					t.Fatalf("%s: list %d refused: %v", b.name, i, err)
+				}
+				release(tool.TextResult("ok"))
+			}
+		}
+		for i := 1; i <= 6; i++ {
+			release, err := ls[i%2].Acquire(context.Background(), lcall("read_process", args, "s", "p"), read)
+			if i == 6 {
+				if err == nil || err.Type != tool.LoopDetected {
+					t.Fatalf("%s: the sixth read without progress: %v", b.name, err)
+				}
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: read %d without progress refused: %v", b.name, i, err)
+			}
+			release(tool.TextResult("(no new output)"))
+		}
+		// The order of what is kept holds: a, b, a, b, a, b is a cycle.
+		for i := range 6 {
+			name := []string{"a", "b"}[i%2]
+			release, err := ls[i%2].Acquire(context.Background(), lcall(name, `{}`, "s2", "p"), read)
+			if i == 5 {
+				if err == nil || err.Type != tool.LoopDetected {
+					t.Fatalf("%s: the cycle was not caught: %v", b.name, err)
+				}
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: call %d refused: %v", b.name, i+1, err)
+			}
+			release(tool.TextResult("ok"))
+			if i == 2 { // a read that made progress between them is not seen
+				release, _ := ls[0].Acquire(context.Background(), lcall("read_process", args, "s2", "p"), read)
+				res := tool.TextResult("more")
+				res.SetMeta(tool.MetaProgress, true)
+				release(res)
+			}
+		}
+	}
+}
