@@ -128,6 +128,11 @@ type Sandbox struct {
 	// Below it the command tools answer sandbox_violation, naming what is
 	// missing.
 	Require string `yaml:"require,omitempty" json:"require,omitempty"`
+	// Commands false leaves the command tools (execute_command, run_code,
+	// the process tools) out altogether, whatever the sandbox could do: a
+	// gateway that should run no command (the chart's sandbox.mode=none).
+	// Unset or true: they are offered as the level allows.
+	Commands *bool `yaml:"commands,omitempty" json:"commands,omitempty"`
 	// Backend is where the file and command tools of a conversation run:
 	// "local" (the default: in this process, over --root), "runner" (one
 	// workspace per conversation on a `toolgate runner`) or "kubernetes"
@@ -236,6 +241,9 @@ func (s Sandbox) Reaping() (idle time.Duration, max int) {
 	}
 	return 0, 0
 }
+
+// CommandsOff reports whether the policy turns the command tools off.
+func (s Sandbox) CommandsOff() bool { return s.Commands != nil && !*s.Commands }
 
 // RequiredLevel is Require, "full" when it is empty.
 func (s Sandbox) RequiredLevel() string {

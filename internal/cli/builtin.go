@@ -60,7 +60,7 @@ func builtinTools(c *common) (*toolsets, error) {
 	native, own := c.native, c.native == nil
 	if own {
 		native = &sandbox.Native{Prestart: c.warm, Executable: sandboxHelper()}
-		if c.warm || c.command {
+		if (c.warm || c.command) && !c.noCommands {
 			native.Warm()
 		}
 	}
@@ -114,7 +114,10 @@ func builtinTools(c *common) (*toolsets, error) {
 		sets.Close()
 		return nil, err
 	}
-	if c.warm || runtime.GOOS != "linux" {
+	var withhold string // why the command tools are not offered
+	if c.noCommands {
+		withhold = "the policy's sandbox.commands is false"
+	} else if c.warm || runtime.GOOS != "linux" {
 		// A server (and the agent loop) measures the sandbox's level at start;
 		// a one-off call of a command tool measures it at its first command.
 		// With none, the command tools are not offered: a command never runs
@@ -122,13 +125,16 @@ func builtinTools(c *common) (*toolsets, error) {
 		l := leveled.Level(context.Background())
 		sets.level = &l
 		if l.Level == sandbox.LevelNone {
-			var names []string
-			for _, t := range cmds {
-				names = append(names, t.Definition().Name)
-			}
-			sets.withheld = fmt.Sprintf("%s: not offered: no command sandbox here (%s)", strings.Join(names, ", "), strings.Join(l.Missing, "; "))
-			cmds = nil
+			withhold = "no command sandbox here (" + strings.Join(l.Missing, "; ") + ")"
 		}
+	}
+	if withhold != "" {
+		var names []string
+		for _, t := range cmds {
+			names = append(names, t.Definition().Name)
+		}
+		sets.withheld = fmt.Sprintf("%s: not offered: %s", strings.Join(names, ", "), withhold)
+		cmds = nil
 	}
 	tools = append(tools, cmds...)
 	if !c.noWeb {

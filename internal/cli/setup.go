@@ -23,15 +23,16 @@ import (
 
 // common holds the flags that every command building an engine shares.
 type common struct {
-	roots     []string
-	policy    string
-	auditPath string
-	results   bool     // open the idempotency store (see openIdempotency)
-	domains   []string // domains http_request and commands may reach (flags, then the policy's allow rules)
-	warm      bool     // keep a sandbox helper started ahead (servers, agent loops)
-	learn     bool     // calls go to tool_search's learning too (serve --defer-tools)
-	command   bool     // the one call to run is a command's: start its sandbox helper at once
-	require   string   // the policy's sandbox.require: the lowest level at which commands run
+	roots      []string
+	policy     string
+	auditPath  string
+	results    bool     // open the idempotency store (see openIdempotency)
+	domains    []string // domains http_request and commands may reach (flags, then the policy's allow rules)
+	warm       bool     // keep a sandbox helper started ahead (servers, agent loops)
+	learn      bool     // calls go to tool_search's learning too (serve --defer-tools)
+	command    bool     // the one call to run is a command's: start its sandbox helper at once
+	require    string   // the policy's sandbox.require: the lowest level at which commands run
+	noCommands bool     // the policy's sandbox.commands is false: no command tools
 	// approver, when set, makes the approver of calls the policy asks about
 	// (once the policy is loaded), with what must be closed at the end.
 	approver func(*policy.Policy, *redis.Client) (policy.Approver, []func() error, error)
@@ -224,7 +225,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.files = pol.Files
 	c.allowCI = pol.AllowsChange
 	c.processes = pol.Processes
-	c.require = pol.Sandbox.RequiredLevel()
+	c.require, c.noCommands = pol.Sandbox.RequiredLevel(), pol.Sandbox.CommandsOff()
 	s := &setup{registry: registry.New(), policy: pol}
 	c.meter = opts.MeterProvider
 	rc, err := openState(pol)
