@@ -99,6 +99,15 @@ type Config struct {
 // gone. mcpclient calls it on each (re)connect.
 type Launcher func(ctx context.Context, cfg *Config) (io.ReadWriteCloser, error)
 
+// An Exiter is a launched process (what a Launcher returned) that can say
+// why it ended. A call cut short by the end of its upstream asks it: a
+// non-nil error (a sandbox_violation naming the limit the process ran
+// into, say) is the call's error instead of "unavailable". Exit returns
+// nil when the process has not ended, or ended of itself.
+type Exiter interface {
+	Exit() *tool.Error
+}
+
 // Options are shared by the upstreams of one program.
 type Options struct {
 	// ClientName and ClientVersion are sent to upstreams in initialize;

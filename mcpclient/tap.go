@@ -78,6 +78,9 @@ func (t tapLaunched) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.u.mu.Lock()
+	t.u.proc = p
+	t.u.mu.Unlock()
 	c, err := (&mcp.IOTransport{Reader: p, Writer: nopWriteCloser{p}}).Connect(ctx)
 	if err != nil {
 		p.Close()

@@ -286,6 +286,9 @@ func (u *Upstream) callError(ctx context.Context, name string, err error) *tool.
 	case ctx.Err() != nil:
 		return tool.AsError(ctx.Err())
 	case errors.Is(err, mcp.ErrConnectionClosed):
+		if e := u.exitError(); e != nil {
+			return e
+		}
 		return u.unavailable(err, 0)
 	case errors.As(err, &rpc):
 		switch rpc.Code {
@@ -299,7 +302,22 @@ func (u *Upstream) callError(ctx context.Context, name string, err error) *tool.
 		return tool.Errorf(tool.Internal, "upstream %s failed on %s: %s (JSON-RPC error %d)", u.cfg.Name, name, rpc.Message, rpc.Code)
 	}
 	// Anything else is a transport failure: the upstream may be gone.
+	if e := u.exitError(); e != nil {
+		return e
+	}
 	return u.unavailable(err, 0)
+}
+
+// exitError is why the launched process of u ended, when it can say
+// (Exiter); nil otherwise.
+func (u *Upstream) exitError() *tool.Error {
+	u.mu.Lock()
+	p := u.proc
+	u.mu.Unlock()
+	if x, ok := p.(Exiter); ok {
+		return x.Exit()
+	}
+	return nil
 }
 
 // result maps an upstream CallToolResult to a Result.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -44,6 +45,7 @@ type Upstream struct {
 	lastErr error
 	tools   []tool.Tool
 	seq     atomic.Uint64
+	proc    io.ReadWriteCloser // the process Config.Launch last started
 
 	connecting sync.Mutex // one (re)connect at a time
 

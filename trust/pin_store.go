@@ -31,12 +31,23 @@ type UpstreamPins struct {
 	// PendingIdentity is a changed identity (command line, executable,
 	// URL) seen since, waiting for a person's approval: until then every
 	// tool of the upstream is quarantined.
-	PendingIdentity *Identity           `json:"pending_identity,omitempty"`
-	PendingSince    time.Time           `json:"pending_since,omitzero"`
-	FirstSeen       time.Time           `json:"first_seen"`
-	ApprovedBy      string              `json:"approved_by"`
-	ApprovedAt      time.Time           `json:"approved_at"`
-	Tools           map[string]*ToolPin `json:"tools"`
+	PendingIdentity *Identity `json:"pending_identity,omitempty"`
+	PendingSince    time.Time `json:"pending_since,omitzero"`
+	FirstSeen       time.Time `json:"first_seen"`
+	ApprovedBy      string    `json:"approved_by"`
+	ApprovedAt      time.Time `json:"approved_at"`
+	// Held is set when the gateway stopped the upstream for what it did
+	// (its box refused too many accesses in one session): every tool of
+	// it is then blocked, whatever the policy's actions, until a person
+	// approves the upstream again.
+	Held  *Hold               `json:"held,omitempty"`
+	Tools map[string]*ToolPin `json:"tools"`
+}
+
+// Hold is why and since when an upstream is held (UpstreamPins.Held).
+type Hold struct {
+	Why   string    `json:"why"`
+	Since time.Time `json:"since"`
 }
 
 // ToolPin is one tool of an upstream: its pinned definition (Hash empty
@@ -386,6 +397,9 @@ func review(f *PinFile, l Listing, s Settings, sc ScanContext, now time.Time) (m
 		f.Upstreams[l.Upstream] = up
 		ev(Event{Kind: "first_use", Why: "first sight of this upstream: its identity and the tools the scan lets through are pinned"})
 	}
+	if up.Identity.Equal(Identity{}) {
+		up.Identity = l.Identity // held before it was ever listed (Hold)
+	}
 	idWhy := ""
 	switch {
 	case up.Identity.Equal(l.Identity):
@@ -406,6 +420,10 @@ func review(f *PinFile, l Listing, s Settings, sc ScanContext, now time.Time) (m
 			up.PendingIdentity, up.PendingSince = &id, now
 			ev(Event{Kind: "identity_changed", Action: s.change(), Why: idWhy})
 		}
+	}
+
+	if up.Held != nil {
+		idWhy = join(idWhy, "held since "+up.Held.Since.UTC().Format(time.RFC3339)+": "+up.Held.Why)
 	}
 
 	out := map[string]Standing{}
@@ -459,6 +477,9 @@ func review(f *PinFile, l Listing, s Settings, sc ScanContext, now time.Time) (m
 		if change != "" {
 			action = Stricter(action, s.change())
 			why = join(change, why)
+		}
+		if up.Held != nil {
+			action = Block
 		}
 		if t == nil {
 			t = &ToolPin{FirstSeen: now}
@@ -546,11 +567,18 @@ func (p *Pins) Approve(target, by string, now time.Time) ([]Event, error) {
 			switch {
 			case t == nil:
 				return fmt.Errorf("trust: upstream %s has no tool named %q (toolgate trust list shows them)", upName, toolName)
+			case up.Held != nil:
+				return fmt.Errorf("trust: upstream %s is held (%s): approve it with all its tools: toolgate trust approve %s/*", upName, up.Held.Why, upName)
 			case up.PendingIdentity != nil:
 				return fmt.Errorf("trust: upstream %s itself changed (%s): review it with toolgate trust diff %s and approve it with all its tools: toolgate trust approve %s/*", upName, up.Identity.Change(*up.PendingIdentity), upName, upName)
 			case t.Pending == nil:
 				return fmt.Errorf("trust: %s/%s is not waiting for approval (it is %s)", upName, toolName, stateOf(up, t).State)
 			}
+		}
+		if up.Held != nil && all {
+			events = append(events, Event{Kind: "approved", Upstream: upName, Why: "the held upstream was approved by " + by + " (it was held: " + up.Held.Why + ")"})
+			up.Held = nil
+			up.ApprovedBy, up.ApprovedAt = by, now
 		}
 		if up.PendingIdentity != nil {
 			events = append(events, Event{Kind: "approved", Upstream: upName, Why: "the changed upstream was approved by " + by + ": " + up.Identity.Change(*up.PendingIdentity)})
@@ -573,6 +601,25 @@ func (p *Pins) Approve(target, by string, now time.Time) ([]Event, error) {
 		return nil
 	})
 	return events, err
+}
+
+// Hold blocks every tool of upstream until a person approves it
+// (toolgate trust approve UPSTREAM/*): the gateway calls it when it
+// stopped the upstream for what it did; why says what. An upstream not
+// pinned yet is pinned as held. Holding a held upstream keeps the first
+// reason.
+func (p *Pins) Hold(upstream, why string, now time.Time) error {
+	return p.update(func(f *PinFile) error {
+		up := f.Upstreams[upstream]
+		if up == nil {
+			up = &UpstreamPins{FirstSeen: now, Tools: map[string]*ToolPin{}}
+			f.Upstreams[upstream] = up
+		}
+		if up.Held == nil {
+			up.Held = &Hold{Why: why, Since: now}
+		}
+		return nil
+	})
 }
 
 // Entry is one tool of a pin file as `toolgate trust list` shows it.
@@ -609,6 +656,8 @@ func stateOf(up *UpstreamPins, t *ToolPin) Entry {
 		e.State, e.Why = Removed, "the upstream no longer lists it (since "+t.RemovedAt.UTC().Format(time.RFC3339)+")"
 	case t.Pending != nil:
 		e.State, e.Why, e.Pending, e.Verdict, e.Findings = Quarantined, t.Pending.Why, t.Pending.Hash, t.Pending.Verdict, t.Pending.Findings
+	case up.Held != nil:
+		e.State, e.Why = Quarantined, "held: "+up.Held.Why
 	case up.PendingIdentity != nil:
 		e.State, e.Why = Quarantined, "the upstream changed since it was pinned: "+up.Identity.Change(*up.PendingIdentity)
 	}

@@ -546,3 +546,56 @@ func TestChangedIdentityAndDefinition(t *testing.T) {
 		t.Errorf("after approval: %+v", st)
 	}
 }
+
+// TestHoldBlocksUntilApproved: an upstream the gateway held (its box
+// refused too many accesses) has every tool blocked with the reason, even
+// under a policy that only warns, until a person approves it as a whole;
+// an upstream held before it was ever listed is pinned as held.
+func TestHoldBlocksUntilApproved(t *testing.T) {
+	p, path := pinsAt(t)
+	warn := trust.Settings{OnChange: trust.Warn}
+	review(t, p, warn, trust.Listing{Upstream: "up", Identity: id1, Tools: []trust.ToolDef{clean1}})
+	if err := p.Hold("up", "20 refused accesses in one session", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Hold("up", "a second reason", t0); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := review(t, p, warn, trust.Listing{Upstream: "up", Identity: id1, Tools: []trust.ToolDef{clean1, clean2}})
+	for _, name := range []string{"add", "echo"} {
+		if s := st["up"][name]; s.State != trust.Quarantined || s.Action != trust.Block || !strings.Contains(s.Why, "20 refused accesses") || strings.Contains(s.Why, "second") {
+			t.Errorf("%s: %+v, want quarantined, blocked, with the first reason", name, s)
+		}
+	}
+	f, err := trust.OpenPins(path).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range f.Entries() {
+		if e.State != trust.Quarantined || !strings.Contains(e.Why, "held") {
+			t.Errorf("trust list: %+v, want quarantined as held", e)
+		}
+	}
+	if _, err := p.Approve("up/add", "carol", t0); err == nil || !strings.Contains(err.Error(), "up/*") {
+		t.Errorf("approving one tool of a held upstream: %v, want the advice to approve up/*", err)
+	}
+	if _, err := p.Approve("up/*", "carol", t0); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = review(t, p, warn, trust.Listing{Upstream: "up", Identity: id1, Tools: []trust.ToolDef{clean1, clean2}})
+	for _, name := range []string{"add", "echo"} {
+		if s := st["up"][name]; s.State != trust.Pinned {
+			t.Errorf("%s after approval: %+v", name, s)
+		}
+	}
+
+	// Held before its first listing: its identity is taken as seen, its
+	// tools wait.
+	if err := p.Hold("new", "stopped at start", t0); err != nil {
+		t.Fatal(err)
+	}
+	st, ev := review(t, p, warn, trust.Listing{Upstream: "new", Identity: id1, Tools: []trust.ToolDef{clean1}})
+	if s := st["new"]["add"]; s.State != trust.Quarantined || s.Action != trust.Block || strings.Contains(s.Why, "changed since") {
+		t.Errorf("held before listed: %+v (events %s)", s, kinds(ev))
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/sandbox/egress"
+	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/trust"
 )
 
@@ -34,6 +35,7 @@ type box struct {
 	native  *sandbox.Native
 	proxy   *egress.Proxy  // nil: no network at all
 	auditor engine.Auditor // nil: no audit log
+	pins    *trust.Pins    // nil: no pin file; kill_after holds the upstream there
 	log     *slog.Logger
 
 	mu      sync.Mutex
@@ -42,8 +44,8 @@ type box struct {
 }
 
 // newBox makes the box of iso's upstream; native starts its processes.
-func newBox(iso *isolation, native *sandbox.Native, homes []string, auditor engine.Auditor, log *slog.Logger) (*box, error) {
-	b := &box{iso: iso, native: native, homes: homes, auditor: auditor, log: log}
+func newBox(iso *isolation, native *sandbox.Native, homes []string, auditor engine.Auditor, pins *trust.Pins, log *slog.Logger) (*box, error) {
+	b := &box{iso: iso, native: native, homes: homes, auditor: auditor, pins: pins, log: log}
 	if len(iso.network)+len(iso.private) > 0 {
 		pol, err := iso.egressPolicy(b.decided)
 		if err != nil {
@@ -88,7 +90,7 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 		}
 		return nil, fmt.Errorf("starting upstream %s in its box: %w", c.Name, err)
 	}
-	bx := &boxed{p: p, cleanup: cleanup}
+	bx := &boxed{p: p, cleanup: cleanup, upstream: c.Name, iso: b.iso}
 	b.mu.Lock()
 	b.running, b.refused = bx, 0
 	b.mu.Unlock()
@@ -114,8 +116,9 @@ type boxRefusal struct {
 	Reason string `json:"reason"`
 }
 
-// refusal audits one refused access and stops the upstream after
-// kill_after of them.
+// refusal audits one refused access; after kill_after of them in one
+// session it stops the upstream and holds it in the pin file (every tool
+// blocked until toolgate trust approve UPSTREAM/*).
 func (b *box) refusal(r boxRefusal, rule string) {
 	name := b.iso.upstream
 	if b.auditor != nil {
@@ -130,11 +133,20 @@ func (b *box) refusal(r boxRefusal, rule string) {
 	stop := b.refused == b.iso.killAfter
 	running := b.running
 	b.mu.Unlock()
-	if stop && running != nil {
-		if b.log != nil {
-			b.log.Warn("upstream stopped: too many refused accesses in one session", "upstream", name, "refusals", b.iso.killAfter)
+	if !stop {
+		return
+	}
+	why := fmt.Sprintf("its box refused %d accesses in one session (isolation.kill_after), the last: %s", b.iso.killAfter, rule)
+	if b.log != nil {
+		b.log.Warn("upstream stopped and held: too many refused accesses in one session", "upstream", name, "refusals", b.iso.killAfter)
+	}
+	if b.pins != nil {
+		if err := b.pins.Hold(name, why, time.Now()); err != nil && b.log != nil {
+			b.log.Error("holding the upstream in the pin file failed", "upstream", name, "err", err)
 		}
-		running.p.Kill()
+	}
+	if running != nil {
+		running.stop(why)
 	}
 }
 
@@ -344,11 +356,54 @@ func boxEnv(declared map[string]string, pass []string) []string {
 	return env
 }
 
-// boxed is a running boxed upstream: its streams, and Close that stops it.
+// boxed is a running boxed upstream: its streams, Close that stops it, and
+// Exit that says why it ended (mcpclient.Exiter).
 type boxed struct {
-	p       *sandbox.Process
-	cleanup func()
-	once    sync.Once
+	p        *sandbox.Process
+	cleanup  func()
+	once     sync.Once
+	upstream string
+	iso      *isolation
+
+	mu      sync.Mutex
+	stopped string // why the box stopped it (kill_after)
+}
+
+// stop kills the upstream for the reason why.
+func (b *boxed) stop(why string) {
+	b.mu.Lock()
+	b.stopped = why
+	b.mu.Unlock()
+	b.p.Kill()
+}
+
+// Exit says why the upstream ended, once it has (it waits a moment for
+// the outcome: the end of its output comes first): a sandbox_violation
+// naming the limit it ran into, or the refusals that stopped it; nil when
+// it is still running or ended of itself.
+func (b *boxed) Exit() *tool.Error {
+	select {
+	case <-b.p.Done():
+	case <-time.After(2 * time.Second):
+		return nil
+	}
+	out, err := b.p.Wait()
+	b.mu.Lock()
+	stopped := b.stopped
+	b.mu.Unlock()
+	switch {
+	case stopped != "":
+		return tool.Errorf(tool.SandboxViolation, "upstream %s was stopped and its tools held: %s", b.upstream, stopped).
+			WithSuggestion("do not retry; tell the user: toolgate trust suggest %s shows the refused accesses, toolgate trust approve %s/* releases it", b.upstream, b.upstream).
+			WithDetail("upstream", b.upstream)
+	case err != nil || len(out.LimitsHit) == 0:
+		return nil
+	}
+	limit := out.LimitsHit[0]
+	value := map[string]string{"memory": fmt.Sprintf("%d MiB", b.iso.memory>>20), "processes": strconv.Itoa(b.iso.processes), "cpu": "1 CPU"}[limit]
+	return tool.Errorf(tool.SandboxViolation, "upstream %s ended in its box: it ran into its %s limit (%s)", b.upstream, limit, value).
+		WithSuggestion("retry once (the upstream starts again); if it keeps failing, tell the user it needs a higher isolation.limits.%s or is misbehaving", limit).
+		WithDetail("upstream", b.upstream).WithDetail("limit", limit)
 }
 
 func (b *boxed) Read(p []byte) (int, error)  { return b.p.Stdout.Read(p) }
@@ -373,10 +428,13 @@ func (b *boxed) Close() error {
 
 // boxUpstreams checks the isolation of each stdio upstream of p and gives
 // the strict ones their box (Config.Launch); a refused setting is a usage
-// error. pins is the pin file (toolgate's own files may not be granted).
+// error. pins is the pin file (toolgate's own files may not be granted);
+// require is the policy's sandbox.require: the level the sandbox must
+// reach here, measured once before the first strict upstream, for it to
+// start at all.
 // It returns a function that closes the boxes, and the grants of each
 // stdio upstream as the pin file records them.
-func boxUpstreams(p proxySetup, pins string, auditor engine.Auditor) (func(), map[string]*trust.Box, error) {
+func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (func(), map[string]*trust.Box, error) {
 	own := []string{stateDir(), pins}
 	for _, f := range []string{p.policy, p.audit} {
 		if f != "" && f != "off" {
@@ -394,7 +452,12 @@ func boxUpstreams(p proxySetup, pins string, auditor engine.Auditor) (func(), ma
 		}
 	}
 	rules := boxRules{homes: machineHomes(), own: own}
+	var pinFile *trust.Pins
+	if pins != "" {
+		pinFile = trust.OpenPins(pins)
+	}
 	native := &sandbox.Native{Executable: sandboxHelper()}
+	measure := &sandbox.Leveled{Backend: native}
 	var boxes []*box
 	grants := map[string]*trust.Box{}
 	closeAll := func() {
@@ -435,6 +498,10 @@ func boxUpstreams(p proxySetup, pins string, auditor engine.Auditor) (func(), ma
 		if iso.off {
 			continue
 		}
+		if err := boxLevel(measure, require, c.Name, p.log); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
 		if c.Dir != "" {
 			dir, err := filepath.EvalSymlinks(c.Dir)
 			if err != nil || !slices.ContainsFunc(iso.write, func(w string) bool { return within(dir, w) }) {
@@ -442,7 +509,7 @@ func boxUpstreams(p proxySetup, pins string, auditor engine.Auditor) (func(), ma
 				return nil, nil, isolationError(c.Name, "write", c.Dir, "the server's cwd must lie in one of its write grants (or leave cwd out: it then starts in an empty folder of its own)")
 			}
 		}
-		b, err := newBox(iso, native, rules.homes, auditor, p.log)
+		b, err := newBox(iso, native, rules.homes, auditor, pinFile, p.log)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -451,6 +518,37 @@ func boxUpstreams(p proxySetup, pins string, auditor engine.Auditor) (func(), ma
 		c.Launch = b.launch
 	}
 	return closeAll, grants, nil
+}
+
+// boxLevel measures, once per measure (a command run in it), the level of
+// confinement the box reaches here, and refuses upstream when it is below
+// require (the policy's sandbox.require): the message names the level,
+// the layers missing and what gives them. A lower level the policy
+// accepts is said in the log. toolgate never starts a strict upstream
+// unconfined.
+func boxLevel(measure *sandbox.Leveled, require, upstream string, log *slog.Logger) error {
+	l := measure.Level(context.Background())
+	if require == "" {
+		require = sandbox.LevelFull
+	}
+	detail := ""
+	if len(l.Missing) > 0 {
+		detail += "; missing: " + strings.Join(l.Missing, ", ")
+	}
+	if len(l.Remedies) > 0 {
+		detail += "; to get them: " + strings.Join(l.Remedies, "; ")
+	}
+	if !l.Meets(require) || l.Level == sandbox.LevelNone {
+		accept := ""
+		if l.Level == sandbox.LevelReduced {
+			accept = ", or accept the reduced level by name in the policy (sandbox: {require: reduced})"
+		}
+		return &exitError{exitUsage, fmt.Errorf("upstream %s: its box needs the sandbox level %s (the policy's sandbox.require), this machine gives %s%s. toolgate never starts a strict upstream unconfined: give the machine what is missing%s, or run the upstream with isolation.mode: off and --unisolated if you accept its full authority", upstream, require, l.Level, detail, accept)}
+	}
+	if l.Level != sandbox.LevelFull && log != nil {
+		log.Warn("upstreams run in a box of a lower level, as the policy accepts", "level", l.Level, "missing", strings.Join(l.Missing, ", "))
+	}
+	return nil
 }
 
 // grants is the box as the pin file records it (trust.Box).

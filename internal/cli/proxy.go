@@ -231,7 +231,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	if err != nil {
 		return err
 	}
-	closeBoxes, boxGrants, err := boxUpstreams(p, pol.Trust.Pins, opts.Auditor)
+	closeBoxes, boxGrants, err := boxUpstreams(p, pol.Trust.Pins, pol.Sandbox.RequiredLevel(), opts.Auditor)
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ func scanUpstreams(ctx context.Context, file string, timeout time.Duration, unis
 	if err != nil {
 		return nil, err
 	}
-	closeBoxes, _, err := boxUpstreams(proxySetup{cfgs: cfgs, isos: isos, boxDir: filepath.Dir(file), unisolated: unisolated}, "", nil)
+	closeBoxes, _, err := boxUpstreams(proxySetup{cfgs: cfgs, isos: isos, boxDir: filepath.Dir(file), unisolated: unisolated}, "", "", nil)
 	if err != nil {
 		return nil, err
 	}
