@@ -178,17 +178,26 @@ func (t *transport) current(ctx context.Context, key string) (*Grant, error) {
 	return t.renew(ctx, key, g, nil)
 }
 
-// renew refreshes g (or fetches client credentials) under the lock,
-// unless another request renewed it meanwhile.
+// renew refreshes g (or fetches client credentials) under the lock (the
+// store's too, when it is shared by replicas: one of them renews, and a
+// rotated refresh token is used once), unless another request renewed it
+// meanwhile.
 func (t *transport) renew(ctx context.Context, key string, g *Grant, ch *challenge) (*Grant, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if l, ok := t.u.o.Tokens.(Locker); ok {
+		unlock, err := l.Lock(ctx, key)
+		if err != nil {
+			return nil, tool.Errorf(tool.Unavailable, "upstream %s: the stored sign-in cannot be renewed now: %v", t.u.o.Name, err).WithRetry(time.Second)
+		}
+		defer unlock()
+	}
 	now, err := t.u.o.Tokens.Load(ctx, key)
 	if err != nil {
 		return nil, tool.Errorf(tool.Unavailable, "upstream %s: the stored sign-in cannot be read: %v", t.u.o.Name, err)
 	}
-	if now != nil && g != nil && now.AccessToken != g.AccessToken && (now.Expiry.IsZero() || time.Until(now.Expiry) > expirySkew) {
-		return now, nil // renewed by another request (or a new sign-in)
+	if now != nil && (g == nil || now.AccessToken != g.AccessToken) && (now.Expiry.IsZero() || time.Until(now.Expiry) > expirySkew) {
+		return now, nil // renewed by another request or replica (or a new sign-in)
 	}
 	if t.u.o.OAuth.Grant == GrantClientCredentials {
 		var want []string
@@ -245,6 +254,9 @@ func (u *Upstream) authRequired(why string, scopes []string) *tool.Error {
 	e.Retryable = true // the same call works once the person has signed in
 	if len(scopes) > 0 {
 		e = e.WithDetail("scopes", scopes)
+	}
+	if u.o.SignInURL != "" {
+		e = e.WithDetail("sign_in_url", u.o.SignInURL)
 	}
 	if u.o.SignIn != "" {
 		e = e.WithDetail("sign_in", u.o.SignIn).WithSuggestion("sign in (%s), then call again", u.o.SignIn)

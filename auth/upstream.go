@@ -87,6 +87,10 @@ type UpstreamOptions struct {
 	// SignIn says how a person signs in, for auth_required errors
 	// (e.g. "toolgate auth login tracker --config gateway.yaml").
 	SignIn string
+	// SignInURL, when people sign in in a web page (the console's), is
+	// that page: auth_required errors carry it (detail sign_in_url), for
+	// a URL-mode elicitation.
+	SignInURL string
 	// ClientName is sent in dynamic registration; default "toolgate".
 	ClientName string
 }
@@ -171,6 +175,13 @@ func NewUpstream(o UpstreamOptions) (*Upstream, error) {
 
 // Name is the upstream's name.
 func (u *Upstream) Name() string { return u.o.Name }
+
+// SignInAt says people sign in to the upstream at the web page url (the
+// console's) rather than with the command of UpstreamOptions.SignIn. Call
+// it before the upstream is used.
+func (u *Upstream) SignInAt(url string) {
+	u.o.SignIn, u.o.SignInURL = "open "+url+" in a browser", url
+}
 
 // Grant is the block's grant type.
 func (u *Upstream) Grant() string { return u.o.OAuth.Grant }
@@ -720,6 +731,66 @@ func (p *PendingLogin) Finish(ctx context.Context, q url.Values) error {
 	}
 	g.setToken(tok)
 	return p.u.o.Tokens.Save(ctx, p.u.Key(p.principal), g)
+}
+
+// pendingJSON is a PendingLogin written down, for a sign-in whose
+// redirect may reach another replica (the console keeps it sealed in the
+// browser's cookie until then).
+type pendingJSON struct {
+	Upstream  string   `json:"upstream"`
+	URL       string   `json:"url"`
+	Principal string   `json:"principal"`
+	State     string   `json:"state"`
+	Verifier  string   `json:"verifier"`
+	Redirect  string   `json:"redirect"`
+	Scopes    []string `json:"scopes,omitempty"`
+	StepUps   int      `json:"step_ups,omitempty"`
+	Resource  string   `json:"resource"`
+	Issuer    string   `json:"issuer"`
+	AuthURL   string   `json:"auth_url"`
+	TokenURL  string   `json:"token_url"`
+	Revoke    string   `json:"revocation_url,omitempty"`
+	Iss       bool     `json:"iss,omitempty"` // the server sends iss (RFC 9207)
+	ClientID  string   `json:"client_id"`
+	Secret    string   `json:"client_secret,omitempty"`
+	Method    string   `json:"auth_method,omitempty"`
+}
+
+// Marshal writes the pending sign-in down, secrets included (the PKCE
+// verifier, a registered client's secret): keep it sealed.
+func (p *PendingLogin) Marshal() ([]byte, error) {
+	return json.Marshal(pendingJSON{
+		Upstream: p.u.o.Name, URL: p.u.o.URL, Principal: p.principal, State: p.state, Verifier: p.verifier,
+		Redirect: p.cfg.RedirectURL, Scopes: p.scopes, StepUps: p.stepUps, Resource: p.e.resource,
+		Issuer: p.e.asm.Issuer, AuthURL: p.e.asm.AuthorizationEndpoint, TokenURL: p.e.asm.TokenEndpoint, Revoke: p.e.asm.RevocationEndpoint,
+		Iss: p.e.asm.AuthorizationResponseIssParameterSupported, ClientID: p.cl.id, Secret: p.cl.secret, Method: p.cl.method,
+	})
+}
+
+// ResumeLogin takes back what PendingLogin.Marshal wrote, for principal:
+// a sign-in begun for another upstream or principal is refused.
+func (u *Upstream) ResumeLogin(b []byte, principal string) (*PendingLogin, error) {
+	var j pendingJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, fmt.Errorf("a pending sign-in: %w", err)
+	}
+	if j.Upstream != u.o.Name || j.URL != u.o.URL {
+		return nil, fmt.Errorf("this sign-in was begun for upstream %s, not %s: start again", j.Upstream, u.o.Name)
+	}
+	if j.Principal != principal {
+		return nil, errors.New("this sign-in was begun by another principal: start again")
+	}
+	asm := &oauthex.AuthServerMeta{Issuer: j.Issuer, AuthorizationEndpoint: j.AuthURL, TokenEndpoint: j.TokenURL, RevocationEndpoint: j.Revoke, AuthorizationResponseIssParameterSupported: j.Iss}
+	p := &PendingLogin{
+		u: u, principal: j.Principal, state: j.State, verifier: j.Verifier, scopes: j.Scopes, stepUps: j.StepUps,
+		e: &endpoints{resource: j.Resource, asm: asm}, cl: client{id: j.ClientID, secret: j.Secret, method: j.Method},
+		cfg: oauth2.Config{
+			ClientID: j.ClientID, ClientSecret: j.Secret, RedirectURL: j.Redirect, Scopes: j.Scopes,
+			Endpoint: oauth2.Endpoint{AuthURL: j.AuthURL, TokenURL: j.TokenURL, AuthStyle: authStyle(j.Method)},
+		},
+	}
+	p.URL = p.cfg.AuthCodeURL(p.state, oauth2.S256ChallengeOption(p.verifier), oauth2.SetAuthURLParam("resource", j.Resource))
+	return p, nil
 }
 
 // tokenErr says why a token request failed without the response body

@@ -343,3 +343,63 @@ func TestUpstreamConfig(t *testing.T) {
 		t.Fatal("client credentials are one grant for every principal")
 	}
 }
+
+// TestPendingLoginResumes: a sign-in begun by one process and written
+// down (the console keeps it sealed in the browser's cookie) is finished
+// by another Upstream of the same configuration (another replica), for
+// the principal that began it only; the redirect's state must match.
+func TestPendingLoginResumes(t *testing.T) {
+	as := newTestAS(t)
+	tokens, err := OpenFileTokens(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(name string) *Upstream {
+		up, err := NewUpstream(UpstreamOptions{Name: name, URL: as.res.URL + "/mcp", Tokens: tokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return up
+	}
+	ctx := context.Background()
+	p, err := open("tracker").BeginLogin(ctx, "alice", "http://127.0.0.1:9/ui/signin/tracker/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := open("tracker")
+	if _, err := replica.ResumeLogin(b, "bob"); err == nil {
+		t.Fatal("bob finished alice's sign-in")
+	}
+	if _, err := open("wiki").ResumeLogin(b, "alice"); err == nil {
+		t.Fatal("a sign-in to tracker finished for wiki")
+	}
+	q, err := replica.ResumeLogin(b, "alice")
+	if err != nil || q.URL != p.URL {
+		t.Fatalf("resumed: %v, URL %q want %q", err, q.URL, p.URL)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(q.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	forged := loc.Query()
+	forged.Set("state", "another")
+	if err := q.Finish(ctx, forged); err == nil {
+		t.Fatal("a redirect with another state was taken")
+	}
+	if err := q.Finish(ctx, loc.Query()); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := replica.Status(ctx, "alice"); err != nil || !st.SignedIn {
+		t.Fatalf("alice after the resumed sign-in: %+v %v", st, err)
+	}
+	if st, _ := replica.Status(ctx, "bob"); st.SignedIn {
+		t.Fatal("bob is signed in")
+	}
+}

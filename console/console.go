@@ -61,6 +61,10 @@ type Options struct {
 	// Host and the Origin must name this machine (the DNS-rebinding guard
 	// of /mcp).
 	Loopback bool
+	// SignIns are the OAuth-protected upstreams people sign in to on the
+	// tools page, each for the principal they use the console as (nil:
+	// none).
+	SignIns SignIns
 	// CookieSecret seals the sign-in cookie (it holds the key a person
 	// signed in with). Give every replica the same one so that a sign-in
 	// holds on all of them; nil: a secret of this process's own.
@@ -103,7 +107,7 @@ func New(o Options) *Console {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	for _, p := range []string{"approvals", "audit", "tools", "policy", "activity", "login", "problem"} {
+	for _, p := range []string{"approvals", "audit", "tools", "policy", "activity", "login", "problem", "signin"} {
 		c.pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+p+".html"))
 	}
 	static, _ := fs.Sub(assets, "assets/static")
@@ -129,6 +133,10 @@ func New(o Options) *Console {
 	c.mux.Handle("GET /ui/policy", c.reader(c.policyPage))
 	c.mux.Handle("POST /ui/policy", c.reader(c.policyPage))
 	c.mux.Handle("GET /ui/activity", c.reader(c.activityPage))
+	c.mux.Handle("GET /ui/signin/{upstream}", c.reader(c.signInPage))
+	c.mux.Handle("POST /ui/signin/{upstream}", c.reader(c.beginSignIn))
+	c.mux.HandleFunc("GET /ui/signin/{upstream}/callback", c.signInCallback)
+	c.mux.Handle("POST /ui/signout/{upstream}", c.reader(c.signOut))
 	return c
 }
 

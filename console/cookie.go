@@ -41,25 +41,34 @@ func newCookieSealer(secret []byte) cookieSealer {
 
 var cookieAD = []byte(keyCookie)
 
-func (s cookieSealer) seal(key string, now time.Time) string {
+func (s cookieSealer) seal(key string, now time.Time) string { return s.sealFor(cookieAD, key, now) }
+
+func (s cookieSealer) open(value string, now time.Time) (string, error) {
+	return s.openFor(cookieAD, value, now, signInLifetime)
+}
+
+// sealFor seals value with the time, for the purpose ad (a cookie's
+// name): a value sealed for one purpose does not open for another.
+func (s cookieSealer) sealFor(ad []byte, value string, now time.Time) string {
 	nonce := make([]byte, s.aead.NonceSize())
 	rand.Read(nonce)
 	plain := binary.BigEndian.AppendUint64(nil, uint64(now.Unix()))
-	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, append(plain, key...), cookieAD))
+	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, append(plain, value...), ad))
 }
 
-func (s cookieSealer) open(value string, now time.Time) (string, error) {
+// openFor opens what sealFor sealed for ad no longer than lifetime ago.
+func (s cookieSealer) openFor(ad []byte, value string, now time.Time, lifetime time.Duration) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(value)
 	if err != nil || len(b) < s.aead.NonceSize()+s.aead.Overhead()+8 {
 		return "", errors.New("the sign-in cookie is damaged")
 	}
 	n := s.aead.NonceSize()
-	plain, err := s.aead.Open(nil, b[:n], b[n:], cookieAD)
+	plain, err := s.aead.Open(nil, b[:n], b[n:], ad)
 	if err != nil {
 		return "", errors.New("the sign-in cookie was not made by this console (or its secret changed)")
 	}
 	sealed := time.Unix(int64(binary.BigEndian.Uint64(plain)), 0)
-	if now.Sub(sealed) > signInLifetime || sealed.After(now.Add(time.Minute)) {
+	if now.Sub(sealed) > lifetime || sealed.After(now.Add(time.Minute)) {
 		return "", errors.New("the sign-in has expired")
 	}
 	return string(plain[8:]), nil

@@ -63,5 +63,7 @@ func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request, u User) {
 		data["Selection"] = c.o.Selection()
 	}
 	c.trustData(data)
+	data["SignIns"], data["SignInProblem"] = c.signIns(r.Context(), u)
+	data["HasSignIns"] = c.o.SignIns != nil
 	c.page(w, r, http.StatusOK, "tools", &u, data)
 }

@@ -60,6 +60,14 @@ type Config struct {
 	Headers    map[string]string
 	SSE        bool
 	HTTPClient *http.Client
+	// PerPrincipal gives each principal that calls the upstream's tools
+	// a session of its own, every request of which carries that
+	// principal in its context (PrincipalFromContext): an HTTPClient
+	// that picks credentials by principal (upstream OAuth per person)
+	// then never sends one principal's in another's session. The
+	// gateway's own session (listing, resources, prompts, and the calls
+	// of the local principal "") is the local principal's.
+	PerPrincipal bool
 
 	// Prefix starts every tool and prompt name, followed by Separator:
 	// default Name and "__". NoPrefix keeps the upstream's names as they

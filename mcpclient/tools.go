@@ -243,7 +243,7 @@ func orRoot(at string) string {
 
 // call runs an upstream tool and maps its answer to a Result.
 func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) tool.Result {
-	cs, err := u.Session(ctx)
+	cs, err := u.sessionFor(ctx)
 	if err != nil {
 		return tool.ErrorResult(tool.AsError(err))
 	}

@@ -49,6 +49,11 @@ type Upstream struct {
 
 	connecting sync.Mutex // one (re)connect at a time
 
+	// sessions are the principals' own sessions (Config.PerPrincipal),
+	// under mu; dialling serialises their making.
+	sessions map[string]*mcp.ClientSession
+	dialling sync.Mutex
+
 	// onChange is told when the tools, resources or prompts may have
 	// changed (set by a Gateway before the first connect).
 	onChange func(kind changeKind)
@@ -196,15 +201,25 @@ func (u *Upstream) Close() error {
 	u.mu.Lock()
 	cs := u.cs
 	u.cs, u.closed = nil, true
+	own := u.sessions
+	u.sessions = nil
 	u.mu.Unlock()
+	for _, s := range own {
+		s.Close()
+	}
 	if cs != nil {
 		return cs.Close()
 	}
 	return nil
 }
 
-// dial makes a transport and initializes a session over it.
-func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
+// dial makes a transport and initializes a session over it: the
+// gateway's own.
+func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) { return u.dialAs(ctx, nil) }
+
+// dialAs is dial; with principal, every HTTP request of the session
+// carries *principal in its context.
+func (u *Upstream) dialAs(ctx context.Context, principal *string) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	switch {
 	case u.cfg.Launch != nil:
@@ -232,6 +247,9 @@ func (u *Upstream) dial(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 		if len(u.cfg.Headers) > 0 {
 			base = headerTransport{base, u.cfg.Headers}
+		}
+		if principal != nil {
+			base = principalTransport{base, *principal}
 		}
 		hc.Transport = tapTransport{base, u}
 		if u.cfg.SSE {
@@ -265,6 +283,74 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return h.base.RoundTrip(r)
+}
+
+// principalTransport puts a principal in the context of every request.
+type principalTransport struct {
+	base      http.RoundTripper
+	principal string
+}
+
+func (p principalTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return p.base.RoundTrip(r.WithContext(context.WithValue(r.Context(), principalKey{}, p.principal)))
+}
+
+// sessionFor returns the session a call made in ctx goes over: with
+// Config.PerPrincipal, the calling principal's own (made on first use;
+// a failure, auth_required say, is returned and not retried later);
+// otherwise, or for the local principal, the gateway's.
+func (u *Upstream) sessionFor(ctx context.Context) (*mcp.ClientSession, error) {
+	p, ok := PrincipalFromContext(ctx)
+	if !u.cfg.PerPrincipal || !ok || p == "" {
+		return u.Session(ctx)
+	}
+	u.mu.Lock()
+	cs, closed := u.sessions[p], u.closed
+	u.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	if closed {
+		return nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
+	}
+	u.dialling.Lock()
+	defer u.dialling.Unlock()
+	u.mu.Lock()
+	cs = u.sessions[p]
+	u.mu.Unlock()
+	if cs != nil {
+		return cs, nil
+	}
+	// The session outlives this call: its context ends only the dial.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
+	defer cancel()
+	cs, err := u.dialAs(dctx, &p)
+	if te := (*tool.Error)(nil); errors.As(err, &te) {
+		return nil, te // auth_required: the principal has not signed in
+	}
+	if err != nil {
+		return nil, u.unavailable(err, 0)
+	}
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		cs.Close()
+		return nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
+	}
+	if u.sessions == nil {
+		u.sessions = map[string]*mcp.ClientSession{}
+	}
+	u.sessions[p] = cs
+	u.mu.Unlock()
+	go func() { // a session that ends is made again on the next call
+		cs.Wait()
+		u.mu.Lock()
+		if u.sessions[p] == cs {
+			delete(u.sessions, p)
+		}
+		u.mu.Unlock()
+	}()
+	return cs, nil
 }
 
 // watch marks the upstream down when cs ends.

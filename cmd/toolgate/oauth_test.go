@@ -138,8 +138,8 @@ func TestProxyOAuthReplicasShareTokens(t *testing.T) {
 // TestProxyOAuthPerPrincipal: behind `proxy --http` with two API-key
 // principals, each call to the upstream carries the token of the
 // principal who made it: alice, signed in, reaches the upstream with her
-// own token; bob, not signed in, is answered auth_required naming how to
-// sign in. The operator's sign-in (the local principal) lists the tools.
+// own token; bob, not signed in, is answered auth_required naming the
+// console's page where he signs in. The operator's sign-in (the local principal) lists the tools.
 // No token reaches the audit log.
 func TestProxyOAuthPerPrincipal(t *testing.T) {
 	var n atomic.Int32
@@ -246,7 +246,7 @@ allow: ["tracker__*"]
 		t.Fatalf("bob's call: %v %+v", err, res)
 	}
 	b, _ := json.Marshal(res.StructuredContent)
-	if !strings.Contains(string(b), `"type":"auth_required"`) || !strings.Contains(string(b), "toolgate auth login tracker") {
+	if !strings.Contains(string(b), `"type":"auth_required"`) || !strings.Contains(string(b), "https://tools.example.com/ui/signin/tracker in a browser") {
 		t.Fatalf("bob's call: %s", b)
 	}
 	log, err := os.ReadFile(audit)

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +32,7 @@ type webConsole struct {
 	token    string // the approvals API's X-Toolgate-Token
 	activity *console.Activity
 	trust    console.Trust // the gateway's pins (nil: none)
+	signIns  console.SignIns
 }
 
 // newWebConsole prepares the console of a server listening on addr ("" :
@@ -91,6 +94,9 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 		Trust:    wc.trust,
 		Loopback: loopback,
 	}
+	if wc.signIns != nil {
+		o.SignIns = wc.signIns
+	}
 	if wc.queue != nil {
 		o.Changes = wc.queue.Subscribe
 	}
@@ -98,6 +104,10 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 		// The replicas' shared sealing secret: a sign-in holds on every
 		// replica (the console derives a key of its own from it).
 		o.CookieSecret = []byte(os.Getenv(env))
+	} else if secret := os.Getenv(tokenKeyEnv); secret != "" {
+		// The upstream sign-ins' sealing secret, the same on every
+		// replica: a sign-in begun on one finishes on another.
+		o.CookieSecret = []byte(secret)
 	}
 	if authn != nil {
 		o.Authenticate = func(ctx context.Context, token string) (console.User, error) {
@@ -211,4 +221,99 @@ func (p *pinFile) Approve(target, by string) error {
 		}
 	}
 	return nil
+}
+
+// signIns lets people sign in to a gateway's OAuth upstreams in the
+// console: those each principal signs in to for itself (authorization
+// code, per_principal), and on a console without authentication, whose
+// user is the local principal, every authorization code upstream.
+type signIns []*auth.Upstream
+
+// consoleSignIns returns the sign-ins of ups (nil when none signs people
+// in), and points their auth_required errors at the console's page under
+// origin.
+func consoleSignIns(ups []*auth.Upstream, origin string) console.SignIns {
+	var out signIns
+	for _, up := range ups {
+		if up.Grant() == auth.GrantAuthorizationCode {
+			up.SignInAt(origin + console.SignInPath(up.Name()))
+			out = append(out, up)
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	return out
+}
+
+// consoleOrigin is the origin browsers reach the console at: the policy's
+// auth.resource (the gateway's public URL), else the listener's address.
+func consoleOrigin(pol *policy.Policy, ln net.Listener) string {
+	if pol.Auth != nil {
+		if u, err := url.Parse(pol.Auth.Resource); err == nil && u.Host != "" {
+			return u.Scheme + "://" + u.Host
+		}
+	}
+	return "http://" + ln.Addr().String()
+}
+
+func (s signIns) find(name string, principal string) (*auth.Upstream, error) {
+	for _, up := range s {
+		if up.Name() == name && (principal == "" || up.PerPrincipal()) {
+			return up, nil
+		}
+	}
+	return nil, fmt.Errorf("no upstream %s to sign in to", name)
+}
+
+func (s signIns) List(ctx context.Context, principal string) ([]console.UpstreamSignIn, error) {
+	var out []console.UpstreamSignIn
+	for _, up := range s {
+		if principal != "" && !up.PerPrincipal() {
+			continue // the gateway's one sign-in: toolgate auth login at its host
+		}
+		st, err := up.Status(ctx, principal)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, console.UpstreamSignIn{Upstream: st.Upstream, SignedIn: st.SignedIn, Issuer: st.Issuer, Expiry: st.Expiry, Scopes: st.Scopes})
+	}
+	return out, nil
+}
+
+func (s signIns) Begin(ctx context.Context, principal, upstream, redirectURL string) (string, []byte, error) {
+	up, err := s.find(upstream, principal)
+	if err != nil {
+		return "", nil, err
+	}
+	p, err := up.BeginLogin(ctx, principal, redirectURL)
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := p.Marshal()
+	return p.URL, b, err
+}
+
+func (s signIns) Finish(ctx context.Context, principal, upstream string, pending []byte, q url.Values) error {
+	up, err := s.find(upstream, principal)
+	if err != nil {
+		return err
+	}
+	p, err := up.ResumeLogin(pending, principal)
+	if err != nil {
+		return err
+	}
+	return p.Finish(ctx, q)
+}
+
+func (s signIns) Logout(ctx context.Context, principal, upstream string) error {
+	up, err := s.find(upstream, principal)
+	if err != nil {
+		return err
+	}
+	revoked, err := up.Logout(ctx, principal)
+	if err != nil && revoked {
+		return nil // one of the tokens was revoked; the grant is forgotten
+	}
+	return err
 }

@@ -82,6 +82,7 @@ credentials; docs/auth.md).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var cfgs []mcpclient.Config
 			var isos []*isolationFile
+			var oauthUps []*auth.Upstream
 			boxFlags := len(box.Read)+len(box.Write)+len(box.Network)+len(passEnv) > 0
 			switch {
 			case configFile != "" && len(args) > 0:
@@ -99,7 +100,7 @@ credentials; docs/auth.md).`,
 				if err != nil {
 					return err
 				}
-				cfgs, _, isos, err = loadGatewayFor(configFile, func() (auth.TokenStore, error) {
+				cfgs, oauthUps, isos, err = loadGatewayFor(configFile, func() (auth.TokenStore, error) {
 					t, c, err := tokenStore(policyFile)
 					closeTokens = c
 					return t, err
@@ -143,7 +144,7 @@ credentials; docs/auth.md).`,
 			if configFile != "" {
 				wd = filepath.Dir(configFile)
 			}
-			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, isos: isos, boxDir: wd, unisolated: unisolated, passEnv: passEnv, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, stateless: stateless, maxRequest: maxRequest, deferTools: deferTools, log: logger})
+			return runProxy(cmd.Context(), s, proxySetup{cfgs: cfgs, isos: isos, boxDir: wd, unisolated: unisolated, passEnv: passEnv, policy: policyFile, audit: auditPath, addr: addr, allowRemote: allowRemote, stateless: stateless, maxRequest: maxRequest, deferTools: deferTools, oauth: oauthUps, log: logger})
 		},
 	}
 	f := cmd.Flags()
@@ -180,7 +181,8 @@ type proxySetup struct {
 	allowRemote   bool
 	stateless     bool // --stateless; http.stateless in the policy also sets it
 	maxRequest    int64
-	deferTools    bool // --defer-tools: the upstreams' tools behind tool_search
+	deferTools    bool             // --defer-tools: the upstreams' tools behind tool_search
+	oauth         []*auth.Upstream // the upstreams with an oauth block
 	log           *slog.Logger
 }
 
@@ -243,6 +245,17 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 			t = mcpclient.DefaultTimeout
 		}
 		opts.Timeout = max(opts.Timeout, t+5*time.Second)
+	}
+
+	var ln net.Listener
+	if p.addr != "" {
+		if ln, err = net.Listen("tcp", p.addr); err != nil {
+			return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
+		}
+		defer ln.Close()
+		if ui.shows(pol) {
+			ui.signIns = consoleSignIns(p.oauth, consoleOrigin(pol, ln))
+		}
 	}
 
 	vetter, err := newPinVetter(pol, opts.Auditor, p.log)
@@ -335,10 +348,6 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 			return &exitError{exitTool, fmt.Errorf("serving MCP on stdio: %w", err)}
 		}
 		return nil
-	}
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
 	}
 	o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest, Stateless: stateless}
 	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts), nil, ui.handler(pol, eng, p.audit, authn, o.Loopback))
@@ -486,6 +495,7 @@ func loadGatewayFor(file string, tokens func() (auth.TokenStore, error), princip
 				return nil, nil, nil, fmt.Errorf("%s: %v", where, err)
 			}
 			c.HTTPClient = &http.Client{Transport: up.Transport(nil, principalOf)}
+			c.PerPrincipal = principalOf != nil && up.PerPrincipal()
 			ups = append(ups, up)
 		}
 		if sv.Timeout != "" {

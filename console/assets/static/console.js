@@ -39,3 +39,9 @@
   es.addEventListener("queue", refresh);
   es.addEventListener("open", () => { document.body.dataset.live = "on"; });
 })();
+// The sign-in page's link to an upstream's authorization server is followed
+// at once (a form's redirect to another origin would break form-action).
+(function () {
+  const go = document.querySelector("a#continue[data-go]");
+  if (go) location.assign(go.href);
+})();
