@@ -137,6 +137,13 @@ type Blobs interface {
 	Delete(ctx context.Context, key string) error
 }
 
+// A Locker serialises the renewal of one grant across processes (the
+// replicas sharing state.redis): Lock takes the lock named key, waiting
+// until ctx ends, and unlock frees it. store.RedisBlobs is one.
+type Locker interface {
+	Lock(ctx context.Context, key string) (unlock func(), err error)
+}
+
 // SealedTokens keeps grants sealed in Blobs.
 type SealedTokens struct {
 	Blobs  Blobs
@@ -159,6 +166,15 @@ func (s *SealedTokens) Save(ctx context.Context, key string, g *Grant) error {
 		return err
 	}
 	return s.Blobs.Set(ctx, blobKey(key), b)
+}
+
+// Lock implements Locker when the Blobs do (Redis); otherwise it holds
+// nothing (one process: the transport's own lock serialises it).
+func (s *SealedTokens) Lock(ctx context.Context, key string) (func(), error) {
+	if l, ok := s.Blobs.(Locker); ok {
+		return l.Lock(ctx, blobKey(key))
+	}
+	return func() {}, nil
 }
 
 // Delete implements TokenStore.
