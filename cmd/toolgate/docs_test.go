@@ -105,8 +105,9 @@ func TestClientSnippets(t *testing.T) {
 }
 
 // TestDeployPolicyChecks: the policy docs/deploy.md shows for replicas
-// passes `toolgate policy check`, and the Deployment's probes name the
-// paths the HTTP server answers.
+// passes `toolgate policy check`, the probes it shows name the paths the
+// HTTP server answers, and it deploys with the chart and the real images
+// (deploy/helm's TestDeployDocValues renders its values).
 func TestDeployPolicyChecks(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "deploy.md"))
 	if err != nil {
@@ -122,9 +123,12 @@ func TestDeployPolicyChecks(t *testing.T) {
 	if r := toolgate(t, ws, "", "policy", "check", pol); r.code != 0 {
 		t.Errorf("policy check of docs/deploy.md's policy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, probe := range []string{"path: /readyz", "path: /healthz"} {
-		if !strings.Contains(string(doc), probe) {
-			t.Errorf("docs/deploy.md's Deployment lacks %q", probe)
+	for _, want := range []string{"path: /readyz", "path: /healthz", "helm install toolgate deploy/helm/toolgate", "ghcr.io/toolgate/toolgate-runner"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("docs/deploy.md lacks %q", want)
 		}
+	}
+	if strings.Contains(string(doc), "registry.example.com") {
+		t.Error("docs/deploy.md names an image nobody builds (registry.example.com): the images are ghcr.io/toolgate/toolgate and toolgate-runner")
 	}
 }

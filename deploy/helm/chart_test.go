@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -318,7 +319,8 @@ func TestChartPodSecurity(t *testing.T) {
 
 // TestChartSandboxAccess: with backend kubernetes the gateway may do
 // exactly create, get, list, watch and delete on pods in the sandbox
-// namespace (and read its one template), and only the gateway's pods reach
+// namespace (and read its one template), or the same on agent-sandbox's
+// claims, and only the gateway's pods reach
 // a runner, on the runner's port.
 func TestChartSandboxAccess(t *testing.T) {
 	objs := decode(t, render(t, filepath.Join("testdata", "values", "kubernetes.yaml")))
@@ -344,6 +346,25 @@ func TestChartSandboxAccess(t *testing.T) {
 	if rb.RoleRef.Name != role.Name || rb.RoleRef.Kind != "Role" || len(rb.Subjects) != 1 ||
 		rb.Subjects[0].Kind != "ServiceAccount" || rb.Subjects[0].Name != sa || rb.Subjects[0].Namespace != "tools" {
 		t.Errorf("role binding %+v does not bind %s to the gateway's account tools/%s", rb, role.Name, sa)
+	}
+	// With agent-sandbox the gateway claims sandboxes instead: no pods
+	// permission, no PodTemplate (the SandboxTemplate is the operator's).
+	out, err := helm(t, "template", "toolgate", "toolgate", "--namespace", "tools", "-f", filepath.Join("testdata", "values", "kubernetes.yaml"),
+		"--set", "sandbox.kubernetes.claims=true", "--set", "sandbox.kubernetes.template=runners")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := decode(t, out)
+	wantClaims := []rbacv1.PolicyRule{
+		{APIGroups: []string{"extensions.agents.x-k8s.io"}, Resources: []string{"sandboxclaims"}, Verbs: []string{"create", "get", "list", "watch", "delete"}},
+		{APIGroups: []string{"extensions.agents.x-k8s.io"}, Resources: []string{"sandboxtemplates"}, ResourceNames: []string{"runners"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"extensions.agents.x-k8s.io"}, Resources: []string{"sandboxwarmpools"}, Verbs: []string{"list"}},
+	}
+	if r := one[*rbacv1.Role](t, claims); !reflect.DeepEqual(r.Rules, wantClaims) {
+		t.Errorf("claims: rules %+v, want %+v", r.Rules, wantClaims)
+	}
+	if n := len(only[*corev1.PodTemplate](t, claims)); n != 0 {
+		t.Errorf("claims: %d PodTemplates rendered", n)
 	}
 	// The policy selects the runner pods, and admits the gateway's alone.
 	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
@@ -468,5 +489,35 @@ func TestSeccompProfile(t *testing.T) {
 		if allowed[n] {
 			t.Errorf("%s is allowed: the runtime default refuses it", n)
 		}
+	}
+}
+
+// TestDeployDocValues: the values docs/deploy.md gives a team render, every
+// manifest decodes strictly, and the policy the chart writes from them
+// loads, with the doc's Redis, approvals and auth in it.
+func TestDeployDocValues(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "deploy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```yaml\n(# team.yaml.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/deploy.md shows no chart values (a yaml block starting with # team.yaml)")
+	}
+	values := filepath.Join(t.TempDir(), "team.yaml")
+	if err := os.WriteFile(values, m[1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	objs := decode(t, render(t, values))
+	cm := one[*corev1.ConfigMap](t, objs)
+	p, err := policy.Parse([]byte(cm.Data["toolgate.yaml"]))
+	if err != nil {
+		t.Fatalf("the policy of docs/deploy.md's values does not load: %v\n%s", err, cm.Data["toolgate.yaml"])
+	}
+	if p.State.Redis == nil || p.State.Redis.PasswordEnv != "TOOLGATE_REDIS_PASSWORD" || !p.HTTP.Stateless || p.Auth == nil {
+		t.Errorf("policy from docs/deploy.md's values:\n%s", cm.Data["toolgate.yaml"])
+	}
+	if n := *one[*appsv1.Deployment](t, objs).Spec.Replicas; n != 3 {
+		t.Errorf("%d replicas, want the doc's 3", n)
 	}
 }
