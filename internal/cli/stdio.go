@@ -24,23 +24,42 @@ import (
 // the client (or a shell) may share.
 func pollableStdin(in io.Reader) io.Reader {
 	if f, ok := in.(*os.File); ok {
-		if p := pollable(f); p != nil {
+		if p := pollable(f, false); p != nil {
 			return p
 		}
 	}
 	return in
 }
 
+// pollableStdout is standard output (of toolgate serve or proxy) as a file
+// of its own that the poller waits on, when it is a pipe open for writing
+// in blocking mode (as pollableStdin, a new open file description of the
+// same pipe), else nil. The go-sdk writes such a file with raw system
+// calls, which do not wake the runtime's monitor thread
+// (third_party/go-sdk/PATCHES.md, patch 7).
+func pollableStdout(out io.Writer) *os.File {
+	if f, ok := out.(*os.File); ok {
+		return pollable(f, true)
+	}
+	return nil
+}
+
 // stdioTransport is MCP over the standard streams, with standard input read
-// through the poller when it is a blocking pipe (pollableStdin). That
-// description is the transport's own, so it is given to the transport to
-// close: a Close then interrupts a read in progress, and the go-sdk reads
-// it without a goroutine of its own (third_party/go-sdk/PATCHES.md, patch
-// 3). The process's own standard input and output are never closed.
+// and standard output written through the poller when they are blocking
+// pipes (pollableStdin, pollableStdout). Those descriptions are the
+// transport's own, so they are given to the transport to close: a Close
+// then interrupts a read in progress, and the go-sdk reads it without a
+// goroutine of its own (third_party/go-sdk/PATCHES.md, patch 3) and reads
+// and writes them with raw system calls (patch 7). The process's own
+// standard input and output are never closed.
 func stdioTransport(s *streams) *mcp.IOTransport {
+	var w io.WriteCloser = nopWriteCloser{s.out}
+	if f := pollableStdout(s.out); f != nil {
+		w = f
+	}
 	in := pollableStdin(s.in)
 	if f, ok := in.(*os.File); ok && in != s.in {
-		return &mcp.IOTransport{Reader: f, Writer: nopWriteCloser{s.out}}
+		return &mcp.IOTransport{Reader: f, Writer: w}
 	}
-	return &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{s.out}}
+	return &mcp.IOTransport{Reader: io.NopCloser(in), Writer: w}
 }

@@ -149,3 +149,60 @@ func flags(t *testing.T, f *os.File) int {
 	}
 	return fl
 }
+
+// TestPollableStdout: a blocking pipe open for writing gets a non-blocking
+// description of its own (the original's flags untouched, every byte
+// written reaches the reader); anything else gets none.
+func TestPollableStdout(t *testing.T) {
+	blockingPipe := func(t *testing.T) (r, w *os.File) {
+		var p [2]int
+		if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+			t.Fatal(err)
+		}
+		r, w = os.NewFile(uintptr(p[0]), "r"), os.NewFile(uintptr(p[1]), "w")
+		t.Cleanup(func() { r.Close(); w.Close() })
+		return r, w
+	}
+	r, w := blockingPipe(t)
+	before := flags(t, w)
+	nf := pollableStdout(w)
+	if nf == nil {
+		t.Fatal("a blocking pipe open for writing got no description of its own")
+	}
+	if after := flags(t, w); after != before || after&unix.O_NONBLOCK != 0 {
+		t.Fatalf("the output's own flags changed: %#x -> %#x", before, after)
+	}
+	if flags(t, nf)&unix.O_NONBLOCK == 0 || flags(t, nf)&unix.O_ACCMODE != unix.O_WRONLY {
+		t.Fatalf("the new description is %#x, want non-blocking and write-only", flags(t, nf))
+	}
+	want := strings.Repeat(`{"jsonrpc":"2.0","id":1,"result":{}}`+"\n", 3000) // more than a pipe holds
+	go func() {
+		io.WriteString(nf, want)
+		nf.Close()
+		w.Close()
+	}()
+	data, err := io.ReadAll(r)
+	if err != nil || string(data) != want {
+		t.Fatalf("read %d bytes (%v), want %d", len(data), err, len(want))
+	}
+
+	polledR, polledW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { polledR.Close(); polledW.Close() })
+	readEnd, _ := blockingPipe(t)
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { null.Close() })
+	for name, out := range map[string]io.Writer{
+		"pipe already polled": polledW, "read end of a pipe": readEnd, "character device": null, "not a file": io.Discard,
+	} {
+		if f := pollableStdout(out); f != nil {
+			f.Close()
+			t.Errorf("%s: got a description of its own", name)
+		}
+	}
+}

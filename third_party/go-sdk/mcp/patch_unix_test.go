@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -235,6 +236,11 @@ func TestInlineReadMatchesReaderGoroutine(t *testing.T) {
 				t.Cleanup(func() { c.Close() })
 				if got := c.incoming == nil; got == v180 {
 					t.Fatalf("v1.8.0 %v: reads inline %v", v180, got)
+				}
+				if !v180 && runtime.GOOS == "linux" {
+					if _, raw := c.limiter.r.(*rawFile); !raw {
+						t.Fatal("the patched connection does not read with raw system calls (patch 7)")
+					}
 				}
 				return c
 			}

@@ -464,6 +464,7 @@ type ioConn struct {
 
 	writeMu sync.Mutex         // guards Write, which must be concurrency safe.
 	rwc     io.ReadWriteCloser // the underlying stream
+	w       io.Writer          // PATCH(toolgate): rwc, or its pipe written raw (patch 7)
 
 	// incoming receives messages from the read loop started in [newIOConn].
 	incoming <-chan msgOrErr
@@ -511,23 +512,29 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 	if limit == 0 {
 		limit = DefaultMaxLineLength
 	}
+	// PATCH(toolgate): a stream whose Close interrupts a read in progress is
+	// read by Read itself, on the caller's goroutine (see readsInline); its
+	// pipes are read and written with raw system calls (see rawStreams).
+	inline := readsInline(rwc)
 	var (
 		reader  io.Reader = rwc
 		limiter *frameLimitReader
 	)
+	src, w := rawStreams(rwc, inline)
 	if limit > 0 {
-		limiter = &frameLimitReader{r: rwc, limit: limit}
+		limiter = &frameLimitReader{r: src, limit: limit}
 		reader = limiter
+	} else {
+		reader = src
 	}
 	c := &ioConn{
 		rwc:     rwc,
+		w:       w,
 		closed:  make(chan struct{}),
 		dec:     json.NewDecoder(reader),
 		limiter: limiter,
 	}
-	// PATCH(toolgate): a stream whose Close interrupts a read in progress is
-	// read by Read itself, on the caller's goroutine (see readsInline).
-	if readsInline(rwc) {
+	if inline {
 		return c
 	}
 	incoming := make(chan msgOrErr)
@@ -594,6 +601,45 @@ func readsInline(rw io.ReadWriteCloser) bool {
 	}
 	f, ok := r.rc.(*os.File)
 	return ok && f.SetReadDeadline(time.Time{}) == nil
+}
+
+// PATCH(toolgate): writer is what Write writes to: rwc, or its pipe written
+// raw (rawStreams).
+func (t *ioConn) writer() io.Writer {
+	if t.w != nil {
+		return t.w
+	}
+	return t.rwc
+}
+
+// PATCH(toolgate): rawStreams returns what the connection over rw reads
+// and writes: rw, or, on Linux, the pipe behind it read or written with raw
+// system calls when it is in non-blocking mode (rawio_linux.go, patch 7).
+// The read side is raw only when rw is read inline: a Close then interrupts
+// a raw read as it interrupts the file's. The write side is the pipe to a
+// command's stdin (os/exec makes it non-blocking) or an IOTransport's
+// Writer when that is an *os.File in non-blocking mode.
+func rawStreams(rw io.ReadWriteCloser, inline bool) (io.Reader, io.Writer) {
+	var r io.Reader = rw
+	var w io.Writer = rw
+	var rf, wf any
+	switch s := rw.(type) {
+	case *pipeRWC:
+		rf, wf = s.out, s.stdin
+	case rwc:
+		rf, wf = s.rc, s.wc
+	default:
+		return r, w
+	}
+	if inline {
+		if f := rawIO(rf); f != nil {
+			r = f
+		}
+	}
+	if f := rawIO(wf); f != nil {
+		w = f
+	}
+	return r, w
 }
 
 // errFrameTooLarge means that a single inbound JSON-RPC frame exceeded the configured byte
@@ -848,7 +894,7 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 					return err
 				}
 				data = append(data, '\n')
-				_, err = t.rwc.Write(data)
+				_, err = t.writer().Write(data)
 				return err
 			}
 			return nil
@@ -862,7 +908,7 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 				return err
 			}
 			data = append(data, '\n')
-			_, err = t.rwc.Write(data)
+			_, err = t.writer().Write(data)
 			return err
 		}
 		return nil
@@ -872,7 +918,7 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return fmt.Errorf("marshaling message: %v", err)
 	}
 	data = append(data, '\n') // newline delimited
-	_, err = t.rwc.Write(data)
+	_, err = t.writer().Write(data)
 	return err
 }
 
