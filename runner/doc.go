@@ -22,6 +22,13 @@
 // already tells its caller); the runner's network should still admit only
 // the gateway.
 //
+// A gateway places a sandbox with PUT /sandboxes/{id} (201 when made, 200
+// when it was there), removes it with DELETE /sandboxes/{id} (its
+// processes stop, its workspace goes) and counts them with GET /sandboxes
+// under the token of ListID. The MCP endpoint serves only a sandbox that
+// exists (404 otherwise), so a gateway learns that a workspace is gone
+// instead of meeting an empty one unawares.
+//
 // A workspace is the folder Dir/id; it outlives the runner process, so a
 // runner restarted on the same Dir keeps its workspaces, and a runner on
 // another Dir starts empty.

@@ -105,31 +105,147 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	// The token first: nothing else is looked at for a request without
-	// the token of the id its path names.
-	id, rest := "", ""
-	if after, ok := strings.CutPrefix(req.URL.Path, "/sandboxes/"); ok {
-		id, rest, _ = strings.Cut(after, "/")
+	// the token of the id its path names (ListID's for the listing).
+	id, rest, sub := "", "", false
+	if req.URL.Path == "/sandboxes" {
+		id = ListID
+	} else if after, ok := strings.CutPrefix(req.URL.Path, "/sandboxes/"); ok {
+		id, rest, sub = strings.Cut(after, "/")
+		if ValidID(id) != nil {
+			id = ""
+		}
 	}
-	if ValidID(id) != nil || !Check(r.opts.Secret, id, req.Header.Get("Authorization")) {
+	if id == "" || !Check(r.opts.Secret, id, req.Header.Get("Authorization")) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-runner"`)
 		answer(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized",
 			"message": "every request needs Authorization: Bearer with the token of the sandbox id in its path"})
 		return
 	}
-	if rest != "mcp" {
+	switch {
+	case id == ListID:
+		r.list(w, req)
+	case !sub:
+		r.manage(w, req, id)
+	case rest == "mcp":
+		s, err := r.sandbox(id)
+		if errors.Is(err, fs.ErrNotExist) {
+			answer(w, http.StatusNotFound, map[string]any{"error": "not_found",
+				"message": fmt.Sprintf("sandbox %s does not exist on this runner (it was deleted, or the runner started on another --dir): make it with PUT /sandboxes/%s", id, id)})
+			return
+		}
+		if err != nil {
+			answer(w, http.StatusServiceUnavailable, map[string]any{"error": "unavailable", "message": err.Error()})
+			return
+		}
+		s.h.ServeHTTP(w, req)
+	default:
 		answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "this runner serves /sandboxes/{id}/mcp"})
-		return
 	}
-	s, err := r.sandbox(id)
-	if err != nil {
-		answer(w, http.StatusServiceUnavailable, map[string]any{"error": "unavailable", "message": err.Error()})
-		return
-	}
-	s.h.ServeHTTP(w, req)
 }
 
-// sandbox returns the open sandbox id, opening it (and creating its
-// workspace) on first use.
+// manage answers /sandboxes/{id}: PUT makes the sandbox unless it exists
+// (201 made, 200 it was there), DELETE ends it and removes its workspace
+// (204, also when there was none).
+func (r *Runner) manage(w http.ResponseWriter, req *http.Request, id string) {
+	switch req.Method {
+	case http.MethodPut:
+		created, err := r.Ensure(id)
+		if err != nil {
+			answer(w, http.StatusServiceUnavailable, map[string]any{"error": "unavailable", "message": err.Error()})
+			return
+		}
+		code := http.StatusOK
+		if created {
+			code = http.StatusCreated
+		}
+		answer(w, code, map[string]any{"id": id, "created": created})
+	case http.MethodDelete:
+		if err := r.Delete(id); err != nil {
+			answer(w, http.StatusInternalServerError, map[string]any{"error": "internal", "message": err.Error()})
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.Header().Set("Allow", "PUT, DELETE")
+		answer(w, http.StatusMethodNotAllowed, map[string]any{"error": "method_not_allowed", "message": "PUT makes a sandbox, DELETE removes it"})
+	}
+}
+
+// list answers GET /sandboxes: the ids of the workspaces under Dir.
+func (r *Runner) list(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		answer(w, http.StatusMethodNotAllowed, map[string]any{"error": "method_not_allowed"})
+		return
+	}
+	ids, err := r.List()
+	if err != nil {
+		answer(w, http.StatusInternalServerError, map[string]any{"error": "internal", "message": err.Error()})
+		return
+	}
+	answer(w, http.StatusOK, map[string]any{"sandboxes": ids})
+}
+
+// Ensure makes the workspace of sandbox id unless it exists, and says
+// whether it made it.
+func (r *Runner) Ensure(id string) (created bool, err error) {
+	if err := ValidID(id); err != nil {
+		return false, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false, errors.New("the runner is stopping")
+	}
+	err = r.root.Mkdir(id, 0o700)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("sandbox %s: creating its workspace: %w", id, err)
+	}
+	// A real folder, never a link planted in Dir.
+	if fi, err := r.root.Lstat(id); err != nil || !fi.IsDir() {
+		return false, fmt.Errorf("sandbox %s: its workspace is not a folder", id)
+	}
+	return err == nil, nil
+}
+
+// Delete ends sandbox id (what its Open returned is closed: its processes
+// stop) and removes its workspace; one that does not exist is no error.
+func (r *Runner) Delete(id string) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	s := r.open[id]
+	delete(r.open, id)
+	r.mu.Unlock()
+	var errs []error
+	if s != nil {
+		errs = append(errs, s.c.Close())
+	}
+	if err := r.root.RemoveAll(id); err != nil {
+		errs = append(errs, fmt.Errorf("sandbox %s: removing its workspace: %w", id, err))
+	}
+	return errors.Join(errs...)
+}
+
+// List returns the ids of the workspaces under Dir, sorted.
+func (r *Runner) List() ([]string, error) {
+	entries, err := os.ReadDir(r.dir)
+	if err != nil {
+		return nil, err
+	}
+	ids := []string{}
+	for _, e := range entries {
+		if e.IsDir() && ValidID(e.Name()) == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
+}
+
+// sandbox returns the open sandbox id, opening it on its first request
+// since the runner started; its workspace must exist (Ensure), else the
+// error is fs.ErrNotExist.
 func (r *Runner) sandbox(id string) (*sandbox, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -139,11 +255,11 @@ func (r *Runner) sandbox(id string) (*sandbox, error) {
 	if s, ok := r.open[id]; ok {
 		return s, nil
 	}
-	if err := r.root.Mkdir(id, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("sandbox %s: creating its workspace: %w", id, err)
+	fi, err := r.root.Lstat(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fs.ErrNotExist
 	}
-	// A real folder, never a link planted in Dir.
-	if fi, err := r.root.Lstat(id); err != nil || !fi.IsDir() {
+	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("sandbox %s: its workspace is not a folder", id)
 	}
 	h, c, err := r.opts.Open(id, filepath.Join(r.dir, id))

@@ -10,6 +10,17 @@ import (
 	"strings"
 )
 
+// ListID is the id whose token (Token(secret, ListID)) lists a runner's
+// sandboxes (GET /sandboxes). ValidID refuses it, so it is no sandbox's.
+const ListID = "*"
+
+// ApprovedHeader, "1" on a request carrying a tools/call, says that the
+// gateway's person approved this call after the tool asked for it (a
+// dangerous command): the runner runs it as approved. The runner trusts
+// the holder of the sandbox's token with this as with every call: the
+// gateway governs, the runner executes.
+const ApprovedHeader = "Toolgate-Approved"
+
 // MinSecretBytes is the shortest runner secret accepted.
 const MinSecretBytes = 16
 

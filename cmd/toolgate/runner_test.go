@@ -74,9 +74,17 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// sandboxSession connects a go-sdk client to sandbox id with its token.
+// sandboxSession makes sandbox id (PUT) and connects a go-sdk client to
+// it with its token.
 func sandboxSession(t *testing.T, ctx context.Context, base, id string) *mcp.ClientSession {
 	t.Helper()
+	req, _ := http.NewRequest("PUT", base+"/sandboxes/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+runner.Token([]byte(runnerSecret), id))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("PUT sandbox %s: %v %v", id, resp, err)
+	}
+	resp.Body.Close()
 	c := mcp.NewClient(&mcp.Implementation{Name: "runner-test", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/sandboxes/" + id + "/mcp",
 		HTTPClient: &http.Client{Transport: bearer{runner.Token([]byte(runnerSecret), id)}}}, nil)
@@ -221,7 +229,7 @@ func TestRunnerTokens(t *testing.T) {
 		return resp.StatusCode
 	}
 	for _, path := range []string{"/sandboxes/conv-a/mcp", "/sandboxes/conv-a/other", "/sandboxes/conv-a", "/", "/mcp", "/nope",
-		"/sandboxes/../mcp", "/sandboxes/conv-a/../conv-b/mcp", "/sandboxes/.%2e/mcp", "/healthz/x", "/sandboxes//mcp"} {
+		"/sandboxes/../mcp", "/sandboxes/conv-a/../conv-b/mcp", "/sandboxes/.%2e/mcp", "/healthz/x", "/sandboxes//mcp", "/sandboxes", "/sandboxes/*", "/sandboxes/*/mcp"} {
 		for _, auth := range []string{"", "Bearer ", "Bearer wrong", "Bearer " + runner.Token([]byte(runnerSecret), "conv-b"),
 			"Bearer " + runner.Token([]byte("another-secret-of-16+"), "conv-a"), "Basic " + runner.Token([]byte(runnerSecret), "conv-a")} {
 			for _, method := range []string{"POST", "GET", "DELETE"} {
@@ -230,6 +238,12 @@ func TestRunnerTokens(t *testing.T) {
 				}
 			}
 		}
+	}
+	if code := do("POST", "/sandboxes/conv-a/mcp", "Bearer "+runner.Token([]byte(runnerSecret), "conv-a")); code != http.StatusNotFound {
+		t.Errorf("a sandbox not made yet: %d, want 404", code)
+	}
+	if code := do("PUT", "/sandboxes/conv-a", "Bearer "+runner.Token([]byte(runnerSecret), "conv-a")); code != http.StatusCreated {
+		t.Errorf("PUT /sandboxes/conv-a: %d, want 201", code)
 	}
 	for _, tok := range []string{runner.Token([]byte(runnerSecret), "conv-a"), base64.RawURLEncoding.EncodeToString(mac)} {
 		if code := do("POST", "/sandboxes/conv-a/mcp", "Bearer "+tok); code != http.StatusOK {

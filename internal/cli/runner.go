@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/engine"
@@ -122,7 +123,23 @@ func openSandbox(id, ws string, native *sandbox.Native, logger *slog.Logger, loo
 		sets.Close()
 		return nil, nil, err
 	}
-	return srv.Handler(mcpserver.HTTPOptions{Loopback: loopback}), closers{srv.Close, sets.Close}, nil
+	srv.MCP().AddReceivingMiddleware(approvedByGateway)
+	// Stateless: every gateway replica's call reaches the same sandbox as
+	// the same caller, so that a process started through one is read
+	// through another; no session of the runner ends a process.
+	return srv.Handler(mcpserver.HTTPOptions{Loopback: loopback, Stateless: true}), closers{srv.Close, sets.Close}, nil
+}
+
+// approvedByGateway runs a tools/call whose request carries
+// runner.ApprovedHeader as approved (tool.WithApproval): the gateway asked
+// its person when the tool asked for approval, and calls again with it.
+func approvedByGateway(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if r, ok := req.(*mcp.CallToolRequest); ok && r.Extra != nil && r.Extra.Header.Get(runner.ApprovedHeader) == "1" {
+			ctx = tool.WithApproval(ctx)
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // ungoverned is the runner's policy: everything the tools themselves
