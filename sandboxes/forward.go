@@ -1,0 +1,419 @@
+package sandboxes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/runner"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Options configure Sandboxes.
+type Options struct {
+	// Backend places the sandboxes.
+	Backend Backend
+	// Secret is the runners' secret: the bearer of sandbox id is
+	// runner.Token(Secret, id).
+	Secret []byte
+	// State keeps the mapping (nil: NewMemoryState, this process alone).
+	State State
+	// HTTPClient reaches the sandboxes' MCP endpoints (nil: a client
+	// without a timeout; calls are bounded by their context). A test maps
+	// a pod's address to a loopback runner with its Transport.
+	HTTPClient *http.Client
+	// Idle is how long a sandbox may go without a call before Reap
+	// deletes it (0: never); Max how many may exist at once (0: no cap).
+	Idle time.Duration
+	Max  int
+	// EnsureTimeout bounds making a sandbox and waiting until it answers
+	// (0: 2 minutes); past it the call is unavailable.
+	EnsureTimeout time.Duration
+	// MCP are the options of the MCP client sessions to the sandboxes
+	// (client name, the downstream peer for progress, telemetry).
+	MCP mcpclient.Options
+	// Logger receives what an operator should know (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Sandboxes forwards the calls of tools to the sandbox of their key
+// (principal, conversation), making it when needed. It is safe for
+// concurrent use.
+type Sandboxes struct {
+	o      Options
+	client *http.Client
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	conns   map[string]*conn
+	flights map[string]*flight
+	touched map[string]time.Time
+	closed  bool
+}
+
+// conn is this replica's MCP session with one sandbox.
+type conn struct {
+	id     string
+	up     *mcpclient.Upstream
+	tools  map[string]tool.Tool
+	broken bool // guarded by Sandboxes.mu
+}
+
+// flight is one replica's making of a conn, which other calls of the same
+// id wait for.
+type flight struct {
+	done chan struct{}
+	c    *conn
+	err  error
+}
+
+// made says what acquiring a sandbox did: whether it was created, and
+// whether it was created anew (its key had a sandbox that is gone).
+type made struct{ created, anew bool }
+
+// New checks o.
+func New(o Options) (*Sandboxes, error) {
+	if o.Backend == nil {
+		return nil, errors.New("sandboxes: Options.Backend is required")
+	}
+	if err := runner.CheckSecret(o.Secret); err != nil {
+		return nil, fmt.Errorf("sandboxes: %w", err)
+	}
+	if o.State == nil {
+		o.State = NewMemoryState()
+	}
+	if o.EnsureTimeout <= 0 {
+		o.EnsureTimeout = 2 * time.Minute
+	}
+	s := &Sandboxes{o: o, log: o.Logger, conns: map[string]*conn{}, flights: map[string]*flight{}, touched: map[string]time.Time{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	hc := &http.Client{}
+	if o.HTTPClient != nil {
+		*hc = *o.HTTPClient
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = watched{base}
+	s.client = hc
+	return s, nil
+}
+
+// Close ends this replica's sessions with the sandboxes (the sandboxes
+// stay: other replicas and the reaper own them).
+func (s *Sandboxes) Close() error {
+	s.mu.Lock()
+	conns := s.conns
+	s.conns, s.closed = map[string]*conn{}, true
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.up.Close()
+	}
+	return nil
+}
+
+// Tools returns a tool for each of defs whose calls run in the caller's
+// sandbox: same definition, the call forwarded. The engine that runs them
+// governs them as it would local tools (policy, approvals, limits,
+// redaction, budgets, audit); a tool that asks for approval (a dangerous
+// command) is asked in the gateway, and its approved call runs approved
+// in the sandbox.
+func (s *Sandboxes) Tools(defs []tool.Definition) []tool.Tool {
+	out := make([]tool.Tool, len(defs))
+	for i, d := range defs {
+		out[i] = &forwarded{s: s, def: d}
+	}
+	return out
+}
+
+// forwarded is a tool whose calls run in a sandbox.
+type forwarded struct {
+	s   *Sandboxes
+	def tool.Definition
+}
+
+func (f *forwarded) Definition() tool.Definition { return f.def }
+
+// MetaSandbox is the Result.Meta key naming the sandbox a call ran in:
+// {"id": ID, "new": true when this call made it}.
+const MetaSandbox = "toolgate/sandbox"
+
+// Run forwards the call to the sandbox of (call.Principal, call.Session).
+// A call that met a broken connection is retried once (on the same key's
+// sandbox, made anew if it is gone) when the tool only reads; otherwise it
+// is unavailable, saying whether it reached the sandbox.
+func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
+	s := f.s
+	id := ID(call.Principal, call.Session)
+	var m made
+	for try := 0; ; try++ {
+		c, mm, err := s.acquire(ctx, id)
+		if err != nil {
+			return tool.ErrorResult(s.acquireError(id, err)), nil
+		}
+		m.created, m.anew = m.created || mm.created, m.anew || mm.anew
+		t := c.tools[call.Name]
+		if t == nil {
+			return tool.ErrorResult(tool.Errorf(tool.Unavailable, "sandbox %s does not offer %s (its runner's tools differ from this gateway's)", id, call.Name).
+				WithSuggestion("tell the operator: the runner's version or its command sandbox differs from the gateway's")), nil
+		}
+		at := &attempt{}
+		res, err := t.Run(withAttempt(ctx, at), call)
+		if err != nil {
+			res = tool.ErrorResult(tool.AsError(err))
+		}
+		broke := at.failedNow() || res.Error != nil && res.Error.Type == tool.Unavailable && strings.HasPrefix(res.Error.Message, "upstream MCP server")
+		if !broke || ctx.Err() != nil {
+			if ctx.Err() != nil && broke {
+				s.drop(c)
+			}
+			return mark(res, id, m), nil
+		}
+		s.drop(c)
+		if try == 0 && f.def.Annotations.ReadOnly {
+			continue // a read or a listing: once more, on the key's sandbox
+		}
+		what := "the connection broke while the call ran: whether it ran is unknown"
+		if !at.reached() {
+			what = "the call did not reach it, so it did not run"
+		}
+		e := tool.Errorf(tool.Unavailable, "sandbox %s is unavailable (%s; %s)", id, at.reason(res), what).WithRetry(time.Second).
+			WithSuggestion("retry in a moment: the next call reaches the sandbox again, or makes a new one (its result then says that the workspace is new); check what a command changed before running it again").
+			WithDetail("sandbox", id)
+		return mark(tool.ErrorResult(e), id, m), nil
+	}
+}
+
+// mark sets meta["toolgate/sandbox"] and, when the sandbox was made anew,
+// says so first in the text.
+func mark(res tool.Result, id string, m made) tool.Result {
+	res.SetMeta(MetaSandbox, map[string]any{"id": id, "new": m.created})
+	if m.anew {
+		line := "[toolgate: sandbox " + id + " was made anew: its workspace is new; the files and processes of before are gone]"
+		if res.Error != nil {
+			e := *res.Error
+			e.Message = line + " " + e.Message
+			res.Error = &e
+			res.Content = tool.ErrorResult(&e).Content
+		} else {
+			res.Content = append([]tool.Content{tool.TextContent(line)}, res.Content...)
+		}
+	}
+	return res
+}
+
+// acquireError is the error of a call whose sandbox could not be had.
+func (s *Sandboxes) acquireError(id string, err error) *tool.Error {
+	var te *tool.Error
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.Is(err, ErrTooMany):
+		return tool.Errorf(tool.RateLimited, "no new sandbox now: %v (the policy's sandbox max)", err).WithRetry(s.retryAfter()).
+			WithSuggestion("retry after retry_after, when idle sandboxes have been deleted; an existing conversation's calls still run").
+			WithDetail("sandbox", id)
+	case errors.Is(err, context.Canceled):
+		return tool.AsError(err)
+	}
+	return tool.Errorf(tool.Unavailable, "sandbox %s is unavailable: %v", id, err).WithRetry(5*time.Second).
+		WithSuggestion("retry in a moment; the call did not run").WithDetail("sandbox", id)
+}
+
+// retryAfter is how long a refused new sandbox should wait: until the
+// reaper's next pass could free one.
+func (s *Sandboxes) retryAfter() time.Duration {
+	if s.o.Idle > 0 {
+		return s.reapEvery()
+	}
+	return time.Minute
+}
+
+// acquire returns this replica's session with sandbox id, making the
+// sandbox (once, whichever replica races) and the session when needed.
+func (s *Sandboxes) acquire(ctx context.Context, id string) (*conn, made, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, made{}, tool.Errorf(tool.Unavailable, "the gateway is shutting down")
+	}
+	if c := s.conns[id]; c != nil && !c.broken {
+		s.mu.Unlock()
+		return c, made{}, s.touch(ctx, id)
+	}
+	if f := s.flights[id]; f != nil {
+		s.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.c, made{}, f.err
+		case <-ctx.Done():
+			return nil, made{}, ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	s.flights[id] = f
+	s.mu.Unlock()
+
+	octx, cancel := context.WithTimeout(ctx, s.o.EnsureTimeout)
+	c, m, err := s.open(octx, id)
+	cancel()
+	s.mu.Lock()
+	delete(s.flights, id)
+	if err == nil {
+		if s.closed {
+			c.up.Close()
+			c, err = nil, tool.Errorf(tool.Unavailable, "the gateway is shutting down")
+		} else {
+			s.conns[id] = c
+			s.touched[id] = time.Now()
+		}
+	}
+	f.c, f.err = c, err
+	s.mu.Unlock()
+	close(f.done)
+	return c, m, err
+}
+
+// open places sandbox id (under the creation lease when its key has
+// none, or its old one is gone) and connects to it.
+func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
+	var m made
+	var endpoint string
+	for endpoint == "" {
+		e, ok, err := s.o.State.Get(ctx, id)
+		if err != nil {
+			return nil, m, fmt.Errorf("%w: %v", errState, err)
+		}
+		if ok && !e.Gone {
+			ep, created, err := s.o.Backend.Ensure(ctx, id)
+			if err != nil {
+				return nil, m, err
+			}
+			if created || ep != e.Endpoint {
+				now := time.Now()
+				e.Endpoint, e.Last = ep, now
+				if created {
+					e.Created = now
+				}
+				if err := s.o.State.Put(ctx, e); err != nil {
+					return nil, m, fmt.Errorf("%w: %v", errState, err)
+				}
+			}
+			endpoint, m = ep, made{created: created, anew: created}
+			break
+		}
+		release, got, err := s.o.State.Lock(ctx, "create:"+id, s.o.EnsureTimeout+30*time.Second)
+		if err != nil {
+			return nil, m, fmt.Errorf("%w: %v", errState, err)
+		}
+		if !got { // another replica is making it: wait, then take what it made
+			select {
+			case <-time.After(50 * time.Millisecond):
+				continue
+			case <-ctx.Done():
+				return nil, m, fmt.Errorf("%w: waiting for another replica to make it: %v", ErrUnavailable, ctx.Err())
+			}
+		}
+		endpoint, m, err = s.create(ctx, id, e, ok)
+		release()
+		if err != nil {
+			return nil, m, err
+		}
+	}
+	up, err := mcpclient.Connect(ctx, mcpclient.Config{Name: id, URL: endpoint, NoPrefix: true, NoResources: true, NoPrompts: true,
+		Headers:    map[string]string{"Authorization": "Bearer " + runner.Token(s.o.Secret, id)},
+		HTTPClient: s.client, Timeout: 24 * time.Hour, // the engine's timeout and the caller's cancellation bound a call
+	}, s.o.MCP)
+	if err != nil {
+		return nil, m, fmt.Errorf("%w: connecting to it: %v", ErrUnavailable, err)
+	}
+	c := &conn{id: id, up: up, tools: map[string]tool.Tool{}}
+	for _, t := range up.Tools() {
+		c.tools[t.Definition().Name] = t
+	}
+	return c, m, nil
+}
+
+// create makes sandbox id under the lease, unless another replica made it
+// meanwhile; old is the key's entry (had: there was one, gone).
+func (s *Sandboxes) create(ctx context.Context, id string, old Entry, had bool) (string, made, error) {
+	if e, ok, err := s.o.State.Get(ctx, id); err != nil {
+		return "", made{}, fmt.Errorf("%w: %v", errState, err)
+	} else if ok && !e.Gone {
+		return "", made{}, nil // made while we waited for the lease: the loop takes it
+	}
+	if s.o.Max > 0 {
+		n, err := s.o.Backend.Count(ctx)
+		if err != nil {
+			return "", made{}, err
+		}
+		if n >= s.o.Max {
+			return "", made{}, fmt.Errorf("%w: %d sandboxes exist, the most allowed", ErrTooMany, n)
+		}
+	}
+	ep, created, err := s.o.Backend.Ensure(ctx, id)
+	if err != nil {
+		return "", made{}, err
+	}
+	now := time.Now()
+	if err := s.o.State.Put(ctx, Entry{ID: id, Endpoint: ep, Created: now, Last: now}); err != nil {
+		return "", made{}, fmt.Errorf("%w: %v", errState, err)
+	}
+	if had {
+		s.log.Info("sandbox made anew", "sandbox", id, "was_created", old.Created)
+	}
+	return ep, made{created: created, anew: created && had}, nil
+}
+
+// touch records a use of id, at most once per a tenth of Idle per replica
+// (the reaper's resolution), none without Idle.
+func (s *Sandboxes) touch(ctx context.Context, id string) error {
+	if s.o.Idle <= 0 {
+		return nil
+	}
+	now := time.Now()
+	s.mu.Lock()
+	last := s.touched[id]
+	fresh := now.Sub(last) < s.o.Idle/10
+	if !fresh {
+		s.touched[id] = now
+	}
+	s.mu.Unlock()
+	if fresh {
+		return nil
+	}
+	if err := s.o.State.Touch(ctx, id, now); err != nil {
+		return fmt.Errorf("%w: %v", errState, err)
+	}
+	return nil
+}
+
+// drop ends this replica's session c: the next call of its id places the
+// sandbox again.
+func (s *Sandboxes) drop(c *conn) {
+	s.mu.Lock()
+	c.broken = true
+	if s.conns[c.id] == c {
+		delete(s.conns, c.id)
+	}
+	s.mu.Unlock()
+	c.up.Close()
+}
+
+// dropID ends this replica's session with sandbox id, if any.
+func (s *Sandboxes) dropID(id string) {
+	s.mu.Lock()
+	c := s.conns[id]
+	s.mu.Unlock()
+	if c != nil {
+		s.drop(c)
+	}
+}

@@ -1,0 +1,123 @@
+package sandboxes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/toolgate/toolgate/runner"
+)
+
+// Runners is the Backend of `backend: runner`: a fixed set of `toolgate
+// runner` processes, each sandbox id placed on one of them by rendezvous
+// hashing (the same choice on every replica, and only the sandboxes of a
+// runner added or removed move). A runner that does not answer makes its
+// sandboxes unavailable; they are never placed on another by themselves.
+type Runners struct {
+	urls   []string
+	secret []byte
+	client *http.Client
+}
+
+// NewRunners returns the Backend of the runners at urls (base URLs, e.g.
+// http://runner.tools.svc:8790), their tokens derived from secret; client
+// reaches them (nil: http.DefaultClient).
+func NewRunners(urls []string, secret []byte, client *http.Client) (*Runners, error) {
+	if len(urls) == 0 {
+		return nil, errors.New("sandboxes: no runner URL")
+	}
+	if err := runner.CheckSecret(secret); err != nil {
+		return nil, err
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	r := &Runners{secret: secret, client: client}
+	for _, u := range urls {
+		r.urls = append(r.urls, strings.TrimRight(u, "/"))
+	}
+	return r, nil
+}
+
+// place is the runner of id: the URL with the highest hash of (URL, id).
+func (r *Runners) place(id string) string {
+	best, bestScore := "", uint64(0)
+	for _, u := range r.urls {
+		sum := sha256.Sum256([]byte(u + "\x00" + id))
+		if s := binary.BigEndian.Uint64(sum[:8]); best == "" || s > bestScore {
+			best, bestScore = u, s
+		}
+	}
+	return best
+}
+
+// Ensure makes sandbox id on its runner (PUT /sandboxes/{id}).
+func (r *Runners) Ensure(ctx context.Context, id string) (string, bool, error) {
+	base := r.place(id)
+	code, _, err := r.do(ctx, http.MethodPut, base+"/sandboxes/"+id, id)
+	if err != nil {
+		return "", false, err
+	}
+	if code != http.StatusOK && code != http.StatusCreated {
+		return "", false, fmt.Errorf("%w: runner %s answered %d to making sandbox %s", ErrUnavailable, base, code, id)
+	}
+	return base + "/sandboxes/" + id + "/mcp", code == http.StatusCreated, nil
+}
+
+// Delete removes sandbox id from its runner (DELETE /sandboxes/{id}).
+func (r *Runners) Delete(ctx context.Context, id string) error {
+	base := r.place(id)
+	code, _, err := r.do(ctx, http.MethodDelete, base+"/sandboxes/"+id, id)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusNoContent && code != http.StatusOK {
+		return fmt.Errorf("%w: runner %s answered %d to deleting sandbox %s", ErrUnavailable, base, code, id)
+	}
+	return nil
+}
+
+// Count adds up the sandboxes of every runner (GET /sandboxes).
+func (r *Runners) Count(ctx context.Context) (int, error) {
+	n := 0
+	for _, base := range r.urls {
+		code, body, err := r.do(ctx, http.MethodGet, base+"/sandboxes", runner.ListID)
+		if err != nil {
+			return 0, err
+		}
+		var list struct {
+			Sandboxes []string `json:"sandboxes"`
+		}
+		if code != http.StatusOK || json.Unmarshal(body, &list) != nil {
+			return 0, fmt.Errorf("%w: runner %s answered %d to listing its sandboxes", ErrUnavailable, base, code)
+		}
+		n += len(list.Sandboxes)
+	}
+	return n, nil
+}
+
+// do sends one request with the token of id; a failure to reach the
+// runner is ErrUnavailable.
+func (r *Runners) do(ctx context.Context, method, url, id string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+runner.Token(r.secret, id))
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return resp.StatusCode, body, nil
+}

@@ -1,0 +1,312 @@
+package sandboxes
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/internal/redistest"
+	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/runner"
+	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/fs"
+)
+
+var testSecret = []byte("sandboxes-test-secret-0123")
+
+// testRunner is a real runner (package runner's HTTP front, each sandbox
+// the file tools over its workspace through an ungoverned engine and a
+// stateless mcpserver, as toolgate runner serves them) on a loopback
+// port, which a test can stop and start again, on the same or another
+// folder.
+type testRunner struct {
+	t    *testing.T
+	addr string
+	srv  *http.Server
+	r    *runner.Runner
+}
+
+func startTestRunner(t *testing.T, addr, dir string) *testRunner {
+	t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	r, err := runner.New(runner.Options{Dir: dir, Secret: testSecret, Open: func(id, ws string) (http.Handler, io.Closer, error) {
+		roots, err := fs.OpenRoots(ws)
+		if err != nil {
+			return nil, nil, err
+		}
+		tools, err := fs.Tools(roots, fs.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		reg := registry.New()
+		if err := reg.Register(tools...); err != nil {
+			return nil, nil, err
+		}
+		eng := engine.New(engine.Options{Registry: reg, Policy: &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}, MaxResultBytes: -1})
+		srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Roots: roots.Dirs(), NoPrompts: true})
+		if err != nil {
+			return nil, nil, err
+		}
+		return srv.Handler(mcpserver.HTTPOptions{Loopback: true, Stateless: true}), closerFunc(srv.Close), nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &testRunner{t: t, addr: ln.Addr().String(), srv: &http.Server{Handler: r.Handler()}, r: r}
+	go tr.srv.Serve(ln)
+	t.Cleanup(tr.stop)
+	return tr
+}
+
+func (tr *testRunner) url() string { return "http://" + tr.addr }
+
+func (tr *testRunner) stop() {
+	tr.srv.Close()
+	tr.r.Close()
+}
+
+type closerFunc func() error
+
+func (c closerFunc) Close() error { return c() }
+
+// replica is one gateway replica's Sandboxes over the runners, its state
+// in Redis (rc) or its memory (rc nil).
+func replica(t *testing.T, rc *redis.Client, o Options, urls ...string) *Sandboxes {
+	t.Helper()
+	b, err := NewRunners(urls, testSecret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Backend, o.Secret = b, testSecret
+	if rc != nil {
+		o.State = NewRedisState(rc, "test:")
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func redisClient(t *testing.T) *redis.Client {
+	srv := redistest.Start(t)
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// tools forwards the file tools' definitions.
+func toolsOf(t *testing.T, s *Sandboxes) map[string]tool.Tool {
+	t.Helper()
+	roots, err := fs.OpenRoots(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, err := fs.Tools(roots, fs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defs []tool.Definition
+	for _, tl := range local {
+		defs = append(defs, tl.Definition())
+	}
+	out := map[string]tool.Tool{}
+	for _, tl := range s.Tools(defs) {
+		out[tl.Definition().Name] = tl
+	}
+	return out
+}
+
+func call(t *testing.T, tools map[string]tool.Tool, principal, conv, name, args string) tool.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := tools[name].Run(ctx, tool.Call{Name: name, Args: []byte(args), Principal: principal, Session: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func sandboxMeta(res tool.Result) (string, bool) {
+	m, _ := res.Meta[MetaSandbox].(map[string]any)
+	id, _ := m["id"].(string)
+	isNew, _ := m["new"].(bool)
+	return id, isNew
+}
+
+// TestReplicas: a file written through one replica is read through the
+// other; another principal or conversation with the same names does not
+// reach it (not_found); the meta names the sandbox and says new once.
+func TestReplicas(t *testing.T) {
+	tr := startTestRunner(t, "", t.TempDir())
+	rc := redisClient(t)
+	a, b := toolsOf(t, replica(t, rc, Options{}, tr.url())), toolsOf(t, replica(t, rc, Options{}, tr.url()))
+
+	res := call(t, a, "alice", "conversation:c1", "write_file", `{"path":"notes.txt","content":"hello"}`)
+	if res.Error != nil {
+		t.Fatalf("write_file: %v", res.Error)
+	}
+	if id, isNew := sandboxMeta(res); id != ID("alice", "conversation:c1") || !isNew {
+		t.Errorf("first call's meta: %v", res.Meta)
+	}
+	if strings.Contains(res.Text(), "made anew") {
+		t.Errorf("a first sandbox is said to be made anew: %s", res.Text())
+	}
+	res = call(t, b, "alice", "conversation:c1", "read_file", `{"path":"notes.txt"}`)
+	if res.Error != nil || !strings.Contains(res.Text(), "hello") {
+		t.Fatalf("read_file through the other replica: %v %s", res.Error, res.Text())
+	}
+	if _, isNew := sandboxMeta(res); isNew {
+		t.Errorf("the second call says its sandbox is new")
+	}
+	for _, k := range [][2]string{{"bob", "conversation:c1"}, {"alice", "conversation:c2"}, {"alice", ""}} {
+		res := call(t, b, k[0], k[1], "read_file", `{"path":"notes.txt"}`)
+		if res.Error == nil || res.Error.Type != tool.NotFound {
+			t.Errorf("%q reads alice's file: %v %s", k, res.Error, res.Text())
+		}
+	}
+}
+
+// TestRacingFirstCalls: many first calls of one key on two replicas make
+// one sandbox; exactly one result says it was created.
+func TestRacingFirstCalls(t *testing.T) {
+	tr := startTestRunner(t, "", t.TempDir())
+	rc := redisClient(t)
+	reps := []map[string]tool.Tool{toolsOf(t, replica(t, rc, Options{}, tr.url())), toolsOf(t, replica(t, rc, Options{}, tr.url()))}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created := 0
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := call(t, reps[i%2], "alice", "conversation:race", "list_directory", `{"path":"."}`)
+			if res.Error != nil {
+				t.Errorf("list_directory: %v", res.Error)
+			}
+			if _, isNew := sandboxMeta(res); isNew {
+				mu.Lock()
+				created++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	ids, _ := tr.r.List()
+	if len(ids) != 1 || created != 1 {
+		t.Errorf("%d sandboxes %v, %d results said new; want 1 and 1", len(ids), ids, created)
+	}
+}
+
+// TestMaxAndReap: past max a new key is refused with rate_limited and a
+// retry_after, an existing key's calls still run; Reap deletes the idle
+// sandboxes once (one replica at a time), and the key's next call makes it
+// anew and says so.
+func TestMaxAndReap(t *testing.T) {
+	tr := startTestRunner(t, "", t.TempDir())
+	rc := redisClient(t)
+	o := Options{Max: 1, Idle: 300 * time.Millisecond}
+	sa, sb := replica(t, rc, o, tr.url()), replica(t, rc, o, tr.url())
+	a, b := toolsOf(t, sa), toolsOf(t, sb)
+	if res := call(t, a, "alice", "c1", "write_file", `{"path":"x","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	res := call(t, b, "bob", "c1", "list_directory", `{"path":"."}`)
+	if res.Error == nil || res.Error.Type != tool.RateLimited || res.Error.RetryAfter <= 0 {
+		t.Fatalf("past max: %v", res.Error)
+	}
+	if res := call(t, b, "alice", "c1", "read_file", `{"path":"x"}`); res.Error != nil {
+		t.Errorf("an existing sandbox past max: %v", res.Error)
+	}
+	time.Sleep(o.Idle + 100*time.Millisecond) // past idle: a lower bound, not a timing assertion
+	release, _, _ := sb.o.State.Lock(context.Background(), "reaper", time.Minute)
+	if got, err := sa.Reap(context.Background()); err != nil || len(got) != 0 {
+		t.Errorf("Reap while another replica holds the lock: %v %v", got, err)
+	}
+	release()
+	got, err := sa.Reap(context.Background())
+	if err != nil || len(got) != 1 || got[0] != ID("alice", "c1") {
+		t.Fatalf("Reap: %v %v", got, err)
+	}
+	if again, _ := sb.Reap(context.Background()); len(again) != 0 {
+		t.Errorf("a second Reap deleted %v again", again)
+	}
+	if ids, _ := tr.r.List(); len(ids) != 0 {
+		t.Errorf("after Reap the runner has %v", ids)
+	}
+	res = call(t, b, "alice", "c1", "read_file", `{"path":"x"}`)
+	if res.Error == nil || res.Error.Type != tool.NotFound || !strings.Contains(res.Error.Message, "made anew") {
+		t.Errorf("after Reap: %v", res.Error)
+	}
+	if _, isNew := sandboxMeta(res); !isNew {
+		t.Errorf("after Reap the meta says not new: %v", res.Meta)
+	}
+}
+
+// TestRunnerGone: a runner that stops answering makes a write unavailable
+// (retryable, naming the sandbox, saying it did not run); a runner on a new
+// folder at the same address then gives the key a new workspace, said so;
+// a read meeting the broken connection is retried once on it.
+func TestRunnerGone(t *testing.T) {
+	tr := startTestRunner(t, "", t.TempDir())
+	a := toolsOf(t, replica(t, nil, Options{}, tr.url()))
+	id := ID("alice", "c1")
+	if res := call(t, a, "alice", "c1", "write_file", `{"path":"x","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	tr.stop()
+	res := call(t, a, "alice", "c1", "write_file", `{"path":"y","content":"2"}`)
+	if e := res.Error; e == nil || e.Type != tool.Unavailable || !e.Retryable || !strings.Contains(e.Message, id) || !strings.Contains(e.Message, "did not run") {
+		t.Fatalf("runner gone: %v", res.Error)
+	}
+	startTestRunner(t, tr.addr, t.TempDir())
+	res = call(t, a, "alice", "c1", "read_file", `{"path":"x"}`)
+	if res.Error == nil || res.Error.Type != tool.NotFound || !strings.Contains(res.Error.Message, "made anew") {
+		t.Fatalf("after the runner came back empty: %v", res.Error)
+	}
+	res = call(t, a, "alice", "c1", "write_file", `{"path":"x","content":"3"}`)
+	if res.Error != nil || strings.Contains(res.Text(), "made anew") {
+		t.Errorf("the call after: %v %s", res.Error, res.Text())
+	}
+}
+
+// TestTokens: a gateway with another secret is refused by the runner:
+// the call is unavailable and nothing is made.
+func TestTokens(t *testing.T) {
+	tr := startTestRunner(t, "", t.TempDir())
+	b, _ := NewRunners([]string{tr.url()}, []byte("another-secret-0123456"), nil)
+	s, err := New(Options{Backend: b, Secret: []byte("another-secret-0123456")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := call(t, toolsOf(t, s), "alice", "c1", "list_directory", `{"path":"."}`)
+	if res.Error == nil || res.Error.Type != tool.Unavailable {
+		t.Errorf("another secret: %v", res.Error)
+	}
+	if ids, _ := tr.r.List(); len(ids) != 0 {
+		t.Errorf("another secret made %v", ids)
+	}
+	if _, _, err := b.Ensure(context.Background(), "sb-x"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Ensure with another secret: %v", err)
+	}
+}
