@@ -328,7 +328,14 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 			return nil, m, err
 		}
 	}
-	up, err := mcpclient.Connect(ctx, mcpclient.Config{Name: id, URL: endpoint, NoPrefix: true, NoResources: true, NoPrompts: true,
+	// Connected under a context free of the call's values: the go-sdk's
+	// client takes the protocol version of its initialize from a server
+	// request's context (the downstream client's), which the sandbox's
+	// stateless server would then hold it to.
+	cctx, cancel := context.WithCancel(context.Background())
+	defer context.AfterFunc(ctx, cancel)()
+	defer cancel()
+	up, err := mcpclient.Connect(cctx, mcpclient.Config{Name: id, URL: endpoint, NoPrefix: true, NoResources: true, NoPrompts: true,
 		Headers:    map[string]string{"Authorization": "Bearer " + runner.Token(s.o.Secret, id)},
 		HTTPClient: s.client, Timeout: 24 * time.Hour, // the engine's timeout and the caller's cancellation bound a call
 	}, s.o.MCP)

@@ -30,7 +30,13 @@ var runnerRE = regexp.MustCompile(`runner serving MCP at (http://\S+)/sandboxes/
 // environment would show it. stop ends it (and waits).
 func startRunner(t *testing.T, dir string) (base string, stop func()) {
 	t.Helper()
-	cmd := exec.Command(bin, "runner", "--listen", "127.0.0.1:0", "--dir", dir, "--token-env", "TEST_RUNNER_SECRET")
+	return startRunnerAt(t, "127.0.0.1:0", dir)
+}
+
+// startRunnerAt is startRunner listening on addr.
+func startRunnerAt(t *testing.T, addr, dir string) (base string, stop func()) {
+	t.Helper()
+	cmd := exec.Command(bin, "runner", "--listen", addr, "--dir", dir, "--token-env", "TEST_RUNNER_SECRET")
 	cmd.Env = append(os.Environ(), "TEST_RUNNER_SECRET="+runnerSecret, "TEST_RUNNER_CANARY="+runnerSecret)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -42,6 +42,9 @@ func (t *toolsets) Close() error {
 		t.native.Close()
 	}
 	t.net.Close()
+	if t.roots == nil { // a remote backend's: no folder here
+		return nil
+	}
 	return t.roots.Close()
 }
 
@@ -50,6 +53,9 @@ func (t *toolsets) Close() error {
 // depends on (the audit log, the policy file) are off limits to the tools
 // when they lie inside a root.
 func builtinTools(c *common) (*toolsets, error) {
+	if c.remote != nil {
+		return remoteTools(c)
+	}
 	// Commands run in the sandbox, in the first root. A long-lived server
 	// keeps sandbox helpers started ahead (a pool of two), from the start
 	// (each command still gets fresh namespaces, mounts and cgroup); a call of
@@ -146,6 +152,29 @@ func builtinTools(c *common) (*toolsets, error) {
 		tools = append(tools, web...)
 	}
 	sets.tools = tools
+	return sets, nil
+}
+
+// remoteTools are the tools of a gateway whose file and command tools run
+// in remote sandboxes (c.remote): those forwarded to the caller's sandbox,
+// and http_request, which stays here (the web is the gateway's).
+func remoteTools(c *common) (*toolsets, error) {
+	defs, err := sandboxDefinitions()
+	if err != nil {
+		return nil, err
+	}
+	sets := &toolsets{tools: c.remote.Tools(defs)}
+	if sets.net, err = newNetwork(domainRules{allow: c.domains, deny: c.deniedDomains, ask: c.askedDomains}); err != nil {
+		return nil, err
+	}
+	if !c.noWeb {
+		web, err := web.Tools(web.Options{Policy: sets.net.web, CacheDir: filepath.Join(stateDir(), "http-cache")})
+		if err != nil {
+			sets.Close()
+			return nil, err
+		}
+		sets.tools = append(sets.tools, web...)
+	}
 	return sets, nil
 }
 

@@ -88,11 +88,25 @@ roots that lie inside --root folders; it never widens them.
 				return err
 			}
 			defer stopTelemetry(tel, s)
-			st, err := c.build(engine.Options{Limiter: engine.ChainLimiters(mcpserver.ClientRoots(nil, paths), ui.limiter()), TracerProvider: tel.Tracer, MeterProvider: tel.Meter, TelemetryArgumentNames: tel.ArgumentNames})
+			c.clientRoots = mcpserver.ClientRoots(nil, paths)
+			st, err := c.build(engine.Options{Limiter: ui.limiter(), TracerProvider: tel.Tracer, MeterProvider: tel.Meter, TelemetryArgumentNames: tel.ArgumentNames})
 			if err != nil {
 				return err
 			}
 			defer st.Close()
+			var endSession func(string)
+			if st.procs != nil {
+				endSession = st.procs.EndSession
+			}
+			if st.sandboxes != nil {
+				// The files are the sandboxes': no folder of this replica is
+				// offered as resources. One replica at a time deletes the
+				// idle sandboxes (sandbox idle).
+				roots = nil
+				reap, stop := context.WithCancel(cmd.Context())
+				defer stop()
+				go st.sandboxes.Reaper(reap)
+			}
 			var authn *auth.Authenticator
 			if addr != "" {
 				if err := checkHTTPAddr(addr, allowRemote, st.policy, "the server"); err != nil {
@@ -109,7 +123,7 @@ roots that lie inside --root folders; it never widens them.
 				}
 			}
 			srv, err := mcpserver.New(mcpserver.Options{Engine: st.engine, Version: version, Roots: roots, Logger: logger,
-				TracerProvider: tel.Tracer, MeterProvider: tel.Meter, OnSessionEnd: st.procs.EndSession})
+				TracerProvider: tel.Tracer, MeterProvider: tel.Meter, OnSessionEnd: endSession})
 			if err != nil {
 				return usageErr("%v", err)
 			}

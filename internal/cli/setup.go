@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/sandboxes"
 	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/toolsets/exec"
 )
@@ -60,6 +62,13 @@ type common struct {
 	// processDir is where processes' output spills; "" the state folder's
 	// processes/ (a runner gives each sandbox its own).
 	processDir string
+	// clientRoots, when set, narrows calls to the client's roots (serve's
+	// mcpserver.ClientRoots); build chains it in with the local backend
+	// alone (a remote sandbox's workspace is no folder of the client's).
+	clientRoots engine.Limiter
+	// remote forwards the file and command tools to remote sandboxes (the
+	// policy's sandbox.backend runner or kubernetes); build sets it.
+	remote *sandboxes.Sandboxes
 }
 
 func (c *common) register(cmd *cobra.Command) {
@@ -191,16 +200,17 @@ func sharedRedis(shared *policy.Shared) (*store.RedisLimits, bool) {
 
 // setup is what a command that runs tools needs.
 type setup struct {
-	registry *registry.Registry
-	engine   *engine.Engine
-	policy   *policy.Policy
-	runner   *orchestrate.Runner // plans, run_plan and composites (plan.go)
-	procs    *exec.Processes     // start_process's registry: its sessions end with the MCP server's
-	closers  []func() error
-	ready    func(context.Context) error // for /readyz; nil: always ready
-	redis    *redis.Client               // the policy's state.redis; nil: none
-	learn    *learnHook                  // tool_search's view of the calls (c.learn); nil: none
-	level    *sandbox.Level              // the sandbox's level, when measured at start (for /readyz)
+	registry  *registry.Registry
+	engine    *engine.Engine
+	policy    *policy.Policy
+	runner    *orchestrate.Runner  // plans, run_plan and composites (plan.go)
+	procs     *exec.Processes      // start_process's registry: its sessions end with the MCP server's (nil: remote sandboxes)
+	sandboxes *sandboxes.Sandboxes // the remote sandboxes' forwarding (nil: the local backend)
+	closers   []func() error
+	ready     func(context.Context) error // for /readyz; nil: always ready
+	redis     *redis.Client               // the policy's state.redis; nil: none
+	learn     *learnHook                  // tool_search's view of the calls (c.learn); nil: none
+	level     *sandbox.Level              // the sandbox's level, when measured at start (for /readyz)
 }
 
 func (s *setup) Close() {
@@ -216,6 +226,9 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	pol, err := loadPolicy(c.policy)
 	if err != nil {
 		return nil, err
+	}
+	if pol.Sandbox.Remote() && (len(c.roots) > 0 || len(pol.Roots) > 0) {
+		return nil, usageErr("--root and the policy's roots are for the local backend: with sandbox.backend %s the file and command tools work in each conversation's sandbox (its workspace %s), and nothing of a call is written here; remove them, or set sandbox.backend: local", pol.Sandbox.Backend, pol.Sandbox.WorkspaceDir())
 	}
 	if len(c.roots) == 0 {
 		c.roots = pol.Roots
@@ -238,6 +251,16 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		c.board = store.NewRedisProcesses(rc, pol.State.Redis.KeyPrefix())
 	}
 	s.redis = rc
+	if pol.Sandbox.Remote() {
+		if c.remote, err = openSandboxes(pol, rc, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.sandboxes = c.remote
+		s.closers = append(s.closers, c.remote.Close)
+	} else if c.clientRoots != nil {
+		opts.Limiter = engine.ChainLimiters(c.clientRoots, opts.Limiter)
+	}
 	sets, err := builtinTools(c)
 	if err != nil {
 		s.Close()
@@ -248,7 +271,15 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		s.Close()
 		return nil, err
 	}
-	pol.Roots = sets.roots.Dirs() // path rules resolve as the file tools do
+	spillRoot := ""
+	if sets.roots != nil {
+		pol.Roots = sets.roots.Dirs() // path rules resolve as the file tools do
+		spillRoot = pol.Roots[0]
+	} else {
+		// Path rules resolve against the sandbox's workspace; a result over
+		// the budget is cut with a preview, never spilled here.
+		pol.Roots = []string{pol.Sandbox.WorkspaceDir()}
+	}
 	if c.approver != nil && opts.Approver == nil {
 		a, closers, err := c.approver(pol, rc)
 		s.closers = append(s.closers, closers...)
@@ -259,15 +290,17 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		opts.Approver = a
 	}
 	opts.Registry = s.registry
-	closers, err := govern(&opts, pol, rc, c.auditPath, sets.roots.Dirs()[0])
+	closers, err := govern(&opts, pol, rc, c.auditPath, spillRoot)
 	s.closers = append(s.closers, closers...)
 	// The processes end (server_stopped) before the audit log closes, so
 	// that their ends are recorded.
 	s.procs = sets.procs
-	if log, ok := opts.Auditor.(*audit.Log); ok {
+	if log, ok := opts.Auditor.(*audit.Log); ok && sets.procs != nil {
 		sets.procs.OnEvent(processRecorder(log))
 	}
-	s.closers = append(s.closers, sets.procs.Close)
+	if sets.procs != nil {
+		s.closers = append(s.closers, sets.procs.Close)
+	}
 	s.ready = readiness(&opts)
 	if err != nil {
 		s.Close()

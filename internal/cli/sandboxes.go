@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/mcpserver"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/runner"
+	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/sandboxes"
+	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/exec"
+	"github.com/toolgate/toolgate/toolsets/fs"
+)
+
+// openSandboxes makes the forwarding of the policy's remote sandbox
+// backend (sandbox.backend runner or kubernetes): the runners' secret from
+// the variable the block names, the mapping in state.redis (rc) or this
+// process's memory.
+func openSandboxes(pol *policy.Policy, rc *redis.Client, logger *slog.Logger) (*sandboxes.Sandboxes, error) {
+	sb := pol.Sandbox
+	env := sb.SecretEnv()
+	secret := []byte(os.Getenv(env))
+	if len(secret) == 0 {
+		return nil, usageErr("sandbox.backend %s: no runner secret: set %s to the secret the runners hold (their --token-env), or name another variable in the sandbox block's secret_env", sb.Backend, env)
+	}
+	if err := runner.CheckSecret(secret); err != nil {
+		return nil, usageErr("%s: %v", env, err)
+	}
+	var backend sandboxes.Backend
+	switch sb.Backend {
+	case policy.BackendRunner:
+		b, err := sandboxes.NewRunners(sb.Runner.All(), secret, nil)
+		if err != nil {
+			return nil, usageErr("sandbox.runner: %v", err)
+		}
+		backend = b
+	default:
+		return nil, usageErr("sandbox.backend %s is not built into this toolgate yet; use backend runner (docs/deploy.md)", sb.Backend)
+	}
+	state := sandboxes.NewMemoryState()
+	if rc != nil {
+		state = sandboxes.NewRedisState(rc, pol.State.Redis.KeyPrefix())
+	}
+	idle, max := sb.Reaping()
+	return sandboxes.New(sandboxes.Options{Backend: backend, Secret: secret, State: state, Idle: idle, Max: max, Logger: logger,
+		MCP: mcpclient.Options{ClientName: "toolgate-gateway", ClientVersion: version, Logger: logger,
+			PeerFromContext: func(ctx context.Context) mcpclient.Peer {
+				if ss := mcpserver.SessionFromContext(ctx); ss != nil {
+					return ss
+				}
+				return nil
+			}}})
+}
+
+// sandboxDefinitions are the definitions of the tools a runner serves in
+// each sandbox (the file tools, execute_command, run_code and the process
+// tools, built as the runner builds them), made over an empty folder that
+// is removed at once: a gateway with a remote backend offers them and
+// forwards their calls.
+func sandboxDefinitions() ([]tool.Definition, error) {
+	tmp, err := os.MkdirTemp("", "toolgate-definitions-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	roots, err := fs.OpenRoots(tmp)
+	if err != nil {
+		return nil, err
+	}
+	defer roots.Close()
+	tools, err := fs.Tools(roots, fs.Options{})
+	if err != nil {
+		return nil, err
+	}
+	procs := exec.NewProcesses(exec.ProcessLimits{Dir: tmp})
+	defer procs.Close()
+	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: &sandbox.Native{}, Processes: procs})
+	if err != nil {
+		return nil, err
+	}
+	var defs []tool.Definition
+	for _, t := range append(tools, cmds...) {
+		defs = append(defs, t.Definition())
+	}
+	return defs, nil
+}
