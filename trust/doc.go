@@ -73,11 +73,17 @@
 // The check runs on every result a tool gives, so it reads a sentence
 // once for the literals of all cues (one Aho-Corasick pass) and runs a
 // cue's expression only when the sentence holds what every match of it
-// needs (a prefilter derived from the expression) and the cue can still
+// needs (a prefilter derived from the expression, at development time:
+// result_prefilters.go, kept current by a test) and the cue can still
 // change the outcome. Before the sentences, the whole text is read for
-// the same literals: when the cues that may hold anywhere in it cannot add
-// up to a finding (most data: file contents, listings, JSON), no sentence
-// is read. A small file costs about 10 µs. A test keeps the check as first
+// the same literals (two halves at once, the automaton's states marked,
+// their literals gathered after): when the cues that may hold anywhere in
+// it cannot add up to a finding, with the frame of a sentence before only
+// where one may frame (a framing cue, a colon ending a line), no sentence
+// is read: most data (file contents, logs, listings, JSON) stops there.
+// ASCII text with single blanks is read as it is, eight bytes at a time
+// to tell. A small file costs about 10 µs; the automaton is built at a
+// program's first check (BenchmarkResultIndex). A test keeps the check as first
 // written and compares the two on the corpora, on random texts and under
 // fuzzing.
 //

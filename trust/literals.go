@@ -1,5 +1,7 @@
 package trust
 
+import "math/bits"
+
 // literals finds which of a fixed set of strings occur in a text, in one
 // pass over its bytes (Aho-Corasick, as a table over byte classes). The
 // result check looks for some 800 words and fragments in every sentence (the
@@ -10,7 +12,9 @@ type literals struct {
 	class [256]uint8 // byte → class; 0: a byte no literal holds
 	width int        // number of classes
 	next  []uint16   // state*width + class → state; state 0 is the root
-	out   [][]int32  // state → the literals that end there, suffixes included
+	out   []int32    // the literals that end in state st, suffixes included: out[outAt[st]:outAt[st+1]]
+	outAt []int32
+	long  int // the length of the longest literal
 }
 
 // add returns the id of s, adding it (before build).
@@ -28,9 +32,13 @@ func (l *literals) add(s string) int32 {
 
 // build makes the automaton of the strings added. The trie has a state per
 // distinct prefix, fewer than the strings' bytes, which must stay below
-// 65536 (the result check's are about 5,000).
+// 65536 (the result check's are about 3,000). An ASCII capital gets the
+// class of its small letter: the automaton reads text as if lowered.
 func (l *literals) build() {
+	bytes := 1
 	for s := range l.ids {
+		bytes += len(s) // at most a state per byte
+		l.long = max(l.long, len(s))
 		for i := 0; i < len(s); i++ {
 			if l.class[s[i]] == 0 {
 				l.width++
@@ -38,75 +46,150 @@ func (l *literals) build() {
 			}
 		}
 	}
+	for c := byte('A'); c <= 'Z'; c++ {
+		l.class[c] = l.class[c+'a'-'A']
+	}
 	l.width++ // class 0
-	// The trie: next holds its edges, 0 meaning none yet (the root is never
-	// a child).
-	l.next = make([]uint16, l.width)
-	l.out = [][]int32{nil}
+	w := l.width
+	// The trie, as a list of children per state (first and sibling link
+	// them; class is the class of the edge to a state), and the literals
+	// that end in each state, a list through ends.
+	class := make([]uint8, bytes)
+	first := make([]uint16, bytes)
+	sibling := make([]uint16, bytes)
+	ends := make([]int32, bytes+len(l.ids)) // state → its first literal + 1; bytes+literal → the next + 1
+	states := 1
 	for s, id := range l.ids {
 		st := 0
+	walk:
 		for i := 0; i < len(s); i++ {
-			c := int(l.class[s[i]])
-			if l.next[st*l.width+c] == 0 {
-				if len(l.out) > 0xFFFF {
-					panic("trust: too many literals for the result check's automaton")
+			c := l.class[s[i]]
+			for t := first[st]; t != 0; t = sibling[t] {
+				if class[t] == c {
+					st = int(t)
+					continue walk
 				}
-				l.next[st*l.width+c] = uint16(len(l.out))
-				l.next = append(l.next, make([]uint16, l.width)...)
-				l.out = append(l.out, nil)
 			}
-			st = int(l.next[st*l.width+c])
+			if states > 0xFFFF {
+				panic("trust: too many literals for the result check's automaton")
+			}
+			class[states], sibling[states], first[st] = c, first[st], uint16(states)
+			st = states
+			states++
 		}
-		l.out[st] = append(l.out[st], id)
+		ends[bytes+int(id)] = ends[st]
+		ends[st] = id + 1
 	}
-	// Breadth first, each state's missing edges become those of its
-	// longest proper suffix in the trie (its fail state), whose outputs it
-	// inherits.
-	fail := make([]uint16, len(l.out))
-	queue := []int{}
-	for c := range l.width {
-		if t := l.next[c]; t != 0 {
-			queue = append(queue, int(t)) // fail: the root
-		}
-	}
+	l.next = make([]uint16, states*w)
+	// Breadth first (a state after its fail state, the longest proper
+	// suffix of its prefix in the trie): a state's row is its fail state's
+	// with its own edges on top, and its literals are its own and its fail
+	// state's.
+	fail := make([]uint16, states)
+	queue := make([]uint16, 1, states)
+	l.out = make([]int32, 0, 2*len(l.ids))
+	l.outAt = make([]int32, states+1)
+	outEnd := make([]int32, states)
 	for len(queue) > 0 {
-		st := queue[0]
+		st := int(queue[0])
 		queue = queue[1:]
 		f := int(fail[st])
-		l.out[st] = append(l.out[st], l.out[f]...)
-		for c := range l.width {
-			t := l.next[st*l.width+c]
-			if t == 0 {
-				l.next[st*l.width+c] = l.next[f*l.width+c]
-				continue
-			}
-			fail[t] = l.next[f*l.width+c]
-			queue = append(queue, int(t))
+		row, frow := l.next[st*w:(st+1)*w], l.next[f*w:(f+1)*w]
+		if st != 0 {
+			copy(row, frow)
 		}
+		for t := first[st]; t != 0; t = sibling[t] {
+			row[class[t]] = t
+			if st != 0 {
+				fail[t] = frow[class[t]]
+			}
+			queue = append(queue, t)
+		}
+		l.outAt[st] = int32(len(l.out))
+		for id := ends[st]; id != 0; id = ends[bytes+int(id)-1] {
+			l.out = append(l.out, id-1)
+		}
+		if st != 0 {
+			l.out = append(l.out, l.out[l.outAt[f]:outEnd[f]]...)
+		}
+		outEnd[st] = int32(len(l.out))
 	}
+	// States are numbered in the order the trie was made, not breadth
+	// first: each one's literals are out[outAt[st]:outEnd[st]]. Lay them
+	// out in state order so that outAt[st+1] ends them.
+	out := make([]int32, 0, len(l.out))
+	for st := range states {
+		at := len(out)
+		out = append(out, l.out[l.outAt[st]:outEnd[st]]...)
+		l.outAt[st] = int32(at)
+	}
+	l.outAt[states] = int32(len(out))
+	l.out = out
 }
 
 // scan sets in found (a bit per id, cleared by the caller) every literal
 // that occurs in text with its ASCII letters lowered (the literals are in
 // lower case).
-func (l *literals) scan(text string, found []uint64) { l.scanFrom(0, text, found) }
-
-// scanFrom scans text from state st, the state a scan of what came
-// before it ended in, and returns the state it ends in: a text scanned in
-// pieces finds what a scan of it whole finds.
-func (l *literals) scanFrom(st int, text string, found []uint64) int {
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		st = int(l.next[st*l.width+int(l.class[c])])
-		for _, id := range l.out[st] {
-			found[id>>6] |= 1 << (id & 63)
-		}
-	}
-	return st
+func (l *literals) scan(text string, found []uint64) {
+	seen := make([]uint64, l.stateWords())
+	l.scanFrom(0, text, seen)
+	l.collect(seen, found)
 }
+
+// scanFrom runs the automaton over text from state st, the state a scan of
+// what came before it ended in, marks in seen (a bit per state) each state
+// it enters, and returns the state it ends in: a text scanned in pieces
+// enters the states a scan of it whole enters, as far as the literals
+// found tell (collect turns the states into literals). A byte costs a step
+// and a bit, whatever ends there.
+//
+// A step waits for the one before (the next state is read from the table
+// at the state), so a long text is read as two halves at once: the second
+// from the root, starting as many bytes before its half as a literal may
+// span, so that it sees every literal that ends in its half, and ends in
+// the state a scan of the whole would (the longest suffix of the text that
+// begins a literal, shorter than that).
+func (l *literals) scanFrom(st int, text string, seen []uint64) int {
+	next, class, width := l.next, &l.class, l.width
+	if len(text) < 8*l.long {
+		for i := 0; i < len(text); i++ {
+			st = int(next[st*width+int(class[text[i]])])
+			seen[st>>6] |= 1 << (st & 63)
+		}
+		return st
+	}
+	half := len(text) / 2
+	a, b := text[:half], text[half-l.long:]
+	st2 := 0
+	for i := 0; i < len(a); i++ {
+		st = int(next[st*width+int(class[a[i]])])
+		st2 = int(next[st2*width+int(class[b[i]])])
+		seen[st>>6] |= 1 << (st & 63)
+		seen[st2>>6] |= 1 << (st2 & 63)
+	}
+	for i := len(a); i < len(b); i++ {
+		st2 = int(next[st2*width+int(class[b[i]])])
+		seen[st2>>6] |= 1 << (st2 & 63)
+	}
+	return st2
+}
+
+// collect sets in found the literals that end in the states marked in
+// seen, and clears seen.
+func (l *literals) collect(seen, found []uint64) {
+	for w, set := range seen {
+		for ; set != 0; set &= set - 1 {
+			st := w*64 + bits.TrailingZeros64(set)
+			for _, id := range l.out[l.outAt[st]:l.outAt[st+1]] {
+				found[id>>6] |= 1 << (id & 63)
+			}
+		}
+		seen[w] = 0
+	}
+}
+
+// stateWords is the size of a seen set, in uint64s.
+func (l *literals) stateWords() int { return (len(l.outAt) - 1 + 63) / 64 }
 
 // words is the size of a found set, in uint64s.
 func (l *literals) words() int { return (len(l.ids) + 63) / 64 }

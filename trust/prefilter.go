@@ -100,10 +100,15 @@ func (f facts) filter() *prefilter {
 	if !f.exactOK {
 		return f.pf
 	}
+	blank := true
 	for _, s := range f.exact {
 		if s == "" {
 			return &prefilter{} // the empty string is in every text
 		}
+		blank = blank && len(s) == 1 && strings.IndexByte(" \t\n\v\f\r", s[0]) >= 0
+	}
+	if blank {
+		return &prefilter{} // a blank is in every sentence worth reading
 	}
 	return &prefilter{op: opAny, lits: minimal(f.exact)}
 }

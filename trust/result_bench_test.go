@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolgate/toolgate/internal/benchcpu"
@@ -66,5 +67,15 @@ func BenchmarkCheckResult(b *testing.B) {
 				CheckResult(r.res)
 			}
 		})
+	}
+}
+
+// BenchmarkResultIndex builds what the result check reads with: once per
+// process, what a short-lived command (toolgate call) pays at its first
+// check.
+func BenchmarkResultIndex(b *testing.B) {
+	for b.Loop() {
+		resultIndexOnce = sync.Once{}
+		theResultIndex()
 	}
 }

@@ -126,7 +126,9 @@ func TestLiteralsInPieces(t *testing.T) {
 			st, at := 0, 0
 			for at < len(s) {
 				end := at + 1 + rng.IntN(min(len(s)-at, 64))
-				st = x.lits.scanFrom(st, s[at:end], pieces)
+				seen := make([]uint64, x.lits.stateWords())
+				st = x.lits.scanFrom(st, s[at:end], seen)
+				x.lits.collect(seen, pieces)
 				at = end
 			}
 			if !slices.Equal(pieces, whole) {
@@ -217,6 +219,47 @@ func TestCheckStringFramedAtBound(t *testing.T) {
 			if got := checkString(text); !slices.Equal(got, want) {
 				t.Errorf("checkString(%d bytes of data + %q) = %v, want %v", len(pad), s, got, want)
 			}
+		}
+	}
+}
+
+// foldedReference is folded as first written: a byte at a time.
+func foldedReference(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf, c == '\t', c == '\v', c == '\f', c == '\r':
+			return false
+		case c == ' ' && i > 0 && s[i-1] == ' ':
+			return false
+		}
+	}
+	return true
+}
+
+// TestFoldedWords: folded, eight bytes at a time, agrees with a byte at a
+// time on texts that put each kind of byte at every place of a word and
+// across words (two spaces split by a word's end among them).
+func TestFoldedWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 7))
+	alphabet := []byte{'a', 'Z', '0', ' ', ' ', '\n', '\t', '\v', '\f', '\r', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xC3, 0xFF, '.', '~'}
+	for n := range 40 {
+		for range 300 {
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = 'a'
+				if r.IntN(4) == 0 {
+					b[i] = alphabet[r.IntN(len(alphabet))]
+				}
+			}
+			if got, want := folded(string(b)), foldedReference(string(b)); got != want {
+				t.Fatalf("folded(%q) = %v, a byte at a time %v", b, got, want)
+			}
+		}
+	}
+	for i := range 24 { // two spaces at every offset
+		s := strings.Repeat("a", i) + "  " + strings.Repeat("b", 9)
+		if folded(s) {
+			t.Fatalf("folded(%q) = true", s)
 		}
 	}
 }

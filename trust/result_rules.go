@@ -100,7 +100,7 @@ var (
 func theResultIndex() *resultIndex {
 	resultIndexOnce.Do(func() {
 		cues := resultCues()
-		x := &resultIndex{pre: make([]*prefilter, len(cues)), free: make([]uint64, (len(cues)+63)/64)}
+		x := &resultIndex{pre: resultPrefilters[:], free: make([]uint64, (len(cues)+63)/64)}
 		need := make([][]int32, len(cues))
 		for i, c := range cues {
 			if c.need == nil {
@@ -109,7 +109,6 @@ func theResultIndex() *resultIndex {
 			for _, n := range c.need {
 				need[i] = append(need[i], x.lits.add(n))
 			}
-			x.pre[i] = newPrefilter(c.re.src)
 			x.pre[i].bind(&x.lits)
 		}
 		x.order = make([]int, len(cues))
@@ -117,7 +116,8 @@ func theResultIndex() *resultIndex {
 			x.order[i] = i
 		}
 		slices.SortStableFunc(x.order, func(a, b int) int { return cmp.Compare(cues[b].weight, cues[a].weight) })
-		x.errorWords = newPrefilter(resultErrorWords.src)
+		x.errorWords = x.pre[len(cues)] // resultPrefilters ends with it
+		x.pre = x.pre[:len(cues)]
 		x.errorWords.bind(&x.lits)
 		x.lits.build()
 		x.needed = make([][]int, len(x.lits.ids))
@@ -138,6 +138,7 @@ type readSentence struct {
 	text  string
 	ascii bool
 	found []uint64
+	seen  []uint64 // the automaton's states entered (literals.scanFrom)
 	met   []uint64
 }
 
@@ -145,10 +146,11 @@ type readSentence struct {
 func (x *resultIndex) read(s *readSentence, text string) {
 	x.reset(s, text)
 	if s.ascii {
-		x.lits.scan(text, s.found) // scan lowers ASCII letters itself
+		x.lits.scanFrom(0, text, s.seen) // the automaton lowers ASCII letters itself
 	} else {
-		x.lits.scan(strings.ToLower(text), s.found)
+		x.lits.scanFrom(0, strings.ToLower(text), s.seen)
 	}
+	x.lits.collect(s.seen, s.found)
 	x.meet(s)
 }
 
@@ -157,6 +159,7 @@ func (x *resultIndex) reset(s *readSentence, text string) {
 	s.text, s.ascii = text, isASCII(text)
 	if s.found == nil {
 		s.found = make([]uint64, x.lits.words())
+		s.seen = make([]uint64, x.lits.stateWords())
 	}
 	clear(s.found)
 }
@@ -184,31 +187,50 @@ func (x *resultIndex) mayHold(i int, s *readSentence) bool {
 }
 
 // mayScore reports whether some sentence of text may score a finding: the
-// cues that may hold in text address the model and, with a frame of 1,
-// reach resultThreshold. The literals are read a piece at a time, until
+// cues that may hold in text address the model and, with a frame of 1
+// where a sentence may frame the next, reach resultThreshold. The literals are read a piece at a time, until
 // the cues found so far reach it (the literals found only grow): a text
-// that may score costs its first piece or so, one that cannot a pass.
+// that may score costs its first piece or so, one that cannot a pass. Each
+// piece is twice the one before, so that a long text is summed a few times,
+// not once per piece.
 func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 	x.reset(s, text)
-	for at, st := 0, 0; at < len(text); {
-		end := min(at+mayScorePiece, len(text))
+	// A sentence frames the next when a cue that frames holds in it (so
+	// may hold in text), or when it ends with a colon: a colon before a
+	// line break or the end, blanks between (see checkString).
+	colonEnd := false
+	for rest := text; !colonEnd; {
+		i := strings.IndexByte(rest, ':')
+		if i < 0 {
+			break
+		}
+		rest = strings.TrimLeft(rest[i+1:], " \t")
+		colonEnd = rest == "" || rest[0] == '\n' || rest[0] == '\r'
+	}
+	for at, st, piece := 0, 0, mayScorePiece; at < len(text); piece *= 2 {
+		end := min(at+piece, len(text))
 		for end < len(text) && !utf8.RuneStart(text[end]) {
 			end++ // a piece ends between characters
 		}
 		if piece := text[at:end]; s.ascii {
-			st = x.lits.scanFrom(st, piece, s.found) // scan lowers ASCII letters itself
+			st = x.lits.scanFrom(st, piece, s.seen) // the automaton lowers ASCII letters itself
 		} else {
-			st = x.lits.scanFrom(st, strings.ToLower(piece), s.found)
+			st = x.lits.scanFrom(st, strings.ToLower(piece), s.seen)
 		}
 		at = end
+		x.lits.collect(s.seen, s.found)
 		x.meet(s)
-		bound, addressed := 1.0, false
+		bound, addressed, framed := 0.0, false, colonEnd
 		cues := resultCues()
 		for i := range cues {
 			if x.mayHold(i, s) {
 				bound += cues[i].weight
 				addressed = addressed || cues[i].addr
+				framed = framed || cues[i].frames()
 			}
+		}
+		if framed {
+			bound++ // the frame the sentence before may give
 		}
 		if addressed && bound >= resultThreshold {
 			return true
@@ -217,7 +239,8 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 	return false
 }
 
-// mayScorePiece is the bytes mayScore reads between two sums of the cues.
+// mayScorePiece is the bytes mayScore reads before its first sum of the
+// cues.
 const mayScorePiece = 512
 
 // failed reports whether s reports a failure (resultErrorWords).
@@ -352,12 +375,15 @@ func checkString(s string) []resultHit {
 		s = s[:resultMaxBytes]
 	}
 	var hits []resultHit
-	if h, ok := hiddenChars(s); ok {
-		hits = append(hits, h)
-	}
-	text := resultFold(s)
-	if tags := tagText(s); tags != "" {
-		text += "\n" + resultFold(tags)
+	text := s
+	if !folded(s) { // else ASCII: no hidden character, nothing to fold
+		if h, ok := hiddenChars(s); ok {
+			hits = append(hits, h)
+		}
+		text = resultFold(s)
+		if tags := tagText(s); tags != "" {
+			text += "\n" + resultFold(tags)
+		}
 	}
 	x := theResultIndex()
 	var sent readSentence
@@ -492,17 +518,45 @@ func resultFold(s string) string {
 
 // folded reports whether resultFold leaves s as it is: ASCII (NFKC and
 // valid, nothing invisible) with no blank but single spaces and line
-// breaks.
+// breaks. It reads eight bytes at a time: a word with no byte below 0x20
+// (line breaks are) or above 0x7F and no two spaces side by side is
+// folded; the others (and a few the word tests cannot tell) are read a
+// byte at a time.
 func folded(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= utf8.RuneSelf, c == '\t', c == '\v', c == '\f', c == '\r':
-			return false
-		case c == ' ' && i > 0 && s[i-1] == ' ':
-			return false
+	const (
+		ones   = 0x0101010101010101
+		high   = 0x8080808080808080
+		spaces = 0x2020202020202020
+	)
+	i, space := 0, false // space: the byte before i is a space
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s[i:])
+		sp := w ^ spaces
+		sp = (sp - ones) &^ sp & high // a space, or the byte after one is '!'
+		if ((w-spaces)|w)&high == 0 && sp&(sp<<8) == 0 && !(space && s[i] == ' ') {
+			space = s[i+7] == ' '
+			continue
+		}
+		for j := i; j < i+8; j++ {
+			if !foldedByte(s[j], space) {
+				return false
+			}
+			space = s[j] == ' '
 		}
 	}
+	for ; i < len(s); i++ {
+		if !foldedByte(s[i], space) {
+			return false
+		}
+		space = s[i] == ' '
+	}
 	return true
+}
+
+// foldedByte reports whether c, after a space or not, is as resultFold
+// leaves it.
+func foldedByte(c byte, afterSpace bool) bool {
+	return c < utf8.RuneSelf && c != '\t' && c != '\v' && c != '\f' && c != '\r' && !(c == ' ' && afterSpace)
 }
 
 // splitSentences cuts folded text into sentences, each with its own line

@@ -391,10 +391,13 @@ func isASCII(s string) bool { return nonASCII(s) == len(s) }
 // len(s): eight bytes at a time.
 func nonASCII(s string) int {
 	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		if (word(s[i:])|word(s[i+8:])|word(s[i+16:])|word(s[i+24:]))&0x8080808080808080 != 0 {
+			break
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
-		v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if v&0x8080808080808080 != 0 {
+		if word(s[i:])&0x8080808080808080 != 0 {
 			break
 		}
 	}
@@ -404,6 +407,14 @@ func nonASCII(s string) int {
 		}
 	}
 	return i
+}
+
+// word is the first eight bytes of s (at least eight), little end first:
+// one load.
+func word(s string) uint64 {
+	_ = s[7] // one bounds check for the eight
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // mixedName reports a name mixing Latin letters with look-alikes from other
