@@ -36,7 +36,14 @@ func startRunner(t *testing.T, dir string) (base string, stop func()) {
 // startRunnerAt is startRunner listening on addr.
 func startRunnerAt(t *testing.T, addr, dir string) (base string, stop func()) {
 	t.Helper()
-	cmd := exec.Command(bin, "runner", "--listen", addr, "--dir", dir, "--token-env", "TEST_RUNNER_SECRET")
+	return startRunnerCmd(t, exec.Command(bin, "runner", "--listen", addr, "--dir", dir, "--token-env", "TEST_RUNNER_SECRET"), nil)
+}
+
+// startRunnerCmd starts cmd, a toolgate runner (or a program that execs
+// one) reading the secret from TEST_RUNNER_SECRET, and waits for its
+// address; the lines it writes to stderr before it go to before.
+func startRunnerCmd(t *testing.T, cmd *exec.Cmd, before *[]string) (base string, stop func()) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), "TEST_RUNNER_SECRET="+runnerSecret, "TEST_RUNNER_CANARY="+runnerSecret)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -57,9 +64,13 @@ func startRunnerAt(t *testing.T, addr, dir string) (base string, stop func()) {
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		announced := false
 		for sc.Scan() {
-			if m := runnerRE.FindStringSubmatch(sc.Text()); m != nil {
+			if m := runnerRE.FindStringSubmatch(sc.Text()); m != nil && !announced {
+				announced = true
 				found <- m[1]
+			} else if before != nil && !announced {
+				*before = append(*before, sc.Text())
 			}
 		}
 	}()
@@ -121,7 +132,8 @@ func callText(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name str
 	return b.String(), res.IsError
 }
 
-// TestRunnerRefusesWithoutSecret: no secret (or a short one), no runner.
+// TestRunnerRefusesWithoutSecret: no secret (or a short one), no runner;
+// nor with a --require that is no level.
 func TestRunnerRefusesWithoutSecret(t *testing.T) {
 	dir := t.TempDir()
 	r := toolgate(t, dir, "", "runner", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "s"), "--token-env", "TEST_RUNNER_UNSET")
@@ -133,6 +145,12 @@ func TestRunnerRefusesWithoutSecret(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "at least 16 bytes") {
 		t.Errorf("with a short secret: %v, %q; want exit 2 asking for 16 bytes", err, out)
+	}
+	cmd = exec.Command(bin, "runner", "--listen", "127.0.0.1:0", "--dir", filepath.Join(dir, "s"), "--token-env", "TEST_RUNNER_SECRET", "--require", "none")
+	cmd.Env = append(os.Environ(), "TEST_RUNNER_SECRET="+runnerSecret)
+	out, err = cmd.CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "want full or reduced") {
+		t.Errorf("--require none: %v, %q; want exit 2 naming full or reduced", err, out)
 	}
 }
 
@@ -268,12 +286,13 @@ func TestRunnerTokens(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	var ready struct {
-		Status      string         `json:"status"`
-		Backend     string         `json:"backend"`
-		Protections map[string]any `json:"protections"`
+		Status  string `json:"status"`
+		Sandbox struct {
+			Level, Backend string
+		} `json:"sandbox"`
 	}
 	json.NewDecoder(resp.Body).Decode(&ready)
-	if resp.StatusCode != 200 || ready.Status != "ready" || ready.Backend == "" || ready.Protections["namespaces"] == nil {
-		t.Errorf("/readyz: %d %+v; want ready with the local sandbox's protections", resp.StatusCode, ready)
+	if resp.StatusCode != 200 || ready.Status != "ready" || ready.Sandbox.Level != "full" || ready.Sandbox.Backend != "native" {
+		t.Errorf("/readyz: %d %+v; want ready with the local sandbox full by native", resp.StatusCode, ready)
 	}
 }

@@ -392,8 +392,9 @@ func TestChartSandboxAccess(t *testing.T) {
 		t.Errorf("ingress ports %+v, runner port %d", in.Ports, runner.Ports[0].ContainerPort)
 	}
 	// The runner gets its secret by reference, and no API token.
-	if !strings.HasPrefix(runner.Image, "ghcr.io/toolgate/toolgate-runner:") || runner.Args[0] != "runner" {
-		t.Errorf("runner %s %v", runner.Image, runner.Args)
+	if !strings.HasPrefix(runner.Image, "ghcr.io/toolgate/toolgate-runner:") || runner.Args[0] != "runner" ||
+		!strings.Contains(strings.Join(runner.Args, " "), "--require full") {
+		t.Errorf("runner %s %v, want toolgate runner requiring the full sandbox userns gives", runner.Image, runner.Args)
 	}
 	var secret *corev1.EnvVar
 	for i, e := range runner.Env {

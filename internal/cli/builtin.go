@@ -113,7 +113,10 @@ func builtinTools(c *common) (*toolsets, error) {
 	sets.procs = exec.NewProcesses(limits)
 	// Commands run only at the sandbox level the policy requires
 	// (sandbox.require), measured, not assumed.
-	leveled := &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: c.require}
+	leveled := c.leveled
+	if leveled == nil {
+		leveled = &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: c.require}
+	}
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: leveled, Egress: sets.net.proxy,
 		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter, Processes: sets.procs})
 	if err != nil {
@@ -123,9 +126,10 @@ func builtinTools(c *common) (*toolsets, error) {
 	var withhold string // why the command tools are not offered
 	if c.noCommands {
 		withhold = "the policy's sandbox.commands is false"
-	} else if c.warm || runtime.GOOS != "linux" {
-		// A server (and the agent loop) measures the sandbox's level at start;
-		// a one-off call of a command tool measures it at its first command.
+	} else if c.warm || c.leveled != nil || runtime.GOOS != "linux" {
+		// A server (and the agent loop) measures the sandbox's level at start
+		// (a runner once for all its sandboxes); a one-off call of a command
+		// tool measures it at its first command.
 		// With none, the command tools are not offered: a command never runs
 		// unconfined.
 		l := leveled.Level(context.Background())

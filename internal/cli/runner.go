@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,7 +26,7 @@ import (
 )
 
 func newRunnerCmd(s *streams) *cobra.Command {
-	var addr, dir, tokenEnv string
+	var addr, dir, tokenEnv, require string
 	cmd := &cobra.Command{
 		Use:   "runner",
 		Short: "Serve sandboxes to gateways: one workspace per sandbox id, over MCP",
@@ -45,7 +46,12 @@ The secret is removed from this process's environment at start and never
 reaches a command (commands get the sandbox's own environment). /healthz
 and /readyz need no token (probes hold none); /readyz says which
 protections the local sandbox reached, or 503 when it can run nothing.
-Sandbox ids are 1 to 63 letters, digits, '-' and '_'.`,
+Sandbox ids are 1 to 63 letters, digits, '-' and '_'.
+
+At start the runner measures how strongly it can confine a command here
+(full, reduced or none, as serve does) and says so on stderr and in
+/readyz's "sandbox". Below --require the command tools answer
+sandbox_violation naming what is missing; at none they are not offered.`,
 		Example: `  export TOOLGATE_RUNNER_SECRET=$(openssl rand -hex 32)
   toolgate runner --listen 0.0.0.0:8790 --dir /var/lib/toolgate/sandboxes --token-env TOOLGATE_RUNNER_SECRET`,
 		Args: cobra.NoArgs,
@@ -63,29 +69,42 @@ Sandbox ids are 1 to 63 letters, digits, '-' and '_'.`,
 			if err := runner.CheckSecret(secret); err != nil {
 				return usageErr("%s: %v", tokenEnv, err)
 			}
+			if require != sandbox.LevelFull && require != sandbox.LevelReduced {
+				return usageErr("--require %q: want full or reduced", require)
+			}
 			os.Unsetenv(tokenEnv) // nothing started from here inherits it
-			return runRunner(cmd.Context(), s, addr, dir, secret)
+			return runRunner(cmd.Context(), s, addr, dir, secret, require)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "listen", "", "address to serve on (HOST:PORT), e.g. 0.0.0.0:8790")
 	f.StringVar(&dir, "dir", "", "folder of the workspaces, one per sandbox id (created if missing)")
 	f.StringVar(&tokenEnv, "token-env", "TOOLGATE_RUNNER_SECRET", "environment variable holding the runner secret (at least 16 bytes)")
+	f.StringVar(&require, "require", sandbox.LevelFull, "the lowest sandbox level at which commands run: full or reduced (the gateway policy's sandbox.require)")
 	return cmd
 }
 
 // runRunner serves the sandboxes under dir on addr until ctx ends.
-func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte) error {
-	// One local sandbox for all sandboxes, its helpers started ahead.
+func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte, require string) error {
+	// One local sandbox for all sandboxes, its helpers started ahead, its
+	// level measured once.
 	native := &sandbox.Native{Prestart: true, Executable: sandboxHelper()}
 	native.Warm()
 	defer native.Close()
-	ready := probeSandbox(ctx, sandbox.NewChain(native, &sandbox.Bwrap{}))
+	leveled := &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: require}
+	level := leveled.Level(ctx)
+	fmt.Fprintf(s.err, "toolgate: runner sandbox level %s (require %s)%s\n", level.Level, require, levelDetail(level))
+	ready := func(context.Context) (map[string]any, error) {
+		if level.Level == sandbox.LevelNone {
+			return nil, fmt.Errorf("the local sandbox cannot run commands: %s", strings.Join(level.Missing, "; "))
+		}
+		return map[string]any{"sandbox": level}, nil
+	}
 	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	loopback := mcpserver.IsLoopback(addr)
 	r, err := runner.New(runner.Options{Dir: dir, Secret: secret, Ready: ready,
 		Open: func(id, ws string) (http.Handler, io.Closer, error) {
-			return openSandbox(id, ws, native, logger, loopback)
+			return openSandbox(id, ws, native, leveled, logger, loopback)
 		}})
 	if err != nil {
 		return usageErr("%v", err)
@@ -103,8 +122,8 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte)
 // openSandbox serves the built-in tools (as serve builds them, without
 // http_request) rooted at the workspace ws, ungoverned: the gateway that
 // calls them governs.
-func openSandbox(id, ws string, native *sandbox.Native, logger *slog.Logger, loopback bool) (http.Handler, io.Closer, error) {
-	sets, err := builtinTools(&common{roots: []string{ws}, native: native, noWeb: true,
+func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled, logger *slog.Logger, loopback bool) (http.Handler, io.Closer, error) {
+	sets, err := builtinTools(&common{roots: []string{ws}, native: native, leveled: leveled, noWeb: true,
 		processDir: filepath.Join(stateDir(), "processes", "runner", id)})
 	if err != nil {
 		return nil, nil, err
@@ -149,24 +168,16 @@ func ungoverned() *policy.Policy {
 	return &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}
 }
 
-// probeSandbox runs true once in backend and returns /readyz's check:
-// the backend and protections it reached, or why it could not run.
-func probeSandbox(ctx context.Context, backend sandbox.Backend) func(context.Context) (map[string]any, error) {
-	tmp, err := os.MkdirTemp("", "toolgate-runner-probe-")
-	var out sandbox.Outcome
-	if err == nil {
-		out, err = backend.Run(ctx, sandbox.Spec{Argv: []string{"true"}, Root: tmp})
-		os.RemoveAll(tmp)
+// levelDetail is what a level lacks and what gives it, for one line.
+func levelDetail(l sandbox.Level) string {
+	var b strings.Builder
+	if len(l.Missing) > 0 {
+		b.WriteString("; missing: " + strings.Join(l.Missing, ", "))
 	}
-	if err == nil && out.ExitCode != 0 {
-		err = fmt.Errorf("true exited %d", out.ExitCode)
+	if len(l.Remedies) > 0 {
+		b.WriteString("; to get them: " + strings.Join(l.Remedies, "; "))
 	}
-	return func(context.Context) (map[string]any, error) {
-		if err != nil {
-			return nil, fmt.Errorf("the local sandbox cannot run commands: %v", err)
-		}
-		return map[string]any{"backend": out.Backend, "protections": out.Protections}, nil
-	}
+	return b.String()
 }
 
 // closers closes each in turn.

@@ -56,6 +56,10 @@ type common struct {
 	// native, when set, is the sandbox the command tools share (a
 	// runner's, for all its sandboxes); builtinTools makes its own else.
 	native *sandbox.Native
+	// leveled, when set, is the level-checked backend the command tools
+	// share, its level measured already (a runner's); builtinTools makes
+	// its own over native else.
+	leveled *sandbox.Leveled
 	// noWeb leaves http_request out (a runner serves what runs in a
 	// sandbox: files and commands; the web stays with the gateway).
 	noWeb bool
