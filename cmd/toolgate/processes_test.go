@@ -16,8 +16,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// processPolicy lets the command and process tools run without asking.
-const processPolicy = "allow:\n  - execute_command\n  - start_process\n  - write_process\n  - stop_process\n"
+// processPolicy lets the command and process tools run without asking
+// (run_code: the lines written to a REPL are judged as its calls).
+const processPolicy = "allow:\n  - execute_command\n  - run_code\n  - start_process\n  - write_process\n  - stop_process\n"
 
 // processServe is `toolgate serve` over stdio with processPolicy, and a
 // client session of it.
@@ -138,6 +139,27 @@ func TestServeProcessesStdio(t *testing.T) {
 	pids := descendants(cmd.Process.Pid, "python3", "sleep", "sh")
 	if len(pids) < 5 {
 		t.Fatalf("the processes on the host: %v", pids)
+	}
+	// A process that exits between two calls is told in the next result,
+	// whatever the tool (read_file here).
+	st, txt, _ = procCall(t, ctx, cs, "start_process", map[string]any{"command": "exec timeout 1 tail -f /dev/null", "yield_ms": 0})
+	var tail []int
+	for i := 0; len(tail) == 0 && i < 250; i++ { // until it has started tail
+		time.Sleep(20 * time.Millisecond)
+		tail = descendants(cmd.Process.Pid, "tail")
+	}
+	if st["state"] != "running" || len(tail) != 1 {
+		t.Fatalf("start_process: %s (tail %v)", txt, tail)
+	}
+	waitNone(t, tail)
+	for range 100 {
+		if _, txt, _ = procCall(t, ctx, cs, "read_file", map[string]any{"path": "index.html"}); strings.Contains(txt, "exited") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // its end may be told a moment after the pid is gone
+	}
+	if want := fmt.Sprintf("process %s (exec timeout 1 tail -f /dev/null) exited: exited, exit code 124", st["id"]); !strings.Contains(txt, want) {
+		t.Fatalf("read_file's result has no %q:\n%s", want, txt)
 	}
 	cs.Close() // end of input: the session and the server end (Close waits for the server)
 	waitNone(t, pids)

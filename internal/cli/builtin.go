@@ -118,7 +118,7 @@ func builtinTools(c *common) (*toolsets, error) {
 		leveled = &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: c.require}
 	}
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: leveled, Egress: sets.net.proxy,
-		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter, Processes: sets.procs})
+		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter, Processes: sets.procs, Rules: c.lineRules})
 	if err != nil {
 		sets.Close()
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/sandboxes"
 	"github.com/toolgate/toolgate/store"
+	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/toolsets/exec"
 )
 
@@ -44,6 +45,9 @@ type common struct {
 	files     policy.Files
 	processes policy.Processes
 	board     policy.ProcessBoard // where the replicas tell each other of their processes (state.redis); nil: none
+	// lineRules judges the lines written to a shell or a REPL by the
+	// policy's rules (exec.Options.Rules); nil: not by them.
+	lineRules func(tool.Definition, tool.Call) policy.Decision
 	// deniedDomains and askedDomains are the policy's deny and ask rules'
 	// domains: refused to both (the egress proxy cannot ask).
 	deniedDomains, askedDomains []string
@@ -241,6 +245,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	c.deniedDomains, c.askedDomains = pol.DeniedDomains(), pol.AskedDomains()
 	c.files = pol.Files
 	c.allowCI = pol.AllowsChange
+	c.lineRules = pol.Decide
 	c.processes = pol.Processes
 	c.require, c.noCommands = pol.Sandbox.RequiredLevel(), pol.Sandbox.CommandsOff()
 	s := &setup{registry: registry.New(), policy: pol}
@@ -304,6 +309,9 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	}
 	if sets.procs != nil {
 		s.closers = append(s.closers, sets.procs.Close)
+		// Every tool's result tells of the caller's processes that ended,
+		// and every call starts its idle clock again.
+		opts.ResultChecker = resultChecks{opts.ResultChecker, sets.procs}
 	}
 	s.ready = readiness(&opts)
 	if err != nil {
@@ -331,4 +339,16 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// resultChecks runs result checks one after the other (nil ones skipped).
+type resultChecks []engine.ResultChecker
+
+func (rc resultChecks) Check(ctx context.Context, def tool.Definition, call tool.Call, res tool.Result) tool.Result {
+	for _, c := range rc {
+		if c != nil {
+			res = c.Check(ctx, def, call, res)
+		}
+	}
+	return res
 }

@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/sandbox/egress"
 	"github.com/toolgate/toolgate/tool"
@@ -68,6 +69,13 @@ type Options struct {
 	// (toolgate.sandbox.duration, by backend). A command also gets a span
 	// (toolgate.sandbox) when the context it runs in has a recording one.
 	MeterProvider metric.MeterProvider
+	// Rules, when set, judges each line written to a shell or a REPL
+	// (write_process) as the policy judges a call of execute_command or
+	// run_code by the same caller (the CLI gives policy.Policy.Decide):
+	// its Bash(...) rules, mode and levels. A line it denies is not
+	// written; one it asks about needs approval. Nil: the lines are
+	// judged by the dangerous-command and code checks alone.
+	Rules func(tool.Definition, tool.Call) policy.Decision
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -171,6 +179,7 @@ func Tools(opts Options) ([]tool.Tool, error) {
 				`Example: {"language": "python", "code": "print(sum(range(10)))"}`,
 			s.runCode, common...),
 	}
+	s.commandTool, s.codeTool = tools[0], tools[1]
 	tools = append(tools, s.processTools(o)...)
 	for i, t := range tools {
 		tools[i] = own(t, s.procs)
@@ -195,6 +204,9 @@ type set struct {
 	opts        Options
 	sandboxTime metric.Float64Histogram // nil: no metrics (telemetry.go)
 	procs       *Processes
+	// commandTool and codeTool are execute_command and run_code, whose
+	// definitions Rules judges lines by.
+	commandTool, codeTool tool.Tool
 }
 
 func (s *set) executeCommand(ctx context.Context, in CommandInput) (tool.Result, error) {

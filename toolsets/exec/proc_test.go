@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -470,5 +471,75 @@ func TestProcessGuardedEntriesRemoved(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.ws, ".vscode", "tasks.json")); err == nil {
 		t.Fatalf("a process left a guarded entry: %q", out)
+	}
+}
+
+// TestProcessLineRules: with the policy's rules (Options.Rules), a line
+// written to a shell is judged as execute_command with that line would
+// be: a Bash(...) deny rule refuses it (not written), an allow rule lets
+// it through, a line no rule allows asks as the level says; a REPL's
+// lines are judged as run_code.
+func TestProcessLineRules(t *testing.T) {
+	pol, err := policy.Parse([]byte("allow:\n  - Bash(echo:*)\ndeny:\n  - Bash(curl:*)\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &procEnv{ws: t.TempDir(), procs: NewProcesses(ProcessLimits{Dir: t.TempDir()})}
+	t.Cleanup(func() { e.procs.Close() })
+	e.tools = toolMap(t, Options{Root: e.ws, Processes: e.procs, Rules: pol.Decide})
+	a := answerOf(t, e.ok(t, "s1", StartProcess, map[string]any{"argv": []string{"bash"}, "stdin": "open", "yield_ms": 0}))
+	r := e.as(t, "s1", WriteProcess, map[string]any{"id": a.ID, "text": "echo one\ncurl -s http://example.com\n"})
+	if r.Error == nil || r.Error.Type != tool.PermissionDenied || r.Error.AsksApproval() || r.Error.Details["line"] != "curl -s http://example.com" ||
+		!strings.Contains(fmt.Sprint(r.Error.Details["rule"]), "curl") {
+		t.Fatalf("a line a deny rule names: %s", r.Text())
+	}
+	r = e.as(t, "s1", WriteProcess, map[string]any{"id": a.ID, "text": "touch made-by-the-shell\n"})
+	if !r.Error.AsksApproval() {
+		t.Fatalf("a line no rule allows: %s", r.Text())
+	}
+	e.ok(t, "s1", WriteProcess, map[string]any{"id": a.ID, "text": "echo two\n"})
+	if out, _ := e.readUntil(t, "s1", a.ID, 0, "two"); out != "two\n" {
+		t.Fatalf("the shell's output %q: a refused line was written", out)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "made-by-the-shell")); err == nil {
+		t.Fatal("the asking line ran")
+	}
+	py := answerOf(t, e.ok(t, "s1", StartProcess, map[string]any{"argv": []string{"python3", "-i", "-q"}, "stdin": "open", "yield_ms": 0}))
+	if r := e.as(t, "s1", WriteProcess, map[string]any{"id": py.ID, "text": "print(1)\n"}); !r.Error.AsksApproval() ||
+		!strings.Contains(r.Error.Message, "run_code") {
+		t.Fatalf("a REPL line no rule allows: %s", r.Text())
+	}
+}
+
+// TestProcessNoticesFromAnyTool: Processes.Check (the engine's result
+// check) puts the notice of a process that exited in the result of any
+// tool of its owner, once, not in another owner's, and starts the owner's
+// idle clock again; a caller without processes is left as it is.
+func TestProcessNoticesFromAnyTool(t *testing.T) {
+	e := newProcEnv(t, ProcessLimits{})
+	a := answerOf(t, e.ok(t, "s1", StartProcess, map[string]any{"command": "exec timeout 1 tail -f /dev/null", "yield_ms": 0}))
+	waitGone(t, treePids(e, a.ID))
+	e.procs.mu.Lock()
+	pr := e.procs.byID[a.ID]
+	e.procs.owners["p\x00s1"].last = time.Time{}
+	e.procs.mu.Unlock()
+	<-pr.done
+	def := tool.Definition{Name: "read_file"}
+	other := e.procs.Check(context.Background(), def, tool.Call{Principal: "p", Session: "s2"}, tool.TextResult("file"))
+	if other.Text() != "file" || other.Meta != nil {
+		t.Fatalf("another owner's result: %q %v", other.Text(), other.Meta)
+	}
+	r := e.procs.Check(context.Background(), def, tool.Call{Principal: "p", Session: "s1"}, tool.TextResult("file"))
+	if !strings.Contains(r.Text(), "process "+a.ID) || !strings.Contains(r.Text(), "exit code 124") || r.Meta["toolgate/processes"] == nil {
+		t.Fatalf("the owner's result: %q %v", r.Text(), r.Meta)
+	}
+	if r := e.procs.Check(context.Background(), def, tool.Call{Principal: "p", Session: "s1"}, tool.TextResult("file")); r.Text() != "file" {
+		t.Fatalf("told twice: %q", r.Text())
+	}
+	e.procs.mu.Lock()
+	last := e.procs.owners["p\x00s1"].last
+	e.procs.mu.Unlock()
+	if last.IsZero() {
+		t.Fatal("the owner's idle clock did not start again")
 	}
 }

@@ -182,14 +182,17 @@ func sweepSpills(dir string) {
 	}
 }
 
-// owner is who calls a process tool: its key (principal and session) and
-// parts.
-type owner struct{ key, principal, session string }
+// owner is who calls a process tool: its key (principal and session),
+// parts, and the call (whose credential a line check judges by).
+type owner struct {
+	key, principal, session string
+	call                    tool.Call
+}
 
 type ownerCtxKey struct{}
 
-func withOwner(ctx context.Context, call tool.Call) context.Context {
-	return context.WithValue(ctx, ownerCtxKey{}, owner{key: call.Caller(), principal: call.Principal, session: call.Session})
+func ownerOfCall(call tool.Call) owner {
+	return owner{key: call.Caller(), principal: call.Principal, session: call.Session, call: call}
 }
 
 func ownerOf(ctx context.Context) owner {
@@ -442,6 +445,27 @@ func (p *Processes) sweep(now time.Time) {
 	}
 }
 
+// Check puts in res, the result of a call of any tool, a line for each
+// process of the caller that exited since it was last told (and
+// meta["toolgate/processes"]), and starts the caller's idle clock again:
+// it has the shape of the engine's result check (engine.ResultChecker),
+// so that every tool's result tells and every call counts, not only the
+// process tools'. A caller that never started a process costs one map
+// lookup.
+func (p *Processes) Check(_ context.Context, _ tool.Definition, call tool.Call, res tool.Result) tool.Result {
+	o := ownerOfCall(call)
+	p.mu.Lock()
+	st := p.owners[o.key]
+	if st != nil {
+		st.last = time.Now()
+	}
+	p.mu.Unlock()
+	if st == nil {
+		return res
+	}
+	return p.withNotices(o, res)
+}
+
 // notices returns the owner's processes that exited and were not yet
 // reported, marking them reported.
 func (p *Processes) notices(o owner) []*process {
@@ -465,6 +489,7 @@ type process struct {
 	session           string
 	tty, stdinOpen    bool
 	kind              string // "shell", "code" or "": how lines written to it are checked
+	program           string // the shell or interpreter ("python")
 	started           time.Time
 	out               *procOutput
 	in                *inputQueue // nil: stdin closed

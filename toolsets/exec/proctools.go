@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -178,7 +179,7 @@ type ownedHeaded struct {
 func (t ownedHeaded) Head() tool.Definition { return t.h.Head() }
 
 func (t ownedTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	o := owner{key: call.Caller(), principal: call.Principal, session: call.Session}
+	o := ownerOfCall(call)
 	ctx = context.WithValue(ctx, ownerCtxKey{}, o)
 	t.procs.touch(o)
 	res, err := t.Tool.Run(ctx, call)
@@ -318,9 +319,9 @@ func (s *set) startProcess(ctx context.Context, in StartInput) (tool.Result, err
 	}
 	pr := &process{
 		id: newID(), name: name, command: display, owner: o.key, principal: o.principal, session: o.session,
-		tty: in.TTY, stdinOpen: in.TTY || in.Stdin == "open", kind: programKind(spec), started: time.Now(),
-		done: make(chan struct{}),
+		tty: in.TTY, stdinOpen: in.TTY || in.Stdin == "open", started: time.Now(), done: make(chan struct{}),
 	}
+	pr.kind, pr.program = programKind(spec)
 	pr.out = newProcOutput(s.procs.limits.Memory, s.procs.limits.File, s.procs.spillPath(pr.id))
 	spec.Stream, spec.TTY = pr.out, in.TTY
 	if pr.stdinOpen {
@@ -725,6 +726,40 @@ func (s *set) checkLines(ctx context.Context, pr *process, text string) *tool.Er
 		if e := s.verdict(ctx, check(line)); e != nil {
 			return e.WithDetail("line", line)
 		}
+		if e := s.lineRules(ctx, pr, line); e != nil {
+			return e.WithDetail("line", line)
+		}
+	}
+	return nil
+}
+
+// lineRules judges a line written to a shell or a REPL by the policy's
+// rules (Options.Rules), as a call of execute_command or run_code by the
+// same caller would be judged.
+func (s *set) lineRules(ctx context.Context, pr *process, line string) *tool.Error {
+	if s.opts.Rules == nil {
+		return nil
+	}
+	t, args := s.commandTool, map[string]any{"command": line}
+	if pr.kind == "code" {
+		t, args = s.codeTool, map[string]any{"language": pr.program, "code": line}
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return tool.Errorf(tool.InvalidArguments, "the line cannot be judged: %v", err)
+	}
+	def := t.Definition()
+	by := ownerOf(ctx).call
+	d := s.opts.Rules(def, tool.Call{Name: def.Name, Args: raw, Principal: by.Principal, Session: by.Session, Auth: by.Auth})
+	switch d.Effect {
+	case policy.Deny:
+		return tool.Errorf(tool.PermissionDenied, "this line is not written: %s", d.Reason).WithDetail("rule", d.Rule).
+			WithSuggestion("the policy refuses it as a call of %s: do not retry it in another form; do the task another way", def.Name)
+	case policy.Ask:
+		if isApproved(ctx) {
+			return nil
+		}
+		return tool.NeedsApproval(fmt.Sprintf("the policy asks about this line as a call of %s: %s", def.Name, d.Reason)).WithDetail("rule", d.Rule)
 	}
 	return nil
 }
@@ -737,31 +772,32 @@ var (
 )
 
 // programKind is how the input of the process spec runs is checked:
-// "shell" for a shell, "code" for an interpreter (a REPL), "" otherwise.
-// Any program is taken as reading commands when it is started through a
-// shell line that is one word list: `bash`, `python3 -i`.
-func programKind(spec sandbox.Spec) string {
+// "shell" for a shell, "code" for an interpreter (a REPL; program is its
+// name without a version: "python"), "" otherwise. Any program is taken
+// as reading commands when it is started through a shell line that is one
+// word list: `bash`, `python3 -i`.
+func programKind(spec sandbox.Spec) (kind, program string) {
 	argv := spec.Argv
 	if spec.Shell != "" {
 		argv = strings.Fields(spec.Shell)
 	}
 	if len(argv) == 0 {
-		return ""
+		return "", ""
 	}
 	name := path.Base(argv[0])
 	if shells[name] {
-		return "shell"
+		return "shell", name
 	}
 	base := strings.TrimRight(name, "0123456789.")
 	if repls[name] || repls[base] {
-		return "code"
+		return "code", base
 	}
 	// A shell line that runs something else (a script, a pipeline)
 	// may still be a shell: check as one.
 	if spec.Shell != "" && strings.ContainsAny(spec.Shell, "|;&") {
-		return "shell"
+		return "shell", "sh"
 	}
-	return ""
+	return "", ""
 }
 
 func (s *set) stopProcess(ctx context.Context, in StopInput) (tool.Result, error) {
