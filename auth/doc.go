@@ -58,6 +58,12 @@
 // (sandbox/egress) for its one host and port: public addresses, loopback
 // only where the configuration names a loopback URL, no redirects.
 //
+// A sign-in begun by one process may be finished by another: the console
+// keeps PendingLogin.Marshal sealed in the browser's cookie, and
+// Upstream.ResumeLogin takes it back for the principal that began it.
+// ClientIDMetadata is the Client ID Metadata Document the gateway serves
+// at client_id_metadata_url.
+//
 // Grants are kept per principal (or one for the gateway), sealed with
 // AES-256-GCM (Sealer) in a TokenStore: FileTokens in the state folder,
 // or Redis (package store). Upstream.Transport sends each request with the
@@ -65,6 +71,8 @@
 // replaces the old one), and answers a call that waits for a person with
 // an auth_required *tool.Error naming how to sign in; insufficient_scope
 // asks for one sign-in with the union of the scopes, at most MaxStepUps
-// times and only when the union grows: never a loop. No token is written
+// times and only when the union grows: never a loop. A TokenStore that is
+// also a Locker (SealedTokens over store.RedisBlobs) serialises renewals
+// across replicas, so a rotated refresh token is used once. No token is written
 // in an error text. The caller's own token is never forwarded.
 package auth

@@ -635,6 +635,28 @@ func authStyle(method string) oauth2.AuthStyle {
 	return oauth2.AuthStyleInParams
 }
 
+// ClientIDMetadata is the Client ID Metadata Document of the client
+// whose client_id is the https URL id, with the redirect URIs people sign
+// in through (the console's callbacks; a loopback one for toolgate auth
+// login): what an authorization server that supports such documents
+// fetches from id. It is public: no secret is in it.
+func ClientIDMetadata(id, name string, redirectURIs []string) ([]byte, error) {
+	if name == "" {
+		name = "toolgate"
+	}
+	return json.MarshalIndent(map[string]any{
+		"client_id":                  id,
+		"client_name":                name,
+		"redirect_uris":              redirectURIs,
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": "none",
+	}, "", "  ")
+}
+
+// ClientIDMetadataURL is the block's client_id_metadata_url ("" none).
+func (u *Upstream) ClientIDMetadataURL() string { return u.o.OAuth.ClientIDMetadataURL }
+
 // PendingLogin is an authorization code flow waiting for its redirect.
 type PendingLogin struct {
 	// URL is where the person goes to sign in.

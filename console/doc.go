@@ -9,6 +9,8 @@
 //	/ui/tools      the catalogue as the model sees it, for the signed-in principal
 //	/ui/policy     the rules in force, how often each decided, a what-if box
 //	/ui/activity   calls in flight, per-tool rates, limits and breaker refusals
+//	/ui/signin/U   sign in to upstream U (OAuth, per principal: Options.SignIns);
+//	               the Tools page lists them, and auth_required errors point here
 //
 // Pages are rendered on the server with html/template and work without
 // JavaScript for reading; one small script (console.js) makes the queue
@@ -32,6 +34,15 @@
 // "console:<principal>", so the engine's audit record of the call names who
 // answered. Beside the page, a JSON API lists and answers the queue for
 // chat bots and scripts (/ui/api/pending, /ui/api/decide; see api.go).
+//
+// An upstream sign-in (signin.go) begins with a POST, which seals the
+// pending sign-in (PKCE verifier, state, principal) into a cookie of that
+// browser (SameSite=Lax, on the callback's path, 10 minutes) and sends the
+// browser to the authorization server; its redirect to
+// /ui/signin/U/callback, a top-level navigation from another site that
+// the Strict sign-in cookie does not come with, finishes only the sign-in
+// the cookie holds, once, for its principal, on any replica that shares
+// CookieSecret.
 //
 // The console is also the page of approvals.http: serve and proxy over
 // stdio (no listener of their own) serve the approvals page and its API

@@ -94,7 +94,10 @@
 // of type input_required ends with that question as an input request
 // (InputID) and its requestState, and the client's retry carries the
 // answer to the approver (InputAnswerFromContext; TakesInputRequests says
-// whether the client can be asked so).
+// whether the client can be asked so). A call that fails auth_required
+// with a sign-in page (Details[SignInURL]: an upstream's OAuth sign-in in
+// the console) is answered to a 2025-11-25 client that declared URL-mode
+// elicitation with URLElicitationRequiredError (-32042) naming that page.
 //
 // # Telemetry
 //

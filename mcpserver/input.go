@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -90,4 +91,32 @@ func inputRequired(e *tool.Error) *mcp.CallToolResult {
 		InputRequests: mcp.InputRequestMap{InputID: &mcp.ElicitParams{Message: msg, RequestedSchema: schema}},
 		RequestState:  state,
 	}
+}
+
+// SignInURL is the Details key of an auth_required error that names the
+// web page where the caller signs in (an upstream's OAuth sign-in in the
+// console).
+const SignInURL = "sign_in_url"
+
+// urlElicitation renders an auth_required error that names a sign-in
+// page as the URL-mode elicitation the MCP specification gives for it
+// (URLElicitationRequiredError, -32042), when the session's client takes
+// one: protocol 2025-11-25, elicitation.url declared. Otherwise nil: the
+// error goes as a tool result, the page in its details (from 2026-07-28
+// the error is gone; a URL input request would be its successor).
+func urlElicitation(ss *mcp.ServerSession, e *tool.Error) error {
+	if e == nil || e.Type != tool.AuthRequired {
+		return nil
+	}
+	page, _ := e.Details[SignInURL].(string)
+	ip := ss.InitializeParams()
+	if page == "" || ip == nil || ip.ProtocolVersion != "2025-11-25" || ip.Capabilities == nil ||
+		ip.Capabilities.Elicitation == nil || ip.Capabilities.Elicitation.URL == nil {
+		return nil
+	}
+	msg := e.Message
+	if e.Suggestion != "" {
+		msg += "; " + e.Suggestion
+	}
+	return mcp.URLElicitationRequiredError([]*mcp.ElicitParams{{Mode: "url", URL: page, ElicitationID: rand.Text(), Message: msg}})
 }

@@ -111,6 +111,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	s.annotate(ctx, call, res)
 	s.logCall(ctx, ss, call, res)
+	if err := urlElicitation(ss, res.Error); err != nil {
+		return nil, err // the client offers its user the sign-in page, then calls again
+	}
 	if res.Error != nil && res.Error.Type == tool.UnknownTool {
 		if _, ok := s.engine.Registry().Lookup(call.Name); ok {
 			// Hidden from this caller: answered as the go-sdk answers a

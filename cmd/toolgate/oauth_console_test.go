@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -14,12 +15,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/browsertest"
@@ -120,11 +123,14 @@ func accountOf(authz string) string {
 // operator signs in once with `toolgate auth login` (the gateway's
 // listing); then alice and bob each sign in in the console, in headless
 // Chromium, through the authorization server's consent page, as their
-// own accounts. Before bob signs in, his call is answered auth_required
-// with the console's sign-in page; after, each call carries the token of
+// own accounts, alice from the Tools page, bob from the page his client
+// was sent as a URL-mode elicitation. Before bob signs in, his call is
+// answered auth_required with the console's sign-in page (a 2025-11-25
+// client declaring URL elicitation gets it as -32042); after, each call carries the token of
 // the principal who made it, over a session of its own (no upstream
 // session ever sees two accounts' tokens). No token reaches the audit
-// log or the state folder in clear.
+// log or the state folder in clear. The gateway serves its Client ID
+// Metadata Document.
 func TestConsoleOAuthSignIn(t *testing.T) {
 	as := newOAuthAS(t)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "tracker", Version: "1"}, nil)
@@ -163,7 +169,7 @@ func TestConsoleOAuthSignIn(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TOOLGATE_STATE", filepath.Join(dir, "state"))
 	cfg := filepath.Join(dir, "gateway.yaml")
-	os.WriteFile(cfg, []byte(fmt.Sprintf("servers:\n  - name: tracker\n    url: %s/mcp\n    oauth: {}\n", up.URL)), 0o600)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("servers:\n  - name: tracker\n    url: %s/mcp\n    oauth:\n      client_id_metadata_url: https://tools.example.com/oauth/client.json\n", up.URL)), 0o600)
 	aliceKey, bobKey := "tg_alice_0123456789abcdef0123456789ab", "tg_bob_0123456789abcdef0123456789abcd"
 	pol := filepath.Join(dir, "policy.yaml")
 	os.WriteFile(pol, []byte(fmt.Sprintf(`auth:
@@ -209,28 +215,76 @@ allow: ["tracker__*"]
 		return res
 	}
 
+	// The gateway serves its Client ID Metadata Document (this
+	// authorization server does not take one: it registers the client).
+	resp, err := http.Get(base + "/oauth/client.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cimd struct {
+		ClientID     string   `json:"client_id"`
+		RedirectURIs []string `json:"redirect_uris"`
+		AuthMethod   string   `json:"token_endpoint_auth_method"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&cimd)
+	resp.Body.Close()
+	if err != nil || resp.Header.Get("Content-Type") != "application/json" || cimd.ClientID != "https://tools.example.com/oauth/client.json" || cimd.AuthMethod != "none" ||
+		!slices.Contains(cimd.RedirectURIs, "https://tools.example.com/ui/signin/tracker/callback") || !slices.Contains(cimd.RedirectURIs, "http://127.0.0.1/callback") {
+		t.Fatalf("the client ID metadata document: %v %+v", err, cimd)
+	}
+
 	res := whoami(bobKey)
 	b, _ := json.Marshal(res.StructuredContent)
 	if !res.IsError || !strings.Contains(string(b), `"type":"auth_required"`) || !strings.Contains(string(b), `"sign_in_url":"https://tools.example.com/ui/signin/tracker"`) {
 		t.Fatalf("bob's call before he signed in: %s", b)
 	}
+	// A 2025-11-25 client that declares URL-mode elicitation is sent the
+	// page that way (URLElicitationRequiredError).
+	elicitingBob := mcp.NewClient(&mcp.Implementation{Name: "eliciting", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	ecs, err := elicitingBob.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u, HTTPClient: &http.Client{Transport: headerRT{http.DefaultTransport, "Bearer " + bobKey}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ecs.Close()
+	_, err = ecs.CallTool(ctx, &mcp.CallToolParams{Name: "tracker__whoami", Arguments: map[string]any{}})
+	var rpcErr *jsonrpc.Error
+	var elicited struct {
+		Elicitations []mcp.ElicitParams `json:"elicitations"`
+	}
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeURLElicitationRequired || json.Unmarshal(rpcErr.Data, &elicited) != nil ||
+		len(elicited.Elicitations) != 1 || elicited.Elicitations[0].Mode != "url" || elicited.Elicitations[0].URL != "https://tools.example.com/ui/signin/tracker" || elicited.Elicitations[0].ElicitationID == "" {
+		t.Fatalf("the eliciting client's call before bob signed in: %v %+v", err, elicited)
+	}
+	page, _ := url.Parse(elicited.Elicitations[0].URL)
 
-	for _, p := range []struct{ name, key string }{{"alice", aliceKey}, {"bob", bobKey}} {
+	// alice signs in on the Tools page; bob opens the page his client was
+	// sent (its path on this gateway: tools.example.com is the policy's
+	// public name of it).
+	for _, p := range []struct{ name, key, open, button string }{
+		{"alice", aliceKey, "/ui/tools", `#signin-list tr[data-upstream="tracker"]`},
+		{"bob", bobKey, page.Path, `#signin-tracker`},
+	} {
 		browser := browsertest.New(t)
 		err := chromedp.Do(browsertest.Within(t, browser),
 			chromedp.Navigate(base+"/ui/login"),
 			chromedp.SendKeys(`#key`, p.key),
 			chromedp.Click(`#signin`),
 			chromedp.WaitVisible(`#principal`),
-			chromedp.Navigate(base+"/ui/tools"),
-			chromedp.WaitVisible(`#signin-list tr[data-upstream="tracker"]`))
+			chromedp.Navigate(base+p.open),
+			chromedp.WaitVisible(p.button))
 		if err != nil {
-			t.Fatalf("%s opening the tools page: %v", p.name, err)
+			t.Fatalf("%s opening %s: %v", p.name, p.open, err)
 		}
-		if row, _ := chromedp.Run(browsertest.Within(t, browser), chromedp.Text(`#signin-list tr[data-upstream="tracker"]`)); !strings.Contains(row, "not signed in") {
-			t.Fatalf("%s's sign-in before signing in: %q", p.name, row)
+		if text, _ := chromedp.Run(browsertest.Within(t, browser), chromedp.Text(`main`)); !strings.Contains(text, "not signed in") {
+			t.Fatalf("%s's sign-in before signing in: %q", p.name, text)
 		}
-		browsertest.Shot(t, browser, "signin-tools-"+p.name)
+		browsertest.Shot(t, browser, "signin-start-"+p.name)
 		if err := chromedp.Do(browsertest.Within(t, browser), chromedp.Click(`#signin-tracker`)); err != nil {
 			t.Fatalf("%s clicking Sign in to tracker: %v", p.name, err)
 		}

@@ -317,3 +317,51 @@ func (s signIns) Logout(ctx context.Context, principal, upstream string) error {
 	}
 	return err
 }
+
+// clientIDDocuments are the Client ID Metadata Documents the gateway
+// serves: one at the path of each client_id_metadata_url of ups, listing
+// the console's callbacks of the upstreams that name it (when the console
+// is served) and the loopback callback of toolgate auth login.
+func clientIDDocuments(ups []*auth.Upstream, origin string, withConsole bool) (map[string]http.Handler, error) {
+	redirects := map[string][]string{}
+	var ids []string
+	for _, up := range ups {
+		id := up.ClientIDMetadataURL()
+		if id == "" {
+			continue
+		}
+		if _, ok := redirects[id]; !ok {
+			ids = append(ids, id)
+			redirects[id] = []string{"http://127.0.0.1/callback"}
+		}
+		if withConsole && up.Grant() == auth.GrantAuthorizationCode {
+			redirects[id] = append(redirects[id], origin+console.SignInPath(up.Name())+"/callback")
+		}
+	}
+	docs := map[string]http.Handler{}
+	for _, id := range ids {
+		u, err := url.Parse(id)
+		if err != nil {
+			return nil, err
+		}
+		path := u.EscapedPath()
+		for _, taken := range []string{"/mcp", "/healthz", "/readyz", "/ui/", "/.well-known/oauth-protected-resource"} {
+			if path == taken || strings.HasPrefix(path, strings.TrimSuffix(taken, "/")+"/") {
+				return nil, usageErr("client_id_metadata_url %s: its path %s is the gateway's own (%s); pick another, e.g. /oauth/client.json", id, path, taken)
+			}
+		}
+		if _, dup := docs[path]; dup {
+			return nil, usageErr("client_id_metadata_url %s: another one has the path %s", id, path)
+		}
+		doc, err := auth.ClientIDMetadata(id, "toolgate", redirects[id])
+		if err != nil {
+			return nil, err
+		}
+		docs[path] = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "public, max-age=300")
+			w.Write(doc)
+		})
+	}
+	return docs, nil
+}

@@ -248,13 +248,18 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	}
 
 	var ln net.Listener
+	var docs map[string]http.Handler
 	if p.addr != "" {
 		if ln, err = net.Listen("tcp", p.addr); err != nil {
 			return &exitError{exitTool, fmt.Errorf("listening on %s: %w", p.addr, err)}
 		}
 		defer ln.Close()
+		origin := consoleOrigin(pol, ln)
 		if ui.shows(pol) {
-			ui.signIns = consoleSignIns(p.oauth, consoleOrigin(pol, ln))
+			ui.signIns = consoleSignIns(p.oauth, origin)
+		}
+		if docs, err = clientIDDocuments(p.oauth, origin, ui.shows(pol)); err != nil {
+			return err
 		}
 	}
 
@@ -350,7 +355,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return nil
 	}
 	o := mcpserver.HTTPOptions{Loopback: mcpserver.IsLoopback(p.addr), MaxRequestBytes: p.maxRequest, Stateless: stateless}
-	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts), nil, ui.handler(pol, eng, p.audit, authn, o.Loopback))
+	return serveHTTP(ctx, s, srv, ln, o, authn, readiness(&opts), nil, ui.handler(pol, eng, p.audit, authn, o.Loopback), docs)
 }
 
 // instructions joins the upstreams' instructions, each under its name.

@@ -190,8 +190,15 @@ both are served without authentication and reveal nothing else.`
 // and /readyz the sandbox's level (level, when measured).
 // The web console ui (nil: none) is served under /ui/; it authenticates
 // its users itself, as /mcp does.
-func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error, level *sandbox.Level, ui http.Handler) error {
+// More documents (more: path → handler, e.g. a Client ID Metadata
+// Document) are served beside them to anyone.
+func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error, level *sandbox.Level, ui http.Handler, more ...map[string]http.Handler) error {
 	mux := http.NewServeMux()
+	for _, m := range more {
+		for path, h := range m {
+			mux.Handle("GET "+path, h)
+		}
+	}
 	probes(mux, ready, level)
 	h := srv.Handler(o)
 	if authn != nil {
