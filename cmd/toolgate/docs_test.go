@@ -123,12 +123,12 @@ func TestDeployPolicyChecks(t *testing.T) {
 	if r := toolgate(t, ws, "", "policy", "check", pol); r.code != 0 {
 		t.Errorf("policy check of docs/deploy.md's policy: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"path: /readyz", "path: /healthz", "helm install toolgate deploy/helm/toolgate", "ghcr.io/toolgate/toolgate-runner"} {
+	for _, want := range []string{"path: /readyz", "path: /healthz", "helm install toolgate deploy/helm/toolgate", "toolgate/toolgate-runner"} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("docs/deploy.md lacks %q", want)
 		}
 	}
 	if strings.Contains(string(doc), "registry.example.com") {
-		t.Error("docs/deploy.md names an image nobody builds (registry.example.com): the images are ghcr.io/toolgate/toolgate and toolgate-runner")
+		t.Error("docs/deploy.md names an image nobody builds (registry.example.com): the images are toolgate/toolgate and toolgate/toolgate-runner, from make image")
 	}
 }

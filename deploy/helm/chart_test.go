@@ -192,9 +192,9 @@ func TestChartRenders(t *testing.T) {
 					t.Errorf("env %s has a value in the manifest: a secret must come by reference", e.Name)
 				}
 			}
-			wantImage := "ghcr.io/toolgate/toolgate-runner:"
+			wantImage := "toolgate/toolgate-runner:"
 			if c.name == "proxy" {
-				wantImage = "ghcr.io/toolgate/toolgate:"
+				wantImage = "toolgate/toolgate:"
 			}
 			if !strings.HasPrefix(ctr.Image, wantImage) {
 				t.Errorf("image %s, want %s…", ctr.Image, wantImage)
@@ -392,7 +392,7 @@ func TestChartSandboxAccess(t *testing.T) {
 		t.Errorf("ingress ports %+v, runner port %d", in.Ports, runner.Ports[0].ContainerPort)
 	}
 	// The runner gets its secret by reference, and no API token.
-	if !strings.HasPrefix(runner.Image, "ghcr.io/toolgate/toolgate-runner:") || runner.Args[0] != "runner" ||
+	if !strings.HasPrefix(runner.Image, "toolgate/toolgate-runner:") || runner.Args[0] != "runner" ||
 		!strings.Contains(strings.Join(runner.Args, " "), "--require full") {
 		t.Errorf("runner %s %v, want toolgate runner requiring the full sandbox userns gives", runner.Image, runner.Args)
 	}

@@ -46,10 +46,13 @@ app.kubernetes.io/component: sandbox
 {{- default (printf "%s-sandbox" (include "toolgate.fullname" .)) .Values.sandbox.kubernetes.template -}}
 {{- end -}}
 
-{{/* An image reference: registry/name:tag[@digest]. Argument: (list $ name). */}}
+{{/* An image reference: [registry/]name:tag[@digest]. Argument: (list $ name). */}}
 {{- define "toolgate.image" -}}
 {{- $ := index . 0 -}}
-{{- $ref := printf "%s/%s:%s" $.Values.image.registry (index . 1) (default $.Chart.AppVersion $.Values.image.tag) -}}
+{{- $ref := printf "%s:%s" (index . 1) (default $.Chart.AppVersion $.Values.image.tag) -}}
+{{- with $.Values.image.registry -}}
+{{- $ref = printf "%s/%s" (trimSuffix "/" .) $ref -}}
+{{- end -}}
 {{- if $.Values.image.digest -}}
 {{- $ref = printf "%s@%s" $ref $.Values.image.digest -}}
 {{- end -}}
@@ -60,7 +63,7 @@ app.kubernetes.io/component: sandbox
 {{- define "toolgate.gatewayImage" -}}
 {{- $name := .Values.image.name -}}
 {{- if not $name -}}
-{{- $name = ternary "toolgate-runner" "toolgate" (eq .Values.command "serve") -}}
+{{- $name = ternary "toolgate/toolgate-runner" "toolgate/toolgate" (eq .Values.command "serve") -}}
 {{- end -}}
 {{- include "toolgate.image" (list . $name) -}}
 {{- end -}}
