@@ -418,18 +418,21 @@ func matches(sel labels.Selector, l map[string]string) bool {
 }
 
 // TestChartRefusesBadValues: values that cannot work fail the render,
-// saying what to set.
+// saying what to set: values.schema.json refuses unknown keys and values
+// out of their sets, the templates what no schema says.
 func TestChartRefusesBadValues(t *testing.T) {
 	for _, c := range []struct {
 		set  []string
 		want string
 	}{
 		{nil, "no auth"},
-		{[]string{"allowRemote=true", "sandbox.mode=privileged"}, "sandbox.mode"},
-		{[]string{"allowRemote=true", "command=run"}, "command"},
+		{[]string{"allowRemote=true", "sandbox.mode=privileged"}, "at '/sandbox/mode': value must be one of"},
+		{[]string{"allowRemote=true", "sandbox.mod=userns"}, "additional properties 'mod' not allowed"},
+		{[]string{"allowRemote=true", "command=run"}, "at '/command'"},
 		{[]string{"allowRemote=true", "command=proxy"}, "proxy.config"},
 		{[]string{"allowRemote=true", "sandbox.backend=kubernetes", "sandbox.mode=none"}, "runner pods exist to run commands"},
-		{[]string{"allowRemote=true", "sandbox.backend=docker"}, "sandbox.backend"},
+		{[]string{"allowRemote=true", "sandbox.backend=docker"}, "at '/sandbox/backend'"},
+		{[]string{"allowRemote=true", "image.digest=latest"}, "at '/image/digest'"},
 	} {
 		args := []string{"template", "toolgate", "toolgate", "--namespace", "tools"}
 		for _, s := range c.set {

@@ -68,17 +68,8 @@ app.kubernetes.io/component: sandbox
 {{- include "toolgate.image" (list . $name) -}}
 {{- end -}}
 
-{{/* Checks of the values that no schema expresses; a bad value fails the render. */}}
+{{/* Checks of the values that values.schema.json cannot express; a bad value fails the render. */}}
 {{- define "toolgate.validate" -}}
-{{- if not (has .Values.command (list "serve" "proxy")) -}}
-{{- fail (printf "command: %q is neither serve nor proxy" .Values.command) -}}
-{{- end -}}
-{{- if not (has .Values.sandbox.mode (list "userns" "gvisor" "reduced" "none")) -}}
-{{- fail (printf "sandbox.mode: %q is none of userns, gvisor, reduced, none" .Values.sandbox.mode) -}}
-{{- end -}}
-{{- if not (has .Values.sandbox.backend (list "local" "kubernetes")) -}}
-{{- fail (printf "sandbox.backend: %q is neither local nor kubernetes" .Values.sandbox.backend) -}}
-{{- end -}}
 {{- if and (eq .Values.sandbox.backend "kubernetes") (ne .Values.command "serve") -}}
 {{- fail "sandbox.backend=kubernetes places the workspace of serve's built-in tools: set command=serve" -}}
 {{- end -}}
