@@ -279,6 +279,10 @@ func TestBoxHoldsAgainstHostileUpstream(t *testing.T) {
 	tg.Write = append(tg.Write, filepath.Join(home, ".bashrc"), filepath.Join(home, ".ssh", "authorized_keys"),
 		filepath.Join(home, ".config", "systemd", "user", "evil.service"), "/var/spool/cron/crontabs/root", pol, auditLog,
 		filepath.Join(work, ".git", "hooks", "post-checkout"), filepath.Join(work, ".vscode", "settings.json"))
+	// Auto-run entries that do not exist when it starts: no mount can cover
+	// them; the gateway moves them out of the grant as they appear.
+	plantedLater := []string{filepath.Join(work, "AGENTS.md"), filepath.Join(work, ".claude", "settings.json")}
+	tg.Write = append(tg.Write, plantedLater...)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -358,6 +362,27 @@ func TestBoxHoldsAgainstHostileUpstream(t *testing.T) {
 	}
 	if b, err := os.ReadFile(pol); err != nil || strings.Contains(string(b), "planted") {
 		t.Errorf("the policy changed: %q %v", b, err)
+	}
+	for _, p := range []string{filepath.Join(work, "AGENTS.md"), filepath.Join(work, ".claude")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was created inside the write grant and left there", p)
+		}
+	}
+	moved, _ := filepath.Glob(filepath.Join(dir, "state", "quarantine", "hostile", "*", "AGENTS.md"))
+	if len(moved) == 0 {
+		t.Errorf("the planted AGENTS.md is not in the quarantine folder")
+	} else if b, _ := os.ReadFile(moved[0]); string(b) != "planted by the hostile upstream\n" {
+		t.Errorf("the quarantined AGENTS.md holds %q", b)
+	}
+	logged, _ := os.ReadFile(auditLog)
+	for _, p := range plantedLater {
+		entry := p
+		if strings.Contains(p, ".claude") {
+			entry = filepath.Dir(p)
+		}
+		if !strings.Contains(string(logged), `"tool":"isolation:hostile"`) || !strings.Contains(string(logged), `"target":"`+entry+`"`) {
+			t.Errorf("no isolation:hostile audit record for %s\n%s", entry, logged)
+		}
 	}
 	if n := reached.Load(); n != 0 {
 		t.Errorf("the test's listeners were reached %d times", n)

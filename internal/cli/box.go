@@ -79,17 +79,46 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	if err != nil {
 		return nil, err
 	}
+	// The auto-run entries missing from the write grants cannot be covered
+	// by a mount: any that appears while the server runs is moved out.
+	var missing []autoRunEntry
+	for _, w := range b.iso.write {
+		if !b.iso.config[w] {
+			missing = append(missing, missingAutoRun(w)...)
+		}
+	}
+	var seq int
+	check := func() {
+		for _, m := range planted(missing, filepath.Join(stateDir(), "quarantine", c.Name), &seq) {
+			b.refusal(boxRefusal{Target: m.entry.path, Reason: "auto_run", Grant: m.entry.grant}, m.rule())
+		}
+	}
+	stopWatch := func() {}
+	if len(missing) > 0 {
+		if stopWatch, err = watchAutoRun(missing, check); err != nil {
+			cleanup()
+			return nil, fmt.Errorf("upstream %s: watching its write grants: %w", c.Name, err)
+		}
+	}
 	// The process lives until the session closes it (or the gateway
 	// exits: the sandbox kills it with the thread that started it), not
 	// as long as the connect call's context.
 	p, err := b.native.Start(context.Background(), spec, c.Stderr)
 	if err != nil {
+		stopWatch()
 		cleanup()
 		if errors.Is(err, sandbox.ErrUnavailable) {
 			return nil, fmt.Errorf("the box of upstream %s cannot be built here: %w (toolgate never starts a strict upstream unconfined; see docs/isolation.md)", c.Name, err)
 		}
 		return nil, fmt.Errorf("starting upstream %s in its box: %w", c.Name, err)
 	}
+	go func() {
+		<-p.Done()
+		stopWatch()
+		if len(missing) > 0 {
+			check() // what it planted as it ended
+		}
+	}()
 	bx := &boxed{p: p, cleanup: cleanup, upstream: c.Name, iso: b.iso}
 	b.mu.Lock()
 	b.running, b.refused = bx, 0
@@ -109,11 +138,13 @@ func (b *box) decided(d egress.Decision) {
 }
 
 // boxRefusal is the arguments of an isolation:UPSTREAM audit record: what
-// was refused (a host:port) and why (the egress proxy's reason), from which
-// toolgate trust suggest works out a grant.
+// was refused (a host:port, or the path of an auto-run entry it created)
+// and why (the egress proxy's reason, or auto_run), from which toolgate
+// trust suggest works out a grant.
 type boxRefusal struct {
 	Target string `json:"target"`
 	Reason string `json:"reason"`
+	Grant  string `json:"grant,omitempty"` // the write grant an auto-run entry was created in
 }
 
 // refusal audits one refused access; after kill_after of them in one
@@ -572,7 +603,7 @@ func (iso *isolation) grants(c *mcpclient.Config) *trust.Box {
 // suggestGrants turns the refusals recorded for an upstream's box into
 // the isolation grants that would have allowed them, as YAML.
 func suggestGrants(upstream string, recs []audit.Record) string {
-	var network, private, never []string
+	var network, private, config, never []string
 	add := func(list *[]string, v string) {
 		if !slices.Contains(*list, v) {
 			*list = append(*list, v)
@@ -581,6 +612,10 @@ func suggestGrants(upstream string, recs []audit.Record) string {
 	for _, rec := range recs {
 		var r boxRefusal
 		if json.Unmarshal(rec.Arguments, &r) != nil || r.Target == "" {
+			continue
+		}
+		if r.Reason == "auto_run" {
+			add(&config, r.Grant)
 			continue
 		}
 		host, port, err := net.SplitHostPort(r.Target)
@@ -606,8 +641,14 @@ func suggestGrants(upstream string, recs []audit.Record) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# toolgate trust suggest %s: %d refusal(s) in the audit log. Paste what you mean to grant\n# into the isolation block of %s; nothing was changed.\n", upstream, len(recs), upstream)
-	if len(network)+len(private) > 0 {
+	if len(network)+len(private)+len(config) > 0 {
 		b.WriteString("isolation:\n")
+	}
+	if len(config) > 0 {
+		b.WriteString("  write:   # it created auto-run files (.git, .vscode, .mcp.json…) there: grant that only if you mean it\n")
+		for _, g := range config {
+			fmt.Fprintf(&b, "    - {path: %q, config: true}\n", g)
+		}
 	}
 	for _, l := range []struct {
 		field string

@@ -157,6 +157,7 @@ func TestSuggestGrants(t *testing.T) {
 		rec("registry.corp.example:4873", "private_address", "network: private_address: registry.corp.example resolves to 10.1.2.3 (a private address)"),
 		rec("sneaky.example:443", "private_address", "network: private_address: sneaky.example resolves to 127.0.0.1 (a loopback address)"),
 		rec("metadata.google.internal:80", "metadata_address", "network: metadata_address"),
+		{Tool: "isolation:fs", Arguments: json.RawMessage(`{"target":"/srv/work/.mcp.json","reason":"auto_run","grant":"/srv/work"}`)},
 	})
 	var parsed struct {
 		Isolation isolationFile `yaml:"isolation"`
@@ -169,6 +170,9 @@ func TestSuggestGrants(t *testing.T) {
 	}
 	if got := strings.Join(parsed.Isolation.Private, " "); got != "registry.corp.example:4873" {
 		t.Errorf("private %q\n%s", got, out)
+	}
+	if w := parsed.Isolation.Write; len(w) != 1 || w[0].Path != "/srv/work" || !w[0].Config {
+		t.Errorf("write %+v: want {path: /srv/work, config: true}\n%s", w, out)
 	}
 	for _, never := range []string{"# no grant allows sneaky.example:443", "# no grant allows metadata.google.internal:80"} {
 		if !strings.Contains(out, never) {
