@@ -76,3 +76,47 @@ func TestBoxInThePin(t *testing.T) {
 		t.Errorf("a box where there was none: %+v %s", st["up"]["add"], kinds(ev))
 	}
 }
+
+// TestResolvedInThePin: what a launcher (npx) resolved the upstream's
+// package to is part of its identity: another version of the package, or
+// the same version over another dependency tree, quarantines every tool
+// with a reason naming it; a pin made before resolutions were recorded
+// takes the first one without a quarantine.
+func TestResolvedInThePin(t *testing.T) {
+	res := func(version, tree string) trust.Identity {
+		id := id1
+		id.Resolved = &trust.Resolved{Packages: map[string]string{"@scope/server": version}, Tree: tree}
+		return id
+	}
+	for _, tc := range []struct {
+		name string
+		id   trust.Identity
+		why  string
+	}{
+		{"another version", res("1.2.4", "bbbb"), `resolved @scope/server to 1.2.4 (pinned: "1.2.3")`},
+		{"another tree", res("1.2.3", "bbbb"), "another dependency tree"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _ := pinsAt(t)
+			review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: res("1.2.3", "aaaa"), Tools: []trust.ToolDef{clean1}})
+			st, _ := review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: res("1.2.3", "aaaa"), Tools: []trust.ToolDef{clean1}})
+			if s := st["up"]["add"]; s.State != trust.Pinned {
+				t.Fatalf("the same resolution: %+v", s)
+			}
+			st, ev := review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: tc.id, Tools: []trust.ToolDef{clean1}})
+			if s := st["up"]["add"]; s.State != trust.Quarantined || !strings.Contains(s.Why, tc.why) {
+				t.Fatalf("%+v (events %s), want quarantined naming %q", s, kinds(ev), tc.why)
+			}
+		})
+	}
+	p, _ := pinsAt(t)
+	review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: id1, Tools: []trust.ToolDef{clean1}})
+	st, ev := review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: res("1.2.3", "aaaa"), Tools: []trust.ToolDef{clean1}})
+	if s := st["up"]["add"]; s.State != trust.Pinned || kinds(ev) != "narrowed" {
+		t.Fatalf("a pin from before resolutions: %+v, events %s", s, kinds(ev))
+	}
+	st, _ = review(t, p, trust.Settings{}, trust.Listing{Upstream: "up", Identity: res("1.2.4", "aaaa"), Tools: []trust.ToolDef{clean1}})
+	if s := st["up"]["add"]; s.State != trust.Quarantined {
+		t.Fatalf("after the first resolution was pinned, another: %+v", s)
+	}
+}

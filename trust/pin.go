@@ -70,19 +70,43 @@ type Identity struct {
 	URL        string            `json:"url,omitempty"`
 	// Box is what the upstream's box grants it (nil: none known).
 	Box *Box `json:"box,omitempty"`
+	// Resolved is what a package launcher (npx) resolved the upstream's
+	// package to (nil: no launcher, or not known).
+	Resolved *Resolved `json:"resolved,omitempty"`
+}
+
+// Resolved is what a launcher installed to run an upstream: the packages
+// its command line names, each with the version resolved, and a SHA-256
+// over every package of the installed tree (path, version, integrity), so
+// that a changed dependency counts too.
+type Resolved struct {
+	Packages map[string]string `json:"packages"`
+	Tree     string            `json:"tree"`
+}
+
+func equalResolved(a, b *Resolved) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return maps.Equal(a.Packages, b.Packages) && a.Tree == b.Tree
 }
 
 // Equal reports whether a and b are the same identity.
 func (a Identity) Equal(b Identity) bool {
 	return slices.Equal(a.Command, b.Command) && a.Executable == b.Executable && a.SHA256 == b.SHA256 &&
-		maps.Equal(a.Files, b.Files) && a.URL == b.URL && equalBox(a.Box, b.Box)
+		maps.Equal(a.Files, b.Files) && a.URL == b.URL && equalBox(a.Box, b.Box) && equalResolved(a.Resolved, b.Resolved)
 }
 
 // sameButNarrower reports whether b is a with a box that grants no more
-// (and something less): the pin takes b without a quarantine.
+// (and something less), or with a launcher's resolution where a, pinned
+// before resolutions were, has none: the pin takes b without a
+// quarantine.
 func (a Identity) sameButNarrower(b Identity) bool {
 	ab, bb := a, b
 	ab.Box, bb.Box = nil, nil
+	if a.Resolved == nil {
+		bb.Resolved = nil
+	}
 	return ab.Equal(bb) && len(a.Box.Widening(b.Box)) == 0
 }
 
@@ -115,6 +139,20 @@ func (a Identity) Change(b Identity) string {
 	}
 	if w := a.Box.Widening(b.Box); len(w) > 0 {
 		out = append(out, "its box grants more: "+strings.Join(w, ", "))
+	}
+	if a.Resolved != nil && !equalResolved(a.Resolved, b.Resolved) {
+		switch {
+		case b.Resolved == nil:
+			out = append(out, "its launcher's resolution is no longer known")
+		case !maps.Equal(a.Resolved.Packages, b.Resolved.Packages):
+			for _, k := range slices.Sorted(maps.Keys(b.Resolved.Packages)) {
+				if v := b.Resolved.Packages[k]; a.Resolved.Packages[k] != v {
+					out = append(out, fmt.Sprintf("its launcher resolved %s to %s (pinned: %q)", k, v, a.Resolved.Packages[k]))
+				}
+			}
+		default:
+			out = append(out, fmt.Sprintf("its launcher installed another dependency tree (SHA-256 %.12s… was %.12s…)", b.Resolved.Tree, a.Resolved.Tree))
+		}
 	}
 	return strings.Join(out, "; ")
 }

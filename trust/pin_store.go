@@ -410,9 +410,9 @@ func review(f *PinFile, l Listing, s Settings, sc ScanContext, now time.Time) (m
 	case up.Identity.sameButNarrower(l.Identity):
 		// A box that grants less needs no approval: the pin takes it, so
 		// that granting the old again is a widening.
-		up.Identity.Box = l.Identity.Box
+		up.Identity.Box, up.Identity.Resolved = l.Identity.Box, l.Identity.Resolved
 		up.PendingIdentity, up.PendingSince = nil, time.Time{}
-		ev(Event{Kind: "narrowed", Why: "the upstream's box grants less than pinned"})
+		ev(Event{Kind: "narrowed", Why: "the upstream's box grants less than pinned, or its launcher's resolution is pinned for the first time"})
 	default:
 		idWhy = "the upstream changed since it was pinned: " + up.Identity.Change(l.Identity)
 		if up.PendingIdentity == nil || !up.PendingIdentity.Equal(l.Identity) {

@@ -723,3 +723,103 @@ func TestBoxRefusedBelowLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestLauncherCacheAndResolvedPin: `npx -y PKG@VERSION` in the box, with
+// an empty cache, fetches the package from this machine's configured npm
+// registry through the box's egress proxy (the registry's exact host:port
+// is its only network) into a cache of the upstream's own under
+// toolgate's state folder; what npx resolved is pinned, not the registry.
+// The second start finds the package cached and runs npx offline with no
+// network at all, pinned as before. A different resolution (the cache's
+// lock file changed, as a new version would change it) quarantines the
+// upstream's tools, naming the package and both versions.
+func TestLauncherCacheAndResolvedPin(t *testing.T) {
+	const pkg, version = "@modelcontextprotocol/server-everything", "2026.8.31"
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	pins := filepath.Join(dir, "pins.json")
+	pol := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(pol, []byte("allow: [\"*\"]\ntrust:\n  pins: "+pins+"\n"), 0o644)
+	config := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(config, []byte(fmt.Sprintf("servers:\n  - name: everything\n    command: npx\n    args: [\"-y\", %q, stdio]\n    timeout: 120s\n", pkg+"@"+version)), 0o644)
+	run := func(step string) (*mcp.CallToolResult, string) {
+		t.Helper()
+		cmd := exec.Command(bin, "proxy", "--config", config, "--policy", pol, "--audit", filepath.Join(dir, "audit.jsonl"))
+		cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+state)
+		stderr := &lockedBuilder{}
+		cmd.Stderr = stderr
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "npx-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("%s: connecting: %v\n%s", step, err, stderr.String())
+		}
+		defer cmd.Wait()
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__echo", Arguments: map[string]any{"message": "through npx"}})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", step, err, stderr.String())
+		}
+		return res, stderr.String()
+	}
+	type pinned struct {
+		Upstreams map[string]struct {
+			Identity struct {
+				Box      struct{ Private []string }
+				Resolved *struct {
+					Packages map[string]string
+					Tree     string
+				}
+			}
+			PendingIdentity *json.RawMessage `json:"pending_identity"`
+		}
+	}
+	readPins := func() pinned {
+		var p pinned
+		b, _ := os.ReadFile(pins)
+		if err := json.Unmarshal(b, &p); err != nil {
+			t.Fatalf("the pin file: %v\n%s", err, b)
+		}
+		return p
+	}
+
+	// First start: nothing cached; fetched through the egress proxy.
+	if res, stderr := run("first start"); res.IsError || !strings.Contains(text(res), "through npx") {
+		t.Fatalf("first start: %q\n%s", text(res), stderr)
+	}
+	locks, _ := filepath.Glob(filepath.Join(state, "launchers", "npm", "everything", "_npx", "*", "package-lock.json"))
+	if len(locks) != 1 {
+		t.Fatalf("the launcher's cache holds %d npx installs, want 1", len(locks))
+	}
+	up := readPins().Upstreams["everything"]
+	if r := up.Identity.Resolved; r == nil || r.Packages[pkg] != version || len(r.Tree) != 64 {
+		t.Fatalf("the pin's resolution: %+v, want %s %s and the tree's SHA-256", r, pkg, version)
+	}
+	if len(up.Identity.Box.Private) != 0 {
+		t.Errorf("the registry is pinned in the box (%v): the resolution is what is pinned", up.Identity.Box.Private)
+	}
+
+	// Second start: from the cache, offline, pinned as before.
+	if res, stderr := run("second start"); res.IsError || !strings.Contains(text(res), "through npx") {
+		t.Fatalf("second start: %q\n%s", text(res), stderr)
+	}
+	if up := readPins().Upstreams["everything"]; up.PendingIdentity != nil {
+		t.Fatalf("the second start changed the identity: %s", *up.PendingIdentity)
+	}
+
+	// Another resolution: quarantined, naming the package and the versions.
+	b, err := os.ReadFile(locks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := `"node_modules/` + pkg + `": {
+      "version": "` + version + `"`
+	if !strings.Contains(string(b), entry) {
+		t.Fatalf("the lock file has no entry %s:\n%.2000s", entry, b)
+	}
+	os.WriteFile(locks[0], []byte(strings.Replace(string(b), entry, strings.Replace(entry, version, "2026.9.1", 1), 1)), 0o644)
+	res, stderr := run("another resolution")
+	if !res.IsError || !strings.Contains(text(res), "quarantined") || !strings.Contains(text(res), "resolved "+pkg+" to 2026.9.1") {
+		t.Fatalf("another resolution: want the tool quarantined naming the new version, got isError=%v %q\n%s", res.IsError, text(res), stderr)
+	}
+}

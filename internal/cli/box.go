@@ -46,7 +46,7 @@ type box struct {
 // newBox makes the box of iso's upstream; native starts its processes.
 func newBox(iso *isolation, native *sandbox.Native, homes []string, auditor engine.Auditor, pins *trust.Pins, log *slog.Logger) (*box, error) {
 	b := &box{iso: iso, native: native, homes: homes, auditor: auditor, pins: pins, log: log}
-	if len(iso.network)+len(iso.private) > 0 {
+	if len(iso.network)+len(iso.private) > 0 || iso.registry != "" {
 		pol, err := iso.egressPolicy(b.decided)
 		if err != nil {
 			return nil, err
@@ -463,9 +463,9 @@ func (b *boxed) Close() error {
 // require is the policy's sandbox.require: the level the sandbox must
 // reach here, measured once before the first strict upstream, for it to
 // start at all.
-// It returns a function that closes the boxes, and the grants of each
-// stdio upstream as the pin file records them.
-func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (func(), map[string]*trust.Box, error) {
+// It returns a function that closes the boxes, and what the box of each
+// stdio upstream adds to its pinned identity.
+func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (func(), map[string]boxIdentity, error) {
 	own := []string{stateDir(), pins}
 	for _, f := range []string{p.policy, p.audit} {
 		if f != "" && f != "off" {
@@ -490,7 +490,7 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 	native := &sandbox.Native{Executable: sandboxHelper()}
 	measure := &sandbox.Leveled{Backend: native}
 	var boxes []*box
-	grants := map[string]*trust.Box{}
+	grants := map[string]boxIdentity{}
 	closeAll := func() {
 		for _, b := range boxes {
 			b.Close()
@@ -512,20 +512,29 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 			return nil, nil, err
 		}
 		iso.pass = p.passEnv
+		id := boxIdentity{grants: iso.grants(c)}
 		if l := launcherOf(c.Command); l != nil && !iso.off {
-			// npx and the like: their registry (as their own configuration
-			// names it) as an exact private: host:port, a cache of their own.
+			// npx and the like: a cache of their own; their registry (as
+			// their own configuration names it) as an exact private:
+			// host:port until the package is in the cache, then none: the
+			// launcher runs offline, and what it resolved is pinned.
 			hostport, cache, env, err := launcherGrants(l, c.Name)
 			if err != nil {
 				closeAll()
 				return nil, nil, usageErr("upstream %s: the registry of %s: %v (run %s config get registry)", c.Name, l.name, err, l.name)
 			}
-			if hostport != "" && !slices.Contains(iso.private, hostport) {
-				iso.private = append(iso.private, hostport)
-			}
 			iso.cache, iso.cacheEnv = cache, env
+			if l.resolved != nil {
+				args := c.Args
+				id.resolved = func() *trust.Resolved { return l.resolved(cache, args) }
+			}
+			if id.resolved != nil && id.resolved() != nil {
+				maps.Copy(iso.cacheEnv, l.offline)
+			} else if !slices.Contains(iso.private, hostport) {
+				iso.registry = hostport
+			}
 		}
-		grants[c.Name] = iso.grants(c)
+		grants[c.Name] = id
 		if iso.off {
 			continue
 		}
@@ -580,6 +589,14 @@ func boxLevel(measure *sandbox.Leveled, require, upstream string, log *slog.Logg
 		log.Warn("upstreams run in a box of a lower level, as the policy accepts", "level", l.Level, "missing", strings.Join(l.Missing, ", "))
 	}
 	return nil
+}
+
+// boxIdentity is what the box of a stdio upstream adds to its pinned
+// identity: its grants, and what its launcher resolved (nil: no launcher
+// that says).
+type boxIdentity struct {
+	grants   *trust.Box
+	resolved func() *trust.Resolved
 }
 
 // grants is the box as the pin file records it (trust.Box).

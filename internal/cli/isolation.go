@@ -70,6 +70,7 @@ type isolation struct {
 	private   []string          // exact host:port that may resolve to a private address
 	pass      []string          // names of the gateway's variables passed through (--env)
 	cache     string            // a launcher's cache folder (writable), under toolgate's state folder
+	registry  string            // a launcher's registry, host:port, while its package is not cached (not pinned: the resolution is)
 	cacheEnv  map[string]string // the launcher's variables: its registry and cache
 	memory    int64
 	processes int
@@ -185,7 +186,11 @@ func checkIsolation(upstream, command string, f *isolationFile, rel string, unis
 
 // egressPolicy is the policy of the upstream's egress proxy.
 func (iso *isolation) egressPolicy(onDecision func(egress.Decision)) (*egress.Policy, error) {
-	return egress.NewPolicy(egress.PolicyConfig{Allow: iso.network, Private: iso.private, OnDecision: onDecision})
+	private := iso.private
+	if iso.registry != "" {
+		private = append(slices.Clone(private), iso.registry)
+	}
+	return egress.NewPolicy(egress.PolicyConfig{Allow: iso.network, Private: private, OnDecision: onDecision})
 }
 
 // systemDirs are the host's system folders: shown read-only in the box, a

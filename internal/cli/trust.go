@@ -373,7 +373,7 @@ type pinVetter struct {
 	auditor engine.Auditor // nil: no audit log
 	log     *slog.Logger
 
-	boxes map[string]*trust.Box // the grants of each stdio upstream: part of its identity
+	boxes map[string]boxIdentity // what the box of each stdio upstream adds to its identity
 
 	mu   sync.Mutex
 	held map[[2]string]bool // upstream, tool: quarantined at the last Vet
@@ -413,7 +413,12 @@ func (v *pinVetter) Vet(ctx context.Context, ls []mcpclient.Listing) (map[string
 		name := l.Upstream.Name
 		out[name] = map[string]mcpclient.Verdict{}
 		id, err := trust.Identify(l.Upstream.Command, l.Upstream.Args, l.Upstream.Dir, l.Upstream.URL)
-		id.Box = v.boxes[name]
+		if bi, ok := v.boxes[name]; ok {
+			id.Box = bi.grants
+			if bi.resolved != nil {
+				id.Resolved = bi.resolved()
+			}
+		}
 		if err != nil {
 			v.log.Error("the upstream's executable cannot be checked: its tools are hidden", "upstream", name, "err", err)
 			for _, t := range l.Tools {
