@@ -29,11 +29,13 @@ type ModelRequest struct {
 
 // Main runs the command line of os.Args and exits with its status. A
 // process started as a command sandbox's helper becomes that helper first
-// (sandbox.Init), before anything else.
+// (sandbox.Init), before anything else; toolgate proxy then starts itself
+// again with a setting of the runtime (quietSysmon).
 func Main(o Options) {
 	if sandbox.Init() {
 		return
 	}
+	quietSysmon() // toolgate proxy starts again with a setting of the runtime
 	// The relay of the signals is not stopped before os.Exit: stopping it
 	// wakes the runtime's signal thread (a thread more, to end at once).
 	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

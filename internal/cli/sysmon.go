@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"os"
+	"strings"
+)
+
+// sysmonSetting keeps the runtime's monitor thread (sysmon) from its deep
+// sleep: with schedtrace set, sysmon never waits for the next system call
+// to wake it, so it backs off to one look every 10 ms and stays there. By
+// default it sleeps while every P is idle, the first system call after
+// that wakes it (a futex), and it then looks every 20 µs (a nanosleep and
+// two context switches each time) until every P is idle again: for a
+// gateway, which goes idle twice per call (waiting for the client, waiting
+// for the upstream) and makes system calls each time it wakes (the audit
+// log), that was the largest cost left of a call through toolgate proxy
+// after its pipes were read and written raw (go-sdk patch 7; bench notes
+// in third_party/go-sdk/PATCHES.md). The period is the largest the runtime
+// takes (2^31-1 ms, 24.8 days): it prints its one-line scheduler summary
+// to standard error only once the machine has been up that long, at start
+// and every 24.8 days after.
+const sysmonSetting = "schedtrace=2147483647"
+
+// sysmonEnv says what to do about sysmonSetting in a process with args and
+// GODEBUG value godebug: start the program again (reexec) with GODEBUG
+// value, for toolgate proxy only; or, in the process so started, where the
+// setting is in force (the runtime read it at start), give GODEBUG its
+// value before back (restore; "" unsets it) for the processes it starts.
+// A GODEBUG that names schedtrace already is the user's: nothing is done.
+func sysmonEnv(args []string, godebug string) (value string, reexec, restore bool) {
+	if rest, ok := strings.CutSuffix(godebug, sysmonSetting); ok && (rest == "" || strings.HasSuffix(rest, ",")) {
+		return strings.TrimSuffix(rest, ","), false, true
+	}
+	if len(args) < 2 || args[1] != "proxy" || strings.Contains(godebug, "schedtrace=") {
+		return "", false, false
+	}
+	if godebug != "" {
+		return godebug + "," + sysmonSetting, true, false
+	}
+	return sysmonSetting, true, false
+}
+
+// quietSysmon starts toolgate proxy again (the same process, program file
+// and arguments) with sysmonSetting in GODEBUG, and in the process started
+// so takes it out again, so that the upstreams and helpers it starts get
+// the environment it was given. Where the program cannot be started again
+// (not Linux, or the exec failed) it goes on as it is.
+func quietSysmon() {
+	value, reexec, restore := sysmonEnv(os.Args, os.Getenv("GODEBUG"))
+	switch {
+	case restore && value == "":
+		os.Unsetenv("GODEBUG")
+	case restore:
+		os.Setenv("GODEBUG", value)
+	case reexec:
+		env := []string{"GODEBUG=" + value}
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GODEBUG=") {
+				env = append(env, kv)
+			}
+		}
+		execSelf(env) // returns only when it failed
+	}
+}

@@ -1,0 +1,36 @@
+package cli
+
+import "testing"
+
+// TestSysmonEnv: toolgate proxy starts again with the setting added to
+// GODEBUG (alone or after the user's), the process so started gives GODEBUG
+// its value before back, and nothing is done for other commands or when
+// the user names schedtrace.
+func TestSysmonEnv(t *testing.T) {
+	proxy := []string{"toolgate", "proxy", "--", "node", "server.js"}
+	for _, tc := range []struct {
+		name            string
+		args            []string
+		godebug         string
+		value           string
+		reexec, restore bool
+	}{
+		{"proxy, no GODEBUG", proxy, "", sysmonSetting, true, false},
+		{"proxy, the user's GODEBUG", proxy, "http2client=0", "http2client=0," + sysmonSetting, true, false},
+		{"started again, no GODEBUG before", proxy, sysmonSetting, "", false, true},
+		{"started again, the user's GODEBUG before", proxy, "http2client=0," + sysmonSetting, "http2client=0", false, true},
+		{"the user's schedtrace", proxy, "schedtrace=1000", "", false, false},
+		{"the user's schedtrace=0", proxy, "schedtrace=0,http2client=0", "", false, false},
+		{"a setting that only ends like it", proxy, "xschedtrace=2147483647", "", false, false},
+		{"serve", []string{"toolgate", "serve"}, "", "", false, false},
+		{"proxy as an argument", []string{"toolgate", "call", "proxy"}, "", "", false, false},
+		{"no command", []string{"toolgate"}, "", "", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			value, reexec, restore := sysmonEnv(tc.args, tc.godebug)
+			if value != tc.value || reexec != tc.reexec || restore != tc.restore {
+				t.Fatalf("sysmonEnv = %q, reexec %v, restore %v; want %q, %v, %v", value, reexec, restore, tc.value, tc.reexec, tc.restore)
+			}
+		})
+	}
+}
