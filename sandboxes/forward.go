@@ -335,7 +335,7 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 	cctx, cancel := context.WithCancel(context.Background())
 	defer context.AfterFunc(ctx, cancel)()
 	defer cancel()
-	up, err := mcpclient.Connect(cctx, mcpclient.Config{Name: id, URL: endpoint, NoPrefix: true, NoResources: true, NoPrompts: true,
+	up, err := mcpclient.Connect(cctx, mcpclient.Config{Name: id, URL: endpoint, NoPrefix: true, NoResources: true, NoPrompts: true, KeepMeta: true,
 		Headers:    map[string]string{"Authorization": "Bearer " + runner.Token(s.o.Secret, id)},
 		HTTPClient: s.client, Timeout: 24 * time.Hour, // the engine's timeout and the caller's cancellation bound a call
 	}, s.o.MCP)

@@ -178,6 +178,9 @@ func TestReplicas(t *testing.T) {
 	if _, isNew := sandboxMeta(res); isNew {
 		t.Errorf("the second call says its sandbox is new")
 	}
+	if res.Meta["total_lines"] == nil { // the runner's meta comes back (KeepMeta)
+		t.Errorf("read_file's meta from the sandbox is lost: %v", res.Meta)
+	}
 	for _, k := range [][2]string{{"bob", "conversation:c1"}, {"alice", "conversation:c2"}, {"alice", ""}} {
 		res := call(t, b, k[0], k[1], "read_file", `{"path":"notes.txt"}`)
 		if res.Error == nil || res.Error.Type != tool.NotFound {
