@@ -1,0 +1,185 @@
+// Command remote measures what a remote sandbox adds to a call: the same
+// `serve --http --stateless` replica, governed as in production (the
+// default policy, its own audit log), once with sandbox.backend local over
+// a folder and once with sandbox.backend runner over a `toolgate runner`
+// on loopback; one call at a time, in alternating rounds, the median of
+// the rounds' p50. Calls: read_file of a small file, and execute_command
+// `true`. The loop guard allows identical calls without bound (the
+// benchmark repeats one call on purpose; the guard still runs). Run it
+// through bench/remote/run.sh.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var (
+	toolgate = flag.String("toolgate", "toolgate", "the toolgate binary")
+	seqN     = flag.Int("seq", 300, "calls per round")
+	rounds   = flag.Int("rounds", 4, "rounds of each (alternating)")
+)
+
+const secret = "bench-remote-runner-secret-0123456789"
+
+func main() {
+	flag.Parse()
+	work, err := os.MkdirTemp("", "toolgate-remote-")
+	check(err)
+	defer os.RemoveAll(work)
+	root := filepath.Join(work, "root")
+	check(os.MkdirAll(root, 0o755))
+	small := ""
+	for i := range 20 {
+		small += fmt.Sprintf("line %d of a small file read by the remote sandbox benchmark\n", i+1)
+	}
+	check(os.WriteFile(filepath.Join(root, "small.txt"), []byte(small), 0o644))
+	check(os.Setenv("BENCH_RUNNER_SECRET", secret))
+
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			p.Process.Signal(os.Interrupt)
+			p.Wait()
+		}
+	}()
+	start := func(re *regexp.Regexp, args ...string) string {
+		cmd := exec.Command(*toolgate, args...)
+		u, err := announced(cmd, re)
+		check(err)
+		procs = append(procs, cmd)
+		return u
+	}
+	runner := start(runnerRE, "runner", "--listen", "127.0.0.1:0", "--dir", filepath.Join(work, "sandboxes"), "--token-env", "BENCH_RUNNER_SECRET")
+	base := "allow: [execute_command]\nlimits:\n  loop:\n    max: 100000000\n"
+	local := writePolicy(work, "local.yaml", base)
+	remote := writePolicy(work, "remote.yaml", base+"sandbox:\n  backend: runner\n  runner:\n    url: "+runner+"\n    secret_env: BENCH_RUNNER_SECRET\n")
+	serve := func(name string, args ...string) string {
+		return start(serveRE, append([]string{"serve", "--audit", filepath.Join(work, "audit-"+name+".jsonl"), "--http", "127.0.0.1:0", "--stateless"}, args...)...)
+	}
+	cLocal := connect(serve("local", "--root", root, "--policy", local))
+	cRemote := connect(serve("remote", "--policy", remote))
+	// The remote sandbox gets the same file, through the gateway.
+	mustCall(cRemote, "write_file", map[string]any{"path": "small.txt", "content": small})
+
+	fmt.Printf("toolgate serve --http --stateless, one call at a time, %d rounds of %d calls, median of the rounds' p50, %d cores\n", *rounds, *seqN, runtime.NumCPU())
+	fmt.Println("(wall time on a shared, loaded machine: noisy; compare the ratios of one run, not figures across runs)")
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		goal float64
+	}{
+		{"read_file", map[string]any{"path": "small.txt"}, 1.5},
+		{"execute_command", map[string]any{"command": "true"}, 1.3},
+	} {
+		var pl, pr []time.Duration
+		for range 20 {
+			mustCall(cLocal, c.name, c.args)
+			mustCall(cRemote, c.name, c.args)
+		}
+		for range *rounds {
+			pl = append(pl, pct(sequential(cLocal, c.name, c.args), 50))
+			pr = append(pr, pct(sequential(cRemote, c.name, c.args), 50))
+		}
+		ml, mr := pct(pl, 50), pct(pr, 50)
+		ratio := mr.Seconds() / ml.Seconds()
+		fmt.Printf("\n%s\n  backend local    p50 %s\n  backend runner   p50 %s\n  ratio            %.2fx (goal ≤ %.1fx): %s\n", c.name, ms(ml), ms(mr), ratio, c.goal, verdict(ratio <= c.goal))
+	}
+}
+
+func sequential(cs *mcp.ClientSession, name string, args map[string]any) []time.Duration {
+	lat := make([]time.Duration, *seqN)
+	for i := range lat {
+		t0 := time.Now()
+		mustCall(cs, name, args)
+		lat[i] = time.Since(t0)
+	}
+	return lat
+}
+
+func mustCall(cs *mcp.ClientSession, name string, args map[string]any) {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{"toolgate/conversation": "bench"}})
+	check(err)
+	if res.IsError {
+		check(fmt.Errorf("%s returned an error: %v", name, res.Content))
+	}
+}
+
+func connect(endpoint string) *mcp.ClientSession {
+	c := mcp.NewClient(&mcp.Implementation{Name: "remote-bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, nil)
+	check(err)
+	return cs
+}
+
+var (
+	serveRE  = regexp.MustCompile(`serving MCP at (http://\S+/mcp)`)
+	runnerRE = regexp.MustCompile(`runner serving MCP at (http://\S+)/sandboxes/`)
+)
+
+// announced starts cmd and returns the address its standard error
+// announces (re's first group).
+func announced(cmd *exec.Cmd, re *regexp.Regexp) (string, error) {
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case u := <-found:
+		return u, nil
+	case <-time.After(time.Minute):
+		return "", errors.New(cmd.Args[1] + " did not announce its address")
+	}
+}
+
+func writePolicy(work, name, src string) string {
+	p := filepath.Join(work, name)
+	check(os.WriteFile(p, []byte(src), 0o644))
+	return p
+}
+
+func pct(lat []time.Duration, p int) time.Duration {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", d.Seconds()*1000) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "remote:", err)
+		os.Exit(1)
+	}
+}
