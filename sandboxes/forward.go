@@ -156,7 +156,7 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	id := ID(call.Principal, call.Session)
 	var m made
 	for try := 0; ; try++ {
-		c, mm, err := s.acquire(ctx, id)
+		c, mm, err := s.acquire(WithKey(ctx, Key{Principal: Hash(call.Principal), Conversation: Hash(call.Session)}), id)
 		if err != nil {
 			return tool.ErrorResult(s.acquireError(id, err)), nil
 		}
