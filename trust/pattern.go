@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // pattern is a regular expression compiled on its first use. The scanner
@@ -35,11 +36,9 @@ func compile(src string) *pattern {
 }
 
 // compileMatch returns src as a pattern that is only asked whether it
-// matches (MatchString), compiled with every alternation in order so that
-// the parser factors the branches' common beginnings ("call|…|cancel"
-// becomes "ca(?:ll|ncel)|…"): the matcher follows one thread per first
-// letter rather than one per word. The order decides which branch a match
-// takes, never whether there is one.
+// matches (MatchString), compiled as ordered rewrites it: the matcher
+// follows one thread per first letter rather than one per word, and reads
+// a letter of a case-insensitive word with a class, not with case folding.
 func compileMatch(src string) *pattern {
 	p := compile(src)
 	p.matchOnly = true
@@ -49,7 +48,9 @@ func compileMatch(src string) *pattern {
 func (p *pattern) get() *regexp.Regexp {
 	p.once.Do(func() {
 		src := p.src
-		if p.matchOnly {
+		if o, ok := orderedSources[src]; ok && p.matchOnly {
+			src = o // written at development time
+		} else if p.matchOnly {
 			src = ordered(src)
 		}
 		p.re = regexp.MustCompile(src)
@@ -57,23 +58,91 @@ func (p *pattern) get() *regexp.Regexp {
 	return p.re
 }
 
-// ordered is src with the branches of every alternation sorted.
+// ordered is src with the branches of every alternation sorted, so that
+// the parser factors the branches' common beginnings ("call|…|cancel"
+// becomes "ca(?:ll|ncel)|…"), and every case-insensitive literal written
+// as classes of the characters it matches ("(?i)ok" as "[Oo][Kk\x{212A}]"):
+// the matcher compares a character with a class's few ranges, where a
+// folded literal folds the character through Unicode's tables at every
+// step (half of a long result's check). The order decides which branch a
+// match takes, never whether there is one; a class matches what the folded
+// literal matches.
 func ordered(src string) string {
 	re, err := syntax.Parse(src, syntax.Perl)
 	if err != nil {
 		return src // MustCompile says what is wrong
 	}
-	var sortAlternations func(re *syntax.Regexp)
-	sortAlternations = func(re *syntax.Regexp) {
-		for _, sub := range re.Sub {
-			sortAlternations(sub)
-		}
+	var rewrite func(re *syntax.Regexp)
+	rewrite = func(re *syntax.Regexp) {
 		if re.Op == syntax.OpAlternate {
-			slices.SortStableFunc(re.Sub, func(a, b *syntax.Regexp) int { return strings.Compare(a.String(), b.String()) })
+			keys := make(map[*syntax.Regexp]string, len(re.Sub))
+			for _, sub := range re.Sub {
+				keys[sub] = beginning(sub)
+			}
+			slices.SortStableFunc(re.Sub, func(a, b *syntax.Regexp) int { return strings.Compare(keys[a], keys[b]) })
+		}
+		for _, sub := range re.Sub {
+			rewrite(sub)
+		}
+		if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase != 0 {
+			classes := make([]*syntax.Regexp, len(re.Rune))
+			for i, r := range re.Rune {
+				classes[i] = &syntax.Regexp{Op: syntax.OpCharClass, Rune: foldClass(r)}
+			}
+			*re = syntax.Regexp{Op: syntax.OpConcat, Sub: classes}
+			if len(classes) == 1 {
+				*re = *classes[0]
+			}
 		}
 	}
-	sortAlternations(re)
+	rewrite(re)
 	return re.String()
+}
+
+// beginning is the literal text a branch begins with (lower case where it
+// ignores case), up to what is not literal: what sorting alternations
+// brings together. Writing each branch out (String) would cost the square
+// of an expression's size.
+func beginning(re *syntax.Regexp) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return strings.ToLower(string(re.Rune))
+		}
+		return string(re.Rune)
+	case syntax.OpConcat:
+		var b strings.Builder
+		for _, sub := range re.Sub {
+			if sub.Op != syntax.OpLiteral {
+				b.WriteString(beginning(sub))
+				break
+			}
+			b.WriteString(beginning(sub))
+		}
+		return b.String()
+	case syntax.OpCapture:
+		return beginning(re.Sub[0])
+	}
+	return "\x00" + re.Op.String() // after no literal: by kind
+}
+
+// foldClass is the ranges of the characters r matches case-insensitively:
+// r and its orbit under simple case folding.
+func foldClass(r rune) []rune {
+	runes := []rune{r}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		runes = append(runes, f)
+	}
+	slices.Sort(runes)
+	var class []rune
+	for _, c := range runes {
+		if n := len(class); n > 0 && class[n-1]+1 == c {
+			class[n-1] = c
+			continue
+		}
+		class = append(class, c, c)
+	}
+	return class
 }
 
 func (p *pattern) String() string { return p.src }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,8 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite result_prefilters.go from the cues")
 
 // TestResultPrefiltersCurrent: result_prefilters.go holds what the cues'
-// expressions give (newPrefilter), so that a program does not parse and
-// analyse them at start. A cue changed without it fails here; rewrite it
+// expressions give (newPrefilter, ordered), so that a program does not
+// parse and analyse them at start. A cue changed without it fails here; rewrite it
 // with
 //
 //	go test ./trust -run TestResultPrefiltersCurrent -update
@@ -32,6 +33,12 @@ func TestResultPrefiltersCurrent(t *testing.T) {
 	for i, s := range src {
 		fmt.Fprintf(&b, "\t%s, // %d\n", prefilterGo(newPrefilter(s)), i)
 	}
+	b.WriteString("}\n\n")
+	b.WriteString("// orderedSources are the expressions of the patterns compileMatch makes,\n// as ordered writes them (see TestResultPrefiltersCurrent): ordered costs\n// more than compiling what it writes.\n")
+	b.WriteString("var orderedSources = map[string]string{\n")
+	for _, p := range matchOnly() {
+		fmt.Fprintf(&b, "\t%q: %q,\n", p.src, ordered(p.src))
+	}
 	b.WriteString("}\n")
 	want, err := format.Source(b.Bytes())
 	if err != nil {
@@ -47,12 +54,31 @@ func TestResultPrefiltersCurrent(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("%s is not what the cues give (%v): run go test ./trust -run TestResultPrefiltersCurrent -update", file, err)
 	}
+	if len(orderedSources) != len(matchOnly()) {
+		t.Fatalf("%s has %d ordered expressions, compileMatch made %d", file, len(orderedSources), len(matchOnly()))
+	}
 	// And what the index reads is what it says.
 	for i, p := range resultPrefilters {
 		if g, w := prefilterGo(p), prefilterGo(newPrefilter(src[i])); g != w {
 			t.Fatalf("prefilter %d: %s, want %s", i, g, w)
 		}
 	}
+}
+
+// matchOnly is every pattern compileMatch made, each expression once,
+// sorted.
+func matchOnly() []*pattern {
+	resultCues()
+	patternsMu.Lock()
+	defer patternsMu.Unlock()
+	var out []*pattern
+	for _, p := range patterns {
+		if p.matchOnly && !slices.ContainsFunc(out, func(q *pattern) bool { return q.src == p.src }) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b *pattern) int { return strings.Compare(a.src, b.src) })
+	return out
 }
 
 // prefilterGo is p as a Go composite literal.

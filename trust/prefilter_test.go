@@ -217,9 +217,10 @@ var (
 	originals   = map[*pattern]*regexp.Regexp{}
 )
 
-// TestOrdered: sorting alternations keeps what an expression matches, for
-// expressions whose branches share beginnings, nest, repeat and differ only
-// in case.
+// TestOrdered: sorting alternations and writing case-insensitive literals
+// as classes keep what an expression matches, for expressions whose
+// branches share beginnings, nest, repeat and differ only in case, and
+// letters that fold outside ASCII.
 func TestOrdered(t *testing.T) {
 	tests := []struct{ re, text string }{
 		{`call|calling|cancel`, "cancelled"},
@@ -230,11 +231,14 @@ func TestOrdered(t *testing.T) {
 		{`(?i)(?-i:Ab|ab)c`, "aBc"},
 		{`(?:b|a){2,3}`, "ab"},
 		{`[ab]|[a-c]d|c`, "cd"},
+		{`(?i)ok|kiss`, "o\u212A"},     // the Kelvin sign folds to k
+		{`(?i)\bkiss\b`, "\u212Ai\u017Fs"}, // the long s to s
+		{`(?i)é+[ß:]`, "Ééẞ"},
 	}
 	for _, tc := range tests {
 		want := regexp.MustCompile(tc.re)
 		got := regexp.MustCompile(ordered(tc.re))
-		for _, s := range []string{tc.text, "", "a", "abc", "zzy", "cancel", "CALL", "send it", "bac", "xd"} {
+		for _, s := range []string{tc.text, "", "a", "abc", "zzy", "cancel", "CALL", "send it", "bac", "xd", "OK", "KISS", "Kiss", "é:", "ÉSS"} {
 			if got.MatchString(s) != want.MatchString(s) {
 				t.Errorf("%s ordered as %s: on %q %v, want %v", tc.re, ordered(tc.re), s, got.MatchString(s), want.MatchString(s))
 			}

@@ -243,6 +243,31 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 // cues.
 const mayScorePiece = 512
 
+// reach sums the weights of the cues that may hold in s, and says whether
+// one of them addresses the model: what the sentence may score at most,
+// without a frame.
+func (x *resultIndex) reach(s *readSentence) (bound float64, addressable bool) {
+	cues := resultCues()
+	for i := range cues {
+		if x.mayHold(i, s) {
+			bound += cues[i].weight
+			addressable = addressable || cues[i].addr
+		}
+	}
+	return bound, addressable
+}
+
+// failedText reports whether text reports a failure (resultErrorWords).
+func (x *resultIndex) failedText(text string) bool {
+	var s readSentence
+	x.read(&s, text)
+	return x.failed(&s)
+}
+
+// endsWithColon reports whether a sentence ends with a colon (blanks
+// after it aside).
+func endsWithColon(s string) bool { return strings.HasSuffix(strings.TrimSpace(s), ":") }
+
 // failed reports whether s reports a failure (resultErrorWords).
 func (x *resultIndex) failed(s *readSentence) bool {
 	if s.ascii && !x.errorWords.mayMatch(s.found) {
@@ -396,16 +421,30 @@ func checkString(s string) []resultHit {
 	if !x.mayScore(&sent, text) {
 		return hits
 	}
-	// A failure reported in the first line, in the sentence before or in
-	// the sentence itself makes its orders a fake error.
-	x.read(&sent, firstLine(text))
-	failedFirst, failedBefore := x.failed(&sent), false
-	sentences := splitSentences(text)
+	s0, sentences := text, splitSentences(text)
 	seen := map[string]bool{}
 	carry := 0.0 // 1 when the sentence before frames this one
 	var pending []int
-	for _, text := range sentences {
-		x.read(&sent, text)
+	var next readSentence
+	x.read(&next, sentences[0])
+	nextBound, nextAddr := x.reach(&next)
+	for n, text := range sentences {
+		sent, next = next, sent
+		reach, addressable := nextBound, nextAddr
+		// The next sentence is read one ahead. A sentence that cannot reach
+		// the threshold itself, and whose frame the next cannot use (it
+		// cannot reach it either, with a frame, nor end with a colon, where
+		// its own frame would depend on it), is read no further.
+		uses := false
+		if n+1 < len(sentences) {
+			x.read(&next, sentences[n+1])
+			nextBound, nextAddr = x.reach(&next)
+			uses = nextAddr && nextBound+1 >= resultThreshold || endsWithColon(sentences[n+1])
+		}
+		if !uses && !(addressable && reach+carry >= resultThreshold) {
+			carry = 0
+			continue
+		}
 		score, addressed, frame := 0.0, false, false
 		kinds := map[string]bool{}
 		add := func(c *resultCue) {
@@ -435,7 +474,7 @@ func checkString(s string) []resultHit {
 				add(c)
 			}
 		}
-		colon := strings.HasSuffix(strings.TrimSpace(text), ":")
+		colon := endsWithColon(text)
 		for _, i := range pending {
 			if !(colon && score < 1) && (score+bound+carry < resultThreshold || !addressed && addrs == 0) {
 				break
@@ -458,12 +497,12 @@ func checkString(s string) []resultHit {
 		if frame || colon && score >= 1 {
 			carry = 1
 		}
-		failedHere := x.failed(&sent)
-		fake := failedFirst || failedBefore || failedHere
-		failedBefore = failedHere
 		if score < resultThreshold || !addressed {
 			continue
 		}
+		// A failure reported in the first line, in the sentence before or in
+		// the sentence itself makes its orders a fake error.
+		fake := x.failed(&sent) || n > 0 && x.failedText(sentences[n-1]) || x.failedText(firstLine(s0))
 		kind := KindInstruction
 		switch {
 		case kinds[KindFakeTurn]:
