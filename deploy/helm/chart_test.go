@@ -275,7 +275,7 @@ func TestChartPodSecurity(t *testing.T) {
 			}
 			dep := one[*appsv1.Deployment](t, objs)
 			pods := []pod{{"the gateway's pod", dep.Spec.Template.ObjectMeta, dep.Spec.Template.Spec,
-				c.backend == "local" && c.name != "proxy" && c.mode != "none"}}
+				c.backend == "local" && c.mode != "none"}} // serve's commands, or proxy's boxed upstreams
 			for _, pt := range only[*corev1.PodTemplate](t, objs) {
 				pods = append(pods, pod{"the runner pods", pt.Template.ObjectMeta, pt.Template.Spec, true})
 			}
