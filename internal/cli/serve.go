@@ -55,6 +55,11 @@ calls), with the prompts code_review and explore_project. A client that
 offers roots narrows the folders the tools may touch to the parts of its
 roots that lie inside --root folders; it never widens them.
 
+With the policy's sandbox.backend runner (or kubernetes) the file and command
+tools run in one sandbox per principal and conversation, on a toolgate runner
+(or a pod), reached from every replica and still governed here; --root is
+then refused, and http_request stays here (docs/deploy.md).
+
 ` + commandToolsLong,
 		Example: `  toolgate serve --root ~/src/project
   toolgate serve --root . --policy toolgate.yaml --http 127.0.0.1:8765
