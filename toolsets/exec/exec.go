@@ -1,13 +1,17 @@
 package exec
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -137,6 +141,9 @@ type Output struct {
 	// Hint says what the output suggests to do next, when it is not an
 	// error (a program that ignored the proxy).
 	Hint string `json:"hint,omitempty"`
+	// BackgroundKilled counts the processes a shell line left running in
+	// the background (server &), killed when it ended.
+	BackgroundKilled int `json:"background_killed,omitempty"`
 }
 
 // The names of the tools Tools returns: a program that knows a call of one
@@ -228,9 +235,11 @@ func (s *set) executeCommand(ctx context.Context, in CommandInput) (tool.Result,
 	}
 	var f Finding
 	spec := sandbox.Spec{}
+	var mark string
 	if in.Command != "" {
 		f = CheckShell(in.Command)
-		spec.Shell = in.Command
+		mark = newMark()
+		spec.Shell = backgroundTrap(mark) + in.Command
 	} else {
 		f = CheckArgv(in.Argv)
 		spec.Argv = in.Argv
@@ -238,7 +247,7 @@ func (s *set) executeCommand(ctx context.Context, in CommandInput) (tool.Result,
 	if e := s.verdict(ctx, f); e != nil {
 		return errResult(e), nil
 	}
-	return s.run(ctx, spec, in.Cwd, in.Timeout, in.Env)
+	return s.run(ctx, spec, in.Cwd, in.Timeout, in.Env, mark)
 }
 
 func (s *set) runCode(ctx context.Context, in CodeInput) (tool.Result, error) {
@@ -265,7 +274,7 @@ func (s *set) runCode(ctx context.Context, in CodeInput) (tool.Result, error) {
 	if strings.TrimSpace(in.Code) == "" {
 		return errResult(tool.Errorf(tool.InvalidArguments, "the code is empty").WithSuggestion("send the program's source in code")), nil
 	}
-	return s.run(ctx, sandbox.Spec{Argv: argv}, in.Cwd, in.Timeout, nil)
+	return s.run(ctx, sandbox.Spec{Argv: argv}, in.Cwd, in.Timeout, nil, "")
 }
 
 // verdict turns a finding into the error that stops the call (nil: run).
@@ -292,7 +301,9 @@ func (s *set) verdict(ctx context.Context, f Finding) *tool.Error {
 	return nil
 }
 
-func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout float64, env map[string]string) (tool.Result, error) {
+// run runs spec; mark, when set, is the mark of backgroundTrap in its
+// shell line, whose count the answer reports.
+func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout float64, env map[string]string, mark string) (tool.Result, error) {
 	spec, connections, g, e := s.prepare(ctx, spec, cwd, timeout, s.opts.MaxTimeout, env)
 	if e != nil {
 		return errResult(e), nil
@@ -304,7 +315,19 @@ func (s *set) run(ctx context.Context, spec sandbox.Spec, cwd string, timeout fl
 		}
 		return tool.Result{}, fmt.Errorf("running the command: %w", err)
 	}
-	return s.result(o, connections.failures(), g, g.check(), filepath.Join(g.root, filepath.Clean("/"+cwd))), nil
+	var left int
+	if mark != "" {
+		o.Stderr, left = cutMark(o.Stderr, mark)
+	}
+	r := s.result(o, connections.failures(), g, g.check(), filepath.Join(g.root, filepath.Clean("/"+cwd)))
+	if out, ok := r.Structured.(Output); ok && left > 0 {
+		out.BackgroundKilled = left
+		r.Structured = out
+		r.Content = append(r.Content, tool.TextContent(fmt.Sprintf(
+			"note: the command left %d process(es) running in the background; they were killed when it ended. "+
+				"Use start_process to keep a server running (its execute_command calls reach it on the loopback).\n", left)))
+	}
+	return r, nil
 }
 
 // prepare completes a spec for the workspace: working folder, limits, the
@@ -555,3 +578,37 @@ func render(o Output) string {
 func errResult(e *tool.Error) tool.Result { return tool.ErrorResult(e) }
 
 var outputType = reflect.TypeFor[Output]()
+
+// backgroundTrap goes before a shell line: when the shell (the init of
+// the command's pid namespace, whose end kills every process left in it)
+// exits, its EXIT trap counts the other live processes of the namespace
+// (builtins only: it starts none) and, if there are any, writes the count
+// after mark as the last line of stderr. It goes on the line's first line,
+// so that the shell's messages keep their line numbers; a line that sets
+// an EXIT trap of its own, or ends with exec, reports nothing.
+func backgroundTrap(mark string) string {
+	return `trap 'n=0; for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; read -r s < "$p/stat" 2>/dev/null || continue; ` +
+		`case "${s##*) }" in Z*) ;; *) n=$((n+1)) ;; esac; done; [ $n -eq 0 ] || printf "\n` + mark + `%d\n" "$n" >&2' EXIT; `
+}
+
+// newMark returns a mark for backgroundTrap: random, so that a command
+// cannot guess it.
+func newMark() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return "toolgate-background-" + hex.EncodeToString(b[:]) + ":"
+}
+
+// cutMark takes backgroundTrap's last line out of stderr and returns the
+// count it gave (0: none).
+func cutMark(stderr []byte, mark string) ([]byte, int) {
+	i := bytes.LastIndex(stderr, []byte("\n"+mark))
+	if i < 0 {
+		return stderr, 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(stderr[i+1+len(mark):])))
+	if err != nil || n <= 0 {
+		return stderr, 0
+	}
+	return stderr[:i], n
+}

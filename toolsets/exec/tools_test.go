@@ -106,3 +106,35 @@ func TestToolsErrors(t *testing.T) {
 		t.Fatalf("truncation: %+v %d %q", r.Error, len(out.Stdout), out.Stdout[:80])
 	}
 }
+
+// TestBackgroundChildrenKilled: a shell line that leaves processes in the
+// background (a server started with &, a double fork) gets a line saying
+// they were killed at its end and pointing to start_process, with their
+// count; a line whose background job ended (wait) gets none; the line's
+// exit code and stderr are its own.
+func TestBackgroundChildrenKilled(t *testing.T) {
+	ex := toolMap(t, Options{Root: t.TempDir()})["execute_command"]
+	for _, c := range []struct {
+		line   string
+		left   int
+		exit   int
+		stderr string
+	}{
+		{"python3 -m http.server 8000 >/dev/null 2>&1 & sleep 0.2; echo started", 1, 0, ""},
+		{"(setsid sleep 100 &); sleep 100 & echo oops >&2; exit 3", 2, 3, "oops\n"},
+		{"sleep 0.1 & wait; echo waited", 0, 0, ""},
+		{"printf x >&2; sleep 50 &", 1, 0, "x"},
+		{"ls /nonexistent", 0, 2, "ls: cannot access '/nonexistent': No such file or directory\n"},
+	} {
+		r := call(t, ex, context.Background(), map[string]any{"command": c.line})
+		out, ok := r.Structured.(Output)
+		if !ok || r.Error != nil {
+			t.Fatalf("%s: %s", c.line, r.Text())
+		}
+		note := strings.Contains(r.Text(), "use start_process") || strings.Contains(r.Text(), "Use start_process")
+		if out.BackgroundKilled != c.left || note != (c.left > 0) || out.ExitCode != c.exit || out.Stderr != c.stderr {
+			t.Errorf("%s: background_killed %d (want %d), exit %d (want %d), stderr %q (want %q)\n%s",
+				c.line, out.BackgroundKilled, c.left, out.ExitCode, c.exit, out.Stderr, c.stderr, r.Text())
+		}
+	}
+}
