@@ -6,7 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The shortcuts of the result check that skip work (the ASCII before the
@@ -260,6 +263,52 @@ func TestFoldedWords(t *testing.T) {
 		s := strings.Repeat("a", i) + "  " + strings.Repeat("b", 9)
 		if folded(s) {
 			t.Fatalf("folded(%q) = true", s)
+		}
+	}
+}
+
+// resultFoldReference is resultFold as first written: a rune at a time.
+func resultFoldReference(s string) string {
+	if folded(s) {
+		return s
+	}
+	s = norm.NFKC.String(strings.ToValidUTF8(s, "\uFFFD"))
+	var b strings.Builder
+	blank := false
+	for _, r := range s {
+		switch {
+		case resultInvisible(r):
+			continue
+		case r == '\n':
+			b.WriteByte('\n')
+			blank = false
+		case unicode.IsSpace(r):
+			if !blank {
+				b.WriteByte(' ')
+			}
+			blank = true
+		default:
+			b.WriteRune(r)
+			blank = false
+		}
+	}
+	return b.String()
+}
+
+// TestResultFoldBytes: resultFold, reading ASCII a byte at a time, folds as
+// a rune at a time does: ASCII and other blanks, line breaks, invisible
+// characters, compatibility forms and broken UTF-8, in random mixes.
+func TestResultFoldBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 13))
+	pieces := []string{"a", "Z", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", "\x1c", "\u0085", "\u00a0", "\u2028", "\u3000",
+		"\u200b", "\u2066", "\ufeff", "ﬁ", "Ａ", "é", "e\u0301", "\xff", "\xe2\x80", "\U000E0041", "x:"}
+	for range 3000 {
+		var b strings.Builder
+		for range r.IntN(30) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		if got, want := resultFold(b.String()), resultFoldReference(b.String()); got != want {
+			t.Fatalf("resultFold(%q) = %q, a rune at a time %q", b.String(), got, want)
 		}
 	}
 }

@@ -535,7 +535,26 @@ func resultFold(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	blank := false
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf { // ASCII: no invisible character
+			i++
+			switch c {
+			case '\n':
+				b.WriteByte('\n')
+				blank = false
+			case ' ', '\t', '\v', '\f', '\r':
+				if !blank {
+					b.WriteByte(' ')
+				}
+				blank = true
+			default:
+				b.WriteByte(c)
+				blank = false
+			}
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
 		switch {
 		case resultInvisible(r):
 			continue
@@ -701,6 +720,11 @@ func hiddenChars(s string) (resultHit, bool) {
 	}
 	run := 0
 	for i, n := start, 0; i < len(s); i += n {
+		if s[i] < utf8.RuneSelf { // a run of ASCII: none of it hides, and it ends a run of zero-widths
+			n = nonASCII(s[i:])
+			prev, run = rune(s[i+n-1]), 0
+			continue
+		}
 		var r rune
 		r, n = utf8.DecodeRuneInString(s[i:])
 		next, _ := utf8.DecodeRuneInString(s[i+n:])
