@@ -260,12 +260,14 @@ func TestRemoteSandboxReaper(t *testing.T) {
 
 // TestRemoteSandboxApprovals: a command the dangerous-command check asks
 // about is asked in the gateway; approved (call --yes --allow-dangerous)
-// it runs in the sandbox, refused it does not; serve refuses --root with
-// a remote backend, naming the sandbox block.
+// it runs in the sandbox, refused it does not; sandbox.commands false
+// forwards no command tool; serve refuses --root with a remote backend,
+// naming the sandbox block.
 func TestRemoteSandboxApprovals(t *testing.T) {
 	base, _ := startRunner(t, filepath.Join(t.TempDir(), "sandboxes"))
 	t.Setenv("TEST_RUNNER_SECRET", runnerSecret)
-	pol := remotePolicy(t, base, redistest.Start(t), "")
+	srv := redistest.Start(t)
+	pol := remotePolicy(t, base, srv, "")
 	dir := workspace(t)
 	args := `{"command": "cat /etc/shadow"}`
 	out := parseCall(t, toolgate(t, dir, "", "call", "execute_command", args, "--policy", pol, "--yes"))
@@ -276,6 +278,14 @@ func TestRemoteSandboxApprovals(t *testing.T) {
 	// Approved, it ran in the sandbox, whose confinement stopped it.
 	if out.Error == nil || out.Error.Type != "sandbox_violation" || out.Meta[sandboxes.MetaSandbox] == nil {
 		t.Errorf("approved, it runs in the sandbox: %+v %v", out.Error, out.Meta)
+	}
+	// sandbox.commands false: the sandbox's file tools, no command tool.
+	off := remotePolicy(t, base, srv, "  commands: false")
+	if out := parseCall(t, toolgate(t, dir, "", "call", "execute_command", `{"command": "true"}`, "--policy", off, "--yes")); out.Error == nil || out.Error.Type != "unknown_tool" {
+		t.Errorf("execute_command with sandbox.commands false: %+v", out.Error)
+	}
+	if out := parseCall(t, toolgate(t, dir, "", "call", "list_directory", `{"path": "."}`, "--policy", off, "--yes")); out.Error != nil {
+		t.Errorf("list_directory with sandbox.commands false: %+v", out.Error)
 	}
 	res := toolgate(t, dir, "", "serve", "--root", dir, "--policy", pol)
 	if res.code != 2 || !strings.Contains(res.stderr, "sandbox.backend runner") {

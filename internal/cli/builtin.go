@@ -163,7 +163,7 @@ func builtinTools(c *common) (*toolsets, error) {
 // in remote sandboxes (c.remote): those forwarded to the caller's sandbox,
 // and http_request, which stays here (the web is the gateway's).
 func remoteTools(c *common) (*toolsets, error) {
-	defs, err := sandboxDefinitions()
+	defs, err := sandboxDefinitions(!c.noCommands)
 	if err != nil {
 		return nil, err
 	}

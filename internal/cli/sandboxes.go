@@ -62,8 +62,9 @@ func openSandboxes(pol *policy.Policy, rc *redis.Client, logger *slog.Logger) (*
 // each sandbox (the file tools, execute_command, run_code and the process
 // tools, built as the runner builds them), made over an empty folder that
 // is removed at once: a gateway with a remote backend offers them and
-// forwards their calls.
-func sandboxDefinitions() ([]tool.Definition, error) {
+// forwards their calls. Without commands (the policy's sandbox.commands
+// false) only the file tools.
+func sandboxDefinitions(commands bool) ([]tool.Definition, error) {
 	tmp, err := os.MkdirTemp("", "toolgate-definitions-")
 	if err != nil {
 		return nil, err
@@ -78,14 +79,20 @@ func sandboxDefinitions() ([]tool.Definition, error) {
 	if err != nil {
 		return nil, err
 	}
+	var defs []tool.Definition
+	for _, t := range tools {
+		defs = append(defs, t.Definition())
+	}
+	if !commands {
+		return defs, nil
+	}
 	procs := exec.NewProcesses(exec.ProcessLimits{Dir: tmp})
 	defer procs.Close()
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: &sandbox.Native{}, Processes: procs})
 	if err != nil {
 		return nil, err
 	}
-	var defs []tool.Definition
-	for _, t := range append(tools, cmds...) {
+	for _, t := range cmds {
 		defs = append(defs, t.Definition())
 	}
 	return defs, nil
