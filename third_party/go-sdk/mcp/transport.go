@@ -516,16 +516,11 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 	// read by Read itself, on the caller's goroutine (see readsInline); its
 	// pipes are read and written with raw system calls (see rawStreams).
 	inline := readsInline(rwc)
-	var (
-		reader  io.Reader = rwc
-		limiter *frameLimitReader
-	)
-	src, w := rawStreams(rwc, inline)
+	reader, w := rawStreams(rwc, inline)
+	var limiter *frameLimitReader
 	if limit > 0 {
-		limiter = &frameLimitReader{r: src, limit: limit}
+		limiter = &frameLimitReader{r: reader, limit: limit}
 		reader = limiter
-	} else {
-		reader = src
 	}
 	c := &ioConn{
 		rwc:     rwc,
