@@ -374,8 +374,18 @@ func TestChartSandboxAccess(t *testing.T) {
 	if !matches(sel, pt.Template.Labels) || matches(sel, dep.Spec.Template.Labels) {
 		t.Errorf("the NetworkPolicy's selector %s: runners %v, gateway %v", sel, pt.Template.Labels, dep.Spec.Template.Labels)
 	}
-	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(np.Spec.Ingress) != 1 {
+	if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}) || len(np.Spec.Ingress) != 1 {
 		t.Fatalf("network policy %+v", np.Spec)
+	}
+	// Out of a runner: DNS alone (commands at the reduced level share the
+	// pod's network: no metadata address, API server, Redis or gateway).
+	if len(np.Spec.Egress) != 1 || len(np.Spec.Egress[0].To) != 1 || np.Spec.Egress[0].To[0].IPBlock != nil {
+		t.Fatalf("egress %+v: want DNS alone", np.Spec.Egress)
+	}
+	for _, p := range np.Spec.Egress[0].Ports {
+		if p.Port == nil || p.Port.IntValue() != 53 {
+			t.Errorf("egress port %+v: want 53 alone", p)
+		}
 	}
 	in := np.Spec.Ingress[0]
 	if len(in.From) != 1 || in.From[0].PodSelector == nil || in.From[0].NamespaceSelector == nil || in.From[0].IPBlock != nil {
