@@ -132,8 +132,13 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 				return Outcome{}, err
 			}
 		}
-		n.startHelper(exe, p.limits, false, pod).give(j)
+		if h := pod.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
+			n.startHelper(exe, p.limits, false, pod).give(j)
+		}
 		r := <-res
+		if n.Prestart {
+			pod.refill(n, exe, p.limits)
+		}
 		return r.out, r.err
 	}
 	if h := n.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left

@@ -120,3 +120,42 @@ func TestPodSharesLoopback(t *testing.T) {
 	cancel()
 	<-served
 }
+
+// TestPodSpare: with Prestart, a pod keeps helpers started ahead once a
+// command is over; the next command takes the oldest, runs in the pod's
+// network namespace as the first did, and another is started ahead; Close
+// lets them go.
+func TestPodSpare(t *testing.T) {
+	e := newEnv(t)
+	pod := &Pod{}
+	netns := func() string {
+		t.Helper()
+		o := e.run(t, Spec{Argv: []string{"readlink", "/proc/self/ns/net"}, Pod: pod})
+		if o.ExitCode != 0 || !strings.HasPrefix(string(o.Stdout), "net:[") {
+			t.Fatalf("readlink: %+v %s", o, o.Stderr)
+		}
+		return string(o.Stdout)
+	}
+	spare := func() *helper { // the newest
+		pod.mu.Lock()
+		defer pod.mu.Unlock()
+		if len(pod.impl.spares) == 0 {
+			return nil
+		}
+		return pod.impl.spares[len(pod.impl.spares)-1]
+	}
+	first := netns()
+	h := spare()
+	if h == nil {
+		t.Fatal("no helper started ahead in the pod")
+	}
+	if second := netns(); second != first {
+		t.Fatalf("the command through the spare ran in %s, the pod is %s", second, first)
+	}
+	next := spare()
+	if next == nil || next == h {
+		t.Fatal("the spare was not taken and replaced")
+	}
+	pod.Close()
+	<-next.gone
+}
