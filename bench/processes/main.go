@@ -39,6 +39,7 @@ func main() {
 	n := flag.Int("n", 50, "rounds of start_process and execute_command")
 	reads := flag.Int("reads", 2000, "read_process calls")
 	window := flag.Duration("idle", 30*time.Second, "how long the idle cost is measured")
+	extra := flag.String("policy", "", "YAML added to the policy (e.g. \"trust:\\n  results: off\\n\" to see what the result check costs)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fatal(fmt.Errorf("usage: processes-bench [flags] TOOLGATE"))
@@ -55,7 +56,7 @@ func main() {
 	}
 	// The same call again and again is the benchmark, not a model
 	// looping: the loop guard still inspects every call.
-	if err := os.WriteFile(pol, []byte("allow: [execute_command, start_process, stop_process]\nlimits:\n  loop:\n    max: 1000000\n    cycles: 1000000\n"), 0o644); err != nil {
+	if err := os.WriteFile(pol, []byte("allow: [execute_command, start_process, stop_process]\nlimits:\n  loop:\n    max: 1000000\n    cycles: 1000000\n"+*extra), 0o644); err != nil {
 		fatal(err)
 	}
 	cmd := exec.Command(flag.Arg(0), "serve", "--root", ws, "--policy", pol, "--audit", filepath.Join(dir, "audit.jsonl"), "--http", "127.0.0.1:0")
