@@ -12,6 +12,8 @@ command -v curl >/dev/null || need_apt+=(curl) # the egress tests run curl and w
 command -v wget >/dev/null || need_apt+=(wget)
 command -v prometheus >/dev/null || need_apt+=(prometheus) # the telemetry test scrapes toolgate with a real one
 command -v chromium >/dev/null || need_apt+=(chromium) # the console's browser tests drive it headless
+command -v rpm >/dev/null || need_apt+=(rpm) # the packaging tests read the .rpm (dpkg-deb reads the .deb)
+command -v skopeo >/dev/null || need_apt+=(skopeo) # and the image layouts, as podman would
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
