@@ -45,10 +45,12 @@ image:
 	GO=$(GO) $(GO) -C tools run ./release image
 
 # dist/: toolgate_VERSION_OS_ARCH.tar.gz (linux, darwin) and .zip (windows)
-# for amd64 and arm64, .deb and .rpm (packaging/nfpm.yaml), server.json and
+# for amd64 and arm64, .deb and .rpm (packaging/nfpm.yaml), server.json (its
+# image: IMAGE, where the release pushes the lean image) and
 # toolgate_VERSION_checksums.txt.
+IMAGE ?= toolgate/toolgate
 package:
-	GO=$(GO) $(GO) -C tools run ./release package
+	GO=$(GO) $(GO) -C tools run ./release package -image $(IMAGE)
 
 # A short run of every fuzz target (they also run their seed corpus in `make test`).
 fuzz:

@@ -19,9 +19,6 @@ import (
 const (
 	source     = "https://github.com/toolgate/toolgate"
 	serverName = "io.github.toolgate/toolgate" // in the MCP registry
-	// imageRepository is where a release pushes the images (the Helm
-	// chart's image.registry).
-	imageRepository = "ghcr.io/toolgate"
 	// uid and gid of the images' user, toolgate: not root, and no user of
 	// the host's (the number distroless images use for nonroot).
 	userID = 65532

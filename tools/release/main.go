@@ -20,7 +20,7 @@ func main() {
 	}
 }
 
-const usage = `usage: release image|package [-out DIR]
+const usage = `usage: release image|package [-out DIR] [-image REGISTRY/toolgate/toolgate]
 
   image    OCI image layouts under DIR/image/ (toolgate, toolgate-runner)
   package  archives, .deb, .rpm, server.json and checksums under DIR/`
@@ -31,6 +31,7 @@ func run(args []string) error {
 	}
 	fs := flag.NewFlagSet("release "+args[0], flag.ContinueOnError)
 	out := fs.String("out", "dist", "where the artifacts go (relative to the repository's root)")
+	image := fs.String("image", "toolgate/toolgate", "the image's name in server.json, where a release pushes it: REGISTRY/toolgate/toolgate")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -38,6 +39,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	o.Image = *image
 	if args[0] == "image" {
 		return buildImages(o)
 	}
@@ -50,6 +52,8 @@ type options struct {
 	Out   string // where dist goes
 	Cache string // downloaded Debian packages and apt's state
 	Stamp stamp
+	// Image is the lean image's name server.json gives (without a tag).
+	Image string
 	// Bin, when set, keeps the programs make package builds, by platform,
 	// and a build that finds them there uses them (tests build twice).
 	Bin string

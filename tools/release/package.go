@@ -221,7 +221,7 @@ func writeServerJSON(o options, w io.Writer) error {
 		WebsiteURL:  source,
 		Packages: []pkg{
 			// The image's entrypoint is toolgate and its command serve: MCP over stdio.
-			{RegistryType: "oci", Identifier: imageRepository + "/toolgate:" + o.Stamp.Version, Transport: transport{"stdio"}},
+			{RegistryType: "oci", Identifier: o.Image + ":" + o.Stamp.Version, Transport: transport{"stdio"}},
 			{RegistryType: "go", Identifier: "github.com/toolgate/toolgate", Version: "v" + o.Stamp.Version, Transport: transport{"stdio"},
 				PackageArguments: []argument{{"positional", "serve"}}},
 		},
