@@ -97,11 +97,12 @@ type UpstreamOptions struct {
 
 // Upstream gets and keeps tokens for one upstream.
 type Upstream struct {
-	o      UpstreamOptions
-	client *http.Client // discovery, registration, token requests
-	secret string
-	key    crypto.Signer
-	alg    jose.SignatureAlgorithm
+	o       UpstreamOptions
+	command string       // UpstreamOptions.SignIn, before SignInAt
+	client  *http.Client // discovery, registration, token requests
+	secret  string
+	key     crypto.Signer
+	alg     jose.SignatureAlgorithm
 }
 
 // NewUpstream checks the oauth block and returns its token keeper.
@@ -180,7 +181,19 @@ func (u *Upstream) Name() string { return u.o.Name }
 // console's) rather than with the command of UpstreamOptions.SignIn. Call
 // it before the upstream is used.
 func (u *Upstream) SignInAt(url string) {
+	if u.command == "" {
+		u.command = u.o.SignIn
+	}
 	u.o.SignIn, u.o.SignInURL = "open "+url+" in a browser", url
+}
+
+// SignInCommand is the command that signs the local principal in (the
+// UpstreamOptions.SignIn it was made with).
+func (u *Upstream) SignInCommand() string {
+	if u.command != "" {
+		return u.command
+	}
+	return u.o.SignIn
 }
 
 // Grant is the block's grant type.

@@ -153,6 +153,13 @@ type Options struct {
 	// (package telemetry). Both nil: no telemetry, no cost.
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// WaitForSignIn: an upstream whose first connect is answered
+	// auth_required (its HTTP client's credentials wait for a person to
+	// sign in) does not fail NewGateway: it starts without tools and
+	// tries again every SignInPoll (default 5 s); once it connects, its
+	// tools are registered.
+	WaitForSignIn bool
+	SignInPoll    time.Duration
 }
 
 // Peer is the downstream client of a call, as a go-sdk *mcp.ServerSession

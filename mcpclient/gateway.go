@@ -70,8 +70,13 @@ func NewGateway(ctx context.Context, reg *registry.Registry, o Options, cfgs ...
 		u.onChange = func(k changeKind) { g.changed(u, k) }
 		u.onResourceUpdated = g.resourceUpdated
 		if err := u.start(ctx); err != nil {
-			g.Close()
-			return nil, err
+			var te *tool.Error
+			if !o.WaitForSignIn || !errors.As(err, &te) || te.Type != tool.AuthRequired {
+				g.Close()
+				return nil, err
+			}
+			g.log.Warn("upstream waits for a sign-in: its tools are registered once it connects", "upstream", c.Name, "err", te.Message)
+			go u.awaitSignIn(o.SignInPoll)
 		}
 		g.ups = append(g.ups, u)
 	}

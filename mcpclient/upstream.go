@@ -44,6 +44,7 @@ type Upstream struct {
 	retryAt time.Time     // no reconnect before
 	lastErr error
 	tools   []tool.Tool
+	listed  bool // the tools were listed once (an upstream waiting for a sign-in is not)
 	seq     atomic.Uint64
 	proc    io.ReadWriteCloser // the process Config.Launch last started
 
@@ -165,7 +166,7 @@ func (u *Upstream) start(ctx context.Context) error {
 		return fmt.Errorf("mcpclient: listing the tools of %s: %w", u.cfg.Name, err)
 	}
 	u.mu.Lock()
-	u.cs, u.tools = cs, tools
+	u.cs, u.tools, u.listed = cs, tools, true
 	u.mu.Unlock()
 	go u.watch(cs)
 	return nil
@@ -425,12 +426,37 @@ func (u *Upstream) Session(ctx context.Context) (*mcp.ClientSession, error) {
 		cs.Close()
 		return nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
 	}
-	u.cs, u.tools, u.wait, u.lastErr = cs, tools, 0, nil
+	u.cs, u.tools, u.wait, u.lastErr, u.listed = cs, tools, 0, nil, true
 	u.mu.Unlock()
 	go u.watch(cs)
 	u.log.Info("reconnected")
 	u.changed(reconnected)
 	return cs, nil
+}
+
+// awaitSignIn tries to connect every poll (default 5 s) until it does or
+// the upstream is closed; connecting registers its tools (Session tells
+// the gateway it reconnected). A try without a sign-in costs nothing
+// upstream: the credentials say auth_required before any request.
+func (u *Upstream) awaitSignIn(poll time.Duration) {
+	if poll <= 0 {
+		poll = 5 * time.Second
+	}
+	for {
+		time.Sleep(poll)
+		u.mu.Lock()
+		up, closed := u.cs != nil, u.closed
+		u.mu.Unlock()
+		if up || closed {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		_, err := u.Session(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 }
 
 // unavailable is the error of a call made while the upstream is down.

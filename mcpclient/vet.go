@@ -93,6 +93,12 @@ func (g *Gateway) vetLocked() map[string]map[string]Verdict {
 	}
 	var ls []Listing
 	for _, u := range g.ups {
+		u.mu.Lock()
+		listed := u.listed
+		u.mu.Unlock()
+		if !listed {
+			continue // waiting for a sign-in: judged at its first listing, not pinned empty now
+		}
 		l := Listing{Upstream: u.cfg}
 		for _, t := range u.Tools() {
 			if s, ok := t.(*sourced); ok {

@@ -119,9 +119,10 @@ func accountOf(authz string) string {
 }
 
 // TestConsoleOAuthSignIn: a team's gateway (`proxy --http` with two
-// API-key principals) in front of an OAuth-protected MCP server. The
-// operator signs in once with `toolgate auth login` (the gateway's
-// listing); then alice and bob each sign in in the console, in headless
+// API-key principals) in front of an OAuth-protected MCP server, started
+// before anyone signed in: it waits for the operator, who signs in once
+// with `toolgate auth login` (the gateway's listing), and lists the tools
+// then; then alice and bob each sign in in the console, in headless
 // Chromium, through the authorization server's consent page, as their
 // own accounts, alice from the Tools page, bob from the page his client
 // was sent as a URL-mode elicitation. Before bob signs in, his call is
@@ -181,6 +182,37 @@ roles: {reader: {}}
 allow: ["tracker__*"]
 `, testResource, sha256Hex(aliceKey), sha256Hex(bobKey))), 0o600)
 
+	// The gateway starts before anyone signed in: the upstream waits for
+	// the operator's sign-in, which lists its tools.
+	audit := filepath.Join(dir, "audit.jsonl")
+	u, lines := startHTTPLines(t, "proxy", "--config", cfg, "--policy", pol, "--audit", audit, "--http", "127.0.0.1:0")
+	base := strings.TrimSuffix(u, "/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	listed := func() bool {
+		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		hc := &http.Client{Transport: headerRT{http.DefaultTransport, "Bearer " + aliceKey}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "lister", Version: "1"}, nil).Connect(lctx, &mcp.StreamableClientTransport{Endpoint: u, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatalf("connecting: %v\n%s", err, strings.Join(lines(), "\n"))
+		}
+		defer cs.Close()
+		res, err := cs.ListTools(lctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == "tracker__whoami" })
+	}
+	if listed() {
+		t.Fatal("the upstream's tools are listed before the gateway signed in")
+	}
+	if !slices.ContainsFunc(lines(), func(l string) bool {
+		return strings.Contains(l, "upstream tracker waits for the gateway's own sign-in") && strings.Contains(l, "toolgate auth login tracker --config "+cfg+" --policy "+pol)
+	}) {
+		t.Fatalf("the gateway does not say how to sign it in:\n%s", strings.Join(lines(), "\n"))
+	}
+
 	// The operator signs in at the gateway's host: the printed URL, opened
 	// in a browser, the account typed on the consent page.
 	login := exec.Command(bin, "auth", "login", "tracker", "--config", cfg, "--timeout", "60s")
@@ -200,12 +232,13 @@ allow: ["tracker__*"]
 	if err := login.Wait(); err != nil {
 		t.Fatalf("auth login: %v\n%s", err, stderr.String())
 	}
+	for !listed() { // the gateway tries again every 5 s
+		if ctx.Err() != nil {
+			t.Fatal("the upstream's tools were never listed after the operator signed in")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 
-	audit := filepath.Join(dir, "audit.jsonl")
-	u := startHTTP(t, "proxy", "--config", cfg, "--policy", pol, "--audit", audit, "--http", "127.0.0.1:0")
-	base := strings.TrimSuffix(u, "/mcp")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	whoami := func(key string) *mcp.CallToolResult {
 		t.Helper()
 		res, err := bearerClient(t, ctx, u, key).CallTool(ctx, &mcp.CallToolParams{Name: "tracker__whoami", Arguments: map[string]any{}})
@@ -289,10 +322,8 @@ allow: ["tracker__*"]
 			t.Fatalf("%s clicking Sign in to tracker: %v", p.name, err)
 		}
 		consent(t, browser, "", p.name)
-		browsertest.WaitTrue(t, browser, `!!document.getElementById("signed-in")`)
-		if text, _ := chromedp.Run(browsertest.Within(t, browser), chromedp.Text(`#signed-in`)); !strings.Contains(text, "as "+p.name) {
-			t.Fatalf("%s's sign-in page: %q", p.name, text)
-		}
+		// the page the redirect loaded says who is signed in
+		browsertest.WaitTrue(t, browser, fmt.Sprintf(`document.readyState === "complete" && (document.getElementById("signed-in") || {textContent: ""}).textContent.includes("as %s:")`, p.name))
 		browsertest.Shot(t, browser, "signin-done-"+p.name)
 		if err := chromedp.Do(browsertest.Within(t, browser), chromedp.Click(`#back`), chromedp.WaitVisible(`#signin-list`)); err != nil {
 			t.Fatalf("%s back to the tools: %v", p.name, err)

@@ -287,6 +287,9 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 			}
 			return nil
 		},
+		// Over HTTP the gateway starts before the operator signs in
+		// (their sign-in lists the tools): it says so below.
+		WaitForSignIn: p.addr != "",
 	}, p.cfgs...)
 	if te := (*tool.Error)(nil); errors.As(err, &te) && te.Type == tool.AuthRequired {
 		// The tools are listed with the local principal's sign-in.
@@ -296,6 +299,15 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return &exitError{exitTool, err}
 	}
 	defer gw.Close()
+	for _, up := range p.oauth {
+		if st, err := up.Status(ctx, ""); err == nil && !st.SignedIn && up.Grant() == auth.GrantAuthorizationCode {
+			cmd := up.SignInCommand()
+			if p.policy != "" {
+				cmd += " --policy " + p.policy
+			}
+			fmt.Fprintf(s.err, "toolgate: upstream %s waits for the gateway's own sign-in, which lists its tools: %s (at this host; the gateway picks it up)\n", up.Name(), cmd)
+		}
+	}
 	var deferred atomic.Pointer[selection.Deferred]
 	if pins := pol.Trust.Pins; pins != "" {
 		// An approval (toolgate trust approve) changes the pin file.
