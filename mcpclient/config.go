@@ -76,7 +76,8 @@ type Config struct {
 	Separator string
 	NoPrefix  bool
 
-	// Timeout bounds one call; default DefaultTimeout.
+	// Timeout bounds one call, and the first connect and listing when
+	// longer than 30 s; default DefaultTimeout.
 	Timeout time.Duration
 	// Levels overrides the level of the tools whose upstream name matches a
 	// glob (doublestar syntax); when several match, the highest wins. This

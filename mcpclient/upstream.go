@@ -150,8 +150,10 @@ func newUpstream(cfg Config, o Options) (*Upstream, error) {
 // start connects for the first time; a failure is returned, not retried.
 func (u *Upstream) start(ctx context.Context) error {
 	if _, ok := ctx.Deadline(); !ok {
+		// The upstream's own timeout when longer: a launcher's first start
+		// (npx -y) fetches the package before the server answers.
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, connectTimeout)
+		ctx, cancel = context.WithTimeout(ctx, max(connectTimeout, u.cfg.Timeout))
 		defer cancel()
 	}
 	u.connecting.Lock()

@@ -741,7 +741,7 @@ func TestLauncherCacheAndResolvedPin(t *testing.T) {
 	pol := filepath.Join(dir, "policy.yaml")
 	os.WriteFile(pol, []byte("allow: [\"*\"]\ntrust:\n  pins: "+pins+"\n"), 0o644)
 	config := filepath.Join(dir, "gateway.yaml")
-	os.WriteFile(config, []byte(fmt.Sprintf("servers:\n  - name: everything\n    command: npx\n    args: [\"-y\", %q, stdio]\n    timeout: 120s\n", pkg+"@"+version)), 0o644)
+	os.WriteFile(config, []byte(docBlock(t, pkg+"@"+version)), 0o644) // docs/isolation.md's block, as it is
 	run := func(step string) (*mcp.CallToolResult, string) {
 		t.Helper()
 		cmd := exec.Command(bin, "proxy", "--config", config, "--policy", pol, "--audit", filepath.Join(dir, "audit.jsonl"))
@@ -822,4 +822,111 @@ func TestLauncherCacheAndResolvedPin(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "quarantined") || !strings.Contains(text(res), "resolved "+pkg+" to 2026.9.1") {
 		t.Fatalf("another resolution: want the tool quarantined naming the new version, got isError=%v %q\n%s", res.IsError, text(res), stderr)
 	}
+}
+
+// TestGitHubServerInTheBox is docs/isolation.md's GitHub block: the
+// reference GitHub server, launched by npx (its node found through PATH
+// by npx's #! line, here Node 22 from the test cache, is shown to the
+// box; NODE_EXTRA_CA_CERTS because the npm registry of the machines this
+// project is built on answers with a certificate of a private authority,
+// which Node's own list lacks), with a token declared in env: and its API
+// domain granted. It
+// starts and lists its tools; a call goes through the egress proxy, which
+// lets api.github.com through (this machine cannot resolve it: the call
+// then fails past the box, and the box refuses nothing). The same server
+// granted another domain is refused api.github.com: an isolation audit
+// record names the host and the rule (the server itself says only "fetch
+// failed").
+func TestGitHubServerInTheBox(t *testing.T) {
+	node, _ := npmTools(t)
+	nodeDir, err := filepath.EvalSymlinks(filepath.Dir(node))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	auditLog := filepath.Join(dir, "audit.jsonl")
+	pol := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(pol, []byte("allow: [\"*\"]\ntrust:\n  pins: "+filepath.Join(dir, "pins.json")+"\n"), 0o644)
+	block := docBlock(t, "server-github@")
+	server := func(name, domain string) string {
+		b := strings.Replace(block, "servers:\n", "", 1)
+		b = strings.Replace(b, "name: github", "name: "+name, 1)
+		b = strings.Replace(b, "[api.github.com]", "["+domain+"]", 1)
+		return strings.Replace(b, "    env:\n", "    env:\n      NODE_EXTRA_CA_CERTS: /etc/ssl/certs/ca-certificates.crt\n", 1)
+	}
+	config := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(config, []byte("servers:\n"+server("github", "api.github.com")+server("elsewhere", "example.org")), 0o644)
+	cmd := exec.Command(bin, "proxy", "--config", config, "--policy", pol, "--audit", auditLog)
+	cmd.Env = append(os.Environ(), "PATH="+nodeDir+string(os.PathListSeparator)+os.Getenv("PATH"), "GITHUB_TOKEN=ghp_canary0123456789", "TOOLGATE_STATE="+filepath.Join(dir, "state"))
+	stderr := &lockedBuilder{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "github-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v\n%s", err, stderr.String())
+	}
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, tl := range lt.Tools {
+		have[tl.Name] = true
+	}
+	if !have["github__search_repositories"] || !have["elsewhere__search_repositories"] {
+		t.Fatalf("the GitHub servers' tools are not listed: %v\n%s", have, stderr.String())
+	}
+	search := func(up string) string {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: up + "__search_repositories", Arguments: map[string]any{"query": "toolgate"}})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", up, err, stderr.String())
+		}
+		return text(res)
+	}
+	granted, refused := search("github"), search("elsewhere")
+	cs.Close()
+	cmd.Wait()
+	logged, _ := os.ReadFile(auditLog)
+	var sawRefusal bool
+	for _, line := range strings.Split(string(logged), "\n") {
+		var rec struct {
+			Tool      string
+			Arguments struct{ Target, Reason string }
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		switch rec.Tool {
+		case "isolation:github":
+			t.Errorf("the box refused the granted server: %s", line)
+		case "isolation:elsewhere":
+			if rec.Arguments.Target == "api.github.com:443" && rec.Arguments.Reason == "not_listed" {
+				sawRefusal = true
+			}
+		}
+	}
+	if !sawRefusal {
+		t.Errorf("no isolation:elsewhere record refusing api.github.com:443 (the egress proxy was not used?)\n%s", logged)
+	}
+	t.Logf("granted: %.300s", granted)
+	t.Logf("refused: %.300s", refused)
+}
+
+// docBlock returns the YAML block of docs/isolation.md that holds want:
+// the tests run the copy-paste blocks as the documentation shows them.
+func docBlock(t *testing.T, want string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "docs", "isolation.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range strings.Split(string(b), "```yaml\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		if strings.Contains(block, want) {
+			return block
+		}
+	}
+	t.Fatalf("docs/isolation.md has no yaml block with %q", want)
+	return ""
 }

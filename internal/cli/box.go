@@ -288,6 +288,7 @@ func programPaths(c *mcpclient.Config, homes []string, have ...[]string) []strin
 		if abs, err := lookAbs(c.Command); err == nil && abs != p {
 			files = append(files, abs)
 		}
+		files = append(files, interpreter(p)...)
 	}
 	for _, a := range c.Args {
 		if !filepath.IsAbs(a) {
@@ -319,6 +320,50 @@ func programPaths(c *mcpclient.Config, homes []string, have ...[]string) []strin
 			continue
 		}
 		out = append(out, dir)
+	}
+	return out
+}
+
+// interpreter returns the interpreter a script names on its #! line, as
+// found (through PATH for #!/usr/bin/env NAME) and with its links
+// resolved: npx is such a script, and the node it runs may live outside
+// the system folders (nvm's, a downloaded one).
+func interpreter(script string) []string {
+	f, err := os.Open(script)
+	if err != nil {
+		return nil
+	}
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	rest, ok := strings.CutPrefix(line, "#!")
+	if !ok {
+		return nil
+	}
+	fields := strings.Fields(rest)
+	if len(fields) == 0 {
+		return nil
+	}
+	name := fields[0]
+	if filepath.Base(name) == "env" {
+		name = ""
+		for _, f := range fields[1:] {
+			if !strings.HasPrefix(f, "-") && !strings.Contains(f, "=") {
+				name = f
+				break
+			}
+		}
+	}
+	if name == "" {
+		return nil
+	}
+	var out []string
+	if p, err := lookCommand(name); err == nil {
+		out = append(out, p)
+	}
+	if abs, err := lookAbs(name); err == nil && !slices.Contains(out, abs) {
+		out = append(out, abs)
 	}
 	return out
 }

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/goccy/go-yaml"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/policy"
 )
 
@@ -177,6 +179,29 @@ func TestSuggestGrants(t *testing.T) {
 	for _, never := range []string{"# no grant allows sneaky.example:443", "# no grant allows metadata.google.internal:80"} {
 		if !strings.Contains(out, never) {
 			t.Errorf("lacks %q\n%s", never, out)
+		}
+	}
+}
+
+// TestProgramPathsInterpreter: a command that is a script (npx) brings
+// the folder of the interpreter its #! line names, found through PATH for
+// #!/usr/bin/env NAME (a node of nvm's or a downloaded one), so that it
+// starts in the box.
+func TestProgramPathsInterpreter(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, interp := filepath.Join(dir, "bin"), filepath.Join(dir, "runtime")
+	os.MkdirAll(bin, 0o755)
+	os.MkdirAll(interp, 0o755)
+	os.WriteFile(filepath.Join(interp, "mynode"), []byte("#!/bin/sh\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "mytool"), []byte("#!/usr/bin/env -S mynode --flag\nconsole.log(1)\n"), 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+interp+string(os.PathListSeparator)+os.Getenv("PATH"))
+	got := programPaths(&mcpclient.Config{Command: "mytool"}, nil)
+	for _, want := range []string{bin, interp} {
+		if !slices.Contains(got, want) {
+			t.Errorf("programPaths %v lacks %s", got, want)
 		}
 	}
 }
