@@ -640,3 +640,14 @@ func namedBy(f *facts, u pathUse, loc location, lists [][]*rule) bool {
 	}
 	return false
 }
+
+// PathParams names the parameters of def that path rules read as paths,
+// and those holding patches, whose file headers name paths (PatchPaths):
+// what a caller that forwards a call must read as the policy did.
+func PathParams(def tool.Definition) (paths, patches []string) {
+	ti := analyzeDefinition(def)
+	return ti.paths, ti.patches
+}
+
+// PatchPaths returns the paths the file headers of patch name.
+func PatchPaths(patch string) []string { return patchPaths(patch) }

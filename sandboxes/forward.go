@@ -1,16 +1,21 @@
 package sandboxes
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -40,6 +45,11 @@ type Options struct {
 	MCP mcpclient.Options
 	// Logger receives what an operator should know (nil: discarded).
 	Logger *slog.Logger
+	// Workspace is the folder the gateway's path rules resolve against
+	// (policy's sandbox.workspace): a forwarded call names files relative
+	// to it, and an absolute path inside it is sent relative (the runner
+	// keeps each workspace elsewhere); any other absolute path is refused.
+	Workspace string
 }
 
 // Sandboxes forwards the calls of tools to the sandbox of their key
@@ -130,15 +140,18 @@ func (s *Sandboxes) Close() error {
 func (s *Sandboxes) Tools(defs []tool.Definition) []tool.Tool {
 	out := make([]tool.Tool, len(defs))
 	for i, d := range defs {
-		out[i] = &forwarded{s: s, def: d}
+		f := &forwarded{s: s, def: d}
+		f.paths, f.patches = policy.PathParams(d)
+		out[i] = f
 	}
 	return out
 }
 
 // forwarded is a tool whose calls run in a sandbox.
 type forwarded struct {
-	s   *Sandboxes
-	def tool.Definition
+	s              *Sandboxes
+	def            tool.Definition
+	paths, patches []string // its parameters holding paths and patches, as the policy reads them
 }
 
 func (f *forwarded) Definition() tool.Definition { return f.def }
@@ -153,6 +166,11 @@ const MetaSandbox = "toolgate/sandbox"
 // is unavailable, saying whether it reached the sandbox.
 func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	s := f.s
+	args, err := f.relative(call.Args)
+	if err != nil {
+		return tool.ErrorResult(tool.AsError(err)), nil
+	}
+	call.Args = args
 	id := ID(call.Principal, call.Session)
 	var m made
 	for try := 0; ; try++ {
@@ -423,4 +441,78 @@ func (s *Sandboxes) dropID(id string) {
 	if c != nil {
 		s.drop(c)
 	}
+}
+
+// relative returns args with each absolute path inside the workspace made
+// relative to it: the gateway's path rules judged the path against the
+// workspace, and the runner, which keeps the workspace in a folder of its
+// own, must read the same file. An absolute path elsewhere (the runner's
+// real folder, as a command's pwd shows it) is refused: the rules did not
+// judge the file it names there. A patch names its files relative.
+func (f *forwarded) relative(args json.RawMessage) (json.RawMessage, error) {
+	if len(f.paths) == 0 && len(f.patches) == 0 || len(args) == 0 {
+		return args, nil
+	}
+	var m map[string]any
+	d := json.NewDecoder(bytes.NewReader(args))
+	d.UseNumber()
+	if d.Decode(&m) != nil {
+		return args, nil // the engine's validation said what is wrong
+	}
+	ws := path.Clean("/" + filepath.ToSlash(f.s.o.Workspace))
+	changed := false
+	rel := func(param string, p string) (string, error) {
+		p = filepath.ToSlash(p)
+		if !strings.HasPrefix(p, "/") {
+			return p, nil
+		}
+		c := path.Clean(p)
+		switch {
+		case c == ws:
+			changed = true
+			return ".", nil
+		case ws == "/":
+			changed = true
+			return strings.TrimPrefix(c, "/"), nil
+		case strings.HasPrefix(c, ws+"/"):
+			changed = true
+			return strings.TrimPrefix(c, ws+"/"), nil
+		}
+		return "", tool.Errorf(tool.PermissionDenied, "%s %q is outside the sandbox's workspace %s", param, p, ws).
+			WithSuggestion("name files relative to the workspace (e.g. src/app.py), or under %s", ws)
+	}
+	for _, name := range f.paths {
+		switch v := m[name].(type) {
+		case string:
+			r, err := rel(name, v)
+			if err != nil {
+				return nil, err
+			}
+			m[name] = r
+		case []any:
+			for i, e := range v {
+				if s, ok := e.(string); ok {
+					r, err := rel(name, s)
+					if err != nil {
+						return nil, err
+					}
+					v[i] = r
+				}
+			}
+		}
+	}
+	for _, name := range f.patches {
+		if p, ok := m[name].(string); ok {
+			for _, file := range policy.PatchPaths(p) {
+				if strings.HasPrefix(filepath.ToSlash(file), "/") {
+					return nil, tool.Errorf(tool.PermissionDenied, "the patch names %q by an absolute path", file).
+						WithSuggestion("in a sandbox, a patch names its files relative to the workspace %s", ws)
+				}
+			}
+		}
+	}
+	if !changed {
+		return args, nil
+	}
+	return json.Marshal(m)
 }

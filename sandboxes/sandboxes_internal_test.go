@@ -3,9 +3,11 @@ package sandboxes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -311,5 +313,32 @@ func TestTokens(t *testing.T) {
 	}
 	if _, _, err := b.Ensure(context.Background(), "sb-x"); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Ensure with another secret: %v", err)
+	}
+}
+
+// TestAbsolutePaths: the gateway's path rules judge a path against the
+// workspace; an absolute path inside it reaches the same file in the
+// sandbox (sent relative), and one elsewhere (the runner's own folder, as
+// a command's pwd shows it, or the host's) is refused before it leaves.
+func TestAbsolutePaths(t *testing.T) {
+	dir := t.TempDir()
+	tr := startTestRunner(t, "", dir)
+	tools := toolsOf(t, replica(t, redisClient(t), Options{Workspace: "/workspace"}, tr.url()))
+	const who, conv = "alice", "conversation:abs"
+	if res := call(t, tools, who, conv, "write_file", `{"path":"/workspace/sub/notes.txt","content":"hello"}`); res.Error != nil {
+		t.Fatalf("write_file under the workspace: %v", res.Error)
+	}
+	if res := call(t, tools, who, conv, "read_file", `{"path":"sub/notes.txt"}`); res.Error != nil || !strings.Contains(res.Text(), "hello") {
+		t.Fatalf("read_file relative: %v %s", res.Error, res.Text())
+	}
+	if res := call(t, tools, who, conv, "list_directory", `{"path":"/workspace"}`); res.Error != nil || !strings.Contains(res.Text(), "sub") {
+		t.Fatalf("list_directory of the workspace: %v %s", res.Error, res.Text())
+	}
+	real := filepath.Join(dir, ID(who, conv), "sub", "notes.txt")
+	for _, p := range []string{real, "/etc/passwd", "/workspace/../etc/passwd", "/workspacefoo/x"} {
+		res := call(t, tools, who, conv, "read_file", fmt.Sprintf(`{"path":%q}`, p))
+		if res.Error == nil || res.Error.Type != tool.PermissionDenied {
+			t.Errorf("read_file %s: %v %s, want permission_denied", p, res.Error, res.Text())
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 
 	"github.com/toolgate/toolgate/runner"
@@ -12,7 +13,8 @@ import (
 
 // attempt is what the HTTP requests of one forwarded call met: whether a
 // request failed on the way (no answer, or the sandbox answered that it
-// is gone or refused it) and whether one reached the sandbox.
+// is gone or refused it) and whether one may have reached the sandbox (a
+// message was written, whatever came back).
 type attempt struct {
 	mu     sync.Mutex
 	why    string
@@ -69,8 +71,21 @@ func (w watched) RoundTrip(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set(runner.ApprovedHeader, "1")
 	}
-	resp, err := w.base.RoundTrip(r)
 	a, _ := r.Context().Value(attemptKey{}).(*attempt)
+	if a != nil && r.Method == http.MethodPost {
+		// Once a byte of a message is on its way, the sandbox may run it:
+		// only a request never written (no connection) is one that did
+		// not run. An answer comes only after the call (no header before
+		// the first message), so it cannot tell.
+		r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{
+			WroteHeaders: func() {
+				a.mu.Lock()
+				a.got = true
+				a.mu.Unlock()
+			},
+		}))
+	}
+	resp, err := w.base.RoundTrip(r)
 	if a == nil {
 		return resp, err
 	}
@@ -79,10 +94,6 @@ func (w watched) RoundTrip(r *http.Request) (*http.Response, error) {
 		a.fail(err.Error())
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusUnauthorized || resp.StatusCode >= 500:
 		a.fail(fmt.Sprintf("it answered %s", resp.Status))
-	case r.Method == http.MethodPost && resp.StatusCode/100 == 2:
-		a.mu.Lock()
-		a.got = true
-		a.mu.Unlock()
 	}
 	return resp, err
 }
