@@ -380,12 +380,7 @@ func (p *Processes) Close() error {
 	close(p.done)
 	p.mu.Unlock()
 	p.endOwners(func(*ownerState) bool { return true }, ReasonServerStopped)
-	p.mu.Lock()
-	all := make([]*process, 0, len(p.byID))
-	for _, pr := range p.byID {
-		all = append(all, pr)
-	}
-	p.mu.Unlock()
+	all := p.all()
 	// Those an EndSession is stopping right now (their owner is gone from
 	// owners already) are waited for too, so that every end is told before
 	// Close returns (and the audit log closes).
