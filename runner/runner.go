@@ -38,9 +38,10 @@ type Runner struct {
 	dir  string
 	root *os.Root
 
-	mu     sync.Mutex
-	open   map[string]*sandbox
-	closed bool
+	mu       sync.Mutex
+	open     map[string]*sandbox
+	deleting map[string]bool // being deleted: neither opened nor made until it is gone
+	closed   bool
 }
 
 type sandbox struct {
@@ -197,6 +198,9 @@ func (r *Runner) Ensure(id string) (created bool, err error) {
 	if r.closed {
 		return false, errors.New("the runner is stopping")
 	}
+	if r.deleting[id] {
+		return false, fmt.Errorf("sandbox %s is being deleted: ask again when it is gone", id)
+	}
 	err = r.root.Mkdir(id, 0o700)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return false, fmt.Errorf("sandbox %s: creating its workspace: %w", id, err)
@@ -215,9 +219,22 @@ func (r *Runner) Delete(id string) error {
 		return err
 	}
 	r.mu.Lock()
+	if r.deleting[id] {
+		r.mu.Unlock()
+		return fmt.Errorf("sandbox %s is being deleted", id)
+	}
 	s := r.open[id]
 	delete(r.open, id)
+	if r.deleting == nil {
+		r.deleting = map[string]bool{}
+	}
+	r.deleting[id] = true
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.deleting, id)
+		r.mu.Unlock()
+	}()
 	var errs []error
 	if s != nil {
 		errs = append(errs, s.c.Close())
@@ -251,6 +268,9 @@ func (r *Runner) sandbox(id string) (*sandbox, error) {
 	defer r.mu.Unlock()
 	if r.closed {
 		return nil, errors.New("the runner is stopping")
+	}
+	if r.deleting[id] {
+		return nil, fs.ErrNotExist // as good as gone
 	}
 	if s, ok := r.open[id]; ok {
 		return s, nil

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/toolgate/toolgate/runner"
 )
@@ -102,9 +103,16 @@ func (r *Runners) Count(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// runnerRequestTimeout bounds one request to a runner (make, delete,
+// list a sandbox): one that accepts and never answers must not hold the
+// reaper, or a call, for ever.
+const runnerRequestTimeout = 30 * time.Second
+
 // do sends one request with the token of id; a failure to reach the
 // runner is ErrUnavailable.
 func (r *Runners) do(ctx context.Context, method, url, id string) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, runnerRequestTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return 0, nil, err
