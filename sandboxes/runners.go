@@ -118,6 +118,9 @@ func (r *Runners) do(ctx context.Context, method, url, id string) (int, []byte, 
 		return 0, nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+runner.Token(r.secret, id))
+	// Making, deleting and listing are idempotent: sent again on a new
+	// connection when a kept one turns out closed (a runner restarted).
+	req.Header["Idempotency-Key"] = nil
 	resp, err := r.client.Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
