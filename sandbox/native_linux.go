@@ -748,7 +748,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 	out.Protections.Capabilities = reply.Caps
 	out.Protections.Rlimits = reply.Rlimits
 
-	blocked := &blockedLog{}
+	blocked := &blockedLog{notify: p.Refused}
 	var supervisor sync.WaitGroup
 	if fd, ok := named["notify"]; ok {
 		supervisor.Add(1)

@@ -331,11 +331,15 @@ type seccompNotifResp struct {
 
 // blockedLog collects the calls a supervisor refused.
 type blockedLog struct {
-	mu    sync.Mutex
-	calls map[string]int
+	mu     sync.Mutex
+	calls  map[string]int
+	notify func(string) // Spec.Refused
 }
 
 func (b *blockedLog) add(s string) {
+	if b.notify != nil {
+		b.notify(s)
+	}
 	b.mu.Lock()
 	if b.calls == nil {
 		b.calls = map[string]int{}

@@ -73,6 +73,12 @@ type Spec struct {
 	// of its pid namespace) once it runs: signals sent to it reach the
 	// command. Killing it ends the whole tree.
 	Started func(p *os.Process)
+	// Refused, when set, is told each system call the sandbox refuses
+	// (as Outcome.Blocked names it: "socket(AF_UNIX)", "ptrace") as it
+	// happens, where the backend can tell (Protections.SeccompReport):
+	// a long-lived command's refusals are known before it ends. It must
+	// not block. Only the native backend reports them.
+	Refused func(call string)
 	// Pod, when set, runs the command in that pod's user and network
 	// namespaces (a loopback shared with the pod's other commands),
 	// instead of new ones. Only the native backend has pods.

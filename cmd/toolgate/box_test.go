@@ -368,6 +368,16 @@ func TestBoxHoldsAgainstHostileUpstream(t *testing.T) {
 			t.Errorf("%s was created inside the write grant and left there", p)
 		}
 	}
+	// The refused system calls are audited as they happen, once each.
+	var ptraces int
+	for _, line := range strings.Split(string(mustRead(t, auditLog)), "\n") {
+		if strings.Contains(line, `"tool":"isolation:hostile"`) && strings.Contains(line, `"target":"ptrace","reason":"syscall"`) {
+			ptraces++
+		}
+	}
+	if ptraces != 1 {
+		t.Errorf("%d isolation:hostile records of the refused ptrace, want 1 (it tried three times)", ptraces)
+	}
 	moved, _ := filepath.Glob(filepath.Join(dir, "state", "quarantine", "hostile", "*", "AGENTS.md"))
 	if len(moved) == 0 {
 		t.Errorf("the planted AGENTS.md is not in the quarantine folder")
@@ -666,8 +676,8 @@ func TestBoxLimitsAndRefusals(t *testing.T) {
 			Tool, Decision, Outcome, Rule string
 			Arguments                     struct{ Target, Reason string }
 		}
-		if json.Unmarshal([]byte(line), &rec) != nil || rec.Tool != "isolation:bomb" {
-			continue
+		if json.Unmarshal([]byte(line), &rec) != nil || rec.Tool != "isolation:bomb" || rec.Arguments.Reason == "syscall" {
+			continue // a refused system call (its ptrace) is audited too, not counted
 		}
 		refusals++
 		if rec.Decision != "deny" || rec.Outcome != "denied" || !slices.Contains(proxied, rec.Arguments.Target) || rec.Arguments.Reason == "" || rec.Rule == "" {
@@ -929,4 +939,13 @@ func docBlock(t *testing.T, want string) string {
 	}
 	t.Fatalf("docs/isolation.md has no yaml block with %q", want)
 	return ""
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

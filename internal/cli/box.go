@@ -39,8 +39,9 @@ type box struct {
 	log     *slog.Logger
 
 	mu      sync.Mutex
-	running *boxed // the process of the current session
-	refused int    // refusals in the current session
+	running *boxed          // the process of the current session
+	refused int             // refusals in the current session
+	calls   map[string]bool // system calls refused in the current session
 }
 
 // newBox makes the box of iso's upstream; native starts its processes.
@@ -100,6 +101,9 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 			return nil, fmt.Errorf("upstream %s: watching its write grants: %w", c.Name, err)
 		}
 	}
+	b.mu.Lock()
+	b.calls = map[string]bool{}
+	b.mu.Unlock()
 	// The process lives until the session closes it (or the gateway
 	// exits: the sandbox kills it with the thread that started it), not
 	// as long as the connect call's context.
@@ -121,7 +125,7 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	}()
 	bx := &boxed{p: p, cleanup: cleanup, upstream: c.Name, iso: b.iso}
 	b.mu.Lock()
-	b.running, b.refused = bx, 0
+	b.running, b.refused, b.calls = bx, 0, map[string]bool{}
 	b.mu.Unlock()
 	return bx, nil
 }
@@ -138,13 +142,45 @@ func (b *box) decided(d egress.Decision) {
 }
 
 // boxRefusal is the arguments of an isolation:UPSTREAM audit record: what
-// was refused (a host:port, or the path of an auto-run entry it created)
-// and why (the egress proxy's reason, or auto_run), from which toolgate
-// trust suggest works out a grant.
+// was refused (a host:port, the path of an auto-run entry it created, a
+// system call) and why (the egress proxy's reason, auto_run, syscall),
+// from which toolgate trust suggest works out a grant.
 type boxRefusal struct {
 	Target string `json:"target"`
 	Reason string `json:"reason"`
 	Grant  string `json:"grant,omitempty"` // the write grant an auto-run entry was created in
+}
+
+// refusedCall audits a system call the sandbox refused, once per call and
+// session (a runtime probing what it may do would flood the log). It does
+// not count toward kill_after: runtimes try such calls as a matter of
+// course (Go's net.Interfaces, a Node start-up), and stopping a server
+// for them would stop well-behaved ones; the refusals that count are
+// connections and auto-run files, which a server makes on purpose.
+func (b *box) refusedCall(call string) {
+	b.mu.Lock()
+	seen := b.calls[call]
+	if b.calls != nil {
+		b.calls[call] = true
+	}
+	b.mu.Unlock()
+	if seen {
+		return
+	}
+	// Off the sandbox's supervisor, which holds the call until it returns.
+	go b.audit(boxRefusal{Target: call, Reason: "syscall"}, "seccomp: the system call "+call+" is refused in the box")
+}
+
+// audit writes an isolation:UPSTREAM record of a refused access.
+func (b *box) audit(r boxRefusal, rule string) {
+	if b.auditor == nil {
+		return
+	}
+	args, _ := json.Marshal(r)
+	rec := audit.Record{Tool: "isolation:" + b.iso.upstream, Arguments: args, Decision: audit.DecisionDeny, Rule: rule, Mode: "isolation", Outcome: audit.OutcomeDenied}
+	if err := b.auditor.Append(context.Background(), rec); err != nil && b.log != nil {
+		b.log.Error("audit log write failed", "err", err)
+	}
 }
 
 // refusal audits one refused access; after kill_after of them in one
@@ -152,13 +188,7 @@ type boxRefusal struct {
 // blocked until toolgate trust approve UPSTREAM/*).
 func (b *box) refusal(r boxRefusal, rule string) {
 	name := b.iso.upstream
-	if b.auditor != nil {
-		args, _ := json.Marshal(r)
-		rec := audit.Record{Tool: "isolation:" + name, Arguments: args, Decision: audit.DecisionDeny, Rule: rule, Mode: "isolation", Outcome: audit.OutcomeDenied}
-		if err := b.auditor.Append(context.Background(), rec); err != nil && b.log != nil {
-			b.log.Error("audit log write failed", "err", err)
-		}
-	}
+	b.audit(r, rule)
 	b.mu.Lock()
 	b.refused++
 	stop := b.refused == b.iso.killAfter
@@ -250,6 +280,7 @@ func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
 	if b.proxy != nil {
 		spec.Network = sandbox.Network{Dial: b.proxy.Dial}
 	}
+	spec.Refused = b.refusedCall
 	return spec, cleanup, nil
 }
 
@@ -676,8 +707,12 @@ func suggestGrants(upstream string, recs []audit.Record) string {
 		if json.Unmarshal(rec.Arguments, &r) != nil || r.Target == "" {
 			continue
 		}
-		if r.Reason == "auto_run" {
+		switch r.Reason {
+		case "auto_run":
 			add(&config, r.Grant)
+			continue
+		case "syscall":
+			add(&never, r.Target+": "+rec.Rule)
 			continue
 		}
 		host, port, err := net.SplitHostPort(r.Target)
