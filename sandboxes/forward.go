@@ -271,6 +271,9 @@ func (s *Sandboxes) acquire(ctx context.Context, id string) (*conn, made, error)
 		s.mu.Unlock()
 		select {
 		case <-f.done:
+			if errors.Is(f.err, context.Canceled) && ctx.Err() == nil {
+				return s.acquire(ctx, id) // the caller making it went away, this one has not
+			}
 			return f.c, made{}, f.err
 		case <-ctx.Done():
 			return nil, made{}, ctx.Err()
