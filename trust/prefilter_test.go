@@ -231,7 +231,7 @@ func TestOrdered(t *testing.T) {
 		{`(?i)(?-i:Ab|ab)c`, "aBc"},
 		{`(?:b|a){2,3}`, "ab"},
 		{`[ab]|[a-c]d|c`, "cd"},
-		{`(?i)ok|kiss`, "o\u212A"},     // the Kelvin sign folds to k
+		{`(?i)ok|kiss`, "o\u212A"},         // the Kelvin sign folds to k
 		{`(?i)\bkiss\b`, "\u212Ai\u017Fs"}, // the long s to s
 		{`(?i)é+[ß:]`, "Ééẞ"},
 	}
