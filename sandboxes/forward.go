@@ -172,6 +172,7 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	}
 	call.Args = args
 	id := ID(call.Principal, call.Session)
+	ctx = WithKey(ctx, Key{Principal: Hash(call.Principal), Conversation: Hash(call.Session)}) // a backend's labels
 	var m made
 	for try := 0; ; try++ {
 		c, mm, err := s.acquire(WithKey(ctx, Key{Principal: Hash(call.Principal), Conversation: Hash(call.Session)}), id)

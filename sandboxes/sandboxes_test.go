@@ -1,6 +1,7 @@
 package sandboxes
 
 import (
+	"context"
 	"regexp"
 	"testing"
 
@@ -30,5 +31,15 @@ func TestID(t *testing.T) {
 			t.Errorf("ID%q = ID%q = %q", k, other, id)
 		}
 		seen[id] = k
+	}
+}
+
+func TestKey(t *testing.T) {
+	if _, ok := KeyFrom(context.Background()); ok {
+		t.Errorf("a bare context carries a key")
+	}
+	want := Key{Principal: Hash("alice"), Conversation: Hash("conv-1")}
+	if k, ok := KeyFrom(WithKey(context.Background(), want)); !ok || k != want {
+		t.Errorf("KeyFrom(WithKey(%v)) = %v, %v", want, k, ok)
 	}
 }

@@ -40,8 +40,14 @@ func openSandboxes(pol *policy.Policy, rc *redis.Client, logger *slog.Logger) (*
 			return nil, usageErr("sandbox.runner: %v", err)
 		}
 		backend = b
+	case policy.BackendKubernetes:
+		b, err := kubeBackend(context.Background(), sb.Kubernetes, secret)
+		if err != nil {
+			return nil, err
+		}
+		backend = b
 	default:
-		return nil, usageErr("sandbox.backend %s is not built into this toolgate yet; use backend runner (docs/deploy.md)", sb.Backend)
+		return nil, usageErr("sandbox.backend %s is not built into this toolgate; use local, runner or kubernetes (docs/deploy.md)", sb.Backend)
 	}
 	state := sandboxes.NewMemoryState()
 	if rc != nil {
