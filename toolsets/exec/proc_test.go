@@ -504,6 +504,31 @@ func TestProcessLineRules(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.ws, "made-by-the-shell")); err == nil {
 		t.Fatal("the asking line ran")
 	}
+	// A line typed over several writes is judged whole when it ends; a
+	// control character that edits it is refused; on a terminal, keys that
+	// edit it too, and ctrl-c drops what was typed.
+	sh := answerOf(t, e.ok(t, "s1", StartProcess, map[string]any{"argv": []string{"bash"}, "stdin": "open", "yield_ms": 0}))
+	e.ok(t, "s1", WriteProcess, map[string]any{"id": sh.ID, "text": "cu"})
+	r = e.as(t, "s1", WriteProcess, map[string]any{"id": sh.ID, "text": "rl -s http://example.com\n"})
+	if r.Error == nil || r.Error.Type != tool.PermissionDenied || r.Error.Details["line"] != "curl -s http://example.com" {
+		t.Fatalf("a line split over two writes: %s", r.Text())
+	}
+	if r := e.as(t, "s1", WriteProcess, map[string]any{"id": sh.ID, "text": "x\x7f\x7fcurl x\n"}); r.Error == nil || r.Error.Type != tool.PermissionDenied {
+		t.Errorf("a backspace in the text: %s", r.Text())
+	}
+	tty := answerOf(t, e.ok(t, "s1", StartProcess, map[string]any{"argv": []string{"bash", "--norc", "-i"}, "tty": true, "yield_ms": 0}))
+	for _, in := range []map[string]any{{"keys": []string{"up"}}, {"keys": []string{"backspace"}}, {"text": "ec", "keys": []string{"ctrl-z"}}} {
+		in["id"] = tty.ID
+		if r := e.as(t, "s1", WriteProcess, in); r.Error == nil || r.Error.Type != tool.PermissionDenied {
+			t.Errorf("%v on a terminal: %s, want permission_denied", in, r.Text())
+		}
+	}
+	e.ok(t, "s1", WriteProcess, map[string]any{"id": tty.ID, "text": "ec"})
+	e.ok(t, "s1", WriteProcess, map[string]any{"id": tty.ID, "keys": []string{"ctrl-c"}})
+	e.ok(t, "s1", WriteProcess, map[string]any{"id": tty.ID, "text": "echo th''ree\n"})
+	if out, _ := e.readUntil(t, "s1", tty.ID, 0, "three"); !strings.Contains(out, "three") {
+		t.Fatalf("the terminal's output %q", out)
+	}
 	py := answerOf(t, e.ok(t, "s1", StartProcess, map[string]any{"argv": []string{"python3", "-i", "-q"}, "stdin": "open", "yield_ms": 0}))
 	if r := e.as(t, "s1", WriteProcess, map[string]any{"id": py.ID, "text": "print(1)\n"}); !r.Error.AsksApproval() ||
 		!strings.Contains(r.Error.Message, "run_code") {

@@ -492,6 +492,9 @@ type process struct {
 	cancel            context.CancelFunc
 	reads             emptyReads
 
+	lineMu sync.Mutex
+	line   string // what was typed of the line not yet ended (kind shell or code), checked with what comes next
+
 	mu       sync.Mutex
 	proc     *os.Process
 	reason   string // set by who stops it, or at the end

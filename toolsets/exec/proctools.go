@@ -664,11 +664,17 @@ func (s *set) writeProcess(ctx context.Context, in WriteInput) (tool.Result, err
 				WithSuggestion("ask the user to enter it themselves, or stop the process (ctrl-c) and do the task without it").
 				WithDetail("password_prompt", true)), nil
 		}
-		if e := s.checkLines(ctx, pr, in.Text); e != nil {
-			return errResult(e), nil
-		}
-		data = append(data, in.Text...)
 	}
+	// A line is judged whole: what earlier writes typed of it comes first,
+	// and keys that edit it (the shell's line is then not what was sent) are
+	// refused where lines are checked.
+	pr.lineMu.Lock()
+	defer pr.lineMu.Unlock()
+	line, e := s.typed(ctx, pr, in.Text, in.Keys, in.EOF)
+	if e != nil {
+		return errResult(e), nil
+	}
+	data = append(data, in.Text...)
 	for _, k := range in.Keys {
 		k = strings.ToLower(strings.TrimSpace(k))
 		if sig, ok := keySignals[k]; ok && !pr.tty {
@@ -695,6 +701,7 @@ func (s *set) writeProcess(ctx context.Context, in WriteInput) (tool.Result, err
 				WithSuggestion("read its output (read_process) and wait for it to take input")), nil
 		}
 	}
+	pr.line = line
 	if in.EOF && !pr.tty {
 		pr.in.close()
 	}
@@ -714,6 +721,62 @@ func (s *set) writeProcess(ctx context.Context, in WriteInput) (tool.Result, err
 // checkLines checks what is written to a shell or a REPL as
 // execute_command or run_code would check it, line by line: a line the
 // check denies is never written, one it asks about needs approval.
+// editKeys change a terminal's line in ways the gateway cannot follow
+// (the line editor, history, completion).
+var editKeys = map[string]bool{"tab": true, "backspace": true, "up": true, "down": true, "left": true, "right": true,
+	"esc": true, "escape": true, "ctrl-r": true, "ctrl-w": true, "ctrl-a": true, "ctrl-e": true, "ctrl-k": true, "ctrl-y": true}
+
+func (s *set) typed(ctx context.Context, pr *process, text string, keys []string, eof bool) (string, *tool.Error) {
+	if pr.kind != "shell" && pr.kind != "code" {
+		return "", nil
+	}
+	what := map[string]string{"shell": "shell", "code": "REPL"}[pr.kind]
+	for _, c := range text {
+		if c == 0x7f || c < 0x20 && c != '\n' && c != '\r' && (c != '\t' || pr.tty) {
+			return "", tool.Errorf(tool.PermissionDenied, "the text holds control character %q, which edits the line of a %s whose lines the policy checks", c, what).
+				WithSuggestion(`type the line as plain text ending in "\n"; use keys (ctrl-c) for signals`)
+		}
+	}
+	line := pr.line + strings.ReplaceAll(text, "\r", "\n")
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		if e := s.checkLines(ctx, pr, line[:i]); e != nil {
+			return "", e
+		}
+		line = line[i+1:]
+	}
+	for _, k := range keys {
+		k = strings.ToLower(strings.TrimSpace(k))
+		switch {
+		case k == "enter":
+			if e := s.checkLines(ctx, pr, line); e != nil {
+				return "", e
+			}
+			line = ""
+		case !pr.tty: // a pipe: a signal leaves the line as it is, a key's byte joins it
+			if _, sig := keySignals[k]; !sig {
+				line += keyBytes[k]
+			}
+		case editKeys[k]:
+			return "", tool.Errorf(tool.PermissionDenied, "key %q edits the line of a %s whose lines the policy checks", k, what).
+				WithSuggestion(`type the whole line as text (e.g. "git status\n"); ctrl-c drops the line being typed`)
+		case k == "ctrl-c" || k == "ctrl-u": // a terminal drops the line
+			line = ""
+		case k == "space":
+			line += " "
+		case line != "": // what else does to a line typed so far is not followed
+			return "", tool.Errorf(tool.PermissionDenied, "key %q on a line typed so far (%q) of a %s whose lines the policy checks", k, line, what).
+				WithSuggestion(`end the line with "\n" or enter first, or drop it with ctrl-c`)
+		}
+	}
+	if eof {
+		if e := s.checkLines(ctx, pr, line); e != nil {
+			return "", e
+		}
+		line = ""
+	}
+	return line, nil
+}
+
 func (s *set) checkLines(ctx context.Context, pr *process, text string) *tool.Error {
 	check := map[string]func(string) Finding{"shell": CheckShell, "code": CheckCode}[pr.kind]
 	if check == nil {
