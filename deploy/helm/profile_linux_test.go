@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -82,10 +83,13 @@ func profileFilter(t *testing.T, withNamespaceCalls bool) seccomp.Filter {
 	}
 	if !withNamespaceCalls {
 		// The runtime's default allows clone without namespace flags
-		// (CLONE_NEWNS, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWCGROUP).
+		// (CLONE_NEWNS, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET, NEWCGROUP),
+		// and answers clone3 ENOSYS, so that the C library falls back to
+		// clone (a cgo program's threads: the race detector's).
 		policy.Syscalls = append(policy.Syscalls, seccomp.SyscallGroup{Action: seccomp.ActionAllow,
 			NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone",
-				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsNotSet, Value: 0x7e020000}}}}})
+				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsNotSet, Value: 0x7e020000}}}}},
+			seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(syscall.ENOSYS), Names: []string{"clone3"}})
 	}
 	return seccomp.Filter{NoNewPrivs: true, Flag: seccomp.FilterFlagTSync, Policy: policy}
 }
