@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/mcpclient"
-	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -50,6 +49,12 @@ type Options struct {
 	// to it, and an absolute path inside it is sent relative (the runner
 	// keeps each workspace elsewhere); any other absolute path is refused.
 	Workspace string
+	// PathParams names a tool's parameters that hold paths and those that
+	// hold patches, and PatchPaths the paths a patch names, as the
+	// gateway's path rules read them (the CLI gives policy.PathParams and
+	// policy.PatchPaths). Without them no argument is read as a path.
+	PathParams func(tool.Definition) (paths, patches []string)
+	PatchPaths func(patch string) []string
 }
 
 // Sandboxes forwards the calls of tools to the sandbox of their key
@@ -141,7 +146,12 @@ func (s *Sandboxes) Tools(defs []tool.Definition) []tool.Tool {
 	out := make([]tool.Tool, len(defs))
 	for i, d := range defs {
 		f := &forwarded{s: s, def: d}
-		f.paths, f.patches = policy.PathParams(d)
+		if s.o.PathParams != nil {
+			f.paths, f.patches = s.o.PathParams(d)
+		}
+		if s.o.PatchPaths == nil {
+			f.patches = nil
+		}
 		out[i] = f
 	}
 	return out
@@ -507,7 +517,7 @@ func (f *forwarded) relative(args json.RawMessage) (json.RawMessage, error) {
 	}
 	for _, name := range f.patches {
 		if p, ok := m[name].(string); ok {
-			for _, file := range policy.PatchPaths(p) {
+			for _, file := range f.s.o.PatchPaths(p) {
 				if strings.HasPrefix(filepath.ToSlash(file), "/") {
 					return nil, tool.Errorf(tool.PermissionDenied, "the patch names %q by an absolute path", file).
 						WithSuggestion("in a sandbox, a patch names its files relative to the workspace %s", ws)

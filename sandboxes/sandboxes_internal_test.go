@@ -328,7 +328,7 @@ func TestTokens(t *testing.T) {
 func TestAbsolutePaths(t *testing.T) {
 	dir := t.TempDir()
 	tr := startTestRunner(t, "", dir)
-	tools := toolsOf(t, replica(t, redisClient(t), Options{Workspace: "/workspace"}, tr.url()))
+	tools := toolsOf(t, replica(t, redisClient(t), Options{Workspace: "/workspace", PathParams: policy.PathParams, PatchPaths: policy.PatchPaths}, tr.url()))
 	const who, conv = "alice", "conversation:abs"
 	if res := call(t, tools, who, conv, "write_file", `{"path":"/workspace/sub/notes.txt","content":"hello"}`); res.Error != nil {
 		t.Fatalf("write_file under the workspace: %v", res.Error)

@@ -55,7 +55,7 @@ func openSandboxes(pol *policy.Policy, rc *redis.Client, logger *slog.Logger) (*
 	}
 	idle, max := sb.Reaping()
 	return sandboxes.New(sandboxes.Options{Backend: backend, Secret: secret, State: state, Idle: idle, Max: max, Logger: logger,
-		Workspace: sb.WorkspaceDir(),
+		Workspace: sb.WorkspaceDir(), PathParams: policy.PathParams, PatchPaths: policy.PatchPaths,
 		MCP: mcpclient.Options{ClientName: "toolgate-gateway", ClientVersion: version, Logger: logger,
 			PeerFromContext: func(ctx context.Context) mcpclient.Peer {
 				if ss := mcpserver.SessionFromContext(ctx); ss != nil {
