@@ -220,16 +220,8 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 		at = end
 		x.lits.collect(s.seen, s.found)
 		x.meet(s)
-		bound, addressed, framed := 0.0, false, colonEnd
-		cues := resultCues()
-		for i := range cues {
-			if x.mayHold(i, s) {
-				bound += cues[i].weight
-				addressed = addressed || cues[i].addr
-				framed = framed || cues[i].frames()
-			}
-		}
-		if framed {
+		bound, addressed, framed := x.reach(s)
+		if framed || colonEnd {
 			bound++ // the frame the sentence before may give
 		}
 		if addressed && bound >= resultThreshold {
@@ -244,17 +236,18 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 const mayScorePiece = 512
 
 // reach sums the weights of the cues that may hold in s, and says whether
-// one of them addresses the model: what the sentence may score at most,
-// without a frame.
-func (x *resultIndex) reach(s *readSentence) (bound float64, addressable bool) {
+// one of them addresses the model and whether one frames the next
+// sentence: what the sentence may score at most, without a frame.
+func (x *resultIndex) reach(s *readSentence) (bound float64, addressable, frames bool) {
 	cues := resultCues()
 	for i := range cues {
 		if x.mayHold(i, s) {
 			bound += cues[i].weight
 			addressable = addressable || cues[i].addr
+			frames = frames || cues[i].frames()
 		}
 	}
-	return bound, addressable
+	return bound, addressable, frames
 }
 
 // failedText reports whether text reports a failure (resultErrorWords).
@@ -427,7 +420,7 @@ func checkString(s string) []resultHit {
 	var pending []int
 	var next readSentence
 	x.read(&next, sentences[0])
-	nextBound, nextAddr := x.reach(&next)
+	nextBound, nextAddr, _ := x.reach(&next)
 	for n, text := range sentences {
 		sent, next = next, sent
 		reach, addressable := nextBound, nextAddr
@@ -438,7 +431,7 @@ func checkString(s string) []resultHit {
 		uses := false
 		if n+1 < len(sentences) {
 			x.read(&next, sentences[n+1])
-			nextBound, nextAddr = x.reach(&next)
+			nextBound, nextAddr, _ = x.reach(&next)
 			uses = nextAddr && nextBound+1 >= resultThreshold || endsWithColon(sentences[n+1])
 		}
 		if !uses && !(addressable && reach+carry >= resultThreshold) {
