@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/benchrun"
 )
 
 type server struct {
@@ -289,7 +291,7 @@ func (r *running) round(n, conc int) figures {
 		lat[i] = r.call()
 	}
 	f.seqRate = float64(n) / time.Since(t0).Seconds()
-	f.seqP50, f.seqP99 = pct(lat, 50), pct(lat, 99)
+	f.seqP50, f.seqP99 = benchrun.Percentile(lat, 50), benchrun.Percentile(lat, 99)
 	cpu1 := cpuTime(r.cmd.Process.Pid)
 	f.seqCPU = (cpu1 - cpu0) / time.Duration(n)
 
@@ -310,7 +312,7 @@ func (r *running) round(n, conc int) figures {
 	}
 	wg.Wait()
 	f.parRate = float64(n) / time.Since(t0).Seconds()
-	f.parP50, f.parP99 = pct(lat, 50), pct(lat, 99)
+	f.parP50, f.parP99 = benchrun.Percentile(lat, 50), benchrun.Percentile(lat, 99)
 	cpu2 := cpuTime(r.cmd.Process.Pid)
 	f.parCPU = (cpu2 - cpu1) / time.Duration(n)
 	f.cpuPerCall = (cpu2 - cpu0) / time.Duration(2*n)
@@ -328,12 +330,6 @@ func waitHTTP(url string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	check(fmt.Errorf("nothing answers at %s after 5 s", url))
-}
-
-func pct(lat []time.Duration, p int) time.Duration {
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[(len(s)-1)*p/100]
 }
 
 // cpuTime reads a process's CPU time so far (user + system, all threads).

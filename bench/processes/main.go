@@ -19,7 +19,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -27,12 +26,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/benchrun"
 )
 
 func main() {
@@ -61,29 +60,11 @@ func main() {
 	}
 	cmd := exec.Command(flag.Arg(0), "serve", "--root", ws, "--policy", pol, "--audit", filepath.Join(dir, "audit.jsonl"), "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+filepath.Join(dir, "state"))
-	stderr, err := cmd.StderrPipe()
+	endpoint, err := benchrun.Announced(cmd, regexp.MustCompile(`serving MCP at (http://\S+/mcp)`), "toolgate serve")
 	if err != nil {
 		fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		fatal(err)
-	}
 	defer func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }()
-	url := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`serving MCP at (http://\S+/mcp)`)
-		for sc := bufio.NewScanner(stderr); sc.Scan(); {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				url <- m[1]
-			}
-		}
-	}()
-	var endpoint string
-	select {
-	case endpoint = <-url:
-	case <-time.After(time.Minute):
-		fatal(fmt.Errorf("toolgate serve did not announce its address"))
-	}
 	ctx := context.Background()
 	connect := func(name string) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).
@@ -134,11 +115,11 @@ func main() {
 	ex, st := times["execute_command"], times["start_process"]
 	fmt.Printf("through toolgate serve --http (Prestart), %d alternating rounds of {\"argv\":[\"true\"]}\n", *n)
 	fmt.Printf("%-16s %10s %10s\n", "", "p50", "p95")
-	fmt.Printf("%-16s %10s %10s\n", "execute_command", ms(pct(ex, 0.5)), ms(pct(ex, 0.95)))
-	fmt.Printf("%-16s %10s %10s\n", "start_process", ms(pct(st, 0.5)), ms(pct(st, 0.95)))
-	r := float64(pct(st, 0.5)) / float64(pct(ex, 0.5))
+	fmt.Printf("%-16s %10s %10s\n", "execute_command", ms(benchrun.Quantile(ex, 0.5)), ms(benchrun.Quantile(ex, 0.95)))
+	fmt.Printf("%-16s %10s %10s\n", "start_process", ms(benchrun.Quantile(st, 0.5)), ms(benchrun.Quantile(st, 0.95)))
+	r := float64(benchrun.Quantile(st, 0.5)) / float64(benchrun.Quantile(ex, 0.5))
 	fmt.Printf("start_process / execute_command: p50 %.2f, p95 %.2f (goal p50 <= 1.2: %s)\n", r,
-		float64(pct(st, 0.95))/float64(pct(ex, 0.95)), verdict(r <= 1.2))
+		float64(benchrun.Quantile(st, 0.95))/float64(benchrun.Quantile(ex, 0.95)), verdict(r <= 1.2))
 
 	// read_process with new output.
 	out := call(cs, "start_process", map[string]any{"argv": []string{"seq", "1", "3000000"}, "yield_ms": 30000})
@@ -185,46 +166,13 @@ func verdict(ok bool) string {
 }
 
 // cpuTime reads the CPU time so far of a process and of every process
-// below it (utime, stime, cutime and cstime of /proc/PID/stat, 10 ms
-// ticks), as bench/sandbox does.
+// below it ([benchrun.TreeCPU]).
 func cpuTime(pid int) time.Duration {
-	ents, err := os.ReadDir("/proc")
+	cpu, _, err := benchrun.TreeCPU(pid)
 	if err != nil {
 		fatal(err)
 	}
-	parent, ticks := map[int]int{}, map[int]int64{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-		parent[p], _ = strconv.Atoi(f[1])
-		for _, x := range f[11:15] {
-			v, _ := strconv.ParseInt(x, 10, 64)
-			ticks[p] += v
-		}
-	}
-	var sum int64
-	for p, t := range ticks {
-		for q := p; q > 1; q = parent[q] {
-			if q == pid {
-				sum += t
-				break
-			}
-		}
-	}
-	return time.Duration(sum) * 10 * time.Millisecond
-}
-
-func pct(d []time.Duration, q float64) time.Duration {
-	d = append([]time.Duration(nil), d...)
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[min(len(d)-1, int(q*float64(len(d))))]
+	return cpu
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }

@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/benchrun"
 )
 
 // Goals of issue 30 (goal 3: both hold with the upstream in its box).
@@ -164,21 +166,21 @@ func main() {
 		if t.upstream != 0 {
 			up = µs(t.cpuPerCall(1, 2**n))
 		}
-		fmt.Printf("%-16s %9s %9s %9s %9s %11s %14s\n", t.name, ms(pct(t.seq, 50)), ms(pct(t.seq, 99)), ms(pct(t.par, 50)), ms(pct(t.par, 99)), µs(t.cpuPerCall(0, 2**n)), up)
+		fmt.Printf("%-16s %9s %9s %9s %9s %11s %14s\n", t.name, ms(benchrun.Percentile(t.seq, 50)), ms(benchrun.Percentile(t.seq, 99)), ms(benchrun.Percentile(t.par, 50)), ms(benchrun.Percentile(t.par, 99)), µs(t.cpuPerCall(0, 2**n)), up)
 	}
 	fmt.Println()
 	fmt.Printf("\nstart-up (the gateway started until initialize is answered): boxed %s, bare %s: %+.1f ms (goal <= 30 ms more): %s\n",
 		ms(boxed.startup), ms(bare.startup), float64(boxed.startup-bare.startup)/1e6, verdict(boxed.startup-bare.startup <= 30*time.Millisecond))
-	seqRatio := pct(boxed.seq, 50).Seconds() / pct(bare.seq, 50).Seconds()
-	parRatio := pct(boxed.par, 50).Seconds() / pct(bare.par, 50).Seconds()
+	seqRatio := benchrun.Percentile(boxed.seq, 50).Seconds() / benchrun.Percentile(bare.seq, 50).Seconds()
+	parRatio := benchrun.Percentile(boxed.par, 50).Seconds() / benchrun.Percentile(bare.par, 50).Seconds()
 	fmt.Printf("per call, boxed p50 / bare p50: %.3fx sequential, %.3fx in flight (goal 0.95-1.05x): %s\n\n",
 		seqRatio, parRatio, verdict(max(seqRatio, parRatio) <= 1.05 && min(seqRatio, parRatio) >= 0.95))
 	type ratios struct{ seq, par, cpu float64 }
 	goals := map[*target]ratios{}
 	for _, p := range pairs {
 		direct, via := p[0], p[1]
-		seq := pct(via.seq, 50).Seconds() / pct(direct.seq, 50).Seconds()
-		par := pct(via.par, 50).Seconds() / pct(direct.par, 50).Seconds()
+		seq := benchrun.Percentile(via.seq, 50).Seconds() / benchrun.Percentile(direct.seq, 50).Seconds()
+		par := benchrun.Percentile(via.par, 50).Seconds() / benchrun.Percentile(direct.par, 50).Seconds()
 		gw, up := via.cpuPerCall(0, 2**n), via.cpuPerCall(1, 2**n)
 		cpu := gw.Seconds() / up.Seconds()
 		goals[via] = ratios{seq, par, cpu}
@@ -307,12 +309,6 @@ func cpuTime(pid int) time.Duration {
 	check(err1)
 	check(err2)
 	return time.Duration(user+sys) * 10 * time.Millisecond
-}
-
-func pct(lat []time.Duration, p int) time.Duration {
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[(len(s)-1)*p/100]
 }
 
 func verdict(ok bool) string {

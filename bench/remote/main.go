@@ -10,9 +10,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -20,10 +18,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/internal/benchrun"
 )
 
 var (
@@ -57,7 +56,7 @@ func main() {
 	}()
 	start := func(re *regexp.Regexp, args ...string) string {
 		cmd := exec.Command(*toolgate, args...)
-		u, err := announced(cmd, re)
+		u, err := benchrun.Announced(cmd, re, cmd.Args[1])
 		check(err)
 		procs = append(procs, cmd)
 		return u
@@ -90,10 +89,10 @@ func main() {
 			mustCall(cRemote, c.name, c.args)
 		}
 		for range *rounds {
-			pl = append(pl, pct(sequential(cLocal, c.name, c.args), 50))
-			pr = append(pr, pct(sequential(cRemote, c.name, c.args), 50))
+			pl = append(pl, benchrun.Percentile(sequential(cLocal, c.name, c.args), 50))
+			pr = append(pr, benchrun.Percentile(sequential(cRemote, c.name, c.args), 50))
 		}
-		ml, mr := pct(pl, 50), pct(pr, 50)
+		ml, mr := benchrun.Percentile(pl, 50), benchrun.Percentile(pr, 50)
 		ratio := mr.Seconds() / ml.Seconds()
 		fmt.Printf("\n%s\n  backend local    p50 %s\n  backend runner   p50 %s\n  ratio            %.2fx (goal ≤ %.1fx): %s\n", c.name, ms(ml), ms(mr), ratio, c.goal, verdict(ratio <= c.goal))
 	}
@@ -129,43 +128,10 @@ var (
 	runnerRE = regexp.MustCompile(`runner serving MCP at (http://\S+)/sandboxes/`)
 )
 
-// announced starts cmd and returns the address its standard error
-// announces (re's first group).
-func announced(cmd *exec.Cmd, re *regexp.Regexp) (string, error) {
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-found:
-		return u, nil
-	case <-time.After(time.Minute):
-		return "", errors.New(cmd.Args[1] + " did not announce its address")
-	}
-}
-
 func writePolicy(work, name, src string) string {
 	p := filepath.Join(work, name)
 	check(os.WriteFile(p, []byte(src), 0o644))
 	return p
-}
-
-func pct(lat []time.Duration, p int) time.Duration {
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[(len(s)-1)*p/100]
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", d.Seconds()*1000) }

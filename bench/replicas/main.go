@@ -14,7 +14,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -30,7 +29,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,6 +36,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/internal/benchrun"
 )
 
 var (
@@ -93,8 +93,8 @@ func main() {
 	warm(cPlain)
 	warm(cRedis)
 	for range *rounds {
-		p50Plain = append(p50Plain, pct(sequential(cPlain, *seqN), 50))
-		p50Redis = append(p50Redis, pct(sequential(cRedis, *seqN), 50))
+		p50Plain = append(p50Plain, benchrun.Percentile(sequential(cPlain, *seqN), 50))
+		p50Redis = append(p50Redis, benchrun.Percentile(sequential(cRedis, *seqN), 50))
 	}
 	mp, mr := median(p50Plain), median(p50Redis)
 	ping := redisPing(redisURL, *seqN)
@@ -151,7 +151,7 @@ func concurrent(endpoint string) figures {
 		})
 	}
 	wg.Wait()
-	return figures{rate: float64(*n) / time.Since(t0).Seconds(), p50: pct(lat, 50), p99: pct(lat, 99)}
+	return figures{rate: float64(*n) / time.Since(t0).Seconds(), p50: benchrun.Percentile(lat, 50), p99: benchrun.Percentile(lat, 99)}
 }
 
 func sequential(cs *mcp.ClientSession, k int) []time.Duration {
@@ -198,7 +198,7 @@ func redisPing(u string, k int) time.Duration {
 		check(c.Ping(ctx).Err())
 		lat[i] = time.Since(t0)
 	}
-	return pct(lat, 50)
+	return benchrun.Percentile(lat, 50)
 }
 
 // proxyTo starts a round-robin reverse proxy over the replicas' /mcp
@@ -235,25 +235,9 @@ var urlRE = regexp.MustCompile(`serving MCP at (http://\S+/mcp)`)
 func startReplica(work, root, name, pol string) (string, *exec.Cmd) {
 	cmd := exec.Command(*toolgate, "serve", "--root", root, "--policy", pol, "--audit", filepath.Join(work, "audit-"+name+".jsonl"),
 		"--http", "127.0.0.1:0", "--stateless")
-	stderr, err := cmd.StderrPipe()
+	u, err := benchrun.Announced(cmd, urlRE, "toolgate serve")
 	check(err)
-	check(cmd.Start())
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case u := <-found:
-		return u, cmd
-	case <-time.After(time.Minute):
-		check(errors.New("toolgate serve did not announce its address"))
-	}
-	return "", nil
+	return u, cmd
 }
 
 // startRedis starts a redis-server without persistence on a free port.
@@ -282,13 +266,7 @@ func writePolicy(work, name, src string) string {
 	return p
 }
 
-func pct(lat []time.Duration, p int) time.Duration {
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[(len(s)-1)*p/100]
-}
-
-func median(ds []time.Duration) time.Duration { return pct(ds, 50) }
+func median(ds []time.Duration) time.Duration { return benchrun.Percentile(ds, 50) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", d.Seconds()*1000) }
 

@@ -31,14 +31,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/benchrun"
 	"github.com/toolgate/toolgate/sandbox"
 )
 
@@ -113,7 +111,7 @@ func inProcessLines(n int, cgroups bool, pause time.Duration, ws string, bwrapRu
 	fmt.Printf("in this process: %d runs of `true` each, interleaved (cgroups=%v; native = cold, warm = Prestart, %s pause after each)\n", n, cgroups, pause)
 	fmt.Printf("%-8s %10s %10s\n", "", "p50", "p95")
 	for _, name := range order {
-		fmt.Printf("%-8s %10s %10s\n", name, ms(pct(times[name], 0.5)), ms(pct(times[name], 0.95)))
+		fmt.Printf("%-8s %10s %10s\n", name, ms(benchrun.Quantile(times[name], 0.5)), ms(benchrun.Quantile(times[name], 0.95)))
 	}
 	for _, name := range []string{"native", "warm"} {
 		fmt.Printf("%s/bwrap p50 %.2f  p95 %.2f\n", name, ratio(times[name], times["bwrap"], 0.5), ratio(times[name], times["bwrap"], 0.95))
@@ -210,14 +208,14 @@ func serveLines(n int, progs []string, bwrapCmd func() *exec.Cmd) {
 	}
 	fmt.Printf("through toolgate serve: %d rounds of bwrap, execute_command {\"argv\":[\"true\"]} after it, and another at once\n", n)
 	fmt.Printf("%-22s %10s %10s %12s %12s\n", "", "p50", "p95", "p50/bwrap", "p95/bwrap")
-	fmt.Printf("%-22s %10s %10s\n", "bwrap", ms(pct(times["bwrap"], 0.5)), ms(pct(times["bwrap"], 0.95)))
+	fmt.Printf("%-22s %10s %10s\n", "bwrap", ms(benchrun.Quantile(times["bwrap"], 0.5)), ms(benchrun.Quantile(times["bwrap"], 0.95)))
 	for _, s := range servers {
 		for _, name := range []string{s.label + "after bwrap", s.label + "back to back"} {
-			fmt.Printf("%-22s %10s %10s %12.2f %12.2f\n", name, ms(pct(times[name], 0.5)), ms(pct(times[name], 0.95)),
+			fmt.Printf("%-22s %10s %10s %12.2f %12.2f\n", name, ms(benchrun.Quantile(times[name], 0.5)), ms(benchrun.Quantile(times[name], 0.95)),
 				ratio(times[name], times["bwrap"], 0.5), ratio(times[name], times["bwrap"], 0.95))
 		}
 		verdict := "NOT met"
-		if pct(times[s.label+"after bwrap"], 0.5) <= pct(times["bwrap"], 0.5) {
+		if benchrun.Quantile(times[s.label+"after bwrap"], 0.5) <= benchrun.Quantile(times["bwrap"], 0.5) {
 			verdict = "met"
 		}
 		fmt.Printf("%sgoal (p50 of execute_command after bwrap <= bwrap's p50): %s\n", s.label, verdict)
@@ -235,57 +233,23 @@ func serveLines(n int, progs []string, bwrapCmd func() *exec.Cmd) {
 }
 
 // cpuTime reads the CPU time so far of a process and of every process
-// below it: for each, utime, stime, cutime and cstime of /proc/PID/stat
-// (10 ms ticks), so that the children it waited for count, and those
-// still running (toolgate's sandbox starter, helpers started ahead) too.
-// A child waited for moves from the second sum to its parent's cutime:
-// the total only grows.
+// below it ([benchrun.TreeCPU]): the children it waited for count, and
+// those still running (toolgate's sandbox starter, helpers started ahead)
+// too.
 func cpuTime(pid int) time.Duration {
-	ents, err := os.ReadDir("/proc")
+	cpu, found, err := benchrun.TreeCPU(pid)
 	if err != nil {
 		fatal(err)
 	}
-	parent, ticks := map[int]int{}, map[int]int64{}
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid …: comm may hold spaces, the last ")"
-		// ends it; ppid is field 4, the four times fields 14 to 17.
-		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-		parent[p], _ = strconv.Atoi(f[1])
-		for _, x := range f[11:15] {
-			v, _ := strconv.ParseInt(x, 10, 64)
-			ticks[p] += v
-		}
-	}
-	if _, ok := ticks[pid]; !ok {
+	if !found {
 		fatal(fmt.Errorf("process %d is gone", pid))
 	}
-	var sum int64
-	for p, t := range ticks {
-		for q := p; q > 1; q = parent[q] {
-			if q == pid {
-				sum += t
-				break
-			}
-		}
-	}
-	return time.Duration(sum) * 10 * time.Millisecond
+	return cpu
 }
 
-func pct(d []time.Duration, q float64) time.Duration {
-	d = append([]time.Duration(nil), d...)
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
-	return d[min(len(d)-1, int(q*float64(len(d))))]
+func ratio(a, b []time.Duration, q float64) float64 {
+	return float64(benchrun.Quantile(a, q)) / float64(benchrun.Quantile(b, q))
 }
-
-func ratio(a, b []time.Duration, q float64) float64 { return float64(pct(a, q)) / float64(pct(b, q)) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
 

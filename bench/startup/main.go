@@ -12,18 +12,18 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/benchrun"
 )
 
 // A step is one process to time; {n} in an argument is the run's number,
@@ -114,10 +114,10 @@ func main() {
 	}
 	fmt.Printf("%d runs of each, interleaved; a process each (ms; faults: page faults)\n", *n)
 	fmt.Printf("%-34s %8s %8s %10s %8s %8s\n", "", "p50", "p95", "p50 step", "CPU p50", "faults")
-	p50 := func(l string) time.Duration { return pct(times[l], 0.5) }
-	cpu50 := func(l string) time.Duration { return pct(cpu[l], 0.5) }
+	p50 := func(l string) time.Duration { return benchrun.Quantile(times[l], 0.5) }
+	cpu50 := func(l string) time.Duration { return benchrun.Quantile(cpu[l], 0.5) }
 	row := func(l, step string) {
-		fmt.Printf("%-34s %8s %8s %10s %8s %8d\n", l, ms(p50(l)), ms(pct(times[l], 0.95)), step, ms(cpu50(l)), pct(faults[l], 0.5))
+		fmt.Printf("%-34s %8s %8s %10s %8s %8d\n", l, ms(p50(l)), ms(benchrun.Quantile(times[l], 0.95)), step, ms(cpu50(l)), benchrun.Quantile(faults[l], 0.5))
 	}
 	for _, peer := range []string{"bwrap true", "hello world"} {
 		row(peer, "")
@@ -198,12 +198,6 @@ func initTime(prog string) string {
 	}
 	sort.Float64s(sums)
 	return fmt.Sprintf("%.2fms (slowest: %s)", sums[len(sums)/2], top)
-}
-
-func pct[T cmp.Ordered](d []T, q float64) T {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[min(len(d)-1, int(q*float64(len(d))))]
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d.Microseconds())/1000) }
