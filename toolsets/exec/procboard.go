@@ -90,21 +90,30 @@ func (bd *board) entry(pr *process) policy.ProcessEntry {
 // push puts on the board the processes whose output or state changed
 // since it was last told (all of them when every; a running one at least
 // every third of keep, so that its entry does not expire).
+//
+// The board is called outside bd.mu: a slow one holds up the mirror, never
+// a start_process waiting to publish.
 func (bd *board) push(list []*process, every bool) {
-	bd.mu.Lock()
-	defer bd.mu.Unlock()
 	now := time.Now()
+	var due []policy.ProcessEntry
+	bd.mu.Lock()
 	for _, pr := range list {
 		e := bd.entry(pr)
 		t, ok := bd.told[pr.id]
 		if ok && !every && t.total == e.Total && t.state == e.State && now.Sub(t.at) < bd.keep/3 {
 			continue
 		}
+		due = append(due, e)
+	}
+	bd.mu.Unlock()
+	for _, e := range due {
 		ctx, cancel := context.WithTimeout(context.Background(), boardTimeout)
 		err := bd.b.Put(ctx, e, bd.keep)
 		cancel()
 		if err == nil {
-			bd.told[pr.id] = mirrored{total: e.Total, state: e.State, at: now}
+			bd.mu.Lock()
+			bd.told[e.ID] = mirrored{total: e.Total, state: e.State, at: now}
+			bd.mu.Unlock()
 		}
 	}
 }
