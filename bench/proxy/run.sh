@@ -20,7 +20,8 @@
 # identical calls without bound (it still inspects every call).
 #
 # The proxied server runs in its box (--write on its folder, issue 26) and,
-# in the same run, bare (--unisolated): the start-up of each and the ratio of
+# in the same run, bare (--unisolated): the start-up of each (the median of
+# 11 starts, interleaved) and the ratio of
 # their p50s are printed against the box's goals (<= 30 ms more to start,
 # +-5 % per call).
 #
