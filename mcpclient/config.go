@@ -22,6 +22,13 @@ import (
 // DefaultTimeout bounds one call to an upstream when Config.Timeout is 0.
 const DefaultTimeout = 60 * time.Second
 
+// DefaultPrincipalIdle and DefaultMaxPrincipals are Config.PrincipalIdle's
+// and Config.MaxPrincipals' defaults.
+const (
+	DefaultPrincipalIdle = 10 * time.Minute
+	DefaultMaxPrincipals = 64
+)
+
 // DefaultProtocolVersion is the MCP version a gateway asks of its
 // upstreams: the last one in which a server may send elicitation,
 // sampling and log requests while it serves a call (2026-07-28 replaces
@@ -68,6 +75,13 @@ type Config struct {
 	// gateway's own session (listing, resources, prompts, and the calls
 	// of the local principal "") is the local principal's.
 	PerPrincipal bool
+	// PrincipalIdle closes a principal's session when no call has used it
+	// for this long (default 10 minutes); MaxPrincipals bounds how many
+	// principals' sessions are kept at once (default 64): one more
+	// principal's first call closes the session let go of longest ago, or
+	// is refused (unavailable, retry) while a call holds every one.
+	PrincipalIdle time.Duration
+	MaxPrincipals int
 
 	// Prefix starts every tool and prompt name, followed by Separator:
 	// default Name and "__". NoPrefix keeps the upstream's names as they
@@ -204,6 +218,15 @@ func (c *Config) Check() error {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.PrincipalIdle < 0 || c.MaxPrincipals < 0 {
+		return fmt.Errorf("mcpclient: upstream %s: negative PrincipalIdle or MaxPrincipals", c.Name)
+	}
+	if c.PrincipalIdle == 0 {
+		c.PrincipalIdle = DefaultPrincipalIdle
+	}
+	if c.MaxPrincipals == 0 {
+		c.MaxPrincipals = DefaultMaxPrincipals
 	}
 	if c.Prefix == "" {
 		c.Prefix = c.Name

@@ -243,10 +243,11 @@ func orRoot(at string) string {
 
 // call runs an upstream tool and maps its answer to a Result.
 func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) tool.Result {
-	cs, err := u.sessionFor(ctx)
+	cs, release, err := u.sessionFor(ctx)
 	if err != nil {
 		return tool.ErrorResult(tool.AsError(err))
 	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
 	if len(args) == 0 || string(args) == "null" {

@@ -50,10 +50,10 @@ type Upstream struct {
 
 	connecting sync.Mutex // one (re)connect at a time
 
-	// sessions are the principals' own sessions (Config.PerPrincipal),
-	// under mu; dialling serialises their making.
-	sessions map[string]*mcp.ClientSession
-	dialling sync.Mutex
+	// principals are the principals' own sessions (Config.PerPrincipal),
+	// under mu: each made once however many of its calls ask at once,
+	// closed when idle, at most Config.MaxPrincipals of them.
+	principals map[string]*principalSession
 
 	// onChange is told when the tools, resources or prompts may have
 	// changed (set by a Gateway before the first connect).
@@ -204,11 +204,16 @@ func (u *Upstream) Close() error {
 	u.mu.Lock()
 	cs := u.cs
 	u.cs, u.closed = nil, true
-	own := u.sessions
-	u.sessions = nil
+	own := u.principals
+	u.principals = nil
+	for _, ps := range own {
+		ps.stopIdle()
+	}
 	u.mu.Unlock()
-	for _, s := range own {
-		s.Close()
+	for _, ps := range own {
+		if ps.cs != nil { // under mu: a session still being made is closed by its dial
+			ps.cs.Close()
+		}
 	}
 	if cs != nil {
 		return cs.Close()
@@ -298,62 +303,168 @@ func (p principalTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.base.RoundTrip(r.WithContext(context.WithValue(r.Context(), principalKey{}, p.principal)))
 }
 
-// sessionFor returns the session a call made in ctx goes over: with
-// Config.PerPrincipal, the calling principal's own (made on first use;
-// a failure, auth_required say, is returned and not retried later);
-// otherwise, or for the local principal, the gateway's.
-func (u *Upstream) sessionFor(ctx context.Context) (*mcp.ClientSession, error) {
+// sessionFor returns the session a call made in ctx goes over, and what
+// to call when the call is done with it: with Config.PerPrincipal, the
+// calling principal's own, made on its first call (a failure, such as
+// auth_required, is that call's error and every call's that waited for
+// the same making; the next call tries again); otherwise, or for the local
+// principal, the gateway's. One principal's making never waits for
+// another's.
+func (u *Upstream) sessionFor(ctx context.Context) (*mcp.ClientSession, func(), error) {
 	p, ok := PrincipalFromContext(ctx)
 	if !u.cfg.PerPrincipal || !ok || p == "" {
-		return u.Session(ctx)
+		cs, err := u.Session(ctx)
+		return cs, func() {}, err
 	}
 	u.mu.Lock()
-	cs, closed := u.sessions[p], u.closed
+	if u.closed {
+		u.mu.Unlock()
+		return nil, nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
+	}
+	ps := u.principals[p]
+	fresh := ps == nil
+	var evicted *mcp.ClientSession
+	if fresh {
+		var full bool
+		if evicted, full = u.makeRoomLocked(); full {
+			u.mu.Unlock()
+			return nil, nil, tool.Errorf(tool.Unavailable, "upstream %s has a call in flight on each of its %d principals' sessions", u.cfg.Name, u.cfg.MaxPrincipals).
+				WithRetry(time.Second).WithSuggestion("retry in a moment")
+		}
+		ps = &principalSession{ready: make(chan struct{})}
+		if u.principals == nil {
+			u.principals = map[string]*principalSession{}
+		}
+		u.principals[p] = ps
+	}
+	ps.calls++ // held from here: an idle timer or the bound never closes it under this call
+	ps.stopIdle()
 	u.mu.Unlock()
-	if cs != nil {
-		return cs, nil
+	if evicted != nil {
+		evicted.Close()
 	}
-	if closed {
-		return nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
+	if fresh {
+		u.dialPrincipal(ctx, p, ps)
 	}
-	u.dialling.Lock()
-	defer u.dialling.Unlock()
-	u.mu.Lock()
-	cs = u.sessions[p]
-	u.mu.Unlock()
-	if cs != nil {
-		return cs, nil
+	select {
+	case <-ps.ready:
+	case <-ctx.Done():
+		u.release(p, ps)
+		return nil, nil, tool.AsError(ctx.Err())
 	}
+	if ps.err != nil {
+		u.release(p, ps)
+		return nil, nil, ps.err
+	}
+	return ps.cs, func() { u.release(p, ps) }, nil
+}
+
+// principalSession is one principal's session: being made until ready is
+// closed, then cs (or err, and it is no longer in Upstream.principals).
+// Its other fields are under Upstream.mu.
+type principalSession struct {
+	ready chan struct{}
+	cs    *mcp.ClientSession
+	err   error
+	calls int         // calls holding it (waiting for it, or using it)
+	last  time.Time   // when the last call let go of it
+	idle  *time.Timer // closes it Config.PrincipalIdle after the last call let go
+	ends  uint64      // counts the calls that let go: an idle timer set before a later one does nothing
+}
+
+func (ps *principalSession) stopIdle() {
+	if ps.idle != nil {
+		ps.idle.Stop()
+	}
+}
+
+// dialPrincipal makes ps, principal p's session, and closes ps.ready.
+func (u *Upstream) dialPrincipal(ctx context.Context, p string, ps *principalSession) {
 	// The session outlives this call: its context ends only the dial.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
 	defer cancel()
 	cs, err := u.dialAs(dctx, &p)
 	if te := (*tool.Error)(nil); errors.As(err, &te) {
-		return nil, te // auth_required: the principal has not signed in
-	}
-	if err != nil {
-		return nil, u.unavailable(err, 0)
+		err = te // auth_required: the principal has not signed in
+	} else if err != nil {
+		err = u.unavailable(err, 0)
 	}
 	u.mu.Lock()
-	if u.closed {
-		u.mu.Unlock()
-		cs.Close()
-		return nil, tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
+	if err == nil && u.closed {
+		err = tool.Errorf(tool.Unavailable, "upstream %s is closed", u.cfg.Name)
 	}
-	if u.sessions == nil {
-		u.sessions = map[string]*mcp.ClientSession{}
+	if err != nil {
+		if u.principals[p] == ps {
+			delete(u.principals, p)
+		}
+	} else {
+		ps.cs = cs
 	}
-	u.sessions[p] = cs
+	ps.err = err
+	close(ps.ready)
 	u.mu.Unlock()
+	if err != nil {
+		if cs != nil {
+			cs.Close()
+		}
+		return
+	}
 	go func() { // a session that ends is made again on the next call
 		cs.Wait()
 		u.mu.Lock()
-		if u.sessions[p] == cs {
-			delete(u.sessions, p)
+		if u.principals[p] == ps {
+			delete(u.principals, p)
+			ps.stopIdle()
 		}
 		u.mu.Unlock()
 	}()
-	return cs, nil
+}
+
+// release lets go of ps for one call; the last to let go of a made session
+// starts its idle timer.
+func (u *Upstream) release(p string, ps *principalSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	ps.calls--
+	ps.ends++
+	ps.last = time.Now()
+	if ps.calls > 0 || ps.cs == nil || u.principals[p] != ps {
+		return
+	}
+	ends := ps.ends
+	ps.idle = time.AfterFunc(u.cfg.PrincipalIdle, func() {
+		u.mu.Lock()
+		if u.principals[p] != ps || ps.calls > 0 || ps.ends != ends {
+			u.mu.Unlock()
+			return
+		}
+		delete(u.principals, p)
+		u.mu.Unlock()
+		ps.cs.Close()
+	})
+}
+
+// makeRoomLocked makes room for one more principal's session under
+// Config.MaxPrincipals: it takes out the session let go of longest ago
+// that no call holds, and returns it for the caller to close (outside
+// mu); full says that every session is held.
+func (u *Upstream) makeRoomLocked() (evicted *mcp.ClientSession, full bool) {
+	if len(u.principals) < u.cfg.MaxPrincipals {
+		return nil, false
+	}
+	var oldest string
+	var victim *principalSession
+	for p, ps := range u.principals {
+		if ps.calls == 0 && ps.cs != nil && (victim == nil || ps.last.Before(victim.last)) {
+			oldest, victim = p, ps
+		}
+	}
+	if victim == nil {
+		return nil, true
+	}
+	delete(u.principals, oldest)
+	victim.stopIdle()
+	return victim.cs, false
 }
 
 // watch marks the upstream down when cs ends.
