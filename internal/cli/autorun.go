@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolgate/toolgate/policy"
@@ -14,13 +17,42 @@ import (
 // missingAutoRun returns the protected configuration entries
 // (policy.ConfigPaths) that do not exist at the top of write grant w: a
 // mount cannot cover them, so while the upstream runs a watcher moves any
-// of them that appears out of the grant (watchAutoRun).
+// of them that appears out of the grant (watchAutoRun). An entry behind a
+// link that leaves the grant is missing from it too; the links on its way
+// are remembered, so that only one made later is moved.
 func missingAutoRun(w string) []autoRunEntry {
+	root, err := os.OpenRoot(w)
+	if err != nil {
+		return nil
+	}
+	defer root.Close()
 	var out []autoRunEntry
 	for _, c := range policy.ConfigPaths() {
-		p := filepath.Join(w, filepath.FromSlash(c.Name))
-		if _, err := os.Lstat(p); err != nil {
-			out = append(out, autoRunEntry{grant: w, path: p, reason: c.Reason})
+		rel := filepath.FromSlash(c.Name)
+		if _, err := root.Lstat(rel); err == nil {
+			continue
+		}
+		e := autoRunEntry{grant: w, rel: rel, reason: c.Reason}
+		for _, p := range parents(rel) {
+			if fi, err := root.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				if e.links == nil {
+					e.links = map[string]fs.FileInfo{}
+				}
+				e.links[p] = fi
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// parents returns the folders on the way to rel, shortest first: a/b/c
+// gives a and a/b.
+func parents(rel string) []string {
+	var out []string
+	for i, r := range rel {
+		if r == filepath.Separator {
+			out = append(out, rel[:i])
 		}
 	}
 	return out
@@ -29,70 +61,155 @@ func missingAutoRun(w string) []autoRunEntry {
 // autoRunEntry is a protected entry missing from a write grant when the
 // upstream started.
 type autoRunEntry struct {
-	grant, path, reason string
+	grant, rel, reason string
+	// links are the links on the way to rel when the upstream started.
+	links map[string]fs.FileInfo
+}
+
+// path is the entry's path on the host.
+func (e autoRunEntry) path() string { return filepath.Join(e.grant, e.rel) }
+
+// find returns what to move out of root (the grant) for e: the entry
+// itself when it exists inside the grant, or else a link on its way made
+// since the upstream started (one that leaves the grant: the entry behind
+// it is outside, and is never touched). Nothing is resolved outside the
+// grant: os.Root refuses a path that leaves it.
+func (e autoRunEntry) find(root *os.Root) (string, bool) {
+	_, err := root.Lstat(e.rel)
+	if err == nil {
+		return e.rel, true
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	for _, p := range parents(e.rel) {
+		fi, err := root.Lstat(p)
+		if err != nil {
+			return "", false
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if old, ok := e.links[p]; ok && os.SameFile(old, fi) {
+				return "", false // the user's own link, there before the upstream
+			}
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // planted moves the entries of missing that now exist into quarantine (a
 // folder of its own under toolgate's state folder, made on first use) and
-// returns, for each, the refusal to audit. An entry that cannot be moved
-// is removed (after a copy into quarantine when the move crossed file
-// systems).
+// returns, for each, the refusal to audit. Each is reached through the
+// grant's os.Root and moved by its name in the folder that holds it, so a
+// link is moved as a link and nothing outside the grant is read, moved or
+// removed. An entry that cannot be renamed (another file system) is copied
+// into quarantine, then removed.
 func planted(missing []autoRunEntry, quarantine string, seq *int) []autoRunMoved {
 	var out []autoRunMoved
+	roots := map[string]*os.Root{}
+	defer func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}()
 	for _, m := range missing {
-		if _, err := os.Lstat(m.path); err != nil {
+		root, ok := roots[m.grant]
+		if !ok {
+			var err error
+			if root, err = os.OpenRoot(m.grant); err != nil {
+				continue // the grant itself is gone: nothing can be planted in it
+			}
+			roots[m.grant] = root
+		}
+		rel, ok := m.find(root)
+		if !ok {
 			continue
 		}
 		*seq++
-		dst := filepath.Join(quarantine, time.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(*seq), filepath.Base(m.path))
-		err := os.MkdirAll(filepath.Dir(dst), 0o700)
-		if err == nil {
-			if err = os.Rename(m.path, dst); err != nil {
-				if err = copyTree(m.path, dst); err == nil {
-					err = os.RemoveAll(m.path)
-				}
-			}
+		dst := filepath.Join(quarantine, time.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(*seq), filepath.Base(rel))
+		mv := autoRunMoved{entry: m, target: filepath.Join(m.grant, rel), to: dst, err: moveOut(root, rel, dst)}
+		if rel != m.rel {
+			mv.link = true
 		}
-		out = append(out, autoRunMoved{entry: m, to: dst, err: err})
+		out = append(out, mv)
 	}
 	return out
 }
 
+// moveOut moves rel, inside root, to dst (outside it).
+func moveOut(root *os.Root, rel, dst string) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	dir, base := filepath.Split(rel)
+	if dir == "" {
+		dir = "."
+	}
+	parent, err := root.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer parent.Close()
+	if err := renameOut(parent, base, dst); err == nil {
+		return nil
+	}
+	if err := copyTree(parent, base, dst); err != nil {
+		return err
+	}
+	return parent.RemoveAll(base)
+}
+
 // autoRunMoved is one planted entry and where it went.
 type autoRunMoved struct {
-	entry autoRunEntry
-	to    string
-	err   error
+	entry  autoRunEntry
+	target string // what was moved: the entry, or a link on its way
+	link   bool   // target is a link on the entry's way
+	to     string
+	err    error
 }
 
 // rule says what happened, for the audit record.
 func (m autoRunMoved) rule() string {
 	r := fmt.Sprintf("write: an auto-run entry created inside the write grant %s (%s); isolation.write {path, config: true} allows it", m.entry.grant, m.entry.reason)
+	if m.link {
+		r = fmt.Sprintf("write: a link made inside the write grant %s on the way to the auto-run entry %s, leading out of the grant (%s)", m.entry.grant, m.entry.path(), m.entry.reason)
+	}
 	if m.err != nil {
 		return r + "; it could not be moved away: " + m.err.Error()
 	}
 	return r + "; moved to " + m.to
 }
 
-// copyTree copies a file, a link (as a link) or a folder from src to dst.
-func copyTree(src, dst string) error {
-	return filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+// copyTree copies a file, a link (as a link) or a folder from rel inside
+// root to dst, never following a link.
+func copyTree(root *os.Root, rel, dst string) error {
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := root.Readlink(rel)
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
+		return os.Symlink(target, dst)
+	}
+	return fs.WalkDir(root.FS(), filepath.ToSlash(rel), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, strings.TrimPrefix(strings.TrimPrefix(p, filepath.ToSlash(rel)), "/"))
 		switch {
-		case fi.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(p)
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := root.Readlink(p)
 			if err != nil {
 				return err
 			}
 			return os.Symlink(target, to)
-		case fi.IsDir():
+		case d.IsDir():
 			return os.MkdirAll(to, 0o700)
-		case fi.Mode().IsRegular():
-			in, err := os.Open(p)
+		case d.Type().IsRegular():
+			in, err := root.Open(p) // a link swapped in meanwhile stays inside the grant
 			if err != nil {
 				return err
 			}

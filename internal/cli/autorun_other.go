@@ -2,7 +2,17 @@
 
 package cli
 
+import (
+	"errors"
+	"os"
+)
+
 // watchAutoRun is not needed where there is no box.
 func watchAutoRun([]autoRunEntry, func()) (func(), error) {
 	return func() {}, nil
+}
+
+// renameOut is not available here: the entry is copied, then removed.
+func renameOut(*os.Root, string, string) error {
+	return errors.ErrUnsupported
 }

@@ -91,7 +91,7 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	var seq int
 	check := func() {
 		for _, m := range planted(missing, filepath.Join(stateDir(), "quarantine", c.Name), &seq) {
-			b.refusal(boxRefusal{Target: m.entry.path, Reason: "auto_run", Grant: m.entry.grant}, m.rule())
+			b.refusal(boxRefusal{Target: m.target, Reason: "auto_run", Grant: m.entry.grant}, m.rule())
 		}
 	}
 	stopWatch := func() {}

@@ -1,0 +1,187 @@
+//go:build linux
+
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAutoRunLinkOutOfGrant: an upstream that makes W/.config a link to
+// the user's own ~/.config inside its write grant gets the link moved to
+// quarantine (as a link) and audited; the user's files behind it are
+// neither moved nor removed, whether the quarantine is on the grant's file
+// system (rename) or on another one (copy, then remove). A link that was
+// there before the upstream is the user's and stays; a link that stays
+// inside the grant is followed there.
+func TestAutoRunLinkOutOfGrant(t *testing.T) {
+	other, err := os.MkdirTemp("/dev/shm", "toolgate-quarantine-") // another file system than the temp folder, where there is one
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	for _, quarantine := range []string{filepath.Join(t.TempDir(), "quarantine"), filepath.Join(other, "quarantine")} {
+		dir := t.TempDir()
+		home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+		userFile := filepath.Join(home, ".config", "git", "config")
+		for p, c := range map[string]string{userFile: "[user]\n\tname = me\n", filepath.Join(home, ".config", "other"): "kept\n", filepath.Join(work, "README"): "work\n"} {
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		missing := missingAutoRun(work)
+		// The upstream, inside its grant: .config → the user's ~/.config.
+		if err := os.Symlink(filepath.Join(home, ".config"), filepath.Join(work, ".config")); err != nil {
+			t.Fatal(err)
+		}
+		var seq int
+		moved := planted(missing, quarantine, &seq)
+		if b, err := os.ReadFile(userFile); err != nil || string(b) != "[user]\n\tname = me\n" {
+			t.Fatalf("quarantine %s: the user's %s was touched: %q %v", quarantine, userFile, b, err)
+		}
+		if _, err := os.Stat(filepath.Join(home, ".config", "other")); err != nil {
+			t.Errorf("the user's ~/.config/other is gone: %v", err)
+		}
+		if len(moved) != 1 || moved[0].target != filepath.Join(work, ".config") || !moved[0].link || moved[0].err != nil {
+			t.Fatalf("want the link .config moved (once, as a link), got %+v", moved)
+		}
+		if _, err := os.Lstat(filepath.Join(work, ".config")); err == nil {
+			t.Errorf("the link is still in the grant")
+		}
+		if target, err := os.Readlink(moved[0].to); err != nil || target != filepath.Join(home, ".config") {
+			t.Errorf("the quarantine holds %s → %q (%v), want the link itself", moved[0].to, target, err)
+		}
+		if r := moved[0].rule(); !strings.Contains(r, "a link made inside the write grant") || !strings.Contains(r, "moved to "+moved[0].to) {
+			t.Errorf("rule: %s", r)
+		}
+		if again := planted(missing, quarantine, &seq); len(again) != 0 {
+			t.Errorf("a second look moved %+v", again)
+		}
+
+		// The user's own link, there when the upstream started, stays.
+		if err := os.Symlink(filepath.Join(home, ".config"), filepath.Join(work, ".config")); err != nil {
+			t.Fatal(err)
+		}
+		if got := planted(missingAutoRun(work), quarantine, &seq); len(got) != 0 {
+			t.Errorf("the user's link was moved: %+v", got)
+		}
+		os.Remove(filepath.Join(work, ".config"))
+
+		// A link that stays inside the grant is followed inside it: the
+		// entry planted behind it is moved, the link stays.
+		missing = missingAutoRun(work)
+		os.MkdirAll(filepath.Join(work, "dots", "git"), 0o755)
+		os.WriteFile(filepath.Join(work, "dots", "git", "config"), []byte("[core]\n\tfsmonitor = evil\n"), 0o644)
+		os.Symlink("dots", filepath.Join(work, ".config"))
+		moved = planted(missing, quarantine, &seq)
+		if len(moved) != 1 || moved[0].link || moved[0].err != nil {
+			t.Fatalf("want .config/git (behind an inner link) moved, got %+v", moved)
+		}
+		if _, err := os.Lstat(filepath.Join(work, "dots", "git")); err == nil {
+			t.Errorf("the planted git folder is still in the grant")
+		}
+		if b, err := os.ReadFile(filepath.Join(moved[0].to, "config")); err != nil || !strings.Contains(string(b), "fsmonitor") {
+			t.Errorf("the quarantined copy: %q %v", b, err)
+		}
+		if _, err := os.Lstat(filepath.Join(work, ".config")); err != nil {
+			t.Errorf("the inner link was moved: %v", err)
+		}
+	}
+}
+
+// TestCopyTreeKeepsLinks: a planted folder holding a link out of the grant
+// is copied with the link as a link: what it points to is not copied.
+func TestCopyTreeKeepsLinks(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("secret\n"), 0o600)
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(filepath.Join(work, ".vscode"), 0o755)
+	os.WriteFile(filepath.Join(work, ".vscode", "tasks.json"), []byte("{}\n"), 0o644)
+	os.Symlink(secret, filepath.Join(work, ".vscode", "leak"))
+	root, err := os.OpenRoot(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	dst := filepath.Join(dir, "q", ".vscode")
+	os.MkdirAll(filepath.Dir(dst), 0o700)
+	if err := copyTree(root, ".vscode", dst); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dst, "tasks.json")); err != nil || string(b) != "{}\n" {
+		t.Errorf("tasks.json: %q %v", b, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dst, "leak")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was not kept as a link: %v %v", fi, err)
+	}
+}
+
+// TestAutoRunWatchRemadeFolder: a folder on the way to a nested entry that
+// is removed and made again is watched again (its watch is dropped by
+// descriptor when it goes), so .config/git planted in the new .config is
+// moved out, with no help from the tick.
+func TestAutoRunWatchRemadeFolder(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	if err := os.MkdirAll(filepath.Join(work, ".config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := missingAutoRun(work)
+	checked := make(chan []autoRunMoved, 100)
+	var seq int
+	stop, err := watchAutoRunEvery(missing, func() { checked <- planted(missing, filepath.Join(dir, "quarantine"), &seq) }, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	<-checked // the first look, at start
+	if err := os.Remove(filepath.Join(work, ".config")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(work, ".config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A look after the new .config appeared: the watcher has looked at the
+	// folders to watch before it.
+	for done := false; !done; {
+		<-checked
+		_, err := os.Stat(filepath.Join(work, ".config"))
+		done = err == nil
+	}
+	drain(checked)
+	if err := os.Mkdir(filepath.Join(work, ".config", "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(time.Minute) // a bound on the wait, not a timed assertion
+	for {
+		select {
+		case moved := <-checked:
+			for _, m := range moved {
+				if m.target == filepath.Join(work, ".config", "git") && m.err == nil {
+					if _, err := os.Lstat(m.target); err == nil {
+						t.Fatalf("moved, yet still there")
+					}
+					return
+				}
+			}
+		case <-deadline:
+			t.Fatal(".config/git made in a re-made .config was never seen (the watch of the old .config kept its path)")
+		}
+	}
+}
+
+// drain empties c of what is already in it.
+func drain[T any](c chan T) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}
