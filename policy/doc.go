@@ -46,7 +46,8 @@
 // limits; either way the outage and its end are logged once, and recovery
 // needs no restart. This package knows no Redis client. ProcessBoard, declared
 // here too, is where replicas tell each other of the processes package exec
-// runs (the store package's RedisProcesses).
+// runs (the store package's RedisProcesses), and SandboxMap where they
+// keep which remote sandbox each conversation has (RedisSandboxes).
 //
 // Replicas share their approvals too. QueueApprover keeps the calls waiting
 // for a person in an ApprovalQueue, an interface declared here and

@@ -16,4 +16,10 @@
 // Kubernetes (backend kubernetes, package sandboxes/kube). Its errors that a
 // caller may retry wrap ErrUnavailable; a refusal because too many
 // sandboxes exist wraps ErrTooMany.
+//
+// Which sandbox each id has, and where, is kept in a policy.SandboxMap:
+// the store package's RedisSandboxes when the replicas share state.redis,
+// NewMemoryState otherwise. A replica makes, finds or deletes (Reap) a
+// sandbox only under its lease in that map, so that none acts on an entry
+// another is changing.
 package sandboxes

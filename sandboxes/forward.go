@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -26,8 +27,9 @@ type Options struct {
 	// Secret is the runners' secret: the bearer of sandbox id is
 	// runner.Token(Secret, id).
 	Secret []byte
-	// State keeps the mapping (nil: NewMemoryState, this process alone).
-	State State
+	// State keeps the mapping (nil: NewMemoryState, this process alone;
+	// store.RedisSandboxes shares it between replicas).
+	State policy.SandboxMap
 	// HTTPClient reaches the sandboxes' MCP endpoints (nil: a client
 	// without a timeout; calls are bounded by their context). A test maps
 	// a pod's address to a loopback runner with its Transport.
@@ -276,7 +278,12 @@ func (s *Sandboxes) acquire(ctx context.Context, id string) (*conn, made, error)
 	}
 	if c := s.conns[id]; c != nil && !c.broken {
 		s.mu.Unlock()
-		return c, made{}, s.touch(ctx, id)
+		live, err := s.touch(ctx, id)
+		if err != nil || live {
+			return c, made{}, err
+		}
+		s.drop(c) // the reaper deleted it: place it again
+		return s.acquire(ctx, id)
 	}
 	if f := s.flights[id]; f != nil {
 		s.mu.Unlock()
@@ -314,39 +321,21 @@ func (s *Sandboxes) acquire(ctx context.Context, id string) (*conn, made, error)
 	return c, m, err
 }
 
-// open places sandbox id (under the creation lease when its key has
-// none, or its old one is gone) and connects to it.
+// open places sandbox id and connects to it. Placing happens under the
+// id's lease (create:ID), which one replica at a time holds to make, find
+// or delete (the reaper) the sandbox, so that none of them acts on an
+// entry another is changing.
 func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
-	var m made
-	var endpoint string
+	var (
+		endpoint string
+		m        made
+	)
 	for endpoint == "" {
-		e, ok, err := s.o.State.Get(ctx, id)
-		if err != nil {
-			return nil, m, fmt.Errorf("%w: %v", errState, err)
-		}
-		if ok && !e.Gone {
-			ep, created, err := s.o.Backend.Ensure(ctx, id)
-			if err != nil {
-				return nil, m, err
-			}
-			if created || ep != e.Endpoint {
-				now := time.Now()
-				e.Endpoint, e.Last = ep, now
-				if created {
-					e.Created = now
-				}
-				if err := s.o.State.Put(ctx, e); err != nil {
-					return nil, m, fmt.Errorf("%w: %v", errState, err)
-				}
-			}
-			endpoint, m = ep, made{created: created, anew: created}
-			break
-		}
 		release, got, err := s.o.State.Lock(ctx, "create:"+id, s.o.EnsureTimeout+30*time.Second)
 		if err != nil {
 			return nil, m, fmt.Errorf("%w: %v", errState, err)
 		}
-		if !got { // another replica is making it: wait, then take what it made
+		if !got { // another replica is placing or deleting it: wait, then look again
 			select {
 			case <-time.After(50 * time.Millisecond):
 				continue
@@ -354,7 +343,7 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 				return nil, m, fmt.Errorf("%w: waiting for another replica to make it: %v", ErrUnavailable, ctx.Err())
 			}
 		}
-		endpoint, m, err = s.create(ctx, id, e, ok)
+		endpoint, m, err = s.place(ctx, id)
 		release()
 		if err != nil {
 			return nil, m, err
@@ -381,13 +370,33 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 	return c, m, nil
 }
 
-// create makes sandbox id under the lease, unless another replica made it
-// meanwhile; old is the key's entry (had: there was one, gone).
-func (s *Sandboxes) create(ctx context.Context, id string, old Entry, had bool) (string, made, error) {
-	if e, ok, err := s.o.State.Get(ctx, id); err != nil {
+// place returns the endpoint of sandbox id, under its lease: the one its
+// entry names (made again by the backend if it vanished: anew), or, when
+// its key has none or its old one is gone, a new one within Max.
+func (s *Sandboxes) place(ctx context.Context, id string) (string, made, error) {
+	e, had, err := s.o.State.Get(ctx, id)
+	if err != nil {
 		return "", made{}, fmt.Errorf("%w: %v", errState, err)
-	} else if ok && !e.Gone {
-		return "", made{}, nil // made while we waited for the lease: the loop takes it
+	}
+	now := time.Now()
+	if had && !e.Gone {
+		ep, created, err := s.ensure(ctx, id, e.Endpoint)
+		if err != nil {
+			return "", made{}, err
+		}
+		if created || ep != e.Endpoint {
+			e.Endpoint, e.Last = ep, now
+			if created {
+				e.Created = now
+			}
+			err = s.o.State.Put(ctx, e)
+		} else {
+			_, err = s.o.State.Touch(ctx, id, now) // this call is a use
+		}
+		if err != nil {
+			return "", made{}, fmt.Errorf("%w: %v", errState, err)
+		}
+		return ep, made{created: created, anew: created}, nil
 	}
 	if s.o.Max > 0 {
 		n, err := s.o.Backend.Count(ctx)
@@ -398,25 +407,45 @@ func (s *Sandboxes) create(ctx context.Context, id string, old Entry, had bool) 
 			return "", made{}, fmt.Errorf("%w: %d sandboxes exist, the most allowed", ErrTooMany, n)
 		}
 	}
-	ep, created, err := s.o.Backend.Ensure(ctx, id)
+	ep, created, err := s.ensure(ctx, id, "")
 	if err != nil {
 		return "", made{}, err
 	}
-	now := time.Now()
-	if err := s.o.State.Put(ctx, Entry{ID: id, Endpoint: ep, Created: now, Last: now}); err != nil {
+	if err := s.o.State.Put(ctx, policy.SandboxEntry{ID: id, Endpoint: ep, Created: now, Last: now}); err != nil {
 		return "", made{}, fmt.Errorf("%w: %v", errState, err)
 	}
 	if had {
-		s.log.Info("sandbox made anew", "sandbox", id, "was_created", old.Created)
+		s.log.Info("sandbox made anew", "sandbox", id, "was_created", e.Created)
 	}
 	return ep, made{created: created, anew: created && had}, nil
 }
 
+// relocating is a Backend whose placement of an id may change while its
+// sandboxes stay where they were (Runners: the list of URLs changes). It
+// is told the endpoint the map has for the sandbox ("" none), so that it
+// keeps using, and deletes, the sandbox there rather than leaving it
+// behind.
+type relocating interface {
+	ensureAt(ctx context.Context, id, endpoint string) (string, bool, error)
+	deleteAt(ctx context.Context, id, endpoint string) error
+}
+
+// ensure is Backend.Ensure, at the endpoint the map has when the backend
+// is relocating.
+func (s *Sandboxes) ensure(ctx context.Context, id, endpoint string) (string, bool, error) {
+	if r, ok := s.o.Backend.(relocating); ok {
+		return r.ensureAt(ctx, id, endpoint)
+	}
+	return s.o.Backend.Ensure(ctx, id)
+}
+
 // touch records a use of id, at most once per a tenth of Idle per replica
-// (the reaper's resolution), none without Idle.
-func (s *Sandboxes) touch(ctx context.Context, id string) error {
+// (the reaper's resolution), none without Idle. It returns false when the
+// map says the sandbox is gone (the reaper deleted it): the caller's
+// session with it is stale.
+func (s *Sandboxes) touch(ctx context.Context, id string) (bool, error) {
 	if s.o.Idle <= 0 {
-		return nil
+		return true, nil
 	}
 	now := time.Now()
 	s.mu.Lock()
@@ -427,12 +456,13 @@ func (s *Sandboxes) touch(ctx context.Context, id string) error {
 	}
 	s.mu.Unlock()
 	if fresh {
-		return nil
+		return true, nil
 	}
-	if err := s.o.State.Touch(ctx, id, now); err != nil {
-		return fmt.Errorf("%w: %v", errState, err)
+	live, err := s.o.State.Touch(ctx, id, now)
+	if err != nil {
+		return false, fmt.Errorf("%w: %v", errState, err)
 	}
-	return nil
+	return live, nil
 }
 
 // drop ends this replica's session c: the next call of its id places the

@@ -16,6 +16,12 @@ func (s *Sandboxes) reapEvery() time.Duration {
 // Reap then does nothing). It returns the ids deleted. A deleted
 // sandbox's entry stays, marked gone, so that the next call of its key
 // makes it anew and says so.
+//
+// Each sandbox is deleted under its lease (the one a call takes to make or
+// find it; one being made or found is left to the next pass), after its
+// entry is retired in one step of the map only if it is still idle (a
+// call recorded meanwhile keeps it), at the endpoint its entry names. A
+// delete that fails puts the entry back, for the next pass.
 func (s *Sandboxes) Reap(ctx context.Context) ([]string, error) {
 	if s.o.Idle <= 0 {
 		return nil, nil
@@ -25,25 +31,52 @@ func (s *Sandboxes) Reap(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer release()
-	idle, err := s.o.State.Idle(ctx, time.Now().Add(-s.o.Idle))
+	before := time.Now().Add(-s.o.Idle)
+	idle, err := s.o.State.Idle(ctx, before)
 	if err != nil {
 		return nil, err
 	}
 	var deleted []string
 	for _, e := range idle {
-		if err := s.o.Backend.Delete(ctx, e.ID); err != nil {
-			s.log.Warn("deleting an idle sandbox failed; the next pass tries again", "sandbox", e.ID, "err", err)
-			continue
-		}
-		e.Gone = true
-		if err := s.o.State.Put(ctx, e); err != nil {
+		gone, err := s.reap(ctx, e.ID, before)
+		if err != nil {
 			return deleted, err
 		}
-		s.dropID(e.ID)
-		deleted = append(deleted, e.ID)
-		s.log.Info("idle sandbox deleted", "sandbox", e.ID, "last_call", e.Last)
+		if gone {
+			deleted = append(deleted, e.ID)
+		}
 	}
 	return deleted, nil
+}
+
+// reap deletes sandbox id if it is still idle since before, under its
+// lease; it says whether it did.
+func (s *Sandboxes) reap(ctx context.Context, id string, before time.Time) (bool, error) {
+	release, ok, err := s.o.State.Lock(ctx, "create:"+id, s.o.EnsureTimeout+30*time.Second)
+	if err != nil || !ok {
+		return false, err // being made or found now: not idle
+	}
+	defer release()
+	e, ok, err := s.o.State.Retire(ctx, id, before)
+	if err != nil || !ok {
+		return false, err
+	}
+	s.dropID(id)
+	if err := s.delete(ctx, id, e.Endpoint); err != nil {
+		s.log.Warn("deleting an idle sandbox failed; the next pass tries again", "sandbox", id, "err", err)
+		return false, s.o.State.Put(ctx, e) // as it was: idle, not gone
+	}
+	s.log.Info("idle sandbox deleted", "sandbox", id, "last_call", e.Last)
+	return true, nil
+}
+
+// delete is Backend.Delete, at the endpoint the map has when the backend
+// is relocating.
+func (s *Sandboxes) delete(ctx context.Context, id, endpoint string) error {
+	if r, ok := s.o.Backend.(relocating); ok {
+		return r.deleteAt(ctx, id, endpoint)
+	}
+	return s.o.Backend.Delete(ctx, id)
 }
 
 // Reaper runs Reap every quarter of Idle until ctx ends (nothing without

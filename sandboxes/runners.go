@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +61,34 @@ func (r *Runners) place(id string) string {
 
 // Ensure makes sandbox id on its runner (PUT /sandboxes/{id}).
 func (r *Runners) Ensure(ctx context.Context, id string) (string, bool, error) {
-	base := r.place(id)
+	return r.ensureAt(ctx, id, "")
+}
+
+// Delete removes sandbox id from its runner (DELETE /sandboxes/{id}).
+func (r *Runners) Delete(ctx context.Context, id string) error {
+	return r.deleteAt(ctx, id, "")
+}
+
+// at is the runner of sandbox id whose endpoint was endpoint, if that
+// runner is still one of the URLs (a sandbox stays where it was made when
+// runners are added); "" otherwise. Only a listed runner is ever sent a
+// token: an endpoint read from the map is not trusted with one.
+func (r *Runners) at(id, endpoint string) string {
+	base, ok := strings.CutSuffix(endpoint, "/sandboxes/"+id+"/mcp")
+	if ok && slices.Contains(r.urls, base) {
+		return base
+	}
+	return ""
+}
+
+// ensureAt makes sandbox id (PUT /sandboxes/{id}) on the runner of
+// endpoint, where the map says it is, or, when that runner is no longer
+// listed (or there is none), on the runner place chooses.
+func (r *Runners) ensureAt(ctx context.Context, id, endpoint string) (string, bool, error) {
+	base := r.at(id, endpoint)
+	if base == "" {
+		base = r.place(id)
+	}
 	code, _, err := r.do(ctx, http.MethodPut, base+"/sandboxes/"+id, id)
 	if err != nil {
 		return "", false, err
@@ -71,9 +99,17 @@ func (r *Runners) Ensure(ctx context.Context, id string) (string, bool, error) {
 	return base + "/sandboxes/" + id + "/mcp", code == http.StatusCreated, nil
 }
 
-// Delete removes sandbox id from its runner (DELETE /sandboxes/{id}).
-func (r *Runners) Delete(ctx context.Context, id string) error {
+// deleteAt removes sandbox id (DELETE /sandboxes/{id}) from the runner of
+// endpoint ("": the runner place chooses). A runner no longer listed is
+// out of this gateway's reach: nothing is sent, and the sandbox is left
+// to whoever stops that runner.
+func (r *Runners) deleteAt(ctx context.Context, id, endpoint string) error {
 	base := r.place(id)
+	if endpoint != "" {
+		if base = r.at(id, endpoint); base == "" {
+			return nil
+		}
+	}
 	code, _, err := r.do(ctx, http.MethodDelete, base+"/sandboxes/"+id, id)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/runner"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/toolsets/fs"
 )
@@ -98,7 +99,7 @@ func replica(t *testing.T, rc *redis.Client, o Options, urls ...string) *Sandbox
 	}
 	o.Backend, o.Secret = b, testSecret
 	if rc != nil {
-		o.State = NewRedisState(rc, "test:")
+		o.State = store.NewRedisSandboxes(rc, "test:")
 	}
 	s, err := New(o)
 	if err != nil {
@@ -345,5 +346,179 @@ func TestAbsolutePaths(t *testing.T) {
 		if res.Error == nil || res.Error.Type != tool.PermissionDenied {
 			t.Errorf("read_file %s: %v %s, want permission_denied", p, res.Error, res.Text())
 		}
+	}
+}
+
+// gatedRunners holds the reaper's delete until its gate opens.
+type gatedRunners struct {
+	*Runners
+	deleting chan struct{}   // closed when a delete starts
+	gate     <-chan struct{} // the delete goes on once it is closed
+}
+
+func (g *gatedRunners) deleteAt(ctx context.Context, id, endpoint string) error {
+	close(g.deleting)
+	<-g.gate
+	return g.Runners.deleteAt(ctx, id, endpoint)
+}
+
+// refusedMap says when a lease was refused (another holds it).
+type refusedMap struct {
+	policy.SandboxMap
+	once    sync.Once
+	refused chan struct{}
+}
+
+func (m *refusedMap) Lock(ctx context.Context, name string, ttl time.Duration) (func(), bool, error) {
+	release, ok, err := m.SandboxMap.Lock(ctx, name, ttl)
+	if !ok && err == nil && strings.HasPrefix(name, "create:") {
+		m.once.Do(func() { close(m.refused) })
+	}
+	return release, ok, err
+}
+
+// TestReapRaces (review finding 9): the reaper deletes under the sandbox's
+// lease and only what is still idle. A call recorded after the reaper
+// listed a sandbox keeps it; a call that comes while the reaper deletes
+// waits for the lease and then makes the sandbox anew, and the map says it
+// is live (the reaper's delete does not mark the new one gone).
+func TestReapRaces(t *testing.T) {
+	tr := startTestRunner(t, "", t.TempDir())
+	rc := redisClient(t)
+	o := Options{Idle: 300 * time.Millisecond}
+	ra, rb := replica(t, rc, o, tr.url()), replica(t, rc, o, tr.url())
+	a, b := toolsOf(t, ra), toolsOf(t, rb)
+	id := ID("alice", "c1")
+	if res := call(t, a, "alice", "c1", "write_file", `{"path":"x","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+
+	// Used after the reaper listed it: kept.
+	time.Sleep(o.Idle + 100*time.Millisecond) // past idle: a lower bound
+	before := time.Now().Add(-o.Idle)
+	if idle, _ := ra.o.State.Idle(context.Background(), before); len(idle) != 1 {
+		t.Fatalf("idle: %v", idle)
+	}
+	if res := call(t, b, "alice", "c1", "read_file", `{"path":"x"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	if gone, err := ra.reap(context.Background(), id, before); gone || err != nil {
+		t.Fatalf("a sandbox used after it was listed was reaped: %v %v", gone, err)
+	}
+	if ids, _ := tr.r.List(); len(ids) != 1 {
+		t.Fatalf("the runner has %v", ids)
+	}
+
+	// A call while the reaper deletes: it waits for the lease, then
+	// makes the sandbox anew, and stays live.
+	time.Sleep(o.Idle + 100*time.Millisecond)
+	gate := make(chan struct{})
+	g := &gatedRunners{Runners: ra.o.Backend.(*Runners), deleting: make(chan struct{}), gate: gate}
+	ra.o.Backend = g
+	m := &refusedMap{SandboxMap: rb.o.State, refused: make(chan struct{})}
+	rb.o.State = m
+	reaped := make(chan []string, 1)
+	go func() {
+		got, err := ra.Reap(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		reaped <- got
+	}()
+	<-g.deleting
+	res := make(chan tool.Result, 1)
+	go func() { res <- call(t, b, "alice", "c1", "read_file", `{"path":"x"}`) }()
+	select {
+	case <-m.refused: // the call waits for the reaper's lease
+	case <-time.After(10 * time.Second):
+		t.Error("the call did not wait for the lease the reaper holds")
+	}
+	close(gate)
+	if got := <-reaped; len(got) != 1 || got[0] != id {
+		t.Fatalf("Reap: %v", got)
+	}
+	r := <-res
+	if r.Error == nil || r.Error.Type != tool.NotFound || !strings.Contains(r.Error.Message, "made anew") {
+		t.Fatalf("the call after the delete: %v", r.Error)
+	}
+	if e, ok, _ := rb.o.State.Get(context.Background(), id); !ok || e.Gone {
+		t.Fatalf("the sandbox made anew is not live in the map: %+v", e)
+	}
+	if ids, _ := tr.r.List(); len(ids) != 1 {
+		t.Fatalf("the runner has %v", ids)
+	}
+	if r := call(t, a, "alice", "c1", "list_directory", `{"path":"."}`); r.Error != nil || strings.Contains(toolText(r), "made anew") {
+		t.Errorf("the next call: %v %q", r.Error, toolText(r))
+	}
+}
+
+func toolText(r tool.Result) string {
+	var sb strings.Builder
+	for _, c := range r.Content {
+		sb.WriteString(c.Text)
+	}
+	return sb.String()
+}
+
+// TestRunnerListChanged (review finding 9): a sandbox stays on the runner
+// that made it when runners are added (its workspace is kept, and the
+// reaper deletes it there, not where the new list would place it); when
+// its runner leaves the list, the key's next call makes it anew on a
+// listed runner, and nothing is sent to the one that left.
+func TestRunnerListChanged(t *testing.T) {
+	ta, tb := startTestRunner(t, "", t.TempDir()), startTestRunner(t, "", t.TempDir())
+	rc := redisClient(t)
+	o := Options{Idle: 300 * time.Millisecond}
+	one := replica(t, rc, o, ta.url())
+	two := replica(t, rc, o, ta.url(), tb.url())
+	conv := ""
+	for i := 0; conv == ""; i++ { // a conversation the two runners' list places on b
+		if c := fmt.Sprint("c", i); two.o.Backend.(*Runners).place(ID("alice", c)) == tb.url() {
+			conv = c
+		}
+	}
+	id := ID("alice", conv)
+	if res := call(t, toolsOf(t, one), "alice", conv, "write_file", `{"path":"x","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	res := call(t, toolsOf(t, two), "alice", conv, "read_file", `{"path":"x"}`)
+	if res.Error != nil {
+		t.Fatalf("after a runner was added: %v", res.Error)
+	}
+	if _, isNew := sandboxMeta(res); isNew {
+		t.Error("after a runner was added the sandbox was made anew")
+	}
+	if ids, _ := tb.r.List(); len(ids) != 0 {
+		t.Errorf("the added runner has %v", ids)
+	}
+	time.Sleep(o.Idle + 100*time.Millisecond) // past idle: a lower bound
+	if got, err := two.Reap(context.Background()); err != nil || len(got) != 1 || got[0] != id {
+		t.Fatalf("Reap: %v %v", got, err)
+	}
+	if ids, _ := ta.r.List(); len(ids) != 0 {
+		t.Errorf("the reaper left %v on the runner that made it", ids)
+	}
+
+	// Its runner leaves the list.
+	if res := call(t, toolsOf(t, one), "alice", conv, "write_file", `{"path":"x","content":"2"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	onlyB := replica(t, rc, o, tb.url())
+	res = call(t, toolsOf(t, onlyB), "alice", conv, "read_file", `{"path":"x"}`)
+	if res.Error == nil || res.Error.Type != tool.NotFound || !strings.Contains(res.Error.Message, "made anew") {
+		t.Fatalf("after its runner left the list: %v", res.Error)
+	}
+	if e, _, _ := onlyB.o.State.Get(context.Background(), id); !strings.HasPrefix(e.Endpoint, tb.url()+"/") {
+		t.Errorf("the map names %s", e.Endpoint)
+	}
+	if ids, _ := ta.r.List(); len(ids) != 1 {
+		t.Errorf("the runner that left the list has %v (nothing is sent to it)", ids)
+	}
+	time.Sleep(o.Idle + 100*time.Millisecond)
+	if got, err := onlyB.Reap(context.Background()); err != nil || len(got) != 1 {
+		t.Fatalf("Reap: %v %v", got, err)
+	}
+	if ids, _ := tb.r.List(); len(ids) != 0 {
+		t.Errorf("the reaper left %v on the listed runner", ids)
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -326,23 +325,16 @@ func (b *RedisBlobs) Set(ctx context.Context, key string, value []byte) error {
 // then (a token refresh takes less: its HTTP client gives up after 30 s).
 const lockTTL = 45 * time.Second
 
-// unlockScript deletes a lock only if its holder still holds it.
-var unlockScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0`)
-
 // Lock takes the lock named key, shared by every client of the Redis
 // server (it implements auth.Locker: one replica at a time refreshes a
 // grant), waiting for it until ctx ends. unlock frees it; a holder that
 // never calls it holds it lockTTL at most.
 func (b *RedisBlobs) Lock(ctx context.Context, key string) (unlock func(), err error) {
-	k, token := b.prefix+"lock:"+key, rand.Text()
 	wait := 10 * time.Millisecond
 	for {
-		ok, err := b.c.SetNX(ctx, k, token, lockTTL).Result()
-		if err != nil {
-			return nil, fmt.Errorf("store: redis: %w", err)
-		}
-		if ok {
-			return func() { unlockScript.Run(context.WithoutCancel(ctx), b.c, []string{k}, token) }, nil
+		unlock, ok, err := tryLock(ctx, b.c, b.prefix+"lock:"+key, lockTTL)
+		if err != nil || ok {
+			return unlock, err
 		}
 		select {
 		case <-ctx.Done():

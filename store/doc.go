@@ -39,4 +39,10 @@
 // replicas' processes (package exec's start_process) and the last of their
 // output, under a lease per replica; a reader that finds a running entry
 // whose lease lapsed marks it lost, in one script, for good.
+//
+// RedisSandboxes is the fifth: policy.SandboxMap, which sandbox each
+// conversation of a remote sandbox backend has (package sandboxes), its
+// last use and its lease; retiring an idle entry is one script, so that a
+// use recorded meanwhile keeps it. Its lease and RedisBlobs' lock are the
+// same lock (a token per holder, released only by it).
 package store

@@ -13,6 +13,7 @@ import (
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/sandboxes"
+	"github.com/toolgate/toolgate/store"
 	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/toolsets/exec"
 	"github.com/toolgate/toolgate/toolsets/fs"
@@ -51,7 +52,7 @@ func openSandboxes(pol *policy.Policy, rc *redis.Client, logger *slog.Logger) (*
 	}
 	state := sandboxes.NewMemoryState()
 	if rc != nil {
-		state = sandboxes.NewRedisState(rc, pol.State.Redis.KeyPrefix())
+		state = store.NewRedisSandboxes(rc, pol.State.Redis.KeyPrefix())
 	}
 	idle, max := sb.Reaping()
 	return sandboxes.New(sandboxes.Options{Backend: backend, Secret: secret, State: state, Idle: idle, Max: max, Logger: logger,
