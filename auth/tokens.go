@@ -105,20 +105,12 @@ func (s *Sealer) Seal(key string, g *Grant) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	return s.aead.Seal(nonce, nonce, plain, []byte("toolgate-oauth-grant\x00"+key)), nil
+	return s.SealBytes("toolgate-oauth-grant\x00"+key, plain)
 }
 
 // Open decrypts what Seal made for key.
 func (s *Sealer) Open(key string, sealed []byte) (*Grant, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
-		return nil, errors.New("auth: a sealed grant is too short")
-	}
-	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte("toolgate-oauth-grant\x00"+key))
+	plain, err := s.OpenBytes("toolgate-oauth-grant\x00"+key, sealed)
 	if err != nil {
 		return nil, errors.New("auth: a sealed grant does not open with this key (sign in again)")
 	}
@@ -127,6 +119,30 @@ func (s *Sealer) Open(key string, sealed []byte) (*Grant, error) {
 		return nil, fmt.Errorf("auth: a sealed grant: %w", err)
 	}
 	return &g, nil
+}
+
+// SealBytes encrypts plain with a random nonce, bound to ad (what it is
+// and whose: it opens only with the same ad). Other state the replicas
+// share in Redis is sealed with it too (store.RedisProcesses).
+func (s *Sealer) SealBytes(ad string, plain []byte) ([]byte, error) {
+	nonce := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(plain)+s.aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return s.aead.Seal(nonce, nonce, plain, []byte(ad)), nil
+}
+
+// OpenBytes decrypts what SealBytes made for ad.
+func (s *Sealer) OpenBytes(ad string, sealed []byte) ([]byte, error) {
+	n := s.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("auth: a sealed value is too short")
+	}
+	plain, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(ad))
+	if err != nil {
+		return nil, errors.New("auth: a sealed value does not open with this key")
+	}
+	return plain, nil
 }
 
 // Blobs keeps opaque values by key: a folder (FileBlobs), or Redis

@@ -51,4 +51,8 @@ type ProcessEntry struct {
 	// (the bytes from Total-len(Tail) to Total).
 	Total int64
 	Tail  []byte
+	// Withheld says why Name, Command and Tail are empty on a reader:
+	// the board keeps them sealed, and this reader could not open them
+	// ("" : they are there).
+	Withheld string
 }

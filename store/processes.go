@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -17,16 +18,69 @@ import (
 // An entry is a hash (its fields and the tail of its output) that expires
 // keep after its last Put; an owner's entries are a set of ids; a
 // replica's lease is a key that expires unless the replica renews it.
-// Every key is a digest under the prefix.
+// Every key is a digest under the prefix. A process's name, command line
+// and output, which may hold secrets, are sealed together (AES-256-GCM,
+// bound to the process); without a Sealer they are not written at all.
 type RedisProcesses struct {
 	c      redis.UniversalClient
 	prefix string
+	seal   Sealer
+}
+
+// Sealer seals and opens values bound to ad (what they are and whose):
+// auth.Sealer, keyed by the secret every replica shares, is one.
+type Sealer interface {
+	SealBytes(ad string, plain []byte) ([]byte, error)
+	OpenBytes(ad string, sealed []byte) ([]byte, error)
 }
 
 // NewRedisProcesses returns the board over the client c (which it does not
-// close), its keys under prefix.
-func NewRedisProcesses(c redis.UniversalClient, prefix string) *RedisProcesses {
-	return &RedisProcesses{c: c, prefix: prefix + "proc:"}
+// close), its keys under prefix, the names, command lines and output
+// sealed with seal (nil: they are not kept, and a reader gets them
+// Withheld).
+func NewRedisProcesses(c redis.UniversalClient, prefix string, seal Sealer) *RedisProcesses {
+	return &RedisProcesses{c: c, prefix: prefix + "proc:", seal: seal}
+}
+
+// What Withheld says when Name, Command and Tail could not be read.
+const (
+	withheldUnsealed = "the replica that runs it has no sealing key, so its name, command and output are not shared"
+	withheldKey      = "its name, command and output are sealed with a key this replica does not hold"
+)
+
+// sealAD binds what is sealed to its process.
+func sealAD(id string) string { return "toolgate-process\x00" + id }
+
+// sealed is the name, command and tail of e, each after its length, sealed.
+func (s *RedisProcesses) sealed(e policy.ProcessEntry) ([]byte, error) {
+	b := make([]byte, 0, 3*binary.MaxVarintLen64+len(e.Name)+len(e.Command)+len(e.Tail))
+	for _, f := range [][]byte{[]byte(e.Name), []byte(e.Command), e.Tail} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	out, err := s.seal.SealBytes(sealAD(e.ID), b)
+	if err != nil {
+		return nil, fmt.Errorf("store: sealing a process: %w", err)
+	}
+	return out, nil
+}
+
+// open fills in e's name, command and tail from what sealed made of them.
+func (s *RedisProcesses) open(e *policy.ProcessEntry, sealed string) bool {
+	b, err := s.seal.OpenBytes(sealAD(e.ID), []byte(sealed))
+	if err != nil {
+		return false
+	}
+	var f [3][]byte
+	for i := range f {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) {
+			return false
+		}
+		f[i], b = b[k:k+int(n)], b[k+int(n):]
+	}
+	e.Name, e.Command, e.Tail = string(f[0]), string(f[1]), f[2]
+	return true
 }
 
 func (s *RedisProcesses) key(kind, name string) string {
@@ -64,11 +118,17 @@ func (s *RedisProcesses) Put(ctx context.Context, e policy.ProcessEntry, keep ti
 	if e.TTY {
 		tty = "1"
 	}
+	var sealed []byte
+	if s.seal != nil {
+		var err error
+		if sealed, err = s.sealed(e); err != nil {
+			return err
+		}
+	}
 	args := []any{max(1, keep.Milliseconds()), e.ID,
-		"id", e.ID, "owner", e.Owner, "replica", e.Replica, "name", e.Name, "command", e.Command,
-		"state", e.State, "reason", e.Reason, "exit", e.ExitCode, "signal", e.Signal,
-		"started", e.Started.UnixMilli(), "cpu", e.CPU.Milliseconds(), "tty", tty,
-		"total", e.Total, "tail", e.Tail}
+		"id", e.ID, "owner", e.Owner, "replica", e.Replica, "state", e.State, "reason", e.Reason,
+		"exit", e.ExitCode, "signal", e.Signal, "started", e.Started.UnixMilli(), "cpu", e.CPU.Milliseconds(),
+		"tty", tty, "total", e.Total, "sealed", sealed}
 	if err := procPutScript().Run(ctx, s.c, []string{s.entry(e.ID), s.owner(e.Owner)}, args...).Err(); err != nil {
 		return fmt.Errorf("store: redis: %w", err)
 	}
@@ -95,7 +155,7 @@ func (s *RedisProcesses) Get(ctx context.Context, id string) (policy.ProcessEntr
 	if len(m) == 0 || m["id"] != id {
 		return policy.ProcessEntry{}, false, nil
 	}
-	e := decodeEntry(m)
+	e := s.decodeEntry(m)
 	if e.State == "running" {
 		st, err := procLoseScript().Run(ctx, s.c, []string{s.entry(id), s.lease(e.Replica)}).Text()
 		if errors.Is(err, redis.Nil) { // expired meanwhile
@@ -135,13 +195,20 @@ func (s *RedisProcesses) List(ctx context.Context, owner string) ([]policy.Proce
 	return out, nil
 }
 
-func decodeEntry(m map[string]string) policy.ProcessEntry {
+func (s *RedisProcesses) decodeEntry(m map[string]string) policy.ProcessEntry {
 	num := func(k string) int64 {
 		n, _ := strconv.ParseInt(m[k], 10, 64)
 		return n
 	}
-	return policy.ProcessEntry{ID: m["id"], Owner: m["owner"], Replica: m["replica"], Name: m["name"], Command: m["command"],
+	e := policy.ProcessEntry{ID: m["id"], Owner: m["owner"], Replica: m["replica"],
 		State: m["state"], Reason: m["reason"], ExitCode: int(num("exit")), Signal: m["signal"],
 		Started: time.UnixMilli(num("started")), CPU: time.Duration(num("cpu")) * time.Millisecond, TTY: m["tty"] == "1",
-		Total: num("total"), Tail: []byte(m["tail"])}
+		Total: num("total")}
+	switch {
+	case m["sealed"] == "":
+		e.Withheld = withheldUnsealed
+	case s.seal == nil || !s.open(&e, m["sealed"]):
+		e.Withheld = withheldKey
+	}
+	return e
 }

@@ -3,9 +3,13 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/internal/redistest"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/store"
@@ -17,13 +21,9 @@ import (
 // renews and puts it again.
 func TestRedisProcesses(t *testing.T) {
 	srv := redistest.Start(t)
+	seal := sealer(t, "k")
 	board := func() *store.RedisProcesses {
-		c, err := store.NewClient(&policy.RedisState{URL: srv.URL()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return store.NewRedisProcesses(c, "test:")
+		return store.NewRedisProcesses(redisClient(t, srv), "test:", seal)
 	}
 	a, b := board(), board()
 	ctx := context.Background()
@@ -82,5 +82,127 @@ func TestRedisProcesses(t *testing.T) {
 	// An exited entry is not lost when its lease goes.
 	if got, _, _ := b.Get(ctx, "p-2"); got.State != "exited" {
 		t.Fatalf("p-2 = %q, want exited", got.State)
+	}
+}
+
+func redisClient(t *testing.T, srv *redistest.Server) redis.UniversalClient {
+	t.Helper()
+	c, err := store.NewClient(&policy.RedisState{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sealer is the sealer the CLI gives the board (auth's, 32 bytes of key).
+func sealer(t *testing.T, key string) store.Sealer {
+	t.Helper()
+	s, err := auth.NewSealer([]byte(strings.Repeat(key, 32)[:32]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestRedisProcessesSealed: what a process printed, its command line and
+// its name (secrets among them) are nowhere in Redis in the clear: every value of
+// every key the board wrote is read raw and holds neither. A replica with
+// the same key reads both; one with another key, or none, gets neither
+// and is told why (Withheld), as is every reader of a replica that has no
+// key, which writes neither to Redis at all. A sealed tail does not open
+// as another process's.
+func TestRedisProcessesSealed(t *testing.T) {
+	srv := redistest.Start(t)
+	raw := redisClient(t, srv)
+	ctx := context.Background()
+	const secret = "sk-live-5f3a9c0d7e1b2a4c6e8f"
+	command := "curl -H 'Authorization: Bearer " + secret + "' https://api.example/v1 && python3 serve.py"
+	tail := []byte("token=" + secret + "\nlistening on :3000\n")
+	e := policy.ProcessEntry{ID: "p-1", Owner: "alice\x00s1", Replica: "a", Name: "curl -H 'Authorization: Bearer " + secret, Command: command,
+		State: "running", ExitCode: -1, Started: time.UnixMilli(1700000000000), Total: 5000, Tail: tail}
+
+	a := store.NewRedisProcesses(redisClient(t, srv), "test:", sealer(t, "k"))
+	if err := a.Renew(ctx, "a", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(ctx, e, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// Every value under the prefix, raw.
+	dump := func() string {
+		t.Helper()
+		keys, err := raw.Keys(ctx, "test:*").Result()
+		if err != nil || len(keys) == 0 {
+			t.Fatalf("keys: %v %v", keys, err)
+		}
+		var all strings.Builder
+		for _, k := range keys {
+			switch typ := raw.Type(ctx, k).Val(); typ {
+			case "hash":
+				for f, v := range raw.HGetAll(ctx, k).Val() {
+					all.WriteString(k + " " + f + "=" + v + "\n")
+				}
+			case "set":
+				all.WriteString(k + " " + strings.Join(raw.SMembers(ctx, k).Val(), " ") + "\n")
+			case "string":
+				all.WriteString(k + " " + raw.Get(ctx, k).Val() + "\n")
+			default:
+				t.Fatalf("key %s of type %s", k, typ)
+			}
+		}
+		return all.String()
+	}
+	all := dump()
+	for _, plain := range []string{secret, "serve.py", "listening on"} {
+		if strings.Contains(all, plain) {
+			t.Fatalf("Redis holds %q in the clear:\n%q", plain, all)
+		}
+	}
+	if !strings.Contains(all, " state=running") || !strings.Contains(all, " total=5000") {
+		t.Fatalf("the entry's plain fields are missing:\n%q", all)
+	}
+
+	// A replica with the same key reads both.
+	got, ok, err := store.NewRedisProcesses(redisClient(t, srv), "test:", sealer(t, "k")).Get(ctx, "p-1")
+	if err != nil || !ok || got.Name != e.Name || got.Command != command || !bytes.Equal(got.Tail, tail) || got.Withheld != "" || got.Total != 5000 {
+		t.Fatalf("the same key reads %+v %v %v", got, ok, err)
+	}
+	// Another key, or none: the state, not the command nor the output.
+	for name, seal := range map[string]store.Sealer{"another key": sealer(t, "j"), "no key": nil} {
+		got, ok, err := store.NewRedisProcesses(redisClient(t, srv), "test:", seal).Get(ctx, "p-1")
+		if err != nil || !ok || got.State != "running" || got.Name != "" || got.Command != "" || len(got.Tail) != 0 || !strings.Contains(got.Withheld, "key") {
+			t.Fatalf("%s reads %+v %v %v", name, got, ok, err)
+		}
+	}
+	// p-1's sealed value copied onto p-2 does not open there.
+	if err := a.Put(ctx, policy.ProcessEntry{ID: "p-2", Owner: e.Owner, Replica: "a", State: "running", ExitCode: -1, Tail: []byte("x")}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := "", ""
+	for _, k := range raw.Keys(ctx, "test:proc:*").Val() {
+		switch raw.HGet(ctx, k, "id").Val() {
+		case "p-1":
+			k1 = k
+		case "p-2":
+			k2 = k
+		}
+	}
+	raw.HSet(ctx, k2, "sealed", raw.HGet(ctx, k1, "sealed").Val())
+	if got, _, _ := a.Get(ctx, "p-2"); got.Withheld == "" || len(got.Tail) != 0 {
+		t.Fatalf("p-1's sealed value opened as p-2's: %+v", got)
+	}
+
+	// A replica without a key writes neither; its readers, keyed or not,
+	// are told why.
+	if err := store.NewRedisProcesses(redisClient(t, srv), "test:", nil).Put(ctx, e, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if all := dump(); strings.Contains(all, secret) || strings.Contains(all, "serve.py") {
+		t.Fatalf("an unkeyed replica wrote the command or output:\n%q", all)
+	}
+	got, _, err = store.NewRedisProcesses(redisClient(t, srv), "test:", sealer(t, "k")).Get(ctx, "p-1")
+	if err != nil || got.Command != "" || len(got.Tail) != 0 || !strings.Contains(got.Withheld, "no sealing key") || got.State != "running" {
+		t.Fatalf("the entry of an unkeyed replica reads %+v %v", got, err)
 	}
 }

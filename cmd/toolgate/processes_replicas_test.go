@@ -16,13 +16,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolgate/toolgate/internal/redistest"
+	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/store"
 )
 
 // TestServeProcessesReplicas: two `serve --http --stateless` replicas over
 // one real redis-server. A process started through replica a is read and
 // listed through replica b (same conversation), unknown to another
 // conversation there; stopping it through b is a retryable unavailable
-// naming replica a. When a is killed (SIGKILL), its process is gone from
+// naming replica a; Redis holds its output and command line sealed only.
+// When a is killed (SIGKILL), its process is gone from
 // the host and b answers it lost once a's lease has expired, never running.
 func TestServeProcessesReplicas(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -34,7 +37,8 @@ func TestServeProcessesReplicas(t *testing.T) {
 	os.WriteFile(pol, []byte(processPolicy+"state:\n  redis:\n    url: "+srv.URL()+"\n"), 0o644)
 	start := func(name string) (*mcp.ClientSession, *exec.Cmd) {
 		cmd := exec.Command(bin, "serve", "--root", ws, "--policy", pol, "--audit", "off", "--http", "127.0.0.1:0", "--stateless")
-		cmd.Env = append(os.Environ(), "TOOLGATE_REPLICA="+name, "TOOLGATE_STATE="+filepath.Join(dir, "state-"+name))
+		cmd.Env = append(os.Environ(), "TOOLGATE_REPLICA="+name, "TOOLGATE_STATE="+filepath.Join(dir, "state-"+name),
+			"TOOLGATE_TOKEN_KEY="+strings.Repeat("k", 40))
 		stderr, _ := cmd.StderrPipe()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -82,13 +86,36 @@ func TestServeProcessesReplicas(t *testing.T) {
 		t.Fatalf("start_process on a: %s", txt)
 	}
 	id := st["id"].(string)
+	// The shell answers "ready" before it becomes sleep: wait for sleep.
 	pids := descendants(cmdA.Process.Pid, "sleep")
+	for deadline := time.Now().Add(20 * time.Second); len(pids) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		pids = descendants(cmdA.Process.Pid, "sleep")
+	}
 	if len(pids) != 1 {
 		t.Fatalf("the process on the host: %v", pids)
 	}
 	st, txt, _ = call(b, "conv-1", "read_process", map[string]any{"id": id, "wait_ms": 10000})
 	if st["state"] != "running" || st["output"] != "ready\n" || !strings.HasPrefix(fmt.Sprint(st["replica"]), "a/") {
 		t.Fatalf("read_process on b: %s", txt)
+	}
+	// What Redis holds of it: neither its output nor its command line in
+	// the clear (sealed with the key of $TOOLGATE_TOKEN_KEY).
+	rc, err := store.NewClient(&policy.RedisState{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	keys := rc.Keys(ctx, "*").Val()
+	for _, k := range keys {
+		for _, v := range rc.HGetAll(ctx, k).Val() {
+			if strings.Contains(v, "ready") || strings.Contains(v, "sleep") {
+				t.Fatalf("Redis holds %q in the clear under %s", v, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		t.Fatal("nothing in Redis")
 	}
 	if _, txt, isErr := call(b, "conv-2", "read_process", map[string]any{"id": id}); !isErr || !strings.Contains(txt, "no process") {
 		t.Fatalf("another conversation read it on b: %s", txt)

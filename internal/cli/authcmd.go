@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/auth"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/store"
 )
 
@@ -216,6 +217,22 @@ signs in in the console (Tools page).`,
 // state.redis (every replica the same), optional otherwise (default: a
 // random key in the state folder).
 const tokenKeyEnv = "TOOLGATE_TOKEN_KEY"
+
+// replicaSecret is the sealing secret every replica shares: the one the
+// policy's approvals.state_key_env names, else $TOOLGATE_TOKEN_KEY (that of
+// the upstream sign-ins); nil without either. Each user derives a key of
+// its own from it.
+func replicaSecret(pol *policy.Policy) []byte {
+	if env := pol.Approvals.StateKeyEnv; env != "" {
+		if s := os.Getenv(env); s != "" {
+			return []byte(s)
+		}
+	}
+	if s := os.Getenv(tokenKeyEnv); s != "" {
+		return []byte(s)
+	}
+	return nil
+}
 
 // tokenStore opens where grants are kept: the policy's state.redis, else
 // sealed files in the state folder. The function it returns closes it.

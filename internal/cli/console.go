@@ -100,15 +100,9 @@ func (wc *webConsole) handler(pol *policy.Policy, eng *engine.Engine, auditPath 
 	if wc.queue != nil {
 		o.Changes = wc.queue.Subscribe
 	}
-	if env := pol.Approvals.StateKeyEnv; env != "" {
-		// The replicas' shared sealing secret: a sign-in holds on every
-		// replica (the console derives a key of its own from it).
-		o.CookieSecret = []byte(os.Getenv(env))
-	} else if secret := os.Getenv(tokenKeyEnv); secret != "" {
-		// The upstream sign-ins' sealing secret, the same on every
-		// replica: a sign-in begun on one finishes on another.
-		o.CookieSecret = []byte(secret)
-	}
+	// A sign-in holds on every replica (the console derives a key of its
+	// own from the secret).
+	o.CookieSecret = replicaSecret(pol)
 	if authn != nil {
 		o.Authenticate = func(ctx context.Context, token string) (console.User, error) {
 			return consoleUser(ctx, authn, pol, token)

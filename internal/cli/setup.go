@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/orchestrate"
 	"github.com/toolgate/toolgate/policy"
@@ -256,8 +259,14 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	}
 	if rc != nil {
 		s.closers = append(s.closers, rc.Close) // closed after everything that uses it
-		// The replicas tell each other of their processes there.
-		c.board = store.NewRedisProcesses(rc, pol.State.Redis.KeyPrefix())
+		// The replicas tell each other of their processes there, the
+		// command lines and output sealed.
+		seal, err := processSealer(pol)
+		if err != nil {
+			rc.Close()
+			return nil, err
+		}
+		c.board = store.NewRedisProcesses(rc, pol.State.Redis.KeyPrefix(), seal)
 	}
 	s.redis = rc
 	if pol.Sandbox.Remote() {
@@ -351,4 +360,23 @@ func (rc resultChecks) Check(ctx context.Context, def tool.Definition, call tool
 		}
 	}
 	return res
+}
+
+// processSealer seals what the replicas tell each other in state.redis of
+// their processes (command lines and output, which may hold secrets) with
+// a key of its own derived from replicaSecret; nil without a secret: then
+// they are not shared, and another replica's read_process says why.
+func processSealer(pol *policy.Policy) (store.Sealer, error) {
+	secret := replicaSecret(pol)
+	if secret == nil {
+		return nil, nil
+	}
+	if len(secret) < policy.MinStateSecret {
+		return nil, usageErr("the secret that seals what replicas share in state.redis ($%s, or the variable approvals.state_key_env names) is %d bytes: give %d or more, the same on every replica (e.g. openssl rand -hex 32)", tokenKeyEnv, len(secret), policy.MinStateSecret)
+	}
+	key, err := hkdf.Key(sha256.New, secret, nil, "toolgate/process-board", 32)
+	if err != nil {
+		return nil, err
+	}
+	return auth.NewSealer(key)
 }

@@ -258,7 +258,14 @@ func (s *set) readElsewhere(ctx context.Context, o owner, e policy.ProcessEntry,
 		}
 		e = next
 	}
-	ans := readOutput(entryAnswer(e), boardOutput{e}, e.TTY, in.Cursor, in.TailLines, min(in.MaxBytes, 64<<10), in.View == "raw")
+	var ans ProcessAnswer
+	if e.Withheld != "" {
+		// Nothing to read here: the cursor stays where it was.
+		ans = entryAnswer(e)
+		ans.Cursor, ans.Withheld = in.Cursor, e.Withheld
+	} else {
+		ans = readOutput(entryAnswer(e), boardOutput{e}, e.TTY, in.Cursor, in.TailLines, min(in.MaxBytes, 64<<10), in.View == "raw")
+	}
 	ans.Replica = e.Replica
 	return s.answer(ans, ans.Cursor > in.Cursor || wait > 0)
 }

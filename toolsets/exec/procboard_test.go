@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/auth"
 	"github.com/toolgate/toolgate/internal/redistest"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/store"
@@ -20,19 +21,23 @@ import (
 // lost, with the output it had, never running.
 func TestProcessReplicas(t *testing.T) {
 	srv := redistest.Start(t)
+	seal, err := auth.NewSealer([]byte(strings.Repeat("k", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	client := func() *store.RedisProcesses {
 		c, err := store.NewClient(&policy.RedisState{URL: srv.URL()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.Close() })
-		return store.NewRedisProcesses(c, "test:")
+		return store.NewRedisProcesses(c, "test:", seal)
 	}
 	ca, err := store.NewClient(&policy.RedisState{URL: srv.URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newProcEnv(t, ProcessLimits{Board: store.NewRedisProcesses(ca, "test:"), Replica: "a", Lease: 600 * time.Millisecond})
+	a := newProcEnv(t, ProcessLimits{Board: store.NewRedisProcesses(ca, "test:", seal), Replica: "a", Lease: 600 * time.Millisecond})
 	b := newProcEnv(t, ProcessLimits{Board: client(), Replica: "b"})
 
 	start := answerOf(t, a.ok(t, "s1", StartProcess, map[string]any{
@@ -92,5 +97,30 @@ func TestProcessReplicas(t *testing.T) {
 	list = b.ok(t, "s1", ListProcesses, map[string]any{}).Structured.(map[string]any)["processes"].([]ProcessInfo)
 	if len(list) != 1 || list[0].State != policy.ProcessLost {
 		t.Fatalf("list on b after a's lease expired: %+v", list)
+	}
+}
+
+// TestProcessReplicasUnsealed: a replica with no sealing key does not put
+// a process's command line or output on the board; another replica's
+// read_process answers its state, keeps the cursor where it was and says
+// why there is no output.
+func TestProcessReplicasUnsealed(t *testing.T) {
+	srv := redistest.Start(t)
+	board := func() *store.RedisProcesses {
+		c, err := store.NewClient(&policy.RedisState{URL: srv.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return store.NewRedisProcesses(c, "test:", nil)
+	}
+	a := newProcEnv(t, ProcessLimits{Board: board(), Replica: "a"})
+	b := newProcEnv(t, ProcessLimits{Board: board(), Replica: "b"})
+	start := answerOf(t, a.ok(t, "s1", StartProcess, map[string]any{"command": "echo ready; sleep 60", "until": "ready"}))
+	r := answerOf(t, b.ok(t, "s1", ReadProcess, map[string]any{"id": start.ID, "cursor": 0}))
+	res := b.ok(t, "s1", ReadProcess, map[string]any{"id": start.ID, "cursor": 0})
+	if r.State != "running" || r.Output != "" || r.Cursor != 0 || !strings.Contains(r.Withheld, "no sealing key") ||
+		!strings.Contains(res.Text(), "cannot be read from this replica") {
+		t.Fatalf("read on b of an unsealed replica's process: %+v\n%s", r, res.Text())
 	}
 }

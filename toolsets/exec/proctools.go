@@ -90,6 +90,9 @@ type ProcessAnswer struct {
 	// Replica is the replica that runs the process, when the answer came
 	// from the replicas' shared state (another replica runs it).
 	Replica string `json:"replica,omitempty"`
+	// Withheld says why the output of another replica's process is not
+	// shown (the replicas share no key that opens it).
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // StopAnswer is stop_process's answer for one process.
@@ -574,6 +577,9 @@ func (s *set) answer(a ProcessAnswer, progress bool) tool.Result {
 		if !strings.HasSuffix(a.Output, "\n") {
 			b.WriteString("\n")
 		}
+	}
+	if a.Withheld != "" {
+		b.WriteString("its output cannot be read from this replica: " + a.Withheld + "\n")
 	}
 	if a.State == policy.ProcessLost {
 		b.WriteString(lostLine(a.Replica))
