@@ -59,7 +59,8 @@ func helperMain() int {
 	// helper started ahead, before there is a command).
 	baseErr := buildBase()
 	var cfg initConfig
-	passed, err := (&msgReader{f: ctl}).read(&cfg)
+	msgs := &msgReader{f: ctl}
+	passed, err := msgs.read(&cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox: reading the spec:", err)
 		return 126
@@ -89,6 +90,12 @@ func helperMain() int {
 	}
 	for _, fd := range fds {
 		unix.Close(fd)
+	}
+	if cfg.Gate {
+		var g gateMsg
+		if _, err := msgs.read(&g); err != nil || !g.Go {
+			return 126
+		}
 	}
 	err = syscall.Exec(path, cfg.Argv, cfg.Env)
 	sendMsg(ctl, initReply{ExecError: fmt.Sprintf("exec %s: %v", cfg.Argv[0], err)}, nil)

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -165,24 +166,25 @@ func (g *Leveled) Level(ctx context.Context) Level {
 // Run runs spec when the level is high enough.
 func (g *Leveled) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if l := g.Level(ctx); !l.Meets(g.Require) {
-		return Outcome{}, g.below(l)
+		return Outcome{}, belowError(g.Require, l)
 	}
+	spec.Require = cmp.Or(g.Require, LevelFull) // refused before it runs where the backend measures first
 	o, err := g.Backend.Run(ctx, spec)
 	if err != nil {
 		return o, err
 	}
 	if l := Classify(o.Protections); !l.Meets(g.Require) {
 		l.Backend = o.Backend
-		return Outcome{}, g.below(l)
+		return Outcome{}, belowError(g.Require, l)
 	}
 	return o, nil
 }
 
-func (g *Leveled) below(l Level) error {
-	req := g.Require
-	if req == "" {
-		req = LevelFull
-	}
+// belowError is the error of a command refused because the level l is
+// below require ("" is "full"): it names both, what is missing and what
+// gives it, and is ErrBelowRequired; LevelOf returns l from it.
+func belowError(require string, l Level) error {
+	req := cmp.Or(require, LevelFull)
 	msg := fmt.Sprintf("%v: the policy requires %s (sandbox.require), this machine gives %s", ErrBelowRequired, req, l.Level)
 	if len(l.Missing) > 0 {
 		msg += "; missing: " + strings.Join(l.Missing, ", ")
@@ -190,10 +192,23 @@ func (g *Leveled) below(l Level) error {
 	if len(l.Remedies) > 0 {
 		msg += "; to get them: " + strings.Join(l.Remedies, "; ")
 	}
-	return &levelError{msg: msg}
+	return &levelError{msg: msg, level: l}
 }
 
-type levelError struct{ msg string }
+type levelError struct {
+	msg   string
+	level Level
+}
+
+// LevelOf returns the level measured when a command was refused for being
+// below the policy's (an error that is ErrBelowRequired).
+func LevelOf(err error) (Level, bool) {
+	var le *levelError
+	if errors.As(err, &le) {
+		return le.level, true
+	}
+	return Level{}, false
+}
 
 func (e *levelError) Error() string        { return e.msg }
 func (e *levelError) Is(target error) bool { return target == ErrBelowRequired }

@@ -7,9 +7,13 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLevelFull: the native sandbox here gives every layer, measured.
@@ -125,5 +129,78 @@ func TestLevelMaskedProc(t *testing.T) {
 	}
 	if _, err := g.Run(ctx, Spec{Shell: "echo ran", Root: t.TempDir()}); !errors.Is(err, ErrBelowRequired) {
 		t.Fatalf("require reduced: %v, want ErrBelowRequired", err)
+	}
+}
+
+// TestGateBeforeExec: where Landlock answers ENOSYS (as under gVisor;
+// here a seccomp filter on this test process says so), a command that
+// requires full is refused by the native backend once its sandbox is set
+// up and measured, before it execs: it never runs (its file is never
+// made), and the error says the level and what is missing. At require
+// reduced it runs. Start is gated the same way, and the started process
+// says what held.
+func TestGateBeforeExec(t *testing.T) {
+	if os.Getenv("TOOLGATE_TEST_INNER") != t.Name() {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "TOOLGATE_TEST_INNER="+t.Name())
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	withoutLandlock(t)
+	ctx := context.Background()
+	n := &Native{}
+	defer n.Close()
+	ws := t.TempDir()
+	_, err := n.Run(ctx, Spec{Shell: "touch ran", Root: ws, Require: LevelFull})
+	l, ok := LevelOf(err)
+	if !errors.Is(err, ErrBelowRequired) || !ok || l.Level != LevelReduced || !slices.Contains(l.Missing, "landlock") || !strings.Contains(err.Error(), "landlock") {
+		t.Fatalf("require full: %v (level %+v), want ErrBelowRequired at reduced, landlock missing", err, l)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Fatal("the command ran below the level it required")
+	}
+	o, err := n.Run(ctx, Spec{Shell: "touch ran", Root: ws, Require: LevelReduced})
+	if err != nil || o.ExitCode != 0 || !strings.HasPrefix(o.Protections.Landlock, "unavailable") {
+		t.Fatalf("require reduced: %v, %+v", err, o)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err != nil {
+		t.Fatalf("require reduced: the command did not run: %v", err)
+	}
+	if _, err := n.Start(ctx, Spec{Shell: "touch started; exec sleep 60", Root: ws, Require: LevelFull}, nil); !errors.Is(err, ErrBelowRequired) {
+		t.Fatalf("Start, require full: %v, want ErrBelowRequired", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+		t.Fatal("Start ran the command below the level it required")
+	}
+	p, err := n.Start(ctx, Spec{Argv: []string{"sleep", "60"}, Root: ws, Require: LevelReduced}, nil)
+	if err != nil {
+		t.Fatalf("Start, require reduced: %v", err)
+	}
+	defer p.Wait()
+	defer p.Kill()
+	if lp := Classify(p.Protections); lp.Level != LevelReduced || !slices.Contains(lp.Missing, "landlock") {
+		t.Fatalf("the started process's protections %+v, want reduced without landlock", p.Protections)
+	}
+}
+
+// withoutLandlock makes every thread of this process, and all it starts,
+// answer landlock_create_ruleset with ENOSYS, as gVisor does.
+func withoutLandlock(t *testing.T) {
+	t.Helper()
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0}, // seccomp_data.nr
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, Jt: 0, Jf: 1, K: unix.SYS_LANDLOCK_CREATE_RULESET},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		t.Fatalf("seccomp: %v", e)
 	}
 }

@@ -81,7 +81,11 @@ type initConfig struct {
 	Stdio        bool `json:",omitempty"` // the standard files come with the spec: stdin, output
 	TTY          bool `json:",omitempty"` // … a terminal, made the controlling one
 	PrivateHome  bool // a writable tmpfs on Home
+	Gate         bool `json:",omitempty"` // wait for a gateMsg after the reply, before exec
 }
+
+// gateMsg lets a gated helper exec its command (Go) or end without it.
+type gateMsg struct{ Go bool }
 
 // mountSpec is one host path to show inside the sandbox at the same path.
 type mountSpec struct {
@@ -747,6 +751,20 @@ func (l *launched) run(j *job) (Outcome, error) {
 	out.Protections.NoNewPrivs = reply.NNP
 	out.Protections.Capabilities = reply.Caps
 	out.Protections.Rlimits = reply.Rlimits
+	if cfg.Gate {
+		// The command has not started: it does only if what held is
+		// enough. A helper that could not find the program has said so
+		// and ended (the write fails): that is read below.
+		lv := Classify(out.Protections)
+		lv.Backend = "native"
+		ok := lv.Meets(p.Require) && lv.Level != LevelNone
+		if err := writeMsg(l.ctl, gateMsg{Go: ok}); err == nil && !ok {
+			for _, fd := range named {
+				unix.Close(fd)
+			}
+			return fail(belowError(p.Require, lv))
+		}
+	}
 
 	blocked := &blockedLog{notify: p.Refused}
 	var supervisor sync.WaitGroup
@@ -780,7 +798,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 			return fail(fmt.Errorf("%w: %s", ErrInvalidSpec, late.ExecError))
 		}
 		setupDeadline.Stop()
-		s.started(l)
+		s.started(l, out.Protections)
 	} else {
 		timer := time.NewTimer(time.Until(start.Add(p.limits.Wall)))
 		defer timer.Stop()
@@ -902,7 +920,8 @@ func contains(list []string, s string) bool {
 
 // config builds the helper's instructions from a prepared spec.
 func (n *Native) config(p *prepared) (*initConfig, error) {
-	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled(), ProxyPort: ProxyPort, PrivateHome: p.PrivateHome}
+	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled(), ProxyPort: ProxyPort, PrivateHome: p.PrivateHome,
+		Gate: p.Require != ""}
 	add := func(path string, w bool) error {
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {

@@ -84,6 +84,13 @@ type Spec struct {
 	// instead of new ones. Only the native backend has pods.
 	Pod *Pod
 
+	// Require, when set ("full" or "reduced"), is the least level the
+	// command may run at, judged on what held (Classify of the measured
+	// protections) before the command starts: the native backend, which
+	// measures before exec, refuses below it with ErrBelowRequired and the
+	// command never runs; the others are checked after (Leveled).
+	Require string
+
 	// PrivateHome makes the home folder (Home) a writable tmpfs of the
 	// command's own, gone with it, instead of an empty read-only folder:
 	// for a long-lived server (Native.Start) that keeps state there.

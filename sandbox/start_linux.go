@@ -22,6 +22,9 @@ type Process struct {
 	Stdin  io.WriteCloser
 	Stdout io.ReadCloser
 
+	// Protections are what held, measured as the command started.
+	Protections Protections
+
 	stdoutW *io.PipeWriter
 	stderr  io.Writer
 	ready   chan struct{} // closed once the command was started
@@ -88,9 +91,10 @@ func signalText(sig string) string {
 }
 
 // started is called by the helper's goroutine once the command runs.
-func (p *Process) started(l *launched) {
+func (p *Process) started(l *launched, held Protections) {
 	p.mu.Lock()
 	p.l = l
+	p.Protections = held
 	p.Stdin = l.stdin
 	p.mu.Unlock()
 	close(p.ready)

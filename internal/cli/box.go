@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,6 +38,7 @@ type box struct {
 	auditor engine.Auditor // nil: no audit log
 	pins    *trust.Pins    // nil: no pin file; kill_after holds the upstream there
 	log     *slog.Logger
+	require string // the policy's sandbox.require: the least level the server starts at
 
 	mu      sync.Mutex
 	running *boxed          // the process of the current session
@@ -107,14 +109,24 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	// The process lives until the session closes it (or the gateway
 	// exits: the sandbox kills it with the thread that started it), not
 	// as long as the connect call's context.
+	// The sandbox measures what held before the server execs, and does
+	// not start it below the policy's level (that is the only measurement:
+	// no probe command runs first).
+	spec.Require = cmp.Or(b.require, sandbox.LevelFull)
 	p, err := b.native.Start(context.Background(), spec, c.Stderr)
 	if err != nil {
 		stopWatch()
 		cleanup()
+		if l, ok := sandbox.LevelOf(err); ok {
+			return nil, boxLevelError(l, spec.Require, c.Name)
+		}
 		if errors.Is(err, sandbox.ErrUnavailable) {
-			return nil, fmt.Errorf("the box of upstream %s cannot be built here: %w (toolgate never starts a strict upstream unconfined; see docs/isolation.md)", c.Name, err)
+			return nil, boxLevelError(sandbox.Level{Level: sandbox.LevelNone, Missing: []string{err.Error()}}, spec.Require, c.Name)
 		}
 		return nil, fmt.Errorf("starting upstream %s in its box: %w", c.Name, err)
+	}
+	if l := sandbox.Classify(p.Protections); l.Level != sandbox.LevelFull && b.log != nil {
+		b.log.Warn("upstream runs in a box of a lower level, as the policy accepts", "upstream", c.Name, "level", l.Level, "missing", strings.Join(l.Missing, ", "))
 	}
 	go func() {
 		<-p.Done()
@@ -536,8 +548,8 @@ func (b *boxed) Close() error {
 // boxUpstreams checks the isolation of each stdio upstream of p and gives
 // the strict ones their box (Config.Launch); a refused setting is a usage
 // error. pins is the pin file (toolgate's own files may not be granted);
-// require is the policy's sandbox.require: the level the sandbox must
-// reach here, measured once before the first strict upstream, for it to
+// require is the policy's sandbox.require: the level each box must reach
+// here, measured as the server starts and before it execs, for it to
 // start at all.
 // It returns a function that closes the boxes, and what the box of each
 // stdio upstream adds to its pinned identity.
@@ -564,7 +576,6 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 		pinFile = trust.OpenPins(pins)
 	}
 	native := &sandbox.Native{Executable: sandboxHelper()}
-	measure := &sandbox.Leveled{Backend: native}
 	var boxes []*box
 	grants := map[string]boxIdentity{}
 	closeAll := func() {
@@ -614,10 +625,6 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 		if iso.off {
 			continue
 		}
-		if err := boxLevel(measure, require, c.Name, p.log); err != nil {
-			closeAll()
-			return nil, nil, err
-		}
 		if c.Dir != "" {
 			dir, err := filepath.EvalSymlinks(c.Dir)
 			if err != nil || !slices.ContainsFunc(iso.write, func(w string) bool { return within(dir, w) }) {
@@ -630,23 +637,18 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 			closeAll()
 			return nil, nil, err
 		}
+		b.require = require
 		boxes = append(boxes, b)
 		c.Launch = b.launch
 	}
 	return closeAll, grants, nil
 }
 
-// boxLevel measures, once per measure (a command run in it), the level of
-// confinement the box reaches here, and refuses upstream when it is below
-// require (the policy's sandbox.require): the message names the level,
-// the layers missing and what gives them. A lower level the policy
-// accepts is said in the log. toolgate never starts a strict upstream
-// unconfined.
-func boxLevel(measure *sandbox.Leveled, require, upstream string, log *slog.Logger) error {
-	l := measure.Level(context.Background())
-	if require == "" {
-		require = sandbox.LevelFull
-	}
+// boxLevelError refuses upstream, whose box reached only the level l here,
+// below require (the policy's sandbox.require): the message names the
+// levels, the layers missing and what gives them; the gateway exits 2.
+// toolgate never starts a strict upstream unconfined.
+func boxLevelError(l sandbox.Level, require, upstream string) error {
 	detail := ""
 	if len(l.Missing) > 0 {
 		detail += "; missing: " + strings.Join(l.Missing, ", ")
@@ -654,17 +656,11 @@ func boxLevel(measure *sandbox.Leveled, require, upstream string, log *slog.Logg
 	if len(l.Remedies) > 0 {
 		detail += "; to get them: " + strings.Join(l.Remedies, "; ")
 	}
-	if !l.Meets(require) || l.Level == sandbox.LevelNone {
-		accept := ""
-		if l.Level == sandbox.LevelReduced {
-			accept = ", or accept the reduced level by name in the policy (sandbox: {require: reduced})"
-		}
-		return &exitError{exitUsage, fmt.Errorf("upstream %s: its box needs the sandbox level %s (the policy's sandbox.require), this machine gives %s%s. toolgate never starts a strict upstream unconfined: give the machine what is missing%s, or run the upstream with isolation.mode: off and --unisolated if you accept its full authority", upstream, require, l.Level, detail, accept)}
+	accept := ""
+	if l.Level == sandbox.LevelReduced && require != sandbox.LevelReduced {
+		accept = ", or accept the reduced level by name in the policy (sandbox: {require: reduced})"
 	}
-	if l.Level != sandbox.LevelFull && log != nil {
-		log.Warn("upstreams run in a box of a lower level, as the policy accepts", "level", l.Level, "missing", strings.Join(l.Missing, ", "))
-	}
-	return nil
+	return &exitError{exitUsage, fmt.Errorf("upstream %s: its box needs the sandbox level %s (the policy's sandbox.require), this machine gives %s%s. toolgate never starts a strict upstream unconfined: give the machine what is missing%s, or run the upstream with isolation.mode: off and --unisolated if you accept its full authority", upstream, require, l.Level, detail, accept)}
 }
 
 // boxIdentity is what the box of a stdio upstream adds to its pinned

@@ -295,6 +295,9 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		// The tools are listed with the local principal's sign-in.
 		return &exitError{exitTool, errors.New(te.Text())}
 	}
+	if ee := (*exitError)(nil); errors.As(err, &ee) {
+		return ee // an upstream's box below the policy's level
+	}
 	if err != nil {
 		return &exitError{exitTool, err}
 	}
