@@ -76,9 +76,9 @@ type Identity struct {
 }
 
 // Resolved is what a launcher installed to run an upstream: the packages
-// its command line names, each with the version resolved, and a SHA-256
-// over every package of the installed tree (path, version, integrity), so
-// that a changed dependency counts too.
+// its command line names, each with the version installed, and a SHA-256
+// over the installed tree (every file's path and content, every link's
+// target), so that a changed dependency or file counts too.
 type Resolved struct {
 	Packages map[string]string `json:"packages"`
 	Tree     string            `json:"tree"`

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha512"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -750,9 +752,10 @@ func TestBoxRefusedBelowLevel(t *testing.T) {
 // is its only network) into a cache of the upstream's own under
 // toolgate's state folder; what npx resolved is pinned, not the registry.
 // The second start finds the package cached and runs npx offline with no
-// network at all, pinned as before. A different resolution (the cache's
-// lock file changed, as a new version would change it) quarantines the
-// upstream's tools, naming the package and both versions.
+// network at all, pinned as before, though a decoy install folder lies
+// beside npx's own. A changed installed file, then another installed
+// version, quarantine the upstream's tools, naming the tree, then the
+// package and both versions.
 func TestLauncherCacheAndResolvedPin(t *testing.T) {
 	const pkg, version = "@modelcontextprotocol/server-everything", "2026.8.31"
 	dir := t.TempDir()
@@ -807,9 +810,12 @@ func TestLauncherCacheAndResolvedPin(t *testing.T) {
 	if res, stderr := run("first start"); res.IsError || !strings.Contains(text(res), "through npx") {
 		t.Fatalf("first start: %q\n%s", text(res), stderr)
 	}
-	locks, _ := filepath.Glob(filepath.Join(state, "launchers", "npm", "everything", "_npx", "*", "package-lock.json"))
-	if len(locks) != 1 {
-		t.Fatalf("the launcher's cache holds %d npx installs, want 1", len(locks))
+	// npx's own folder for the spec: the first 16 hex digits of its SHA-512.
+	sum := sha512.Sum512([]byte(pkg + "@" + version))
+	npx := filepath.Join(state, "launchers", "npm", "everything", "_npx")
+	installed := filepath.Join(npx, hex.EncodeToString(sum[:])[:16], "node_modules", filepath.FromSlash(pkg))
+	if _, err := os.Stat(filepath.Join(installed, "package.json")); err != nil {
+		t.Fatalf("npx did not install in the folder named by its hash of the spec: %v", err)
 	}
 	up := readPins().Upstreams["everything"]
 	if r := up.Identity.Resolved; r == nil || r.Packages[pkg] != version || len(r.Tree) != 64 {
@@ -819,7 +825,16 @@ func TestLauncherCacheAndResolvedPin(t *testing.T) {
 		t.Errorf("the registry is pinned in the box (%v): the resolution is what is pinned", up.Identity.Box.Private)
 	}
 
-	// Second start: from the cache, offline, pinned as before.
+	// A decoy install folder beside npx's own, found first by a glob, with
+	// another version: not the one npx runs, so not the one pinned.
+	decoy := filepath.Join(npx, "0000000000000000")
+	os.MkdirAll(filepath.Join(decoy, "node_modules", filepath.FromSlash(pkg)), 0o755)
+	os.WriteFile(filepath.Join(decoy, "package.json"), []byte(`{"dependencies":{"`+pkg+`":"6.6.6"},"_npx":{"packages":["`+pkg+"@"+version+`"]}}`), 0o644)
+	os.WriteFile(filepath.Join(decoy, "node_modules", filepath.FromSlash(pkg), "package.json"), []byte(`{"name":"`+pkg+`","version":"6.6.6"}`), 0o644)
+	os.WriteFile(filepath.Join(decoy, "package-lock.json"), []byte(`{"packages":{"node_modules/`+pkg+`":{"version":"6.6.6"}}}`), 0o644)
+
+	// Second start: from the cache, offline (the installed tree read-only),
+	// pinned as before.
 	if res, stderr := run("second start"); res.IsError || !strings.Contains(text(res), "through npx") {
 		t.Fatalf("second start: %q\n%s", text(res), stderr)
 	}
@@ -827,18 +842,30 @@ func TestLauncherCacheAndResolvedPin(t *testing.T) {
 		t.Fatalf("the second start changed the identity: %s", *up.PendingIdentity)
 	}
 
-	// Another resolution: quarantined, naming the package and the versions.
-	b, err := os.ReadFile(locks[0])
+	// An installed file changed, same version: quarantined, the tree named.
+	binJS := filepath.Join(installed, "dist", "index.js")
+	b, err := os.ReadFile(binJS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry := `"node_modules/` + pkg + `": {
-      "version": "` + version + `"`
-	if !strings.Contains(string(b), entry) {
-		t.Fatalf("the lock file has no entry %s:\n%.2000s", entry, b)
+	os.WriteFile(binJS, append(b, "\n// changed after the pin\n"...), 0o644)
+	res, stderr := run("an installed file changed")
+	if !res.IsError || !strings.Contains(text(res), "quarantined") || !strings.Contains(text(res), "installed another dependency tree") {
+		t.Fatalf("an installed file changed: want the tool quarantined naming the tree, got isError=%v %q\n%s", res.IsError, text(res), stderr)
 	}
-	os.WriteFile(locks[0], []byte(strings.Replace(string(b), entry, strings.Replace(entry, version, "2026.9.1", 1), 1)), 0o644)
-	res, stderr := run("another resolution")
+	os.WriteFile(binJS, b, 0o644)
+
+	// Another version installed: quarantined, naming the package and the versions.
+	manifest := filepath.Join(installed, "package.json")
+	if b, err = os.ReadFile(manifest); err != nil {
+		t.Fatal(err)
+	}
+	field := `"version": "` + version + `"`
+	if !strings.Contains(string(b), field) {
+		t.Fatalf("the installed package.json has no %s:\n%.2000s", field, b)
+	}
+	os.WriteFile(manifest, []byte(strings.Replace(string(b), field, `"version": "2026.9.1"`, 1)), 0o644)
+	res, stderr = run("another resolution")
 	if !res.IsError || !strings.Contains(text(res), "quarantined") || !strings.Contains(text(res), "resolved "+pkg+" to 2026.9.1") {
 		t.Fatalf("another resolution: want the tool quarantined naming the new version, got isError=%v %q\n%s", res.IsError, text(res), stderr)
 	}

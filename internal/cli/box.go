@@ -281,6 +281,9 @@ func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
 	if iso.cache != "" {
 		spec.Writable = append(spec.Writable, iso.cache)
 	}
+	if iso.installed != "" {
+		spec.ReadOnly = append(spec.ReadOnly, iso.installed)
+	}
 	spec.ReadOnly = append(spec.ReadOnly, iso.read...)
 	spec.ReadOnly = append(spec.ReadOnly, programPaths(c, b.homes, spec.ReadOnly, spec.Writable)...)
 	spec.Env = boxEnv(c.Env, iso.pass)
@@ -611,12 +614,17 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 				return nil, nil, usageErr("upstream %s: the registry of %s: %v (run %s config get registry)", c.Name, l.name, err, l.name)
 			}
 			iso.cache, iso.cacheEnv = cache, env
+			var installed string
 			if l.resolved != nil {
 				args := c.Args
-				id.resolved = func() *trust.Resolved { return l.resolved(cache, args) }
+				id.resolved = func() *trust.Resolved { _, r := l.resolved(cache, args); return r }
+				installed, _ = l.resolved(cache, args)
 			}
-			if id.resolved != nil && id.resolved() != nil {
+			if installed != "" {
+				// Cached: offline, and what runs is read-only to the
+				// upstream (it would otherwise change what the pin hashes).
 				maps.Copy(iso.cacheEnv, l.offline)
+				iso.installed = installed
 			} else if !slices.Contains(iso.private, hostport) {
 				iso.registry = hostport
 			}

@@ -72,6 +72,7 @@ type isolation struct {
 	cache     string            // a launcher's cache folder (writable), under toolgate's state folder
 	registry  string            // a launcher's registry, host:port, while its package is not cached (not pinned: the resolution is)
 	cacheEnv  map[string]string // the launcher's variables: its registry and cache
+	installed string            // what the launcher installed in its cache, once it has: read-only
 	memory    int64
 	processes int
 	killAfter int

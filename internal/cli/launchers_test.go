@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestNpxSpecs: the package specs npx installs, as npx takes them.
+func TestNpxSpecs(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-y", "@modelcontextprotocol/server-everything@2026.8.31", "stdio"}, []string{"@modelcontextprotocol/server-everything@2026.8.31"}},
+		{[]string{"--yes", "--", "pkg@1", "--flag"}, []string{"pkg@1"}},
+		{[]string{"exec", "--yes", "pkg@1"}, []string{"pkg@1"}},
+		{[]string{"-y", "-p", "a@1", "--package=b@2", "cmd"}, []string{"a@1", "b@2"}},
+		{[]string{"-c", "echo hi"}, nil},
+		{[]string{"-y", "./local"}, nil},
+		{[]string{"-y", "file:../x.tgz"}, nil},
+	} {
+		if got := npxSpecs(c.args); !slices.Equal(got, c.want) {
+			t.Errorf("npxSpecs(%q) = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestNpxDir: the install folder is the one npx names; the digits below
+// are what npm's libnpmexec computes (node -e "crypto.createHash('sha512')
+// .update(spec).digest('hex').slice(0,16)").
+func TestNpxDir(t *testing.T) {
+	for spec, want := range map[string]string{
+		"@modelcontextprotocol/server-everything":           "5b2dd62b9d0bddd4",
+		"@modelcontextprotocol/server-everything@2026.1.26": "3d5f786ad9fb11c0",
+	} {
+		if got := npxDir("/c", []string{spec}); got != filepath.Join("/c", "_npx", want) {
+			t.Errorf("npxDir(%s) = %s, want _npx/%s", spec, got, want)
+		}
+	}
+}
+
+// TestHashTree: the hash covers every file's content and each link's
+// target, and never follows a link.
+func TestHashTree(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "node_modules")
+	outside := filepath.Join(dir, "outside.js")
+	os.MkdirAll(filepath.Join(tree, "pkg", "dist"), 0o755)
+	os.WriteFile(filepath.Join(tree, "pkg", "dist", "index.js"), []byte("run()\n"), 0o644)
+	os.WriteFile(outside, []byte("one\n"), 0o644)
+	os.Symlink(outside, filepath.Join(tree, "pkg", "linked.js"))
+	sum := func() string {
+		t.Helper()
+		s, err := hashTree(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	first := sum()
+	os.WriteFile(outside, []byte("two\n"), 0o644)
+	if sum() != first {
+		t.Errorf("the hash followed a link out of the tree")
+	}
+	os.WriteFile(filepath.Join(tree, "pkg", "dist", "index.js"), []byte("run(evil)\n"), 0o644)
+	edited := sum()
+	if edited == first {
+		t.Errorf("an edited file left the hash as it was")
+	}
+	os.Remove(filepath.Join(tree, "pkg", "linked.js"))
+	os.Symlink(filepath.Join(dir, "elsewhere.js"), filepath.Join(tree, "pkg", "linked.js"))
+	if sum() == edited {
+		t.Errorf("a link pointed elsewhere left the hash as it was")
+	}
+}
+
+// TestNpmResolvedIgnoresDecoys: what is pinned is read from npx's own
+// folder for the spec, not from another install folder beside it.
+func TestNpmResolvedIgnoresDecoys(t *testing.T) {
+	cache := t.TempDir()
+	args := []string{"-y", "@scope/server@1.2.3", "stdio"}
+	install := func(dir, version string) {
+		p := filepath.Join(dir, "node_modules", "@scope", "server")
+		os.MkdirAll(p, 0o755)
+		os.WriteFile(filepath.Join(p, "package.json"), []byte(`{"name":"@scope/server","version":"`+version+`"}`), 0o644)
+		os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"dependencies":{"@scope/server":"`+version+`"},"_npx":{"packages":["@scope/server@1.2.3"]}}`), 0o644)
+		os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(`{"packages":{"node_modules/@scope/server":{"version":"`+version+`"}}}`), 0o644)
+	}
+	install(filepath.Join(cache, "_npx", "0000000000000000"), "6.6.6")
+	if dir, r := npmResolved(cache, args); r != nil || dir != "" {
+		t.Fatalf("a decoy alone was taken for npx's install: %s %+v", dir, r)
+	}
+	real := npxDir(cache, []string{"@scope/server@1.2.3"})
+	install(real, "1.2.3")
+	dir, r := npmResolved(cache, args)
+	if r == nil || r.Packages["@scope/server"] != "1.2.3" || dir != filepath.Join(real, "node_modules") {
+		t.Fatalf("npmResolved = %s %+v, want npx's folder and 1.2.3", dir, r)
+	}
+}
