@@ -579,16 +579,20 @@ func errResult(e *tool.Error) tool.Result { return tool.ErrorResult(e) }
 
 var outputType = reflect.TypeFor[Output]()
 
-// backgroundTrap goes before a shell line: when the shell (the init of
-// the command's pid namespace, whose end kills every process left in it)
-// exits, its EXIT trap counts the other live processes of the namespace
-// (builtins only: it starts none) and, if there are any, writes the count
-// after mark as the last line of stderr. It goes on the line's first line,
-// so that the shell's messages keep their line numbers; a line that sets
-// an EXIT trap of its own, or ends with exec, reports nothing.
+// backgroundTrap goes before a shell line: when the shell exits as the
+// init of its own pid namespace (pid 1: the native backend's sandbox,
+// where its end kills every process left in the namespace), its EXIT trap
+// counts the other live processes of the namespace (builtins only: it
+// starts none) and, if there are any, writes the count after mark as the
+// last line of stderr. A shell that is not pid 1 reports nothing: without
+// a pid namespace of its own (level reduced, a bwrap sandbox) the other
+// processes in /proc are not its to count, nor killed by its end. The
+// trap goes on the line's first line, so that the shell's messages keep
+// their line numbers; a line that sets an EXIT trap of its own, or ends
+// with exec, reports nothing.
 func backgroundTrap(mark string) string {
-	return `trap 'n=0; for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; read -r s < "$p/stat" 2>/dev/null || continue; ` +
-		`case "${s##*) }" in Z*) ;; *) n=$((n+1)) ;; esac; done; [ $n -eq 0 ] || printf "\n` + mark + `%d\n" "$n" >&2' EXIT; `
+	return `trap '[ $$ -ne 1 ] || { n=0; for p in /proc/[0-9]*; do [ "${p#/proc/}" = 1 ] && continue; read -r s < "$p/stat" 2>/dev/null || continue; ` +
+		`case "${s##*) }" in Z*) ;; *) n=$((n+1)) ;; esac; done; [ $n -eq 0 ] || printf "\n` + mark + `%d\n" "$n" >&2; }' EXIT; `
 }
 
 // newMark returns a mark for backgroundTrap: random, so that a command

@@ -3,8 +3,11 @@ package exec
 import (
 	"context"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -136,5 +139,48 @@ func TestBackgroundChildrenKilled(t *testing.T) {
 			t.Errorf("%s: background_killed %d (want %d), exit %d (want %d), stderr %q (want %q)\n%s",
 				c.line, out.BackgroundKilled, c.left, out.ExitCode, c.exit, out.Stderr, c.stderr, r.Text())
 		}
+	}
+}
+
+// TestBackgroundTrapWithoutPidNamespace: the trap of execute_command's
+// shell line, run by shells that are not the init of a pid namespace of
+// their own (here on the host, as at level reduced, where /proc shows the
+// pod's or the host's processes and the shell's end kills none of them),
+// reports nothing, though a child it left runs on; the same line in a pid
+// namespace of its own (unshare, no sandbox) reports that child.
+func TestBackgroundTrapWithoutPidNamespace(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	line := "sleep 100 >/dev/null 2>&1 & echo $! > " + pidFile + "; echo done"
+	for _, shell := range []string{"/bin/sh", "bash", "dash"} {
+		mark := newMark()
+		var stderr strings.Builder
+		cmd := osexec.Command(shell, "-c", backgroundTrap(mark)+line)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil || string(out) != "done\n" {
+			t.Fatalf("%s: %q %v %s", shell, out, err, stderr.String())
+		}
+		b, _ := os.ReadFile(pidFile)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		alive := pid > 0 && syscall.Kill(pid, 0) == nil
+		if pid > 0 {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if !alive {
+			t.Fatalf("%s: the background child (pid %d) is not running", shell, pid)
+		}
+		if _, n := cutMark([]byte(stderr.String()), mark); n != 0 || strings.Contains(stderr.String(), mark) {
+			t.Fatalf("%s without a pid namespace reported %d: %q", shell, n, stderr.String())
+		}
+	}
+	mark := newMark()
+	var stderr strings.Builder
+	cmd := osexec.Command("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c", backgroundTrap(mark)+"sleep 100 & echo done")
+	cmd.Stderr = &stderr
+	if out, err := cmd.Output(); err != nil || string(out) != "done\n" {
+		t.Fatalf("in a pid namespace: %q %v %s", out, err, stderr.String())
+	}
+	if _, n := cutMark([]byte(stderr.String()), mark); n != 1 {
+		t.Fatalf("in a pid namespace the trap reported %d, want 1: %q", n, stderr.String())
 	}
 }
