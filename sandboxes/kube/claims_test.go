@@ -14,11 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 	sandboxv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
-	agentfake "sigs.k8s.io/agent-sandbox/clients/k8s/extensions/clientset/versioned/fake"
 	agentv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/toolgate/toolgate/sandboxes"
@@ -41,8 +40,7 @@ func warmPool(name string, replicas int32) *agentv1beta1.SandboxWarmPool {
 // deleted claim's runner ends.
 type controller struct {
 	t     *testing.T
-	core  kubernetes.Interface
-	c     *agentfake.Clientset
+	c     dynamic.Interface
 	net   *network
 	mu    sync.Mutex
 	warm  []warmRunner
@@ -56,20 +54,20 @@ type warmRunner struct {
 	stop func()
 }
 
-func startController(t *testing.T, core kubernetes.Interface, c *agentfake.Clientset, n *network) *controller {
+func startController(t *testing.T, c dynamic.Interface, n *network) *controller {
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := c.ExtensionsV1beta1().SandboxClaims(testNS).Watch(ctx, metav1.ListOptions{})
+	w, err := c.Resource(claimsResource).Namespace(testNS).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &controller{t: t, core: core, c: c, net: n, run: map[string]func(){}}
+	k := &controller{t: t, c: c, net: n, run: map[string]func(){}}
 	k.replenish(ctx)
 	k.wg.Add(1)
 	go func() {
 		defer k.wg.Done()
 		for ev := range w.ResultChan() {
-			cl, ok := ev.Object.(*agentv1beta1.SandboxClaim)
-			if !ok {
+			cl := new(agentv1beta1.SandboxClaim)
+			if err := decode(ev.Object, cl); err != nil {
 				continue
 			}
 			switch {
@@ -105,12 +103,12 @@ func startController(t *testing.T, core kubernetes.Interface, c *agentfake.Clien
 
 // start starts a runner from the SandboxTemplate.
 func (k *controller) start(ctx context.Context) (warmRunner, error) {
-	tmpl, err := k.c.ExtensionsV1beta1().SandboxTemplates(testNS).Get(ctx, "toolgate-sandbox", metav1.GetOptions{})
+	tmpl, err := getAs[agentv1beta1.SandboxTemplate](ctx, k.c, sandboxTemplatesResource, "toolgate-sandbox")
 	if err != nil {
 		return warmRunner{}, err
 	}
 	spec := &tmpl.Spec.PodTemplate.Spec
-	addr, stop, err := startRunner(ctx, k.core, spec, k.t.TempDir())
+	addr, stop, err := startRunner(ctx, k.c, spec, k.t.TempDir())
 	if err != nil {
 		return warmRunner{}, err
 	}
@@ -133,7 +131,7 @@ func (k *controller) replenish(ctx context.Context) {
 }
 
 func (k *controller) claim(ctx context.Context, cl *agentv1beta1.SandboxClaim) {
-	if p, err := k.c.ExtensionsV1beta1().SandboxWarmPools(testNS).Get(ctx, cl.Spec.WarmPoolRef.Name, metav1.GetOptions{}); err != nil || p.Spec.TemplateRef.Name != "toolgate-sandbox" {
+	if p, err := getAs[agentv1beta1.SandboxWarmPool](ctx, k.c, warmPoolsResource, cl.Spec.WarmPoolRef.Name); err != nil || p.Spec.TemplateRef.Name != "toolgate-sandbox" {
 		k.t.Errorf("claim %s names pool %q: %v; want the pool of template toolgate-sandbox", cl.Name, cl.Spec.WarmPoolRef.Name, err)
 		return
 	}
@@ -158,42 +156,41 @@ func (k *controller) claim(ctx context.Context, cl *agentv1beta1.SandboxClaim) {
 	k.mu.Lock()
 	k.run[cl.Name] = r.stop
 	k.mu.Unlock()
-	cur, err := k.c.ExtensionsV1beta1().SandboxClaims(testNS).Get(ctx, cl.Name, metav1.GetOptions{})
+	cur, err := getAs[agentv1beta1.SandboxClaim](ctx, k.c, claimsResource, cl.Name)
 	if err != nil || len(cur.Status.Conditions) > 0 {
 		return
 	}
 	meta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{Type: string(sandboxv1beta1.SandboxConditionReady),
 		Status: metav1.ConditionTrue, Reason: sandboxv1beta1.SandboxReasonDependenciesReady})
 	cur.Status.SandboxStatus = agentv1beta1.SandboxStatus{Name: cl.Name, PodIPs: []string{r.ip}}
-	if _, err := k.c.ExtensionsV1beta1().SandboxClaims(testNS).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil && ctx.Err() == nil {
+	if err := updateStatus(ctx, k.c, claimsResource, cur); err != nil && ctx.Err() == nil {
 		k.t.Errorf("claim %s status: %v", cl.Name, err)
 	}
 }
 
-// claimBackend is a claim backend: the core API server holds the Secret
-// and no PodTemplate, the agent-sandbox one the SandboxTemplate and pools.
-func claimBackend(t *testing.T, ready time.Duration, n *network, objs ...runtime.Object) (*Backend, *fake.Clientset, *agentfake.Clientset) {
+// claimBackend is a claim backend: the API server holds the Secret, no
+// PodTemplate, the SandboxTemplate and its pool.
+func claimBackend(t *testing.T, ready time.Duration, n *network, objs ...runtime.Object) (*Backend, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
-	core := fake.NewClientset(runnerSecretObject())
-	c := agentfake.NewSimpleClientset(append([]runtime.Object{sandboxTemplate(), warmPool("toolgate-pool", 1)}, objs...)...)
+	c := newCluster(append([]runtime.Object{runnerSecretObject(), sandboxTemplate(), warmPool("toolgate-pool", 1)}, objs...)...)
 	b, err := New(context.Background(), Options{Namespace: testNS, Template: "toolgate-sandbox", Deployment: "team-a",
-		Secret: []byte(testSecret), Ready: ready, Client: core.CoreV1(), Claims: c, HTTPClient: n.client()})
+		Secret: []byte(testSecret), Ready: ready, Client: c, HTTPClient: n.client()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.Kind() != "sandboxclaim" {
 		t.Fatalf("kind %q, want sandboxclaim", b.Kind())
 	}
-	return b, core, c
+	return b, c
 }
 
-// TestClaimsContract: the claim path over agent-sandbox's generated fake
-// clientset, each claim's pod a real toolgate runner, the first adopted
-// from the warm pool.
+// TestClaimsContract: the claim path over client-go's fake dynamic client
+// holding agent-sandbox's objects, each claim's pod a real toolgate
+// runner, the first adopted from the warm pool.
 func TestClaimsContract(t *testing.T) {
 	n := newNetwork()
-	b, core, c := claimBackend(t, time.Minute, n)
-	k := startController(t, core, c, n)
+	b, c := claimBackend(t, time.Minute, n)
+	k := startController(t, c, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	contract(t, ctx, b, n.sandbox)
@@ -207,9 +204,12 @@ func TestClaimsContract(t *testing.T) {
 	if _, _, err := b.Ensure(sandboxes.WithKey(ctx, key), "sb-labelled"); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := c.ExtensionsV1beta1().SandboxClaims(testNS).Get(ctx, "sb-labelled", metav1.GetOptions{})
+	cl, err := getAs[agentv1beta1.SandboxClaim](ctx, c, claimsResource, "sb-labelled")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if gvk := cl.GroupVersionKind(); gvk != agentv1beta1.GroupVersion.WithKind("SandboxClaim") {
+		t.Errorf("the claim was sent as %v; want %v SandboxClaim", gvk, agentv1beta1.GroupVersion)
 	}
 	if cl.Labels[LabelPrincipal] != key.Principal || cl.Labels[LabelConversation] != key.Conversation || cl.Labels[LabelDeployment] != "team-a" {
 		t.Errorf("claim labels %v", cl.Labels)
@@ -219,22 +219,22 @@ func TestClaimsContract(t *testing.T) {
 // TestClaimExpiredIsMadeAnew: an expired claim is deleted and made anew.
 func TestClaimExpiredIsMadeAnew(t *testing.T) {
 	n := newNetwork()
-	b, core, c := claimBackend(t, time.Minute, n)
-	startController(t, core, c, n)
+	b, c := claimBackend(t, time.Minute, n)
+	startController(t, c, n)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const id = "sb-expiring"
 	if _, _, err := b.Ensure(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := c.ExtensionsV1beta1().SandboxClaims(testNS).Get(ctx, id, metav1.GetOptions{})
+	cl, err := getAs[agentv1beta1.SandboxClaim](ctx, c, claimsResource, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	meta.SetStatusCondition(&cl.Status.Conditions, metav1.Condition{Type: string(sandboxv1beta1.SandboxConditionReady),
 		Status: metav1.ConditionFalse, Reason: agentv1beta1.ClaimExpiredReason})
 	cl.Status.SandboxStatus = agentv1beta1.SandboxStatus{}
-	if _, err := c.ExtensionsV1beta1().SandboxClaims(testNS).UpdateStatus(ctx, cl, metav1.UpdateOptions{}); err != nil {
+	if err := updateStatus(ctx, c, claimsResource, cl); err != nil {
 		t.Fatal(err)
 	}
 	if _, created, err := b.Ensure(ctx, id); err != nil || !created {
@@ -245,7 +245,7 @@ func TestClaimExpiredIsMadeAnew(t *testing.T) {
 // TestClaimNotReady: no controller, so the claim never becomes Ready:
 // unavailable, naming the claim and asking whether the controller runs.
 func TestClaimNotReady(t *testing.T) {
-	b, _, _ := claimBackend(t, 300*time.Millisecond, newNetwork())
+	b, _ := claimBackend(t, 300*time.Millisecond, newNetwork())
 	_, created, err := b.Ensure(context.Background(), "sb-slow")
 	if !errors.Is(err, sandboxes.ErrUnavailable) || created || !strings.Contains(err.Error(), "sandboxclaim "+testNS+"/sb-slow") || !strings.Contains(err.Error(), "controller") {
 		t.Errorf("Ensure without a controller = %v, %v; want ErrUnavailable naming the claim", created, err)
@@ -267,7 +267,7 @@ func TestClaimTemplatesRefused(t *testing.T) {
 		"no runners": {nil, "", "no PodTemplate or agent-sandbox SandboxTemplate"},
 	} {
 		_, err := New(ctx, Options{Namespace: testNS, Template: "toolgate-sandbox", Image: tc.image, Secret: []byte(testSecret),
-			Client: fake.NewClientset().CoreV1(), Claims: agentfake.NewSimpleClientset(tc.objs...)})
+			Client: newCluster(tc.objs...)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: New = %v; want an error saying %q", name, err, tc.want)
 		}
@@ -278,16 +278,19 @@ func TestClaimTemplatesRefused(t *testing.T) {
 // Role (reading a PodTemplate is forbidden) uses the SandboxTemplate; one
 // with neither says what to grant.
 func TestClaimsWithoutPodTemplateRights(t *testing.T) {
-	core := fake.NewClientset(runnerSecretObject())
-	core.PrependReactor("get", "podtemplates", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "podtemplates"}, "toolgate-sandbox", errors.New("RBAC"))
-	})
-	o := Options{Namespace: testNS, Template: "toolgate-sandbox", Secret: []byte(testSecret), Client: core.CoreV1(),
-		Claims: agentfake.NewSimpleClientset(sandboxTemplate(), warmPool("toolgate-pool", 0))}
+	forbidden := func(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+		c := newCluster(objs...)
+		c.PrependReactor("get", "podtemplates", func(k8stesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "podtemplates"}, "toolgate-sandbox", errors.New("RBAC"))
+		})
+		return c
+	}
+	o := Options{Namespace: testNS, Template: "toolgate-sandbox", Secret: []byte(testSecret),
+		Client: forbidden(runnerSecretObject(), sandboxTemplate(), warmPool("toolgate-pool", 0))}
 	if b, err := New(context.Background(), o); err != nil || b.Kind() != "sandboxclaim" {
 		t.Errorf("New with podtemplates forbidden = %v; want the claim backend", err)
 	}
-	o.Claims = agentfake.NewSimpleClientset()
+	o.Client = forbidden(runnerSecretObject())
 	if _, err := New(context.Background(), o); err == nil || !strings.Contains(err.Error(), "needs get on podtemplates") {
 		t.Errorf("New with neither template readable = %v; want what to grant", err)
 	}

@@ -17,12 +17,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	agentv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 )
 
-// The tests' cluster: client-go's fake clientset (and agent-sandbox's) as
-// the API server, and a kubelet (or claim controller) of the test's own
+// The tests' cluster: client-go's fake dynamic client as the API server
+// (knowing core/v1's kinds and agent-sandbox's, from their own API types),
+// and a kubelet (or claim controller) of the test's own
 // that starts a REAL `toolgate runner` process on loopback for each pod,
 // with the pod's own arguments and the Secret its env references, and
 // reports the pod Ready with an IP. Pod IPs are loopback addresses
@@ -71,6 +77,43 @@ func runnerSpec() corev1.PodSpec {
 			Ports: []corev1.ContainerPort{{Name: RunnerPort, ContainerPort: 8790}},
 		}},
 	}
+}
+
+// newCluster is a fake API server holding objs (k8s.io/api or
+// agent-sandbox objects).
+func newCluster(objs ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := agentv1beta1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return dynamicfake.NewSimpleDynamicClient(s, objs...)
+}
+
+// getAs reads object name of resource r in the tests' namespace as a T.
+func getAs[T any](ctx context.Context, c dynamic.Interface, r schema.GroupVersionResource, name string) (*T, error) {
+	u, err := c.Resource(r).Namespace(testNS).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var t T
+	if err := decode(u, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// updateStatus writes o (read by getAs, so it names its kind) with its
+// status, as a kubelet or controller does.
+func updateStatus(ctx context.Context, c dynamic.Interface, r schema.GroupVersionResource, o runtime.Object) error {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return err
+	}
+	_, err = c.Resource(r).Namespace(testNS).UpdateStatus(ctx, &unstructured.Unstructured{Object: m}, metav1.UpdateOptions{})
+	return err
 }
 
 func runnerSecretObject() *corev1.Secret {
@@ -135,7 +178,7 @@ var announced = regexp.MustCompile(`runner serving MCP at http://(\S+)/sandboxes
 // with --listen on loopback and --dir a new folder (a new pod starts
 // empty), its env with each secretKeyRef read from the API server. It
 // returns the runner's real address and a function ending it.
-func startRunner(ctx context.Context, c kubernetes.Interface, spec *corev1.PodSpec, dir string) (string, func(), error) {
+func startRunner(ctx context.Context, c dynamic.Interface, spec *corev1.PodSpec, dir string) (string, func(), error) {
 	ci, _, err := runnerOf(spec, nil, "pod")
 	if err != nil {
 		return "", nil, err
@@ -154,7 +197,7 @@ func startRunner(ctx context.Context, c kubernetes.Interface, spec *corev1.PodSp
 	for _, e := range ctr.Env {
 		v := e.Value
 		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
-			s, err := c.CoreV1().Secrets(testNS).Get(ctx, e.ValueFrom.SecretKeyRef.Name, metav1.GetOptions{})
+			s, err := getAs[corev1.Secret](ctx, c, schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, e.ValueFrom.SecretKeyRef.Name)
 			if err != nil {
 				return "", nil, err
 			}
@@ -201,15 +244,15 @@ func startRunner(ctx context.Context, c kubernetes.Interface, spec *corev1.PodSp
 // runner ends. It runs until the test ends.
 type kubelet struct {
 	t   *testing.T
-	c   kubernetes.Interface
+	c   dynamic.Interface
 	net *network
 	mu  sync.Mutex
 	run map[string]func() // pod name → stop its runner
 }
 
-func startKubelet(t *testing.T, c kubernetes.Interface, n *network) *kubelet {
+func startKubelet(t *testing.T, c dynamic.Interface, n *network) *kubelet {
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := c.CoreV1().Pods(testNS).Watch(ctx, metav1.ListOptions{})
+	w, err := c.Resource(podsResource).Namespace(testNS).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +262,8 @@ func startKubelet(t *testing.T, c kubernetes.Interface, n *network) *kubelet {
 	go func() {
 		defer wg.Done()
 		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
+			p := new(corev1.Pod)
+			if err := decode(ev.Object, p); err != nil {
 				continue
 			}
 			switch {
@@ -259,13 +302,13 @@ func (k *kubelet) start(ctx context.Context, p *corev1.Pod) {
 	k.run[p.Name] = func() { stop(); k.net.set(hostPort(ip, port), "") }
 	k.mu.Unlock()
 	k.net.set(hostPort(ip, port), addr)
-	cur, err := k.c.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+	cur, err := getAs[corev1.Pod](ctx, k.c, podsResource, p.Name)
 	if err != nil || cur.Status.Phase != "" {
 		return // deleted meanwhile
 	}
 	cur.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
 		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, {Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
-	if _, err := k.c.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{}); err != nil && ctx.Err() == nil {
+	if err := updateStatus(ctx, k.c, podsResource, cur); err != nil && ctx.Err() == nil {
 		k.t.Errorf("pod %s status: %v", p.Name, err)
 	}
 }

@@ -19,9 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
-	"k8s.io/client-go/kubernetes/fake"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
-	agentfake "sigs.k8s.io/agent-sandbox/clients/k8s/extensions/clientset/versioned/fake"
 	agentv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/toolgate/toolgate/policy"
@@ -192,10 +190,10 @@ func TestDeployManifests(t *testing.T) {
 		}
 	}
 
-	core := fake.NewClientset(tmpl, secret)
+	c := newCluster(tmpl, secret)
 	n := newNetwork()
-	startKubelet(t, core, n)
-	b, err := New(ctx, Options{Namespace: k.Namespace, Template: k.Template, Image: k.Image, Secret: []byte(testSecret), Client: core.CoreV1(), HTTPClient: n.client()})
+	startKubelet(t, c, n)
+	b, err := New(ctx, Options{Namespace: k.Namespace, Template: k.Template, Image: k.Image, Secret: []byte(testSecret), Client: c, HTTPClient: n.client()})
 	if err != nil {
 		t.Fatalf("New from the docs' PodTemplate: %v", err)
 	}
@@ -203,11 +201,10 @@ func TestDeployManifests(t *testing.T) {
 
 	st := get("SandboxTemplate/" + k.Template).(*agentv1beta1.SandboxTemplate)
 	pool := get("SandboxWarmPool/" + k.Template).(*agentv1beta1.SandboxWarmPool)
-	core = fake.NewClientset(secret)
-	agents := agentfake.NewSimpleClientset(st, pool)
+	c = newCluster(secret, st, pool)
 	n = newNetwork()
-	startController(t, core, agents, n)
-	b, err = New(ctx, Options{Namespace: k.Namespace, Template: k.Template, Secret: []byte(testSecret), Client: core.CoreV1(), Claims: agents, HTTPClient: n.client()})
+	startController(t, c, n)
+	b, err = New(ctx, Options{Namespace: k.Namespace, Template: k.Template, Secret: []byte(testSecret), Client: c, HTTPClient: n.client()})
 	if err != nil || b.Kind() != "sandboxclaim" {
 		t.Fatalf("New from the docs' SandboxTemplate: %v", err)
 	}

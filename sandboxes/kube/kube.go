@@ -15,12 +15,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	agentclient "sigs.k8s.io/agent-sandbox/clients/k8s/extensions/clientset/versioned"
+	"k8s.io/client-go/dynamic"
+	agentv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandboxes"
@@ -66,12 +68,13 @@ type Options struct {
 	HTTPClient *http.Client
 	// Ready bounds the wait for a sandbox to answer (default DefaultReady).
 	Ready time.Duration
-	// Client (the core API group's client, e.g. a clientset's CoreV1())
-	// and Claims reach the cluster; when both are nil they are made from
-	// Config() (in-cluster, else KUBECONFIG). Claims nil with Client set
-	// means no agent-sandbox API.
-	Client typedcorev1.CoreV1Interface
-	Claims agentclient.Interface
+	// Client reaches the cluster (nil: made from Config(), in-cluster,
+	// else KUBECONFIG). It is client-go's dynamic client: pods, podtemplates
+	// and agent-sandbox's resources are read as unstructured objects and
+	// decoded into k8s.io/api's and agent-sandbox's types, so that no typed
+	// clientset, and none of the API groups its scheme registers at start,
+	// is linked into every toolgate command.
+	Client dynamic.Interface
 }
 
 // Backend places sandboxes on Kubernetes; it implements sandboxes.Backend.
@@ -97,7 +100,8 @@ type kind interface {
 	// watch follows the object from resource version rv on ("": its
 	// state now, then what follows).
 	watch(ctx context.Context, name, rv string) (watch.Interface, error)
-	// convert turns an event's object into the object (false: another kind).
+	// convert turns an event's object into the object (false: not one of
+	// this kind).
 	convert(o runtime.Object) (*object, bool)
 	list(ctx context.Context, selector string) ([]object, error)
 }
@@ -143,31 +147,27 @@ func New(ctx context.Context, o Options) (*Backend, error) {
 	if o.HTTPClient == nil {
 		o.HTTPClient = http.DefaultClient
 	}
-	if o.Client == nil && o.Claims == nil {
+	if o.Client == nil {
 		cfg, err := Config()
 		if err != nil {
 			return nil, err
 		}
-		if o.Client, err = typedcorev1.NewForConfig(cfg); err != nil {
+		if o.Client, err = dynamic.NewForConfig(cfg); err != nil {
 			return nil, fmt.Errorf("kubernetes client: %w", err)
 		}
-		if o.Claims, err = agentclient.NewForConfig(cfg); err != nil {
-			return nil, fmt.Errorf("agent-sandbox client: %w", err)
-		}
-	}
-	if o.Client == nil {
-		return nil, errors.New("kube: Options.Client is required")
 	}
 	b := &Backend{ns: o.Namespace, deployment: o.Deployment, ready: o.Ready, secret: o.Secret, http: o.HTTPClient}
-	pods := &podKind{c: o.Client, ns: o.Namespace, tmpl: o.Template, image: o.Image, secret: o.Secret}
+	pods := &podKind{pods: o.Client.Resource(podsResource).Namespace(o.Namespace), templates: o.Client.Resource(podTemplatesResource).Namespace(o.Namespace),
+		ns: o.Namespace, tmpl: o.Template, image: o.Image, secret: o.Secret}
 	_, err := pods.template(ctx)
 	if err == nil {
 		b.kind = pods
 		return b, nil
 	}
 	// No PodTemplate of that name, or no permission to read one (a
-	// gateway given only claims): the agent-sandbox SandboxTemplate.
-	if (errors.Is(err, errNoTemplate) || apierrors.IsForbidden(err)) && o.Claims != nil {
+	// gateway given only claims): the agent-sandbox SandboxTemplate (not
+	// found either when its CRDs are not installed).
+	if errors.Is(err, errNoTemplate) || apierrors.IsForbidden(err) {
 		claims, cerr := newClaimKind(ctx, o)
 		switch {
 		case cerr == nil:
@@ -483,4 +483,36 @@ func notFound(o *object, err error) (*object, error) {
 		return nil, nil
 	}
 	return o, err
+}
+
+// The resources the backend reads and writes, for dynamic.Interface.
+var (
+	podsResource             = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	podTemplatesResource     = schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}
+	claimsResource           = agentv1beta1.GroupVersion.WithResource("sandboxclaims")
+	sandboxTemplatesResource = agentv1beta1.GroupVersion.WithResource("sandboxtemplates")
+	warmPoolsResource        = agentv1beta1.GroupVersion.WithResource("sandboxwarmpools")
+)
+
+// decode reads an unstructured object (as the dynamic client gives it)
+// into typed (a pointer to a k8s.io/api or agent-sandbox struct).
+func decode(o runtime.Object, typed any) error {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return fmt.Errorf("a %T where an unstructured object was expected", o)
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), typed)
+}
+
+// encode turns typed (a k8s.io/api or agent-sandbox object) into an
+// unstructured object of version and kind gvk, as the dynamic client
+// sends it.
+func encode(typed runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
 }

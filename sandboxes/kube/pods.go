@@ -13,12 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/dynamic"
 )
 
 // podKind holds each sandbox in a Pod made from a PodTemplate.
 type podKind struct {
-	c               typedcorev1.CoreV1Interface
+	pods, templates dynamic.ResourceInterface // in ns
 	ns, tmpl, image string
 	secret          []byte
 }
@@ -28,7 +28,7 @@ func (k *podKind) name() string { return "pod" }
 // template reads and checks the PodTemplate; it is read again for every
 // pod made, so an edit applies to the next sandbox without a restart.
 func (k *podKind) template(ctx context.Context) (*corev1.PodTemplateSpec, error) {
-	pt, err := k.c.PodTemplates(k.ns).Get(ctx, k.tmpl, metav1.GetOptions{})
+	u, err := k.templates.Get(ctx, k.tmpl, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("%w: PodTemplate %s/%s", errNoTemplate, k.ns, k.tmpl)
@@ -37,7 +37,11 @@ func (k *podKind) template(ctx context.Context) (*corev1.PodTemplateSpec, error)
 	case err != nil:
 		return nil, fmt.Errorf("cannot read PodTemplate %s/%s: %w", k.ns, k.tmpl, err)
 	}
-	t := pt.Template.DeepCopy()
+	var pt corev1.PodTemplate
+	if err := decode(u, &pt); err != nil {
+		return nil, fmt.Errorf("%w: PodTemplate %s/%s: %v", errTemplate, k.ns, k.tmpl, err)
+	}
+	t := &pt.Template
 	if _, _, err := runnerOf(&t.Spec, k.secret, "PodTemplate "+k.ns+"/"+k.tmpl); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTemplate, err)
 	}
@@ -66,42 +70,54 @@ func (k *podKind) create(ctx context.Context, name string, labels map[string]str
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns, Labels: l, Annotations: t.Annotations},
 		Spec:       t.Spec,
 	}
-	_, err = k.c.Pods(k.ns).Create(ctx, pod, metav1.CreateOptions{})
+	u, err := encode(pod, corev1.SchemeGroupVersion.WithKind("Pod"))
+	if err != nil {
+		return err
+	}
+	_, err = k.pods.Create(ctx, u, metav1.CreateOptions{})
 	return err
 }
 
 func (k *podKind) get(ctx context.Context, name string) (*object, error) {
-	p, err := k.c.Pods(k.ns).Get(ctx, name, metav1.GetOptions{})
+	u, err := k.pods.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return notFound(nil, err)
 	}
-	return podObject(p), nil
+	var p corev1.Pod
+	if err := decode(u, &p); err != nil {
+		return nil, fmt.Errorf("pod %s/%s: %w", k.ns, name, err)
+	}
+	return podObject(&p), nil
 }
 
 func (k *podKind) remove(ctx context.Context, name string, uid types.UID) error {
-	return k.c.Pods(k.ns).Delete(ctx, name, preconditioned(uid))
+	return k.pods.Delete(ctx, name, preconditioned(uid))
 }
 
 func (k *podKind) watch(ctx context.Context, name, rv string) (watch.Interface, error) {
-	return k.c.Pods(k.ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv})
+	return k.pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv})
 }
 
 func (k *podKind) convert(o runtime.Object) (*object, bool) {
-	p, ok := o.(*corev1.Pod)
-	if !ok {
+	var p corev1.Pod
+	if err := decode(o, &p); err != nil {
 		return nil, false
 	}
-	return podObject(p), true
+	return podObject(&p), true
 }
 
 func (k *podKind) list(ctx context.Context, selector string) ([]object, error) {
-	l, err := k.c.Pods(k.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	l, err := k.pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]object, 0, len(l.Items))
+	out := make([]object, len(l.Items))
 	for i := range l.Items {
-		out = append(out, *podObject(&l.Items[i]))
+		var p corev1.Pod
+		if err := decode(&l.Items[i], &p); err != nil {
+			return nil, fmt.Errorf("pod %s/%s: %w", k.ns, l.Items[i].GetName(), err)
+		}
+		out[i] = *podObject(&p)
 	}
 	return out, nil
 }

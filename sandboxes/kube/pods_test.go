@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/toolgate/toolgate/sandboxes"
@@ -26,11 +26,11 @@ func podTemplate(spec corev1.PodSpec) *corev1.PodTemplate {
 
 // podBackend is a Pod backend on a fake API server holding the tests'
 // PodTemplate and runner Secret.
-func podBackend(t *testing.T, ready time.Duration, n *network, objs ...runtime.Object) (*Backend, *fake.Clientset) {
+func podBackend(t *testing.T, ready time.Duration, n *network, objs ...runtime.Object) (*Backend, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
-	c := fake.NewClientset(append([]runtime.Object{podTemplate(runnerSpec()), runnerSecretObject()}, objs...)...)
+	c := newCluster(append([]runtime.Object{podTemplate(runnerSpec()), runnerSecretObject()}, objs...)...)
 	b, err := New(context.Background(), Options{Namespace: testNS, Template: "toolgate-sandbox", Image: "registry.example.com/toolgate-runner:1.0",
-		Deployment: "team-a", Secret: []byte(testSecret), Ready: ready, Client: c.CoreV1(), HTTPClient: n.client()})
+		Deployment: "team-a", Secret: []byte(testSecret), Ready: ready, Client: c, HTTPClient: n.client()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func podBackend(t *testing.T, ready time.Duration, n *network, objs ...runtime.O
 	return b, c
 }
 
-// TestPodsContract: the Pod backend over client-go's fake clientset, each
+// TestPodsContract: the Pod backend over client-go's fake dynamic client, each
 // pod a real toolgate runner; then what the pods it made look like.
 func TestPodsContract(t *testing.T) {
 	n := newNetwork()
@@ -57,9 +57,12 @@ func TestPodsContract(t *testing.T) {
 	if _, _, err := b.Ensure(sandboxes.WithKey(ctx, key), "sb-labelled"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := c.CoreV1().Pods(testNS).Get(ctx, "sb-labelled", metav1.GetOptions{})
+	p, err := getAs[corev1.Pod](ctx, c, podsResource, "sb-labelled")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p.APIVersion != "v1" || p.Kind != "Pod" { // what an API server requires of a create
+		t.Errorf("the pod was sent as apiVersion %q kind %q; want v1 Pod", p.APIVersion, p.Kind)
 	}
 	want := map[string]string{LabelManagedBy: "toolgate", LabelComponent: "sandbox", LabelDeployment: "team-a",
 		LabelPrincipal: key.Principal, LabelConversation: key.Conversation, "team": "blue"}
@@ -100,12 +103,12 @@ func TestPodEndedIsMadeAnew(t *testing.T) {
 	if text, failed := call(t, ctx, session(t, ctx, ep, n.sandbox(id)), "write_file", map[string]any{"path": "f.txt", "content": "before\n"}); failed {
 		t.Fatal(text)
 	}
-	p, err := c.CoreV1().Pods(testNS).Get(ctx, id, metav1.GetOptions{})
+	p, err := getAs[corev1.Pod](ctx, c, podsResource, id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Status.Phase = corev1.PodFailed
-	if _, err := c.CoreV1().Pods(testNS).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+	if err := updateStatus(ctx, c, podsResource, p); err != nil {
 		t.Fatal(err)
 	}
 	if cnt, err := b.Count(ctx); err != nil || cnt != 0 {
@@ -173,7 +176,7 @@ func TestPodForeignRefused(t *testing.T) {
 		if err := b.Delete(ctx, id); err == nil {
 			t.Errorf("Delete(%s) deleted a foreign pod", id)
 		}
-		if _, err := c.CoreV1().Pods(testNS).Get(ctx, id, metav1.GetOptions{}); err != nil {
+		if _, err := getAs[corev1.Pod](ctx, c, podsResource, id); err != nil {
 			t.Errorf("pod %s: %v", id, err)
 		}
 	}
@@ -232,14 +235,13 @@ func TestTemplatesRefused(t *testing.T) {
 		"secret by value":   {[]runtime.Object{podTemplate(byValue)}, "spells the runner secret"},
 		"secret in an init": {[]runtime.Object{podTemplate(inArgs)}, "spells the runner secret"},
 	} {
-		c := fake.NewClientset(tc.objs...)
-		_, err := New(ctx, Options{Namespace: testNS, Template: "toolgate-sandbox", Secret: []byte(testSecret), Client: c.CoreV1()})
+		_, err := New(ctx, Options{Namespace: testNS, Template: "toolgate-sandbox", Secret: []byte(testSecret), Client: newCluster(tc.objs...)})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: New = %v; want an error saying %q", name, err, tc.want)
 		}
 	}
 	for _, o := range []Options{{Template: "x"}, {Namespace: testNS}, {Namespace: "Bad_NS", Template: "x"}, {Namespace: testNS, Template: "x", Deployment: "not a label"}} {
-		o.Client = fake.NewClientset().CoreV1()
+		o.Client = newCluster()
 		if _, err := New(ctx, o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
