@@ -55,8 +55,9 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 // Process is a long-lived command started by Native.Start; on this system
 // none can be.
 type Process struct {
-	Stdin  io.WriteCloser
-	Stdout io.ReadCloser
+	Stdin       io.WriteCloser
+	Stdout      io.ReadCloser
+	Protections Protections
 }
 
 // Start returns ErrUnavailable: the native backend needs Linux.
