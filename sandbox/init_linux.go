@@ -173,7 +173,7 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 	if err := unix.Chdir(cfg.Dir); err != nil {
 		return r, nil, fmt.Errorf("working folder %s: %w", cfg.Dir, err)
 	}
-	rl, err := setRlimits(cfg.Limits, cfg.MemoryRlimit)
+	rl, err := setRlimits(cfg.Limits, cfg.MemoryRlimit, !cfg.CPUByCgroup)
 	if err != nil {
 		return r, nil, err
 	}
@@ -752,8 +752,8 @@ func loopbackUp() error {
 }
 
 // setRlimits lowers the process's resource limits (inherited by the
-// command) and lists them.
-func setRlimits(l Limits, memory bool) ([]string, error) {
+// command) and lists them; RLIMIT_DATA with memory, RLIMIT_CPU with cpuTime.
+func setRlimits(l Limits, memory, cpuTime bool) ([]string, error) {
 	cpu := uint64((l.CPU + 999_999_999) / 1_000_000_000)
 	type lim struct {
 		name     string
@@ -761,13 +761,16 @@ func setRlimits(l Limits, memory bool) ([]string, error) {
 		cur, max uint64
 		show     string
 	}
-	list := []lim{
-		{"cpu", unix.RLIMIT_CPU, cpu, cpu + 1, fmt.Sprintf("cpu=%ds", cpu)},
+	var list []lim
+	if cpuTime {
+		list = append(list, lim{"cpu", unix.RLIMIT_CPU, cpu, cpu + 1, fmt.Sprintf("cpu=%ds", cpu)})
+	}
+	list = append(list, []lim{
 		{"fsize", unix.RLIMIT_FSIZE, uint64(l.FileSize), uint64(l.FileSize), fmt.Sprintf("fsize=%d", l.FileSize)},
 		{"nofile", unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles), fmt.Sprintf("nofile=%d", l.OpenFiles)},
 		{"nproc", unix.RLIMIT_NPROC, uint64(l.Processes), uint64(l.Processes), fmt.Sprintf("nproc=%d", l.Processes)},
 		{"core", unix.RLIMIT_CORE, 0, 0, "core=0"},
-	}
+	}...)
 	if memory {
 		list = append(list, lim{"data", unix.RLIMIT_DATA, uint64(l.Memory), uint64(l.Memory), fmt.Sprintf("data=%d", l.Memory)})
 	}

@@ -75,6 +75,7 @@ type initConfig struct {
 	Mounts       []mountSpec
 	Limits       Limits
 	MemoryRlimit bool // no memory cgroup: use RLIMIT_DATA
+	CPUByCgroup  bool `json:",omitempty"` // the cgroup's cpu quota holds and is the only CPU bound: no RLIMIT_CPU
 	Proxy        bool
 	ProxyPort    int  `json:",omitempty"` // 0: ProxyPort
 	Pod          bool `json:",omitempty"` // in a pod: TCP on its loopback is allowed
@@ -681,6 +682,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 	if cg != nil {
 		out.Protections.CgroupLimits = cg.limits
 		cfg.MemoryRlimit = !contains(cg.limits, "memory")
+		cfg.CPUByCgroup = p.limits.CPUByCgroup && contains(cg.limits, "cpu")
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -107,6 +107,11 @@ type Limits struct {
 	Output    int           // bytes kept of stdout and of stderr each; the middle of longer output is cut
 	FileSize  int64         // largest file a process may write (RLIMIT_FSIZE)
 	OpenFiles int           // open file descriptors per process (RLIMIT_NOFILE)
+	// CPUByCgroup makes the cgroup's quota of one core the only CPU
+	// bound where it holds: a rate, never a total that would kill a
+	// long-lived server; RLIMIT_CPU (CPU) is then not set, and bounds
+	// CPU only where no cpu cgroup could be limited.
+	CPUByCgroup bool
 }
 
 // DefaultLimits returns the limits used for zero fields of Limits: 30 s

@@ -305,9 +305,10 @@ func (s *set) startProcess(ctx context.Context, in StartInput) (tool.Result, err
 		spec.Env = setEnv(spec.Env, "COLUMNS", fmt.Sprint(sandbox.TTYCols))
 		spec.Env = setEnv(spec.Env, "LINES", fmt.Sprint(sandbox.TTYRows))
 	}
-	// A server's CPU time is bounded by its timeout, not the 60 s of a
-	// command; the cgroup holds it to one core meanwhile.
-	spec.Limits.CPU = spec.Limits.Wall
+	// A server's CPU is a rate, the cgroup's quota of one core, not the
+	// 60 s of CPU time of a command; where no cpu cgroup holds, its CPU
+	// time is bounded by its timeout.
+	spec.Limits.CPU, spec.Limits.CPUByCgroup = spec.Limits.Wall, true
 	pod, e := s.procs.admit(o)
 	if e != nil {
 		return errResult(e), nil
