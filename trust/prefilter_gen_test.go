@@ -34,6 +34,12 @@ func TestResultPrefiltersCurrent(t *testing.T) {
 		fmt.Fprintf(&b, "\t%s, // %d\n", prefilterGo(newPrefilter(s)), i)
 	}
 	b.WriteString("}\n\n")
+	b.WriteString("// resultAnchors are the anchors of resultCues, in their order, then of\n// resultErrorWords: newAnchor of each expression, nil where it has none.\n")
+	b.WriteString("var resultAnchors = [...]*anchor{\n")
+	for i, s := range src {
+		fmt.Fprintf(&b, "\t%s, // %d\n", anchorGo(newAnchor(s)), i)
+	}
+	b.WriteString("}\n\n")
 	b.WriteString("// orderedSources are the expressions of the patterns compileMatch makes,\n// as ordered writes them (see TestResultPrefiltersCurrent): ordered costs\n// more than compiling what it writes.\n")
 	b.WriteString("var orderedSources = map[string]string{\n")
 	for _, p := range matchOnly() {
@@ -63,6 +69,23 @@ func TestResultPrefiltersCurrent(t *testing.T) {
 			t.Fatalf("prefilter %d: %s, want %s", i, g, w)
 		}
 	}
+	for i, a := range resultAnchors {
+		if g, w := anchorGo(a), anchorGo(newAnchor(src[i])); g != w {
+			t.Fatalf("anchor %d: %s, want %s", i, g, w)
+		}
+	}
+}
+
+// anchorGo is a as a Go composite literal.
+func anchorGo(a *anchor) string {
+	if a == nil {
+		return "nil"
+	}
+	var starts []string
+	for _, s := range a.starts {
+		starts = append(starts, fmt.Sprintf("{lit: %q, word: %v}", s.lit, s.word))
+	}
+	return fmt.Sprintf("{starts: []anchorStart{%s}}", strings.Join(starts, ", "))
 }
 
 // matchOnly is every pattern compileMatch made, each expression once,

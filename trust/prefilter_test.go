@@ -261,6 +261,11 @@ func TestResultIndexExact(t *testing.T) {
 			if got := cueHolds(x, i, &sent); got != want {
 				t.Errorf("cue %d on %q: %v, want %v", i, s, got, want)
 			}
+			// The expression run where a match may start (an anchor)
+			// matches where it matches as written, need words aside.
+			if got, want := x.holds(i, &sent), original(c.re).MatchString(s); got != want {
+				t.Errorf("cue %d's expression on %q: %v, want %v", i, s, got, want)
+			}
 			total++
 			if x.mayHold(i, &sent) {
 				runs++
@@ -278,7 +283,7 @@ func TestResultIndexExact(t *testing.T) {
 
 // cueHolds is what the check concludes of cue i on s.
 func cueHolds(x *resultIndex, i int, s *readSentence) bool {
-	return x.mayHold(i, s) && resultCues()[i].re.MatchString(s.text)
+	return x.mayHold(i, s) && x.holds(i, s)
 }
 
 func needs(lower string, words []string) bool {
@@ -312,6 +317,9 @@ func FuzzResultIndex(f *testing.F) {
 				want := (c.need == nil || needs(lower, c.need)) && original(c.re).MatchString(s)
 				if got := cueHolds(x, i, &sent); got != want {
 					t.Fatalf("cue %d on %q: %v, want %v", i, s, got, want)
+				}
+				if got, want := x.holds(i, &sent), original(c.re).MatchString(s); got != want {
+					t.Fatalf("cue %d's expression on %q: %v, want %v", i, s, got, want)
 				}
 			}
 			if got, want := x.failed(&sent), original(resultErrorWords).MatchString(s); got != want {

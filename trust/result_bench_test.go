@@ -79,3 +79,57 @@ func BenchmarkResultIndex(b *testing.B) {
 		theResultIndex()
 	}
 }
+
+// readFileText is what read_file shows of a 1 MB file (bench/resultcheck):
+// its first 500 lines, each after its number and a bar, and the line
+// saying how to go on.
+func readFileText(b *testing.B, file string) string {
+	var whole strings.Builder
+	switch file {
+	case "log":
+		for i := 0; whole.Len() < 1<<20; i++ {
+			fmt.Fprintf(&whole, "2026-12-01T10:%02d:%02dZ INFO request %d served in %dms path=/api/v1/items/%d status=200\n", i/60%60, i%60, i, i%97, i*7)
+		}
+	case "docs":
+		for whole.Len() < 1<<20 {
+			for _, glob := range []string{"../docs/*.md", "../engine/*.go"} {
+				files, _ := filepath.Glob(glob)
+				for _, f := range files {
+					if filepath.Base(f) == "trust.md" {
+						continue
+					}
+					data, err := os.ReadFile(f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					whole.Write(data)
+				}
+			}
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(whole.String()[:1<<20], "\n"), "\n")
+	var out strings.Builder
+	for i, l := range lines[:500] {
+		fmt.Fprintf(&out, "%d|%s\n", i+1, l)
+	}
+	fmt.Fprintf(&out, "(showing lines 1-500 of %d; continue with offset=501)", len(lines))
+	return out.String()
+}
+
+// BenchmarkCheckString checks what read_file shows of bench/resultcheck's
+// two 1 MB files: a log (no cue can add up: one pass) and this
+// repository's docs and engine source (prose, read sentence by sentence).
+func BenchmarkCheckString(b *testing.B) {
+	for _, file := range []string{"log", "docs"} {
+		text := readFileText(b, file)
+		checkString(text) // the index and the patterns are built once per process
+		b.Run(file, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				if hits := checkString(text); len(hits) > 0 {
+					b.Fatal(hits)
+				}
+			}
+		})
+	}
+}

@@ -89,7 +89,9 @@ type resultIndex struct {
 	needed     [][]int      // per literal: the cues that need it
 	free       []uint64     // the cues that need no word
 	pre        []*prefilter // per cue
+	anchors    []*anchor    // per cue, nil: run as it is
 	errorWords *prefilter
+	errorAt    *anchor
 }
 
 var (
@@ -100,7 +102,7 @@ var (
 func theResultIndex() *resultIndex {
 	resultIndexOnce.Do(func() {
 		cues := resultCues()
-		x := &resultIndex{pre: resultPrefilters[:], free: make([]uint64, (len(cues)+63)/64)}
+		x := &resultIndex{pre: resultPrefilters[:], anchors: resultAnchors[:], free: make([]uint64, (len(cues)+63)/64)}
 		need := make([][]int32, len(cues))
 		for i, c := range cues {
 			if c.need == nil {
@@ -110,6 +112,7 @@ func theResultIndex() *resultIndex {
 				need[i] = append(need[i], x.lits.add(n))
 			}
 			x.pre[i].bind(&x.lits)
+			x.anchors[i].use(c.re, &x.lits)
 		}
 		x.order = make([]int, len(cues))
 		for i := range x.order {
@@ -119,6 +122,9 @@ func theResultIndex() *resultIndex {
 		x.errorWords = x.pre[len(cues)] // resultPrefilters ends with it
 		x.pre = x.pre[:len(cues)]
 		x.errorWords.bind(&x.lits)
+		x.errorAt = x.anchors[len(cues)]
+		x.anchors = x.anchors[:len(cues)]
+		x.errorAt.use(resultErrorWords, &x.lits)
 		x.lits.build()
 		x.needed = make([][]int, len(x.lits.ids))
 		for i, ids := range need {
@@ -140,6 +146,9 @@ type readSentence struct {
 	found []uint64
 	seen  []uint64 // the automaton's states entered (literals.scanFrom)
 	met   []uint64
+	// The text in lower case, and after a blank (for anchors), made when
+	// an anchor first needs them.
+	lower, padded string
 }
 
 // read makes s the sentence text.
@@ -157,6 +166,7 @@ func (x *resultIndex) read(s *readSentence, text string) {
 // reset makes s the text, with no literal found.
 func (x *resultIndex) reset(s *readSentence, text string) {
 	s.text, s.ascii = text, isASCII(text)
+	s.lower, s.padded = "", ""
 	if s.found == nil {
 		s.found = make([]uint64, x.lits.words())
 		s.seen = make([]uint64, x.lits.stateWords())
@@ -266,7 +276,12 @@ func (x *resultIndex) failed(s *readSentence) bool {
 	if s.ascii && !x.errorWords.mayMatch(s.found) {
 		return false
 	}
-	return resultErrorWords.MatchString(s.text)
+	return x.errorAt.holds(resultErrorWords, s)
+}
+
+// holds reports whether cue i's expression matches s.
+func (x *resultIndex) holds(i int, s *readSentence) bool {
+	return x.anchors[i].holds(resultCues()[i].re, s)
 }
 
 // frames reports whether the cue, holding, frames the next sentence (see
@@ -463,7 +478,7 @@ func checkString(s string) []resultHit {
 				if c.addr {
 					addrs++
 				}
-			case c.re.MatchString(text):
+			case x.holds(i, &sent):
 				add(c)
 			}
 		}
@@ -477,7 +492,7 @@ func checkString(s string) []resultHit {
 			if c.addr {
 				addrs--
 			}
-			if c.re.MatchString(text) {
+			if x.holds(i, &sent) {
 				add(c)
 			}
 		}

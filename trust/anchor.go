@@ -1,0 +1,242 @@
+package trust
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+)
+
+// An anchor runs an expression only where a match may start. Go's matcher,
+// asked whether a sentence holds a match, tries the expression at every
+// byte: for a cue that starts with one of a dozen verbs and then reads an
+// identifier, most of a long result's check. Every match of such a cue
+// begins with one of a few strings (its starts), so the check looks for
+// them in the sentence's lower case and runs, at each place one begins, the
+// expression anchored there: `^(?s:.)(?:EXPR)` on the text from the byte
+// before that place (a blank before the sentence's first byte), which
+// matches exactly when EXPR has a match starting at the place, the byte
+// before giving \b its context. It is used on ASCII sentences (where the
+// lower case keeps every byte's place) of expressions with no ^ (which the
+// byte before would hide).
+type anchor struct {
+	starts []anchorStart
+	re     *pattern
+}
+
+// anchorStart is a string a match may begin with (lower case), and whether
+// the expression has a \b right before it.
+type anchorStart struct {
+	lit  string
+	word bool
+	id   int32 // in the index's literals (bind)
+}
+
+// maxStarts bounds an anchor's starts: beyond, the expression is run as it
+// is.
+const maxStarts = 40
+
+// newAnchor returns the anchor of src (as regexp.Compile parses it), nil
+// when not every match is known to begin with one of a few strings.
+func newAnchor(src string) *anchor {
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil || hasBegin(re) {
+		return nil
+	}
+	starts, ok := firsts(re, false)
+	if !ok || len(starts) > maxStarts {
+		return nil
+	}
+	// A place that begins with "calling" begins with "call": keep the
+	// shorter, with a \b before it only when there is one before both.
+	slices.SortFunc(starts, func(a, b anchorStart) int { return strings.Compare(a.lit, b.lit) })
+	var out []anchorStart
+	for _, s := range starts {
+		if !isASCII(s.lit) {
+			continue // never in an ASCII sentence
+		}
+		if n := len(out); n > 0 && strings.HasPrefix(s.lit, out[n-1].lit) {
+			out[n-1].word = out[n-1].word && s.word
+			continue
+		}
+		out = append(out, s)
+	}
+	return &anchor{starts: out}
+}
+
+// hasBegin reports whether re holds ^ or \A.
+func hasBegin(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpBeginLine || re.Op == syntax.OpBeginText {
+		return true
+	}
+	return slices.ContainsFunc(re.Sub, hasBegin)
+}
+
+// firsts returns the strings every match of re begins with, in lower case,
+// and whether it knows them (every match is non-empty and begins with one
+// of them). word says a \b comes right before re.
+func firsts(re *syntax.Regexp, word bool) ([]anchorStart, bool) {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []anchorStart{{lit: strings.ToLower(string(re.Rune)), word: word}}, true
+	case syntax.OpCharClass:
+		var out []anchorStart
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1] && r < 0x80; r++ { // others are never in an ASCII sentence
+				lit := strings.ToLower(string(r))
+				if !slices.ContainsFunc(out, func(s anchorStart) bool { return s.lit == lit }) {
+					out = append(out, anchorStart{lit: lit, word: word})
+				}
+			}
+		}
+		return out, len(out) <= 16
+	case syntax.OpCapture, syntax.OpPlus:
+		return firsts(re.Sub[0], word)
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return firsts(re.Sub[0], word)
+		}
+	case syntax.OpAlternate:
+		var out []anchorStart
+		for _, sub := range re.Sub {
+			f, ok := firsts(sub, word)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, f...)
+		}
+		return out, true
+	case syntax.OpConcat:
+		subs := re.Sub
+		for len(subs) > 0 && subs[0].Op == syntax.OpWordBoundary {
+			word, subs = true, subs[1:]
+		}
+		if len(subs) == 0 {
+			return nil, false
+		}
+		if q := subs[0]; q.Op == syntax.OpQuest {
+			// x?y begins as xy or as y.
+			with, ok1 := firsts(&syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{q.Sub[0]}, subs[1:]...)}, word)
+			without, ok2 := firsts(&syntax.Regexp{Op: syntax.OpConcat, Sub: subs[1:]}, word)
+			return append(with, without...), ok1 && ok2
+		}
+		first := analyse(subs[0])
+		if !first.exactOK || slices.Contains(first.exact, "") {
+			return firsts(subs[0], word)
+		}
+		// What the parts match, while each matches one of a few strings
+		// (analyse knows all of them): "send" "\s" "it" begins "send it", … .
+		out := []anchorStart{{word: word}}
+		for _, sub := range subs {
+			// The part lengthens them by what it matches, when that is one
+			// of a few strings, else by what it begins with, and ends them.
+			next, last := analyse(sub), false
+			ext := next.exact
+			if !next.exactOK || len(out)*len(ext) > maxStarts {
+				f, ok := firsts(sub, false)
+				if !ok {
+					break
+				}
+				ext, last = nil, true
+				for _, e := range f {
+					ext = append(ext, e.lit)
+				}
+			}
+			if slices.ContainsFunc(ext, blank) || len(out)*len(ext) > maxStarts {
+				break // "the" finds what "the " does
+			}
+			var longer []anchorStart
+			for _, s := range out {
+				for _, e := range ext {
+					longer = append(longer, anchorStart{lit: s.lit + e, word: s.word})
+				}
+			}
+			out = longer
+			if last {
+				break
+			}
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// blank reports whether s is one blank (\s).
+func blank(s string) bool { return len(s) == 1 && strings.IndexByte(" \t\n\v\f\r", s[0]) >= 0 }
+
+// bind gives a's starts their ids in l (before l is built).
+func (a *anchor) bind(l *literals) {
+	for i := range a.starts {
+		a.starts[i].id = l.add(a.starts[i].lit)
+	}
+}
+
+// match reports whether the expression a anchors matches the ASCII
+// sentence s (read: its literals found).
+func (a *anchor) match(s *readSentence) bool {
+	for _, st := range a.starts {
+		if s.found[st.id>>6]&(1<<(st.id&63)) == 0 {
+			continue
+		}
+		if s.lower == "" {
+			s.lower, s.padded = lowerASCIIString(s.text), " "+s.text
+		}
+		for from := 0; ; {
+			j := strings.Index(s.lower[from:], st.lit)
+			if j < 0 {
+				break
+			}
+			at := from + j
+			from = at + 1
+			if st.word && wordByte(s.padded[at]) == wordByte(st.lit[0]) {
+				continue // no \b here
+			}
+			if a.re.MatchString(s.padded[at:]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// wordByte reports whether c is a word character for \b (ASCII).
+func wordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
+
+// lowerASCIIString is s with its ASCII capitals lowered.
+func lowerASCIIString(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// use makes a (nil: none) anchor p's expression, with its starts bound in
+// l (before l is built).
+func (a *anchor) use(p *pattern, l *literals) {
+	if a == nil {
+		return
+	}
+	src := p.src
+	if o, ok := orderedSources[src]; ok {
+		src = o
+	}
+	a.re = &pattern{src: `^(?s:.)(?:` + src + `)`}
+	a.bind(l)
+}
+
+// holds reports whether p, which a (nil: none) anchors, matches s.
+func (a *anchor) holds(p *pattern, s *readSentence) bool {
+	if a == nil || !s.ascii {
+		return p.MatchString(s.text)
+	}
+	return a.match(s)
+}
