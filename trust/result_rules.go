@@ -92,6 +92,10 @@ type resultIndex struct {
 	anchors    []*anchor    // per cue, nil: run as it is
 	errorWords *prefilter
 	errorAt    *anchor
+	// Per cue: its weight, and bit sets of those that address the model
+	// and those that frame the next sentence.
+	weight       []float64
+	addr, frames []uint64
 }
 
 var (
@@ -102,11 +106,20 @@ var (
 func theResultIndex() *resultIndex {
 	resultIndexOnce.Do(func() {
 		cues := resultCues()
-		x := &resultIndex{pre: resultPrefilters[:], anchors: resultAnchors[:], free: make([]uint64, (len(cues)+63)/64)}
+		words := (len(cues) + 63) / 64
+		x := &resultIndex{pre: resultPrefilters[:], anchors: resultAnchors[:], free: make([]uint64, words),
+			weight: make([]float64, len(cues)), addr: make([]uint64, words), frames: make([]uint64, words)}
 		need := make([][]int32, len(cues))
 		for i, c := range cues {
 			if c.need == nil {
 				x.free[i/64] |= 1 << (i % 64)
+			}
+			x.weight[i] = c.weight
+			if c.addr {
+				x.addr[i/64] |= 1 << (i % 64)
+			}
+			if c.frames() {
+				x.frames[i/64] |= 1 << (i % 64)
 			}
 			for _, n := range c.need {
 				need[i] = append(need[i], x.lits.add(n))
@@ -145,7 +158,8 @@ type readSentence struct {
 	ascii bool
 	found []uint64
 	seen  []uint64 // the automaton's states entered (literals.scanFrom)
-	met   []uint64
+	met   []uint64 // the cues whose need it meets
+	may   []uint64 // those that may hold (their prefilters too)
 	// The text in lower case, and after a blank (for anchors), made when
 	// an anchor first needs them.
 	lower, padded string
@@ -174,7 +188,8 @@ func (x *resultIndex) reset(s *readSentence, text string) {
 	clear(s.found)
 }
 
-// meet sets s.met: the cues whose need s.found meets.
+// meet sets s.met, the cues whose need s.found meets, and s.may, those of
+// them whose prefilter s.found meets too.
 func (x *resultIndex) meet(s *readSentence) {
 	s.met = append(s.met[:0], x.free...)
 	for w, bitsSet := range s.found {
@@ -184,16 +199,25 @@ func (x *resultIndex) meet(s *readSentence) {
 			}
 		}
 	}
+	s.may = append(s.may[:0], s.met...)
+	if !s.ascii {
+		return
+	}
+	for w, set := range s.met {
+		for ; set != 0; set &= set - 1 {
+			b := bits.TrailingZeros64(set)
+			if !x.pre[w*64+b].mayMatch(s.found) {
+				s.may[w] &^= 1 << b
+			}
+		}
+	}
 }
 
 // mayHold reports whether cue i may hold in s: the sentence holds one of
 // the cue's need words and may hold a match of its expression (its
 // prefilter).
 func (x *resultIndex) mayHold(i int, s *readSentence) bool {
-	if s.met[i/64]&(1<<(i%64)) == 0 {
-		return false
-	}
-	return !s.ascii || x.pre[i].mayMatch(s.found)
+	return s.may[i/64]&(1<<(i%64)) != 0
 }
 
 // mayScore reports whether some sentence of text may score a finding: the
@@ -249,12 +273,11 @@ const mayScorePiece = 512
 // one of them addresses the model and whether one frames the next
 // sentence: what the sentence may score at most, without a frame.
 func (x *resultIndex) reach(s *readSentence) (bound float64, addressable, frames bool) {
-	cues := resultCues()
-	for i := range cues {
-		if x.mayHold(i, s) {
-			bound += cues[i].weight
-			addressable = addressable || cues[i].addr
-			frames = frames || cues[i].frames()
+	for w, set := range s.may {
+		addressable = addressable || set&x.addr[w] != 0
+		frames = frames || set&x.frames[w] != 0
+		for ; set != 0; set &= set - 1 {
+			bound += x.weight[w*64+bits.TrailingZeros64(set)]
 		}
 	}
 	return bound, addressable, frames
