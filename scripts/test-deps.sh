@@ -14,6 +14,7 @@ command -v prometheus >/dev/null || need_apt+=(prometheus) # the telemetry test 
 command -v chromium >/dev/null || need_apt+=(chromium) # the console's browser tests drive it headless
 command -v rpm >/dev/null || need_apt+=(rpm) # the packaging tests read the .rpm (dpkg-deb reads the .deb)
 command -v skopeo >/dev/null || need_apt+=(skopeo) # and the image layouts, as podman would
+command -v pipx >/dev/null || need_apt+=(pipx) # the gateway runs a local Python server through pipx run in its box
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

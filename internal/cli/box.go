@@ -611,21 +611,21 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 			hostport, cache, env, err := launcherGrants(l, c.Name)
 			if err != nil {
 				closeAll()
-				return nil, nil, usageErr("upstream %s: the registry of %s: %v (run %s config get registry)", c.Name, l.name, err, l.name)
+				return nil, nil, usageErr("upstream %s: the package registry of its launcher (%s): %v", c.Name, l.name, err)
 			}
 			iso.cache, iso.cacheEnv = cache, env
 			var installed string
 			if l.resolved != nil {
-				args := c.Args
-				id.resolved = func() *trust.Resolved { _, r := l.resolved(cache, args); return r }
-				installed, _ = l.resolved(cache, args)
+				command, args := c.Command, c.Args
+				id.resolved = func() *trust.Resolved { _, r := l.resolved(cache, command, args); return r }
+				installed, _ = l.resolved(cache, command, args)
 			}
 			if installed != "" {
 				// Cached: offline, and what runs is read-only to the
 				// upstream (it would otherwise change what the pin hashes).
 				maps.Copy(iso.cacheEnv, l.offline)
 				iso.installed = installed
-			} else if !slices.Contains(iso.private, hostport) {
+			} else if hostport != "" && !slices.Contains(iso.private, hostport) {
 				iso.registry = hostport
 			}
 		}

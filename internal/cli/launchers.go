@@ -37,10 +37,10 @@ type launcher struct {
 	// env are the variables that point the launcher at the registry and
 	// the cache folder.
 	env func(registry, cache string) map[string]string
-	// resolved reads, from the cache folder, what the launcher installed
-	// to run args and the folder that holds it (nil: nothing yet); nil
-	// when the launcher cannot say.
-	resolved func(cache string, args []string) (string, *trust.Resolved)
+	// resolved reads, from the cache folder, what the launcher (command)
+	// installed to run args and the folder that holds it (nil: nothing
+	// yet); nil when the launcher cannot say.
+	resolved func(cache, command string, args []string) (string, *trust.Resolved)
 	// offline are the variables that keep the launcher off the network.
 	offline map[string]string
 }
@@ -60,6 +60,15 @@ var launchers = []launcher{{
 	commands: []string{"pnpm", "yarn"},
 	registry: npmRegistry,
 	env:      npmEnv,
+}, {
+	// pipx run: its index is pip's (PIP_INDEX_URL, or pip's
+	// configuration); its cached virtual environments live under PIPX_HOME.
+	name:     "pipx",
+	commands: []string{"pipx"},
+	registry: pipIndex,
+	env:      pipxEnv,
+	resolved: pipxResolved,
+	offline:  map[string]string{"PIP_NO_INDEX": "1"},
 }}
 
 func npmRegistry(ctx context.Context) (string, error) {
@@ -82,7 +91,7 @@ func npmEnv(registry, cache string) map[string]string {
 // It returns that tree's folder too, which the box then shows read-only.
 // nil when npx has installed nothing for args yet, or when args name a
 // local folder (npx's folder for it depends on npx's own resolution).
-func npmResolved(cache string, args []string) (string, *trust.Resolved) {
+func npmResolved(cache, _ string, args []string) (string, *trust.Resolved) {
 	specs := npxSpecs(args)
 	if len(specs) == 0 {
 		return "", nil
@@ -230,6 +239,193 @@ func hashTree(dir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// pipIndex is the package index pip uses on this machine: PIP_INDEX_URL,
+// or else pip's configured global.index-url; "" when neither is set (pip's
+// default index then needs its hosts in network:).
+func pipIndex(ctx context.Context) (string, error) {
+	if v := os.Getenv("PIP_INDEX_URL"); v != "" {
+		return v, nil
+	}
+	out, err := exec.CommandContext(ctx, "pip3", "config", "get", "global.index-url").Output()
+	if err != nil {
+		return "", nil // not set, or no pip: no index of its own
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func pipxEnv(index, cache string) map[string]string {
+	env := map[string]string{"PIPX_HOME": cache, "PIPX_BIN_DIR": filepath.Join(cache, "bin"),
+		"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+		"PYTHONDONTWRITEBYTECODE": "1"} // the installed tree stays as pip left it: what the pin hashes
+	if index != "" {
+		env["PIP_INDEX_URL"] = index
+	}
+	return env
+}
+
+// pipxResolved reads what pipx run installed in cache to run args: the
+// virtual environment pipx itself reuses (.cache/HASH, HASH its own: the
+// first 15 hex digits of the SHA-256 of the spec, the Python, the pip and
+// the venv arguments; see pipxVenv), the version of every distribution
+// installed in it (its *.dist-info/METADATA) and a SHA-256 over the whole
+// environment (every file's content, every link's target, not followed).
+// It returns the environment's folder too, which the box then shows
+// read-only.
+func pipxResolved(cache, command string, args []string) (string, *trust.Resolved) {
+	venv := pipxVenv(cache, command, args)
+	if venv == "" {
+		return "", nil
+	}
+	sites, _ := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages", "*.dist-info", "METADATA"))
+	if len(sites) == 0 {
+		return "", nil
+	}
+	r := &trust.Resolved{Packages: map[string]string{}}
+	for _, m := range sites {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			return "", nil
+		}
+		var name, version string
+		for _, line := range strings.Split(string(b), "\n") {
+			if line == "" {
+				break // the headers end
+			}
+			if v, ok := strings.CutPrefix(line, "Name: "); ok {
+				name = strings.TrimSpace(v)
+			} else if v, ok := strings.CutPrefix(line, "Version: "); ok {
+				version = strings.TrimSpace(v)
+			}
+		}
+		if name != "" {
+			r.Packages[name] = version
+		}
+	}
+	sum, err := hashTree(venv)
+	if err != nil {
+		return "", nil
+	}
+	r.Tree = sum
+	return venv, r
+}
+
+// pipxVenv is the folder under cache where pipx run (command) keeps the
+// environment for args, named as pipx names it; "" when args are not a
+// pipx run that keeps one (--no-cache, --pypackages) or cannot be read.
+func pipxVenv(cache, command string, args []string) string {
+	if len(args) == 0 || args[0] != "run" {
+		return ""
+	}
+	var spec, python, index, pipArgs, app string
+	var venvArgs []string
+	editable := false
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(a, "=")
+		switch name {
+		case "--spec", "--python", "--index-url", "-i", "--pip-args":
+			if !hasValue {
+				if i+1 >= len(args) {
+					return ""
+				}
+				i++
+				value = args[i]
+			}
+			switch name {
+			case "--spec":
+				spec = value
+			case "--python":
+				python = value
+			case "--pip-args":
+				pipArgs = value
+			default:
+				index = value
+			}
+			continue
+		case "--no-cache", "--pypackages":
+			return ""
+		case "--system-site-packages":
+			venvArgs = append(venvArgs, a)
+			continue
+		case "--editable", "-e":
+			editable = true
+			continue
+		case "--verbose":
+			continue
+		case "--":
+			if i+1 < len(args) {
+				app = args[i+1]
+			}
+		default:
+			if strings.HasPrefix(a, "-") {
+				return "" // an option not known here: pipx's folder cannot be named
+			}
+			app = a
+		}
+		break
+	}
+	if app == "" {
+		return ""
+	}
+	if spec == "" {
+		spec = app
+	}
+	if python == "" {
+		if python = pipxPython(command); python == "" {
+			return ""
+		}
+	}
+	var pip []string
+	if index != "" {
+		pip = append(pip, "--index-url", index)
+	}
+	if pipArgs != "" {
+		if strings.ContainsAny(pipArgs, "'\"\\") {
+			return "" // shell quoting: pipx's shlex split is not redone here
+		}
+		pip = append(pip, strings.Fields(pipArgs)...)
+	}
+	if editable {
+		pip = append(pip, "--editable")
+	}
+	h := sha256.New()
+	io.WriteString(h, spec+python+strings.Join(pip, "")+strings.Join(venvArgs, ""))
+	return filepath.Join(cache, ".cache", hex.EncodeToString(h.Sum(nil))[:15])
+}
+
+// pipxPython is the Python pipx runs on, which its cache folders are
+// named by (sys.executable): the interpreter its #! line names, as named,
+// or found on PATH through env.
+func pipxPython(command string) string {
+	path, err := exec.LookPath(command)
+	if err != nil {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	line, _, _ := strings.Cut(string(head[:n]), "\n")
+	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if !strings.HasPrefix(line, "#!") || len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) != "env" {
+		return fields[0]
+	}
+	if len(fields) < 2 {
+		return ""
+	}
+	p, err := exec.LookPath(fields[len(fields)-1])
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
 // launcherOf returns the launcher command starts, if any.
 func launcherOf(command string) *launcher {
 	base := filepath.Base(command)
@@ -250,19 +446,22 @@ func launcherGrants(l *launcher, upstream string) (hostport, cache string, env m
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	reg, err := l.registry(ctx)
-	if err != nil || reg == "" {
+	if err != nil {
 		return "", "", nil, err
 	}
-	u, err := url.Parse(reg)
-	if err != nil || u.Hostname() == "" {
-		return "", "", nil, err
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
+	if reg != "" {
+		u, err := url.Parse(reg)
+		if err != nil || u.Hostname() == "" {
+			return "", "", nil, fmt.Errorf("%q is not a registry URL", reg)
 		}
+		port := u.Port()
+		if port == "" {
+			port = "443"
+			if u.Scheme == "http" {
+				port = "80"
+			}
+		}
+		hostport = net.JoinHostPort(u.Hostname(), port)
 	}
 	cache = filepath.Join(stateDir(), "launchers", l.name, upstream)
 	if err := os.MkdirAll(cache, 0o700); err != nil {
@@ -271,5 +470,5 @@ func launcherGrants(l *launcher, upstream string) (hostport, cache string, env m
 	if cache, err = filepath.EvalSymlinks(cache); err != nil {
 		return "", "", nil, err
 	}
-	return net.JoinHostPort(u.Hostname(), port), cache, l.env(reg, cache), nil
+	return hostport, cache, l.env(reg, cache), nil
 }

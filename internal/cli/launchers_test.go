@@ -89,13 +89,36 @@ func TestNpmResolvedIgnoresDecoys(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(`{"packages":{"node_modules/@scope/server":{"version":"`+version+`"}}}`), 0o644)
 	}
 	install(filepath.Join(cache, "_npx", "0000000000000000"), "6.6.6")
-	if dir, r := npmResolved(cache, args); r != nil || dir != "" {
+	if dir, r := npmResolved(cache, "npx", args); r != nil || dir != "" {
 		t.Fatalf("a decoy alone was taken for npx's install: %s %+v", dir, r)
 	}
 	real := npxDir(cache, []string{"@scope/server@1.2.3"})
 	install(real, "1.2.3")
-	dir, r := npmResolved(cache, args)
+	dir, r := npmResolved(cache, "npx", args)
 	if r == nil || r.Packages["@scope/server"] != "1.2.3" || dir != filepath.Join(real, "node_modules") {
 		t.Fatalf("npmResolved = %s %+v, want npx's folder and 1.2.3", dir, r)
+	}
+}
+
+// TestPipxVenv: the environment folder is the one pipx run names; the
+// digits below are what pipx 1.1's own _get_temporary_venv_path returns
+// for the same arguments (Debian 12's pipx, on /usr/bin/python3).
+func TestPipxVenv(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--spec", "/w/pyecho_mcp-1.0.0-py3-none-any.whl", "--pip-args=--no-index", "pyecho-mcp"}, "f5c3904f6534754"},
+		{[]string{"run", "--python", "/usr/bin/python3", "-i", "https://idx.example/simple", "--system-site-packages", "mcp-server-fetch", "--flag"}, "28fd88b630fe8f3"},
+		{[]string{"run", "--no-cache", "mcp-server-fetch"}, ""},
+		{[]string{"install", "mcp-server-fetch"}, ""},
+	} {
+		want := c.want
+		if want != "" {
+			want = filepath.Join("/c", ".cache", want)
+		}
+		if got := pipxVenv("/c", "pipx", c.args); got != want {
+			t.Errorf("pipxVenv(%q) = %q, want %q", c.args, got, want)
+		}
 	}
 }
