@@ -8,13 +8,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	sandboxv1beta1 "sigs.k8s.io/agent-sandbox/api/v1beta1"
-	agentv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 )
 
 // claimKind holds each sandbox in an agent-sandbox SandboxClaim on the
@@ -38,14 +37,14 @@ func newClaimKind(ctx context.Context, o Options) (*claimKind, error) {
 	case err != nil:
 		return nil, fmt.Errorf("cannot read %s (the gateway's ServiceAccount needs get on sandboxtemplates.extensions.agents.x-k8s.io): %w", what, err)
 	}
-	var t agentv1beta1.SandboxTemplate
-	if err := decode(u, &t); err != nil {
+	spec, _, err := unstructured.NestedMap(u.Object, "spec", "podTemplate", "spec")
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if o.Image != "" {
 		return nil, fmt.Errorf("sandbox.kubernetes.image is set but %s chooses the image of its pods: set it there and leave image out", what)
 	}
-	_, port, err := runnerOf(&t.Spec.PodTemplate.Spec, o.Secret, what)
+	_, port, err := runnerOf(spec, o.Secret, what)
 	if err != nil {
 		return nil, err
 	}
@@ -54,13 +53,13 @@ func newClaimKind(ctx context.Context, o Options) (*claimKind, error) {
 		return nil, fmt.Errorf("cannot list SandboxWarmPools in %s (the gateway's ServiceAccount needs list on sandboxwarmpools.extensions.agents.x-k8s.io): %w", o.Namespace, err)
 	}
 	var names []string
-	for i := range pools.Items {
-		var p agentv1beta1.SandboxWarmPool
-		if err := decode(&pools.Items[i], &p); err != nil {
-			return nil, fmt.Errorf("SandboxWarmPool %s/%s: %w", o.Namespace, pools.Items[i].GetName(), err)
+	for _, p := range pools.Items {
+		ref, _, err := unstructured.NestedString(p.Object, "spec", "sandboxTemplateRef", "name")
+		if err != nil {
+			return nil, fmt.Errorf("SandboxWarmPool %s/%s: %w", o.Namespace, p.GetName(), err)
 		}
-		if p.Spec.TemplateRef.Name == o.Template {
-			names = append(names, p.Name)
+		if ref == o.Template {
+			names = append(names, p.GetName())
 		}
 	}
 	switch len(names) {
@@ -75,15 +74,14 @@ func newClaimKind(ctx context.Context, o Options) (*claimKind, error) {
 func (k *claimKind) name() string { return "sandboxclaim" }
 
 func (k *claimKind) create(ctx context.Context, name string, labels map[string]string) error {
-	cl := &agentv1beta1.SandboxClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns, Labels: labels},
-		Spec:       agentv1beta1.SandboxClaimSpec{WarmPoolRef: agentv1beta1.SandboxWarmPoolRef{Name: k.pool}},
-	}
-	u, err := encode(cl, agentv1beta1.GroupVersion.WithKind("SandboxClaim"))
-	if err != nil {
-		return err
-	}
-	_, err = k.claims.Create(ctx, u, metav1.CreateOptions{})
+	cl := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": agentSandbox.String(), "kind": "SandboxClaim",
+		"spec": map[string]any{"warmPoolRef": map[string]any{"name": k.pool}},
+	}}
+	cl.SetName(name)
+	cl.SetNamespace(k.ns)
+	cl.SetLabels(labels)
+	_, err := k.claims.Create(ctx, cl, metav1.CreateOptions{})
 	return err
 }
 
@@ -92,11 +90,7 @@ func (k *claimKind) get(ctx context.Context, name string) (*object, error) {
 	if err != nil {
 		return notFound(nil, err)
 	}
-	var cl agentv1beta1.SandboxClaim
-	if err := decode(u, &cl); err != nil {
-		return nil, fmt.Errorf("sandboxclaim %s/%s: %w", k.ns, name, err)
-	}
-	return k.object(&cl), nil
+	return k.object(u)
 }
 
 func (k *claimKind) remove(ctx context.Context, name string, uid types.UID) error {
@@ -108,11 +102,12 @@ func (k *claimKind) watch(ctx context.Context, name, rv string) (watch.Interface
 }
 
 func (k *claimKind) convert(o runtime.Object) (*object, bool) {
-	var cl agentv1beta1.SandboxClaim
-	if err := decode(o, &cl); err != nil {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
 		return nil, false
 	}
-	return k.object(&cl), true
+	obj, err := k.object(u)
+	return obj, err == nil
 }
 
 func (k *claimKind) list(ctx context.Context, selector string) ([]object, error) {
@@ -122,11 +117,11 @@ func (k *claimKind) list(ctx context.Context, selector string) ([]object, error)
 	}
 	out := make([]object, len(l.Items))
 	for i := range l.Items {
-		var cl agentv1beta1.SandboxClaim
-		if err := decode(&l.Items[i], &cl); err != nil {
-			return nil, fmt.Errorf("sandboxclaim %s/%s: %w", k.ns, l.Items[i].GetName(), err)
+		o, err := k.object(&l.Items[i])
+		if err != nil {
+			return nil, err
 		}
-		out[i] = *k.object(&cl)
+		out[i] = *o
 	}
 	return out, nil
 }
@@ -134,24 +129,28 @@ func (k *claimKind) list(ctx context.Context, selector string) ([]object, error)
 // object reads a claim: it answers once Ready with a pod IP (the
 // controller mirrors its Sandbox's); it is dead once its pod finished or
 // the claim expired.
-func (k *claimKind) object(cl *agentv1beta1.SandboxClaim) *object {
-	o := &object{name: cl.Name, uid: cl.UID, rv: cl.ResourceVersion, labels: cl.Labels, deleting: cl.DeletionTimestamp != nil}
-	if f := meta.FindStatusCondition(cl.Status.Conditions, string(sandboxv1beta1.SandboxConditionFinished)); f != nil && f.Status == metav1.ConditionTrue {
-		o.dead = "finished: " + f.Reason
-		return o
+func (k *claimKind) object(u *unstructured.Unstructured) (*object, error) {
+	var cl claim
+	if err := decode(u, &cl); err != nil {
+		return nil, fmt.Errorf("sandboxclaim %s/%s: %w", k.ns, u.GetName(), err)
 	}
-	r := meta.FindStatusCondition(cl.Status.Conditions, string(sandboxv1beta1.SandboxConditionReady))
+	o := &object{name: u.GetName(), uid: u.GetUID(), rv: u.GetResourceVersion(), labels: u.GetLabels(), deleting: u.GetDeletionTimestamp() != nil}
+	if f := meta.FindStatusCondition(cl.Status.Conditions, sandboxFinished); f != nil && f.Status == metav1.ConditionTrue {
+		o.dead = "finished: " + f.Reason
+		return o, nil
+	}
+	r := meta.FindStatusCondition(cl.Status.Conditions, sandboxReady)
 	switch {
 	case r == nil:
 		o.waiting = "no Ready condition yet (is the agent-sandbox controller running?)"
-	case r.Status != metav1.ConditionTrue && (r.Reason == agentv1beta1.ClaimExpiredReason || r.Reason == sandboxv1beta1.SandboxReasonExpired):
+	case r.Status != metav1.ConditionTrue && (r.Reason == claimExpired || r.Reason == sandboxExpired):
 		o.dead = "expired: " + r.Reason
 	case r.Status != metav1.ConditionTrue:
 		o.waiting = "not Ready: " + r.Reason + " " + r.Message
-	case len(cl.Status.SandboxStatus.PodIPs) == 0:
+	case len(cl.Status.Sandbox.PodIPs) == 0:
 		o.waiting = "Ready but no pod IP yet"
 	default:
-		o.addr = hostPort(cl.Status.SandboxStatus.PodIPs[0], k.port)
+		o.addr = hostPort(cl.Status.Sandbox.PodIPs[0], k.port)
 	}
-	return o
+	return o, nil
 }

@@ -113,7 +113,7 @@ func (k *controller) start(ctx context.Context) (warmRunner, error) {
 		return warmRunner{}, err
 	}
 	ip := k.net.ip()
-	_, port, _ := runnerOf(spec, nil, "")
+	_, port, _ := runnerOf(specMap(spec), nil, "")
 	k.net.set(hostPort(ip, port), addr)
 	return warmRunner{ip: ip, stop: func() { stop(); k.net.set(hostPort(ip, port), "") }}, nil
 }

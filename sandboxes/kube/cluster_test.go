@@ -116,6 +116,15 @@ func updateStatus(ctx context.Context, c dynamic.Interface, r schema.GroupVersio
 	return err
 }
 
+// specMap is a pod spec as the dynamic client gives it.
+func specMap(spec *corev1.PodSpec) map[string]any {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(spec)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
 func runnerSecretObject() *corev1.Secret {
 	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "toolgate-runner", Namespace: testNS},
 		Data: map[string][]byte{"secret": []byte(testSecret)}}
@@ -179,7 +188,7 @@ var announced = regexp.MustCompile(`runner serving MCP at http://(\S+)/sandboxes
 // empty), its env with each secretKeyRef read from the API server. It
 // returns the runner's real address and a function ending it.
 func startRunner(ctx context.Context, c dynamic.Interface, spec *corev1.PodSpec, dir string) (string, func(), error) {
-	ci, _, err := runnerOf(spec, nil, "pod")
+	ci, _, err := runnerOf(specMap(spec), nil, "pod")
 	if err != nil {
 		return "", nil, err
 	}
@@ -297,7 +306,7 @@ func (k *kubelet) start(ctx context.Context, p *corev1.Pod) {
 		return
 	}
 	ip := k.ip()
-	_, port, _ := runnerOf(&p.Spec, nil, "")
+	_, port, _ := runnerOf(specMap(&p.Spec), nil, "")
 	k.mu.Lock()
 	k.run[p.Name] = func() { stop(); k.net.set(hostPort(ip, port), "") }
 	k.mu.Unlock()

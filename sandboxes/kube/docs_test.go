@@ -149,7 +149,7 @@ func TestDeployManifests(t *testing.T) {
 	if sel := labels.SelectorFromSet(np.Spec.PodSelector.MatchLabels); np.Namespace != k.Namespace || !sel.Matches(labels.Set(podLabels)) {
 		t.Errorf("the NetworkPolicy in %s selects %v, not the runner pods (%v)", np.Namespace, sel, podLabels)
 	}
-	_, port, err := runnerOf(&tmpl.Template.Spec, nil, "the docs' PodTemplate")
+	_, port, err := runnerOf(specMap(&tmpl.Template.Spec), nil, "the docs' PodTemplate")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,17 +11,13 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	agentv1beta1 "sigs.k8s.io/agent-sandbox/extensions/api/v1beta1"
 
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandboxes"
@@ -69,11 +64,8 @@ type Options struct {
 	// Ready bounds the wait for a sandbox to answer (default DefaultReady).
 	Ready time.Duration
 	// Client reaches the cluster (nil: made from Config(), in-cluster,
-	// else KUBECONFIG). It is client-go's dynamic client: pods, podtemplates
-	// and agent-sandbox's resources are read as unstructured objects and
-	// decoded into k8s.io/api's and agent-sandbox's types, so that no typed
-	// clientset, and none of the API groups its scheme registers at start,
-	// is linked into every toolgate command.
+	// else KUBECONFIG): client-go's dynamic client, for pods,
+	// podtemplates and agent-sandbox's resources alike (see objects.go).
 	Client dynamic.Interface
 }
 
@@ -416,52 +408,6 @@ func checkID(id string) error {
 	return nil
 }
 
-// runnerOf finds a pod spec's runner container (named RunnerContainer, or
-// the only one) and its port (named RunnerPort, or the only one), and
-// checks that the runner secret comes from a Secret and that the spec does
-// not spell it. what names the template in errors.
-func runnerOf(spec *corev1.PodSpec, secret []byte, what string) (container int, port int32, err error) {
-	container = -1
-	for i, c := range spec.Containers {
-		if c.Name == RunnerContainer || len(spec.Containers) == 1 {
-			container = i
-		}
-	}
-	if container < 0 {
-		return 0, 0, fmt.Errorf("%s: no runner container: name it %q (it has %d)", what, RunnerContainer, len(spec.Containers))
-	}
-	c := spec.Containers[container]
-	for _, p := range c.Ports {
-		if p.Name == RunnerPort || len(c.Ports) == 1 {
-			port = p.ContainerPort
-		}
-	}
-	if port == 0 {
-		return 0, 0, fmt.Errorf("%s: container %q declares no runner port: add ports: [{name: %s, containerPort: 8790}] (the port of toolgate runner --listen)", what, c.Name, RunnerPort)
-	}
-	byRef := false
-	for _, e := range c.Env {
-		byRef = byRef || e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil
-	}
-	for _, e := range c.EnvFrom {
-		byRef = byRef || e.SecretRef != nil
-	}
-	if !byRef {
-		return 0, 0, fmt.Errorf("%s: container %q takes nothing from a Secret, so toolgate runner has no secret and will not start: add env [{name: TOOLGATE_RUNNER_SECRET, valueFrom: {secretKeyRef: {name: ..., key: ...}}}]", what, c.Name)
-	}
-	if len(secret) > 0 {
-		js, err := json.Marshal(spec)
-		if err != nil {
-			return 0, 0, err
-		}
-		quoted, _ := json.Marshal(string(secret))
-		if strings.Contains(string(js), strings.Trim(string(quoted), `"`)) {
-			return 0, 0, fmt.Errorf("%s spells the runner secret: refusing it; take it from a Secret (env valueFrom.secretKeyRef), never by value", what)
-		}
-	}
-	return container, port, nil
-}
-
 // hostPort joins an IP and a port (brackets for IPv6).
 func hostPort(ip string, port int32) string {
 	return net.JoinHostPort(ip, strconv.Itoa(int(port)))
@@ -483,36 +429,4 @@ func notFound(o *object, err error) (*object, error) {
 		return nil, nil
 	}
 	return o, err
-}
-
-// The resources the backend reads and writes, for dynamic.Interface.
-var (
-	podsResource             = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
-	podTemplatesResource     = schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}
-	claimsResource           = agentv1beta1.GroupVersion.WithResource("sandboxclaims")
-	sandboxTemplatesResource = agentv1beta1.GroupVersion.WithResource("sandboxtemplates")
-	warmPoolsResource        = agentv1beta1.GroupVersion.WithResource("sandboxwarmpools")
-)
-
-// decode reads an unstructured object (as the dynamic client gives it)
-// into typed (a pointer to a k8s.io/api or agent-sandbox struct).
-func decode(o runtime.Object, typed any) error {
-	u, ok := o.(*unstructured.Unstructured)
-	if !ok {
-		return fmt.Errorf("a %T where an unstructured object was expected", o)
-	}
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), typed)
-}
-
-// encode turns typed (a k8s.io/api or agent-sandbox object) into an
-// unstructured object of version and kind gvk, as the dynamic client
-// sends it.
-func encode(typed runtime.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
 }

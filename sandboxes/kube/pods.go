@@ -6,9 +6,9 @@ import (
 	"maps"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,29 +23,46 @@ type podKind struct {
 	secret          []byte
 }
 
+// A templateSpec is a PodTemplate's template: the labels and annotations
+// of its pods, and their spec, kept whole (unstructured) so that every
+// field of it, known to this client or not, reaches the pods.
+type templateSpec struct {
+	labels, annotations map[string]string
+	spec                map[string]any
+	container           int // the runner's, in spec's containers
+}
+
 func (k *podKind) name() string { return "pod" }
 
 // template reads and checks the PodTemplate; it is read again for every
 // pod made, so an edit applies to the next sandbox without a restart.
-func (k *podKind) template(ctx context.Context) (*corev1.PodTemplateSpec, error) {
+func (k *podKind) template(ctx context.Context) (*templateSpec, error) {
+	what := "PodTemplate " + k.ns + "/" + k.tmpl
 	u, err := k.templates.Get(ctx, k.tmpl, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, fmt.Errorf("%w: PodTemplate %s/%s", errNoTemplate, k.ns, k.tmpl)
+		return nil, fmt.Errorf("%w: %s", errNoTemplate, what)
 	case apierrors.IsForbidden(err):
-		return nil, fmt.Errorf("%w: cannot read PodTemplate %s/%s: the gateway's ServiceAccount needs get on podtemplates in %s (docs/deploy.md): %w", errTemplate, k.ns, k.tmpl, k.ns, err)
+		return nil, fmt.Errorf("%w: cannot read %s: the gateway's ServiceAccount needs get on podtemplates in %s (docs/deploy.md): %w", errTemplate, what, k.ns, err)
 	case err != nil:
-		return nil, fmt.Errorf("cannot read PodTemplate %s/%s: %w", k.ns, k.tmpl, err)
+		return nil, fmt.Errorf("cannot read %s: %w", what, err)
 	}
-	var pt corev1.PodTemplate
-	if err := decode(u, &pt); err != nil {
-		return nil, fmt.Errorf("%w: PodTemplate %s/%s: %v", errTemplate, k.ns, k.tmpl, err)
+	var t templateSpec
+	spec, _, err := unstructured.NestedMap(u.Object, "template", "spec")
+	if err == nil {
+		t.labels, _, err = unstructured.NestedStringMap(u.Object, "template", "metadata", "labels")
 	}
-	t := &pt.Template
-	if _, _, err := runnerOf(&t.Spec, k.secret, "PodTemplate "+k.ns+"/"+k.tmpl); err != nil {
+	if err == nil {
+		t.annotations, _, err = unstructured.NestedStringMap(u.Object, "template", "metadata", "annotations")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errTemplate, what, err)
+	}
+	if t.container, _, err = runnerOf(spec, k.secret, what); err != nil {
 		return nil, fmt.Errorf("%w: %v", errTemplate, err)
 	}
-	return t, nil
+	t.spec = spec
+	return &t, nil
 }
 
 func (k *podKind) create(ctx context.Context, name string, labels map[string]string) error {
@@ -53,28 +70,36 @@ func (k *podKind) create(ctx context.Context, name string, labels map[string]str
 	if err != nil {
 		return err
 	}
-	c, _, _ := runnerOf(&t.Spec, nil, "")
 	if k.image != "" {
-		t.Spec.Containers[c].Image = k.image
+		cs, _, err := unstructured.NestedSlice(t.spec, "containers")
+		if err != nil {
+			return err
+		}
+		c, ok := cs[t.container].(map[string]any) // (runnerOf read it as a container)
+		if !ok {
+			return fmt.Errorf("%w: PodTemplate %s/%s: container %d is not an object", errTemplate, k.ns, k.tmpl, t.container)
+		}
+		c["image"] = k.image
+		if err := unstructured.SetNestedSlice(t.spec, cs, "containers"); err != nil {
+			return err
+		}
 	}
-	if t.Spec.AutomountServiceAccountToken == nil {
-		no := false // a runner needs no API credentials; commands must not find any
-		t.Spec.AutomountServiceAccountToken = &no
+	if t.spec["automountServiceAccountToken"] == nil {
+		t.spec["automountServiceAccountToken"] = false // a runner needs no API credentials; commands must not find any
 	}
-	l := maps.Clone(t.Labels)
+	l := maps.Clone(t.labels)
 	if l == nil {
 		l = map[string]string{}
 	}
 	maps.Copy(l, labels)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: k.ns, Labels: l, Annotations: t.Annotations},
-		Spec:       t.Spec,
+	p := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": t.spec}}
+	p.SetName(name)
+	p.SetNamespace(k.ns)
+	p.SetLabels(l)
+	if len(t.annotations) > 0 {
+		p.SetAnnotations(t.annotations)
 	}
-	u, err := encode(pod, corev1.SchemeGroupVersion.WithKind("Pod"))
-	if err != nil {
-		return err
-	}
-	_, err = k.pods.Create(ctx, u, metav1.CreateOptions{})
+	_, err = k.pods.Create(ctx, p, metav1.CreateOptions{})
 	return err
 }
 
@@ -83,11 +108,7 @@ func (k *podKind) get(ctx context.Context, name string) (*object, error) {
 	if err != nil {
 		return notFound(nil, err)
 	}
-	var p corev1.Pod
-	if err := decode(u, &p); err != nil {
-		return nil, fmt.Errorf("pod %s/%s: %w", k.ns, name, err)
-	}
-	return podObject(&p), nil
+	return k.object(u)
 }
 
 func (k *podKind) remove(ctx context.Context, name string, uid types.UID) error {
@@ -99,11 +120,12 @@ func (k *podKind) watch(ctx context.Context, name, rv string) (watch.Interface, 
 }
 
 func (k *podKind) convert(o runtime.Object) (*object, bool) {
-	var p corev1.Pod
-	if err := decode(o, &p); err != nil {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
 		return nil, false
 	}
-	return podObject(&p), true
+	obj, err := k.object(u)
+	return obj, err == nil
 }
 
 func (k *podKind) list(ctx context.Context, selector string) ([]object, error) {
@@ -113,32 +135,36 @@ func (k *podKind) list(ctx context.Context, selector string) ([]object, error) {
 	}
 	out := make([]object, len(l.Items))
 	for i := range l.Items {
-		var p corev1.Pod
-		if err := decode(&l.Items[i], &p); err != nil {
-			return nil, fmt.Errorf("pod %s/%s: %w", k.ns, l.Items[i].GetName(), err)
+		o, err := k.object(&l.Items[i])
+		if err != nil {
+			return nil, err
 		}
-		out[i] = *podObject(&p)
+		out[i] = *o
 	}
 	return out, nil
 }
 
-// podObject reads what Ensure needs from a pod: it answers once Running,
+// object reads what Ensure needs from a pod: it answers once Running,
 // Ready and given an IP; it is dead once Failed or Succeeded.
-func podObject(p *corev1.Pod) *object {
-	o := &object{name: p.Name, uid: p.UID, rv: p.ResourceVersion, labels: p.Labels, deleting: p.DeletionTimestamp != nil}
+func (k *podKind) object(u *unstructured.Unstructured) (*object, error) {
+	var p pod
+	if err := decode(u, &p); err != nil {
+		return nil, fmt.Errorf("pod %s/%s: %w", k.ns, u.GetName(), err)
+	}
+	o := &object{name: u.GetName(), uid: u.GetUID(), rv: u.GetResourceVersion(), labels: u.GetLabels(), deleting: u.GetDeletionTimestamp() != nil}
 	switch p.Status.Phase {
-	case corev1.PodFailed, corev1.PodSucceeded:
-		o.dead = "pod " + string(p.Status.Phase)
-		return o
+	case podFailed, podSucceeded:
+		o.dead = "pod " + p.Status.Phase
+		return o, nil
 	}
 	ready := false
 	var why []string
-	why = append(why, "phase "+string(p.Status.Phase))
+	why = append(why, "phase "+p.Status.Phase)
 	for _, c := range p.Status.Conditions {
 		switch {
-		case c.Type == corev1.PodReady:
-			ready = c.Status == corev1.ConditionTrue
-		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse:
+		case c.Type == podReady:
+			ready = c.Status == conditionTrue
+		case c.Type == podScheduled && c.Status == conditionFalse:
 			why = append(why, "unscheduled: "+c.Reason+" "+c.Message)
 		}
 	}
@@ -147,12 +173,12 @@ func podObject(p *corev1.Pod) *object {
 			why = append(why, cs.Name+" "+w.Reason)
 		}
 	}
-	_, port, err := runnerOf(&p.Spec, nil, "")
-	if ready && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && err == nil {
+	_, port, err := p.Spec.runner("")
+	if ready && p.Status.Phase == podRunning && p.Status.PodIP != "" && err == nil {
 		o.addr = hostPort(p.Status.PodIP, port)
 	} else if !ready {
 		why = append(why, "not Ready")
 	}
 	o.waiting = strings.Join(why, ", ")
-	return o
+	return o, nil
 }
