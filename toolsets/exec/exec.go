@@ -579,20 +579,21 @@ func errResult(e *tool.Error) tool.Result { return tool.ErrorResult(e) }
 
 var outputType = reflect.TypeFor[Output]()
 
-// backgroundTrap goes before a shell line: when the shell exits as the
-// init of its own pid namespace (pid 1: the native backend's sandbox,
-// where its end kills every process left in the namespace), its EXIT trap
-// counts the other live processes of the namespace (builtins only: it
-// starts none) and, if there are any, writes the count after mark as the
-// last line of stderr. A shell that is not pid 1 reports nothing: without
-// a pid namespace of its own (level reduced, a bwrap sandbox) the other
-// processes in /proc are not its to count, nor killed by its end. The
-// trap goes on the line's first line, so that the shell's messages keep
-// their line numbers; a line that sets an EXIT trap of its own, or ends
-// with exec, reports nothing.
+// backgroundTrap goes before a shell line: when the shell exits, its
+// EXIT trap counts the live processes that its end kills (builtins only:
+// it starts none) and, if there are any, writes the count after mark as
+// the last line of stderr. Those are, where the shell is pid 1 (the native
+// sandbox: the init of its own pid namespace), every other process of the
+// namespace; elsewhere the processes of the session the shell leads (the
+// reduced sandbox kills that session, where no process may leave it), and
+// none when it leads no session. Never the pod's or the host's other
+// processes. The trap goes on the line's first line, so that the shell's
+// messages keep their line numbers; a line that sets an EXIT trap of its
+// own, or ends with exec, reports nothing.
 func backgroundTrap(mark string) string {
-	return `trap '[ $$ -ne 1 ] || { n=0; for p in /proc/[0-9]*; do [ "${p#/proc/}" = 1 ] && continue; read -r s < "$p/stat" 2>/dev/null || continue; ` +
-		`case "${s##*) }" in Z*) ;; *) n=$((n+1)) ;; esac; done; [ $n -eq 0 ] || printf "\n` + mark + `%d\n" "$n" >&2; }' EXIT; `
+	return `trap 'n=0; for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; read -r s < "$p/stat" 2>/dev/null || continue; ` +
+		`set -- ${s##*) }; case "$1" in Z*) continue ;; esac; [ $$ -eq 1 ] || [ "$4" = "$$" ] || continue; n=$((n+1)); done; ` +
+		`[ $n -eq 0 ] || printf "\n` + mark + `%d\n" "$n" >&2' EXIT; `
 }
 
 // newMark returns a mark for backgroundTrap: random, so that a command

@@ -145,20 +145,31 @@ func TestBackgroundChildrenKilled(t *testing.T) {
 // TestBackgroundTrapWithoutPidNamespace: the trap of execute_command's
 // shell line, run by shells that are not the init of a pid namespace of
 // their own (here on the host, as at level reduced, where /proc shows the
-// pod's or the host's processes and the shell's end kills none of them),
-// reports nothing, though a child it left runs on; the same line in a pid
-// namespace of its own (unshare, no sandbox) reports that child.
+// pod's or the host's processes), counts only the processes of the session
+// the shell leads (which the reduced sandbox kills): none when it leads
+// none, though a child it left runs on; its child when it leads one
+// (setsid). The same line in a pid namespace of its own (unshare, no
+// sandbox) counts every process left there.
 func TestBackgroundTrapWithoutPidNamespace(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	line := "sleep 100 >/dev/null 2>&1 & echo $! > " + pidFile + "; echo done"
-	for _, shell := range []string{"/bin/sh", "bash", "dash"} {
+	for _, c := range []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"/bin/sh", "-c"}, 0},
+		{[]string{"bash", "-c"}, 0},
+		{[]string{"dash", "-c"}, 0},
+		{[]string{"setsid", "-w", "/bin/sh", "-c"}, 1},
+		{[]string{"setsid", "-w", "bash", "-c"}, 1},
+	} {
 		mark := newMark()
 		var stderr strings.Builder
-		cmd := osexec.Command(shell, "-c", backgroundTrap(mark)+line)
+		cmd := osexec.Command(c.argv[0], append(c.argv[1:], backgroundTrap(mark)+line)...)
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil || string(out) != "done\n" {
-			t.Fatalf("%s: %q %v %s", shell, out, err, stderr.String())
+			t.Fatalf("%s: %q %v %s", c.argv, out, err, stderr.String())
 		}
 		b, _ := os.ReadFile(pidFile)
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -167,20 +178,21 @@ func TestBackgroundTrapWithoutPidNamespace(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 		if !alive {
-			t.Fatalf("%s: the background child (pid %d) is not running", shell, pid)
+			t.Fatalf("%s: the background child (pid %d) is not running", c.argv, pid)
 		}
-		if _, n := cutMark([]byte(stderr.String()), mark); n != 0 || strings.Contains(stderr.String(), mark) {
-			t.Fatalf("%s without a pid namespace reported %d: %q", shell, n, stderr.String())
+		if _, n := cutMark([]byte(stderr.String()), mark); n != c.want {
+			t.Fatalf("%s reported %d, want %d: %q", c.argv, n, c.want, stderr.String())
 		}
 	}
 	mark := newMark()
 	var stderr strings.Builder
-	cmd := osexec.Command("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c", backgroundTrap(mark)+"sleep 100 & echo done")
+	cmd := osexec.Command("unshare", "--user", "--map-root-user", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c",
+		backgroundTrap(mark)+"sleep 100 & (setsid sleep 100 &); echo done")
 	cmd.Stderr = &stderr
 	if out, err := cmd.Output(); err != nil || string(out) != "done\n" {
 		t.Fatalf("in a pid namespace: %q %v %s", out, err, stderr.String())
 	}
-	if _, n := cutMark([]byte(stderr.String()), mark); n != 1 {
-		t.Fatalf("in a pid namespace the trap reported %d, want 1: %q", n, stderr.String())
+	if _, n := cutMark([]byte(stderr.String()), mark); n != 2 {
+		t.Fatalf("in a pid namespace the trap reported %d, want 2: %q", n, stderr.String())
 	}
 }
