@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // PATCH(toolgate): a decoded CallToolResult keeps the bytes it was decoded
@@ -93,6 +94,39 @@ func TestCallToolResultDecodedJSON(t *testing.T) {
 		if w := encodeV180(t, &want); !bytes.Equal(m, w) {
 			t.Errorf("input %d: a decoded result marshals as\n%s\nnot as v1.8.0's\n%s", i, m, w)
 		}
+	}
+}
+
+// TestCallToolResultUnmarshalValidJSON: on every input that the SDK's
+// decoder finds valid (patch 8), UnmarshalValidJSON decodes what v1.8.0's
+// UnmarshalJSON did (the same fields, the same error) and keeps a copy of
+// its input, as UnmarshalJSON does.
+func TestCallToolResultUnmarshalValidJSON(t *testing.T) {
+	valid := 0
+	inputs := append(relayInputs(t), []byte("{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}"))
+	for i, data := range inputs {
+		if !segjson.Valid(data) {
+			continue
+		}
+		valid++
+		var got, want CallToolResult
+		gotErr, wantErr := got.UnmarshalValidJSON(data), unmarshalV180(&want, data)
+		if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("input %d %s: error %v, v1.8.0 %v", i, data, gotErr, wantErr)
+		}
+		if gotErr != nil {
+			continue
+		}
+		if !bytes.Equal(got.DecodedJSON(), data) {
+			t.Errorf("input %d: DecodedJSON %s, want %s", i, got.DecodedJSON(), data)
+		}
+		got.decoded = nil
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("input %d: decoded %#v, v1.8.0 %#v", i, got, want)
+		}
+	}
+	if valid != len(inputs)-2 { // not the one cut short, nor the empty one
+		t.Errorf("%d of %d inputs valid", valid, len(inputs))
 	}
 }
 
@@ -183,6 +217,33 @@ func TestRelayedHead(t *testing.T) {
 		x.RelayJSON([]byte(c.relay))
 		if got := string(x.relayed()); got != c.want {
 			t.Errorf("relayed(%q, %v, %q) = %q, want %q", c.relay, c.meta, c.rt, got, c.want)
+		}
+	}
+}
+
+// TestIsCompact: white space outside strings, and only there, makes JSON
+// text not compact (patch 9: relayed bytes that are compact are written as
+// they are, the others compacted first).
+func TestIsCompact(t *testing.T) {
+	for text, want := range map[string]bool{
+		`{"a":1,"b":[true,null,"x"]}`: true,
+		`{"a":"x y\t"}`:               true,
+		`{"a":"q\" ,"}`:               true,
+		`{"a":"b\\","c":1}`:           true,
+		`{"a":"b\\" ,"c":1}`:          false,
+		`{"a": 1}`:                    false,
+		"[1,\n2]":                     false,
+		" {}":                         false,
+		"{}\r":                        false,
+		`"\u0020"`:                    true,
+		``:                            true,
+	} {
+		if got := isCompact([]byte(text)); got != want {
+			t.Errorf("isCompact(%q) = %v, want %v", text, got, want)
+		}
+		var buf bytes.Buffer
+		if json.Compact(&buf, []byte(text)) == nil && want != bytes.Equal(buf.Bytes(), []byte(text)) {
+			t.Errorf("isCompact(%q) = %v, but json.Compact gives %q", text, want, buf.Bytes())
 		}
 	}
 }

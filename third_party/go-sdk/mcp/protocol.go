@@ -338,8 +338,8 @@ type CallToolResult struct {
 func (x *CallToolResult) DecodedJSON() []byte { return x.decoded }
 
 // RelayJSON makes a server answer a tools/call whose handler returned x with
-// data (a JSON object without _meta and resultType members, compacted on
-// the way), with what the session adds to a result (x's _meta and
+// data (a valid JSON object, as DecodedJSON returns, without _meta and
+// resultType members; compacted on the way unless it is compact already), with what the session adds to a result (x's _meta and
 // resultType, in protocol 2026-07-28) written in front, instead of x
 // encoded: a gateway sends an upstream's result on as it came. The caller
 // answers for data saying what x's other fields say. MarshalJSON ignores
@@ -405,13 +405,24 @@ func (x *CallToolResult) MarshalJSON() ([]byte, error) {
 }
 
 func (x *CallToolResult) UnmarshalJSON(data []byte) error {
+	return x.unmarshal(data, internaljson.Unmarshal)
+}
+
+// UnmarshalValidJSON is UnmarshalJSON for data known to be valid JSON
+// within the SDK's depth limit (the SDK's decoder has just checked them):
+// it does not check them again. PATCH(toolgate): patch 8.
+func (x *CallToolResult) UnmarshalValidJSON(data []byte) error {
+	return x.unmarshal(data, internaljson.ParseValid)
+}
+
+func (x *CallToolResult) unmarshal(data []byte, decode func([]byte, any) error) error {
 	type res CallToolResult // avoid recursion
 	var wire struct {
 		res
 		Content    []*wireContent `json:"content"`
 		ResultType resultType     `json:"resultType"`
 	}
-	if err := internaljson.Unmarshal(data, &wire); err != nil {
+	if err := decode(data, &wire); err != nil {
 		return err
 	}
 	var err error

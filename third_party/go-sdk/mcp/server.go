@@ -2045,11 +2045,19 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	}
 	// PATCH(toolgate): a tool's result is encoded here, once: its MarshalJSON
 	// returns json.Marshal's output, compact and valid, which the response
-	// then carries as is (jsonrpc2.Compact) instead of compacting it twice
-	// more. On an error the result goes on as it is, so the error is the
-	// encoder's own.
+	// then carries and writes as is (jsonrpc2.Compact) instead of compacting
+	// it again. Relayed bytes (valid: see RelayJSON) are compacted here when
+	// they are not already (patch 9). On an error the result goes on as it
+	// is, so the error is the encoder's own.
 	if r, ok := res.(*CallToolResult); ok && r != nil {
 		if data := r.relayed(); data != nil { // see RelayJSON
+			if !isCompact(data) {
+				var buf bytes.Buffer
+				if json.Compact(&buf, data) != nil {
+					return res, nil
+				}
+				data = buf.Bytes()
+			}
 			return jsonrpc2.Compact(data), nil
 		}
 		if data, err := r.MarshalJSON(); err == nil {
@@ -2057,6 +2065,25 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}
 	}
 	return res, nil
+}
+
+// PATCH(toolgate): isCompact reports whether the JSON text data has no white
+// space outside its strings (patch 9).
+func isCompact(data []byte) bool {
+	in, esc := false, false
+	for _, c := range data {
+		switch {
+		case esc:
+			esc = false
+		case in:
+			esc, in = c == '\\', c != '"'
+		case c == '"':
+			in = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return true
 }
 
 // PATCH(toolgate): relayed is x's RelayJSON bytes with what the session

@@ -48,10 +48,30 @@ func Unmarshal(data []byte, v any) error {
 	// trailing data, a syntax error) takes the Decoder as before, so results
 	// and errors are unchanged. See PATCHES.md.
 	if json.Valid(data) {
-		_, err := json.Parse(bytes.Trim(data, " \t\r\n"), v, json.DontMatchCaseInsensitiveStructFields)
-		return err
+		data = bytes.Trim(data, " \t\r\n")
+		// PATCH(toolgate): a ValidUnmarshaler is given the value bytes the
+		// parse would give its UnmarshalJSON, and parses them without
+		// checking them again (patch 8).
+		if u, ok := v.(ValidUnmarshaler); ok && string(data) != "null" {
+			return u.UnmarshalValidJSON(data)
+		}
+		return ParseValid(data, v)
 	}
 	return NewDecoder(bytes.NewReader(data)).Decode(v)
+}
+
+// PATCH(toolgate): a ValidUnmarshaler decodes a value that Unmarshal has
+// checked (valid, within the depth limit) as its UnmarshalJSON would, without
+// checking it again (patch 8).
+type ValidUnmarshaler interface {
+	UnmarshalValidJSON(data []byte) error
+}
+
+// PATCH(toolgate): ParseValid parses data, a value Unmarshal has checked, into
+// v: what Unmarshal does after its checks (patch 8).
+func ParseValid(data []byte, v any) error {
+	_, err := json.Parse(bytes.Trim(data, " \t\r\n"), v, json.DontMatchCaseInsensitiveStructFields)
+	return err
 }
 
 // checkMaxDepth scans data once and reports [errMaxDepthExceeded] if the

@@ -37,11 +37,31 @@ type patchMessage struct {
 	Count *int `json:"count"`
 }
 
+// validRecorder decodes itself, as a CallToolResult does (patch 8): v1.8.0
+// calls its UnmarshalJSON, which checks the bytes again; the patch calls its
+// UnmarshalValidJSON, which does not. Both keep the bytes they are given and
+// decode them into V, to the same effect.
+type validRecorder struct {
+	Got []byte
+	V   any
+}
+
+func (r *validRecorder) UnmarshalJSON(b []byte) error {
+	r.Got = append([]byte(nil), b...)
+	return Unmarshal(b, &r.V)
+}
+
+func (r *validRecorder) UnmarshalValidJSON(b []byte) error {
+	r.Got = append([]byte(nil), b...)
+	return ParseValid(b, &r.V)
+}
+
 // targets returns a fresh value of every kind the SDK decodes into.
 func targets() []any {
 	return []any{
 		new(patchMessage), new(map[string]any), new([]json.RawMessage), new(json.RawMessage),
 		new(any), new(string), new(int), new(float64), new(bool), new([]int), new(map[string]json.RawMessage),
+		new(validRecorder), new(struct{ R *validRecorder }),
 	}
 }
 

@@ -80,9 +80,14 @@ type Response struct {
 }
 
 // PATCH(toolgate): Compact is a result already encoded as compact, valid
-// JSON (the output of json.Marshal), which NewResponse takes as is instead of
-// compacting it again. Its MarshalJSON returns it unchanged.
+// JSON (the output of json.Marshal), which NewResponse takes as is and
+// EncodeMessage writes as it is, instead of compacting it again (patches 2
+// and 9). Its MarshalJSON returns it unchanged.
 type Compact []byte
+
+// PATCH(toolgate): compactResult is the Extra of a Response that NewResponse
+// made of a Compact: EncodeMessage writes its Result as it is (patch 9).
+type compactResult struct{}
 
 // MarshalJSON implements [json.Marshaler].
 func (c Compact) MarshalJSON() ([]byte, error) { return c, nil }
@@ -126,7 +131,11 @@ func (msg *Request) marshal(to *wireCombined) {
 // supplied. If err is set result may be ignored.
 func NewResponse(id ID, result any, rerr error) (*Response, error) {
 	r, merr := marshalToRaw(result)
-	return &Response{ID: id, Result: r, Error: rerr}, merr
+	resp := &Response{ID: id, Result: r, Error: rerr}
+	if c, ok := result.(Compact); ok && len(c) > 0 { // PATCH(toolgate): patch 9
+		resp.Extra = compactResult{}
+	}
+	return resp, merr
 }
 
 func (msg *Response) marshal(to *wireCombined) {
@@ -180,6 +189,7 @@ func encodeFast(msg Message) ([]byte, bool) {
 		id          any
 		method, key string
 		raw         json.RawMessage
+		compact     bool
 	)
 	switch m := msg.(type) {
 	case *Request:
@@ -191,6 +201,7 @@ func encodeFast(msg Message) ([]byte, bool) {
 		if m.Error != nil {
 			return nil, false
 		}
+		_, compact = m.Extra.(compactResult)
 		id, key, raw = m.ID.value, `,"result":`, m.Result
 	default:
 		return nil, false
@@ -209,7 +220,9 @@ func encodeFast(msg Message) ([]byte, bool) {
 		buf.WriteByte('"')
 	}
 	buf.WriteString(key)
-	if json.Compact(buf, raw) != nil {
+	if compact { // PATCH(toolgate): patch 9
+		buf.Write(raw)
+	} else if json.Compact(buf, raw) != nil {
 		return nil, false
 	}
 	buf.WriteByte('}')

@@ -425,3 +425,28 @@ func TestQueueMixed(t *testing.T) {
 		t.Errorf("requests that never called Async were handled out of order: %v", order)
 	}
 }
+
+// TestCompactIsNotCompactedAgain: EncodeMessage writes a Compact result's
+// bytes as they are (patch 9): what NewResponse was given, byte for byte,
+// even where compacting would change them (a Compact must be compact; this
+// one is not, to tell the two apart). A result given as json.RawMessage is
+// compacted as before.
+func TestCompactIsNotCompactedAgain(t *testing.T) {
+	for _, c := range []struct {
+		result any
+		want   string
+	}{
+		{Compact(`{"a": 1}`), `{"jsonrpc":"2.0","id":3,"result":{"a": 1}}`},
+		{Compact(`{"content":[{"type":"text"}]}`), `{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text"}]}}`},
+		{json.RawMessage(`{"b" : [ 1 ]}`), `{"jsonrpc":"2.0","id":3,"result":{"b":[1]}}`},
+	} {
+		r, err := NewResponse(Int64ID(3), c.result, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := EncodeMessage(r)
+		if err != nil || string(data) != c.want {
+			t.Errorf("EncodeMessage(%s) = %s, %v; want %s", c.result, data, err, c.want)
+		}
+	}
+}
