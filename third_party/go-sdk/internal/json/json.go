@@ -77,28 +77,31 @@ func ParseValid(data []byte, v any) error {
 // checkMaxDepth scans data once and reports [errMaxDepthExceeded] if the
 // nesting of JSON objects and arrays exceeds maxDepth. It is a lightweight pass which
 // tracks '{' and '[' against '}' and ']' while skipping over the contents of strings.
+//
+// PATCH(toolgate): it finds a string's closing quote with bytes.IndexByte
+// instead of looking at every byte of it (patch 10): a quote closes the
+// string when an even number of backslashes comes right before it (each
+// pair is one escaped backslash; an odd one escapes the quote).
+// checkMaxDepthV180 in patch_test.go is the loop it replaces.
 func checkMaxDepth(data []byte, maxDepth int) error {
-	var (
-		depth    int
-		inString bool
-		escaped  bool
-	)
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-
-		switch b {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
 		case '"':
-			inString = true
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return nil // an unterminated string: nothing after it counts
+				}
+				i += 1 + j
+				k := 0 // backslashes right before the quote; the opening quote stops the count
+				for data[i-1-k] == '\\' {
+					k++
+				}
+				if k%2 == 0 {
+					break
+				}
+			}
 		case '{', '[':
 			depth++
 			if depth > maxDepth {

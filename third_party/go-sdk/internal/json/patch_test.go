@@ -139,3 +139,88 @@ func TestUnmarshalAllocatesNoBuffer(t *testing.T) {
 		t.Errorf("Unmarshal of a %d-byte message allocates %d bytes, want at most 4096", len(data), per)
 	}
 }
+
+// checkMaxDepthV180 is checkMaxDepth as released in v1.8.0, word for word.
+func checkMaxDepthV180(data []byte, maxDepth int) error {
+	var (
+		depth    int
+		inString bool
+		escaped  bool
+	)
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxDepth {
+				return errMaxDepthExceeded
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
+}
+
+// TestCheckMaxDepthMatchesV180: patch 10's checkMaxDepth answers as
+// v1.8.0's over every input of these tests, every prefix of each (whole
+// when longer than 2,000 bytes), and
+// every string of up to 7 bytes of a quote, a backslash, brackets and a
+// letter, at depth limits 0 to 3 (and 1000 for the inputs).
+func TestCheckMaxDepthMatchesV180(t *testing.T) {
+	check := func(data []byte, max int) {
+		if got, want := checkMaxDepth(data, max), checkMaxDepthV180(data, max); got != want {
+			t.Fatalf("checkMaxDepth(%.80q, %d) = %v, v1.8.0 %v", data, max, got, want)
+		}
+	}
+	for _, in := range append(patchInputs, `"a\\"[[`, `"a\\\"[[`, `"\\\\"[`, `["\"]"]`, `"x`+"\\") {
+		for n := range len(in) + 1 {
+			if len(in) > 2000 && n < len(in) { // the long ones whole
+				continue
+			}
+			for _, max := range []int{0, 1, 2, 3, defaultMaxDepth} {
+				check([]byte(in[:n]), max)
+			}
+		}
+	}
+	const alphabet = `"\[]a`
+	var gen func(prefix []byte)
+	gen = func(prefix []byte) {
+		for max := range 4 {
+			check(prefix, max)
+		}
+		if len(prefix) == 7 {
+			return
+		}
+		for i := range len(alphabet) {
+			gen(append(prefix, alphabet[i]))
+		}
+	}
+	gen(nil)
+}
+
+func FuzzCheckMaxDepthMatchesV180(f *testing.F) {
+	for _, in := range patchInputs {
+		f.Add([]byte(in), 2)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		if got, want := checkMaxDepth(data, max), checkMaxDepthV180(data, max); got != want {
+			t.Fatalf("checkMaxDepth(%q, %d) = %v, v1.8.0 %v", data, max, got, want)
+		}
+	})
+}
