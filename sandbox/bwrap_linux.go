@@ -55,7 +55,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: bubblewrap is not installed: %v", ErrUnavailable, err)
 	}
-	insts, err := assemble(filterRules(false, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)))
+	insts, err := assemble(filterRules(false, false, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)))
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -20,8 +20,9 @@ type Chain struct {
 // NewChain returns a chain of the given backends.
 func NewChain(backends ...Backend) *Chain { return &Chain{Backends: backends} }
 
-// Default returns the usual chain: native, then bubblewrap, else refuse.
-func Default() *Chain { return NewChain(&Native{}, &Bwrap{}) }
+// Default returns the usual chain: native, then bubblewrap, then the
+// reduced sandbox without namespaces, else refuse.
+func Default() *Chain { return NewChain(&Native{}, &Bwrap{}, &Reduced{}) }
 
 // Name returns "chain".
 func (c *Chain) Name() string { return "chain" }

@@ -13,7 +13,7 @@ import (
 // decide runs the policy's BPF program on one system call.
 func decide(t *testing.T, network bool, name string, args ...uint64) uint32 {
 	t.Helper()
-	insts, err := assemble(filterRules(network, unix.SECCOMP_RET_USER_NOTIF))
+	insts, err := assemble(filterRules(network, false, unix.SECCOMP_RET_USER_NOTIF))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,8 @@ func Init() bool {
 	switch os.Args[1] {
 	case "native":
 		os.Exit(helperMain())
+	case "reduced":
+		os.Exit(reducedMain())
 	}
 	fmt.Fprintln(os.Stderr, "sandbox: unknown helper mode")
 	os.Exit(126)
@@ -78,6 +80,12 @@ func helperMain() int {
 		sendMsg(ctl, initReply{Error: err.Error()}, nil)
 		return 126
 	}
+	return execCommand(ctl, msgs, &cfg, reply, fds)
+}
+
+// execCommand tells the parent what held (passing it fds), waits for its
+// word with cfg.Gate, and execs the command, or says why it could not.
+func execCommand(ctl *os.File, msgs *msgReader, cfg *initConfig, reply initReply, fds []int) int {
 	path, err := lookPath(cfg.Argv[0], lookEnv(cfg.Env, "PATH"), cfg.Dir)
 	if err != nil {
 		reply.FDs = nil
@@ -204,7 +212,7 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 		r.Landlock = "v" + strconv.Itoa(v)
 	}
 	r.NS = namespaceIDs("/proc/self")
-	notify, err := loadFilters(cfg.Proxy || cfg.Pod)
+	notify, err := loadFilters(cfg.Proxy || cfg.Pod, false)
 	if err != nil {
 		return r, nil, err
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -120,7 +121,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	cfg, err := n.config(p)
+	cfg, err := helperConfig(p)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -184,6 +185,12 @@ type job struct {
 	// stream, for Start: the command's output goes to it as written, its
 	// standard input stays open, and no wall-clock limit applies.
 	stream *Process
+	// listener, when set, is the proxy network's listening socket, made
+	// by the caller (the reduced backend's, on the server's loopback)
+	// rather than by the helper.
+	listener net.Listener
+	// backend names the backend in the outcome: "" is "native".
+	backend string
 }
 
 type jobResult struct {
@@ -486,7 +493,7 @@ const outputDelay = 2 * time.Second
 // helper then waits for its spec on the control socket.
 func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits, pod bool) (*launched, error) {
 	if st != nil {
-		l, err := launchBy(st.start, layout, expect)
+		l, err := launchBy(st.start, layout, expect, false)
 		if err == nil {
 			return l, nil
 		}
@@ -499,13 +506,15 @@ func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits, pod b
 	return launchBy(func(files []*os.File) (*os.Process, func(), error) {
 		p, err := os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(0)})
 		return p, nil, err
-	}, layout, expect)
+	}, layout, expect, false)
 }
 
 // launchBy is launch with start, which starts a helper with files as its
 // fds 0 to 3 and returns it, and a function to call once it has been
-// waited for (or nil).
-func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout *cgroupLayouts, expect Limits) (*launched, error) {
+// waited for (or nil). With session (a helper without a pid namespace,
+// the leader of a session of its own), every process left in its session
+// is killed once it has ended, before it is reaped.
+func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout *cgroupLayouts, expect Limits, session bool) (*launched, error) {
 	ctl, child, err := socketPair("sandbox-control")
 	if err != nil {
 		return nil, err
@@ -579,6 +588,10 @@ func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout 
 		output.Go(func() { io.Copy(c, ours[i+1]) })
 	}
 	go func() {
+		if session {
+			waitExited(l.proc.Pid)
+			killSession(l.proc.Pid)
+		}
 		l.state, l.waitErr = l.proc.Wait()
 		if gone != nil {
 			gone()
@@ -654,7 +667,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 	ctx, p, cfg := j.ctx, j.p, j.cfg
 	defer l.ctl.Close()
 	out := Outcome{
-		Backend: "native", Command: p.argv, ExitCode: -1,
+		Backend: cmp.Or(j.backend, "native"), Command: p.argv, ExitCode: -1,
 		Protections: Protections{
 			Filesystem: filesystemView,
 			Network:    p.Network.Mode(),
@@ -758,7 +771,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 		// enough. A helper that could not find the program has said so
 		// and ended (the write fails): that is read below.
 		lv := Classify(out.Protections)
-		lv.Backend = "native"
+		lv.Backend = out.Backend
 		ok := lv.Meets(p.Require) && lv.Level != LevelNone
 		if err := writeMsg(l.ctl, gateMsg{Go: ok}); err == nil && !ok {
 			for _, fd := range named {
@@ -780,6 +793,8 @@ func (l *launched) run(j *job) (Outcome, error) {
 		if err != nil {
 			return fail(fmt.Errorf("sandbox: %w", err))
 		}
+	} else if j.listener != nil {
+		relay = relayOn(runCtx, j.listener, p.Network)
 	}
 
 	if p.Started != nil {
@@ -920,8 +935,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// config builds the helper's instructions from a prepared spec.
-func (n *Native) config(p *prepared) (*initConfig, error) {
+// helperConfig builds the helper's instructions from a prepared spec.
+func helperConfig(p *prepared) (*initConfig, error) {
 	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled(), ProxyPort: ProxyPort, PrivateHome: p.PrivateHome,
 		Gate: p.Require != ""}
 	add := func(path string, w bool) error {
@@ -1052,6 +1067,11 @@ func startRelay(ctx context.Context, fd int, n Network) (*proxyRelay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proxy listener: %w", err)
 	}
+	return relayOn(ctx, ln, n), nil
+}
+
+// relayOn joins each connection accepted on ln to the proxy, until close.
+func relayOn(ctx context.Context, ln net.Listener, n Network) *proxyRelay {
 	r := &proxyRelay{ln: ln, conns: map[net.Conn]struct{}{}}
 	dial := n.Dial
 	if dial == nil {
@@ -1075,7 +1095,7 @@ func startRelay(ctx context.Context, fd int, n Network) (*proxyRelay, error) {
 			}()
 		}
 	}()
-	return r, nil
+	return r
 }
 
 func (r *proxyRelay) track(c net.Conn) bool {

@@ -76,3 +76,24 @@ func (p *Process) Done() <-chan struct{} { return nil }
 
 // Wait returns ErrUnavailable.
 func (p *Process) Wait() (Outcome, error) { return Outcome{}, ErrUnavailable }
+
+// Reduced runs commands under Landlock and seccomp without namespaces; on
+// this system it is unavailable.
+type Reduced struct {
+	Executable string
+	NoCgroup   bool
+}
+
+// Name returns "reduced".
+func (r *Reduced) Name() string { return "reduced" }
+
+// Close does nothing here.
+func (r *Reduced) Close() error { return nil }
+
+// Run returns ErrUnavailable: the reduced sandbox needs Linux.
+func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	if _, err := prepare(spec); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{}, fmt.Errorf("%w: the reduced sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)
+}

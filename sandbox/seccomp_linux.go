@@ -97,6 +97,7 @@ const (
 	opEq      condOp = iota // arg == v
 	opNe                    // arg != v
 	opBitsAny               // arg & v != 0
+	opTypeNe                // a socket type: arg & 0xf (SOCK_TYPE_MASK) != v, of the low 32 bits (an int: the kernel reads no more)
 )
 
 // cond is a test of one 64-bit argument.
@@ -114,8 +115,12 @@ type rule struct {
 }
 
 // filterRules lists the rules in order (the first match decides).
-// report is the action of the reported calls.
-func filterRules(network bool, report uint32) []rule {
+// report is the action of the reported calls. reduced is the filter of
+// the reduced backend, which has no namespaces: setsid is refused too (a
+// command's processes stay in its session, which is killed when it
+// ends), and with a network only TCP sockets may be made (Landlock then
+// confines their connects to the proxy's port; it knows no UDP).
+func filterRules(network, reduced bool, report uint32) []rule {
 	quiet := unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	var rules []rule
 	rules = append(rules, rule{name: "clone3", action: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)})
@@ -128,11 +133,21 @@ func filterRules(network bool, report uint32) []rule {
 	)
 	if network {
 		rules = append(rules, rule{"socket", []cond{{0, opNe, unix.AF_INET}, {0, opNe, unix.AF_INET6}}, report})
+		if reduced {
+			for _, f := range []uint64{unix.AF_INET, unix.AF_INET6} {
+				rules = append(rules,
+					rule{"socket", []cond{{0, opEq, f}, {1, opTypeNe, unix.SOCK_STREAM}}, report},
+					rule{"socket", []cond{{0, opEq, f}, {2, opNe, 0}, {2, opNe, unix.IPPROTO_TCP}}, report})
+			}
+		}
 	} else {
 		rules = append(rules, rule{name: "socket", action: report})
 	}
 	for _, n := range reportedSyscalls {
 		rules = append(rules, rule{name: n, action: report})
+	}
+	if reduced {
+		rules = append(rules, rule{name: "setsid", action: report})
 	}
 	rules = append(rules,
 		rule{"clone", []cond{{0, opBitsAny, nsFlags}}, report},
@@ -229,6 +244,9 @@ func ruleBlock(nr uint32, r rule) ([]bpf.Instruction, error) {
 		case opBitsAny:
 			steps = append(steps, ld(hiOff), step{j: &jmp{bpf.JumpBitsSet, hi, next, -2}},
 				ld(loOff), step{j: &jmp{bpf.JumpBitsSet, lo, next, fail}})
+		case opTypeNe:
+			steps = append(steps, ld(loOff), step{inst: bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf}},
+				step{j: &jmp{bpf.JumpEqual, lo, fail, next}})
 		}
 	}
 	starts[len(r.conds)] = len(steps)
@@ -275,9 +293,9 @@ func ruleBlock(nr uint32, r rule) ([]bpf.Instruction, error) {
 // user-notification fd (-1 when notifications are not available, e.g.
 // under another filter with a listener: the reported calls are then
 // refused quietly).
-func loadFilters(network bool) (notifyFD int, err error) {
+func loadFilters(network, reduced bool) (notifyFD int, err error) {
 	try := func(report uint32, flags uintptr) (int, error) {
-		insts, err := assemble(filterRules(network, report))
+		insts, err := assemble(filterRules(network, reduced, report))
 		if err != nil {
 			return -1, err
 		}
@@ -401,6 +419,12 @@ func describeCall(req seccompNotif) string {
 	switch name {
 	case "socket":
 		if f, ok := familyNames[req.Args[0]]; ok {
+			if t := req.Args[1] & 0xf; (f == "AF_INET" || f == "AF_INET6") && t != unix.SOCK_STREAM {
+				if t == unix.SOCK_DGRAM {
+					return "socket(" + f + ", SOCK_DGRAM)"
+				}
+				return fmt.Sprintf("socket(%s, type %d)", f, t)
+			}
 			return "socket(" + f + ")"
 		}
 		return fmt.Sprintf("socket(family %d)", req.Args[0])

@@ -10,6 +10,7 @@ import "golang.org/x/sys/unix"
 var commonSyscalls = []sysName{
 	{"read", unix.SYS_READ},
 	{"socket", unix.SYS_SOCKET},
+	{"setsid", unix.SYS_SETSID},
 	{"socketpair", unix.SYS_SOCKETPAIR},
 	{"ioctl", unix.SYS_IOCTL},
 	{"clone", unix.SYS_CLONE},

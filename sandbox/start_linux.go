@@ -50,7 +50,7 @@ func (n *Native) Start(ctx context.Context, spec Spec, stderr io.Writer) (*Proce
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := n.config(p)
+	cfg, err := helperConfig(p)
 	if err != nil {
 		return nil, err
 	}

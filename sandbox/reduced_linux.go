@@ -1,0 +1,408 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Reduced runs commands without namespaces, where none may be made (a
+// Kubernetes pod at Pod Security "restricted": the runtime's seccomp
+// profile refuses them, /proc is masked, no capability): a helper in the
+// server's own namespaces, as the server's user, lowers its rlimits, sets
+// no_new_privs, drops every capability, restricts itself with Landlock
+// and loads the seccomp filter, then execs the command. Its protections
+// classify as LevelReduced; put it last in a chain, after the backends
+// with namespaces.
+//
+// What holds, as measured: Landlock (required: without it the backend is
+// unavailable) lets the command read and execute the system folders
+// (/usr, /bin, /sbin, /lib*), the /etc files the native sandbox copies,
+// /proc and the spec's read-only paths, and write only the workspace, the
+// spec's writable paths and a private folder (TMPDIR, HOME, the caches)
+// removed after it; it may not ptrace, nor read the memory or environment
+// of, a process outside its Landlock domain (the server), and with ABI 6 it
+// may not signal one nor reach an abstract unix socket. The seccomp filter
+// is the native one (no mount, ptrace, bpf, namespaces, unix or netlink
+// sockets…) and refuses setsid: every process of the command stays in the
+// session it leads, which is killed when the command ends (there is no pid
+// namespace to do it). Without a network no inet socket can be made; with
+// a proxy network only TCP sockets, and Landlock (ABI 4 or later, else the
+// backend is unavailable for it) lets them connect to one port only: the
+// server's relay to the proxy on 127.0.0.1, made for this command. The
+// rlimits are the native ones; RLIMIT_NPROC counts every process of the
+// server's user, so it is set to the processes of that user the helper
+// sees plus Limits.Processes. A cgroup is made where the server's groups
+// are writable.
+//
+// What does not hold (docs/isolation.md): the command sees the real file
+// system's names under its grants (no private root), the server's
+// processes in /proc (their command lines), the pod's network interfaces
+// and, with a proxy network, may connect to that one port on any address
+// (a host listening there is reached without the proxy); with Landlock
+// below ABI 6 it can signal the server's processes.
+type Reduced struct {
+	// Executable is the helper program, as Native's; empty means
+	// os.Executable().
+	Executable string
+	// NoCgroup skips cgroups (rlimits only).
+	NoCgroup bool
+
+	layout cgroupLayouts
+}
+
+// Name returns "reduced".
+func (r *Reduced) Name() string { return "reduced" }
+
+// Close lets the groups' mount table watch go.
+func (r *Reduced) Close() error {
+	r.layout.close()
+	return nil
+}
+
+// reducedView is Protections.Filesystem of the reduced backend.
+const reducedView = "the host's file system under Landlock: read-only system folders, /etc's usual files and /proc; " +
+	"writable only: the workspace, the spec's writable paths and a private temporary folder; nothing else readable"
+
+// reducedArgs start the reduced helper.
+var reducedArgs = []string{initArg0, "reduced"}
+
+// Run runs spec under the reduced sandbox.
+func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	if spec.Pod != nil {
+		return Outcome{}, fmt.Errorf("%w: the reduced sandbox has no pods (they need namespaces)", ErrUnsupported)
+	}
+	p, err := prepare(spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	exe := r.Executable
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return Outcome{}, fmt.Errorf("%w: cannot find the helper executable: %v", ErrUnavailable, err)
+		}
+	}
+	// The command's own temporary folder, home and caches: /tmp is the
+	// server's, shared with every other command.
+	private, err := os.MkdirTemp("", "toolgate-reduced-")
+	if err != nil {
+		return Outcome{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer os.RemoveAll(private)
+	for _, d := range []string{"tmp", "home"} {
+		if err := os.Mkdir(filepath.Join(private, d), 0o700); err != nil {
+			return Outcome{}, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	p.Writable = append(p.Writable[:len(p.Writable):len(p.Writable)], private)
+	port := 0
+	var ln net.Listener
+	if p.Network.Enabled() {
+		// The relay to the proxy listens on the server's loopback, on a
+		// port of this command's: Landlock lets it connect there alone.
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return Outcome{}, fmt.Errorf("%w: the proxy relay: %v", ErrUnavailable, err)
+		}
+		defer ln.Close()
+		port = ln.Addr().(*net.TCPAddr).Port
+	}
+	if p.env, err = reducedEnv(spec.Env, private, port); err != nil {
+		return Outcome{}, err
+	}
+	cfg, err := helperConfig(p)
+	if err != nil {
+		return Outcome{}, err
+	}
+	cfg.Proxy, cfg.ProxyPort = port != 0, port
+
+	// The helper dies with this thread (Pdeathsig): keep it until the end.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var layout *cgroupLayouts
+	if !r.NoCgroup {
+		layout = &r.layout
+	}
+	l, err := launchBy(func(files []*os.File) (*os.Process, func(), error) {
+		proc, err := os.StartProcess(exe, reducedArgs, &os.ProcAttr{Env: helperEnv, Files: files,
+			Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}})
+		return proc, nil, err
+	}, layout, p.limits, true)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out, err := l.run(&job{ctx: ctx, p: p, cfg: cfg, listener: ln, backend: "reduced"})
+	l.release()
+	if err != nil {
+		return out, err
+	}
+	out.Protections.Filesystem = reducedView
+	out.Protections.User = fmt.Sprintf("%d (the server's own user)", os.Getuid())
+	return out, nil
+}
+
+// reducedEnv is buildEnv with the defaults that name the sandbox's own
+// folders (HOME, TMPDIR, the caches) moved to the command's private
+// folder, and the proxy at port (0: none).
+func reducedEnv(env []string, private string, port int) ([]string, error) {
+	out, err := buildEnv(env, port)
+	if err != nil {
+		return nil, err
+	}
+	given := map[string]bool{}
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		given[name] = true
+	}
+	tmp := filepath.Join(private, "tmp")
+	for i, kv := range out {
+		name, v, _ := strings.Cut(kv, "=")
+		switch {
+		case given[name]:
+		case name == "HOME":
+			out[i] = "HOME=" + filepath.Join(private, "home")
+		case name == "TMPDIR":
+			out[i] = "TMPDIR=" + tmp
+		case v == CacheDir || strings.HasPrefix(v, CacheDir+"/"):
+			out[i] = name + "=" + tmp + strings.TrimPrefix(v, "/tmp")
+		}
+	}
+	return out, nil
+}
+
+// waitExited waits until the process pid has ended, without reaping it:
+// its pid (the id of its session) is not reused meanwhile.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}
+
+// killSession kills every process of the session sid (its leader has
+// ended, not yet reaped), again until none is left: what a pid namespace's
+// end does for the native sandbox. The reduced filter refuses setsid, so
+// none can have left it. It returns how many it killed.
+func killSession(sid int) int {
+	killed := 0
+	for range 64 {
+		found := 0
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return killed
+		}
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == sid {
+				continue
+			}
+			if s, ok := sessionOf(pid); ok && s == sid {
+				if unix.Kill(pid, unix.SIGKILL) == nil {
+					found++
+				}
+			}
+		}
+		if found == 0 {
+			return killed
+		}
+		killed += found
+	}
+	return killed
+}
+
+// sessionOf reads the session id of pid from /proc/PID/stat.
+func sessionOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid pgrp session …; comm may hold anything.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 4 || f[0] == "Z" { // a zombie: killed already
+		return 0, false
+	}
+	s, err := strconv.Atoi(f[3])
+	return s, err == nil
+}
+
+// reducedMain is the reduced backend's helper: in the server's
+// namespaces, the leader of a session of its own, it confines itself and
+// execs the command.
+func reducedMain() int {
+	unix.CloseOnExec(ctlFD)
+	ctl := os.NewFile(ctlFD, "sandbox-control")
+	var cfg initConfig
+	msgs := &msgReader{f: ctl}
+	passed, err := msgs.read(&cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox: reading the spec:", err)
+		return 126
+	}
+	if err := takeStdio(&cfg, passed); err != nil {
+		sendMsg(ctl, initReply{Error: err.Error()}, nil)
+		return 126
+	}
+	reply, fds, err := reducedSetup(&cfg)
+	if err != nil {
+		sendMsg(ctl, initReply{Error: err.Error()}, nil)
+		return 126
+	}
+	return execCommand(ctl, msgs, &cfg, reply, fds)
+}
+
+// reducedSetup confines this thread (and what it execs): limits,
+// no_new_privs, capabilities, Landlock, seccomp. It returns what held, as
+// measured, and the fds for the parent (seccomp notifications).
+func reducedSetup(cfg *initConfig) (initReply, []int, error) {
+	var r initReply
+	var fds []int
+	if err := unix.Chdir(cfg.Dir); err != nil {
+		return r, nil, fmt.Errorf("working folder %s: %w", cfg.Dir, err)
+	}
+	// RLIMIT_NPROC counts every process of this user: the server's too.
+	lim := cfg.Limits
+	lim.Processes += userTasks(os.Getuid())
+	rl, err := setRlimits(lim, cfg.MemoryRlimit)
+	if err != nil {
+		return r, nil, err
+	}
+	r.Rlimits = rl
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return r, nil, fmt.Errorf("no_new_privs: %w", err)
+	}
+	// Emptying the bounding set needs CAP_SETPCAP, which a restricted pod
+	// has not: there it is empty already (drop ALL), and a user other
+	// than root gains nothing at exec under no_new_privs anyway.
+	bndErr := dropBoundingSet("/proc/sys/kernel/cap_last_cap")
+	read, write, dev := reducedGrants(cfg)
+	port := 0
+	if cfg.Proxy {
+		port = cfg.ProxyPort
+	}
+	v, err := landlockRestrict(read, write, dev, port)
+	if err != nil {
+		return r, nil, fmt.Errorf("the reduced sandbox needs Landlock: %w", err)
+	}
+	if cfg.Proxy && v < 4 {
+		return r, nil, fmt.Errorf("a network without a network namespace needs Landlock ABI 4 (TCP rules); this kernel has %d", v)
+	}
+	r.Landlock = "v" + strconv.Itoa(v)
+	r.NS = namespaceIDs("/proc/self")
+	notify, err := loadFilters(cfg.Proxy, true)
+	if err != nil {
+		return r, nil, err
+	}
+	r.Seccomp = seccompFiltered()
+	r.NNP = statusField("NoNewPrivs") == "1"
+	if notify >= 0 {
+		r.Report = true
+		fds = append(fds, notify)
+		r.FDs = append(r.FDs, "notify")
+	}
+	if err := dropCapabilities(); err != nil {
+		return r, nil, err
+	}
+	for _, f := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
+		if !zeroCaps(f) {
+			return r, nil, fmt.Errorf("capabilities: %s is still %s", f, statusField(f))
+		}
+	}
+	if os.Geteuid() == 0 && !zeroCaps("CapBnd") {
+		return r, nil, fmt.Errorf("root with a bounding set (%v) would regain capabilities at exec", bndErr)
+	}
+	r.Caps = "none"
+	return r, fds, nil
+}
+
+// zeroCaps reports whether the capability set field of /proc/self/status
+// is empty.
+func zeroCaps(field string) bool {
+	n, err := strconv.ParseUint(statusField(field), 16, 64)
+	return err == nil && n == 0
+}
+
+// reducedGrants are the Landlock grants of a reduced command: read and
+// execute the system folders, /etc's usual files, /proc and the spec's
+// read-only paths; everything in its writable paths; read and write the
+// harmless devices. Paths missing here are left out.
+func reducedGrants(cfg *initConfig) (read, write, dev []string) {
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	for _, d := range systemDirs {
+		if exists(d) {
+			read = append(read, d)
+		}
+	}
+	for _, f := range etcFiles {
+		if p := "/etc/" + f; exists(p) {
+			read = append(read, p)
+		}
+	}
+	for _, d := range etcDirs {
+		if p := "/etc/" + d; exists(p) {
+			read = append(read, p)
+		}
+	}
+	read = append(read, "/proc")
+	for _, m := range cfg.Mounts {
+		if m.Writable {
+			write = append(write, m.Path)
+		} else {
+			read = append(read, m.Path)
+		}
+	}
+	for _, d := range devices {
+		if p := "/dev/" + d; exists(p) {
+			dev = append(dev, p)
+		}
+	}
+	return read, write, dev
+}
+
+// userTasks counts the tasks (threads) of uid that this process can see:
+// what RLIMIT_NPROC counts, besides those of other pid namespaces.
+func userTasks(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var real, threads int = -1, 0
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			f := strings.Fields(v)
+			switch {
+			case k == "Uid" && len(f) > 0:
+				real, _ = strconv.Atoi(f[0])
+			case k == "Threads" && len(f) > 0:
+				threads, _ = strconv.Atoi(f[0])
+			}
+		}
+		if real == uid {
+			n += threads
+		}
+	}
+	return n
+}

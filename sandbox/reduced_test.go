@@ -1,0 +1,206 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runReduced runs spec with the reduced backend and fails the test when it
+// could not.
+func runReduced(t *testing.T, spec Spec) Outcome {
+	t.Helper()
+	r := &Reduced{}
+	defer r.Close()
+	o, err := r.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("reduced %q: %v", spec.Shell, err)
+	}
+	return o
+}
+
+// TestReducedProtections: the reduced backend runs a command in the
+// server's namespaces with Landlock, seccomp, no_new_privs, no capability
+// and its rlimits, all measured, and that classifies as reduced.
+func TestReducedProtections(t *testing.T) {
+	o := runReduced(t, Spec{Shell: "grep -E '^(Seccomp|NoNewPrivs|CapEff|CapPrm):' /proc/self/status; readlink /proc/self/ns/mnt", Root: t.TempDir()})
+	own, _ := os.Readlink("/proc/self/ns/mnt")
+	out := string(o.Stdout)
+	for _, want := range []string{"Seccomp:\t2", "NoNewPrivs:\t1", "CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", own} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the command sees %q, want %q in it", out, want)
+		}
+	}
+	p := o.Protections
+	if o.Backend != "reduced" || o.ExitCode != 0 || len(p.Namespaces) != 0 || !strings.HasPrefix(p.Landlock, "v") || !p.Seccomp ||
+		!p.NoNewPrivs || p.Capabilities != "none" || !slices.Contains(p.Rlimits, "cpu=60s") || p.Network != "none" {
+		t.Fatalf("outcome %+v", o)
+	}
+	if l := Classify(p); l.Level != LevelReduced || !slices.Contains(l.Missing, "user namespace") || slices.Contains(l.Missing, "landlock") {
+		t.Fatalf("level %+v, want reduced missing the namespaces only", l)
+	}
+}
+
+// TestReducedFiles: Landlock holds a reduced command to its grants: it
+// reads the system and its workspace, writes its workspace and private
+// TMPDIR and HOME (gone after it), and can neither read nor write a file
+// outside them, nor the server's environment or memory through /proc.
+func TestReducedFiles(t *testing.T) {
+	ws, other := t.TempDir(), t.TempDir()
+	secret := filepath.Join(other, "secret")
+	if err := os.WriteFile(secret, []byte("s3cret"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro := t.TempDir()
+	os.WriteFile(filepath.Join(ro, "given"), []byte("given"), 0o644)
+	server := os.Getpid()
+	o := runReduced(t, Spec{Root: ws, ReadOnly: []string{ro}, Shell: fmt.Sprintf(`
+		try() { if "$@" >/dev/null 2>&1; then echo "ok: $*"; else echo "refused: $*"; fi; }
+		try cat %[1]s
+		try ls %[2]s
+		try touch %[2]s/new
+		try touch /tmp/toolgate-reduced-test
+		try cat /proc/%[3]d/environ
+		try cat /proc/%[3]d/mem
+		try cat /etc/passwd
+		try cat %[4]s/given
+		try touch %[4]s/new
+		try sh -c 'echo x > "$TMPDIR/t" && echo y > "$HOME/h"'
+		try sh -c 'echo w > written'
+		echo "private: $TMPDIR"`, secret, other, server, ro)})
+	out := string(o.Stdout)
+	for _, want := range []string{
+		"refused: cat " + secret, "refused: ls " + other, "refused: touch " + other + "/new",
+		"refused: touch /tmp/toolgate-reduced-test", fmt.Sprintf("refused: cat /proc/%d/environ", server),
+		fmt.Sprintf("refused: cat /proc/%d/mem", server), "ok: cat /etc/passwd", "ok: cat " + ro + "/given",
+		"refused: touch " + ro + "/new", "ok: sh -c echo x", "ok: sh -c echo w",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "written")); err != nil || string(b) != "w\n" {
+		t.Errorf("the workspace's file: %q, %v", b, err)
+	}
+	_, priv, _ := strings.Cut(out, "private: ")
+	if priv = strings.TrimSpace(priv); !strings.HasPrefix(priv, "/") {
+		t.Fatalf("no private TMPDIR in %q", out)
+	} else if _, err := os.Stat(priv); !os.IsNotExist(err) {
+		t.Errorf("the private folder %s outlived the command: %v", priv, err)
+	}
+	if _, err := os.Stat("/tmp/toolgate-reduced-test"); err == nil {
+		os.Remove("/tmp/toolgate-reduced-test")
+		t.Error("the command wrote /tmp")
+	}
+}
+
+// TestReducedPtrace: a reduced command cannot attach to the server with
+// ptrace (the filter refuses it, reported; Landlock would too), nor leave
+// its session to outlive the command; a background process is killed when
+// the command ends.
+func TestReducedPtrace(t *testing.T) {
+	o := runReduced(t, Spec{Root: t.TempDir(), Shell: fmt.Sprintf(`
+		python3 -c 'import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.ptrace(16, %d, 0, 0)
+print("attach", r, ctypes.get_errno())'
+		setsid sleep 1 && echo "setsid ran"
+		sleep 300 & echo "background $!"`, os.Getpid())})
+	out := string(o.Stdout)
+	if !strings.Contains(out, "attach -1 1\n") || strings.Contains(out, "setsid ran") {
+		t.Fatalf("want ptrace refused (EPERM) and setsid refused:\n%s%s", out, o.Stderr)
+	}
+	if !slices.Contains(o.Blocked, "ptrace") || !slices.Contains(o.Blocked, "setsid") {
+		t.Errorf("blocked %v, want ptrace and setsid", o.Blocked)
+	}
+	_, bg, _ := strings.Cut(out, "background ")
+	pid, err := strconv.Atoi(strings.TrimSpace(bg))
+	if err != nil {
+		t.Fatalf("no background pid in %q", out)
+	}
+	if s, ok := sessionOf(pid); ok && s != pid {
+		t.Fatalf("the background process %d (session %d) outlived the command", pid, s)
+	}
+}
+
+// TestReducedLimits: the rlimits kill a reduced command that spins past
+// its CPU time or writes past its file size.
+func TestReducedLimits(t *testing.T) {
+	o := runReduced(t, Spec{Root: t.TempDir(), Shell: "while :; do :; done", Limits: Limits{CPU: time.Second}})
+	if !slices.Contains(o.LimitsHit, "cpu") || o.ExitCode != -1 {
+		t.Errorf("CPU: %+v, want killed by its cpu limit", o)
+	}
+	o = runReduced(t, Spec{Root: t.TempDir(), Shell: "exec head -c 200000 /dev/zero > big", Limits: Limits{FileSize: 100000}})
+	if !slices.Contains(o.LimitsHit, "file_size") {
+		t.Errorf("file size: %+v %s, want the file_size limit", o, o.Stderr)
+	}
+}
+
+// TestReducedNetwork: without a network no inet socket can be made; with a
+// proxy network the command reaches the proxy (through the relay at its
+// HTTP_PROXY) and nothing else: a TCP connect elsewhere is refused by
+// Landlock, a UDP socket by the filter.
+func TestReducedNetwork(t *testing.T) {
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	go func() {
+		for {
+			c, err := other.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("reached other\n"))
+			c.Close()
+		}
+	}()
+	otherPort := other.Addr().(*net.TCPAddr).Port
+	probe := fmt.Sprintf(`
+		port=${HTTP_PROXY##*:}
+		if exec 3<>/dev/tcp/127.0.0.1/$port; then read -r line <&3; echo "proxy: $line"; exec 3<&-; else echo "proxy refused"; fi
+		if exec 4<>/dev/tcp/127.0.0.1/%d; then read -r line <&4; echo "other: $line"; else echo "other refused"; fi
+		if echo x > /dev/udp/127.0.0.1/53; then echo "udp sent"; else echo "udp refused"; fi`, otherPort)
+
+	o := runReduced(t, Spec{Root: t.TempDir(), Shell: "exec bash -c '" + strings.ReplaceAll(probe, "'", `'\''`) + "'"})
+	out := string(o.Stdout)
+	if !strings.Contains(out, "other refused") || !strings.Contains(out, "udp refused") || o.Protections.Network != "none" {
+		t.Errorf("no network: %s%s", out, o.Stderr)
+	}
+	if !slices.Contains(o.Blocked, "socket(AF_INET)") {
+		t.Errorf("no network: blocked %v, want socket(AF_INET)", o.Blocked)
+	}
+
+	dialed := make(chan struct{}, 4)
+	network := Network{Dial: func(ctx context.Context) (net.Conn, error) {
+		in, out := net.Pipe()
+		go func() {
+			out.Write([]byte("proxied\n"))
+			bufio.NewReader(out).ReadString('\n')
+			out.Close()
+		}()
+		dialed <- struct{}{}
+		return in, nil
+	}}
+	o = runReduced(t, Spec{Root: t.TempDir(), Network: network, Shell: "exec bash -c '" + strings.ReplaceAll(probe, "'", `'\''`) + "'"})
+	out = string(o.Stdout)
+	for _, want := range []string{"proxy: proxied", "other refused", "udp refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("proxy network: want %q in:\n%s%s", want, out, o.Stderr)
+		}
+	}
+	if len(dialed) != 1 || o.Protections.Network != "proxy" || !slices.Contains(o.Blocked, "socket(AF_INET, SOCK_DGRAM)") {
+		t.Errorf("proxy network: %d dials, %+v, blocked %v", len(dialed), o.Protections, o.Blocked)
+	}
+}
