@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -62,11 +63,51 @@ func TestClassify(t *testing.T) {
 // output unless it passes.
 func inUserNamespace(t *testing.T, flags, setup string) {
 	t.Helper()
-	cmd := exec.Command("unshare", flags, "sh", "-ec",
-		setup+`; exec "$0" -test.run="^$1\$" -test.count=1 -test.v`, os.Args[0], t.Name())
+	runInner(t, os.Args[0], "unshare", flags, "sh", "-ec", setup+`; exec "$0" -test.run="^$1\$" -test.count=1 -test.v`)
+}
+
+// asPodUser runs this test (or the tests named) again as a restricted pod
+// runs its program: user and group 65532, no capability (the bounding set
+// too), no_new_privs.
+func asPodUser(t *testing.T, tests ...string) {
+	t.Helper()
+	// The test binary, where that user may run it.
+	dir, err := os.MkdirTemp("", "toolgate-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	exe := dir + "/sandbox.test"
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if len(tests) == 0 {
+		tests = []string{t.Name()}
+	}
+	run := "(" + strings.Join(tests, "|") + ")"
+	runInner(t, exe, "setpriv", "--reuid=65532", "--regid=65532", "--clear-groups", "--inh-caps=-all",
+		"--bounding-set=-all", "--no-new-privs", "sh", "-ec", `exec "$0" -test.run="^$1\$" -test.count=1 -test.v`, run)
+}
+
+// runInner runs argv, which runs exe with a -test.run pattern after it
+// (run; the test's name when empty), and fails with its output unless
+// every test passed there.
+func runInner(t *testing.T, exe string, argv ...string) {
+	t.Helper()
+	run := t.Name()
+	if strings.HasPrefix(argv[len(argv)-1], "(") {
+		run, argv = argv[len(argv)-1], argv[:len(argv)-1]
+	}
+	cmd := exec.Command(argv[0], append(argv[1:], exe, run)...)
 	cmd.Env = append(os.Environ(), "TOOLGATE_TEST_INNER="+t.Name())
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+	if err != nil || !strings.Contains(string(out), "\nPASS\n") || strings.Contains(string(out), "--- FAIL") ||
+		!strings.Contains(string(out), "--- PASS: ") {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	t.Logf("inner run:\n%s", out)
@@ -110,26 +151,94 @@ func TestLevelWithoutUserNamespaces(t *testing.T) {
 
 // TestLevelMaskedProc: with /proc partly masked (as a container runtime
 // binds /proc/sys read-only over itself), neither the native sandbox nor
-// bubblewrap may mount a fresh /proc: no command can run confined (there
-// is no sandbox without namespaces yet), the level is none and names the
-// chart value that unmasks /proc, and even require reduced refuses.
-// Before, bubblewrap's own failure ("bwrap: Can't mount proc…", exit 1)
-// came back as the command's result, with protections that never held.
+// bubblewrap may mount a fresh /proc (bubblewrap's own failure, "bwrap:
+// Can't mount proc…", is not taken for the command's result): the reduced
+// sandbox runs the command, the level is reduced, require full refuses
+// naming the mount namespace and the chart value that unmasks /proc,
+// require reduced runs it with the reduced protections.
 func TestLevelMaskedProc(t *testing.T) {
 	if os.Getenv("TOOLGATE_TEST_INNER") != t.Name() {
 		inUserNamespace(t, "-Urm", "mount --bind /proc/sys /proc/sys; mount -o remount,bind,ro /proc/sys")
 		return
 	}
+	l := checkReducedLevel(t)
+	if !slices.ContainsFunc(l.Skipped, func(s string) bool { return strings.Contains(s, "mounting /proc") }) ||
+		!slices.ContainsFunc(l.Skipped, func(s string) bool { return strings.Contains(s, "bwrap could not set up the sandbox") }) {
+		t.Fatalf("skipped %q, want native and bwrap failing on /proc", l.Skipped)
+	}
+}
+
+// TestLevelSeccompRefusesNamespaces: as a restricted pod's user (not
+// root, no capability, no_new_privs), under a seccomp filter refusing new
+// namespaces and mounts (as a container runtime's default profile does),
+// the level is reduced, by the reduced sandbox: require full refuses,
+// require reduced runs the command with the reduced protections.
+func TestLevelSeccompRefusesNamespaces(t *testing.T) {
+	if os.Getenv("TOOLGATE_TEST_INNER") != t.Name() {
+		asPodUser(t)
+		return
+	}
+	if os.Getuid() != 65532 || !zeroCaps("CapBnd") || !zeroCaps("CapEff") {
+		t.Fatalf("uid %d, bounding set %s, effective %s: not run as a restricted pod's user", os.Getuid(), statusField("CapBnd"), statusField("CapEff"))
+	}
+	// The runtime default's refusals that matter here, on every thread.
+	eperm := unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	rules := []rule{{name: "clone3", action: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		{"clone", []cond{{0, opBitsAny, nsFlags}}, eperm}}
+	for _, n := range []string{"unshare", "setns", "mount", "umount2", "pivot_root", "mount_setattr", "open_tree", "move_mount", "fsopen"} {
+		rules = append(rules, rule{name: n, action: eperm})
+	}
+	insts, err := assemble(rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seccompLoad(raw, unix.SECCOMP_FILTER_FLAG_TSYNC); err != nil {
+		t.Fatal(err)
+	}
+	checkReducedLevel(t)
+}
+
+// checkReducedLevel checks, where namespaces cannot be made, that the
+// default chain's level is reduced, by the reduced sandbox, that require
+// full refuses a command naming what is missing and require reduced runs
+// it with the reduced protections; it returns the level.
+func checkReducedLevel(t *testing.T) Level {
+	t.Helper()
 	ctx := context.Background()
-	g := &Leveled{Backend: NewChain(&Native{}, &Bwrap{}), Require: LevelReduced}
-	l := g.Level(ctx)
-	if l.Level != LevelNone || len(l.Missing) != 1 || !strings.Contains(l.Missing[0], "mounting /proc") ||
-		!strings.Contains(l.Missing[0], "bwrap could not set up the sandbox") || len(l.Remedies) != 1 || !strings.Contains(l.Remedies[0], "procMount: Unmasked") {
-		t.Fatalf("level %+v, want none: /proc, and the chart value", l)
+	chain := Default()
+	full := &Leveled{Backend: chain}
+	l := full.Level(ctx)
+	if l.Level != LevelReduced || l.Backend != "reduced" || !slices.Contains(l.Missing, "mount namespace") || slices.Contains(l.Missing, "landlock") ||
+		!slices.ContainsFunc(l.Remedies, func(s string) bool { return strings.Contains(s, "sandbox.mode=userns") }) {
+		t.Fatalf("level %+v, want reduced by the reduced sandbox, the namespaces missing", l)
 	}
-	if _, err := g.Run(ctx, Spec{Shell: "echo ran", Root: t.TempDir()}); !errors.Is(err, ErrBelowRequired) {
-		t.Fatalf("require reduced: %v, want ErrBelowRequired", err)
+	ws := t.TempDir()
+	_, err := full.Run(ctx, Spec{Shell: "echo ran > ran", Root: ws})
+	if !errors.Is(err, ErrBelowRequired) || !strings.Contains(err.Error(), "mount namespace") || !strings.Contains(err.Error(), "sandbox.mode=userns") {
+		t.Fatalf("require full: %v, want ErrBelowRequired naming the mount namespace and the chart value", err)
 	}
+	if _, err := os.Stat(ws + "/ran"); err == nil {
+		t.Fatal("require full: the command ran")
+	}
+	reduced := &Leveled{Backend: chain, Require: LevelReduced}
+	o, err := reduced.Run(ctx, Spec{Shell: "echo ran; readlink /proc/self/ns/mnt", Root: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := os.Readlink("/proc/self/ns/mnt")
+	p := o.Protections
+	if o.Backend != "reduced" || string(o.Stdout) != "ran\n"+own+"\n" || len(p.Namespaces) != 0 || !strings.HasPrefix(p.Landlock, "v") ||
+		!p.Seccomp || !p.NoNewPrivs || p.Capabilities != "none" || len(p.Rlimits) == 0 || len(o.Skipped) != 2 {
+		t.Fatalf("require reduced: %+v %q, want it run by the reduced sandbox with its protections", o, o.Stdout)
+	}
+	return l
 }
 
 // TestGateBeforeExec: where Landlock answers ENOSYS (as under gVisor;

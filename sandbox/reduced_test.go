@@ -107,7 +107,8 @@ func TestReducedFiles(t *testing.T) {
 // TestReducedPtrace: a reduced command cannot attach to the server with
 // ptrace (the filter refuses it, reported; Landlock would too), nor leave
 // its session to outlive the command; a background process is killed when
-// the command ends.
+// the command ends (were it not, Run would wait for it for ever: the
+// seccomp supervisor waits for the filter's last process).
 func TestReducedPtrace(t *testing.T) {
 	o := runReduced(t, Spec{Root: t.TempDir(), Shell: fmt.Sprintf(`
 		python3 -c 'import ctypes, sys
@@ -115,7 +116,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 r = libc.ptrace(16, %d, 0, 0)
 print("attach", r, ctypes.get_errno())'
 		setsid sleep 1 && echo "setsid ran"
-		sleep 300 & echo "background $!"`, os.Getpid())})
+		sleep infinity >/dev/null 2>&1 & echo "background $!"`, os.Getpid())})
 	out := string(o.Stdout)
 	if !strings.Contains(out, "attach -1 1\n") || strings.Contains(out, "setsid ran") {
 		t.Fatalf("want ptrace refused (EPERM) and setsid refused:\n%s%s", out, o.Stderr)
@@ -203,4 +204,11 @@ func TestReducedNetwork(t *testing.T) {
 	if len(dialed) != 1 || o.Protections.Network != "proxy" || !slices.Contains(o.Blocked, "socket(AF_INET, SOCK_DGRAM)") {
 		t.Errorf("proxy network: %d dials, %+v, blocked %v", len(dialed), o.Protections, o.Blocked)
 	}
+}
+
+// TestReducedAsPodUser: the confinement tests again as a restricted pod's
+// user (65532, no capability, no_new_privs): the server is then a process
+// of the command's own user.
+func TestReducedAsPodUser(t *testing.T) {
+	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork")
 }
