@@ -25,8 +25,10 @@ type toolsets struct {
 	tools  []tool.Tool
 	roots  *fs.Roots
 	native *sandbox.Native
-	net    *network
-	procs  *exec.Processes
+	// reduced is the sandbox without namespaces, last in the chain.
+	reduced *sandbox.Reduced
+	net     *network
+	procs   *exec.Processes
 	// level is the sandbox's measured level (nil: not measured yet), and
 	// withheld names the command tools not offered, and why (empty when
 	// they are offered).
@@ -40,6 +42,9 @@ func (t *toolsets) Close() error {
 	}
 	if t.native != nil {
 		t.native.Close()
+	}
+	if t.reduced != nil {
+		t.reduced.Close()
 	}
 	t.net.Close()
 	if t.roots == nil { // a remote backend's: no folder here
@@ -115,7 +120,10 @@ func builtinTools(c *common) (*toolsets, error) {
 	// (sandbox.require), measured, not assumed.
 	leveled := c.leveled
 	if leveled == nil {
-		leveled = &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: c.require}
+		// Where no namespace may be made (a restricted pod), the reduced
+		// sandbox: Landlock, seccomp and rlimits, level reduced.
+		sets.reduced = &sandbox.Reduced{Executable: sandboxHelper()}
+		leveled = &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}, sets.reduced), Require: c.require}
 	}
 	cmds, err := exec.Tools(exec.Options{Root: roots.Dirs()[0], Backend: leveled, Egress: sets.net.proxy,
 		Protect: ownPaths(c), AllowCI: c.allowCI, MeterProvider: c.meter, Processes: sets.procs, Rules: c.lineRules})

@@ -91,7 +91,9 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte,
 	native := &sandbox.Native{Prestart: true, Executable: sandboxHelper()}
 	native.Warm()
 	defer native.Close()
-	leveled := &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}), Require: require}
+	reduced := &sandbox.Reduced{Executable: sandboxHelper()}
+	defer reduced.Close()
+	leveled := &sandbox.Leveled{Backend: sandbox.NewChain(native, &sandbox.Bwrap{}, reduced), Require: require}
 	level := leveled.Level(ctx)
 	fmt.Fprintf(s.err, "toolgate: runner sandbox level %s (require %s)%s\n", level.Level, require, levelDetail(level))
 	ready := func(context.Context) (map[string]any, error) {
