@@ -419,12 +419,6 @@ func describeCall(req seccompNotif) string {
 	switch name {
 	case "socket":
 		if f, ok := familyNames[req.Args[0]]; ok {
-			if t := req.Args[1] & 0xf; (f == "AF_INET" || f == "AF_INET6") && t != unix.SOCK_STREAM {
-				if t == unix.SOCK_DGRAM {
-					return "socket(" + f + ", SOCK_DGRAM)"
-				}
-				return fmt.Sprintf("socket(%s, type %d)", f, t)
-			}
 			return "socket(" + f + ")"
 		}
 		return fmt.Sprintf("socket(family %d)", req.Args[0])
