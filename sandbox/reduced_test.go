@@ -5,6 +5,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -48,6 +49,16 @@ func TestReducedProtections(t *testing.T) {
 	}
 	if l := Classify(p); l.Level != LevelReduced || !slices.Contains(l.Missing, "user namespace") || slices.Contains(l.Missing, "landlock") {
 		t.Fatalf("level %+v, want reduced missing the namespaces only", l)
+	}
+	// A command that requires full is refused once the sandbox is
+	// measured, before it execs.
+	ws := t.TempDir()
+	_, err := (&Reduced{}).Run(context.Background(), Spec{Shell: "touch ran", Root: ws, Require: LevelFull})
+	if l, ok := LevelOf(err); !errors.Is(err, ErrBelowRequired) || !ok || l.Level != LevelReduced || l.Backend != "reduced" {
+		t.Fatalf("require full: %v (%+v), want ErrBelowRequired at reduced", err, l)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran")); err == nil {
+		t.Fatal("require full: the command ran")
 	}
 }
 
