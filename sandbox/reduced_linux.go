@@ -277,7 +277,7 @@ func reducedSetup(cfg *initConfig) (initReply, []int, error) {
 	// RLIMIT_NPROC counts every process of this user: the server's too.
 	lim := cfg.Limits
 	lim.Processes += userTasks(os.Getuid())
-	rl, err := setRlimits(lim, cfg.MemoryRlimit)
+	rl, err := setRlimits(lim, cfg.MemoryRlimit, !cfg.CPUByCgroup)
 	if err != nil {
 		return r, nil, err
 	}
