@@ -144,6 +144,13 @@ func TestProcessQuickExitIsOneCall(t *testing.T) {
 	if len(a.ID) < 2+20 { // 100 random bits in base32
 		t.Fatalf("id %q is short", a.ID)
 	}
+	// The output is a text block of its own, the very string of the
+	// structured output (what checks a result reads it once), between the
+	// state line and what follows.
+	res := e.ok(t, "s1", ReadProcess, map[string]any{"id": a.ID})
+	if len(res.Content) != 2 || res.Content[1].Text != answerOf(t, res).Output || !strings.HasPrefix(res.Content[0].Text, "exited (exited, exit code 3); cursor 7") {
+		t.Fatalf("read's blocks %+v", res.Content)
+	}
 }
 
 func TestProcessDevServerSharedWithOwnerOnly(t *testing.T) {

@@ -547,7 +547,9 @@ func asksPassword(out output) bool {
 	return passwordPrompt.MatchString(text)
 }
 
-// answer renders a process answer.
+// answer renders a process answer: a line of its state, the output as a
+// block of its own (the same string as the structured output's, so that
+// what checks a result reads it once), and a block of what follows.
 func (s *set) answer(a ProcessAnswer, progress bool) tool.Result {
 	var b strings.Builder
 	if a.ID != "" {
@@ -570,15 +572,14 @@ func (s *set) answer(a ProcessAnswer, progress bool) tool.Result {
 	if a.More {
 		b.WriteString("; more output: read again from the cursor")
 	}
-	b.WriteString("\n")
 	if a.Output == "" {
-		b.WriteString("(no new output)\n")
-	} else {
-		b.WriteString(a.Output)
-		if !strings.HasSuffix(a.Output, "\n") {
-			b.WriteString("\n")
-		}
+		b.WriteString("\n(no new output)")
 	}
+	content := []tool.Content{tool.TextContent(b.String())}
+	if a.Output != "" {
+		content = append(content, tool.TextContent(a.Output))
+	}
+	b.Reset()
 	if a.Withheld != "" {
 		b.WriteString("its output cannot be read from this replica: " + a.Withheld + "\n")
 	}
@@ -588,7 +589,10 @@ func (s *set) answer(a ProcessAnswer, progress bool) tool.Result {
 	if a.PasswordPrompt {
 		b.WriteString("the process asks for a password: do not type one; ask the user to enter it, or stop the process\n")
 	}
-	r := tool.Result{Content: []tool.Content{tool.TextContent(b.String())}, Structured: a}
+	if b.Len() > 0 {
+		content = append(content, tool.TextContent(b.String()))
+	}
+	r := tool.Result{Content: content, Structured: a}
 	if progress {
 		r.SetMeta(tool.MetaProgress, true)
 	}
