@@ -236,6 +236,10 @@ func TestIsCompact(t *testing.T) {
 		" {}":                         false,
 		"{}\r":                        false,
 		`"\u0020"`:                    true,
+		`["\\\" ", 1]`:                false,
+		`["\\\" ",1]`:                 true,
+		`"a \\\\" `:                   false,
+		`"open  `:                     true,
 		``:                            true,
 	} {
 		if got := isCompact([]byte(text)); got != want {

@@ -2068,19 +2068,28 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 }
 
 // PATCH(toolgate): isCompact reports whether the JSON text data has no white
-// space outside its strings (patch 9).
+// space outside its strings (patch 9). A string's closing quote is the next
+// one after an even number of backslashes, found with bytes.IndexByte.
 func isCompact(data []byte) bool {
-	in, esc := false, false
-	for _, c := range data {
-		switch {
-		case esc:
-			esc = false
-		case in:
-			esc, in = c == '\\', c != '"'
-		case c == '"':
-			in = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
 			return false
+		case '"':
+			for {
+				j := bytes.IndexByte(data[i+1:], '"')
+				if j < 0 {
+					return true // an unterminated string: no white space outside it
+				}
+				i += 1 + j
+				k := 0 // backslashes right before the quote; the opening quote stops the count
+				for data[i-1-k] == '\\' {
+					k++
+				}
+				if k%2 == 0 {
+					break
+				}
+			}
 		}
 	}
 	return true
