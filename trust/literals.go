@@ -1,6 +1,9 @@
 package trust
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // literals finds which of a fixed set of strings occur in a text, in one
 // pass over its bytes (Aho-Corasick, as a table over byte classes). The
@@ -131,65 +134,99 @@ func (l *literals) build() {
 // that occurs in text with its ASCII letters lowered (the literals are in
 // lower case).
 func (l *literals) scan(text string, found []uint64) {
-	seen := make([]uint64, l.stateWords())
+	seen := l.newEntered()
 	l.scanFrom(0, text, seen)
 	l.collect(seen, found)
 }
 
+// entered is the set of states scans entered (see scanFrom): a bit per
+// state, and for a long text a byte per state, a store per byte where a
+// bit needs a read and a write, which the scan moves into the bits when it
+// ends.
+type entered struct {
+	bits  []uint64
+	bytes []byte
+}
+
+// newEntered returns an empty set of l's states.
+func (l *literals) newEntered() *entered {
+	return &entered{bits: make([]uint64, (len(l.outAt)-1+63)/64)}
+}
+
 // scanFrom runs the automaton over text from state st, the state a scan of
-// what came before it ended in, marks in seen (a bit per state) each state
-// it enters, and returns the state it ends in: a text scanned in pieces
-// enters the states a scan of it whole enters, as far as the literals
-// found tell (collect turns the states into literals). A byte costs a step
-// and a bit, whatever ends there.
+// what came before it ended in, marks in seen each state it enters, and
+// returns the state it ends in: a text scanned in pieces enters the states
+// a scan of it whole enters, as far as the literals found tell (collect
+// turns the states into literals). A byte costs a step and a mark,
+// whatever ends there.
 //
 // A step waits for the one before (the next state is read from the table
-// at the state), so a long text is read as two halves at once: the second
-// from the root, starting as many bytes before its half as a literal may
-// span, so that it sees every literal that ends in its half, and ends in
-// the state a scan of the whole would (the longest suffix of the text that
-// begins a literal, shorter than that).
-func (l *literals) scanFrom(st int, text string, seen []uint64) int {
+// at the state), so a long text is read as four quarters at once: each
+// from the root but the first, starting as many bytes before its quarter
+// as a literal may span, so that it sees every literal that ends in its
+// quarter, and the last ends in the state a scan of the whole would (the
+// longest suffix of the text that begins a literal, shorter than that).
+func (l *literals) scanFrom(st int, text string, seen *entered) int {
 	next, class, width := l.next, &l.class, l.width
-	if len(text) < 8*l.long {
+	if len(text) < 16*l.long {
+		bits := seen.bits
 		for i := 0; i < len(text); i++ {
 			st = int(next[st*width+int(class[text[i]])])
-			seen[st>>6] |= 1 << (st & 63)
+			bits[st>>6] |= 1 << (st & 63)
 		}
 		return st
 	}
-	half := len(text) / 2
-	a, b := text[:half], text[half-l.long:]
-	st2 := 0
+	if seen.bytes == nil {
+		seen.bytes = make([]byte, len(seen.bits)*64)
+	}
+	m := seen.bytes
+	q := len(text) / 4
+	a, b, c, d := text[:q], text[q-l.long:2*q], text[2*q-l.long:3*q], text[3*q-l.long:]
+	s2, s3, s4 := 0, 0, 0
 	for i := 0; i < len(a); i++ {
 		st = int(next[st*width+int(class[a[i]])])
-		st2 = int(next[st2*width+int(class[b[i]])])
-		seen[st>>6] |= 1 << (st & 63)
-		seen[st2>>6] |= 1 << (st2 & 63)
+		s2 = int(next[s2*width+int(class[b[i]])])
+		s3 = int(next[s3*width+int(class[c[i]])])
+		s4 = int(next[s4*width+int(class[d[i]])])
+		m[st], m[s2], m[s3], m[s4] = 1, 1, 1, 1
 	}
 	for i := len(a); i < len(b); i++ {
-		st2 = int(next[st2*width+int(class[b[i]])])
-		seen[st2>>6] |= 1 << (st2 & 63)
+		s2 = int(next[s2*width+int(class[b[i]])])
+		s3 = int(next[s3*width+int(class[c[i]])])
+		s4 = int(next[s4*width+int(class[d[i]])])
+		m[s2], m[s3], m[s4] = 1, 1, 1
 	}
-	return st2
+	for i := len(b); i < len(d); i++ {
+		s4 = int(next[s4*width+int(class[d[i]])])
+		m[s4] = 1
+	}
+	for w := 0; w+8 <= len(m); w += 8 {
+		if binary.LittleEndian.Uint64(m[w:]) == 0 {
+			continue
+		}
+		for j := w; j < w+8; j++ {
+			if m[j] != 0 {
+				seen.bits[j>>6] |= 1 << (j & 63)
+				m[j] = 0
+			}
+		}
+	}
+	return s4
 }
 
 // collect sets in found the literals that end in the states marked in
 // seen, and clears seen.
-func (l *literals) collect(seen, found []uint64) {
-	for w, set := range seen {
+func (l *literals) collect(seen *entered, found []uint64) {
+	for w, set := range seen.bits {
 		for ; set != 0; set &= set - 1 {
 			st := w*64 + bits.TrailingZeros64(set)
 			for _, id := range l.out[l.outAt[st]:l.outAt[st+1]] {
 				found[id>>6] |= 1 << (id & 63)
 			}
 		}
-		seen[w] = 0
+		seen.bits[w] = 0
 	}
 }
-
-// stateWords is the size of a seen set, in uint64s.
-func (l *literals) stateWords() int { return (len(l.outAt) - 1 + 63) / 64 }
 
 // words is the size of a found set, in uint64s.
 func (l *literals) words() int { return (len(l.ids) + 63) / 64 }

@@ -65,7 +65,7 @@ func TestLiteralsScan(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := "abcdehils :|<>[]/-\t\n"
-	for range 300 { // some longer than 8 literals: read as two halves
+	for range 300 { // some longer than 16 literals: read as four quarters
 		var b strings.Builder
 		for range rng.IntN(400) {
 			b.WriteByte(alphabet[rng.IntN(len(alphabet))])
@@ -90,7 +90,7 @@ func TestLiteralsScan(t *testing.T) {
 			for i := range len(text) {
 				st = int(l.next[st*l.width+int(l.class[text[i]])])
 			}
-			if got := l.scanFrom(0, text, make([]uint64, l.stateWords())); got != st {
+			if got := l.scanFrom(0, text, l.newEntered()); got != st {
 				t.Errorf("set %q, text %q: scan ends in state %d, a byte at a time in %d", set, text, got, st)
 			}
 		}

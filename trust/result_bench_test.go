@@ -94,6 +94,9 @@ func readFileText(b *testing.B, file string) string {
 		for whole.Len() < 1<<20 {
 			for _, glob := range []string{"../docs/*.md", "../engine/*.go"} {
 				files, _ := filepath.Glob(glob)
+				if len(files) == 0 {
+					b.Fatalf("no %s: run in the package's folder", glob)
+				}
 				for _, f := range files {
 					if filepath.Base(f) == "trust.md" {
 						continue
@@ -125,6 +128,7 @@ func BenchmarkCheckString(b *testing.B) {
 		checkString(text) // the index and the patterns are built once per process
 		b.Run(file, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))
+			defer benchcpu.Report(b)()
 			for b.Loop() {
 				if hits := checkString(text); len(hits) > 0 {
 					b.Fatal(hits)

@@ -124,12 +124,16 @@ func TestLiteralsInPieces(t *testing.T) {
 	for _, s := range texts {
 		whole := make([]uint64, x.lits.words())
 		x.lits.scan(s, whole)
-		for range 5 {
+		for n := range 6 {
 			pieces := make([]uint64, x.lits.words())
 			st, at := 0, 0
+			most := 64 // short pieces, and long ones read as quarters
+			if n%2 == 1 {
+				most = 4096
+			}
 			for at < len(s) {
-				end := at + 1 + rng.IntN(min(len(s)-at, 64))
-				seen := make([]uint64, x.lits.stateWords())
+				end := at + 1 + rng.IntN(min(len(s)-at, most))
+				seen := x.lits.newEntered()
 				st = x.lits.scanFrom(st, s[at:end], seen)
 				x.lits.collect(seen, pieces)
 				at = end
@@ -301,7 +305,8 @@ func resultFoldReference(s string) string {
 func TestResultFoldBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 13))
 	pieces := []string{"a", "Z", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", "\x1c", "\u0085", "\u00a0", "\u2028", "\u3000",
-		"\u200b", "\u2066", "\ufeff", "ﬁ", "Ａ", "é", "e\u0301", "\xff", "\xe2\x80", "\U000E0041", "x:"}
+		"\u200b", "\u2066", "\ufeff", "ﬁ", "Ａ", "é", "e\u0301", "\xff", "\xe2\x80", "\U000E0041", "x:",
+		"plain words, eight at a time", " two  spaces in words ", "a b c d e f g h i j k"}
 	for range 3000 {
 		var b strings.Builder
 		for range r.IntN(30) {

@@ -157,7 +157,7 @@ type readSentence struct {
 	text  string
 	ascii bool
 	found []uint64
-	seen  []uint64 // the automaton's states entered (literals.scanFrom)
+	seen  *entered // the automaton's states entered (literals.scanFrom)
 	met   []uint64 // the cues whose need it meets
 	may   []uint64 // those that may hold (their prefilters too)
 	// The text in lower case, and after a blank (for anchors), made when
@@ -183,7 +183,7 @@ func (x *resultIndex) reset(s *readSentence, text string) {
 	s.lower, s.padded = "", ""
 	if s.found == nil {
 		s.found = make([]uint64, x.lits.words())
-		s.seen = make([]uint64, x.lits.stateWords())
+		s.seen = x.lits.newEntered()
 	}
 	clear(s.found)
 }
@@ -562,11 +562,19 @@ func resultFold(s string) string {
 	if folded(s) {
 		return s
 	}
-	s = norm.NFKC.String(strings.ToValidUTF8(s, "\uFFFD"))
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = norm.NFKC.String(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	blank := false
 	for i := 0; i < len(s); {
+		if j := plainWords(s, i, blank); j > i { // copied as they are
+			b.WriteString(s[i:j])
+			i, blank = j, s[j-1] == ' '
+			continue
+		}
 		if c := s[i]; c < utf8.RuneSelf { // ASCII: no invisible character
 			i++
 			switch c {
@@ -642,6 +650,27 @@ func folded(s string) bool {
 	return true
 }
 
+// plainWords returns the end of the words of eight bytes from i that
+// resultFold leaves as they are (see folded), after a space or not; i when
+// there are none.
+func plainWords(s string, i int, afterSpace bool) int {
+	const (
+		ones   = 0x0101010101010101
+		high   = 0x8080808080808080
+		spaces = 0x2020202020202020
+	)
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s[i:])
+		sp := w ^ spaces
+		sp = (sp - ones) &^ sp & high
+		if ((w-spaces)|w)&high != 0 || sp&(sp<<8) != 0 || afterSpace && s[i] == ' ' {
+			break
+		}
+		afterSpace = s[i+7] == ' '
+	}
+	return i
+}
+
 // foldedByte reports whether c, after a space or not, is as resultFold
 // leaves it.
 func foldedByte(c byte, afterSpace bool) bool {
@@ -662,6 +691,10 @@ func splitSentences(text string) []string {
 	var out []string
 	last := 0
 	for i := 0; i < len(text); {
+		if !breakStarts[text[i]] {
+			i++
+			continue
+		}
 		end := sentenceBreak(text, i)
 		if end < 0 {
 			i++ // breaks start at ASCII bytes, never inside a character
@@ -676,6 +709,9 @@ func splitSentences(text string) []string {
 	}
 	return out
 }
+
+// breakStarts are the bytes a sentence break starts with.
+var breakStarts = [256]bool{'.': true, '!': true, '?': true, '\n': true, '"': true, '\'': true}
 
 // sentenceBreak returns the end of the break that starts at i, or -1.
 func sentenceBreak(text string, i int) int {
