@@ -72,6 +72,7 @@ type Sandboxes struct {
 	flights map[string]*flight
 	touched map[string]time.Time
 	closed  bool
+	events  func(tool.Call, ProcessEvent)
 }
 
 // conn is this replica's MCP session with one sandbox.
@@ -203,6 +204,7 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			res = tool.ErrorResult(tool.AsError(err))
 		}
 		broke := at.failedNow() || res.Error != nil && res.Error.Type == tool.Unavailable && strings.HasPrefix(res.Error.Message, "upstream MCP server")
+		res = s.tell(call, res)
 		if !broke || ctx.Err() != nil {
 			if ctx.Err() != nil && broke {
 				s.drop(c)
@@ -222,6 +224,65 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			WithDetail("sandbox", id)
 		return mark(tool.ErrorResult(e), id, m), nil
 	}
+}
+
+// MetaProcessEvents is the Result.Meta key under which a sandbox's
+// runner sends the events of its processes (start, write, stop, end,
+// ProcessEvent) since its last result: the runner writes no audit log,
+// the gateway does (OnProcessEvent).
+const MetaProcessEvents = "toolgate/process_events"
+
+// ProcessEvent is one event of a process in a sandbox, as its runner sends
+// it. Kind "dropped" counts, in Bytes, the events the runner could not
+// keep until a result carried them.
+type ProcessEvent struct {
+	Kind    string `json:"kind"`
+	ID      string `json:"id,omitempty"`
+	Command string `json:"command,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Bytes   int    `json:"bytes,omitempty"`
+}
+
+// OnProcessEvent sets the function told of each event of a process in a
+// sandbox, with the call whose result carried it (its principal and
+// conversation are the sandbox's): the audit log's. The runner keeps them
+// until the sandbox's next result, so an event after its last call is told
+// at the next one. Nil: none.
+func (s *Sandboxes) OnProcessEvent(fn func(tool.Call, ProcessEvent)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = fn
+}
+
+// tell hands the process events res carries to OnProcessEvent's function
+// and takes them out of res.
+func (s *Sandboxes) tell(call tool.Call, res tool.Result) tool.Result {
+	raw, ok := res.Meta[MetaProcessEvents]
+	if !ok {
+		return res
+	}
+	meta := make(map[string]any, len(res.Meta))
+	for k, v := range res.Meta {
+		if k != MetaProcessEvents {
+			meta[k] = v
+		}
+	}
+	res.Meta = meta
+	s.mu.Lock()
+	fn := s.events
+	s.mu.Unlock()
+	if fn == nil {
+		return res
+	}
+	var evs []ProcessEvent
+	if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &evs) == nil {
+		for _, ev := range evs {
+			fn(call, ev)
+		}
+	} else {
+		s.log.Warn("a sandbox sent process events that do not decode", "sandbox", ID(call.Principal, call.Session))
+	}
+	return res
 }
 
 // mark sets meta["toolgate/sandbox"] and, when the sandbox was made anew,

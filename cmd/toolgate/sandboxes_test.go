@@ -60,8 +60,14 @@ state:
 // policy pol.
 func gatewayReplicas(t *testing.T, pol string) []string {
 	t.Helper()
+	return gatewayReplicasIn(t, pol, t.TempDir())
+}
+
+// gatewayReplicasIn is gatewayReplicas writing the audit logs DIR/a.jsonl
+// and DIR/b.jsonl.
+func gatewayReplicasIn(t *testing.T, pol, dir string) []string {
+	t.Helper()
 	t.Setenv("TEST_RUNNER_SECRET", runnerSecret)
-	dir := t.TempDir()
 	var out []string
 	for _, name := range []string{"a", "b"} {
 		t.Setenv("TOOLGATE_REPLICA", "replica-"+name)
@@ -290,5 +296,90 @@ func TestRemoteSandboxApprovals(t *testing.T) {
 	res := toolgate(t, dir, "", "serve", "--root", dir, "--policy", pol)
 	if res.code != 2 || !strings.Contains(res.stderr, "sandbox.backend runner") {
 		t.Errorf("serve --root with backend runner: exit %d, %s", res.code, res.stderr)
+	}
+}
+
+// TestRemoteSandboxNotCarried: what a remote sandbox is not given is
+// refused, never run with less than the policy says: a policy whose allow
+// rules let commands write a CI definition, or reach a domain (rules or
+// --allow-domain), is refused at start naming it and what to do (unless
+// sandbox.commands is false); a line written to a shell in a sandbox is
+// refused (the runner has no policy to judge it by), while a write to
+// another program goes through.
+func TestRemoteSandboxNotCarried(t *testing.T) {
+	base, _ := startRunner(t, filepath.Join(t.TempDir(), "sandboxes"))
+	t.Setenv("TEST_RUNNER_SECRET", runnerSecret)
+	srv := redistest.Start(t)
+	dir := workspace(t)
+	withAllow := func(rule, extra string) string {
+		file := remotePolicy(t, base, srv, extra)
+		b, _ := os.ReadFile(file)
+		pol := strings.Replace(string(b), "list_directory]", "list_directory, \""+rule+"\"]", 1)
+		if err := os.WriteFile(file, []byte(pol), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	for _, c := range []struct{ name, rule, extra, want string }{
+		{"ci", "Edit(.github/workflows/**)", "", ".github/workflows"},
+		{"domain", "WebFetch(domain:example.com)", "", "example.com"},
+	} {
+		res := toolgate(t, dir, "", "call", "list_directory", `{"path": "."}`, "--policy", withAllow(c.rule, c.extra), "--yes")
+		if res.code != 2 || !strings.Contains(res.stderr, c.want) || !strings.Contains(res.stderr, "sandbox.commands: false") {
+			t.Errorf("%s: exit %d, %s", c.name, res.code, res.stderr)
+		}
+		if out := parseCall(t, toolgate(t, dir, "", "call", "list_directory", `{"path": "."}`, "--policy", withAllow(c.rule, "  commands: false"), "--yes")); out.Error != nil {
+			t.Errorf("%s with sandbox.commands false: %+v", c.name, out.Error)
+		}
+	}
+	res := toolgate(t, dir, "", "call", "list_directory", `{"path": "."}`, "--policy", remotePolicy(t, base, srv, ""), "--yes", "--allow-domain", "example.org")
+	if res.code != 2 || !strings.Contains(res.stderr, "example.org") {
+		t.Errorf("--allow-domain: exit %d, %s", res.code, res.stderr)
+	}
+
+	audits := t.TempDir()
+	a := as(t, gatewayReplicasIn(t, withAllow("write_process", ""), audits)[0], aliceKey)
+	id := regexp.MustCompile(`p-\w+`)
+	r := callIn(t, a, "lines", "start_process", map[string]any{"argv": []string{"bash"}, "stdin": "open", "yield_ms": 0})
+	if r.isError || id.FindString(r.text) == "" {
+		t.Fatalf("start_process bash: %+v", r)
+	}
+	r = callIn(t, a, "lines", "write_process", map[string]any{"id": id.FindString(r.text), "text": "echo hi\n"})
+	if r.errType != "permission_denied" || !strings.Contains(r.text, "execute_command") {
+		t.Errorf("a line to a shell in a sandbox: %+v", r)
+	}
+	r = callIn(t, a, "lines", "start_process", map[string]any{"argv": []string{"cat"}, "stdin": "open", "yield_ms": 0})
+	if r.isError {
+		t.Fatalf("start_process cat: %+v", r)
+	}
+	cat := id.FindString(r.text)
+	if r = callIn(t, a, "lines", "write_process", map[string]any{"id": cat, "text": "echo hi\n", "wait_ms": 2000}); r.isError || !strings.Contains(r.text, "echo hi") {
+		t.Errorf("a write to cat in a sandbox: %+v", r)
+	}
+
+	// The processes' events reach the gateway's audit log, as the
+	// sandbox's principal and conversation: cat's start and write at
+	// once, its end (after stop_process) with a later call.
+	if r = callIn(t, a, "lines", "stop_process", map[string]any{"id": cat}); r.isError {
+		t.Fatalf("stop_process: %+v", r)
+	}
+	want := []string{`"tool":"process:` + cat + `","arguments":{"bytes":0,"command":"cat"}`, `"outcome":"start"`,
+		`"tool":"process:` + cat + `","arguments":{"bytes":8,`, `"outcome":"write"`, `"outcome":"end"`}
+	var log string
+	for range 100 { // the end is told with the sandbox's next result
+		callIn(t, a, "lines", "list_directory", map[string]any{"path": "."})
+		b, _ := os.ReadFile(filepath.Join(audits, "a.jsonl"))
+		if log = string(b); strings.Contains(log, `"tool":"process:`+cat+`"`) && strings.Contains(log, `"outcome":"end"`) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, w := range want {
+		if !strings.Contains(log, w) {
+			t.Errorf("the audit log has no %s:\n%s", w, log)
+		}
+	}
+	if !strings.Contains(log, `"session":"conversation:lines","principal":"alice"`) {
+		t.Errorf("the process records are not the sandbox's principal and conversation:\n%s", log)
 	}
 }

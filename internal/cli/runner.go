@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +23,9 @@ import (
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandbox"
+	"github.com/toolgate/toolgate/sandboxes"
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/toolsets/exec"
 )
 
 func newRunnerCmd(s *streams) *cobra.Command {
@@ -126,7 +129,7 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte,
 // calls them governs.
 func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled, logger *slog.Logger, loopback bool) (http.Handler, io.Closer, error) {
 	sets, err := builtinTools(&common{roots: []string{ws}, native: native, leveled: leveled, noWeb: true,
-		processDir: filepath.Join(stateDir(), "processes", "runner", id)})
+		processDir: filepath.Join(stateDir(), "processes", "runner", id), lineRules: unjudgedLines})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,7 +138,13 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 		sets.Close()
 		return nil, nil, err
 	}
-	eng := engine.New(engine.Options{Registry: reg, Policy: ungoverned(), Logger: logger,
+	// The processes' starts, writes, stops and ends go back with the
+	// sandbox's next result, for the gateway's audit log.
+	events := &pendingEvents{}
+	if sets.procs != nil {
+		sets.procs.OnEvent(events.add)
+	}
+	eng := engine.New(engine.Options{Registry: reg, Policy: ungoverned(), Logger: logger, ResultChecker: events,
 		MaxResultBytes: -1,        // the gateway's budget applies, to the whole result
 		Timeout:        time.Hour, // the gateway's timeout applies; cancellation crosses MCP
 	})
@@ -149,6 +158,53 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 	// the same caller, so that a process started through one is read
 	// through another; no session of the runner ends a process.
 	return srv.Handler(mcpserver.HTTPOptions{Loopback: loopback, Stateless: true}), closers{srv.Close, sets.Close}, nil
+}
+
+// pendingEvents keeps a sandbox's process events until its next result
+// carries them (meta sandboxes.MetaProcessEvents): the runner writes no
+// audit log, the gateway that governs the sandbox does. At most
+// maxPendingEvents wait; past them the oldest are dropped and counted.
+type pendingEvents struct {
+	mu      sync.Mutex
+	evs     []sandboxes.ProcessEvent
+	dropped int
+}
+
+const maxPendingEvents = 1000
+
+func (p *pendingEvents) add(ev exec.ProcessEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.evs) == maxPendingEvents {
+		p.evs, p.dropped = p.evs[1:], p.dropped+1
+	}
+	p.evs = append(p.evs, sandboxes.ProcessEvent{Kind: ev.Kind, ID: ev.ID, Command: ev.Command, Reason: ev.Reason, Bytes: ev.Bytes})
+}
+
+// Check implements engine.ResultChecker: the events so far go with res.
+func (p *pendingEvents) Check(_ context.Context, _ tool.Definition, _ tool.Call, res tool.Result) tool.Result {
+	p.mu.Lock()
+	evs, dropped := p.evs, p.dropped
+	p.evs, p.dropped = nil, 0
+	p.mu.Unlock()
+	if dropped > 0 {
+		evs = append([]sandboxes.ProcessEvent{{Kind: "dropped", Bytes: dropped}}, evs...)
+	}
+	if len(evs) > 0 {
+		res.SetMeta(sandboxes.MetaProcessEvents, evs)
+	}
+	return res
+}
+
+// unjudgedLines refuses every line written to a shell or a REPL
+// (write_process) in a sandbox: the gateway's policy judges a command as a
+// call of execute_command, but the lines of a shell reach the runner after
+// the gateway judged only the write_process call, and the runner has no
+// policy to judge them by. Writes to other programs are not judged line by
+// line (as with the local backend) and go through.
+func unjudgedLines(tool.Definition, tool.Call) policy.Decision {
+	return policy.Decision{Effect: policy.Deny, Rule: "sandbox.backend",
+		Reason: "in a remote sandbox the lines written to a shell or a REPL are not judged by the gateway's policy; run each command with execute_command (or the code with run_code), which the policy judges, or use sandbox.backend: local"}
 }
 
 // approvedByGateway runs a tools/call whose request carries

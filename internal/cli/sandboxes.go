@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -64,6 +65,33 @@ func openSandboxes(pol *policy.Policy, rc *redis.Client, logger *slog.Logger) (*
 				}
 				return nil
 			}}})
+}
+
+// notCarried refuses a policy that lets commands do what the commands of
+// a remote sandbox cannot: the runner is not given the CI definitions the
+// policy's allow rules let commands write (its commands may write none),
+// nor the domains commands may reach (its commands reach no network). A
+// policy is never run with less than it says without the operator
+// choosing so. (The lines written to a shell or a REPL, which the runner
+// cannot judge by this policy, are refused by the runner: openSandbox.)
+func notCarried(pol *policy.Policy, domains []string) error {
+	if pol.Sandbox.CommandsOff() {
+		return nil
+	}
+	var ci []string
+	for _, p := range policy.CIPaths() {
+		if pol.AllowsChange(p.Pattern) {
+			ci = append(ci, p.Pattern)
+		}
+	}
+	b := pol.Sandbox.Backend
+	if len(ci) > 0 {
+		return usageErr("sandbox.backend %s: the policy's allow rules let commands write the CI definitions %s, and a remote sandbox is not given that allowance (its commands may write no CI definition); remove those allow rules (write_file and edit_file, judged here, then ask before changing one), set sandbox.commands: false, or use sandbox.backend: local", b, strings.Join(ci, ", "))
+	}
+	if len(domains) > 0 {
+		return usageErr("sandbox.backend %s: --allow-domain or the policy's allow rules let commands reach %s, and a remote sandbox is not given them (its commands reach no network); remove those domains (http_request, which runs here, reaches only what is allowed), set sandbox.commands: false, or use sandbox.backend: local", b, strings.Join(domains, ", "))
+	}
+	return nil
 }
 
 // sandboxDefinitions are the definitions of the tools a runner serves in

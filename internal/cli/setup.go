@@ -297,6 +297,10 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		// Path rules resolve against the sandbox's workspace; a result over
 		// the budget is cut with a preview, never spilled here.
 		pol.Roots = []string{pol.Sandbox.WorkspaceDir()}
+		if err := notCarried(pol, c.domains); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	if c.approver != nil && opts.Approver == nil {
 		a, closers, err := c.approver(pol, rc)
@@ -315,6 +319,12 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	s.procs = sets.procs
 	if log, ok := opts.Auditor.(*audit.Log); ok && sets.procs != nil {
 		sets.procs.OnEvent(processRecorder(log))
+	}
+	if log, ok := opts.Auditor.(*audit.Log); ok && s.sandboxes != nil {
+		rec := processRecorder(log)
+		s.sandboxes.OnProcessEvent(func(call tool.Call, ev sandboxes.ProcessEvent) {
+			rec(exec.ProcessEvent{Kind: ev.Kind, ID: ev.ID, Owner: call.Principal, Session: call.Session, Command: ev.Command, Reason: ev.Reason, Bytes: ev.Bytes})
+		})
 	}
 	if sets.procs != nil {
 		s.closers = append(s.closers, sets.procs.Close)
