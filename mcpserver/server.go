@@ -37,6 +37,11 @@ type Options struct {
 	MaxResourceBytes int
 	// NoPrompts leaves out the built-in prompts.
 	NoPrompts bool
+	// NoCallLog sends no notifications/message telling the session how
+	// each call ended (a runner's sandbox: the gateway calling it logs and
+	// audits its own calls, and the message would cost every call an
+	// event both ways).
+	NoCallLog bool
 
 	// MCP is the base of the go-sdk server options (CompletionHandler,
 	// SubscribeHandler, KeepAlive, …). The server sets its own

@@ -110,7 +110,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		return ir, nil // the client asks its user and calls again
 	}
 	s.annotate(ctx, call, res)
-	s.logCall(ctx, ss, call, res)
+	if !s.opts.NoCallLog {
+		s.logCall(ctx, ss, call, res)
+	}
 	if err := urlElicitation(ss, res.Error); err != nil {
 		return nil, err // the client offers its user the sign-in page, then calls again
 	}

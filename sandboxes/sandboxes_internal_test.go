@@ -34,13 +34,13 @@ var testSecret = []byte("sandboxes-test-secret-0123")
 // port, which a test can stop and start again, on the same or another
 // folder.
 type testRunner struct {
-	t    *testing.T
+	t    testing.TB
 	addr string
 	srv  *http.Server
 	r    *runner.Runner
 }
 
-func startTestRunner(t *testing.T, addr, dir string) *testRunner {
+func startTestRunner(t testing.TB, addr, dir string) *testRunner {
 	t.Helper()
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -59,7 +59,7 @@ func startTestRunner(t *testing.T, addr, dir string) *testRunner {
 			return nil, nil, err
 		}
 		eng := engine.New(engine.Options{Registry: reg, Policy: &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}, MaxResultBytes: -1})
-		srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Roots: roots.Dirs(), NoPrompts: true})
+		srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Roots: roots.Dirs(), NoPrompts: true, NoCallLog: true})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -117,7 +117,7 @@ func redisClient(t *testing.T) *redis.Client {
 }
 
 // tools forwards the file tools' definitions.
-func toolsOf(t *testing.T, s *Sandboxes) map[string]tool.Tool {
+func toolsOf(t testing.TB, s *Sandboxes) map[string]tool.Tool {
 	t.Helper()
 	roots, err := fs.OpenRoots(t.TempDir())
 	if err != nil {

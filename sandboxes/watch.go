@@ -3,9 +3,11 @@ package sandboxes
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"time"
 
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/tool"
@@ -85,7 +87,18 @@ func (w watched) RoundTrip(r *http.Request) (*http.Response, error) {
 			},
 		}))
 	}
+	var end func()
+	if r.Method == http.MethodPost {
+		r, end = lingering(r)
+	}
 	resp, err := w.base.RoundTrip(r)
+	if end != nil {
+		if err != nil {
+			end()
+		} else {
+			resp.Body = &drained{ReadCloser: resp.Body, end: end}
+		}
+	}
 	if a == nil {
 		return resp, err
 	}
@@ -96,4 +109,59 @@ func (w watched) RoundTrip(r *http.Request) (*http.Response, error) {
 		a.fail(fmt.Sprintf("it answered %s", resp.Status))
 	}
 	return resp, err
+}
+
+// cancelGrace is how long a request to a sandbox outlives its caller's
+// cancellation: long enough for the end of an answer already received to
+// arrive, so that its connection is kept.
+const cancelGrace = 200 * time.Millisecond
+
+// lingering returns r under a context that ends cancelGrace after r's own
+// ends (or at once when end is called). The MCP client cancels a call's
+// context as soon as it has the answer's message, while the end of the
+// answer's stream is still on its way; a request cancelled then has its
+// connection closed, not kept, and the next call to the sandbox opens a
+// new one (a call in ten on an idle machine, most of them on a loaded
+// one). A call cancelled before its answer still aborts its request
+// (which is how a stateless runner learns of it), cancelGrace later.
+func lingering(r *http.Request) (*http.Request, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	var (
+		mu    sync.Mutex
+		timer *time.Timer
+	)
+	stop := context.AfterFunc(r.Context(), func() {
+		mu.Lock()
+		timer = time.AfterFunc(cancelGrace, cancel)
+		mu.Unlock()
+	})
+	return r.WithContext(ctx), func() {
+		stop()
+		mu.Lock()
+		if timer != nil {
+			timer.Stop()
+		}
+		mu.Unlock()
+		cancel()
+	}
+}
+
+// drained is the body of an answer to a POST: closed, it reads what is
+// left first (up to drainBytes; a runner ends the stream right after the
+// message, and a cancelled request's body fails cancelGrace after), so
+// that the connection is kept for the next request; then it ends the
+// request's context.
+type drained struct {
+	io.ReadCloser
+	end  func()
+	once sync.Once
+}
+
+const drainBytes = 64 << 10
+
+func (d *drained) Close() error {
+	io.Copy(io.Discard, io.LimitReader(d.ReadCloser, drainBytes))
+	err := d.ReadCloser.Close()
+	d.once.Do(d.end)
+	return err
 }

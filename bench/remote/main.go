@@ -29,6 +29,7 @@ var (
 	toolgate = flag.String("toolgate", "toolgate", "the toolgate binary")
 	seqN     = flag.Int("seq", 300, "calls per round")
 	rounds   = flag.Int("rounds", 4, "rounds of each (alternating)")
+	only     = flag.String("only", "", "measure this call alone (read_file or execute_command)")
 )
 
 const secret = "bench-remote-runner-secret-0123456789"
@@ -54,11 +55,13 @@ func main() {
 			p.Wait()
 		}
 	}()
+	pids := map[string]int{}
 	start := func(re *regexp.Regexp, args ...string) string {
 		cmd := exec.Command(*toolgate, args...)
 		u, err := benchrun.Announced(cmd, re, cmd.Args[1])
 		check(err)
 		procs = append(procs, cmd)
+		pids[u] = cmd.Process.Pid
 		return u
 	}
 	runner := start(runnerRE, "runner", "--listen", "127.0.0.1:0", "--dir", filepath.Join(work, "sandboxes"), "--token-env", "BENCH_RUNNER_SECRET")
@@ -68,8 +71,19 @@ func main() {
 	serve := func(name string, args ...string) string {
 		return start(serveRE, append([]string{"serve", "--audit", filepath.Join(work, "audit-"+name+".jsonl"), "--http", "127.0.0.1:0", "--stateless"}, args...)...)
 	}
-	cLocal := connect(serve("local", "--root", root, "--policy", local))
-	cRemote := connect(serve("remote", "--policy", remote))
+	uLocal, uRemote := serve("local", "--root", root, "--policy", local), serve("remote", "--policy", remote)
+	cLocal, cRemote := connect(uLocal), connect(uRemote)
+	// CPU of the processes that serve a call of each backend: the local
+	// replica; the remote replica and the runner (its commands included).
+	cpuOf := func(urls ...string) time.Duration {
+		var sum time.Duration
+		for _, u := range urls {
+			c, _, err := benchrun.TreeCPU(pids[u])
+			check(err)
+			sum += c
+		}
+		return sum
+	}
 	// The remote sandbox gets the same file, through the gateway.
 	mustCall(cRemote, "write_file", map[string]any{"path": "small.txt", "content": small})
 
@@ -83,18 +97,29 @@ func main() {
 		{"read_file", map[string]any{"path": "small.txt"}, 1.5},
 		{"execute_command", map[string]any{"command": "true"}, 1.3},
 	} {
+		if *only != "" && *only != c.name {
+			continue
+		}
 		var pl, pr []time.Duration
+		var cl, cr, cn time.Duration
 		for range 20 {
 			mustCall(cLocal, c.name, c.args)
 			mustCall(cRemote, c.name, c.args)
 		}
 		for range *rounds {
+			c0 := cpuOf(uLocal)
 			pl = append(pl, benchrun.Percentile(sequential(cLocal, c.name, c.args), 50))
+			c1, n1 := cpuOf(uRemote, runner), cpuOf(runner)
+			cl += cpuOf(uLocal) - c0
 			pr = append(pr, benchrun.Percentile(sequential(cRemote, c.name, c.args), 50))
+			cr += cpuOf(uRemote, runner) - c1
+			cn += cpuOf(runner) - n1
 		}
 		ml, mr := benchrun.Percentile(pl, 50), benchrun.Percentile(pr, 50)
 		ratio := mr.Seconds() / ml.Seconds()
-		fmt.Printf("\n%s\n  backend local    p50 %s\n  backend runner   p50 %s\n  ratio            %.2fx (goal ≤ %.1fx): %s\n", c.name, ms(ml), ms(mr), ratio, c.goal, verdict(ratio <= c.goal))
+		n := time.Duration(*rounds * *seqN)
+		fmt.Printf("\n%s\n  backend local    p50 %s  CPU/call %s\n  backend runner   p50 %s  CPU/call %s (replica %s + runner %s)\n  ratio            %.2fx (goal ≤ %.1fx): %s; CPU %.2fx\n",
+			c.name, ms(ml), us(cl/n), ms(mr), us(cr/n), us((cr-cn)/n), us(cn/n), ratio, c.goal, verdict(ratio <= c.goal), cr.Seconds()/cl.Seconds())
 	}
 }
 
@@ -133,6 +158,8 @@ func writePolicy(work, name, src string) string {
 	check(os.WriteFile(p, []byte(src), 0o644))
 	return p
 }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", d.Seconds()*1e6) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", d.Seconds()*1000) }
 

@@ -148,7 +148,7 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 		MaxResultBytes: -1,        // the gateway's budget applies, to the whole result
 		Timeout:        time.Hour, // the gateway's timeout applies; cancellation crosses MCP
 	})
-	srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Version: version, Roots: sets.roots.Dirs(), NoPrompts: true, Logger: logger})
+	srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Version: version, Roots: sets.roots.Dirs(), NoPrompts: true, NoCallLog: true, Logger: logger})
 	if err != nil {
 		sets.Close()
 		return nil, nil, err
