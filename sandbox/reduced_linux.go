@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -193,51 +194,88 @@ func waitExited(pid int) {
 // killSession kills every process of the session sid (its leader has
 // ended, not yet reaped), again until none is left: what a pid namespace's
 // end does for the native sandbox. The reduced filter refuses setsid, so
-// none can have left it. It returns how many it killed.
-func killSession(sid int) int {
-	killed := 0
+// none can have left it. The processes killed whose parent is now this
+// one are reaped (see reapKilled).
+func killSession(sid int) {
+	var killed []int
 	for range 64 {
 		found := 0
 		entries, err := os.ReadDir("/proc")
 		if err != nil {
-			return killed
+			break
 		}
 		for _, e := range entries {
 			pid, err := strconv.Atoi(e.Name())
 			if err != nil || pid == sid {
 				continue
 			}
-			if s, ok := sessionOf(pid); ok && s == sid {
+			if st, ok := procStat(pid); ok && st.session == sid && st.state != "Z" {
 				if unix.Kill(pid, unix.SIGKILL) == nil {
 					found++
+					killed = append(killed, pid)
 				}
 			}
 		}
 		if found == 0 {
-			return killed
+			break
 		}
-		killed += found
 	}
-	return killed
+	reapKilled(killed)
 }
 
-// sessionOf reads the session id of pid from /proc/PID/stat.
-func sessionOf(pid int) (int, bool) {
+// reapKilled reaps the processes of pids that end as this process's
+// children: orphans go to the pid namespace's init, which in a pod is
+// toolgate itself (no init runs before it), and Go reaps only the
+// children it started. A process whose parent is another is left to it.
+// It waits at most about 100 ms for the kills to land.
+func reapKilled(pids []int) {
+	me := os.Getpid()
+	for round := 0; len(pids) > 0 && round < 100; round++ {
+		if round > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		left := pids[:0]
+		for _, pid := range pids {
+			st, ok := procStat(pid)
+			switch {
+			case !ok: // gone: reaped by its parent
+			case st.state == "Z" && st.ppid == me:
+				var ws unix.WaitStatus
+				unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			case st.state == "Z": // another's child, dead: the parent reaps it, or it comes to us
+				left = append(left, pid)
+			default: // not dead yet
+				left = append(left, pid)
+			}
+		}
+		pids = left
+	}
+}
+
+// stat is what procStat reads of /proc/PID/stat.
+type stat struct {
+	state         string
+	ppid, session int
+}
+
+// procStat reads the state, parent and session of pid.
+func procStat(pid int) (stat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return stat{}, false
 	}
 	// pid (comm) state ppid pgrp session …; comm may hold anything.
 	i := strings.LastIndexByte(string(b), ')')
 	if i < 0 {
-		return 0, false
+		return stat{}, false
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 4 || f[0] == "Z" { // a zombie: killed already
-		return 0, false
+	if len(f) < 4 {
+		return stat{}, false
 	}
-	s, err := strconv.Atoi(f[3])
-	return s, err == nil
+	ppid, err1 := strconv.Atoi(f[1])
+	sid, err2 := strconv.Atoi(f[3])
+	return stat{state: f[0], ppid: ppid, session: sid}, err1 == nil && err2 == nil
 }
 
 // reducedMain is the reduced backend's helper: in the server's

@@ -140,8 +140,8 @@ print("attach", r, ctypes.get_errno())'
 	if err != nil {
 		t.Fatalf("no background pid in %q", out)
 	}
-	if s, ok := sessionOf(pid); ok && s != pid {
-		t.Fatalf("the background process %d (session %d) outlived the command", pid, s)
+	if st, ok := procStat(pid); ok && st.state != "Z" {
+		t.Fatalf("the background process %d (%+v) outlived the command", pid, st)
 	}
 }
 
@@ -222,5 +222,43 @@ func TestReducedNetwork(t *testing.T) {
 // user (65532, no capability, no_new_privs): the server is then a process
 // of the command's own user.
 func TestReducedAsPodUser(t *testing.T) {
-	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork")
+	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream")
+}
+
+// TestReducedStream: the process tools' way of running a command (its
+// output streamed as written, its input given; with a terminal of its
+// own, made its controlling one) works at reduced too.
+func TestReducedStream(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		var out syncBuffer
+		o := runReduced(t, Spec{Root: t.TempDir(), Shell: "read -r line; echo got $line; tty || true", Stream: &out, Input: strings.NewReader("hello\n"), TTY: tty})
+		got := out.String()
+		if o.ExitCode != 0 || !strings.Contains(got, "got hello") || strings.Contains(got, "not a tty") == tty {
+			t.Errorf("tty %v: exit %d, streamed %q", tty, o.ExitCode, got)
+		}
+	}
+}
+
+// TestReducedReapsAsInit: where toolgate is the pid namespace's init (a
+// pod's first process), the processes of a command's session it kills, and
+// orphans adopted by it, are reaped, not left as zombies.
+func TestReducedReapsAsInit(t *testing.T) {
+	if os.Getenv("TOOLGATE_TEST_INNER") != t.Name() {
+		inUserNamespace(t, "-Urmpf", "mount -t proc proc /proc")
+		return
+	}
+	if os.Getpid() != 1 {
+		t.Fatalf("pid %d, want 1", os.Getpid())
+	}
+	runReduced(t, Spec{Root: t.TempDir(), Shell: "(sleep infinity >/dev/null 2>&1 &); sleep infinity >/dev/null 2>&1 & sh -c 'sleep infinity & wait' >/dev/null 2>&1 & echo started"})
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := procStat(pid); ok && st.ppid == 1 {
+			t.Errorf("process %d (%+v) left, a child of toolgate", pid, st)
+		}
+	}
 }
