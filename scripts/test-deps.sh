@@ -15,6 +15,7 @@ command -v chromium >/dev/null || need_apt+=(chromium) # the console's browser t
 command -v rpm >/dev/null || need_apt+=(rpm) # the packaging tests read the .rpm (dpkg-deb reads the .deb)
 command -v skopeo >/dev/null || need_apt+=(skopeo) # and the image layouts, as podman would
 command -v pipx >/dev/null || need_apt+=(pipx) # the gateway runs a local Python server through pipx run in its box
+[ -x /usr/sbin/apparmor_parser ] || need_apt+=(apparmor) # the chart's AppArmor profile is compiled (not loaded)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing Debian packages: ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -165,8 +165,9 @@ const commandToolsLong = `The command tools (execute_command, run_code and the p
 toolgate's command sandbox, which needs Linux: on macOS and Windows they are
 not offered (the file, web and other tools work), and a command never runs
 unconfined. A server measures at start how strong the sandbox is here:
-full (every namespace, Landlock, seccomp), reduced (a pod without user
-namespaces: seccomp holds, a namespace or Landlock does not) or none (the
+full (every namespace, Landlock, seccomp), reduced (where no namespace may
+be made, as in a restricted pod: Landlock, seccomp and rlimits without
+namespaces; or namespaces without Landlock, as under gVisor) or none (the
 command tools are not offered); /readyz, the audit log (tool "sandbox") and
 the metric toolgate.sandbox.level say which, and what is missing. Below the
 policy's sandbox.require (full unless it says reduced) the command tools
