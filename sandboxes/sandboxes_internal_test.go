@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -42,6 +43,13 @@ type testRunner struct {
 
 func startTestRunner(t testing.TB, addr, dir string) *testRunner {
 	t.Helper()
+	return startWrappedRunner(t, addr, dir, func(h http.Handler) http.Handler { return h })
+}
+
+// startWrappedRunner is startTestRunner with the runner's HTTP handler
+// wrapped.
+func startWrappedRunner(t testing.TB, addr, dir string, wrap func(http.Handler) http.Handler) *testRunner {
+	t.Helper()
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -72,7 +80,7 @@ func startTestRunner(t testing.TB, addr, dir string) *testRunner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &testRunner{t: t, addr: ln.Addr().String(), srv: &http.Server{Handler: r.Handler()}, r: r}
+	tr := &testRunner{t: t, addr: ln.Addr().String(), srv: &http.Server{Handler: wrap(r.Handler())}, r: r}
 	go tr.srv.Serve(ln)
 	t.Cleanup(tr.stop)
 	return tr
@@ -520,5 +528,50 @@ func TestRunnerListChanged(t *testing.T) {
 	}
 	if ids, _ := tb.r.List(); len(ids) != 0 {
 		t.Errorf("the reaper left %v on the listed runner", ids)
+	}
+}
+
+// connCounter counts the connections a client opens.
+type connCounter struct {
+	mu    sync.Mutex
+	fresh int
+}
+
+func (c *connCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.WithContext(httptrace.WithClientTrace(r.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+		if !i.Reused {
+			c.mu.Lock()
+			c.fresh++
+			c.mu.Unlock()
+		}
+	}}))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestConnectionKept: a sandbox's calls share one connection, even when
+// the end of an answer's stream comes a while after its message (the MCP
+// client has the message and ends its call first; a request cancelled
+// then loses its connection, and every call opened one).
+func TestConnectionKept(t *testing.T) {
+	tr := startWrappedRunner(t, "", t.TempDir(), func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r)
+			time.Sleep(10 * time.Millisecond) // the stream ends after the message
+		})
+	})
+	cc := &connCounter{}
+	s := replica(t, nil, Options{HTTPClient: &http.Client{Transport: cc}}, tr.url())
+	tools := toolsOf(t, s)
+	if res := call(t, tools, "alice", "c1", "write_file", `{"path":"x","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	for range 10 {
+		time.Sleep(100 * time.Millisecond) // the last answer's stream has ended: a lower bound
+		if res := call(t, tools, "alice", "c1", "read_file", `{"path":"x"}`); res.Error != nil {
+			t.Fatal(res.Error)
+		}
+	}
+	if cc.fresh > 3 {
+		t.Errorf("11 calls opened %d connections", cc.fresh)
 	}
 }
