@@ -173,9 +173,10 @@ func TestBackgroundTrapWithoutPidNamespace(t *testing.T) {
 		}
 		b, _ := os.ReadFile(pidFile)
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		alive := pid > 0 && syscall.Kill(pid, 0) == nil
-		if pid > 0 {
-			syscall.Kill(pid, syscall.SIGKILL)
+		alive := false
+		if proc, err := os.FindProcess(pid); pid > 0 && err == nil {
+			alive = proc.Signal(syscall.Signal(0)) == nil
+			proc.Kill()
 		}
 		if !alive {
 			t.Fatalf("%s: the background child (pid %d) is not running", c.argv, pid)
