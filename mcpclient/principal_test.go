@@ -331,3 +331,37 @@ func TestPrincipalSessionsBound(t *testing.T) {
 		t.Errorf("%d principals' sessions live at once, %d now; want at most 2", w.most, len(w.live))
 	}
 }
+
+// TestPrincipalDialGivenUp: the call that starts a principal's session
+// returns when its own context ends, without waiting for the making; a
+// session made after every call that waited for it has gone is closed
+// after PrincipalIdle, as any session let go of.
+func TestPrincipalDialGivenUp(t *testing.T) {
+	w := newWhoUpstream(t)
+	in, open := make(chan struct{}, 1), make(chan struct{})
+	u := w.connect(t, mcpclient.Config{PrincipalIdle: 20 * time.Millisecond}, func(_ *http.Request, p string) {
+		if p == "gone" {
+			select {
+			case in <- struct{}{}:
+			default:
+			}
+			<-open
+		}
+	})
+	who := find(t, u.Tools(), "who__whoami")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tool.Result, 1)
+	go func() {
+		res, _ := who.Run(ctx, tool.Call{Principal: "gone"})
+		done <- res
+	}()
+	next(t, in) // the session is being made
+	cancel()
+	if res := next(t, done); res.Error == nil {
+		t.Errorf("a call whose context ended: %+v", res)
+	}
+	close(open)
+	if p := next(t, w.closed); p != "gone" {
+		t.Fatalf("closed %s's session, want gone's", p)
+	}
+}

@@ -343,8 +343,8 @@ func (u *Upstream) sessionFor(ctx context.Context) (*mcp.ClientSession, func(), 
 	if evicted != nil {
 		evicted.Close()
 	}
-	if fresh {
-		u.dialPrincipal(ctx, p, ps)
+	if fresh { // made apart, so that this call too stops waiting when its ctx ends
+		go u.dialPrincipal(ctx, p, ps)
 	}
 	select {
 	case <-ps.ready:
@@ -399,6 +399,9 @@ func (u *Upstream) dialPrincipal(ctx context.Context, p string, ps *principalSes
 		}
 	} else {
 		ps.cs = cs
+		if ps.calls == 0 { // every call that waited for it has gone
+			u.idleLocked(p, ps)
+		}
 	}
 	ps.err = err
 	close(ps.ready)
@@ -421,7 +424,8 @@ func (u *Upstream) dialPrincipal(ctx context.Context, p string, ps *principalSes
 }
 
 // release lets go of ps for one call; the last to let go of a made session
-// starts its idle timer.
+// starts its idle timer (dialPrincipal does, for a session made after every
+// call that waited for it has gone).
 func (u *Upstream) release(p string, ps *principalSession) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -431,6 +435,12 @@ func (u *Upstream) release(p string, ps *principalSession) {
 	if ps.calls > 0 || ps.cs == nil || u.principals[p] != ps {
 		return
 	}
+	u.idleLocked(p, ps)
+}
+
+// idleLocked starts ps's idle timer, under mu: it closes ps after
+// Config.PrincipalIdle unless a call has held it since.
+func (u *Upstream) idleLocked(p string, ps *principalSession) {
 	ends := ps.ends
 	ps.idle = time.AfterFunc(u.cfg.PrincipalIdle, func() {
 		u.mu.Lock()
