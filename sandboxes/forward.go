@@ -188,7 +188,7 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	ctx = WithKey(ctx, Key{Principal: Hash(call.Principal), Conversation: Hash(call.Session)}) // a backend's labels
 	var m made
 	for try := 0; ; try++ {
-		c, mm, err := s.acquire(WithKey(ctx, Key{Principal: Hash(call.Principal), Conversation: Hash(call.Session)}), id)
+		c, mm, err := s.acquire(ctx, id)
 		if err != nil {
 			return tool.ErrorResult(s.acquireError(id, err)), nil
 		}
