@@ -71,7 +71,18 @@
 // network or the host's.
 //
 // Bwrap runs the same view (read-only the same way) through bubblewrap
-// when it is installed; DryRun returns what would run; Chain tries backends in order
-// and reports which one ran, refusing (ErrRefused) rather than running a
-// command unconfined.
+// when it is installed; Reduced, where no namespace may be made (a
+// restricted Kubernetes pod), runs the helper in the caller's namespaces,
+// in a session of its own that is killed when the command ends, with the
+// same rlimits, no_new_privs, capabilities dropped, the same seccomp
+// filter (and setsid refused; with a network, TCP sockets only) and
+// Landlock (required) granting the system folders, /etc's usual files,
+// /proc, the spec's paths and a private temporary folder; with a network,
+// Landlock lets TCP connect only to a relay on the caller's loopback, a
+// port of the command's own (docs/isolation.md says what that does not
+// stop). DryRun returns what would run; Chain tries backends in order
+// (Default: Native, Bwrap, Reduced) and reports which one ran, refusing
+// (ErrRefused) rather than running a command unconfined. Level, Probe and
+// Leveled say how strong the sandbox that ran is (full, reduced, none),
+// measured.
 package sandbox

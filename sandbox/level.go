@@ -20,8 +20,10 @@ const (
 	// namespaces, Landlock, the seccomp filter and no_new_privs all held.
 	LevelFull = "full"
 	// LevelReduced: the seccomp filter and no_new_privs held, but a
-	// namespace or Landlock did not (a pod without user namespaces, a
-	// masked /proc, gVisor).
+	// namespace or Landlock did not: the Reduced backend (no namespaces:
+	// a restricted pod, a masked /proc, a runtime's seccomp profile),
+	// bubblewrap without a user namespace of its own, gVisor (no
+	// Landlock).
 	LevelReduced = "reduced"
 	// LevelNone: no command can run confined here; the command tools are
 	// not offered.
