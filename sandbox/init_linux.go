@@ -90,6 +90,9 @@ func execCommand(ctl *os.File, msgs *msgReader, cfg *initConfig, reply initReply
 	if err != nil {
 		reply.FDs = nil
 		sendMsg(ctl, reply, nil)
+		if cfg.Gate {
+			msgs.read(&gateMsg{}) // the parent answers a gated reply first
+		}
 		sendMsg(ctl, initReply{ExecError: err.Error()}, nil)
 		return 127
 	}

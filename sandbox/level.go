@@ -53,7 +53,8 @@ func (l Level) Meets(require string) bool {
 	if require == "" {
 		require = LevelFull
 	}
-	return rank[l.Level] >= rank[require]
+	need, known := rank[require]
+	return known && rank[l.Level] >= need // a level nobody knows is never met
 }
 
 // namespaceKinds are the namespaces a sandboxed command should run in, by

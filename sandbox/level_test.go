@@ -55,6 +55,9 @@ func TestClassify(t *testing.T) {
 		if !l.Meets(LevelNone) || l.Meets(LevelFull) != (c.level == LevelFull) || l.Meets(LevelReduced) != (c.level != LevelNone) {
 			t.Errorf("%s: Meets wrong for %s", c.name, l.Level)
 		}
+		if l.Meets("strict") || l.Meets("Full") {
+			t.Errorf("%s: a level nobody knows is met", c.name)
+		}
 	}
 }
 
@@ -311,5 +314,26 @@ func withoutLandlock(t *testing.T) {
 	}
 	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); e != 0 {
 		t.Fatalf("seccomp: %v", e)
+	}
+}
+
+// TestGateMissingProgram: a gated command whose program does not exist
+// ends as it does ungated (exit 127, the reason on stderr), and a gated
+// one that runs gets its exit status: the gate waits for the parent in
+// both cases and never hangs or loses the reason.
+func TestGateMissingProgram(t *testing.T) {
+	n := &Native{}
+	defer n.Close()
+	ws := t.TempDir()
+	o, err := n.Run(context.Background(), Spec{Argv: []string{"no-such-program-here"}, Root: ws, Require: LevelFull})
+	if err != nil || o.ExitCode != 127 || !strings.Contains(string(o.Stderr), "no-such-program-here") {
+		t.Fatalf("missing program, gated: %v, exit %d, stderr %q", err, o.ExitCode, o.Stderr)
+	}
+	o, err = n.Run(context.Background(), Spec{Shell: "exit 3", Root: ws, Require: LevelFull})
+	if err != nil || o.ExitCode != 3 {
+		t.Fatalf("gated command: %v, exit %d", err, o.ExitCode)
+	}
+	if _, err := n.Start(context.Background(), Spec{Argv: []string{"no-such-program-here"}, Root: ws, Require: LevelFull}, nil); !errors.Is(err, ErrInvalidSpec) {
+		t.Fatalf("missing program, gated Start: %v, want ErrInvalidSpec", err)
 	}
 }

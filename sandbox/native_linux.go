@@ -768,16 +768,20 @@ func (l *launched) run(j *job) (Outcome, error) {
 	out.Protections.Rlimits = reply.Rlimits
 	if cfg.Gate {
 		// The command has not started: it does only if what held is
-		// enough. A helper that could not find the program has said so
-		// and ended (the write fails): that is read below.
+		// enough. (A helper that could not find the program waits here
+		// too, then says so: that is read below.)
 		lv := Classify(out.Protections)
 		lv.Backend = out.Backend
 		ok := lv.Meets(p.Require) && lv.Level != LevelNone
-		if err := writeMsg(l.ctl, gateMsg{Go: ok}); err == nil && !ok {
+		err := writeMsg(l.ctl, gateMsg{Go: ok})
+		if !ok || err != nil {
 			for _, fd := range named {
 				unix.Close(fd)
 			}
-			return fail(belowError(p.Require, lv))
+			if !ok {
+				return fail(belowError(p.Require, lv))
+			}
+			return fail(fmt.Errorf("%w: the sandbox helper ended before its command started: %v%s", ErrUnavailable, err, helperStderr(l)))
 		}
 	}
 
