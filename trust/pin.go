@@ -84,6 +84,10 @@ type Resolved struct {
 	Tree     string            `json:"tree"`
 }
 
+// Unpinnable begins the Tree of an install that cannot be pinned (a link
+// in it leads out of it): the rest differs at each look and says why.
+const Unpinnable = "unpinnable "
+
 func equalResolved(a, b *Resolved) bool {
 	if a == nil || b == nil {
 		return a == b
@@ -150,6 +154,9 @@ func (a Identity) Change(b Identity) string {
 					out = append(out, fmt.Sprintf("its launcher resolved %s to %s (pinned: %q)", k, v, a.Resolved.Packages[k]))
 				}
 			}
+		case strings.HasPrefix(b.Resolved.Tree, Unpinnable):
+			_, why, _ := strings.Cut(b.Resolved.Tree, ": ")
+			out = append(out, "its launcher's install cannot be pinned ("+why+"): remove the upstream's launcher cache folder to install it again")
 		default:
 			out = append(out, fmt.Sprintf("its launcher installed another dependency tree (SHA-256 %.12s… was %.12s…)", b.Resolved.Tree, a.Resolved.Tree))
 		}

@@ -14,6 +14,10 @@ import (
 // between two looks).
 const autoRunTick = time.Second
 
+// readFlags open an entry that should be a regular file without following
+// a link or blocking on a FIFO swapped in since it was listed.
+const readFlags = os.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK
+
 // watchAutoRun watches the folders that would hold the missing entries (the
 // tops of the write grants, and the folders of nested entries as they
 // appear) and calls check after each change there and every autoRunTick,

@@ -7,6 +7,9 @@ import (
 	"os"
 )
 
+// readFlags open an entry that should be a regular file (no box here).
+const readFlags = os.O_RDONLY
+
 // watchAutoRun is not needed where there is no box.
 func watchAutoRun([]autoRunEntry, func()) (func(), error) {
 	return func() {}, nil

@@ -6,6 +6,7 @@ import (
 	"crypto/sha512"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -103,7 +104,7 @@ func npmResolved(cache, _ string, args []string) (string, *trust.Resolved) {
 	}
 	sum, err := hashTree(tree)
 	if err != nil {
-		return "", nil
+		return tree, unpinnable(nil, err)
 	}
 	r := &trust.Resolved{Packages: map[string]string{}, Tree: sum}
 	for _, s := range specs {
@@ -193,20 +194,35 @@ func npmName(spec string) string {
 
 // hashTree returns a SHA-256 over everything under dir, in path order:
 // each entry's path and kind, a regular file's content, a link's target
-// (not followed).
+// (not followed). A link must stay inside dir (resolved through an
+// os.Root of it, every link on the way included) or name a read-only
+// system folder (a virtual environment's python → /usr/bin/python3):
+// the hash covers what it leads to only then. One that leads elsewhere
+// (the writable cache beside the tree, a write grant) is an error, and so
+// is anything that is neither a folder, a regular file nor a link (a
+// FIFO would block the read).
 func hashTree(dir string) (string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
 	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		fmt.Fprintf(h, "%s\x00%s\x00", filepath.ToSlash(rel), d.Type())
 		switch {
+		case d.IsDir():
 		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
+			target, err := root.Readlink(rel)
 			if err != nil {
 				return err
+			}
+			if !linkStays(root, rel, target) {
+				return fmt.Errorf("the link %s leads out of %s (to %s)", p, dir, target)
 			}
 			io.WriteString(h, target)
 		case d.Type().IsRegular():
@@ -214,13 +230,13 @@ func hashTree(dir string) (string, error) {
 			if err != nil {
 				return err
 			}
-			f, err := os.Open(p)
+			f, err := root.OpenFile(rel, readFlags, 0)
 			if err != nil {
 				return err
 			}
-			if at, err := f.Stat(); err != nil || !os.SameFile(fi, at) {
+			if at, err := f.Stat(); err != nil || !at.Mode().IsRegular() || !os.SameFile(fi, at) {
 				f.Close()
-				return fmt.Errorf("%s changed while it was read", p) // a link swapped in
+				return fmt.Errorf("%s changed while it was read", p) // a link or a FIFO swapped in
 			}
 			fh := sha256.New()
 			_, err = io.Copy(fh, f)
@@ -229,6 +245,8 @@ func hashTree(dir string) (string, error) {
 				return err
 			}
 			h.Write(fh.Sum(nil))
+		default:
+			return fmt.Errorf("%s is neither a file, a folder nor a link (%s)", p, d.Type())
 		}
 		io.WriteString(h, "\n")
 		return nil
@@ -237,6 +255,27 @@ func hashTree(dir string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// linkStays reports whether the link rel (with target) in root leads to
+// a place inside root, resolved through root (so that a link on the way
+// that leads out counts), or to a read-only system folder
+// (visibleSystem). A link inside root that leads nowhere stays.
+func linkStays(root *os.Root, rel, target string) bool {
+	if filepath.IsAbs(target) {
+		t := filepath.Clean(target)
+		return slices.ContainsFunc(visibleSystem, func(s string) bool { return within(t, s) })
+	}
+	_, err := root.Stat(rel)
+	return err == nil || errors.Is(err, fs.ErrNotExist)
+}
+
+// unpinnable is the resolution of an install that cannot be pinned (err
+// says why): a tree that differs at each look, so that its upstream is
+// quarantined at its next listing and stays so until its cache folder is
+// removed.
+func unpinnable(packages map[string]string, err error) *trust.Resolved {
+	return &trust.Resolved{Packages: packages, Tree: fmt.Sprintf("%s%d: %v", trust.Unpinnable, time.Now().UnixNano(), err)}
 }
 
 // pipIndex is the package index pip uses on this machine: PIP_INDEX_URL,
@@ -303,7 +342,7 @@ func pipxResolved(cache, command string, args []string) (string, *trust.Resolved
 	}
 	sum, err := hashTree(venv)
 	if err != nil {
-		return "", nil
+		return venv, unpinnable(r.Packages, err)
 	}
 	r.Tree = sum
 	return venv, r

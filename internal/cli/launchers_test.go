@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/trust"
 )
 
 // TestNpxSpecs: the package specs npx installs, as npx takes them.
@@ -42,15 +45,17 @@ func TestNpxDir(t *testing.T) {
 }
 
 // TestHashTree: the hash covers every file's content and each link's
-// target, and never follows a link.
+// target, and never follows a link; a link that leads out of the tree
+// (but to a read-only system folder), directly or through another link,
+// makes the tree unpinnable.
 func TestHashTree(t *testing.T) {
 	dir := t.TempDir()
 	tree := filepath.Join(dir, "node_modules")
-	outside := filepath.Join(dir, "outside.js")
 	os.MkdirAll(filepath.Join(tree, "pkg", "dist"), 0o755)
 	os.WriteFile(filepath.Join(tree, "pkg", "dist", "index.js"), []byte("run()\n"), 0o644)
-	os.WriteFile(outside, []byte("one\n"), 0o644)
-	os.Symlink(outside, filepath.Join(tree, "pkg", "linked.js"))
+	os.Symlink("dist/index.js", filepath.Join(tree, "pkg", "linked.js"))
+	os.Symlink("/usr/bin/env", filepath.Join(tree, "pkg", "python")) // a venv's python → /usr/bin/python3
+	os.Symlink(".", filepath.Join(tree, "pkg", "here"))
 	sum := func() string {
 		t.Helper()
 		s, err := hashTree(tree)
@@ -60,19 +65,57 @@ func TestHashTree(t *testing.T) {
 		return s
 	}
 	first := sum()
-	os.WriteFile(outside, []byte("two\n"), 0o644)
-	if sum() != first {
-		t.Errorf("the hash followed a link out of the tree")
-	}
 	os.WriteFile(filepath.Join(tree, "pkg", "dist", "index.js"), []byte("run(evil)\n"), 0o644)
 	edited := sum()
 	if edited == first {
 		t.Errorf("an edited file left the hash as it was")
 	}
 	os.Remove(filepath.Join(tree, "pkg", "linked.js"))
-	os.Symlink(filepath.Join(dir, "elsewhere.js"), filepath.Join(tree, "pkg", "linked.js"))
+	os.Symlink("dist/other.js", filepath.Join(tree, "pkg", "linked.js"))
 	if sum() == edited {
 		t.Errorf("a link pointed elsewhere left the hash as it was")
+	}
+	os.WriteFile(filepath.Join(dir, "writable.js"), []byte("one\n"), 0o644)
+	for _, target := range []string{
+		"../../writable.js",               // out, directly
+		filepath.Join(dir, "writable.js"), // out, absolute
+		"here/../../writable.js",          // lexically inside, out through here → .
+		"/etc/passwd",                     // absolute, not a system folder shown read-only
+	} {
+		l := filepath.Join(tree, "pkg", "out.js")
+		os.Remove(l)
+		os.Symlink(target, l)
+		if s, err := hashTree(tree); err == nil {
+			t.Errorf("a link to %s (out of the tree) was hashed as its target text: %s", target, s)
+		}
+		os.Remove(l)
+	}
+	sum()
+}
+
+// TestNpmResolvedLinkOut: an install whose tree holds a link out of it is
+// still found (it is shown read-only and offline), but its resolution
+// differs at each look, so that the pin never takes it.
+func TestNpmResolvedLinkOut(t *testing.T) {
+	cache := t.TempDir()
+	args := []string{"-y", "@scope/server@1.2.3"}
+	dir := npxDir(cache, []string{"@scope/server@1.2.3"})
+	p := filepath.Join(dir, "node_modules", "@scope", "server")
+	os.MkdirAll(p, 0o755)
+	os.WriteFile(filepath.Join(p, "package.json"), []byte(`{"name":"@scope/server","version":"1.2.3"}`), 0o644)
+	os.WriteFile(filepath.Join(cache, "x.js"), []byte("evil()\n"), 0o644)
+	os.Symlink("../../../../x.js", filepath.Join(p, "index.js"))
+	tree, r1 := npmResolved(cache, "npx", args)
+	_, r2 := npmResolved(cache, "npx", args)
+	if tree != filepath.Join(dir, "node_modules") || r1 == nil || r2 == nil {
+		t.Fatalf("npmResolved = %s %+v: want the tree, and a resolution", tree, r1)
+	}
+	if r1.Tree == r2.Tree || !strings.HasPrefix(r1.Tree, trust.Unpinnable) {
+		t.Errorf("a tree with a link out of it resolved to %q then %q: want unpinnable, differing", r1.Tree, r2.Tree)
+	}
+	old := trust.Identity{Resolved: r1}
+	if c := old.Change(trust.Identity{Resolved: r2}); !strings.Contains(c, "cannot be pinned") || !strings.Contains(c, "leads out") {
+		t.Errorf("the change reads %q", c)
 	}
 }
 
