@@ -15,12 +15,17 @@ import (
 // expression anchored there: `^(?s:.)(?:EXPR)` on the text from the byte
 // before that place (a blank before the sentence's first byte), which
 // matches exactly when EXPR has a match starting at the place, the byte
-// before giving \b its context. It is used on ASCII sentences (where the
-// lower case keeps every byte's place) of expressions with no ^ (which the
-// byte before would hide).
+// before giving \b its context. The starts are looked for in the sentence
+// with its ASCII letters lowered (every byte keeps its place), so the
+// anchor is not used on a sentence with a Kelvin sign or a long s (which
+// (?i) matches as k and s; folded text has none), nor, when some match may
+// begin outside ASCII (asciiOnly: those starts are dropped), on a sentence
+// outside ASCII. Expressions with ^ (which the byte before would hide) have
+// none.
 type anchor struct {
-	starts []anchorStart
-	re     *pattern
+	starts    []anchorStart
+	asciiOnly bool
+	re        *pattern
 }
 
 // anchorStart is a string a match may begin with (lower case), and whether
@@ -50,9 +55,15 @@ func newAnchor(src string) *anchor {
 	// shorter, with a \b before it only when there is one before both.
 	slices.SortFunc(starts, func(a, b anchorStart) int { return strings.Compare(a.lit, b.lit) })
 	var out []anchorStart
+	asciiOnly := false
 	for _, s := range starts {
 		if !isASCII(s.lit) {
-			continue // never in an ASCII sentence
+			// Never in an ASCII sentence, nor, with only a Kelvin sign or a
+			// long s outside ASCII, in one an anchor reads.
+			for _, r := range s.lit {
+				asciiOnly = asciiOnly || r >= 0x80 && r != '\u212A' && r != '\u017F'
+			}
+			continue
 		}
 		if n := len(out); n > 0 && strings.HasPrefix(s.lit, out[n-1].lit) {
 			out[n-1].word = out[n-1].word && s.word
@@ -60,7 +71,7 @@ func newAnchor(src string) *anchor {
 		}
 		out = append(out, s)
 	}
-	return &anchor{starts: out}
+	return &anchor{starts: out, asciiOnly: asciiOnly}
 }
 
 // hasBegin reports whether re holds ^ or \A.
@@ -81,7 +92,7 @@ func firsts(re *syntax.Regexp, word bool) ([]anchorStart, bool) {
 	case syntax.OpCharClass:
 		var out []anchorStart
 		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= re.Rune[i+1] && r < 0x80; r++ { // others are never in an ASCII sentence
+			for r := re.Rune[i]; r <= re.Rune[i+1] && len(out) <= 16; r++ {
 				lit := strings.ToLower(string(r))
 				if !slices.ContainsFunc(out, func(s anchorStart) bool { return s.lit == lit }) {
 					out = append(out, anchorStart{lit: lit, word: word})
@@ -170,15 +181,12 @@ func (a *anchor) bind(l *literals) {
 	}
 }
 
-// match reports whether the expression a anchors matches the ASCII
-// sentence s (read: its literals found).
+// match reports whether the expression a anchors matches the sentence s
+// (read: its literals found, its lower case and padding made).
 func (a *anchor) match(s *readSentence) bool {
 	for _, st := range a.starts {
 		if s.found[st.id>>6]&(1<<(st.id&63)) == 0 {
 			continue
-		}
-		if s.lower == "" {
-			s.lower, s.padded = lowerASCIIString(s.text), " "+s.text
 		}
 		for from := 0; ; {
 			j := strings.Index(s.lower[from:], st.lit)
@@ -235,8 +243,17 @@ func (a *anchor) use(p *pattern, l *literals) {
 
 // holds reports whether p, which a (nil: none) anchors, matches s.
 func (a *anchor) holds(p *pattern, s *readSentence) bool {
-	if a == nil || !s.ascii {
+	if a == nil || !s.ascii && (a.asciiOnly || s.anchorless()) {
 		return p.MatchString(s.text)
 	}
+	if s.padded == "" {
+		s.lower, s.padded = lowerASCIIString(s.text), " "+s.text
+	}
 	return a.match(s)
+}
+
+// anchorless reports whether s holds a Kelvin sign or a long s, which
+// anchors cannot find.
+func (s *readSentence) anchorless() bool {
+	return strings.Contains(s.text, "\u212A") || strings.Contains(s.text, "\u017F")
 }

@@ -85,7 +85,7 @@ func anchorGo(a *anchor) string {
 	for _, s := range a.starts {
 		starts = append(starts, fmt.Sprintf("{lit: %q, word: %v}", s.lit, s.word))
 	}
-	return fmt.Sprintf("{starts: []anchorStart{%s}}", strings.Join(starts, ", "))
+	return fmt.Sprintf("{starts: []anchorStart{%s}, asciiOnly: %v}", strings.Join(starts, ", "), a.asciiOnly)
 }
 
 // matchOnly is every pattern compileMatch made, each expression once,

@@ -160,8 +160,8 @@ type readSentence struct {
 	seen  *entered // the automaton's states entered (literals.scanFrom)
 	met   []uint64 // the cues whose need it meets
 	may   []uint64 // those that may hold (their prefilters too)
-	// The text in lower case, and after a blank (for anchors), made when
-	// an anchor first needs them.
+	// The text with its ASCII letters lowered, and after a blank (for
+	// anchors), made when an anchor first needs them.
 	lower, padded string
 }
 
