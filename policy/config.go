@@ -145,6 +145,12 @@ type Sandbox struct {
 	// Workspace is the root of the file tools inside a sandbox, which the
 	// policy's path rules resolve against ("" : DefaultWorkspace).
 	Workspace string `yaml:"workspace,omitempty" json:"workspace,omitempty"`
+	// Network is what the commands of a remote sandbox reach: "none", the
+	// only value (a runner is not given the policy's domains). Saying so
+	// lets a remote backend start with a policy whose allow rules name
+	// domains, which then serve http_request alone; without it such a
+	// policy is refused rather than run with less than it says.
+	Network string `yaml:"network,omitempty" json:"network,omitempty"`
 }
 
 // SandboxRunner is sandbox.runner: the runners a gateway places

@@ -500,8 +500,14 @@ func checkSandbox(s Sandbox) (where, msg string) {
 	if s.Backend != BackendKubernetes && s.Kubernetes != nil {
 		return "$.sandbox.kubernetes", "sandbox.kubernetes is for backend: kubernetes (sandbox.backend is " + orLocal(s.Backend) + ")"
 	}
+	if s.Network != "" && s.Network != "none" {
+		return "$.sandbox.network", fmt.Sprintf("sandbox.network %q: want none (the commands of a remote sandbox reach no network)", s.Network)
+	}
 	switch s.Backend {
 	case "", BackendLocal:
+		if s.Network != "" {
+			return "$.sandbox.network", "sandbox.network is what the commands of a remote sandbox reach: it needs backend runner or kubernetes (the local backend's commands reach the allowed domains)"
+		}
 		if s.Workspace != "" {
 			return "$.sandbox.workspace", "sandbox.workspace is the root inside a remote sandbox: it needs backend runner or kubernetes (the local backend's roots are --root or roots)"
 		}

@@ -17,6 +17,7 @@ func TestSandboxBlock(t *testing.T) {
 		{"sandbox: {backend: runner, runner: {url: 'http://127.0.0.1:8790'}}", true, DefaultRunnerSecretEnv},
 		{"sandbox: {backend: runner, runner: {urls: ['http://a:1', 'https://b:2/'], secret_env: RS, idle: 30m, max: 3}, workspace: /work}", true, "RS"},
 		{"sandbox: {backend: kubernetes, kubernetes: {namespace: sb, template: toolgate-sandbox, idle: 30m, max: 200}}", true, DefaultRunnerSecretEnv},
+		{"sandbox: {backend: runner, runner: {url: 'http://x'}, network: none}", true, DefaultRunnerSecretEnv},
 	}
 	for _, c := range good {
 		p, err := Parse([]byte(c.yaml))
@@ -48,6 +49,8 @@ func TestSandboxBlock(t *testing.T) {
 		{"sandbox: {backend: runner, runner: {url: 'http://x'}, workspace: /}", "want a clean absolute folder"},
 		{"sandbox: {workspace: /workspace}", "needs backend runner or kubernetes"},
 		{"sandbox: {require: none}", "want full or reduced"},
+		{"sandbox: {backend: runner, runner: {url: 'http://x'}, network: open}", `sandbox.network "open": want none`},
+		{"sandbox: {network: none}", "sandbox.network is what the commands of a remote sandbox reach: it needs backend runner or kubernetes"},
 		{"sandbox: {backend: runner, runner: {url: 'http://x', tokens: 3}}", "tokens"},
 	}
 	for _, c := range bad {

@@ -333,8 +333,13 @@ func TestRemoteSandboxNotCarried(t *testing.T) {
 		}
 	}
 	res := toolgate(t, dir, "", "call", "list_directory", `{"path": "."}`, "--policy", remotePolicy(t, base, srv, ""), "--yes", "--allow-domain", "example.org")
-	if res.code != 2 || !strings.Contains(res.stderr, "example.org") {
+	if res.code != 2 || !strings.Contains(res.stderr, "example.org") || !strings.Contains(res.stderr, "sandbox.network: none") {
 		t.Errorf("--allow-domain: exit %d, %s", res.code, res.stderr)
+	}
+	// sandbox.network: none says the sandbox's commands reach none: the
+	// domains serve http_request, the commands run.
+	if out := parseCall(t, toolgate(t, dir, "", "call", "execute_command", `{"command": "echo ran"}`, "--policy", withAllow("WebFetch(domain:example.com)", "  network: none"), "--yes")); out.Error != nil {
+		t.Errorf("a domain rule with sandbox.network none: %+v", out.Error)
 	}
 
 	audits := t.TempDir()

@@ -88,8 +88,8 @@ func notCarried(pol *policy.Policy, domains []string) error {
 	if len(ci) > 0 {
 		return usageErr("sandbox.backend %s: the policy's allow rules let commands write the CI definitions %s, and a remote sandbox is not given that allowance (its commands may write no CI definition); remove those allow rules (write_file and edit_file, judged here, then ask before changing one), set sandbox.commands: false, or use sandbox.backend: local", b, strings.Join(ci, ", "))
 	}
-	if len(domains) > 0 {
-		return usageErr("sandbox.backend %s: --allow-domain or the policy's allow rules let commands reach %s, and a remote sandbox is not given them (its commands reach no network); remove those domains (http_request, which runs here, reaches only what is allowed), set sandbox.commands: false, or use sandbox.backend: local", b, strings.Join(domains, ", "))
+	if len(domains) > 0 && pol.Sandbox.Network != "none" {
+		return usageErr("sandbox.backend %s: --allow-domain or the policy's allow rules let commands reach %s, and a remote sandbox is not given them (its commands reach no network); set sandbox.network: none to run with them for http_request alone (it runs here), remove those domains, set sandbox.commands: false, or use sandbox.backend: local", b, strings.Join(domains, ", "))
 	}
 	return nil
 }
