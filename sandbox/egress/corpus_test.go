@@ -48,8 +48,8 @@ func TestAttackCorpus(t *testing.T) {
 	w := newWorld(t)
 	// The listed hosts resolve (to loopback, which the test permits), so a
 	// refusal comes from the policy, never from a failed lookup.
-	w.dns.Set("pypi.org", "127.0.0.1")
-	w.dns.Set("files.pythonhosted.org", "127.0.0.1")
+	w.dns.Set("pkgs.example.org", "127.0.0.1")
+	w.dns.Set("files.example.org", "127.0.0.1")
 	w.dns.Set("api.github.com", "127.0.0.1")
 	ran := 0
 	for _, c := range cases {
@@ -59,7 +59,7 @@ func TestAttackCorpus(t *testing.T) {
 		var args struct{ Command, Code string }
 		json.Unmarshal(c.Arguments, &args)
 		cmd := args.Command + args.Code
-		allow := []string{"pypi.org", "files.pythonhosted.org", "*.github.com"}
+		allow := []string{"pkgs.example.org", "files.example.org", "*.github.com"}
 		if m := allowListRE.FindStringSubmatch(c.Why); m != nil {
 			allow = strings.Split(m[1], ", ")
 		}

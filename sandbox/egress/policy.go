@@ -21,7 +21,7 @@ type Resolver interface {
 // PolicyConfig configures a Policy.
 type PolicyConfig struct {
 	// Allow is the allow-list; nothing else may be reached. An entry is
-	//   - a host name, matched exactly: "pypi.org";
+	//   - a host name, matched exactly: "pkgs.example.org";
 	//   - a wildcard "*.github.com", matching any name that ends in
 	//     ".github.com" at a dot boundary (a.github.com, a.b.github.com) but
 	//     not github.com itself (list it too), nor badgithub.com, nor

@@ -24,7 +24,7 @@ func reasonOf(err error) Reason {
 }
 
 func TestWildcardBoundary(t *testing.T) {
-	p := mustPolicy(t, PolicyConfig{Allow: []string{"*.example.com", "pypi.org", "*.github.com", "bücher.example", "exact.test."}})
+	p := mustPolicy(t, PolicyConfig{Allow: []string{"*.example.com", "pkgs.example.org", "*.github.com", "bücher.example", "exact.test."}})
 	tests := []struct {
 		host string
 		want Reason
@@ -41,10 +41,10 @@ func TestWildcardBoundary(t *testing.T) {
 		{".example.com", InvalidHost},
 		{"a..example.com", InvalidHost},
 		{"a.example.com..", InvalidHost},
-		{"pypi.org", Allowed},
-		{"PYPI.ORG.", Allowed},
-		{"www.pypi.org", NotListed}, // exact names are exact
-		{"pypi.org.evil.net", NotListed},
+		{"pkgs.example.org", Allowed},
+		{"PKGS.EXAMPLE.ORG.", Allowed},
+		{"www.pkgs.example.org", NotListed}, // exact names are exact
+		{"pkgs.example.org.evil.net", NotListed},
 		{"github.com", NotListed}, // NE-004
 		{"api.github.com", Allowed},
 		{"xn--bcher-kva.example", Allowed}, // the rule was written in Unicode
@@ -77,17 +77,17 @@ func TestWildcardBoundary(t *testing.T) {
 }
 
 func TestPorts(t *testing.T) {
-	p := mustPolicy(t, PolicyConfig{Allow: []string{"pypi.org", "mirror.test:8443", "[2001:db8::1]:8080", "1.1.1.1"}})
+	p := mustPolicy(t, PolicyConfig{Allow: []string{"pkgs.example.org", "mirror.test:8443", "[2001:db8::1]:8080", "1.1.1.1"}})
 	tests := []struct {
 		host string
 		port int
 		want Reason
 	}{
-		{"pypi.org", 443, Allowed},
-		{"pypi.org", 80, Allowed},
-		{"pypi.org", 8443, PortNotAllowed}, // NE-016
-		{"pypi.org", 0, PortNotAllowed},
-		{"pypi.org", 70000, PortNotAllowed},
+		{"pkgs.example.org", 443, Allowed},
+		{"pkgs.example.org", 80, Allowed},
+		{"pkgs.example.org", 8443, PortNotAllowed}, // NE-016
+		{"pkgs.example.org", 0, PortNotAllowed},
+		{"pkgs.example.org", 70000, PortNotAllowed},
 		{"mirror.test", 8443, Allowed},
 		{"mirror.test", 443, PortNotAllowed},
 		{"[2001:db8::1]", 8080, Allowed},

@@ -497,7 +497,7 @@ func TestProxyForwardsBodies(t *testing.T) {
 }
 
 func BenchmarkCheckHost(b *testing.B) {
-	p := mustPolicy(b, PolicyConfig{Allow: []string{"pypi.org", "files.pythonhosted.org", "*.github.com", "*.example.com"}})
+	p := mustPolicy(b, PolicyConfig{Allow: []string{"pkgs.example.org", "files.example.org", "*.github.com", "*.example.com"}})
 	for b.Loop() {
 		if _, _, err := p.CheckHost("Objects.GitHubUserContent.example.com.", 443); err != nil {
 			b.Fatal(err)

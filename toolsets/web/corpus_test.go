@@ -33,7 +33,7 @@ func TestAttackCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t)
-	for _, n := range []string{"pypi.org", "files.pythonhosted.org", "api.github.com"} {
+	for _, n := range []string{"pkgs.example.org", "files.example.org", "api.github.com"} {
 		e.dns.Set(n, "127.0.0.1")
 	}
 	ran := 0
@@ -49,7 +49,7 @@ func TestAttackCorpus(t *testing.T) {
 		if raw == "" {
 			continue // not an HTTP request (raw sockets, DNS, files): the sandbox's cases
 		}
-		allow := []string{"pypi.org", "files.pythonhosted.org", "*.github.com"}
+		allow := []string{"pkgs.example.org", "files.example.org", "*.github.com"}
 		if m := allowListRE.FindStringSubmatch(c.Why); m != nil {
 			allow = strings.Split(m[1], ", ")
 		}
