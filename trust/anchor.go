@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"bytes"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -33,7 +34,8 @@ type anchor struct {
 type anchorStart struct {
 	lit  string
 	word bool
-	id   int32 // in the index's literals (bind)
+	id   int32  // in the index's literals (bind)
+	b    []byte // lit (bind)
 }
 
 // maxStarts bounds an anchor's starts: beyond, the expression is run as it
@@ -178,6 +180,7 @@ func blank(s string) bool { return len(s) == 1 && strings.IndexByte(" \t\n\v\f\r
 func (a *anchor) bind(l *literals) {
 	for i := range a.starts {
 		a.starts[i].id = l.add(a.starts[i].lit)
+		a.starts[i].b = []byte(a.starts[i].lit)
 	}
 }
 
@@ -189,7 +192,7 @@ func (a *anchor) match(s *readSentence) bool {
 			continue
 		}
 		for from := 0; ; {
-			j := strings.Index(s.lower[from:], st.lit)
+			j := bytes.Index(s.lower[from:], st.b)
 			if j < 0 {
 				break
 			}
@@ -198,7 +201,7 @@ func (a *anchor) match(s *readSentence) bool {
 			if st.word && wordByte(s.padded[at]) == wordByte(st.lit[0]) {
 				continue // no \b here
 			}
-			if a.re.MatchString(s.padded[at:]) {
+			if a.re.get().Match(s.padded[at:]) {
 				return true
 			}
 		}
@@ -211,20 +214,16 @@ func wordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
-// lowerASCIIString is s with its ASCII capitals lowered.
-func lowerASCIIString(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
+// appendLowerASCII appends s to b with its ASCII capitals lowered.
+func appendLowerASCII(b []byte, s string) []byte {
+	at := len(b)
+	b = append(b, s...)
+	for i := at; i < len(b); i++ {
+		if 'A' <= b[i] && b[i] <= 'Z' {
+			b[i] += 'a' - 'A'
 		}
 	}
-	return s
+	return b
 }
 
 // use makes a (nil: none) anchor p's expression, with its starts bound in
@@ -246,8 +245,10 @@ func (a *anchor) holds(p *pattern, s *readSentence) bool {
 	if a == nil || !s.ascii && (a.asciiOnly || s.anchorless()) {
 		return p.MatchString(s.text)
 	}
-	if s.padded == "" {
-		s.lower, s.padded = lowerASCIIString(s.text), " "+s.text
+	if !s.made {
+		s.lower = appendLowerASCII(s.lower[:0], s.text)
+		s.padded = append(append(s.padded[:0], ' '), s.text...)
+		s.made = true
 	}
 	return a.match(s)
 }

@@ -161,8 +161,9 @@ type readSentence struct {
 	met   []uint64 // the cues whose need it meets
 	may   []uint64 // those that may hold (their prefilters too)
 	// The text with its ASCII letters lowered, and after a blank (for
-	// anchors), made when an anchor first needs them.
-	lower, padded string
+	// anchors), made when an anchor first needs them (made).
+	lower, padded []byte
+	made          bool
 }
 
 // read makes s the sentence text.
@@ -180,7 +181,7 @@ func (x *resultIndex) read(s *readSentence, text string) {
 // reset makes s the text, with no literal found.
 func (x *resultIndex) reset(s *readSentence, text string) {
 	s.text, s.ascii = text, isASCII(text)
-	s.lower, s.padded = "", ""
+	s.made = false
 	if s.found == nil {
 		s.found = make([]uint64, x.lits.words())
 		s.seen = x.lits.newEntered()
