@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -222,7 +224,7 @@ func TestReducedNetwork(t *testing.T) {
 // user (65532, no capability, no_new_privs): the server is then a process
 // of the command's own user.
 func TestReducedAsPodUser(t *testing.T) {
-	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream")
+	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream", "TestReducedOthers")
 }
 
 // TestReducedStream: the process tools' way of running a command (its
@@ -261,4 +263,83 @@ func TestReducedReapsAsInit(t *testing.T) {
 			t.Errorf("process %d (%+v) left, a child of toolgate", pid, st)
 		}
 	}
+}
+
+// TestReducedOthers: a reduced command, a process of the server's own user
+// with no pid namespace between them, cannot change another process's
+// limits, priority or scheduling (the server's: pid 1 in a pod), only its
+// own; each refusal is reported.
+func TestReducedOthers(t *testing.T) {
+	victim := exec.Command("sleep", "infinity")
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { victim.Process.Kill(); victim.Wait() }()
+	v := victim.Process.Pid
+	before := procView(t, v)
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`
+		try() { if "$@" >/dev/null 2>&1; then echo "ok: $*"; else echo "refused: $*"; fi; }
+		try prlimit --pid %[1]d --nofile=7:7
+		try prlimit --pid %[2]d --nofile=%[3]d:
+		try renice -n 5 -p %[1]d
+		try taskset -p 1 %[1]d
+		try chrt -i -p 0 %[1]d
+		try ionice -c 3 -p %[1]d
+		try sh -c 'ulimit -n 64 && nice -n 3 true && ionice -c 3 true && taskset 1 true && chrt -i 0 true'`,
+		v, os.Getpid(), lim.Cur-1)
+	if os.Getuid() != 0 {
+		// Every process of the user at once (as root it would be every
+		// root process of the machine, were it let through).
+		script += `
+		try python3 -c 'import ctypes, sys; sys.exit(ctypes.CDLL(None).setpriority(2, 0, 7) != 0)'`
+	}
+	o := runReduced(t, Spec{Root: t.TempDir(), Shell: script})
+	out := string(o.Stdout)
+	if strings.Contains(out, "ok: prlimit") || strings.Contains(out, "ok: renice") || strings.Contains(out, "ok: taskset -p") ||
+		strings.Contains(out, "ok: chrt") || strings.Contains(out, "ok: ionice") || strings.Contains(out, "ok: python3") ||
+		!strings.Contains(out, "ok: sh -c") {
+		t.Errorf("want every change of another process refused, the command's own allowed:\n%s%s", out, o.Stderr)
+	}
+	var after syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &after); err != nil || after != lim {
+		syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+		t.Errorf("the server's RLIMIT_NOFILE went %+v → %+v", lim, after)
+	}
+	if got := procView(t, v); got != before {
+		t.Errorf("the other process went\n%s\nto\n%s", before, got)
+	}
+	for _, want := range []string{"prlimit64(another process)", "setpriority(another process)", "sched_setaffinity(another process)",
+		"sched_setscheduler(another process)", "ioprio_set(another process)"} {
+		if !slices.Contains(o.Blocked, want) {
+			t.Errorf("blocked %v, want %s", o.Blocked, want)
+		}
+	}
+}
+
+// procView is what the test can see of process pid's limits and
+// scheduling: /proc/PID/limits, its nice value and policy, its CPUs and
+// I/O priority.
+func procView(t *testing.T, pid int) string {
+	t.Helper()
+	p := "/proc/" + strconv.Itoa(pid)
+	limits, err1 := os.ReadFile(p + "/limits")
+	st, err2 := os.ReadFile(p + "/stat")
+	status, err3 := os.ReadFile(p + "/status")
+	io, err4 := exec.Command("ionice", "-p", strconv.Itoa(pid)).Output()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:]))
+	cpus := ""
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "Cpus_allowed_list:") {
+			cpus = l
+		}
+	}
+	// f[0] is field 3 (state): nice is field 19, policy field 41.
+	return fmt.Sprintf("%s nice %s policy %s %s io %s", limits, f[16], f[38], cpus, io)
 }

@@ -148,6 +148,7 @@ func filterRules(network, reduced bool, report uint32) []rule {
 	}
 	if reduced {
 		rules = append(rules, rule{name: "setsid", action: report})
+		rules = append(rules, othersRules(report)...)
 	}
 	rules = append(rules,
 		rule{"clone", []cond{{0, opBitsAny, nsFlags}}, report},
@@ -163,6 +164,26 @@ func filterRules(network, reduced bool, report uint32) []rule {
 		arg  int
 	}{{"chmod", 1}, {"fchmod", 1}, {"fchmodat", 2}, {"fchmodat2", 2}} {
 		rules = append(rules, rule{c.name, []cond{{c.arg, opBitsAny, unix.S_ISUID | unix.S_ISGID}}, report})
+	}
+	return rules
+}
+
+// othersRules refuse a reduced command's calls that change another
+// process's limits or scheduling: without a pid namespace the server is a
+// process of the same user, which the kernel lets it change (no ptrace
+// check, and Landlock hooks none of them). Each is allowed on the caller
+// only: pid 0 (prlimit64, sched_*), who 0 and not a whole user
+// (setpriority, ioprio_set).
+func othersRules(report uint32) []rule {
+	const ioprioWhoUser = 3 // IOPRIO_WHO_USER
+	rules := []rule{
+		{"setpriority", []cond{{0, opEq, unix.PRIO_USER}}, report},
+		{"setpriority", []cond{{1, opNe, 0}}, report},
+		{"ioprio_set", []cond{{0, opEq, ioprioWhoUser}}, report},
+		{"ioprio_set", []cond{{1, opNe, 0}}, report},
+	}
+	for _, n := range []string{"prlimit64", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity"} {
+		rules = append(rules, rule{n, []cond{{0, opNe, 0}}, report})
 	}
 	return rules
 }
@@ -431,6 +452,8 @@ func describeCall(req seccompNotif) string {
 		return "clone(new namespace)"
 	case "chmod", "fchmod", "fchmodat", "fchmodat2":
 		return name + "(set-user-ID or set-group-ID bit)"
+	case "prlimit64", "setpriority", "ioprio_set", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity":
+		return name + "(another process)"
 	}
 	return name
 }

@@ -56,6 +56,23 @@ var commonSyscalls = []sysName{
 	{"acct", unix.SYS_ACCT},
 	{"syslog", unix.SYS_SYSLOG},
 	{"quotactl", unix.SYS_QUOTACTL},
+	// the reduced filter's: calls on another process (othersRules), server
+	// sockets, Fast Open, IPC
+	{"prlimit64", unix.SYS_PRLIMIT64},
+	{"setpriority", unix.SYS_SETPRIORITY},
+	{"ioprio_set", unix.SYS_IOPRIO_SET},
+	{"sched_setscheduler", unix.SYS_SCHED_SETSCHEDULER},
+	{"sched_setparam", unix.SYS_SCHED_SETPARAM},
+	{"sched_setattr", unix.SYS_SCHED_SETATTR},
+	{"sched_setaffinity", unix.SYS_SCHED_SETAFFINITY},
+	{"listen", unix.SYS_LISTEN},
+	{"sendto", unix.SYS_SENDTO},
+	{"sendmsg", unix.SYS_SENDMSG},
+	{"sendmmsg", unix.SYS_SENDMMSG},
+	{"shmget", unix.SYS_SHMGET},
+	{"msgget", unix.SYS_MSGGET},
+	{"semget", unix.SYS_SEMGET},
+	{"mq_open", unix.SYS_MQ_OPEN},
 	// set-user-ID / set-group-ID modes are refused (filterRules)
 	{"fchmod", unix.SYS_FCHMOD},
 	{"fchmodat", unix.SYS_FCHMODAT},
