@@ -12,6 +12,7 @@ import (
 // per word.
 type literals struct {
 	ids   map[string]int32
+	list  []string   // by id: the automaton is built in the order they were added, the same at every start
 	class [256]uint8 // byte → class; 0: a byte no literal holds
 	width int        // number of classes
 	next  []uint16   // state*width + class → state; state 0 is the root
@@ -29,6 +30,7 @@ func (l *literals) add(s string) int32 {
 	if !ok {
 		id = int32(len(l.ids))
 		l.ids[s] = id
+		l.list = append(l.list, s)
 	}
 	return id
 }
@@ -39,7 +41,7 @@ func (l *literals) add(s string) int32 {
 // class of its small letter: the automaton reads text as if lowered.
 func (l *literals) build() {
 	bytes := 1
-	for s := range l.ids {
+	for _, s := range l.list {
 		bytes += len(s) // at most a state per byte
 		l.long = max(l.long, len(s))
 		for i := 0; i < len(s); i++ {
@@ -62,7 +64,8 @@ func (l *literals) build() {
 	sibling := make([]uint16, bytes)
 	ends := make([]int32, bytes+len(l.ids)) // state → its first literal + 1; bytes+literal → the next + 1
 	states := 1
-	for s, id := range l.ids {
+	for id, s := range l.list {
+		id := int32(id)
 		st := 0
 	walk:
 		for i := 0; i < len(s); i++ {
