@@ -27,6 +27,17 @@ func Default() *Chain { return NewChain(&Native{}, &Bwrap{}, &Reduced{}) }
 // Name returns "chain".
 func (c *Chain) Name() string { return "chain" }
 
+// upTo returns the chain of c's backends up to the one named name, that
+// one included (all of them when none is).
+func (c *Chain) upTo(name string) *Chain {
+	for i, b := range c.Backends {
+		if b.Name() == name {
+			return &Chain{Backends: c.Backends[:i+1]}
+		}
+	}
+	return c
+}
+
 // Run runs spec with the first backend that can.
 func (c *Chain) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	var skipped []string

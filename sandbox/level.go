@@ -168,11 +168,19 @@ func (g *Leveled) Level(ctx context.Context) Level {
 
 // Run runs spec when the level is high enough.
 func (g *Leveled) Run(ctx context.Context, spec Spec) (Outcome, error) {
-	if l := g.Level(ctx); !l.Meets(g.Require) {
+	l := g.Level(ctx)
+	if !l.Meets(g.Require) {
 		return Outcome{}, belowError(g.Require, l)
 	}
 	spec.Require = cmp.Or(g.Require, LevelFull) // refused before it runs where the backend measures first
-	o, err := g.Backend.Run(ctx, spec)
+	// Never a weaker backend than the one the level was measured with: a
+	// stronger one that fails now (out of processes, a mount refused) is
+	// an error to retry, not a reason to run the command with less.
+	b := g.Backend
+	if c, ok := b.(*Chain); ok && l.Backend != "" {
+		b = c.upTo(l.Backend)
+	}
+	o, err := b.Run(ctx, spec)
 	if err != nil {
 		return o, err
 	}

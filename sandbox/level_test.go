@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -335,5 +336,60 @@ func TestGateMissingProgram(t *testing.T) {
 	}
 	if _, err := n.Start(context.Background(), Spec{Argv: []string{"no-such-program-here"}, Root: ws, Require: LevelFull}, nil); !errors.Is(err, ErrInvalidSpec) {
 		t.Fatalf("missing program, gated Start: %v, want ErrInvalidSpec", err)
+	}
+}
+
+// canned is a backend that answers with the protections it is given, or
+// is unavailable while fail is set; ran counts the commands it ran.
+type canned struct {
+	name string
+	held Protections
+	fail bool
+	ran  int
+}
+
+func (c *canned) Name() string { return c.name }
+
+func (c *canned) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	if c.fail {
+		return Outcome{}, fmt.Errorf("%w: %s is out of processes for now", ErrUnavailable, c.name)
+	}
+	c.ran++
+	return Outcome{Backend: c.name, Protections: c.held}, nil
+}
+
+// TestLeveledKeepsItsBackend: once the level was measured with a
+// backend of a chain, a command never runs with a weaker one after it,
+// even where the policy would accept the weaker level: when the stronger
+// fails for a moment, the command is refused (to retry), not run with
+// less (review S8). Where the stronger never worked, the level was
+// measured with the weaker, and commands run there.
+func TestLeveledKeepsItsBackend(t *testing.T) {
+	all := []string{"user", "mount", "pid", "net", "ipc", "uts", "cgroup"}
+	full := Protections{Namespaces: all, Landlock: "v7", Seccomp: true, NoNewPrivs: true}
+	reduced := Protections{Landlock: "v7", Seccomp: true, NoNewPrivs: true}
+	ctx := context.Background()
+
+	strong, weak := &canned{name: "strong", held: full}, &canned{name: "weak", held: reduced}
+	g := &Leveled{Backend: NewChain(strong, weak), Require: LevelReduced}
+	if l := g.Level(ctx); l.Level != LevelFull || l.Backend != "strong" {
+		t.Fatalf("level %+v, want full by strong", l)
+	}
+	strong.fail = true
+	if _, err := g.Run(ctx, Spec{Shell: "true", Root: t.TempDir()}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "out of processes") {
+		t.Fatalf("the strong backend failing: %v, want ErrRefused naming why", err)
+	}
+	if weak.ran != 0 {
+		t.Fatalf("the weaker backend ran %d command(s) after the level was measured with the stronger", weak.ran)
+	}
+	strong.fail = false
+	if o, err := g.Run(ctx, Spec{Shell: "true", Root: t.TempDir()}); err != nil || o.Backend != "strong" {
+		t.Fatalf("the strong backend back: %v, %+v", err, o)
+	}
+
+	strong, weak = &canned{name: "strong", held: full, fail: true}, &canned{name: "weak", held: reduced}
+	g = &Leveled{Backend: NewChain(strong, weak), Require: LevelReduced}
+	if o, err := g.Run(ctx, Spec{Shell: "true", Root: t.TempDir()}); err != nil || o.Backend != "weak" {
+		t.Fatalf("measured with the weaker backend: %v, %+v, want it run there", err, o)
 	}
 }

@@ -386,8 +386,8 @@ func sandboxError(err error) *tool.Error {
 		return tool.Errorf(tool.SandboxViolation, "the command did not run: %v", err).
 			WithSuggestion("do the task with the file tools, or ask the operator for the missing protections (or for sandbox.require: reduced in the policy)")
 	case errors.Is(err, sandbox.ErrUnavailable), errors.Is(err, sandbox.ErrUnsupported), errors.Is(err, sandbox.ErrRefused):
-		return tool.Errorf(tool.Unavailable, "no sandbox can run commands here: %v", err).
-			WithSuggestion("commands cannot run on this machine; do the task with the file tools")
+		return tool.Errorf(tool.Unavailable, "the command did not run: no sandbox could run it: %v", err).
+			WithSuggestion("retry once in a moment (a sandbox that worked may have failed for a moment); if it fails again, do the task with the file tools")
 	}
 	return nil
 }
