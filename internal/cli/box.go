@@ -278,11 +278,17 @@ func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
 			spec.ReadOnly = append(spec.ReadOnly, autoRunEntries(w)...)
 		}
 	}
-	if iso.cache != "" {
-		spec.Writable = append(spec.Writable, iso.cache)
-	}
-	if iso.installed != "" {
+	switch {
+	case iso.installed != "":
+		// Installed: the whole cache is read-only, its root a mount point,
+		// so that nothing in it (the install's own folder included) can be
+		// renamed away and replaced; the launcher's scratch folders in it
+		// are writable mounts, and the install a read-only one beneath.
+		spec.ReadOnly = append(spec.ReadOnly, iso.cache)
+		spec.Writable = append(spec.Writable, iso.scratch...)
 		spec.ReadOnly = append(spec.ReadOnly, iso.installed)
+	case iso.cache != "":
+		spec.Writable = append(spec.Writable, iso.cache)
 	}
 	spec.ReadOnly = append(spec.ReadOnly, iso.read...)
 	spec.ReadOnly = append(spec.ReadOnly, programPaths(c, b.homes, spec.ReadOnly, spec.Writable)...)
@@ -625,6 +631,15 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 				// upstream (it would otherwise change what the pin hashes).
 				maps.Copy(iso.cacheEnv, l.offline)
 				iso.installed = installed
+				if l.scratch != nil {
+					iso.scratch = l.scratch(cache, installed)
+				}
+				for _, d := range iso.scratch {
+					if err := os.MkdirAll(d, 0o700); err != nil {
+						closeAll()
+						return nil, nil, err
+					}
+				}
 			} else if hostport != "" && !slices.Contains(iso.private, hostport) {
 				iso.registry = hostport
 			}

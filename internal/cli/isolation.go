@@ -69,10 +69,11 @@ type isolation struct {
 	network   []string          // domains, through the egress proxy
 	private   []string          // exact host:port that may resolve to a private address
 	pass      []string          // names of the gateway's variables passed through (--env)
-	cache     string            // a launcher's cache folder (writable), under toolgate's state folder
+	cache     string            // a launcher's cache folder (writable until installed), under toolgate's state folder
 	registry  string            // a launcher's registry, host:port, while its package is not cached (not pinned: the resolution is)
 	cacheEnv  map[string]string // the launcher's variables: its registry and cache
 	installed string            // what the launcher installed in its cache, once it has: read-only
+	scratch   []string          // once installed, what the launcher still writes in its read-only cache
 	memory    int64
 	processes int
 	killAfter int

@@ -44,6 +44,9 @@ type launcher struct {
 	resolved func(cache, command string, args []string) (string, *trust.Resolved)
 	// offline are the variables that keep the launcher off the network.
 	offline map[string]string
+	// scratch are the folders under the cache that the launcher still
+	// writes once installed is there (the cache is then read-only).
+	scratch func(cache, installed string) []string
 }
 
 // launchers are the launchers the box knows.
@@ -53,7 +56,15 @@ var launchers = []launcher{{
 	registry: npmRegistry,
 	env:      npmEnv,
 	resolved: npmResolved,
-	offline:  map[string]string{"npm_config_offline": "true", "npm_config_prefer_offline": "true"},
+	offline: map[string]string{"npm_config_offline": "true", "npm_config_prefer_offline": "true",
+		"npm_config_logs_dir": "/tmp"}, // the box's own
+	// npx takes its lock (a folder, concurrency.lock) in _npx/HASH, and
+	// npm's HTTP cache (_cacache) is written to even offline; neither is
+	// run (the install is read-only beneath _npx/HASH, and the cache's
+	// root, a read-only mount, cannot lose it).
+	scratch: func(cache, installed string) []string {
+		return []string{filepath.Dir(installed), filepath.Join(cache, "_cacache")}
+	},
 }, {
 	// pnpm dlx and yarn dlx read npm's registry setting; what they
 	// resolved is not read yet (their caches differ).
@@ -70,6 +81,8 @@ var launchers = []launcher{{
 	env:      pipxEnv,
 	resolved: pipxResolved,
 	offline:  map[string]string{"PIP_NO_INDEX": "1"},
+	// pipx writes its log of each command in PIPX_HOME/logs.
+	scratch: func(cache, _ string) []string { return []string{filepath.Join(cache, "logs")} },
 }}
 
 func npmRegistry(ctx context.Context) (string, error) {
@@ -258,16 +271,61 @@ func hashTree(dir string) (string, error) {
 }
 
 // linkStays reports whether the link rel (with target) in root leads to
-// a place inside root, resolved through root (so that a link on the way
-// that leads out counts), or to a read-only system folder
-// (visibleSystem). A link inside root that leads nowhere stays.
+// a place inside root or to a read-only system folder (visibleSystem),
+// resolved one name at a time through root, each link on the way
+// followed (so that one that leads out counts). A link inside root that
+// leads nowhere stays.
 func linkStays(root *os.Root, rel, target string) bool {
-	if filepath.IsAbs(target) {
-		t := filepath.Clean(target)
-		return slices.ContainsFunc(visibleSystem, func(s string) bool { return within(t, s) })
+	system := func(p string) bool {
+		p = filepath.Clean(p)
+		return slices.ContainsFunc(visibleSystem, func(s string) bool { return within(p, s) })
 	}
-	_, err := root.Stat(rel)
-	return err == nil || errors.Is(err, fs.ErrNotExist)
+	if filepath.IsAbs(target) {
+		return system(target)
+	}
+	var at []string // the folder reached, inside root
+	if d := filepath.ToSlash(filepath.Dir(rel)); d != "." {
+		at = strings.Split(d, "/")
+	}
+	todo := strings.Split(target, "/")
+	for hops := 0; len(todo) > 0; {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(at) == 0 {
+				return false
+			}
+			at = at[:len(at)-1]
+			continue
+		}
+		p := strings.Join(append(slices.Clone(at), c), "/")
+		fi, err := root.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			at = append(at, c)
+			continue
+		}
+		if hops++; hops > 40 {
+			return false
+		}
+		t, err := root.Readlink(p)
+		if err != nil {
+			return false
+		}
+		if filepath.IsAbs(t) {
+			return system(strings.Join(append([]string{t}, todo...), "/"))
+		}
+		todo = append(strings.Split(t, "/"), todo...)
+	}
+	return true
 }
 
 // unpinnable is the resolution of an install that cannot be pinned (err

@@ -55,6 +55,7 @@ func TestHashTree(t *testing.T) {
 	os.WriteFile(filepath.Join(tree, "pkg", "dist", "index.js"), []byte("run()\n"), 0o644)
 	os.Symlink("dist/index.js", filepath.Join(tree, "pkg", "linked.js"))
 	os.Symlink("/usr/bin/env", filepath.Join(tree, "pkg", "python")) // a venv's python → /usr/bin/python3
+	os.Symlink("python", filepath.Join(tree, "pkg", "python3"))      // a link to a link to a system file
 	os.Symlink(".", filepath.Join(tree, "pkg", "here"))
 	sum := func() string {
 		t.Helper()
