@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -57,6 +58,19 @@ const (
 // its commands share); with ABI ≥ 6 no abstract unix socket or signal outside
 // the sandbox. It returns the ABI used.
 func landlockRestrict(readPaths, writePaths, devFiles []string, proxyPort int) (int, error) {
+	return landlockApply(llGrants{read: readPaths, write: writePaths, dev: devFiles}, proxyPort)
+}
+
+// llGrants are the paths of a Landlock ruleset.
+type llGrants struct {
+	read    []string // read and execute beneath each
+	write   []string // everything beneath each
+	entries []string // everything, opened without following a link in the last component
+	dev     []string // read and write (no ioctl) of each file
+}
+
+// landlockApply is landlockRestrict with g's grants.
+func landlockApply(g llGrants, proxyPort int) (int, error) {
 	v, why := landlockABI()
 	if v == 0 {
 		return 0, fmt.Errorf("%s", why)
@@ -77,8 +91,8 @@ func landlockRestrict(readPaths, writePaths, devFiles []string, proxyPort int) (
 		return 0, fmt.Errorf("landlock_create_ruleset: %w", e)
 	}
 	defer unix.Close(int(fd))
-	add := func(p string, access uint64) error {
-		pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+	add := func(p string, access uint64, flags int) error {
+		pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC|flags, 0)
 		if err != nil {
 			return fmt.Errorf("landlock rule for %s: %w", p, err)
 		}
@@ -99,18 +113,25 @@ func landlockRestrict(readPaths, writePaths, devFiles []string, proxyPort int) (
 		}
 		return nil
 	}
-	for _, p := range readPaths {
-		if err := add(p, llRead); err != nil {
+	for _, p := range g.read {
+		if err := add(p, llRead, 0); err != nil {
 			return 0, err
 		}
 	}
-	for _, p := range writePaths {
-		if err := add(p, handled&^unix.LANDLOCK_ACCESS_FS_IOCTL_DEV); err != nil {
+	for _, p := range g.write {
+		if err := add(p, handled&^unix.LANDLOCK_ACCESS_FS_IOCTL_DEV, 0); err != nil {
 			return 0, err
 		}
 	}
-	for _, p := range devFiles {
-		if err := add(p, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE); err != nil {
+	for _, p := range g.entries {
+		// A link put there since the walk gets a rule of its own (file
+		// rights on the link), not its target's.
+		if err := add(p, handled&^unix.LANDLOCK_ACCESS_FS_IOCTL_DEV, unix.O_NOFOLLOW); err != nil && !errors.Is(err, unix.ENOENT) {
+			return 0, err
+		}
+	}
+	for _, p := range g.dev {
+		if err := add(p, unix.LANDLOCK_ACCESS_FS_READ_FILE|unix.LANDLOCK_ACCESS_FS_WRITE_FILE|unix.LANDLOCK_ACCESS_FS_TRUNCATE, 0); err != nil {
 			return 0, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -146,6 +147,11 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return out, err
 	}
 	out.Protections.Filesystem = reducedView
+	if way := wayFolders(cfg.Mounts); len(way) > 0 {
+		out.Protections.Filesystem += "; read-only: " + strings.Join(readOnlyMounts(cfg.Mounts), ", ") +
+			"; so that these stay so, nothing can be made, removed or renamed directly in " + strings.Join(way, ", ") +
+			" (Permission denied: make it in a subfolder; the full sandbox, sandbox.mode userns or gvisor, has no such limit)"
+	}
 	out.Protections.User = fmt.Sprintf("%d (the server's own user)", os.Getuid())
 	return out, nil
 }
@@ -327,12 +333,15 @@ func reducedSetup(cfg *initConfig) (initReply, []int, error) {
 	// has not: there it is empty already (drop ALL), and a user other
 	// than root gains nothing at exec under no_new_privs anyway.
 	bndErr := dropBoundingSet("/proc/sys/kernel/cap_last_cap")
-	read, write, dev := reducedGrants(cfg)
+	g, err := reducedGrants(cfg)
+	if err != nil {
+		return r, nil, err
+	}
 	port := 0
 	if cfg.Proxy {
 		port = cfg.ProxyPort
 	}
-	v, err := landlockRestrict(read, write, dev, port)
+	v, err := landlockApply(g, port)
 	if err != nil {
 		return r, nil, fmt.Errorf("the reduced sandbox needs Landlock: %w", err)
 	}
@@ -376,39 +385,148 @@ func zeroCaps(field string) bool {
 
 // reducedGrants are the Landlock grants of a reduced command: read and
 // execute the system folders, /etc's usual files, /proc and the spec's
-// read-only paths; everything in its writable paths; read and write the
-// harmless devices. Paths missing here are left out.
-func reducedGrants(cfg *initConfig) (read, write, dev []string) {
+// read-only paths; everything in its writable paths but the read-only
+// paths inside them (see carve); read and write the harmless devices.
+// Paths missing here are left out.
+func reducedGrants(cfg *initConfig) (llGrants, error) {
+	var g llGrants
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 	for _, d := range systemDirs {
 		if exists(d) {
-			read = append(read, d)
+			g.read = append(g.read, d)
 		}
 	}
 	for _, f := range etcFiles {
 		if p := "/etc/" + f; exists(p) {
-			read = append(read, p)
+			g.read = append(g.read, p)
 		}
 	}
 	for _, d := range etcDirs {
 		if p := "/etc/" + d; exists(p) {
-			read = append(read, p)
+			g.read = append(g.read, p)
 		}
 	}
-	read = append(read, "/proc")
+	g.read = append(g.read, "/proc")
+	ro := readOnlyMounts(cfg.Mounts)
+	g.read = append(g.read, ro...)
+	left := maxCarved
 	for _, m := range cfg.Mounts {
-		if m.Writable {
-			write = append(write, m.Path)
-		} else {
-			read = append(read, m.Path)
+		if !m.Writable || slices.Contains(ro, m.Path) {
+			continue // also read-only: read-only wins, as in native's mounts (deeper ones win there too)
+		}
+		inner := slices.DeleteFunc(slices.Clone(ro), func(r string) bool { return !below(r, m.Path) })
+		if len(inner) == 0 {
+			g.write = append(g.write, m.Path)
+		} else if err := carve(m.Path, inner, &g, &left); err != nil {
+			return g, err
 		}
 	}
 	for _, d := range devices {
 		if p := "/dev/" + d; exists(p) {
-			dev = append(dev, p)
+			g.dev = append(g.dev, p)
 		}
 	}
-	return read, write, dev
+	return g, nil
+}
+
+// readOnlyMounts are the paths of the read-only mounts.
+func readOnlyMounts(mounts []mountSpec) []string {
+	var ro []string
+	for _, m := range mounts {
+		if !m.Writable {
+			ro = append(ro, m.Path)
+		}
+	}
+	return ro
+}
+
+// below reports whether p lies strictly under dir, component by component.
+func below(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// maxCarved bounds the entries carve grants one by one, in all.
+const maxCarved = 1024
+
+// carve grants the writable tree dir but the read-only paths ro under it.
+// Landlock's rights add up along a path, so a read-only rule under a
+// writable one takes nothing away: instead each entry of dir is granted
+// everything on its own, but those on the way to a read-only path. These
+// folders (dir too) get read rights only, so that nothing in them can be
+// made, removed or renamed: a read-only entry cannot be replaced, nor a
+// folder holding one moved (nor a file in them hard-linked out: that
+// needs REFER). Links are not followed, nor granted (their folder keeps
+// them). More than maxCarved entries in all is refused.
+func carve(dir string, ro []string, g *llGrants, left *int) error {
+	g.read = append(g.read, dir)
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("keeping read-only paths inside %s: %w", dir, err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("keeping read-only paths inside %s: %w", dir, err)
+	}
+	for _, name := range names {
+		p := filepath.Join(dir, name)
+		if slices.Contains(ro, p) {
+			continue // read-only: its rule is among the reads
+		}
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("keeping read-only paths inside %s: %w", dir, err)
+		}
+		if inner := slices.DeleteFunc(slices.Clone(ro), func(r string) bool { return !below(r, p) }); len(inner) > 0 {
+			if !fi.IsDir() {
+				return fmt.Errorf("keeping read-only paths inside %s: %s is no longer a folder", dir, p)
+			}
+			if err := carve(p, inner, g, left); err != nil {
+				return err
+			}
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			continue
+		}
+		if *left--; *left < 0 {
+			return errTooManyCarved
+		}
+		g.entries = append(g.entries, p)
+	}
+	return nil
+}
+
+// errTooManyCarved says why a command with read-only paths inside a
+// writable tree of many entries is refused.
+var errTooManyCarved = fmt.Errorf("read-only paths inside the workspace are kept so at reduced by granting every other entry "+
+	"of the folders that hold them one by one, and those folders hold more than %d entries: move entries into subfolders, "+
+	"or give commands the full sandbox (sandbox.mode userns or gvisor)", maxCarved)
+
+// wayFolders are the folders carve gives read rights only: those from each
+// writable path (not itself read-only) down to each read-only path under
+// it. No entry can be made, removed or renamed directly in them.
+func wayFolders(mounts []mountSpec) []string {
+	ro := readOnlyMounts(mounts)
+	var out []string
+	for _, m := range mounts {
+		if !m.Writable || slices.Contains(ro, m.Path) {
+			continue
+		}
+		for _, r := range ro {
+			for d := r; below(d, m.Path); {
+				d = filepath.Dir(d)
+				if !slices.Contains(out, d) {
+					out = append(out, d)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // userTasks counts the tasks (threads) of uid that this process can see:

@@ -224,7 +224,7 @@ func TestReducedNetwork(t *testing.T) {
 // user (65532, no capability, no_new_privs): the server is then a process
 // of the command's own user.
 func TestReducedAsPodUser(t *testing.T) {
-	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream", "TestReducedOthers")
+	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream", "TestReducedOthers", "TestReducedReadOnlyInside")
 }
 
 // TestReducedStream: the process tools' way of running a command (its
@@ -342,4 +342,78 @@ func procView(t *testing.T, pid int) string {
 	}
 	// f[0] is field 3 (state): nice is field 19, policy field 41.
 	return fmt.Sprintf("%s nice %s policy %s %s io %s", limits, f[16], f[38], cpus, io)
+}
+
+// TestReducedReadOnlyInside: a read-only path inside the writable
+// workspace (the guard's .git, .github/workflows) stays read-only at
+// reduced: it cannot be written, replaced, renamed, removed or hard-linked
+// out, while the rest of the workspace is written; entries cannot be made
+// directly in the folders that hold it (the outcome says so), and a
+// workspace too large to grant entry by entry is refused, saying why.
+func TestReducedReadOnlyInside(t *testing.T) {
+	ws, other := t.TempDir(), t.TempDir()
+	for _, d := range []string{".git/hooks", ".github/workflows", "src"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{".git/config", ".github/workflows/ci.yml", ".github/dependabot.yml", "README", "src/main.go"} {
+		os.WriteFile(filepath.Join(ws, f), []byte("orig\n"), 0o644)
+	}
+	os.Symlink(other, filepath.Join(ws, "out"))
+	ro := []string{filepath.Join(ws, ".git"), filepath.Join(ws, ".github/workflows")}
+	o := runReduced(t, Spec{Root: ws, ReadOnly: ro, Writable: []string{filepath.Join(ws, ".github")}, Shell: `
+		try() { if "$@" >/dev/null 2>&1; then echo "ok: $*"; else echo "refused: $*"; fi; }
+		try sh -c 'echo evil > .git/hooks/pre-commit'
+		try sh -c 'echo evil >> .git/config'
+		try sh -c 'echo evil > .github/workflows/ci.yml'
+		try sh -c 'echo evil > .github/workflows/new.yml'
+		try mv .git x
+		try mv .github y
+		try rm -rf .git
+		try ln .git/config src/config
+		try sh -c 'echo evil > out/f'
+		try sh -c 'echo new > src/new && mkdir -p src/a/b && mv src/a src/c && rm -r src/c'
+		try sh -c 'echo more >> README && echo more >> .github/dependabot.yml'
+		try touch top
+		cat .git/config`})
+	out := string(o.Stdout)
+	for _, want := range []string{
+		"refused: sh -c echo evil > .git/hooks/pre-commit", "refused: sh -c echo evil >> .git/config",
+		"refused: sh -c echo evil > .github/workflows/ci.yml", "refused: sh -c echo evil > .github/workflows/new.yml",
+		"refused: mv .git x", "refused: mv .github y", "refused: rm -rf .git", "refused: ln .git/config",
+		"refused: sh -c echo evil > out/f", "ok: sh -c echo new > src/new", "ok: sh -c echo more >> README",
+		"refused: touch top", "orig\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s%s", want, out, o.Stderr)
+		}
+	}
+	for f, want := range map[string]string{".git/config": "orig\n", ".github/workflows/ci.yml": "orig\n", "src/new": "new\n",
+		"README": "orig\nmore\n", ".git/hooks/pre-commit": "", ".github/workflows/new.yml": ""} {
+		if b, _ := os.ReadFile(filepath.Join(ws, f)); string(b) != want {
+			t.Errorf("%s holds %q, want %q", f, b, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(other, "f")); err == nil {
+		t.Error("a write through a link in the workspace reached the folder it names")
+	}
+	if fs := o.Protections.Filesystem; !strings.Contains(fs, "nothing can be made, removed or renamed directly in "+ws+", "+ws+"/.github ") ||
+		!strings.Contains(fs, "sandbox.mode userns or gvisor") {
+		t.Errorf("filesystem %q does not say where nothing can be made", fs)
+	}
+
+	// Too many entries to grant one by one: refused, saying why.
+	big := t.TempDir()
+	os.Mkdir(filepath.Join(big, ".git"), 0o755)
+	for i := range maxCarved + 1 {
+		os.WriteFile(filepath.Join(big, strconv.Itoa(i)), nil, 0o644)
+	}
+	_, err := (&Reduced{}).Run(context.Background(), Spec{Root: big, ReadOnly: []string{filepath.Join(big, ".git")}, Shell: "touch .git/x"})
+	if err == nil || !strings.Contains(err.Error(), "sandbox.mode userns or gvisor") {
+		t.Errorf("a workspace of %d entries: %v, want refused", maxCarved+1, err)
+	}
+	if _, err := os.Stat(filepath.Join(big, ".git/x")); err == nil {
+		t.Error("the command ran")
+	}
 }
