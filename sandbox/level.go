@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -72,7 +73,13 @@ var remedies = map[string]string{
 	"mount namespace": "a fresh /proc and mounts: the chart's sandbox.mode=userns (procMount: Unmasked, its seccomp profile, AppArmor unconfined)",
 	"landlock":        "Landlock: a node kernel of 5.13 or later with landlock in its lsm= list (gVisor has none)",
 	"seccomp":         "seccomp filters: a kernel with CONFIG_SECCOMP_FILTER, and a container that may load one (no_new_privs)",
+	"signal scoping": "commands kept from signalling the server: a pid namespace (the chart's sandbox.mode=userns or gvisor), " +
+		"or without one Landlock ABI 6: a node kernel of 6.12 or later",
 }
+
+// signalScopeABI is the Landlock ABI that keeps a command from signalling
+// processes outside its domain; without a pid namespace nothing else does.
+const signalScopeABI = 6
 
 // Classify returns the level that protections p give, with the layers
 // that did not hold.
@@ -92,9 +99,14 @@ func Classify(p Protections) Level {
 	if !p.NoNewPrivs {
 		missing = append(missing, "no_new_privs")
 	}
+	v, _ := strconv.Atoi(strings.TrimPrefix(p.Landlock, "v"))
+	unscoped := !slices.Contains(p.Namespaces, "pid") && (!strings.HasPrefix(p.Landlock, "v") || v < signalScopeABI)
+	if unscoped {
+		missing = append(missing, "signal scoping") // the command can kill the server
+	}
 	l := Level{Level: LevelFull}
 	switch {
-	case !p.Seccomp || !p.NoNewPrivs:
+	case !p.Seccomp || !p.NoNewPrivs || unscoped:
 		l.Level = LevelNone
 	case len(missing) > 0:
 		l.Level = LevelReduced

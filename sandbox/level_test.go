@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -391,5 +392,32 @@ func TestLeveledKeepsItsBackend(t *testing.T) {
 	g = &Leveled{Backend: NewChain(strong, weak), Require: LevelReduced}
 	if o, err := g.Run(ctx, Spec{Shell: "true", Root: t.TempDir()}); err != nil || o.Backend != "weak" {
 		t.Fatalf("measured with the weaker backend: %v, %+v, want it run there", err, o)
+	}
+}
+
+// TestReducedNeedsSignalScoping: without a pid namespace only Landlock ABI
+// 6 keeps a command from signalling the server, so the reduced sandbox is
+// unavailable below it, saying so, and such protections classify as none
+// (measured: this kernel has ABI 7, where it runs).
+func TestReducedNeedsSignalScoping(t *testing.T) {
+	for v, want := range map[int]string{0: "needs Landlock: no Landlock here", 1: "ABI 6 (Linux 6.12) to keep commands from signalling the server; this kernel has ABI 1",
+		5: "ABI 6 (Linux 6.12) to keep commands from signalling the server; this kernel has ABI 5", 6: "", 7: ""} {
+		err := reducedABI(v, "no Landlock here")
+		if want == "" && err != nil || want != "" && (!errors.Is(err, ErrUnavailable) || !strings.Contains(fmt.Sprint(err), want)) {
+			t.Errorf("ABI %d: %v, want %q", v, err, want)
+		}
+	}
+	p := Protections{Landlock: "v5", Seccomp: true, NoNewPrivs: true}
+	if l := Classify(p); l.Level != LevelNone || !slices.Contains(l.Missing, "signal scoping") || !strings.Contains(strings.Join(l.Remedies, " "), "6.12") {
+		t.Errorf("no namespaces, Landlock v5: %+v, want none missing signal scoping", l)
+	}
+	for _, p := range []Protections{{Landlock: "v6", Seccomp: true, NoNewPrivs: true}, {Namespaces: []string{"pid"}, Landlock: "unavailable: ENOSYS", Seccomp: true, NoNewPrivs: true}} {
+		if l := Classify(p); l.Level != LevelReduced || slices.Contains(l.Missing, "signal scoping") {
+			t.Errorf("%+v: %+v, want reduced", p, l)
+		}
+	}
+	o := runReduced(t, Spec{Root: t.TempDir(), Shell: "kill -0 " + strconv.Itoa(os.Getpid())})
+	if o.ExitCode == 0 {
+		t.Errorf("Landlock %s: the command could signal the server", o.Protections.Landlock)
 	}
 }

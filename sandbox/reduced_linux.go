@@ -26,20 +26,20 @@ import (
 // classify as LevelReduced; put it last in a chain, after the backends
 // with namespaces.
 //
-// What holds, as measured: Landlock (required: without it the backend is
-// unavailable) lets the command read and execute the system folders
+// What holds, as measured: Landlock (ABI 6 or later required: below it
+// the backend is unavailable) lets the command read and execute the system folders
 // (/usr, /bin, /sbin, /lib*), the /etc files the native sandbox copies,
 // /proc and the spec's read-only paths, and write only the workspace, the
 // spec's writable paths and a private folder (TMPDIR, HOME, the caches)
 // removed after it; it may not ptrace, nor read the memory or environment
-// of, a process outside its Landlock domain (the server), and with ABI 6 it
-// may not signal one nor reach an abstract unix socket. The seccomp filter
+// of, a process outside its Landlock domain (the server), nor signal one
+// nor reach an abstract unix socket. The seccomp filter
 // is the native one (no mount, ptrace, bpf, namespaces, unix or netlink
 // sockets…) and refuses setsid: every process of the command stays in the
 // session it leads, which is killed when the command ends (there is no pid
 // namespace to do it). Without a network no inet socket can be made; with
-// a proxy network only TCP sockets, and Landlock (ABI 4 or later, else the
-// backend is unavailable for it) lets them connect to one port only: the
+// a proxy network only TCP sockets, and Landlock lets them connect to one
+// port only: the
 // server's relay to the proxy on 127.0.0.1, made for this command. The
 // rlimits are the native ones; RLIMIT_NPROC counts every process of the
 // server's user, so it is set to the processes of that user the helper
@@ -50,8 +50,7 @@ import (
 // system's names under its grants (no private root), the server's
 // processes in /proc (their command lines), the pod's network interfaces
 // and, with a proxy network, may connect to that one port on any address
-// (a host listening there is reached without the proxy); with Landlock
-// below ABI 6 it can signal the server's processes.
+// (a host listening there is reached without the proxy).
 type Reduced struct {
 	// Executable is the helper program, as Native's; empty means
 	// os.Executable().
@@ -82,6 +81,9 @@ var reducedArgs = []string{initArg0, "reduced"}
 func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if spec.Pod != nil {
 		return Outcome{}, fmt.Errorf("%w: the reduced sandbox has no pods (they need namespaces)", ErrUnsupported)
+	}
+	if err := reducedABI(landlockABI()); err != nil {
+		return Outcome{}, err
 	}
 	p, err := prepare(spec)
 	if err != nil {
@@ -154,6 +156,21 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	out.Protections.User = fmt.Sprintf("%d (the server's own user)", os.Getuid())
 	return out, nil
+}
+
+// reducedABI says why the reduced sandbox cannot run with Landlock ABI v
+// (0: none, for why), or nil. Without a pid namespace, only Landlock's
+// signal scoping (ABI 6) keeps a command from killing the server, a
+// process of the same user.
+func reducedABI(v int, why string) error {
+	switch {
+	case v == 0:
+		return fmt.Errorf("%w: the reduced sandbox needs Landlock: %s", ErrUnavailable, why)
+	case v < signalScopeABI:
+		return fmt.Errorf("%w: the reduced sandbox needs Landlock ABI %d (Linux 6.12) to keep commands from signalling the server; this kernel has ABI %d",
+			ErrUnavailable, signalScopeABI, v)
+	}
+	return nil
 }
 
 // reducedEnv is buildEnv with the defaults that name the sandbox's own
@@ -345,8 +362,9 @@ func reducedSetup(cfg *initConfig) (initReply, []int, error) {
 	if err != nil {
 		return r, nil, fmt.Errorf("the reduced sandbox needs Landlock: %w", err)
 	}
-	if cfg.Proxy && v < 4 {
-		return r, nil, fmt.Errorf("a network without a network namespace needs Landlock ABI 4 (TCP rules); this kernel has %d", v)
+	// Measured again as applied (ABI 6 has the TCP rules of ABI 4 too).
+	if err := reducedABI(v, ""); err != nil {
+		return r, nil, err
 	}
 	r.Landlock = "v" + strconv.Itoa(v)
 	r.NS = namespaceIDs("/proc/self")
