@@ -224,7 +224,7 @@ func TestReducedNetwork(t *testing.T) {
 // user (65532, no capability, no_new_privs): the server is then a process
 // of the command's own user.
 func TestReducedAsPodUser(t *testing.T) {
-	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream", "TestReducedOthers", "TestReducedReadOnlyInside")
+	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream", "TestReducedOthers", "TestReducedReadOnlyInside", "TestReducedNoServer")
 }
 
 // TestReducedStream: the process tools' way of running a command (its
@@ -415,5 +415,29 @@ func TestReducedReadOnlyInside(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(big, ".git/x")); err == nil {
 		t.Error("the command ran")
+	}
+}
+
+// TestReducedNoServer: with a proxy network a reduced command can make no
+// listening socket (listen() binds an unbound one past Landlock's bind
+// rule, in the server's network namespace) and no TCP Fast Open connect
+// elsewhere; both refused and reported.
+func TestReducedNoServer(t *testing.T) {
+	other, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	network := Network{Dial: func(ctx context.Context) (net.Conn, error) { return nil, errors.New("no proxy here") }}
+	o := runReduced(t, Spec{Root: t.TempDir(), Network: network, Shell: fmt.Sprintf(`
+		python3 -c 'import socket; s = socket.socket(); s.listen(1); print("listening on", s.getsockname())' || echo "listen refused"
+		python3 -c 'import socket; socket.socket().sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", %d)); print("fast open sent")' || echo "fast open refused"`,
+		other.Addr().(*net.TCPAddr).Port)})
+	out := string(o.Stdout)
+	if !strings.Contains(out, "listen refused") || !strings.Contains(out, "fast open refused") {
+		t.Errorf("want listen and Fast Open refused:\n%s%s", out, o.Stderr)
+	}
+	if !slices.Contains(o.Blocked, "listen") || !slices.Contains(o.Blocked, "sendto(MSG_FASTOPEN)") {
+		t.Errorf("blocked %v, want listen and sendto(MSG_FASTOPEN)", o.Blocked)
 	}
 }

@@ -149,6 +149,15 @@ func filterRules(network, reduced bool, report uint32) []rule {
 	if reduced {
 		rules = append(rules, rule{name: "setsid", action: report})
 		rules = append(rules, othersRules(report)...)
+		// A listening socket: listen() on an unbound one binds a port
+		// without Landlock's bind check, in the server's network
+		// namespace (reachable from the pod's network). TCP Fast Open
+		// connects in sendto/sendmsg, which older kernels' Landlock did
+		// not check against the one port.
+		rules = append(rules, rule{name: "listen", action: report},
+			rule{"sendto", []cond{{3, opBitsAny, unix.MSG_FASTOPEN}}, report},
+			rule{"sendmsg", []cond{{2, opBitsAny, unix.MSG_FASTOPEN}}, report},
+			rule{"sendmmsg", []cond{{3, opBitsAny, unix.MSG_FASTOPEN}}, report})
 	}
 	rules = append(rules,
 		rule{"clone", []cond{{0, opBitsAny, nsFlags}}, report},
@@ -452,6 +461,8 @@ func describeCall(req seccompNotif) string {
 		return "clone(new namespace)"
 	case "chmod", "fchmod", "fchmodat", "fchmodat2":
 		return name + "(set-user-ID or set-group-ID bit)"
+	case "sendto", "sendmsg", "sendmmsg":
+		return name + "(MSG_FASTOPEN)"
 	case "prlimit64", "setpriority", "ioprio_set", "sched_setscheduler", "sched_setparam", "sched_setattr", "sched_setaffinity":
 		return name + "(another process)"
 	}
