@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/toolgate/toolgate/policy"
@@ -20,10 +21,12 @@ import (
 // of them that appears out of the grant (watchAutoRun). An entry behind a
 // link that leaves the grant is missing from it too; the links on its way
 // are remembered, so that only one made later is moved.
-func missingAutoRun(w string) []autoRunEntry {
+// An error is a grant that cannot be checked (made unreadable): the
+// upstream is then not started.
+func missingAutoRun(w string) ([]autoRunEntry, error) {
 	root, err := os.OpenRoot(w)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	defer root.Close()
 	var out []autoRunEntry
@@ -31,6 +34,8 @@ func missingAutoRun(w string) []autoRunEntry {
 		rel := filepath.FromSlash(c.Name)
 		if _, err := root.Lstat(rel); err == nil {
 			continue
+		} else if errors.Is(err, fs.ErrPermission) {
+			return nil, err // not there, or behind a link: missing from the grant
 		}
 		e := autoRunEntry{grant: w, rel: rel, reason: c.Reason}
 		for _, p := range parents(rel) {
@@ -43,7 +48,13 @@ func missingAutoRun(w string) []autoRunEntry {
 		}
 		out = append(out, e)
 	}
-	return out
+	return out, nil
+}
+
+// absent reports whether err says a path is not there: it does not exist,
+// or a folder on its way is a file.
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // parents returns the folders on the way to rel, shortest first: a/b/c
@@ -73,28 +84,33 @@ func (e autoRunEntry) path() string { return filepath.Join(e.grant, e.rel) }
 // itself when it exists inside the grant, or else a link on its way made
 // since the upstream started (one that leaves the grant: the entry behind
 // it is outside, and is never touched). Nothing is resolved outside the
-// grant: os.Root refuses a path that leaves it.
-func (e autoRunEntry) find(root *os.Root) (string, bool) {
+// grant: os.Root refuses a path that leaves it. An error says what could
+// not be checked, with the folder that cannot be searched (made
+// unreadable on the way): it fails closed, as a refusal.
+func (e autoRunEntry) find(root *os.Root) (string, bool, error) {
 	_, err := root.Lstat(e.rel)
 	if err == nil {
-		return e.rel, true
+		return e.rel, true, nil
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false
+	if absent(err) {
+		return "", false, nil
 	}
 	for _, p := range parents(e.rel) {
 		fi, err := root.Lstat(p)
+		if absent(err) {
+			return "", false, nil
+		}
 		if err != nil {
-			return "", false
+			return filepath.Dir(p), false, err // the folder that cannot be searched
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if old, ok := e.links[p]; ok && os.SameFile(old, fi) {
-				return "", false // the user's own link, there before the upstream
+				return "", false, nil // the user's own link, there before the upstream
 			}
-			return p, true
+			return p, true, nil
 		}
 	}
-	return "", false
+	return filepath.Dir(e.rel), false, err
 }
 
 // planted moves the entries of missing that now exist into quarantine (a
@@ -112,16 +128,30 @@ func planted(missing []autoRunEntry, quarantine string, seq *int) []autoRunMoved
 			r.Close()
 		}
 	}()
+	unchecked := map[string]bool{} // each path that cannot be checked is said once a look
 	for _, m := range missing {
 		root, ok := roots[m.grant]
 		if !ok {
 			var err error
-			if root, err = os.OpenRoot(m.grant); err != nil {
+			if root, err = os.OpenRoot(m.grant); absent(err) {
 				continue // the grant itself is gone: nothing can be planted in it
+			} else if err != nil {
+				if !unchecked[m.grant] {
+					unchecked[m.grant] = true
+					out = append(out, autoRunMoved{entry: m, target: m.grant, unchecked: true, err: err})
+				}
+				continue
 			}
 			roots[m.grant] = root
 		}
-		rel, ok := m.find(root)
+		rel, ok, err := m.find(root)
+		if err != nil {
+			if p := filepath.Join(m.grant, rel); !unchecked[p] {
+				unchecked[p] = true
+				out = append(out, autoRunMoved{entry: m, target: p, unchecked: true, err: err})
+			}
+			continue
+		}
 		if !ok {
 			continue
 		}
@@ -164,12 +194,18 @@ type autoRunMoved struct {
 	entry  autoRunEntry
 	target string // what was moved: the entry, or a link on its way
 	link   bool   // target is a link on the entry's way
-	to     string
-	err    error
+	// unchecked: target (the grant, or a folder on the entry's way) could
+	// not be read, so what it holds is not known (err says why).
+	unchecked bool
+	to        string
+	err       error
 }
 
 // rule says what happened, for the audit record.
 func (m autoRunMoved) rule() string {
+	if m.unchecked {
+		return fmt.Sprintf("write: %s, inside the write grant %s on the way to the auto-run entry %s, could not be checked (%v): made unreadable, it counts as refused until it can be read", m.target, m.entry.grant, m.entry.path(), m.err)
+	}
 	r := fmt.Sprintf("write: an auto-run entry created inside the write grant %s (%s); isolation.write {path, config: true} allows it", m.entry.grant, m.entry.reason)
 	if m.link {
 		r = fmt.Sprintf("write: a link made inside the write grant %s on the way to the auto-run entry %s, leading out of the grant (%s)", m.entry.grant, m.entry.path(), m.entry.reason)

@@ -3,12 +3,100 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
+
+func mustMissing(t *testing.T, w string) []autoRunEntry {
+	t.Helper()
+	m, err := missingAutoRun(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestAutoRunUnreadable: an upstream that makes its grant, or a folder on
+// the way to an auto-run entry, unreadable (chmod 0: it owns them) after
+// planting does not get a clean look: each is a finding that counts as
+// refused, and a grant that cannot be read when the upstream starts
+// refuses the start. Root reads through chmod 0, so the looks run in a
+// child of the test as nobody.
+func TestAutoRunUnreadable(t *testing.T) {
+	if dir := os.Getenv("TOOLGATE_TEST_UNREADABLE"); dir != "" {
+		unreadableChild(dir)
+		return
+	}
+	dir := t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755) // t.TempDir's own folder is root's alone
+	os.Chmod(dir, 0o777)
+	self, err := os.ReadFile(os.Args[0]) // the test binary's folder is root's alone
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := filepath.Join(dir, "cli.test")
+	if err := os.WriteFile(child, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(child, "-test.run", "^TestAutoRunUnreadable$", "-test.v")
+	cmd.Env = append(os.Environ(), "TOOLGATE_TEST_UNREADABLE="+dir, "TOOLGATE_STATE="+filepath.Join(dir, "state"))
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "CHILD OK") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// unreadableChild runs TestAutoRunUnreadable's looks; it prints CHILD OK
+// when each holds, and what failed otherwise.
+func unreadableChild(dir string) {
+	fail := func(f string, a ...any) {
+		os.Stdout.WriteString("FAIL: " + fmt.Sprintf(f, a...) + "\n")
+		os.Exit(1)
+	}
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	missing, err := missingAutoRun(work)
+	if err != nil {
+		fail("%v", err)
+	}
+	var seq int
+	quarantine := filepath.Join(dir, "quarantine")
+	// .envrc planted, then the grant made unreadable.
+	os.WriteFile(filepath.Join(work, ".envrc"), []byte("evil\n"), 0o644)
+	os.Chmod(work, 0)
+	got := planted(missing, quarantine, &seq)
+	if len(got) == 0 || !got[0].unchecked || !strings.Contains(got[0].rule(), "could not be checked") {
+		fail("a grant made unreadable gave %+v", got)
+	}
+	if _, err := missingAutoRun(work); err == nil {
+		fail("an unreadable grant was taken as checked at start")
+	}
+	os.Chmod(work, 0o755)
+	// .config/git/config planted, then .config made unreadable.
+	os.MkdirAll(filepath.Join(work, ".config", "git"), 0o755)
+	os.WriteFile(filepath.Join(work, ".config", "git", "config"), []byte("evil\n"), 0o644)
+	os.Chmod(filepath.Join(work, ".config"), 0)
+	got = planted(missing, quarantine, &seq)
+	var unchecked, moved bool
+	for _, m := range got {
+		unchecked = unchecked || m.unchecked && m.target == filepath.Join(work, ".config")
+		moved = moved || m.target == filepath.Join(work, ".envrc") && m.err == nil
+	}
+	if !unchecked || !moved {
+		fail("want .config unchecked and .envrc moved, got %+v", got)
+	}
+	os.Chmod(filepath.Join(work, ".config"), 0o755)
+	os.Stdout.WriteString("CHILD OK\n")
+}
 
 // TestAutoRunLinkOutOfGrant: an upstream that makes W/.config a link to
 // the user's own ~/.config inside its write grant gets the link moved to
@@ -33,7 +121,7 @@ func TestAutoRunLinkOutOfGrant(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		missing := missingAutoRun(work)
+		missing := mustMissing(t, work)
 		// The upstream, inside its grant: .config → the user's ~/.config.
 		if err := os.Symlink(filepath.Join(home, ".config"), filepath.Join(work, ".config")); err != nil {
 			t.Fatal(err)
@@ -66,14 +154,14 @@ func TestAutoRunLinkOutOfGrant(t *testing.T) {
 		if err := os.Symlink(filepath.Join(home, ".config"), filepath.Join(work, ".config")); err != nil {
 			t.Fatal(err)
 		}
-		if got := planted(missingAutoRun(work), quarantine, &seq); len(got) != 0 {
+		if got := planted(mustMissing(t, work), quarantine, &seq); len(got) != 0 {
 			t.Errorf("the user's link was moved: %+v", got)
 		}
 		os.Remove(filepath.Join(work, ".config"))
 
 		// A link that stays inside the grant is followed inside it: the
 		// entry planted behind it is moved, the link stays.
-		missing = missingAutoRun(work)
+		missing = mustMissing(t, work)
 		os.MkdirAll(filepath.Join(work, "dots", "git"), 0o755)
 		os.WriteFile(filepath.Join(work, "dots", "git", "config"), []byte("[core]\n\tfsmonitor = evil\n"), 0o644)
 		os.Symlink("dots", filepath.Join(work, ".config"))
@@ -131,7 +219,7 @@ func TestAutoRunWatchRemadeFolder(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(work, ".config"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	missing := missingAutoRun(work)
+	missing := mustMissing(t, work)
 	checked := make(chan []autoRunMoved, 100)
 	var seq int
 	stop, err := watchAutoRunEvery(missing, func() { checked <- planted(missing, filepath.Join(dir, "quarantine"), &seq) }, time.Hour)

@@ -87,7 +87,12 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	var missing []autoRunEntry
 	for _, w := range b.iso.write {
 		if !b.iso.config[w] {
-			missing = append(missing, missingAutoRun(w)...)
+			m, err := missingAutoRun(w)
+			if err != nil {
+				cleanup()
+				return nil, fmt.Errorf("upstream %s: its write grant %s cannot be checked for auto-run entries (%v): make it readable again (chmod u+rwx) and look at what it holds before starting the upstream", c.Name, w, err)
+			}
+			missing = append(missing, m...)
 		}
 	}
 	var seq int
