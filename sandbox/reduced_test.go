@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // runReduced runs spec with the reduced backend and fails the test when it
@@ -224,7 +226,7 @@ func TestReducedNetwork(t *testing.T) {
 // user (65532, no capability, no_new_privs): the server is then a process
 // of the command's own user.
 func TestReducedAsPodUser(t *testing.T) {
-	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream", "TestReducedOthers", "TestReducedReadOnlyInside", "TestReducedNoServer")
+	asPodUser(t, "TestReducedProtections", "TestReducedFiles", "TestReducedPtrace", "TestReducedLimits", "TestReducedNetwork", "TestReducedStream", "TestReducedOthers", "TestReducedReadOnlyInside", "TestReducedNoServer", "TestReducedNoIPC")
 }
 
 // TestReducedStream: the process tools' way of running a command (its
@@ -439,5 +441,37 @@ func TestReducedNoServer(t *testing.T) {
 	}
 	if !slices.Contains(o.Blocked, "listen") || !slices.Contains(o.Blocked, "sendto(MSG_FASTOPEN)") {
 		t.Errorf("blocked %v, want listen and sendto(MSG_FASTOPEN)", o.Blocked)
+	}
+}
+
+// TestReducedNoIPC: a reduced command shares the server's IPC namespace, so
+// System V IPC and POSIX message queues are refused (quietly): it can make
+// none, nor attach to a segment of another process of its user whose id
+// it read in /proc/sysvipc.
+func TestReducedNoIPC(t *testing.T) {
+	id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	o := runReduced(t, Spec{Root: t.TempDir(), Shell: fmt.Sprintf(`python3 -c '
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+for name, call in [("shmget", lambda: libc.shmget(0, 4096, 0o1600)), ("msgget", lambda: libc.msgget(0, 0o1600)),
+                   ("semget", lambda: libc.semget(0, 1, 0o1600)), ("mq_open", lambda: libc.mq_open(b"/tg", 0o102, 0o600, None)),
+                   ("shmat", lambda: -1 if libc.shmat(%d, None, 0) in (None, 2**64-1) else 0)]:
+    r = call()
+    print(name, "refused" if r == -1 else "made", ctypes.get_errno())
+'`, id)})
+	out := string(o.Stdout)
+	for _, n := range []string{"shmget", "msgget", "semget", "mq_open", "shmat"} {
+		if !strings.Contains(out, n+" refused 1\n") {
+			t.Errorf("want %s refused with EPERM in:\n%s%s", n, out, o.Stderr)
+		}
+	}
+	if len(o.Blocked) != 0 {
+		t.Errorf("blocked %v, want the IPC calls refused quietly", o.Blocked)
 	}
 }

@@ -39,6 +39,14 @@ var quietSyscalls = []string{
 	"name_to_handle_at", "open_by_handle_at",
 }
 
+// ipcSyscalls are the System V IPC and POSIX message queue calls, which
+// the reduced filter refuses quietly (the ids are in /proc/sysvipc: an
+// attach needs no get).
+var ipcSyscalls = []string{
+	"shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink",
+}
+
 // reportedSyscalls are refused with EPERM and reported.
 var reportedSyscalls = []string{
 	"mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
@@ -152,8 +160,14 @@ func filterRules(network, reduced bool, report uint32) []rule {
 		// A listening socket: listen() on an unbound one binds a port
 		// without Landlock's bind check, in the server's network
 		// namespace (reachable from the pod's network). TCP Fast Open
-		// connects in sendto/sendmsg, which older kernels' Landlock did
-		// not check against the one port.
+		// connects in sendto/sendmsg, which some kernels' Landlock did not
+		// check against the one port.
+		// System V IPC and POSIX message queues: without an IPC namespace
+		// they are the server's and every other command's (same user:
+		// permitted). Refused quietly, as probes are.
+		for _, n := range ipcSyscalls {
+			rules = append(rules, rule{name: n, action: quiet})
+		}
 		rules = append(rules, rule{name: "listen", action: report},
 			rule{"sendto", []cond{{3, opBitsAny, unix.MSG_FASTOPEN}}, report},
 			rule{"sendmsg", []cond{{2, opBitsAny, unix.MSG_FASTOPEN}}, report},
