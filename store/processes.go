@@ -48,8 +48,13 @@ const (
 	withheldKey      = "its name, command and output are sealed with a key this replica does not hold"
 )
 
-// sealAD binds what is sealed to its process.
-func sealAD(id string) string { return "toolgate-process\x00" + id }
+// sealAD binds what is sealed to its process and to the fields a reader
+// trusts beside it: who owns it (read_process checks that) and where it
+// runs. A value moved to another process, or an owner rewritten in Redis,
+// does not open.
+func sealAD(e policy.ProcessEntry) string {
+	return "toolgate-process\x00" + e.ID + "\x00" + e.Owner + "\x00" + e.Replica
+}
 
 // sealed is the name, command and tail of e, each after its length, sealed.
 func (s *RedisProcesses) sealed(e policy.ProcessEntry) ([]byte, error) {
@@ -58,7 +63,7 @@ func (s *RedisProcesses) sealed(e policy.ProcessEntry) ([]byte, error) {
 		b = binary.AppendUvarint(b, uint64(len(f)))
 		b = append(b, f...)
 	}
-	out, err := s.seal.SealBytes(sealAD(e.ID), b)
+	out, err := s.seal.SealBytes(sealAD(e), b)
 	if err != nil {
 		return nil, fmt.Errorf("store: sealing a process: %w", err)
 	}
@@ -67,7 +72,7 @@ func (s *RedisProcesses) sealed(e policy.ProcessEntry) ([]byte, error) {
 
 // open fills in e's name, command and tail from what sealed made of them.
 func (s *RedisProcesses) open(e *policy.ProcessEntry, sealed string) bool {
-	b, err := s.seal.OpenBytes(sealAD(e.ID), []byte(sealed))
+	b, err := s.seal.OpenBytes(sealAD(*e), []byte(sealed))
 	if err != nil {
 		return false
 	}

@@ -192,6 +192,12 @@ func TestRedisProcessesSealed(t *testing.T) {
 	if got, _, _ := a.Get(ctx, "p-2"); got.Withheld == "" || len(got.Tail) != 0 {
 		t.Fatalf("p-1's sealed value opened as p-2's: %+v", got)
 	}
+	// Nor does p-1's own value once its owner is rewritten in Redis (to
+	// a principal whose read_process would then pass the owner check).
+	raw.HSet(ctx, k1, "owner", "mallory")
+	if got, _, _ := a.Get(ctx, "p-1"); got.Withheld == "" || len(got.Tail) != 0 || got.Command != "" {
+		t.Fatalf("p-1's sealed value opened under another owner: %+v", got)
+	}
 
 	// A replica without a key writes neither; its readers, keyed or not,
 	// are told why.
