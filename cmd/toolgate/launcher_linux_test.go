@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha512"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -82,5 +83,35 @@ echo tried >> %[2]s/result
 	}
 	if !strings.Contains(string(result), "Read-only") && !strings.Contains(string(result), "Device or resource busy") {
 		t.Errorf("the swap did not fail as refused: %q", result)
+	}
+}
+
+// TestLauncherCwdRefused: a launcher's cwd in a write grant is refused at
+// load (exit 2, naming the field and why): npx and pipx look in their
+// working folder (package.json, node_modules, .npmrc, __pypackages__)
+// before their cache, so the server could plant what runs next.
+func TestLauncherCwdRefused(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	pol := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(pol, []byte("allow: [\"*\"]\n"), 0o644)
+	for _, command := range []string{"npx", "pipx"} {
+		config := filepath.Join(dir, "gateway.yaml")
+		os.WriteFile(config, []byte(fmt.Sprintf(`servers:
+  - name: planted
+    command: %s
+    args: ["-y", "@scope/server@1.2.3"]
+    cwd: %q
+    isolation:
+      write: [%q]
+`, command, work, work)), 0o644)
+		cmd := exec.Command(bin, "proxy", "--config", config, "--policy", pol, "--audit", "off")
+		cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+filepath.Join(dir, "state"))
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "cwd") || !strings.Contains(string(out), "looks in its working folder") {
+			t.Errorf("%s with cwd in its write grant: %v\n%s", command, err, out)
+		}
 	}
 }

@@ -659,6 +659,10 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 				closeAll()
 				return nil, nil, isolationError(c.Name, "write", c.Dir, "the server's cwd must lie in one of its write grants (or leave cwd out: it then starts in an empty folder of its own)")
 			}
+			if launcherOf(c.Command) != nil {
+				closeAll()
+				return nil, nil, isolationError(c.Name, "cwd", c.Dir, "a launcher (npx, pipx…) looks in its working folder before its cache (package.json and node_modules, .npmrc, __pypackages__), so in a write grant the server could plant what the launcher runs at its next start: leave cwd out (the launcher then starts in an empty folder of its own, made again at each start) and name paths in args absolutely")
+			}
 		}
 		b, err := newBox(iso, native, rules.homes, auditor, pinFile, p.log)
 		if err != nil {
