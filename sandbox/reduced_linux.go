@@ -27,30 +27,33 @@ import (
 // with namespaces.
 //
 // What holds, as measured: Landlock (ABI 6 or later required: below it
-// the backend is unavailable) lets the command read and execute the system folders
-// (/usr, /bin, /sbin, /lib*), the /etc files the native sandbox copies,
-// /proc and the spec's read-only paths, and write only the workspace, the
-// spec's writable paths and a private folder (TMPDIR, HOME, the caches)
-// removed after it; it may not ptrace, nor read the memory or environment
-// of, a process outside its Landlock domain (the server), nor signal one
-// nor reach an abstract unix socket. The seccomp filter
-// is the native one (no mount, ptrace, bpf, namespaces, unix or netlink
-// sockets…) and refuses setsid: every process of the command stays in the
-// session it leads, which is killed when the command ends (there is no pid
-// namespace to do it). Without a network no inet socket can be made; with
-// a proxy network only TCP sockets, and Landlock lets them connect to one
-// port only: the
-// server's relay to the proxy on 127.0.0.1, made for this command. The
-// rlimits are the native ones; RLIMIT_NPROC counts every process of the
-// server's user, so it is set to the processes of that user the helper
-// sees plus Limits.Processes. A cgroup is made where the server's groups
-// are writable.
+// the backend is unavailable) lets the command read and execute the
+// system folders (/usr, /bin, /sbin, /lib*), the /etc files the native
+// sandbox copies, /proc and the spec's read-only paths, and write only the
+// workspace, the spec's writable paths and a private folder (TMPDIR, HOME,
+// the caches) removed after it; read-only paths inside a writable one stay
+// so (carve); it may not ptrace, nor read the memory or environment of,
+// nor signal, a process outside its Landlock domain (the server), nor
+// reach an abstract unix socket. The seccomp filter is the native one (no
+// mount, ptrace, bpf, namespaces, unix or netlink sockets…) and refuses
+// setsid: every process of the command stays in the session it leads,
+// which is killed when the command ends (there is no pid namespace to do
+// it). It also refuses changing another process's limits or scheduling,
+// listen, TCP Fast Open and System V or POSIX IPC, all of which would
+// reach the server or other commands. Without a network no inet socket
+// can be made; with a proxy network only TCP sockets, and Landlock lets
+// them connect to one port only: the server's relay to the proxy on
+// 127.0.0.1, made for this command. The rlimits are the native ones;
+// RLIMIT_NPROC counts every process of the server's user, so it is set to
+// the processes of that user the helper sees plus Limits.Processes. A
+// cgroup is made where the server's groups are writable.
 //
 // What does not hold (docs/isolation.md): the command sees the real file
-// system's names under its grants (no private root), the server's
-// processes in /proc (their command lines), the pod's network interfaces
-// and, with a proxy network, may connect to that one port on any address
-// (a host listening there is reached without the proxy).
+// system's names under its grants (no private root), every process in
+// /proc (their command lines: other commands' too), the pod's network
+// interfaces; it may change the metadata (chmod, utimes) of any file of
+// the server's user; with a proxy network it may connect to that one port
+// on any address (a host listening there is reached without the proxy).
 type Reduced struct {
 	// Executable is the helper program, as Native's; empty means
 	// os.Executable().

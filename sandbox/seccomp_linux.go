@@ -157,17 +157,17 @@ func filterRules(network, reduced bool, report uint32) []rule {
 	if reduced {
 		rules = append(rules, rule{name: "setsid", action: report})
 		rules = append(rules, othersRules(report)...)
-		// A listening socket: listen() on an unbound one binds a port
-		// without Landlock's bind check, in the server's network
-		// namespace (reachable from the pod's network). TCP Fast Open
-		// connects in sendto/sendmsg, which some kernels' Landlock did not
-		// check against the one port.
 		// System V IPC and POSIX message queues: without an IPC namespace
 		// they are the server's and every other command's (same user:
 		// permitted). Refused quietly, as probes are.
 		for _, n := range ipcSyscalls {
 			rules = append(rules, rule{name: n, action: quiet})
 		}
+		// A listening socket: listen() on an unbound one binds a port
+		// without Landlock's bind check, in the server's network
+		// namespace (reachable from the pod's network). TCP Fast Open
+		// connects in sendto/sendmsg, which some kernels' Landlock did not
+		// check against the one port.
 		rules = append(rules, rule{name: "listen", action: report},
 			rule{"sendto", []cond{{3, opBitsAny, unix.MSG_FASTOPEN}}, report},
 			rule{"sendmsg", []cond{{2, opBitsAny, unix.MSG_FASTOPEN}}, report},
