@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
 	"errors"
@@ -113,5 +114,49 @@ func TestLauncherCwdRefused(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "cwd") || !strings.Contains(string(out), "looks in its working folder") {
 			t.Errorf("%s with cwd in its write grant: %v\n%s", command, err, out)
 		}
+	}
+}
+
+// TestPipxIndexOnlyWhileInstalling: pip's index URL (often with a token
+// in it) is given to pipx only while its package is not installed; once
+// it is, the server's environment does not hold it. The launcher is a
+// stand-in named pipx whose environment folder is already made.
+func TestPipxIndexOnlyWhileInstalling(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	work := filepath.Join(dir, "work")
+	os.MkdirAll(work, 0o755)
+	launcher := filepath.Join(dir, "bin", "pipx")
+	os.MkdirAll(filepath.Dir(launcher), 0o755)
+	os.WriteFile(launcher, []byte("#!/bin/sh\nenv > "+work+"/env\n"), 0o755)
+	// pipx's own name for the environment: SHA-256 of spec + python (the
+	// #! line's) + pip and venv arguments, 15 hex digits.
+	sum := sha256.Sum256([]byte("app" + "/bin/sh"))
+	venv := filepath.Join(state, "launchers", "pipx", "idx", ".cache", hex.EncodeToString(sum[:])[:15])
+	info := filepath.Join(venv, "lib", "python3.11", "site-packages", "app-1.0.dist-info")
+	os.MkdirAll(info, 0o755)
+	os.WriteFile(filepath.Join(info, "METADATA"), []byte("Metadata-Version: 2.1\nName: app\nVersion: 1.0\n"), 0o644)
+	pol := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(pol, []byte("allow: [\"*\"]\n"), 0o644)
+	config := filepath.Join(dir, "gateway.yaml")
+	os.WriteFile(config, []byte(fmt.Sprintf(`servers:
+  - name: idx
+    command: %q
+    args: ["run", "app"]
+    isolation:
+      write: [%q]
+`, launcher, work)), 0o644)
+	cmd := exec.Command(bin, "proxy", "--config", config, "--policy", pol, "--audit", "off")
+	cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+state, "PIP_INDEX_URL=https://me:s3cret@index.invalid/simple")
+	out, _ := cmd.CombinedOutput()
+	env, err := os.ReadFile(filepath.Join(work, "env"))
+	if err != nil {
+		t.Fatalf("the stand-in did not run: %v\n%s", err, out)
+	}
+	if strings.Contains(string(env), "s3cret") || strings.Contains(string(env), "PIP_INDEX_URL") {
+		t.Errorf("the installed server got the index URL:\n%s", env)
+	}
+	if !strings.Contains(string(env), "PIP_NO_INDEX=1") {
+		t.Errorf("the environment was not taken as installed (no PIP_NO_INDEX):\n%s", env)
 	}
 }

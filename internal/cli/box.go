@@ -635,6 +635,9 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 				// Cached: offline, and what runs is read-only to the
 				// upstream (it would otherwise change what the pin hashes).
 				maps.Copy(iso.cacheEnv, l.offline)
+				for _, k := range l.installOnly {
+					delete(iso.cacheEnv, k)
+				}
 				iso.installed = installed
 				if l.scratch != nil {
 					iso.scratch = l.scratch(cache, installed)

@@ -44,6 +44,10 @@ type launcher struct {
 	resolved func(cache, command string, args []string) (string, *trust.Resolved)
 	// offline are the variables that keep the launcher off the network.
 	offline map[string]string
+	// installOnly are the variables of env that only an install needs
+	// (an index URL may hold credentials): once installed they are not
+	// given, so the server never sees them.
+	installOnly []string
 	// scratch are the folders under the cache that the launcher still
 	// writes once installed is there (the cache is then read-only).
 	scratch func(cache, installed string) []string
@@ -81,6 +85,8 @@ var launchers = []launcher{{
 	env:      pipxEnv,
 	resolved: pipxResolved,
 	offline:  map[string]string{"PIP_NO_INDEX": "1"},
+	// PIP_INDEX_URL is often https://user:token@host/simple.
+	installOnly: []string{"PIP_INDEX_URL"},
 	// pipx writes its log of each command in PIPX_HOME/logs.
 	scratch: func(cache, _ string) []string { return []string{filepath.Join(cache, "logs")} },
 }}
