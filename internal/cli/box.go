@@ -625,6 +625,12 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 				return nil, nil, usageErr("upstream %s: the package registry of its launcher (%s): %v", c.Name, l.name, err)
 			}
 			iso.cache, iso.cacheEnv = cache, env
+			if l.check != nil {
+				if err := l.check(c.Args); err != nil {
+					closeAll()
+					return nil, nil, usageErr("upstream %s: %v", c.Name, err)
+				}
+			}
 			var installed string
 			if l.resolved != nil {
 				command, args := c.Command, c.Args

@@ -42,6 +42,8 @@ type launcher struct {
 	// installed to run args and the folder that holds it (nil: nothing
 	// yet); nil when the launcher cannot say.
 	resolved func(cache, command string, args []string) (string, *trust.Resolved)
+	// check refuses args whose install folder cannot be named (nil: any).
+	check func(args []string) error
 	// offline are the variables that keep the launcher off the network.
 	offline map[string]string
 	// installOnly are the variables of env that only an install needs
@@ -60,6 +62,7 @@ var launchers = []launcher{{
 	registry: npmRegistry,
 	env:      npmEnv,
 	resolved: npmResolved,
+	check:    func(args []string) error { _, err := npxSpecs(args); return err },
 	offline: map[string]string{"npm_config_offline": "true", "npm_config_prefer_offline": "true",
 		"npm_config_logs_dir": "/tmp"}, // the box's own
 	// npx takes its lock (a folder, concurrency.lock) in _npx/HASH, and
@@ -112,8 +115,8 @@ func npmEnv(registry, cache string) map[string]string {
 // nil when npx has installed nothing for args yet, or when args name a
 // local folder (npx's folder for it depends on npx's own resolution).
 func npmResolved(cache, _ string, args []string) (string, *trust.Resolved) {
-	specs := npxSpecs(args)
-	if len(specs) == 0 {
+	specs, err := npxSpecs(args)
+	if err != nil || len(specs) == 0 {
 		return "", nil
 	}
 	dir := npxDir(cache, specs)
@@ -144,7 +147,10 @@ func npmResolved(cache, _ string, args []string) (string, *trust.Resolved) {
 // npm exec's): each --package (-p) value, or else the first argument that
 // is not an option. nil when there is none, or when one names a local
 // folder or file.
-func npxSpecs(args []string) []string {
+// An option not known here is an error: it may take a value that would
+// be taken for the package, or change where npx installs (--cache,
+// --prefix), and the folder pinned would then be one npx never runs.
+func npxSpecs(args []string) ([]string, error) {
 	if len(args) > 0 && (args[0] == "exec" || args[0] == "x") { // npm exec
 		args = args[1:]
 	}
@@ -169,12 +175,14 @@ func npxSpecs(args []string) []string {
 			}
 			i++
 			continue
-		case "-c", "--call", "-w", "--workspace", "--registry", "--cache", "--userconfig":
-			i++ // an option with a value
+		case "-c", "--call":
+			i++ // the command to run, not a package
+			continue
+		case "-y", "--yes", "--no", "-q", "--quiet", "--silent":
 			continue
 		}
 		if strings.HasPrefix(a, "-") {
-			continue
+			return nil, fmt.Errorf("npx's option %q is not one toolgate knows to take no value (-y, --yes, --no, -q, --quiet, --silent, -p/--package, -c/--call): it cannot name the folder npx installs in, so it cannot pin what runs; leave the option out", a)
 		}
 		first = a
 		break
@@ -184,10 +192,10 @@ func npxSpecs(args []string) []string {
 	}
 	for _, s := range specs {
 		if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "file:") {
-			return nil
+			return nil, nil
 		}
 	}
-	return specs
+	return specs, nil
 }
 
 // npxDir is the folder npx installs specs in under cache: npm's libnpmexec

@@ -24,8 +24,22 @@ func TestNpxSpecs(t *testing.T) {
 		{[]string{"-y", "./local"}, nil},
 		{[]string{"-y", "file:../x.tgz"}, nil},
 	} {
-		if got := npxSpecs(c.args); !slices.Equal(got, c.want) {
-			t.Errorf("npxSpecs(%q) = %q, want %q", c.args, got, c.want)
+		if got, err := npxSpecs(c.args); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("npxSpecs(%q) = %q %v, want %q", c.args, got, err, c.want)
+		}
+	}
+	// An option not known to take no value: its value would be taken for
+	// the package (review 3: --loglevel silent gave "silent").
+	for _, c := range []struct {
+		args   []string
+		option string
+	}{
+		{[]string{"--loglevel", "silent", "@scope/server@1.2.3"}, "--loglevel"},
+		{[]string{"--cache", "/x", "pkg@1"}, "--cache"},
+		{[]string{"-y", "--prefix=/x", "pkg@1"}, "--prefix=/x"},
+	} {
+		if got, err := npxSpecs(c.args); err == nil || !strings.Contains(err.Error(), c.option) {
+			t.Errorf("npxSpecs(%q) = %q %v, want an error naming %s", c.args, got, err, c.option)
 		}
 	}
 }
