@@ -409,8 +409,17 @@ func finishRoot(cfg *initConfig) error {
 	mounts := append([]mountSpec(nil), cfg.Mounts...)
 	sort.SliceStable(mounts, func(i, j int) bool { return len(mounts[i].Path) < len(mounts[j].Path) })
 	for _, m := range mounts {
-		if err := bind(hostPath(m.Path), rootPath(m.Path), m.Writable); err != nil {
-			return err
+		// Bound from the very file opened (through the host's /proc, the
+		// new root has none yet), so a link swapped in since the spec was
+		// resolved is refused, not followed (openNoFollow).
+		fd, err := openNoFollow(oldRoot, m.Path)
+		if err != nil {
+			return fmt.Errorf("binding %s: %w", m.Path, err)
+		}
+		err = bind(hostPath("/proc/self/fd/"+strconv.Itoa(fd)), rootPath(m.Path), m.Writable)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("binding %s: %w", m.Path, err)
 		}
 	}
 	if err := fixBindFlags(binds); err != nil {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -67,6 +68,17 @@ type llGrants struct {
 	write   []string // everything beneath each
 	entries []string // everything, opened without following a link in the last component
 	dev     []string // read and write (no ioctl) of each file
+	// exact are the paths among read and write that come from the spec
+	// (not the system's): opened following no link at all (openNoFollow).
+	exact map[string]bool
+}
+
+// spec records that p, among read or write, is one of the spec's paths.
+func (g *llGrants) spec(p string) {
+	if g.exact == nil {
+		g.exact = map[string]bool{}
+	}
+	g.exact[p] = true
 }
 
 // landlockApply is landlockRestrict with g's grants.
@@ -92,7 +104,22 @@ func landlockApply(g llGrants, proxyPort int) (int, error) {
 	}
 	defer unix.Close(int(fd))
 	add := func(p string, access uint64, flags int) error {
-		pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC|flags, 0)
+		var pfd int
+		var err error
+		switch {
+		case g.exact[p]:
+			pfd, err = openNoFollow("/", p)
+		case flags&unix.O_NOFOLLOW != 0 && g.exact[filepath.Dir(p)]:
+			// An entry of a carved folder: the folder as checked, then
+			// the entry itself, a link there included.
+			var dfd int
+			if dfd, err = openNoFollow("/", filepath.Dir(p)); err == nil {
+				pfd, err = unix.Openat(dfd, filepath.Base(p), unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+				unix.Close(dfd)
+			}
+		default:
+			pfd, err = unix.Open(p, unix.O_PATH|unix.O_CLOEXEC|flags, 0)
+		}
 		if err != nil {
 			return fmt.Errorf("landlock rule for %s: %w", p, err)
 		}

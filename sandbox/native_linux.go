@@ -939,14 +939,30 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// inTree reports whether p is dir or lies under it, component by component.
+func inTree(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
 // helperConfig builds the helper's instructions from a prepared spec.
 func helperConfig(p *prepared) (*initConfig, error) {
 	cfg := &initConfig{Argv: p.argv, Env: p.env, Dir: p.dir, Limits: p.limits, Proxy: p.Network.Enabled(), ProxyPort: ProxyPort, PrivateHome: p.PrivateHome,
 		Gate: p.Require != ""}
+	root, err := filepath.EvalSymlinks(p.Root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+	}
 	add := func(path string, w bool) error {
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+		}
+		if inTree(path, p.Root) && !inTree(real, root) {
+			// A link inside the workspace to a place outside it (made
+			// by a command, perhaps a moment ago): nothing is granted
+			// through it, and its target is not shown.
+			return nil
 		}
 		cfg.Mounts = append(cfg.Mounts, mountSpec{Path: real, Writable: w})
 		return nil

@@ -430,6 +430,9 @@ func reducedGrants(cfg *initConfig) (llGrants, error) {
 	g.read = append(g.read, "/proc")
 	ro := readOnlyMounts(cfg.Mounts)
 	g.read = append(g.read, ro...)
+	for _, m := range cfg.Mounts {
+		g.spec(m.Path)
+	}
 	left := maxCarved
 	for _, m := range cfg.Mounts {
 		if !m.Writable || slices.Contains(ro, m.Path) {
@@ -481,6 +484,7 @@ const maxCarved = 1024
 // them). More than maxCarved entries in all is refused.
 func carve(dir string, ro []string, g *llGrants, left *int) error {
 	g.read = append(g.read, dir)
+	g.spec(dir)
 	f, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("keeping read-only paths inside %s: %w", dir, err)
