@@ -46,7 +46,11 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/dir" "$work/bin"
 printf 'limits:\n  loop:\n    max: 1000000\n' >"$work/policy.yaml"
 printf 'line %s of a small file read by the MCP benchmark\n' $(seq 20) >"$work/dir/small.txt"
-(cd "$repo" && go build -o "$work/bin/toolgate" ./cmd/toolgate && go build -o "$work/bin/toolgate-sandbox" ./cmd/toolgate-sandbox && go build -o "$work/bin/proxybench" ./bench/proxy)
+# Built as `make build` builds them (-buildvcs=auto): from a clean tree the
+# box starts its servers through the small toolgate-sandbox beside toolgate,
+# as an installed toolgate does; from a changed tree (or with VCS stamps off)
+# toolgate is its own, slower, helper.
+(cd "$repo" && go build -buildvcs=auto -o "$work/bin/" ./cmd/toolgate ./cmd/toolgate-sandbox && go build -o "$work/bin/proxybench" ./bench/proxy)
 
 "$work/bin/proxybench" -toolgate "$work/bin/toolgate" \
 	-node "$repo/.cache/node22/node_modules/node/bin/node" \
