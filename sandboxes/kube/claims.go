@@ -9,18 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 )
 
 // claimKind holds each sandbox in an agent-sandbox SandboxClaim on the
 // SandboxWarmPool that references the template: the pool's warm pods are
 // adopted, else the controller starts one from the template (cold).
 type claimKind struct {
-	claims   dynamic.ResourceInterface // in ns
+	resource // the claims
 	ns, pool string
 	port     int32
 }
@@ -66,7 +61,9 @@ func newClaimKind(ctx context.Context, o Options) (*claimKind, error) {
 	case 0:
 		return nil, fmt.Errorf("no SandboxWarmPool in %s references %s: a SandboxClaim names a pool, so create one with sandboxTemplateRef: {name: %s} (replicas: 0 starts every sandbox cold)", o.Namespace, what, o.Template)
 	case 1:
-		return &claimKind{claims: o.Client.Resource(claimsResource).Namespace(o.Namespace), ns: o.Namespace, pool: names[0], port: port}, nil
+		k := &claimKind{ns: o.Namespace, pool: names[0], port: port}
+		k.resource = resource{client: o.Client.Resource(claimsResource).Namespace(o.Namespace), read: k.object}
+		return k, nil
 	}
 	return nil, fmt.Errorf("SandboxWarmPools %s all reference %s: keep one, so that every gateway claims from the same pool", strings.Join(names, ", "), what)
 }
@@ -81,49 +78,8 @@ func (k *claimKind) create(ctx context.Context, name string, labels map[string]s
 	cl.SetName(name)
 	cl.SetNamespace(k.ns)
 	cl.SetLabels(labels)
-	_, err := k.claims.Create(ctx, cl, metav1.CreateOptions{})
+	_, err := k.client.Create(ctx, cl, metav1.CreateOptions{})
 	return err
-}
-
-func (k *claimKind) get(ctx context.Context, name string) (*object, error) {
-	u, err := k.claims.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return notFound(nil, err)
-	}
-	return k.object(u)
-}
-
-func (k *claimKind) remove(ctx context.Context, name string, uid types.UID) error {
-	return k.claims.Delete(ctx, name, preconditioned(uid))
-}
-
-func (k *claimKind) watch(ctx context.Context, name, rv string) (watch.Interface, error) {
-	return k.claims.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv})
-}
-
-func (k *claimKind) convert(o runtime.Object) (*object, bool) {
-	u, ok := o.(*unstructured.Unstructured)
-	if !ok {
-		return nil, false
-	}
-	obj, err := k.object(u)
-	return obj, err == nil
-}
-
-func (k *claimKind) list(ctx context.Context, selector string) ([]object, error) {
-	l, err := k.claims.List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]object, len(l.Items))
-	for i := range l.Items {
-		o, err := k.object(&l.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = *o
-	}
-	return out, nil
 }
 
 // object reads a claim: it answers once Ready with a pod IP (the

@@ -13,6 +13,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -82,6 +84,55 @@ type Backend struct {
 var _ sandboxes.Backend = (*Backend)(nil)
 
 // A kind is the object that holds a sandbox: a Pod, or a SandboxClaim.
+// resource gets, follows, lists and removes the objects of one resource
+// (pods, or claims) in the namespace; read says what one of them is. The
+// two kinds differ in what they create and how they read an object.
+type resource struct {
+	client dynamic.ResourceInterface // in the namespace
+	read   func(*unstructured.Unstructured) (*object, error)
+}
+
+func (r resource) get(ctx context.Context, name string) (*object, error) {
+	u, err := r.client.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return notFound(nil, err)
+	}
+	return r.read(u)
+}
+
+func (r resource) remove(ctx context.Context, name string, uid types.UID) error {
+	return r.client.Delete(ctx, name, preconditioned(uid))
+}
+
+func (r resource) watch(ctx context.Context, name, rv string) (watch.Interface, error) {
+	return r.client.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv})
+}
+
+func (r resource) convert(o runtime.Object) (*object, bool) {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil, false
+	}
+	obj, err := r.read(u)
+	return obj, err == nil
+}
+
+func (r resource) list(ctx context.Context, selector string) ([]object, error) {
+	l, err := r.client.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]object, len(l.Items))
+	for i := range l.Items {
+		o, err := r.read(&l.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = *o
+	}
+	return out, nil
+}
+
 type kind interface {
 	// name is the resource's name for messages ("pod", "sandboxclaim").
 	name() string
@@ -149,8 +200,9 @@ func New(ctx context.Context, o Options) (*Backend, error) {
 		}
 	}
 	b := &Backend{ns: o.Namespace, deployment: o.Deployment, ready: o.Ready, secret: o.Secret, http: o.HTTPClient}
-	pods := &podKind{pods: o.Client.Resource(podsResource).Namespace(o.Namespace), templates: o.Client.Resource(podTemplatesResource).Namespace(o.Namespace),
+	pods := &podKind{templates: o.Client.Resource(podTemplatesResource).Namespace(o.Namespace),
 		ns: o.Namespace, tmpl: o.Template, image: o.Image, secret: o.Secret}
+	pods.resource = resource{client: o.Client.Resource(podsResource).Namespace(o.Namespace), read: pods.object}
 	_, err := pods.template(ctx)
 	if err == nil {
 		b.kind = pods

@@ -9,16 +9,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 )
 
 // podKind holds each sandbox in a Pod made from a PodTemplate.
 type podKind struct {
-	pods, templates dynamic.ResourceInterface // in ns
+	resource                                  // the pods
+	templates       dynamic.ResourceInterface // in ns
 	ns, tmpl, image string
 	secret          []byte
 }
@@ -99,49 +96,8 @@ func (k *podKind) create(ctx context.Context, name string, labels map[string]str
 	if len(t.annotations) > 0 {
 		p.SetAnnotations(t.annotations)
 	}
-	_, err = k.pods.Create(ctx, p, metav1.CreateOptions{})
+	_, err = k.client.Create(ctx, p, metav1.CreateOptions{})
 	return err
-}
-
-func (k *podKind) get(ctx context.Context, name string) (*object, error) {
-	u, err := k.pods.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return notFound(nil, err)
-	}
-	return k.object(u)
-}
-
-func (k *podKind) remove(ctx context.Context, name string, uid types.UID) error {
-	return k.pods.Delete(ctx, name, preconditioned(uid))
-}
-
-func (k *podKind) watch(ctx context.Context, name, rv string) (watch.Interface, error) {
-	return k.pods.Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String(), ResourceVersion: rv})
-}
-
-func (k *podKind) convert(o runtime.Object) (*object, bool) {
-	u, ok := o.(*unstructured.Unstructured)
-	if !ok {
-		return nil, false
-	}
-	obj, err := k.object(u)
-	return obj, err == nil
-}
-
-func (k *podKind) list(ctx context.Context, selector string) ([]object, error) {
-	l, err := k.pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]object, len(l.Items))
-	for i := range l.Items {
-		o, err := k.object(&l.Items[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = *o
-	}
-	return out, nil
 }
 
 // object reads what Ensure needs from a pod: it answers once Running,
