@@ -54,12 +54,22 @@ const ctlFD = 3
 // helperMain sets up the sandbox and execs the command. It runs as pid 1
 // of the new pid namespace, root of the new user namespace.
 func helperMain() int {
-	unix.CloseOnExec(ctlFD)
-	ctl := os.NewFile(ctlFD, "sandbox-control")
 	// The part of the sandbox that does not depend on the spec is built
 	// while the parent makes the cgroup and sends the spec (or, for a
 	// helper started ahead, before there is a command).
-	baseErr := buildBase()
+	return runHelper(buildBase, setup)
+}
+
+// runHelper is a helper's life: base (nil: none) builds what needs no
+// spec, then it reads the spec, takes its standard files, confines itself
+// by setup and execs the command (execCommand).
+func runHelper(base func() error, setup func(*initConfig) (initReply, []int, error)) int {
+	unix.CloseOnExec(ctlFD)
+	ctl := os.NewFile(ctlFD, "sandbox-control")
+	var baseErr error
+	if base != nil {
+		baseErr = base()
+	}
 	var cfg initConfig
 	msgs := &msgReader{f: ctl}
 	passed, err := msgs.read(&cfg)
@@ -214,10 +224,23 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 	} else {
 		r.Landlock = "v" + strconv.Itoa(v)
 	}
-	r.NS = namespaceIDs("/proc/self")
-	notify, err := loadFilters(cfg.Proxy || cfg.Pod, false)
-	if err != nil {
+	if fds, err = filterAndDrop(&r, fds, cfg.Proxy || cfg.Pod, false); err != nil {
 		return r, nil, err
+	}
+	r.Caps = "none"
+	return r, fds, nil
+}
+
+// filterAndDrop is the last step of both helpers before their command
+// runs: it loads the seccomp filter (network: sockets for the proxy or the
+// pod's loopback; reduced: the reduced sandbox's rules besides), records
+// in r what holds now (the namespaces, seccomp, no_new_privs), passes the
+// filter's notification fd on in fds, and drops every capability.
+func filterAndDrop(r *initReply, fds []int, network, reduced bool) ([]int, error) {
+	r.NS = namespaceIDs("/proc/self")
+	notify, err := loadFilters(network, reduced)
+	if err != nil {
+		return fds, err
 	}
 	r.Seccomp = seccompFiltered()
 	r.NNP = statusField("NoNewPrivs") == "1"
@@ -226,11 +249,7 @@ func setup(cfg *initConfig) (initReply, []int, error) {
 		fds = append(fds, notify)
 		r.FDs = append(r.FDs, "notify")
 	}
-	if err := dropCapabilities(); err != nil {
-		return r, nil, err
-	}
-	r.Caps = "none"
-	return r, fds, nil
+	return fds, dropCapabilities()
 }
 
 // The new root is built on a tmpfs, read-only once built: system folders

@@ -307,27 +307,7 @@ func procStat(pid int) (stat, bool) {
 // reducedMain is the reduced backend's helper: in the server's
 // namespaces, the leader of a session of its own, it confines itself and
 // execs the command.
-func reducedMain() int {
-	unix.CloseOnExec(ctlFD)
-	ctl := os.NewFile(ctlFD, "sandbox-control")
-	var cfg initConfig
-	msgs := &msgReader{f: ctl}
-	passed, err := msgs.read(&cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "sandbox: reading the spec:", err)
-		return 126
-	}
-	if err := takeStdio(&cfg, passed); err != nil {
-		sendMsg(ctl, initReply{Error: err.Error()}, nil)
-		return 126
-	}
-	reply, fds, err := reducedSetup(&cfg)
-	if err != nil {
-		sendMsg(ctl, initReply{Error: err.Error()}, nil)
-		return 126
-	}
-	return execCommand(ctl, msgs, &cfg, reply, fds)
-}
+func reducedMain() int { return runHelper(nil, reducedSetup) }
 
 // reducedSetup confines this thread (and what it execs): limits,
 // no_new_privs, capabilities, Landlock, seccomp. It returns what held, as
@@ -370,19 +350,7 @@ func reducedSetup(cfg *initConfig) (initReply, []int, error) {
 		return r, nil, err
 	}
 	r.Landlock = "v" + strconv.Itoa(v)
-	r.NS = namespaceIDs("/proc/self")
-	notify, err := loadFilters(cfg.Proxy, true)
-	if err != nil {
-		return r, nil, err
-	}
-	r.Seccomp = seccompFiltered()
-	r.NNP = statusField("NoNewPrivs") == "1"
-	if notify >= 0 {
-		r.Report = true
-		fds = append(fds, notify)
-		r.FDs = append(r.FDs, "notify")
-	}
-	if err := dropCapabilities(); err != nil {
+	if fds, err = filterAndDrop(&r, fds, cfg.Proxy, true); err != nil {
 		return r, nil, err
 	}
 	for _, f := range []string{"CapInh", "CapPrm", "CapEff", "CapAmb"} {
