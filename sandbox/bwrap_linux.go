@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,6 +31,8 @@ import (
 type Bwrap struct {
 	// Path is the bwrap program; empty means "bwrap" in PATH.
 	Path string
+
+	refused refusal // what this kernel or container refuses for good
 }
 
 // Name returns "bwrap".
@@ -46,6 +49,9 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	if spec.Stream != nil || spec.Pod != nil {
 		return Outcome{}, fmt.Errorf("%w: the bwrap backend neither streams nor shares a pod", ErrUnsupported)
+	}
+	if err := b.refused.get(); err != nil {
+		return Outcome{}, err
 	}
 	bin := b.Path
 	if bin == "" {
@@ -169,7 +175,11 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	out.Usage.OutputSize = stdout.written() + stderr.written()
 	out.LimitsHit = limitsHit(&out, p.limits, cgroupStats{})
 	if why, failed := bwrapFailed(&out); failed {
-		return Outcome{}, fmt.Errorf("%w: bwrap could not set up the sandbox: %s", ErrUnavailable, why)
+		err := fmt.Errorf("%w: bwrap could not set up the sandbox: %s", ErrUnavailable, why)
+		if bwrapRefusedHere(why) {
+			err = b.refused.note(lastingError{err})
+		}
+		return Outcome{}, err
 	}
 	return out, nil
 }
@@ -184,6 +194,18 @@ func bwrapFailed(o *Outcome) (string, bool) {
 		return "", false
 	}
 	return string(bytes.TrimSpace(line)), true
+}
+
+// bwrapRefusedHere reports whether bwrap's failure why is one no spec
+// causes and no retry mends: the kernel or the container refuses it new
+// namespaces or a /proc of its own (bubblewrap's messages for those).
+func bwrapRefusedHere(why string) bool {
+	for _, m := range []string{"No permissions to create new namespace", "Creating new namespace failed", "setting up uid map", "Can't mount proc"} {
+		if strings.HasPrefix(why, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // bwrapNamespaces reads bwrap's --info-fd and returns the namespaces of

@@ -82,7 +82,10 @@ func runHelper(base func() error, setup func(*initConfig) (initReply, []int, err
 		return 126
 	}
 	if baseErr != nil {
-		sendMsg(ctl, initReply{Error: baseErr.Error()}, nil)
+		// What needs no spec fails for every command: refused, it
+		// will be again (a masked /proc, mounts forbidden).
+		lasting := errors.Is(baseErr, unix.EPERM) || errors.Is(baseErr, unix.EACCES)
+		sendMsg(ctl, initReply{Error: baseErr.Error(), Lasting: lasting}, nil)
 		return 126
 	}
 	reply, fds, err := setup(&cfg)

@@ -243,6 +243,15 @@ func checkReducedLevel(t *testing.T) Level {
 		!p.Seccomp || !p.NoNewPrivs || p.Capabilities != "none" || len(p.Rlimits) == 0 || len(o.Skipped) != 2 {
 		t.Fatalf("require reduced: %+v %q, want it run by the reduced sandbox with its protections", o, o.Stdout)
 	}
+	// The stronger backends were refused for good: each remembers why and
+	// is not tried again; the next command's outcome still names them.
+	if chain.Backends[0].(*Native).refused.get() == nil || chain.Backends[1].(*Bwrap).refused.get() == nil {
+		t.Fatalf("skipped %q, but native's or bwrap's refusal is not remembered", o.Skipped)
+	}
+	again, err := reduced.Run(ctx, Spec{Shell: "true", Root: ws})
+	if err != nil || again.Backend != "reduced" || !slices.Equal(again.Skipped, o.Skipped) {
+		t.Fatalf("the next command: %v, backend %q, skipped %q; want reduced, skipping %q", err, again.Backend, again.Skipped, o.Skipped)
+	}
 	return l
 }
 

@@ -58,6 +58,7 @@ type Native struct {
 	cleaning sync.WaitGroup // groups removed after their Run returned
 	idle     time.Duration  // how long a helper started ahead waits; 0: spareIdle
 	layout   cgroupLayouts  // where the groups are made
+	refused  refusal        // what this kernel or container refuses for good
 	st       *starter       // with Prestart: starts the helpers
 	stExe    string         // the program st starts
 }
@@ -98,6 +99,7 @@ type mountSpec struct {
 // initReply is what the helper answers once the sandbox is set up (or not).
 type initReply struct {
 	Error     string   `json:",omitempty"` // setup failed
+	Lasting   bool     `json:",omitempty"` // and will again: the base (no spec) was refused
 	ExecError string   `json:",omitempty"` // the command could not be started
 	Landlock  string   `json:",omitempty"`
 	Seccomp   bool     `json:",omitempty"`
@@ -142,6 +144,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 			n.startHelper(exe, p.limits, false, pod).give(j)
 		}
 		r := <-res
+		n.refused.note(r.err)
 		if n.Prestart {
 			pod.refill(n, exe, p.limits)
 		}
@@ -151,6 +154,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		n.startHelper(exe, p.limits, false, nil).give(j)
 	}
 	r := <-res
+	n.refused.note(r.err)
 	n.refill(exe, p.limits)
 	return r.out, r.err
 }
@@ -279,8 +283,11 @@ func (n *Native) Warm() {
 // helperProgram is the program to start as the helper, where the native
 // backend can run at all.
 func (n *Native) helperProgram() (string, error) {
-	if err := nativeAvailable(); err != nil {
+	if err := n.refused.get(); err != nil {
 		return "", err
+	}
+	if err := nativeAvailable(); err != nil {
+		return "", n.refused.note(lastingError{err})
 	}
 	if n.Executable != "" {
 		return n.Executable, nil
@@ -336,7 +343,7 @@ func (n *Native) refill(exe string, l Limits) {
 // fill starts helpers until size are waiting (none once closed), their
 // groups limited to l. n.mu is held.
 func (n *Native) fill(exe string, size int, l Limits) {
-	for !n.closed && len(n.spares) < size {
+	for !n.closed && n.refused.get() == nil && len(n.spares) < size {
 		n.spares = append(n.spares, n.startHelper(exe, l, true, nil))
 	}
 }
@@ -577,6 +584,9 @@ func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout 
 			f.Close()
 		}
 		l.release()
+		if errors.Is(err, unix.EPERM) { // the helper's new namespaces refused
+			return nil, lastingError{fmt.Errorf("%w: starting the helper: %v", ErrUnavailable, err)}
+		}
 		return nil, fmt.Errorf("%w: starting the helper: %v", ErrUnavailable, err)
 	}
 	started <- l.proc.Pid
@@ -757,7 +767,11 @@ func (l *launched) run(j *job) (Outcome, error) {
 		for _, fd := range named {
 			unix.Close(fd)
 		}
-		return fail(fmt.Errorf("%w: setting up the sandbox: %s", ErrUnavailable, reply.Error))
+		err := fmt.Errorf("%w: setting up the sandbox: %s", ErrUnavailable, reply.Error)
+		if reply.Lasting {
+			err = lastingError{err}
+		}
+		return fail(err)
 	}
 	out.Protections.Namespaces = newNamespaces(reply.NS)
 	out.Protections.Landlock = reply.Landlock
