@@ -634,7 +634,7 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 			var installed string
 			if l.resolved != nil {
 				command, args := c.Command, c.Args
-				id.resolved = func() *trust.Resolved { _, r := l.resolved(cache, command, args); return r }
+				id.resolved = func() *trust.Resolved { return l.pinned(cache, command, args) }
 				installed, _ = l.resolved(cache, command, args)
 			}
 			if installed != "" {

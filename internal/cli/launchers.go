@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -42,6 +43,10 @@ type launcher struct {
 	// installed to run args and the folder that holds it (nil: nothing
 	// yet); nil when the launcher cannot say.
 	resolved func(cache, command string, args []string) (string, *trust.Resolved)
+	// folder names the folder under cache that the launcher (command)
+	// installs args in, as it names it ("": it installs nothing of its
+	// own, as for npx's local folders); resolved reads there.
+	folder func(cache, command string, args []string) string
 	// check refuses args whose install folder cannot be named (nil: any).
 	check func(args []string) error
 	// offline are the variables that keep the launcher off the network.
@@ -62,6 +67,7 @@ var launchers = []launcher{{
 	registry: npmRegistry,
 	env:      npmEnv,
 	resolved: npmResolved,
+	folder:   npxFolder,
 	check:    func(args []string) error { _, err := npxSpecs(args); return err },
 	offline: map[string]string{"npm_config_offline": "true", "npm_config_prefer_offline": "true",
 		"npm_config_logs_dir": "/tmp"}, // the box's own
@@ -87,12 +93,29 @@ var launchers = []launcher{{
 	registry: pipIndex,
 	env:      pipxEnv,
 	resolved: pipxResolved,
+	folder:   pipxVenv,
+	check:    func(args []string) error { _, _, err := pipxRun(args); return err },
 	offline:  map[string]string{"PIP_NO_INDEX": "1"},
 	// PIP_INDEX_URL is often https://user:token@host/simple.
 	installOnly: []string{"PIP_INDEX_URL"},
 	// pipx writes its log of each command in PIPX_HOME/logs.
 	scratch: func(cache, _ string) []string { return []string{filepath.Join(cache, "logs")} },
 }}
+
+// pinned is what the pin holds of the install of an upstream l started
+// with args, read once it has listed its tools (the launcher has then
+// installed what runs): what l resolved, or, where nothing is installed
+// in the folder l names for args, a resolution that cannot be pinned, so
+// that the upstream is quarantined: an install toolgate did not find
+// (npx or pipx named it otherwise) is never left running unpinned with
+// its registry granted.
+func (l *launcher) pinned(cache, command string, args []string) *trust.Resolved {
+	_, r := l.resolved(cache, command, args)
+	if dir := l.folder(cache, command, args); r == nil && dir != "" {
+		return unpinnable(nil, fmt.Errorf("%s ran, but nothing it installed is in %s, the folder it names for %q: it installed elsewhere and what runs cannot be pinned", filepath.Base(command), dir, args))
+	}
+	return r
+}
 
 func npmRegistry(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, "npm", "config", "get", "registry").Output()
@@ -107,19 +130,19 @@ func npmEnv(registry, cache string) map[string]string {
 
 // npmResolved reads what npx installed in cache to run args: the folder
 // npx itself installs them in (_npx/HASH, HASH its own: the first 16 hex
-// digits of the SHA-512 of the package specs, one a line, in order; see
+// digits of the SHA-512 of the package specs, one a line, in npx's order; see
 // npxDir), the version of each package named (from its installed
 // package.json) and a SHA-256 over every file of the installed tree
 // (node_modules: path and content, a link as its target, never followed).
 // It returns that tree's folder too, which the box then shows read-only.
 // nil when npx has installed nothing for args yet, or when args name a
 // local folder (npx's folder for it depends on npx's own resolution).
-func npmResolved(cache, _ string, args []string) (string, *trust.Resolved) {
-	specs, err := npxSpecs(args)
-	if err != nil || len(specs) == 0 {
+func npmResolved(cache, command string, args []string) (string, *trust.Resolved) {
+	dir := npxFolder(cache, command, args)
+	if dir == "" {
 		return "", nil
 	}
-	dir := npxDir(cache, specs)
+	specs, _ := npxSpecs(args)
 	tree := filepath.Join(dir, "node_modules")
 	if fi, err := os.Lstat(tree); err != nil || !fi.IsDir() {
 		return "", nil
@@ -141,6 +164,16 @@ func npmResolved(cache, _ string, args []string) (string, *trust.Resolved) {
 		r.Packages[name] = manifest.Version
 	}
 	return tree, r
+}
+
+// npxFolder is the folder npx installs args in under cache (npxDir), ""
+// when args name no package or a local one.
+func npxFolder(cache, _ string, args []string) string {
+	specs, err := npxSpecs(args)
+	if err != nil || len(specs) == 0 {
+		return ""
+	}
+	return npxDir(cache, specs)
 }
 
 // npxSpecs returns the package specs npx installs to run args (npx's or
@@ -195,19 +228,59 @@ func npxSpecs(args []string) ([]string, error) {
 			return nil, nil
 		}
 	}
+	if len(specs) > 1 {
+		for _, s := range specs {
+			for _, r := range s {
+				if r < ' ' || r > '~' {
+					return nil, fmt.Errorf("npx's package %q holds %q: npx names its install folder after its packages sorted in its locale's order, which toolgate follows for printable ASCII only, so it could not pin what runs; write the specs in ASCII or give one package", s, r)
+				}
+			}
+		}
+	}
 	return specs, nil
 }
 
 // npxDir is the folder npx installs specs in under cache: npm's libnpmexec
 // names it by the first 16 hex digits of the SHA-512 of the specs, sorted
-// and joined by newlines. npx sorts by locale (localeCompare "en"); here
-// they are sorted bytewise, which is the same for one package and for
-// specs in lower case; where the two orders differ the folder is not
-// found and nothing is pinned (the registry then stays granted).
+// by localeCompare(b, "en") and joined by newlines (npxCompare is that order;
+// npxSpecs refuses several specs it cannot order).
 func npxDir(cache string, specs []string) string {
-	s := slices.Sorted(slices.Values(specs))
+	s := slices.SortedFunc(slices.Values(specs), npxCompare)
 	sum := sha512.Sum512([]byte(strings.Join(s, "\n")))
 	return filepath.Join(cache, "_npx", hex.EncodeToString(sum[:])[:16])
+}
+
+// npxPrimary is the order of the printable ASCII characters in Unicode's
+// root collation (CLDR; ICU's "en", which npx's localeCompare uses, adds
+// nothing to it), punctuation not ignored, a letter's two cases one
+// place: what node prints for the 95 characters sorted by localeCompare.
+const npxPrimary = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
+
+// npxCompare orders two specs of printable ASCII as localeCompare(b, "en")
+// does (ICU, tertiary strength): first by their characters' places in
+// npxPrimary (a string before its longer ones), then, where those are
+// equal, by case at the first place they differ (lower first).
+func npxCompare(a, b string) int {
+	primary := func(c byte) int {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		return strings.IndexByte(npxPrimary, c)
+	}
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if c := cmp.Compare(primary(a[i]), primary(b[i])); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(len(a), len(b)); c != 0 {
+		return c
+	}
+	for i := range len(a) { // the same places: the same bytes, or a letter in two cases
+		if a[i] != b[i] {
+			return cmp.Compare(b[i], a[i]) // 'a' (0x61) before 'A' (0x41)
+		}
+	}
+	return 0
 }
 
 // npmName is the package name of an npm spec: @scope/name@1.2 →
@@ -422,12 +495,36 @@ func pipxResolved(cache, command string, args []string) (string, *trust.Resolved
 
 // pipxVenv is the folder under cache where pipx run (command) keeps the
 // environment for args, named as pipx names it; "" when args are not a
-// pipx run that keeps one (--no-cache, --pypackages) or cannot be read.
+// pipx run, or one whose folder cannot be named (pipxRun).
 func pipxVenv(cache, command string, args []string) string {
-	if len(args) == 0 || args[0] != "run" {
+	key, python, err := pipxRun(args)
+	if err != nil || key == nil {
 		return ""
 	}
-	var spec, python, index, pipArgs, app string
+	if python == "" {
+		if python = pipxPython(command); python == "" {
+			return ""
+		}
+	}
+	h := sha256.New()
+	io.WriteString(h, key[0]+python+key[1]+key[2])
+	return filepath.Join(cache, ".cache", hex.EncodeToString(h.Sum(nil))[:15])
+}
+
+// pipxRun reads a pipx run's args as pipx's _get_temporary_venv_path
+// takes them: the spec, the pip arguments and the venv arguments, each
+// joined (key), and the --python given ("": pipx's own). key is nil when
+// args are not a pipx run. An error says why the folder cannot be named:
+// an option not known here, --no-cache or --pypackages (a new folder at
+// each start, or none), shell quoting in --pip-args, or a --python pipx
+// would resolve on its own rather than take as written: pipx takes a file
+// or a name on PATH as written, but asks the py launcher first when there
+// is one, and fetches a Python for a bare version (3.12) if told to.
+func pipxRun(args []string) (key []string, python string, err error) {
+	if len(args) == 0 || args[0] != "run" {
+		return nil, "", nil
+	}
+	var spec, index, pipArgs, app string
 	var venvArgs []string
 	editable := false
 	for i := 1; i < len(args); i++ {
@@ -437,7 +534,7 @@ func pipxVenv(cache, command string, args []string) string {
 		case "--spec", "--python", "--index-url", "-i", "--pip-args":
 			if !hasValue {
 				if i+1 >= len(args) {
-					return ""
+					return nil, "", fmt.Errorf("pipx's option %s has no value", a)
 				}
 				i++
 				value = args[i]
@@ -454,7 +551,7 @@ func pipxVenv(cache, command string, args []string) string {
 			}
 			continue
 		case "--no-cache", "--pypackages":
-			return ""
+			return nil, "", fmt.Errorf("pipx's option %s installs anew at each start (or in the working folder): nothing can be pinned; leave it out", name)
 		case "--system-site-packages":
 			venvArgs = append(venvArgs, a)
 			continue
@@ -469,22 +566,20 @@ func pipxVenv(cache, command string, args []string) string {
 			}
 		default:
 			if strings.HasPrefix(a, "-") {
-				return "" // an option not known here: pipx's folder cannot be named
+				return nil, "", fmt.Errorf("pipx's option %q is not one toolgate knows (--spec, --python, --index-url, --pip-args, --system-site-packages, --editable, --verbose): it cannot name the folder pipx installs in, so it cannot pin what runs; leave the option out", a)
 			}
 			app = a
 		}
 		break
 	}
 	if app == "" {
-		return ""
+		return nil, "", errors.New("pipx run names no package")
 	}
 	if spec == "" {
 		spec = app
 	}
-	if python == "" {
-		if python = pipxPython(command); python == "" {
-			return ""
-		}
+	if python != "" && !pipxTakesAsWritten(python) {
+		return nil, "", fmt.Errorf("pipx's --python %q is neither a file's absolute path nor a program on PATH (with no py launcher there): pipx would resolve it on its own, and the folder it installs in cannot be named; give the interpreter's path", python)
 	}
 	var pip []string
 	if index != "" {
@@ -492,16 +587,33 @@ func pipxVenv(cache, command string, args []string) string {
 	}
 	if pipArgs != "" {
 		if strings.ContainsAny(pipArgs, "'\"\\") {
-			return "" // shell quoting: pipx's shlex split is not redone here
+			return nil, "", fmt.Errorf("pipx's --pip-args %q holds shell quoting, which toolgate does not split as pipx does; leave the quotes out", pipArgs)
 		}
 		pip = append(pip, strings.Fields(pipArgs)...)
 	}
 	if editable {
 		pip = append(pip, "--editable")
 	}
-	h := sha256.New()
-	io.WriteString(h, spec+python+strings.Join(pip, "")+strings.Join(venvArgs, ""))
-	return filepath.Join(cache, ".cache", hex.EncodeToString(h.Sum(nil))[:15])
+	return []string{spec, strings.Join(pip, ""), strings.Join(venvArgs, "")}, python, nil
+}
+
+// pipxTakesAsWritten says whether pipx uses --python as written, and so
+// hashes it so: an existing file (the launcher starts in an empty folder:
+// an absolute path), or a program name found on PATH when there is no py
+// launcher on PATH (which pipx asks first).
+func pipxTakesAsWritten(python string) bool {
+	if filepath.IsAbs(python) {
+		fi, err := os.Stat(python)
+		return err == nil && fi.Mode().IsRegular()
+	}
+	if strings.Contains(python, "/") {
+		return false
+	}
+	if _, err := exec.LookPath("py"); err == nil {
+		return false
+	}
+	_, err := exec.LookPath(python)
+	return err == nil
 }
 
 // pipxPython is the Python pipx runs on, which its cache folders are
