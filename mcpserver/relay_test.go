@@ -43,7 +43,7 @@ var relayCases = []struct {
 	{"meta", `{"content":[{"type":"text","text":"x"}],"_meta":{"k":"` + relaySecret + `"}}`, false},
 	{"lone surrogate", `{"content":[{"type":"text","text":"AKIA\ud800IOSFODNN7EXAMPLE"}]}`, false},
 	{"large number", `{"content":[],"structuredContent":{"card":4111111111111111111}}`, false},
-	{"fraction", `{"content":[],"structuredContent":{"n":1.5}}`, false},
+	{"fraction", `{"content":[],"structuredContent":{"n":1.50}}`, false}, // encoded again: 1.5
 	{"resource link", `{"content":[{"type":"resource_link","uri":"file:///x","name":"x"}]}`, false},
 	{"error", `{"content":[{"type":"text","text":"failed"}],"isError":true}`, false},
 }

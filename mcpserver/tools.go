@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -201,8 +202,72 @@ func callResult(res tool.Result) *mcp.CallToolResult {
 	if data, ok := res.Relay.For(res); ok {
 		// An upstream's result that nothing changed goes on as it came.
 		out.RelayJSON(data)
+	} else if data, ok := encode(out); ok {
+		out.RelayJSON(data)
 	}
 	return out
+}
+
+// encode returns out as its MarshalJSON writes it, less the _meta member
+// (the session writes out.Meta in front of what RelayJSON gives it, as
+// MarshalJSON does), each string encoded once: MarshalJSON encodes each
+// content block on its own and then scans the blocks' bytes again to
+// compact them into the result, which for a result of a few KiB of text
+// cost more than encoding it. It reports false for what callResult never
+// makes (input requests, annotated blocks), for blocks other than text
+// (rare: MarshalJSON encodes them) and when a part cannot be encoded;
+// MarshalJSON then encodes out and reports its own error.
+func encode(out *mcp.CallToolResult) ([]byte, bool) {
+	if out.InputRequests != nil || out.RequestState != "" {
+		return nil, false
+	}
+	size := 64
+	for _, c := range out.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			size += 32 + len(t.Text) + len(t.Text)/8
+		}
+	}
+	if out.StructuredContent != nil {
+		size *= 2 // a tool's structured output most often repeats its text
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	// An Encoder writes what json.Marshal returns, and a newline, into buf
+	// without a buffer of its own (json.Marshal makes one per value).
+	enc := json.NewEncoder(buf)
+	value := func(v any) bool {
+		if enc.Encode(v) != nil {
+			return false
+		}
+		buf.Truncate(buf.Len() - 1) // the newline
+		return true
+	}
+	buf.WriteString(`{"content":[`)
+	for i, c := range out.Content {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		t, ok := c.(*mcp.TextContent)
+		if !ok || t == nil || t.Meta != nil || t.Annotations != nil {
+			return nil, false
+		}
+		buf.WriteString(`{"type":"text","text":`)
+		if !value(t.Text) {
+			return nil, false
+		}
+		buf.WriteByte('}')
+	}
+	buf.WriteByte(']')
+	if out.StructuredContent != nil {
+		buf.WriteString(`,"structuredContent":`)
+		if !value(out.StructuredContent) {
+			return nil, false
+		}
+	}
+	if out.IsError {
+		buf.WriteString(`,"isError":true`)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), true
 }
 
 // mcpContent converts content blocks; unknown types become a note.
