@@ -95,7 +95,7 @@ func checkResult(res tool.Result) ([]Finding, map[string]bool) {
 
 // asJSON returns v as encoding/json decodes it into an any: v itself when it
 // is such a value already (as an upstream's structuredContent is), else v
-// encoded and decoded.
+// encoded and decoded (by parseJSON, or Unmarshal where it declines).
 func asJSON(v any) (any, bool) {
 	if decoded(v) {
 		return v, true
@@ -103,6 +103,9 @@ func asJSON(v any) (any, bool) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, false
+	}
+	if out, ok := parseJSON(raw); ok {
+		return out, true
 	}
 	var out any
 	return out, json.Unmarshal(raw, &out) == nil
