@@ -142,3 +142,27 @@ func TestServeProcessesReplicas(t *testing.T) {
 		t.Fatalf("read_process on b after a died: %s", txt)
 	}
 }
+
+// TestServeProcessesUnsealedWarns: with state.redis and no secret to seal
+// what the replicas share of their processes, serve says so at start
+// (what stays on the replica and which variable shares it); with the
+// secret it says nothing of it.
+func TestServeProcessesUnsealedWarns(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	os.WriteFile(pol, []byte(processPolicy+"state:\n  redis:\n    url: "+srv.URL()+"\n"), 0o644)
+	for _, key := range []string{"", strings.Repeat("k", 40)} {
+		cmd := exec.Command(bin, "serve", "--root", workspace(t), "--policy", pol, "--audit", "off")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TOOLGATE_STATE=" + filepath.Join(dir, "state")}
+		if key != "" {
+			cmd.Env = append(cmd.Env, "TOOLGATE_TOKEN_KEY="+key)
+		}
+		cmd.Stdin = strings.NewReader("")
+		out, _ := cmd.CombinedOutput()
+		warned := strings.Contains(string(out), "no secret seals what the replicas share of their processes") && strings.Contains(string(out), "TOOLGATE_TOKEN_KEY")
+		if warned != (key == "") {
+			t.Errorf("key %q: warned %v, want %v:\n%s", key, warned, key == "", out)
+		}
+	}
+}
