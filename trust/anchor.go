@@ -184,6 +184,17 @@ func (a *anchor) bind(l *literals) {
 	}
 }
 
+// mayStart reports whether one of a's starts occurs in a sentence whose
+// literals are found: where none does, match is false.
+func (a *anchor) mayStart(found []uint64) bool {
+	for _, st := range a.starts {
+		if found[st.id>>6]&(1<<(st.id&63)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // match reports whether the expression a anchors matches the sentence s
 // (read: its literals found, its lower case and padding made).
 func (a *anchor) match(s *readSentence) bool {
@@ -240,9 +251,15 @@ func (a *anchor) use(p *pattern, l *literals) {
 	a.bind(l)
 }
 
+// used reports whether a (nil: none) is used on s: else the expression
+// is run as it is.
+func (a *anchor) used(s *readSentence) bool {
+	return a != nil && (s.ascii || !a.asciiOnly && !s.anchorless())
+}
+
 // holds reports whether p, which a (nil: none) anchors, matches s.
 func (a *anchor) holds(p *pattern, s *readSentence) bool {
-	if a == nil || !s.ascii && (a.asciiOnly || s.anchorless()) {
+	if !a.used(s) {
 		return p.MatchString(s.text)
 	}
 	if !s.made {

@@ -74,8 +74,11 @@
 // once for the literals of all cues (one Aho-Corasick pass) and runs a
 // cue's expression only when the sentence holds what every match of it
 // needs (a prefilter derived from the expression, at development time:
-// result_prefilters.go, kept current by a test) and the cue can still
-// change the outcome. Before the sentences, the whole text is read for
+// result_prefilters.go, kept current by a test, and one of the strings a
+// match may begin with) and the cue can still change the outcome: of the
+// cues that may, it asks first those that rule a finding out for the least
+// work, an expression not compiled yet counting its compiling (a
+// process's first check of prose compiles a few, not a dozen). Before the sentences, the whole text is read for
 // the same literals (two halves at once, the automaton's states marked,
 // their literals gathered after): when the cues that may hold anywhere in
 // it cannot add up to a finding, with the frame of a sentence before only

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -18,6 +19,7 @@ type pattern struct {
 	matchOnly bool // only MatchString is asked (compileMatch)
 	once      sync.Once
 	re        *regexp.Regexp
+	ready     atomic.Bool // re is compiled
 }
 
 // patterns are all the package's patterns, for the test that compiles
@@ -54,9 +56,14 @@ func (p *pattern) get() *regexp.Regexp {
 			src = ordered(src)
 		}
 		p.re = regexp.MustCompile(src)
+		p.ready.Store(true)
 	})
 	return p.re
 }
+
+// compiled reports whether p's expression is compiled already: running it
+// then costs only the match.
+func (p *pattern) compiled() bool { return p.ready.Load() }
 
 // ordered is src with the branches of every alternation sorted, so that
 // the parser factors the branches' common beginnings ("call|…|cancel"

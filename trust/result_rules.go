@@ -84,7 +84,6 @@ func addressCue(need, expr string, weight float64, kind string) resultCue {
 // use: the literals of every cue's need and prefilter (and of
 // resultErrorWords), looked for in one pass.
 type resultIndex struct {
-	order      []int // the cues, heaviest first
 	lits       literals
 	needed     [][]int      // per literal: the cues that need it
 	free       []uint64     // the cues that need no word
@@ -96,7 +95,15 @@ type resultIndex struct {
 	// and those that frame the next sentence.
 	weight       []float64
 	addr, frames []uint64
+	// Per cue: what compiling its expression costs, in runs of one (its
+	// source's length over compileRun).
+	compileCost []float64
 }
+
+// compileRun is about how many bytes of a cue's source cost as much to
+// compile as one run of its expression on a sentence (about 2,000
+// instructions a byte, 10,000 a run).
+const compileRun = 5
 
 var (
 	resultIndexOnce sync.Once
@@ -108,7 +115,7 @@ func theResultIndex() *resultIndex {
 		cues := resultCues()
 		words := (len(cues) + 63) / 64
 		x := &resultIndex{pre: resultPrefilters[:], anchors: resultAnchors[:], free: make([]uint64, words),
-			weight: make([]float64, len(cues)), addr: make([]uint64, words), frames: make([]uint64, words)}
+			weight: make([]float64, len(cues)), compileCost: make([]float64, len(cues)), addr: make([]uint64, words), frames: make([]uint64, words)}
 		need := make([][]int32, len(cues))
 		for i, c := range cues {
 			if c.need == nil {
@@ -126,12 +133,8 @@ func theResultIndex() *resultIndex {
 			}
 			x.pre[i].bind(&x.lits)
 			x.anchors[i].use(c.re, &x.lits)
+			x.compileCost[i] = float64(len(c.re.src)) / compileRun
 		}
-		x.order = make([]int, len(cues))
-		for i := range x.order {
-			x.order[i] = i
-		}
-		slices.SortStableFunc(x.order, func(a, b int) int { return cmp.Compare(cues[b].weight, cues[a].weight) })
 		x.errorWords = x.pre[len(cues)] // resultPrefilters ends with it
 		x.pre = x.pre[:len(cues)]
 		x.errorWords.bind(&x.lits)
@@ -160,6 +163,7 @@ type readSentence struct {
 	seen  *entered // the automaton's states entered (literals.scanFrom)
 	met   []uint64 // the cues whose need it meets
 	may   []uint64 // those that may hold (their prefilters too)
+	left  []uint64 // those score has not asked yet
 	// The text with its ASCII letters lowered, and after a blank (for
 	// anchors), made when an anchor first needs them (made).
 	lower, padded []byte
@@ -200,14 +204,14 @@ func (x *resultIndex) meet(s *readSentence) {
 			}
 		}
 	}
+	// A prefilter holds on ASCII; an anchor's expression matches only
+	// where one of its starts is.
 	s.may = append(s.may[:0], s.met...)
-	if !s.ascii {
-		return
-	}
 	for w, set := range s.met {
 		for ; set != 0; set &= set - 1 {
 			b := bits.TrailingZeros64(set)
-			if !x.pre[w*64+b].mayMatch(s.found) {
+			i := w*64 + b
+			if s.ascii && !x.pre[i].mayMatch(s.found) || x.anchors[i].used(s) && !x.anchors[i].mayStart(s.found) {
 				s.may[w] &^= 1 << b
 			}
 		}
@@ -282,6 +286,160 @@ func (x *resultIndex) reach(s *readSentence) (bound float64, addressable, frames
 		}
 	}
 	return bound, addressable, frames
+}
+
+// kindBit is a bit per kind of finding (sentenceScore.kinds).
+var kindBit = map[string]uint8{KindFakeTurn: 1, KindFakeError: 2, KindToolCall: 4, KindExfiltration: 8, KindSecretRequest: 16, KindInstruction: 32}
+
+// sentenceScore is what the cues that hold in a sentence give: their
+// score (without the frame of the sentence before), whether one addresses
+// the model, whether one frames the next sentence, and their kinds (a
+// kindBit each).
+type sentenceScore struct {
+	score            float64
+	addressed, frame bool
+	kinds            uint8
+}
+
+// score runs the expressions of the cues that may hold in s (read: s.may)
+// until what is asked is known. With finding: whether s is one (its
+// cues, with carry, the frame of the sentence before, reach
+// resultThreshold and one of them addresses the model), and then, when it
+// is, every cue's kind. With framing: whether s frames the next sentence
+// (a cue that frames holds, or, ending with a colon, it scores at least 1
+// with carry). What is not asked is not decided: the score returned is
+// then no more than the whole (a sentence that cannot be a finding is not
+// made one).
+//
+// Every cue that may hold is a question (its expression), and the order
+// in which they are asked decides only what they cost, never the
+// outcome: an expression that is not compiled yet costs its compiling (a
+// process's first check of prose compiled a dozen, more than the check
+// itself), one that is costs its run. While a finding is still possible,
+// it asks first the cues that frame, when the frame is asked (each must be
+// asked unless one holds), then the cheapest way to rule the finding out:
+// the cues that may address the model, all of them, or the cues, the
+// cheapest for their weight first, whose failing brings the score below
+// the threshold. Most sentences of prose, meeting a few cues, end after
+// one or two expressions that are compiled already.
+func (x *resultIndex) score(s *readSentence, carry float64, finding, framing, colon bool) sentenceScore {
+	var out sentenceScore
+	s.left = append(s.left[:0], s.may...)
+	bound, addrs, frames := 0.0, 0, 0
+	for w, set := range s.left {
+		addrs += bits.OnesCount64(set & x.addr[w])
+		frames += bits.OnesCount64(set & x.frames[w])
+		for ; set != 0; set &= set - 1 {
+			bound += x.weight[w*64+bits.TrailingZeros64(set)]
+		}
+	}
+	cues := resultCues()
+	for bound > 0 {
+		found := out.addressed && out.score+carry >= resultThreshold
+		openFinding := finding && (found || out.score+bound+carry >= resultThreshold && (out.addressed || addrs > 0))
+		openFrame := framing && !out.frame && (frames > 0 || colon && !(out.score > 0 && out.score+carry >= 1))
+		if !openFinding && !openFrame {
+			break
+		}
+		var i int
+		switch {
+		case openFrame && frames > 0:
+			i = x.cheapest(s, x.frames)
+		case !openFinding || found:
+			i = x.cheapest(s, nil)
+		default:
+			i = x.ruleOut(s, out.score+bound+carry-resultThreshold, !out.addressed)
+		}
+		s.left[i/64] &^= 1 << (i % 64)
+		c := &cues[i]
+		bound -= c.weight
+		if c.addr {
+			addrs--
+		}
+		if c.frames() {
+			frames--
+		}
+		if x.holds(i, s) {
+			out.score += c.weight
+			out.addressed = out.addressed || c.addr
+			out.frame = out.frame || c.frames()
+			out.kinds |= kindBit[c.kind]
+		}
+	}
+	return out
+}
+
+// cost is what asking cue i of s costs: a run of its expression, and its
+// compiling when it is not compiled yet (compileCost).
+func (x *resultIndex) cost(i int, s *readSentence) float64 {
+	p := resultCues()[i].re
+	if a := x.anchors[i]; a.used(s) {
+		p = a.re
+	}
+	if p.compiled() {
+		return 1
+	}
+	return 1 + x.compileCost[i]
+}
+
+// cheapest returns the cue left in s (and in among, nil: any) that costs
+// least to ask.
+func (x *resultIndex) cheapest(s *readSentence, among []uint64) int {
+	best, bestCost := -1, 0.0
+	for w, set := range s.left {
+		if among != nil {
+			set &= among[w]
+		}
+		for ; set != 0; set &= set - 1 {
+			i := w*64 + bits.TrailingZeros64(set)
+			if c := x.cost(i, s); best < 0 || c < bestCost {
+				best, bestCost = i, c
+			}
+		}
+	}
+	return best
+}
+
+// ruleOut returns the cue left in s to ask first to rule a finding out:
+// the first of the cheaper of two ways, the cues that may address the
+// model (when unaddressed: every one of them failing rules it out), or
+// the cues whose weights, failing, sum to more than excess (the score
+// possible over the threshold), the cheapest for their weight first.
+func (x *resultIndex) ruleOut(s *readSentence, excess float64, unaddressed bool) int {
+	type option struct {
+		i          int
+		cost, rate float64
+	}
+	var buf [64]option
+	opts := buf[:0]
+	addrCost, addrFirst, addrFirstCost := 0.0, -1, 0.0
+	for w, set := range s.left {
+		for ; set != 0; set &= set - 1 {
+			b := bits.TrailingZeros64(set)
+			i := w*64 + b
+			c := x.cost(i, s)
+			opts = append(opts, option{i, c, c / x.weight[i]})
+			if unaddressed && x.addr[w]&(1<<b) != 0 {
+				addrCost += c
+				if addrFirst < 0 || c < addrFirstCost {
+					addrFirst, addrFirstCost = i, c
+				}
+			}
+		}
+	}
+	slices.SortFunc(opts, func(a, b option) int { return cmp.Compare(a.rate, b.rate) })
+	weightCost, removed := 0.0, 0.0
+	for _, o := range opts {
+		weightCost += o.cost
+		removed += x.weight[o.i]
+		if removed > excess {
+			break
+		}
+	}
+	if addrFirst >= 0 && addrCost < weightCost {
+		return addrFirst
+	}
+	return opts[0].i
 }
 
 // failedText reports whether text reports a failure (resultErrorWords).
@@ -456,7 +614,6 @@ func checkString(s string) []resultHit {
 	s0, sentences := text, splitSentences(text)
 	seen := map[string]bool{}
 	carry := 0.0 // 1 when the sentence before frames this one
-	var pending []int
 	var next readSentence
 	x.read(&next, sentences[0])
 	nextBound, nextAddr, _ := x.reach(&next)
@@ -473,79 +630,40 @@ func checkString(s string) []resultHit {
 			nextBound, nextAddr, _ = x.reach(&next)
 			uses = nextAddr && nextBound+1 >= resultThreshold || endsWithColon(sentences[n+1])
 		}
-		if !uses && !(addressable && reach+carry >= resultThreshold) {
+		finding := addressable && reach+carry >= resultThreshold
+		if !uses && !finding {
 			carry = 0
 			continue
 		}
-		score, addressed, frame := 0.0, false, false
-		kinds := map[string]bool{}
-		add := func(c *resultCue) {
-			score += c.weight
-			addressed = addressed || c.addr
-			kinds[c.kind] = true
-			frame = frame || c.frames()
-		}
-		// A cue that cannot frame the next sentence counts only when this
-		// one could still reach the threshold, addressed, or ends with a
-		// colon and has no score yet (a score of 1 then frames the next
-		// sentence): those that may hold are run after the others, heaviest
-		// first, while they can change the outcome. Most sentences, meeting
-		// a cue or two, run none.
-		cues := resultCues()
-		pending, bound, addrs := pending[:0], 0.0, 0
-		for _, i := range x.order {
-			c := &cues[i]
-			switch {
-			case !x.mayHold(i, &sent):
-			case !c.frames():
-				pending, bound = append(pending, i), bound+c.weight
-				if c.addr {
-					addrs++
-				}
-			case x.holds(i, &sent):
-				add(c)
-			}
-		}
 		colon := endsWithColon(text)
-		for _, i := range pending {
-			if !(colon && score < 1) && (score+bound+carry < resultThreshold || !addressed && addrs == 0) {
-				break
-			}
-			c := &cues[i]
-			bound -= c.weight
-			if c.addr {
-				addrs--
-			}
-			if x.holds(i, &sent) {
-				add(c)
-			}
-		}
+		sc := x.score(&sent, carry, finding, uses, colon)
+		score := sc.score
 		if score > 0 {
 			score += carry
 		}
 		// A tag, a fake turn, an override, or "…do the following first:"
 		// frames the next sentence.
 		carry = 0
-		if frame || colon && score >= 1 {
+		if sc.frame || colon && score >= 1 {
 			carry = 1
 		}
-		if score < resultThreshold || !addressed {
+		if score < resultThreshold || !sc.addressed {
 			continue
 		}
 		// A failure reported in the first line, in the sentence before or in
 		// the sentence itself makes its orders a fake error.
 		fake := x.failed(&sent) || n > 0 && x.failedText(sentences[n-1]) || x.failedText(firstLine(s0))
 		kind := KindInstruction
-		switch {
-		case kinds[KindFakeTurn]:
+		switch kinds := sc.kinds; {
+		case kinds&kindBit[KindFakeTurn] != 0:
 			kind = KindFakeTurn
-		case kinds[KindExfiltration]:
+		case kinds&kindBit[KindExfiltration] != 0:
 			kind = KindExfiltration
-		case kinds[KindSecretRequest]:
+		case kinds&kindBit[KindSecretRequest] != 0:
 			kind = KindSecretRequest
-		case kinds[KindFakeError] || fake:
+		case kinds&kindBit[KindFakeError] != 0 || fake:
 			kind = KindFakeError
-		case kinds[KindToolCall]:
+		case kinds&kindBit[KindToolCall] != 0:
 			kind = KindToolCall
 		}
 		if seen[kind] {
