@@ -1,9 +1,19 @@
 // Package runner is the sandbox side of remote sandboxes (`toolgate
-// runner`): one workspace per sandbox id under a folder, each served over
-// MCP streamable HTTP at /sandboxes/{id}/mcp to a caller that holds the
-// sandbox's token, Token(secret, id) = HMAC-SHA256 of the id under the
-// runner's secret, so that any gateway replica knowing the secret can
-// compute it and nobody else can.
+// runner`): one workspace per sandbox id under a folder, each served to a
+// caller that holds the sandbox's token, Token(secret, id) = HMAC-SHA256
+// of the id under the runner's secret, so that any gateway replica
+// knowing the secret can compute it and nobody else can.
+//
+// A sandbox answers at two endpoints. A gateway calls its tools at
+// POST /sandboxes/{id}/call: the body a CallRequest (at most
+// MaxCallBytes), the answer JSON Lines (CallContentType), each an Answer:
+// the call's progress as it comes, then its result in tool.Result's JSON
+// shape; the request's end (the caller gone) cancels the call, and
+// ApprovedHeader runs it approved. One request and one answer, on a kept
+// connection: no session, no JSON-RPC framing, no event stream, a third
+// of the CPU a call costs over MCP. An MCP client (a person debugging a
+// sandbox, another program) reaches the same tools over MCP streamable
+// HTTP at /sandboxes/{id}/mcp, stateless.
 //
 // The runner executes, the gateway governs: what a sandbox serves is built
 // by the caller of New (Options.Open; the CLI serves the built-in file and
@@ -25,9 +35,9 @@
 // A gateway places a sandbox with PUT /sandboxes/{id} (201 when made, 200
 // when it was there), removes it with DELETE /sandboxes/{id} (its
 // processes stop, its workspace goes) and counts them with GET /sandboxes
-// under the token of ListID. The MCP endpoint serves only a sandbox that
-// exists (404 otherwise), so a gateway learns that a workspace is gone
-// instead of meeting an empty one unawares.
+// under the token of ListID. The call and MCP endpoints serve only a
+// sandbox that exists (404 otherwise), so a gateway learns that a
+// workspace is gone instead of meeting an empty one unawares.
 //
 // A workspace is the folder Dir/id; it outlives the runner process, so a
 // runner restarted on the same Dir keeps its workspaces, and a runner on

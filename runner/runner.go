@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 // Options configure a Runner.
@@ -21,11 +22,10 @@ type Options struct {
 	Dir string
 	// Secret is the runner secret tokens are derived from (CheckSecret).
 	Secret []byte
-	// Open serves sandbox id whose workspace is the folder dir: the
-	// handler answers its MCP requests (the path is /sandboxes/{id}/mcp),
-	// the closer ends what it holds. It is called once per id, on the
-	// first authorised request, and the result kept until Close.
-	Open func(id, dir string) (http.Handler, io.Closer, error)
+	// Open serves sandbox id whose workspace is the folder dir. It is
+	// called once per id, on the first authorised request, and the result
+	// kept until Close.
+	Open func(id, dir string) (Sandbox, error)
 	// Ready reports what /readyz shows beside "ready" (e.g. the
 	// protections of the local sandbox), or why the runner cannot serve.
 	// Nil: always ready.
@@ -39,14 +39,22 @@ type Runner struct {
 	root *os.Root
 
 	mu       sync.Mutex
-	open     map[string]*sandbox
+	open     map[string]*Sandbox
 	deleting map[string]bool // being deleted: neither opened nor made until it is gone
 	closed   bool
 }
 
-type sandbox struct {
-	h http.Handler
-	c io.Closer
+// Sandbox is what serves one sandbox (Options.Open).
+type Sandbox struct {
+	// MCP answers its MCP requests (/sandboxes/{id}/mcp).
+	MCP http.Handler
+	// Call runs one call of a tool, ungoverned, for POST
+	// /sandboxes/{id}/call (see Call); ctx ends when the caller goes away
+	// and carries the call's progress function (tool.WithProgress) and,
+	// for a call the gateway's person approved, tool.WithApproval.
+	Call func(ctx context.Context, name string, args json.RawMessage) tool.Result
+	// Close ends what it holds (its processes).
+	Close func() error
 }
 
 // New checks o and opens Dir.
@@ -74,7 +82,7 @@ func New(o Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspaces folder: %w", err)
 	}
-	return &Runner{opts: o, dir: dir, root: root, open: map[string]*sandbox{}}, nil
+	return &Runner{opts: o, dir: dir, root: root, open: map[string]*Sandbox{}}, nil
 }
 
 // Dir is the absolute folder of the workspaces.
@@ -88,13 +96,14 @@ func (r *Runner) Close() error {
 	r.mu.Unlock()
 	var errs []error
 	for _, s := range open {
-		errs = append(errs, s.c.Close())
+		errs = append(errs, s.Close())
 	}
 	errs = append(errs, r.root.Close())
 	return errors.Join(errs...)
 }
 
-// Handler serves the probes and /sandboxes/{id}/mcp (see the package doc).
+// Handler serves the probes, /sandboxes/{id}/mcp and /sandboxes/{id}/call
+// (see the package doc).
 func (r *Runner) Handler() http.Handler {
 	return http.HandlerFunc(r.serveHTTP)
 }
@@ -127,7 +136,7 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		r.list(w, req)
 	case !sub:
 		r.manage(w, req, id)
-	case rest == "mcp":
+	case rest == "mcp" || rest == "call":
 		s, err := r.sandbox(id)
 		if errors.Is(err, fs.ErrNotExist) {
 			answer(w, http.StatusNotFound, map[string]any{"error": "not_found",
@@ -138,9 +147,13 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			answer(w, http.StatusServiceUnavailable, map[string]any{"error": "unavailable", "message": err.Error()})
 			return
 		}
-		s.h.ServeHTTP(w, req)
+		if rest == "call" {
+			serveCall(w, req, s.Call)
+			return
+		}
+		s.MCP.ServeHTTP(w, req)
 	default:
-		answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "this runner serves /sandboxes/{id}/mcp"})
+		answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "this runner serves /sandboxes/{id}/mcp and /sandboxes/{id}/call"})
 	}
 }
 
@@ -237,7 +250,7 @@ func (r *Runner) Delete(id string) error {
 	}()
 	var errs []error
 	if s != nil {
-		errs = append(errs, s.c.Close())
+		errs = append(errs, s.Close())
 	}
 	if err := r.root.RemoveAll(id); err != nil {
 		errs = append(errs, fmt.Errorf("sandbox %s: removing its workspace: %w", id, err))
@@ -263,7 +276,7 @@ func (r *Runner) List() ([]string, error) {
 // sandbox returns the open sandbox id, opening it on its first request
 // since the runner started; its workspace must exist (Ensure), else the
 // error is fs.ErrNotExist.
-func (r *Runner) sandbox(id string) (*sandbox, error) {
+func (r *Runner) sandbox(id string) (*Sandbox, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -282,13 +295,12 @@ func (r *Runner) sandbox(id string) (*sandbox, error) {
 	if err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("sandbox %s: its workspace is not a folder", id)
 	}
-	h, c, err := r.opts.Open(id, filepath.Join(r.dir, id))
+	s, err := r.opts.Open(id, filepath.Join(r.dir, id))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", id, err)
 	}
-	s := &sandbox{h: h, c: c}
-	r.open[id] = s
-	return s, nil
+	r.open[id] = &s
+	return &s, nil
 }
 
 // probe answers /healthz (up) and /readyz (Options.Ready), GET or HEAD.

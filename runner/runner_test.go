@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 // TestManage: PUT makes a sandbox once, its MCP path answers only once it
@@ -18,9 +21,9 @@ func TestManage(t *testing.T) {
 	secret := []byte("runner-test-secret-0123")
 	dir := t.TempDir()
 	closed := map[string]int{}
-	r, err := New(Options{Dir: dir, Secret: secret, Open: func(id, ws string) (http.Handler, io.Closer, error) {
-		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "sandbox "+id) }),
-			closer(func() error { closed[id]++; return nil }), nil
+	r, err := New(Options{Dir: dir, Secret: secret, Open: func(id, ws string) (Sandbox, error) {
+		return Sandbox{MCP: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "sandbox "+id) }),
+			Close: func() error { closed[id]++; return nil }}, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +88,94 @@ func TestManage(t *testing.T) {
 	}
 }
 
-type closer func() error
-
-func (c closer) Close() error { return c() }
+// TestCall: POST /sandboxes/{id}/call runs one call in an existing
+// sandbox, under that sandbox's token alone: its progress comes as lines
+// before its result, an approved call is run approved, a caller that goes
+// away cancels it, and a body over MaxCallBytes or not a call is refused.
+func TestCall(t *testing.T) {
+	secret := []byte("runner-test-secret-0123")
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	r, err := New(Options{Dir: t.TempDir(), Secret: secret, Open: func(id, ws string) (Sandbox, error) {
+		return Sandbox{MCP: http.NotFoundHandler(), Close: func() error { return nil },
+			Call: func(ctx context.Context, name string, args json.RawMessage) tool.Result {
+				if name == "block" {
+					close(started)
+					<-ctx.Done()
+					close(cancelled)
+					return tool.ErrorResult(tool.AsError(ctx.Err()))
+				}
+				tool.ReportProgress(ctx, 1, 2, "half")
+				res := tool.TextResult(id + " " + name + " " + string(args))
+				res.SetMeta("approved", tool.Approved(ctx))
+				return res
+			}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	srv := httptest.NewServer(r.Handler())
+	defer srv.Close()
+	do := func(ctx context.Context, method, id, tokenOf, body string, header ...string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, method, srv.URL+"/sandboxes/"+id+"/call", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+Token(secret, tokenOf))
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	ctx := context.Background()
+	call := `{"name":"echo","arguments":{"x":1}}`
+	if code, body := do(ctx, "POST", "sb-a", "sb-a", call); code != 404 || !strings.Contains(body, "PUT /sandboxes/sb-a") {
+		t.Errorf("a call before PUT: %d %s", code, body)
+	}
+	if _, err := r.Ensure("sb-a"); err != nil {
+		t.Fatal(err)
+	}
+	if code, _ := do(ctx, "POST", "sb-a", "sb-b", call); code != 401 {
+		t.Errorf("a call with another sandbox's token: %d, want 401", code)
+	}
+	code, body := do(ctx, "POST", "sb-a", "sb-a", call)
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	var progress, result Answer
+	if code != 200 || len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &progress) != nil || json.Unmarshal([]byte(lines[1]), &result) != nil {
+		t.Fatalf("a call: %d %q", code, body)
+	}
+	if p := progress.Progress; p == nil || p.Done != 1 || p.Total != 2 || p.Message != "half" || progress.Result != nil {
+		t.Errorf("its first line is not its progress: %s", lines[0])
+	}
+	if res := result.Result; res == nil || res.Text() != `sb-a echo {"x":1}` || res.Meta["approved"] != false || result.Progress != nil {
+		t.Errorf("its last line is not its result: %s", lines[1])
+	}
+	if _, body := do(ctx, "POST", "sb-a", "sb-a", call, ApprovedHeader, "1"); !strings.Contains(body, `"approved":true`) {
+		t.Errorf("an approved call: %s", body)
+	}
+	for _, c := range []struct {
+		method, body string
+		want         int
+	}{
+		{"GET", "", 405},
+		{"POST", `{"arguments":{}}`, 400},
+		{"POST", `not json`, 400},
+		{"POST", `{"name":"echo","arguments":"` + strings.Repeat("x", MaxCallBytes) + `"}`, 413},
+	} {
+		if code, body := do(ctx, c.method, "sb-a", "sb-a", c.body); code != c.want {
+			t.Errorf("%s %.40s: %d %s, want %d", c.method, c.body, code, body, c.want)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(cctx, "POST", srv.URL+"/sandboxes/sb-a/call", strings.NewReader(`{"name":"block"}`))
+	req.Header.Set("Authorization", "Bearer "+Token(secret, "sb-a"))
+	go http.DefaultClient.Do(req)
+	<-started
+	cancel()
+	<-cancelled // the call's context ended with its request
+}

@@ -9,7 +9,10 @@
 // the key into the sandbox id, a hash that passes runner.ValidID and can
 // start a Kubernetes object name, so every replica computes the same id and
 // a different principal or conversation never computes it. The bearer a
-// gateway presents to the sandbox is runner.Token(secret, id).
+// gateway presents to the sandbox is runner.Token(secret, id). A call is
+// sent as one POST to the sandbox's call endpoint (package runner), on a
+// connection kept between calls; its progress comes back as it is made,
+// and cancelling the call ends the request, which cancels it there.
 //
 // A Backend places sandboxes: a fixed set of `toolgate runner` processes
 // (backend runner) or one Pod or agent-sandbox claim per sandbox on

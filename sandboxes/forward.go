@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/tool"
@@ -30,9 +29,9 @@ type Options struct {
 	// State keeps the mapping (nil: NewMemoryState, this process alone;
 	// store.RedisSandboxes shares it between replicas).
 	State policy.SandboxMap
-	// HTTPClient reaches the sandboxes' MCP endpoints (nil: a client
-	// without a timeout; calls are bounded by their context). A test maps
-	// a pod's address to a loopback runner with its Transport.
+	// HTTPClient reaches the sandboxes' runners (nil: a client without a
+	// timeout; calls are bounded by their context). A test maps a pod's
+	// address to a loopback runner with its Transport.
 	HTTPClient *http.Client
 	// Idle is how long a sandbox may go without a call before Reap
 	// deletes it (0: never); Max how many may exist at once (0: no cap).
@@ -41,9 +40,6 @@ type Options struct {
 	// EnsureTimeout bounds making a sandbox and waiting until it answers
 	// (0: 2 minutes); past it the call is unavailable.
 	EnsureTimeout time.Duration
-	// MCP are the options of the MCP client sessions to the sandboxes
-	// (client name, the downstream peer for progress, telemetry).
-	MCP mcpclient.Options
 	// Logger receives what an operator should know (nil: discarded).
 	Logger *slog.Logger
 	// Workspace is the folder the gateway's path rules resolve against
@@ -75,12 +71,11 @@ type Sandboxes struct {
 	events  func(tool.Call, ProcessEvent)
 }
 
-// conn is this replica's MCP session with one sandbox.
+// conn is where this replica reaches one sandbox: its runner's call
+// endpoint and the sandbox's bearer.
 type conn struct {
-	id     string
-	up     *mcpclient.Upstream
-	tools  map[string]tool.Tool
-	broken bool // guarded by Sandboxes.mu
+	id, url, bearer string
+	broken          bool // guarded by Sandboxes.mu
 }
 
 // flight is one replica's making of a conn, which other calls of the same
@@ -113,29 +108,20 @@ func New(o Options) (*Sandboxes, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	hc := &http.Client{}
-	if o.HTTPClient != nil {
-		*hc = *o.HTTPClient
+	s.client = o.HTTPClient
+	if s.client == nil {
+		s.client = &http.Client{}
 	}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	hc.Transport = watched{base}
-	s.client = hc
 	return s, nil
 }
 
-// Close ends this replica's sessions with the sandboxes (the sandboxes
-// stay: other replicas and the reaper own them).
+// Close forgets this replica's sandboxes and closes its idle connections
+// to them (the sandboxes stay: other replicas and the reaper own them).
 func (s *Sandboxes) Close() error {
 	s.mu.Lock()
-	conns := s.conns
 	s.conns, s.closed = map[string]*conn{}, true
 	s.mu.Unlock()
-	for _, c := range conns {
-		c.up.Close()
-	}
+	s.client.CloseIdleConnections()
 	return nil
 }
 
@@ -193,17 +179,9 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			return tool.ErrorResult(s.acquireError(id, err)), nil
 		}
 		m.created, m.anew = m.created || mm.created, m.anew || mm.anew
-		t := c.tools[call.Name]
-		if t == nil {
-			return tool.ErrorResult(tool.Errorf(tool.Unavailable, "sandbox %s does not offer %s (its runner's tools differ from this gateway's)", id, call.Name).
-				WithSuggestion("tell the operator: the runner's version or its command sandbox differs from the gateway's")), nil
-		}
 		at := &attempt{}
-		res, err := t.Run(withAttempt(ctx, at), call)
-		if err != nil {
-			res = tool.ErrorResult(tool.AsError(err))
-		}
-		broke := at.failedNow() || res.Error != nil && res.Error.Type == tool.Unavailable && strings.HasPrefix(res.Error.Message, "upstream MCP server")
+		res := s.send(ctx, c, call, at)
+		broke := at.failed
 		res = s.tell(call, res)
 		if !broke || ctx.Err() != nil {
 			if ctx.Err() != nil && broke {
@@ -216,7 +194,7 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			continue // a read or a listing: once more, on the key's sandbox
 		}
 		what := "the connection broke while the call ran: whether it ran is unknown"
-		if !at.reached() {
+		if !at.got.Load() {
 			what = "the call did not reach it, so it did not run"
 		}
 		e := tool.Errorf(tool.Unavailable, "sandbox %s is unavailable (%s; %s)", id, at.reason(res), what).WithRetry(time.Second).
@@ -329,8 +307,8 @@ func (s *Sandboxes) retryAfter() time.Duration {
 	return time.Minute
 }
 
-// acquire returns this replica's session with sandbox id, making the
-// sandbox (once, whichever replica races) and the session when needed.
+// acquire returns where this replica reaches sandbox id, making the
+// sandbox (once, whichever replica races) when needed.
 func (s *Sandboxes) acquire(ctx context.Context, id string) (*conn, made, error) {
 	s.mu.Lock()
 	if s.closed {
@@ -369,7 +347,6 @@ func (s *Sandboxes) acquire(ctx context.Context, id string) (*conn, made, error)
 	delete(s.flights, id)
 	if err == nil {
 		if s.closed {
-			c.up.Close()
 			c, err = nil, tool.Errorf(tool.Unavailable, "the gateway is shutting down")
 		} else {
 			s.conns[id] = c
@@ -382,7 +359,7 @@ func (s *Sandboxes) acquire(ctx context.Context, id string) (*conn, made, error)
 	return c, m, err
 }
 
-// open places sandbox id and connects to it. Placing happens under the
+// open places sandbox id. Placing happens under the
 // id's lease (create:ID), which one replica at a time holds to make, find
 // or delete (the reaper) the sandbox, so that none of them acts on an
 // entry another is changing.
@@ -410,25 +387,13 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 			return nil, m, err
 		}
 	}
-	// Connected under a context free of the call's values: the go-sdk's
-	// client takes the protocol version of its initialize from a server
-	// request's context (the downstream client's), which the sandbox's
-	// stateless server would then hold it to.
-	cctx, cancel := context.WithCancel(context.Background())
-	defer context.AfterFunc(ctx, cancel)()
-	defer cancel()
-	up, err := mcpclient.Connect(cctx, mcpclient.Config{Name: id, URL: endpoint, NoPrefix: true, NoResources: true, NoPrompts: true, KeepMeta: true,
-		Headers:    map[string]string{"Authorization": "Bearer " + runner.Token(s.o.Secret, id)},
-		HTTPClient: s.client, Timeout: 24 * time.Hour, // the engine's timeout and the caller's cancellation bound a call
-	}, s.o.MCP)
-	if err != nil {
-		return nil, m, fmt.Errorf("%w: connecting to it: %v", ErrUnavailable, err)
+	// The gateway calls the sandbox at its call endpoint, beside its MCP
+	// endpoint (runner.CallRequest).
+	base, ok := strings.CutSuffix(endpoint, "/mcp")
+	if !ok {
+		return nil, m, fmt.Errorf("%w: its endpoint %s is not a runner's (/sandboxes/{id}/mcp)", ErrUnavailable, endpoint)
 	}
-	c := &conn{id: id, up: up, tools: map[string]tool.Tool{}}
-	for _, t := range up.Tools() {
-		c.tools[t.Definition().Name] = t
-	}
-	return c, m, nil
+	return &conn{id: id, url: base + "/call", bearer: "Bearer " + runner.Token(s.o.Secret, id)}, m, nil
 }
 
 // place returns the endpoint of sandbox id, under its lease: the one its
@@ -502,8 +467,8 @@ func (s *Sandboxes) ensure(ctx context.Context, id, endpoint string) (string, bo
 
 // touch records a use of id, at most once per a tenth of Idle per replica
 // (the reaper's resolution), none without Idle. It returns false when the
-// map says the sandbox is gone (the reaper deleted it): the caller's
-// session with it is stale.
+// map says the sandbox is gone (the reaper deleted it): what this replica
+// knows of it is stale.
 func (s *Sandboxes) touch(ctx context.Context, id string) (bool, error) {
 	if s.o.Idle <= 0 {
 		return true, nil
@@ -526,8 +491,7 @@ func (s *Sandboxes) touch(ctx context.Context, id string) (bool, error) {
 	return live, nil
 }
 
-// drop ends this replica's session c: the next call of its id places the
-// sandbox again.
+// drop forgets c: the next call of its id places the sandbox again.
 func (s *Sandboxes) drop(c *conn) {
 	s.mu.Lock()
 	c.broken = true
@@ -535,10 +499,9 @@ func (s *Sandboxes) drop(c *conn) {
 		delete(s.conns, c.id)
 	}
 	s.mu.Unlock()
-	c.up.Close()
 }
 
-// dropID ends this replica's session with sandbox id, if any.
+// dropID forgets sandbox id, if this replica knows it.
 func (s *Sandboxes) dropID(id string) {
 	s.mu.Lock()
 	c := s.conns[id]

@@ -2,9 +2,9 @@ package sandboxes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -30,10 +30,10 @@ import (
 var testSecret = []byte("sandboxes-test-secret-0123")
 
 // testRunner is a real runner (package runner's HTTP front, each sandbox
-// the file tools over its workspace through an ungoverned engine and a
-// stateless mcpserver, as toolgate runner serves them) on a loopback
-// port, which a test can stop and start again, on the same or another
-// folder.
+// the file tools over its workspace through an ungoverned engine, served
+// at its call endpoint and by a stateless mcpserver, as toolgate runner
+// serves them) on a loopback port, which a test can stop and start again,
+// on the same or another folder.
 type testRunner struct {
 	t    testing.TB
 	addr string
@@ -53,25 +53,29 @@ func startWrappedRunner(t testing.TB, addr, dir string, wrap func(http.Handler) 
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	r, err := runner.New(runner.Options{Dir: dir, Secret: testSecret, Open: func(id, ws string) (http.Handler, io.Closer, error) {
+	r, err := runner.New(runner.Options{Dir: dir, Secret: testSecret, Open: func(id, ws string) (runner.Sandbox, error) {
 		roots, err := fs.OpenRoots(ws)
 		if err != nil {
-			return nil, nil, err
+			return runner.Sandbox{}, err
 		}
 		tools, err := fs.Tools(roots, fs.Options{})
 		if err != nil {
-			return nil, nil, err
+			return runner.Sandbox{}, err
 		}
 		reg := registry.New()
-		if err := reg.Register(tools...); err != nil {
-			return nil, nil, err
+		if err := reg.Register(append(tools, countTool)...); err != nil {
+			return runner.Sandbox{}, err
 		}
 		eng := engine.New(engine.Options{Registry: reg, Policy: &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}, MaxResultBytes: -1})
 		srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Roots: roots.Dirs(), NoPrompts: true, NoCallLog: true})
 		if err != nil {
-			return nil, nil, err
+			return runner.Sandbox{}, err
 		}
-		return srv.Handler(mcpserver.HTTPOptions{Loopback: true, Stateless: true}), closerFunc(srv.Close), nil
+		return runner.Sandbox{MCP: srv.Handler(mcpserver.HTTPOptions{Loopback: true, Stateless: true}),
+			Call: func(ctx context.Context, name string, args json.RawMessage) tool.Result {
+				return eng.Execute(ctx, tool.Call{Name: name, Args: args})
+			},
+			Close: srv.Close}, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -92,10 +96,6 @@ func (tr *testRunner) stop() {
 	tr.srv.Close()
 	tr.r.Close()
 }
-
-type closerFunc func() error
-
-func (c closerFunc) Close() error { return c() }
 
 // replica is one gateway replica's Sandboxes over the runners, its state
 // in Redis (rc) or its memory (rc nil).
@@ -549,9 +549,9 @@ func (c *connCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestConnectionKept: a sandbox's calls share one connection, even when
-// the end of an answer's stream comes a while after its message (the MCP
-// client has the message and ends its call first; a request cancelled
-// then loses its connection, and every call opened one).
+// the end of an answer comes a while after its result (a client that
+// stopped reading at the result would lose its connection, and every call
+// would open one).
 func TestConnectionKept(t *testing.T) {
 	tr := startWrappedRunner(t, "", t.TempDir(), func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -573,5 +573,33 @@ func TestConnectionKept(t *testing.T) {
 	}
 	if cc.fresh > 3 {
 		t.Errorf("11 calls opened %d connections", cc.fresh)
+	}
+}
+
+// countTool reports its progress, 1 to 3 of 3, then says "counted".
+var countTool = tool.Func(tool.Definition{Name: "count", Description: "counts to 3", Level: tool.LevelRead, Annotations: tool.Annotations{ReadOnly: true}},
+	func(ctx context.Context, _ tool.Call) (tool.Result, error) {
+		for i := range 3 {
+			tool.ReportProgress(ctx, float64(i+1), 3, fmt.Sprintf("step %d", i+1))
+		}
+		return tool.TextResult("counted"), nil
+	})
+
+// TestProgress: a forwarded call's progress reaches the gateway's caller,
+// in order, before its result.
+func TestProgress(t *testing.T) {
+	tr := startTestRunner(t, "", t.TempDir())
+	s := replica(t, nil, Options{}, tr.url())
+	count := s.Tools([]tool.Definition{countTool.Definition()})[0]
+	var got []string
+	ctx := tool.WithProgress(context.Background(), func(done, total float64, message string) {
+		got = append(got, fmt.Sprintf("%g/%g %s", done, total, message))
+	})
+	res, err := count.Run(ctx, tool.Call{Name: "count", Args: []byte(`{}`), Principal: "alice", Session: "c1"})
+	if err != nil || res.Error != nil || res.Text() != "counted" {
+		t.Fatalf("count: %v %v %q", err, res.Error, res.Text())
+	}
+	if want := "1/3 step 1,2/3 step 2,3/3 step 3"; strings.Join(got, ",") != want {
+		t.Errorf("progress %q, want %q", strings.Join(got, ","), want)
 	}
 }

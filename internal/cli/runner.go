@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -108,7 +108,7 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte,
 	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	loopback := mcpserver.IsLoopback(addr)
 	r, err := runner.New(runner.Options{Dir: dir, Secret: secret, Ready: ready,
-		Open: func(id, ws string) (http.Handler, io.Closer, error) {
+		Open: func(id, ws string) (runner.Sandbox, error) {
 			return openSandbox(id, ws, native, leveled, logger, loopback)
 		}})
 	if err != nil {
@@ -126,17 +126,18 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte,
 
 // openSandbox serves the built-in tools (as serve builds them, without
 // http_request) rooted at the workspace ws, ungoverned: the gateway that
-// calls them governs.
-func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled, logger *slog.Logger, loopback bool) (http.Handler, io.Closer, error) {
+// calls them governs. A gateway calls them at the sandbox's call
+// endpoint; an MCP client may use its MCP endpoint.
+func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled, logger *slog.Logger, loopback bool) (runner.Sandbox, error) {
 	sets, err := builtinTools(&common{roots: []string{ws}, native: native, leveled: leveled, noWeb: true,
 		processDir: filepath.Join(stateDir(), "processes", "runner", id), lineRules: unjudgedLines})
 	if err != nil {
-		return nil, nil, err
+		return runner.Sandbox{}, err
 	}
 	reg := registry.New()
 	if err := reg.Register(sets.tools...); err != nil {
 		sets.Close()
-		return nil, nil, err
+		return runner.Sandbox{}, err
 	}
 	// The processes' starts, writes, stops and ends go back with the
 	// sandbox's next result, for the gateway's audit log.
@@ -146,19 +147,30 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 	}
 	eng := engine.New(engine.Options{Registry: reg, Policy: ungoverned(), Logger: logger, ResultChecker: events,
 		MaxResultBytes: -1,        // the gateway's budget applies, to the whole result
-		Timeout:        time.Hour, // the gateway's timeout applies; cancellation crosses MCP
+		Timeout:        time.Hour, // the gateway's timeout applies; its cancellation ends the request
 	})
 	srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Version: version, Roots: sets.roots.Dirs(), NoPrompts: true, NoCallLog: true, Logger: logger})
 	if err != nil {
 		sets.Close()
-		return nil, nil, err
+		return runner.Sandbox{}, err
 	}
 	srv.MCP().AddReceivingMiddleware(approvedByGateway)
-	// Stateless: every gateway replica's call reaches the same sandbox as
-	// the same caller, so that a process started through one is read
-	// through another; no session of the runner ends a process.
-	return srv.Handler(mcpserver.HTTPOptions{Loopback: loopback, Stateless: true}), closers{srv.Close, sets.Close}, nil
+	return runner.Sandbox{
+		// Stateless: every gateway replica's call reaches the same sandbox
+		// as the same caller, so that a process started through one is
+		// read through another; no session of the runner ends a process.
+		MCP: srv.Handler(mcpserver.HTTPOptions{Loopback: loopback, Stateless: true}),
+		Call: func(ctx context.Context, name string, args json.RawMessage) tool.Result {
+			return eng.Execute(ctx, tool.Call{Name: name, Args: args, Principal: runnerCaller})
+		},
+		Close: closers{srv.Close, sets.Close}.Close,
+	}, nil
 }
+
+// runnerCaller is the principal of the calls a gateway sends to a
+// sandbox's call endpoint: one caller, whichever replica sends them, so
+// that a process started through one replica is read through another.
+const runnerCaller = "toolgate-gateway"
 
 // pendingEvents keeps a sandbox's process events until its next result
 // carries them (meta sandboxes.MetaProcessEvents): the runner writes no

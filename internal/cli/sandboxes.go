@@ -8,8 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/toolgate/toolgate/mcpclient"
-	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandbox"
@@ -57,14 +55,7 @@ func openSandboxes(pol *policy.Policy, rc *redis.Client, logger *slog.Logger) (*
 	}
 	idle, max := sb.Reaping()
 	return sandboxes.New(sandboxes.Options{Backend: backend, Secret: secret, State: state, Idle: idle, Max: max, Logger: logger,
-		Workspace: sb.WorkspaceDir(), PathParams: policy.PathParams, PatchPaths: policy.PatchPaths,
-		MCP: mcpclient.Options{ClientName: "toolgate-gateway", ClientVersion: version, Logger: logger,
-			PeerFromContext: func(ctx context.Context) mcpclient.Peer {
-				if ss := mcpserver.SessionFromContext(ctx); ss != nil {
-					return ss
-				}
-				return nil
-			}}})
+		Workspace: sb.WorkspaceDir(), PathParams: policy.PathParams, PatchPaths: policy.PatchPaths})
 }
 
 // notCarried refuses a policy that lets commands do what the commands of

@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// CallRequest is the body of POST /sandboxes/{id}/call: one call of a
+// tool, its arguments as the gateway judged them. The header
+// ApprovedHeader marks an approved call, as on the MCP endpoint.
+type CallRequest struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// MaxCallBytes bounds the body of a call (as the MCP endpoint bounds a
+// message): larger ones are answered 413.
+const MaxCallBytes = 4 << 20
+
+// CallContentType is the type of the answer to a call: JSON Lines, each
+// an Answer, the last one (and only it) holding the result.
+const CallContentType = "application/jsonl"
+
+// Answer is one line of the answer to a call: the call's progress while it
+// runs (sent as it comes), then its result (in tool.Result's JSON shape).
+type Answer struct {
+	Progress *Progress    `json:"progress,omitempty"`
+	Result   *tool.Result `json:"result,omitempty"`
+}
+
+// Progress is one report of tool.ReportProgress.
+type Progress struct {
+	Done    float64 `json:"done"`
+	Total   float64 `json:"total,omitempty"`
+	Message string  `json:"message,omitempty"`
+}
+
+// serveCall answers POST /sandboxes/{id}/call (the token was checked): it
+// runs the call with run, under the request's context (a caller that goes
+// away cancels it), writing each progress report as a line as it comes
+// and the result as the last. The gateway's own calls take this path and
+// not MCP's: a call is one request and one answer, with no session to
+// make, no JSON-RPC framing and no event stream around it.
+func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Context, string, json.RawMessage) tool.Result) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		answer(w, http.StatusMethodNotAllowed, map[string]any{"error": "method_not_allowed", "message": "POST a call"})
+		return
+	}
+	var c CallRequest
+	d := json.NewDecoder(http.MaxBytesReader(w, req.Body, MaxCallBytes))
+	if err := d.Decode(&c); err != nil {
+		if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
+			answer(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "too_large", "message": "a call's body is at most 4 MiB"})
+			return
+		}
+		answer(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "message": "want {\"name\": TOOL, \"arguments\": {...}}: " + err.Error()})
+		return
+	}
+	if c.Name == "" {
+		answer(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "message": "the call names no tool"})
+		return
+	}
+	ctx := req.Context()
+	if req.Header.Get(ApprovedHeader) == "1" {
+		ctx = tool.WithApproval(ctx)
+	}
+	w.Header().Set("Content-Type", CallContentType)
+	w.Header().Set("Cache-Control", "no-store")
+	var (
+		mu   sync.Mutex
+		done bool
+		rc   = http.NewResponseController(w)
+		enc  = json.NewEncoder(w)
+	)
+	ctx = tool.WithProgress(ctx, func(d, t float64, m string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done && enc.Encode(Answer{Progress: &Progress{Done: d, Total: t, Message: m}}) == nil {
+			rc.Flush()
+		}
+	})
+	res := run(ctx, c.Name, c.Arguments)
+	mu.Lock()
+	defer mu.Unlock()
+	done = true
+	if enc.Encode(Answer{Result: &res}) != nil {
+		e := tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", c.Name))
+		enc.Encode(Answer{Result: &e})
+	}
+}

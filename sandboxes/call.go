@@ -1,0 +1,144 @@
+package sandboxes
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+
+	"github.com/toolgate/toolgate/runner"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// attempt is what the request of one forwarded call met: whether it
+// failed on the way (no answer, an answer broken off, or the sandbox
+// answered that it is gone or refused it), and whether it may have
+// reached the sandbox (its request was written, whatever came back).
+type attempt struct {
+	got    atomic.Bool // set by the HTTP transport's writer
+	failed bool
+	why    string
+}
+
+func (a *attempt) fail(why string) {
+	if !a.failed {
+		a.failed, a.why = true, why
+	}
+}
+
+// reason is what broke: the transport's failure, else the result's error.
+func (a *attempt) reason(res tool.Result) string {
+	switch {
+	case a.why != "":
+		return a.why
+	case res.Error != nil:
+		return res.Error.Message
+	}
+	return "the connection broke"
+}
+
+// maxAnswerBytes bounds one line of a sandbox's answer (its result): the
+// gateway's budgets cut a result afterwards; this keeps a runner from
+// holding a replica's memory without end.
+const maxAnswerBytes = 64 << 20
+
+// send runs call in sandbox c: one POST of its name and arguments to the
+// runner's call endpoint (runner.CallRequest), the progress the answer
+// reports passed on as it comes, the result its last line. A call the
+// gateway's person approved is sent marked so (runner.ApprovedHeader).
+// What the request met is recorded in at; a call whose request failed
+// has no result of its own (Run says what is known).
+func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attempt) tool.Result {
+	body, err := json.Marshal(runner.CallRequest{Name: call.Name, Arguments: call.Args})
+	if err != nil {
+		return tool.ErrorResult(tool.Errorf(tool.InvalidArguments, "the arguments of %s are not JSON: %v", call.Name, err))
+	}
+	// Once its headers are written the sandbox may run the call: only a
+	// request never written (no connection) is one that did not run.
+	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { at.got.Store(true) }})
+	req, err := http.NewRequestWithContext(tctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		at.fail(err.Error())
+		return tool.Result{}
+	}
+	req.Header.Set("Authorization", c.bearer)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", runner.CallContentType)
+	if tool.Approved(ctx) {
+		req.Header.Set(runner.ApprovedHeader, "1")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.ErrorResult(tool.AsError(ctx.Err()))
+		}
+		at.fail(err.Error())
+		return tool.Result{}
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusRequestEntityTooLarge:
+		return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the call of %s is larger than a sandbox takes (%d MiB)", call.Name, runner.MaxCallBytes>>20).
+			WithSuggestion("send less at once (write a large file in parts)"))
+	case resp.StatusCode != http.StatusOK:
+		at.fail(fmt.Sprintf("it answered %s", resp.Status))
+		return tool.Result{}
+	}
+	var res *tool.Result
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, maxAnswerBytes)
+	for res == nil && sc.Scan() {
+		var a runner.Answer
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			at.fail(fmt.Sprintf("it answered what does not decode: %v", err))
+			return tool.Result{}
+		}
+		if p := a.Progress; p != nil {
+			tool.ReportProgress(ctx, p.Done, p.Total, p.Message)
+		}
+		res = a.Result
+	}
+	switch {
+	case res != nil:
+		// The end of the answer is right behind its result: read, the
+		// connection is kept for the sandbox's next call.
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+	case ctx.Err() != nil:
+		return tool.ErrorResult(tool.AsError(ctx.Err()))
+	case errors.Is(sc.Err(), bufio.ErrTooLong):
+		return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the result of %s is larger than a sandbox may send (%d MiB)", call.Name, maxAnswerBytes>>20).
+			WithSuggestion("ask for less at once (a range of lines, a narrower listing)"))
+	default:
+		why := "its answer broke off before the result"
+		if err := sc.Err(); err != nil {
+			why += ": " + err.Error()
+		}
+		at.fail(why)
+		return tool.Result{}
+	}
+	if res.Error != nil {
+		if res.Error.Type == tool.UnknownTool {
+			return tool.ErrorResult(tool.Errorf(tool.Unavailable, "sandbox %s does not offer %s (its runner's tools differ from this gateway's)", c.id, call.Name).
+				WithSuggestion("tell the operator: the runner's version or its command sandbox differs from the gateway's"))
+		}
+		res.Content = nonText(res.Content) // the text is the error's message
+	}
+	return *res
+}
+
+// nonText keeps the blocks other than text.
+func nonText(cs []tool.Content) []tool.Content {
+	var out []tool.Content
+	for _, c := range cs {
+		if c.Type != "text" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
