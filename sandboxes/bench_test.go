@@ -8,9 +8,10 @@ import (
 )
 
 // BenchmarkForwardedRead is the second hop of a read_file through a
-// runner, both sides in this process (the forwarder's MCP client, HTTP on
-// loopback, the runner's front, its stateless MCP server, its ungoverned
-// engine and the file tool): profile it with -cpuprofile.
+// runner, both sides in this process (the forwarder's call, HTTP on
+// loopback, the runner's front and call endpoint, its ungoverned engine
+// and the file tool): profile it with -cpuprofile, count its instructions
+// with callgrind.
 func BenchmarkForwardedRead(b *testing.B) {
 	tr := startTestRunner(b, "", b.TempDir())
 	s, err := New(Options{Backend: mustRunners(b, tr.url()), Secret: testSecret})
