@@ -10,8 +10,8 @@
 // the call's progress as it comes, then its result in tool.Result's JSON
 // shape; the request's end (the caller gone) cancels the call, and
 // ApprovedHeader runs it approved. One request and one answer, on a kept
-// connection: no session, no JSON-RPC framing, no event stream, a third
-// of the CPU a call costs over MCP. An MCP client (a person debugging a
+// connection: no session, no JSON-RPC framing, no event stream, under
+// half the instructions of the same call over MCP. An MCP client (a person debugging a
 // sandbox, another program) reaches the same tools over MCP streamable
 // HTTP at /sandboxes/{id}/mcp, stateless.
 //
