@@ -405,6 +405,9 @@ func (x *CallToolResult) MarshalJSON() ([]byte, error) {
 }
 
 func (x *CallToolResult) UnmarshalJSON(data []byte) error {
+	if x.UnmarshalPlainJSON(data) { // PATCH(toolgate): patch 11
+		return nil
+	}
 	return x.unmarshal(data, internaljson.Unmarshal)
 }
 

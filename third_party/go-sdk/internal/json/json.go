@@ -38,6 +38,11 @@ func (d *Decoder) Decode(v any) error {
 }
 
 func Unmarshal(data []byte, v any) error {
+	// PATCH(toolgate): a PlainUnmarshaler that decodes the value (the
+	// white space around it left out) has checked it (patch 11).
+	if u, ok := v.(PlainUnmarshaler); ok && u.UnmarshalPlainJSON(bytes.Trim(data, " \t\r\n")) {
+		return nil
+	}
 	if err := checkMaxDepth(data, defaultMaxDepth); err != nil {
 		return err
 	}
@@ -65,6 +70,15 @@ func Unmarshal(data []byte, v any) error {
 // checking it again (patch 8).
 type ValidUnmarshaler interface {
 	UnmarshalValidJSON(data []byte) error
+}
+
+// PATCH(toolgate): a PlainUnmarshaler decodes, in one pass that checks
+// them, the values it knows, and reports whether it did; it leaves itself
+// as it is when it did not. A value it decodes must be one Unmarshal finds
+// valid and within its depth limit, decoded as Unmarshal would decode it
+// (patch 11).
+type PlainUnmarshaler interface {
+	UnmarshalPlainJSON(data []byte) bool
 }
 
 // PATCH(toolgate): ParseValid parses data, a value Unmarshal has checked, into

@@ -224,3 +224,38 @@ func FuzzCheckMaxDepthMatchesV180(f *testing.F) {
 		}
 	})
 }
+
+// plainTarget decodes only `{}` plain (patch 11) and records what each of
+// its methods was given.
+type plainTarget struct{ plain, unmarshal []byte }
+
+func (p *plainTarget) UnmarshalPlainJSON(data []byte) bool {
+	if string(data) != "{}" {
+		return false
+	}
+	p.plain = append([]byte(nil), data...)
+	return true
+}
+
+func (p *plainTarget) UnmarshalJSON(data []byte) error {
+	p.unmarshal = append([]byte(nil), data...)
+	return nil
+}
+
+// TestPlainUnmarshaler: Unmarshal gives a PlainUnmarshaler the value
+// without the white space around it, and nothing more when it decodes it;
+// when it does not, the value goes the way it went (UnmarshalJSON, errors).
+func TestPlainUnmarshaler(t *testing.T) {
+	var p plainTarget
+	if err := Unmarshal([]byte(" \n{}\t"), &p); err != nil || string(p.plain) != "{}" || p.unmarshal != nil {
+		t.Errorf("plain: %v, plain %q, UnmarshalJSON %q", err, p.plain, p.unmarshal)
+	}
+	p = plainTarget{}
+	if err := Unmarshal([]byte(` {"a":1} `), &p); err != nil || p.plain != nil || string(p.unmarshal) != `{"a":1}` {
+		t.Errorf("not plain: %v, plain %q, UnmarshalJSON %q", err, p.plain, p.unmarshal)
+	}
+	p = plainTarget{}
+	if err := Unmarshal([]byte(`{"a":`), &p); err == nil || p.plain != nil || p.unmarshal != nil {
+		t.Errorf("invalid: %v, plain %q, UnmarshalJSON %q", err, p.plain, p.unmarshal)
+	}
+}
