@@ -1,0 +1,71 @@
+package heapfloor
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+func TestPercent(t *testing.T) {
+	for _, c := range []struct {
+		floor, live uint64
+		want        int
+	}{
+		{32 << 20, 4 << 20, 800},
+		{32 << 20, 3 << 20, 1100}, // 1066 rounded up to a multiple of 50
+		{32 << 20, 16 << 20, 200},
+		{32 << 20, 20 << 20, 200},  // 160 rounded up
+		{32 << 20, 32 << 20, 100},  // the floor reached: Go's default
+		{32 << 20, 400 << 20, 100}, // a large heap grows as without the floor
+		{32 << 20, 0, 100},         // no cycle yet
+		{32 << 20, 1, 1 << 20},     // bounded
+	} {
+		if got := percent(c.floor, c.live); got != c.want {
+			t.Errorf("percent(%d, %d) = %d, want %d", c.floor, c.live, got, c.want)
+		}
+	}
+}
+
+// garbage allocates n bytes that nothing keeps, in small objects, and
+// returns how many cycles the collector ran meanwhile.
+func garbage(n int) uint32 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var keep []byte
+	for range n / 1024 {
+		keep = make([]byte, 1024)
+		keep[0] = 1
+	}
+	runtime.KeepAlive(keep)
+	runtime.ReadMemStats(&after)
+	return after.NumGC - before.NumGC
+}
+
+// TestKeep: with a floor of 64 MiB, 32 MiB of garbage runs the collector
+// at most once (a cycle already started), where Go's default ran it
+// several times (every 4 MiB at least, this test's heap being small).
+// With GOGC set, Keep leaves the collector alone.
+func TestKeep(t *testing.T) {
+	runtime.GC()
+	if n := garbage(32 << 20); n < 4 {
+		t.Fatalf("without a floor 32 MiB of garbage ran %d cycles: the test shows nothing", n)
+	}
+
+	t.Setenv("GOGC", "100")
+	Keep(64 << 20)
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("with GOGC set, Keep set GOGC to %d", p)
+	}
+
+	t.Setenv("GOGC", "")
+	runtime.GC()
+	Keep(64 << 20)
+	defer debug.SetGCPercent(100)
+	if n := garbage(32 << 20); n > 1 {
+		t.Errorf("with a floor of 64 MiB, 32 MiB of garbage ran %d cycles", n)
+	}
+	runtime.GC() // the keeper adjusts after a cycle, and stays
+	if n := garbage(32 << 20); n > 1 {
+		t.Errorf("after a cycle, 32 MiB of garbage ran %d cycles", n)
+	}
+}
