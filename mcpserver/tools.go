@@ -224,7 +224,7 @@ func encode(out *mcp.CallToolResult) ([]byte, bool) {
 	size := 64
 	for _, c := range out.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
-			size += 32 + len(t.Text) + len(t.Text)/8
+			size += 32 + len(t.Text) + len(t.Text)/4 // escapes: a line's \n, quotes, <>&
 		}
 	}
 	if out.StructuredContent != nil {

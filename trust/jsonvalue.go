@@ -3,6 +3,7 @@ package trust
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -213,16 +214,17 @@ func (p *jsonParser) string() (any, bool) {
 		p.i++
 	}
 	// What is left decodes to at most its bytes up to the closing quote
-	// (but invalid UTF-8, which grows: append makes room).
-	out := make([]byte, p.i-start, p.i-start+closingQuote(p.data[p.i:]))
-	copy(out, p.data[start:p.i])
+	// (but invalid UTF-8, which grows: the Builder makes room).
+	var out strings.Builder // its String is not a copy
+	out.Grow(p.i - start + closingQuote(p.data[p.i:]))
+	out.Write(p.data[start:p.i])
 	for p.i < len(p.data) {
 		// A run of bytes that stay as they are is copied at once.
 		run := p.i
 		for run < len(p.data) && plain[p.data[run]] {
 			run++
 		}
-		out = append(out, p.data[p.i:run]...)
+		out.Write(p.data[p.i:run])
 		p.i = run
 		if p.i >= len(p.data) {
 			break
@@ -231,7 +233,7 @@ func (p *jsonParser) string() (any, bool) {
 		switch {
 		case c == '"':
 			p.i++
-			return string(out), true
+			return out.String(), true
 		case c < ' ':
 			return nil, false
 		case c == '\\':
@@ -242,17 +244,17 @@ func (p *jsonParser) string() (any, bool) {
 			p.i += 2
 			switch e {
 			case '"', '\\', '/':
-				out = append(out, e)
+				out.WriteByte(e)
 			case 'b':
-				out = append(out, '\b')
+				out.WriteByte('\b')
 			case 'f':
-				out = append(out, '\f')
+				out.WriteByte('\f')
 			case 'n':
-				out = append(out, '\n')
+				out.WriteByte('\n')
 			case 'r':
-				out = append(out, '\r')
+				out.WriteByte('\r')
 			case 't':
-				out = append(out, '\t')
+				out.WriteByte('\t')
 			case 'u':
 				r, ok := p.hex4()
 				if !ok {
@@ -266,7 +268,7 @@ func (p *jsonParser) string() (any, bool) {
 						p.i += 2
 						if r2, ok := p.hex4(); ok {
 							if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
-								out = utf8.AppendRune(out, d)
+								out.WriteRune(d)
 								continue
 							}
 						}
@@ -274,17 +276,14 @@ func (p *jsonParser) string() (any, bool) {
 					p.i = save
 					r = unicode.ReplacementChar
 				}
-				out = utf8.AppendRune(out, r)
+				out.WriteRune(r)
 			default:
 				return nil, false
 			}
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			p.i++
-		default:
+		default: // not ASCII
 			r, size := utf8.DecodeRune(p.data[p.i:])
 			p.i += size
-			out = utf8.AppendRune(out, r) // invalid UTF-8: U+FFFD per byte
+			out.WriteRune(r) // invalid UTF-8: U+FFFD per byte
 		}
 	}
 	return nil, false
