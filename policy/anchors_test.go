@@ -113,6 +113,14 @@ func TestPrefilterSkipsPlainText(t *testing.T) {
 			t.Errorf("default pattern %s has no prefilter", p.name)
 		}
 	}
+	// And where a text holds a pattern's literals, its expression runs
+	// only over the runs of bytes around them that a match may hold
+	// (every default pattern but the private key's, which may hold any).
+	for _, p := range r.patterns {
+		if got, want := p.cut != nil, p.name != "private_key"; got != want {
+			t.Errorf("pattern %s: cut bytes %v, want %v", p.name, got, want)
+		}
+	}
 	may := make([]bool, len(r.patterns))
 	r.filter.scan(strings.Repeat("line 1 of a small file read by the MCP benchmark\n", 20), may)
 	for i, p := range r.patterns {
