@@ -14,6 +14,11 @@ type lastingError struct{ error }
 
 func (e lastingError) Unwrap() error { return e.error }
 
+// Lasting reports whether err is an ErrUnavailable that lasts as long as
+// this process (the kernel, the container or the system refuses what the
+// backend is built on), not a passing shortage worth another try.
+func Lasting(err error) bool { return errors.As(err, new(lastingError)) }
+
 // refusal remembers the first lasting error a backend met. From then on
 // the backend answers with it at once instead of starting a helper (or a
 // bwrap) bound to fail again: where commands run at a lower link of a
@@ -31,7 +36,7 @@ func (r *refusal) get() error {
 
 // note keeps err when it is lasting, and returns it.
 func (r *refusal) note(err error) error {
-	if errors.As(err, new(lastingError)) {
+	if Lasting(err) {
 		r.err.CompareAndSwap(nil, &err)
 	}
 	return err

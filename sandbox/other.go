@@ -31,7 +31,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if _, err := prepare(spec); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{}, fmt.Errorf("%w: the native sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)
+	return Outcome{}, lastingError{fmt.Errorf("%w: the native sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)}
 }
 
 // Init returns false: there is no sandbox helper outside Linux.
@@ -49,7 +49,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if _, err := prepare(spec); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{}, fmt.Errorf("%w: bubblewrap needs Linux", ErrUnavailable)
+	return Outcome{}, lastingError{fmt.Errorf("%w: bubblewrap needs Linux", ErrUnavailable)}
 }
 
 // Process is a long-lived command started by Native.Start; on this system
@@ -65,7 +65,7 @@ func (n *Native) Start(ctx context.Context, spec Spec, stderr io.Writer) (*Proce
 	if _, err := prepare(spec); err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("%w: the native sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)
+	return nil, lastingError{fmt.Errorf("%w: the native sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)}
 }
 
 // Kill does nothing here.
@@ -95,5 +95,5 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if _, err := prepare(spec); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{}, fmt.Errorf("%w: the reduced sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)
+	return Outcome{}, lastingError{fmt.Errorf("%w: the reduced sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)}
 }

@@ -125,10 +125,7 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 		if l, ok := sandbox.LevelOf(err); ok {
 			return nil, boxLevelError(l, spec.Require, c.Name)
 		}
-		if errors.Is(err, sandbox.ErrUnavailable) {
-			return nil, boxLevelError(sandbox.Level{Level: sandbox.LevelNone, Missing: []string{err.Error()}}, spec.Require, c.Name)
-		}
-		return nil, fmt.Errorf("starting upstream %s in its box: %w", c.Name, err)
+		return nil, boxStartError(err, spec.Require, c.Name)
 	}
 	if l := sandbox.Classify(p.Protections); l.Level != sandbox.LevelFull && b.log != nil {
 		b.log.Warn("upstream runs in a box of a lower level, as the policy accepts", "upstream", c.Name, "level", l.Level, "missing", strings.Join(l.Missing, ", "))
@@ -683,6 +680,21 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 		c.Launch = b.launch
 	}
 	return closeAll, grants, nil
+}
+
+// boxStartError is the error of upstream's box that did not start (err):
+// where the machine cannot give a sandbox at all (sandbox.Lasting), the
+// refusal of boxLevelError, at level none; a passing shortage (out of
+// processes, a helper that died) says so and that nothing ran unconfined,
+// not that the machine gives no sandbox.
+func boxStartError(err error, require, upstream string) error {
+	switch {
+	case sandbox.Lasting(err):
+		return boxLevelError(sandbox.Level{Level: sandbox.LevelNone, Missing: []string{err.Error()}}, require, upstream)
+	case errors.Is(err, sandbox.ErrUnavailable):
+		return fmt.Errorf("upstream %s: its box could not be started just now (%w); nothing was started unconfined: try again, and if this lasts, look for what this machine is short of (processes, memory, file descriptors)", upstream, err)
+	}
+	return fmt.Errorf("starting upstream %s in its box: %w", upstream, err)
 }
 
 // boxLevelError refuses upstream, whose box reached only the level l here,

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/policy"
+	"github.com/toolgate/toolgate/sandbox"
 )
 
 // TestIsolationRefusals: each bad setting is refused with exit 2 and a
@@ -203,5 +205,20 @@ func TestProgramPathsInterpreter(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("programPaths %v lacks %s", got, want)
 		}
+	}
+}
+
+// TestBoxStartErrorPassing: a box that could not start for a passing
+// shortage (a sandbox.ErrUnavailable that does not last) is not refused
+// as a machine without a sandbox (exit 2, "this machine gives none"): the
+// error says it could not start just now and that nothing ran
+// unconfined. (A lasting one, user namespaces disabled, is
+// TestBoxRefusedBelowLevel's refusal.)
+func TestBoxStartErrorPassing(t *testing.T) {
+	err := boxStartError(fmt.Errorf("%w: starting the helper: resource temporarily unavailable", sandbox.ErrUnavailable), "full", "up")
+	var ee *exitError
+	if errors.As(err, &ee) || !errors.Is(err, sandbox.ErrUnavailable) || sandbox.Lasting(err) ||
+		!strings.Contains(err.Error(), "upstream up: its box could not be started just now") || strings.Contains(err.Error(), "this machine gives") {
+		t.Fatalf("got %v, want a passing failure naming the upstream, not a refusal of the machine", err)
 	}
 }
