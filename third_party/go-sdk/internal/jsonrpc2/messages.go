@@ -268,6 +268,65 @@ type wireDecode struct {
 	Error      *WireError      `json:"error,omitempty"`
 }
 
+// PATCH(toolgate): patch 12. UnmarshalPlainJSON decodes data, in one pass
+// that checks it (internaljson.Plain), when it is a plain message: an
+// object with only the members jsonrpc ("2.0"), id (an integer of at most
+// 15 digits, or a string), method, params and result (any value, nested at
+// most internaljson.MaxPlainDepth deep), each once, no key escaped. It keeps copies of the bytes of method, params
+// and result, as segmentio's decoder does, and reports whether it decoded;
+// else it leaves m as it is.
+func (m *wireDecode) UnmarshalPlainJSON(data []byte) bool {
+	p := internaljson.NewPlain(data)
+	var w wireDecode
+	raw := func(to *json.RawMessage) bool {
+		if *to != nil {
+			return false
+		}
+		v, ok := p.Skip(0)
+		*to = append(json.RawMessage(nil), v...)
+		return ok
+	}
+	var version, id bool
+	ok := p.Object(func(key string) bool {
+		switch {
+		case key == "jsonrpc" && !version:
+			version = true
+			w.VersionTag = wireVersion
+			return p.Literal(`"2.0"`)
+		case key == "id" && !id:
+			id = true
+			if p.Peek() == '"' {
+				s, ok := p.String()
+				w.ID = s
+				return ok
+			}
+			start := p.Offset()
+			if !p.Number() {
+				return false
+			}
+			n := p.Bytes(start)
+			if bytes.ContainsAny(n, ".eE") || len(bytes.TrimPrefix(n, []byte("-"))) > 15 {
+				return false
+			}
+			i, err := strconv.ParseInt(string(n), 10, 64)
+			w.ID = float64(i)
+			return err == nil
+		case key == "method":
+			return raw(&w.Method)
+		case key == "params":
+			return raw(&w.Params)
+		case key == "result":
+			return raw(&w.Result)
+		}
+		return false
+	})
+	if !ok || !p.End() {
+		return false
+	}
+	*m = w
+	return true
+}
+
 func DecodeMessage(data []byte) (Message, error) {
 	msg := wireDecode{}
 	if err := internaljson.Unmarshal(data, &msg); err != nil {

@@ -1,0 +1,405 @@
+// Copyright 2026 The Go MCP SDK Authors. All rights reserved.
+// Use of this source code is governed by the license
+// that can be found in the LICENSE file.
+
+package json
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// PATCH(toolgate): patches 11 and 12. A Plain reads JSON in one pass that
+// checks JSON's grammar as it goes (structure, strings without control
+// bytes, escapes, numbers), for a decoder of the values it knows (a
+// PlainUnmarshaler). Each method reports false for what is not valid JSON,
+// and for what the decoder leaves to segmentio's (see String, Value); a
+// value it reads is one Unmarshal finds valid, decoded as Unmarshal decodes
+// it.
+type Plain struct {
+	b []byte
+	i int
+}
+
+// MaxPlainDepth bounds the nesting a Plain reads (Value, Skip), far below
+// Unmarshal's depth limit.
+const MaxPlainDepth = 64
+
+// NewPlain reads data.
+func NewPlain(data []byte) *Plain { return &Plain{b: data} }
+
+// Offset is how far the Plain has read.
+func (p *Plain) Offset() int { return p.i }
+
+// Bytes returns what it read from start (an Offset) on.
+func (p *Plain) Bytes(start int) []byte { return p.b[start:p.i] }
+
+// Peek returns the next byte, or 0 at the end.
+func (p *Plain) Peek() byte {
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+// End reports whether only white space is left.
+func (p *Plain) End() bool {
+	p.Space()
+	return p.i == len(p.b)
+}
+
+// Space skips white space.
+func (p *Plain) Space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+		p.i++
+	}
+}
+
+// Next reads c if it comes next.
+func (p *Plain) Next(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// Literal reads lit if it comes next.
+func (p *Plain) Literal(lit string) bool {
+	if bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+		p.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// Object reads an object whose keys have no escape, calling member with
+// each key to read its value (with the white space before it skipped).
+func (p *Plain) Object(member func(key string) bool) bool {
+	p.Space()
+	if !p.Next('{') {
+		return false
+	}
+	p.Space()
+	if p.Next('}') {
+		return true
+	}
+	for {
+		p.Space()
+		if !p.Next('"') {
+			return false
+		}
+		j := bytes.IndexByte(p.b[p.i:], '"')
+		if j < 0 {
+			return false
+		}
+		key := p.b[p.i : p.i+j]
+		// A key with an escape is refused; one with a control byte, which
+		// JSON does not allow, is the member's to refuse (a key it knows
+		// has none).
+		if bytes.IndexByte(key, '\\') >= 0 {
+			return false
+		}
+		p.i += j + 1
+		p.Space()
+		if !p.Next(':') {
+			return false
+		}
+		p.Space()
+		if !member(string(key)) {
+			return false
+		}
+		p.Space()
+		if p.Next('}') {
+			return true
+		}
+		if !p.Next(',') {
+			return false
+		}
+	}
+}
+
+// Value reads any value as Unmarshal decodes it into an any.
+func (p *Plain) Value(depth int) (any, bool) {
+	if p.i >= len(p.b) || depth > MaxPlainDepth {
+		return nil, false
+	}
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		m := make(map[string]any)
+		p.Space()
+		if p.Next('}') {
+			return m, true
+		}
+		for {
+			p.Space()
+			k, ok := p.String()
+			if !ok {
+				return nil, false
+			}
+			p.Space()
+			if !p.Next(':') {
+				return nil, false
+			}
+			p.Space()
+			if m[k], ok = p.Value(depth + 1); !ok {
+				return nil, false
+			}
+			p.Space()
+			if p.Next('}') {
+				return m, true
+			}
+			if !p.Next(',') {
+				return nil, false
+			}
+		}
+	case c == '[':
+		p.i++
+		a := []any{}
+		p.Space()
+		if p.Next(']') {
+			return a, true
+		}
+		for {
+			p.Space()
+			v, ok := p.Value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			a = append(a, v)
+			p.Space()
+			if p.Next(']') {
+				return a, true
+			}
+			if !p.Next(',') {
+				return nil, false
+			}
+		}
+	case c == '"':
+		return p.String()
+	case c == 't' && p.Literal("true"):
+		return true, true
+	case c == 'f' && p.Literal("false"):
+		return false, true
+	case c == 'n' && p.Literal("null"):
+		return nil, true
+	case c == '-' || c >= '0' && c <= '9':
+		start := p.i
+		if !p.Number() {
+			return nil, false
+		}
+		f, err := strconv.ParseFloat(string(p.b[start:p.i]), 64)
+		return f, err == nil
+	}
+	return nil, false
+}
+
+// Number reads a number as JSON's grammar has it:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *Plain) Number() bool {
+	p.Next('-')
+	if !p.Next('0') && !p.digits() {
+		return false
+	}
+	if p.Next('.') && !p.digits() {
+		return false
+	}
+	if p.Next('e') || p.Next('E') {
+		if !p.Next('+') {
+			p.Next('-')
+		}
+		return p.digits()
+	}
+	return true
+}
+
+// digits reads one digit or more.
+func (p *Plain) digits() bool {
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	return p.i > start
+}
+
+// String reads a string and unescapes it, copying each run between
+// escapes whole; a control byte (which JSON does not allow in a string),
+// invalid UTF-8 and an escaped surrogate (which segmentio replaces) are
+// refused.
+func (p *Plain) String() (string, bool) {
+	if !p.Next('"') {
+		return "", false
+	}
+	var s strings.Builder // only for a string with an escape
+	b := p.b
+	for start, i, ascii := p.i, p.i, true; ; {
+		if i >= len(b) {
+			return "", false
+		}
+		c := b[i]
+		if c != '"' && c != '\\' {
+			if c < 0x20 {
+				return "", false
+			}
+			if c >= 0x80 {
+				ascii = false
+			}
+			i++
+			continue
+		}
+		run := b[start:i]
+		if !ascii && !utf8.Valid(run) {
+			return "", false
+		}
+		if c == '"' {
+			p.i = i + 1
+			if s.Cap() == 0 {
+				return string(run), true
+			}
+			s.Write(run)
+			return s.String(), true
+		}
+		if s.Cap() == 0 { // room for the string up to the next quote
+			s.Grow(i - start + bytes.IndexByte(b[i:], '"') + 1)
+		}
+		s.Write(run)
+		if i+1 >= len(b) {
+			return "", false
+		}
+		switch e := b[i+1]; e {
+		case '"', '\\', '/':
+			s.WriteByte(e)
+		case 'b':
+			s.WriteByte('\b')
+		case 'f':
+			s.WriteByte('\f')
+		case 'n':
+			s.WriteByte('\n')
+		case 'r':
+			s.WriteByte('\r')
+		case 't':
+			s.WriteByte('\t')
+		case 'u':
+			if i+6 > len(b) {
+				return "", false
+			}
+			u, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+			if err != nil || u >= 0xd800 && u < 0xe000 {
+				return "", false
+			}
+			s.WriteRune(rune(u))
+			i += 4
+		default:
+			return "", false
+		}
+		i += 2
+		start, ascii = i, true
+	}
+}
+
+// Skip reads any value without decoding it and returns its bytes.
+func (p *Plain) Skip(depth int) ([]byte, bool) {
+	start := p.i
+	if p.i >= len(p.b) || depth > MaxPlainDepth {
+		return nil, false
+	}
+	ok := false
+	switch c := p.b[p.i]; {
+	case c == '{':
+		p.i++
+		ok = true
+		p.Space()
+		if p.Next('}') {
+			break
+		}
+		for ok {
+			p.Space()
+			_, ok = p.skipString()
+			p.Space()
+			ok = ok && p.Next(':')
+			if ok {
+				p.Space()
+				_, ok = p.Skip(depth + 1)
+			}
+			p.Space()
+			if ok && p.Next('}') {
+				break
+			}
+			ok = ok && p.Next(',')
+		}
+	case c == '[':
+		p.i++
+		ok = true
+		p.Space()
+		if p.Next(']') {
+			break
+		}
+		for ok {
+			p.Space()
+			_, ok = p.Skip(depth + 1)
+			p.Space()
+			if ok && p.Next(']') {
+				break
+			}
+			ok = ok && p.Next(',')
+		}
+	case c == '"':
+		_, ok = p.skipString()
+	case c == 't':
+		ok = p.Literal("true")
+	case c == 'f':
+		ok = p.Literal("false")
+	case c == 'n':
+		ok = p.Literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		ok = p.Number()
+	}
+	if !ok {
+		return nil, false
+	}
+	return p.b[start:p.i], true
+}
+
+// skipString reads a string without unescaping it and returns its bytes
+// between the quotes; a control byte or an escape JSON does not have is
+// refused (invalid UTF-8 is valid JSON).
+func (p *Plain) skipString() ([]byte, bool) {
+	if !p.Next('"') {
+		return nil, false
+	}
+	b := p.b
+	for i := p.i; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			s := b[p.i:i]
+			p.i = i + 1
+			return s, true
+		case c < 0x20:
+			return nil, false
+		case c == '\\':
+			if i+1 >= len(b) {
+				return nil, false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i++
+			case 'u':
+				if i+6 > len(b) {
+					return nil, false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return nil, false
+					}
+				}
+				i += 5
+			default:
+				return nil, false
+			}
+		}
+	}
+	return nil, false
+}
