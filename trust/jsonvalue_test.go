@@ -3,6 +3,7 @@ package trust
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,4 +69,25 @@ func FuzzParseJSON(f *testing.F) {
 		f.Add([]byte(in))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) { sameAsUnmarshal(t, in) })
+}
+
+// BenchmarkAsJSON: a read_process answer's structured value (8 KiB of
+// output, a line every 7 bytes) encoded and decoded as the result check
+// reads it.
+func BenchmarkAsJSON(b *testing.B) {
+	var out strings.Builder
+	for i := 1000000; out.Len() < 8192; i++ {
+		out.WriteString(strconv.Itoa(i) + "\n")
+	}
+	v := struct {
+		State  string `json:"state"`
+		Output string `json:"output"`
+		Cursor int64  `json:"cursor"`
+	}{"running", out.String(), 8192}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := asJSON(v); !ok {
+			b.Fatal("not decoded")
+		}
+	}
 }

@@ -9,6 +9,9 @@
 //     alternating, p50 and p95 and their ratio (goal: p50 ratio <= 1.2);
 //   - the server's CPU per read_process that returns new output (8 KiB
 //     from a cursor inside what `seq` wrote; goal <= 200 µs);
+//   - the floor under it: the server's CPU per tools/call that does almost
+//     nothing (list_processes with nothing running: an empty list), what
+//     serve --http costs a call before the tool's own work;
 //   - the idle cost of 8 owners (clients of 8 names: 8 principals) with 8
 //     idle processes each (`sleep`): the CPU of the server and of every
 //     process below it over a window, as a share of one core (goal <= 5 %).
@@ -38,7 +41,7 @@ func main() {
 	n := flag.Int("n", 50, "rounds of start_process and execute_command")
 	reads := flag.Int("reads", 2000, "read_process calls")
 	window := flag.Duration("idle", 30*time.Second, "how long the idle cost is measured")
-	only := flag.String("only", "start,read,idle", "the figures to take (comma-separated: start, read, idle)")
+	only := flag.String("only", "start,read,floor,idle", "the figures to take (comma-separated: start, read, floor, idle)")
 	extra := flag.String("policy", "", "YAML added to the policy (e.g. \"trust:\\n  results: off\\n\" to see what the result check costs)")
 	flag.Parse()
 	if flag.NArg() != 1 {
@@ -105,6 +108,9 @@ func main() {
 	if take["read"] {
 		readFigure(cs, call, cmd.Process.Pid, *reads)
 	}
+	if take["floor"] {
+		floorFigure(cs, call, cmd.Process.Pid, *reads)
+	}
 	if take["idle"] {
 		idleFigure(connect, call, cmd.Process.Pid, *window)
 	}
@@ -157,6 +163,18 @@ func readFigure(cs *mcp.ClientSession, call caller, server, reads int) {
 	per := (cpuTime(server) - cpu0) / time.Duration(reads)
 	fmt.Printf("read_process with 8 KiB of new output: %s of server CPU per read over %d reads (goal <= 200µs: %s)\n",
 		per.Round(time.Microsecond), reads, verdict(per <= 200*time.Microsecond))
+}
+
+// floorFigure is the server's CPU per tools/call that does almost nothing,
+// as many calls as reads.
+func floorFigure(cs *mcp.ClientSession, call caller, server, calls int) {
+	cpu0 := cpuTime(server)
+	for range calls {
+		call(cs, "list_processes", map[string]any{"include_exited": false})
+	}
+	per := (cpuTime(server) - cpu0) / time.Duration(calls)
+	fmt.Printf("an empty tools/call (list_processes, nothing running): %s of server CPU per call over %d calls (the floor under read_process's)\n",
+		per.Round(time.Microsecond), calls)
 }
 
 // idleFigure is the idle cost of 8 owners x 8 idle processes.
