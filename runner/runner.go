@@ -55,6 +55,9 @@ type Sandbox struct {
 	Call func(ctx context.Context, name string, args json.RawMessage) tool.Result
 	// Close ends what it holds (its processes).
 	Close func() error
+	// Events keeps its process events until a request acknowledges them
+	// (AckHeader, on a request to either endpoint); nil: none.
+	Events *Events
 }
 
 // New checks o and opens Dir.
@@ -146,6 +149,9 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		if err != nil {
 			answer(w, http.StatusServiceUnavailable, map[string]any{"error": "unavailable", "message": err.Error()})
 			return
+		}
+		if epoch, seq, ok := ParseAck(req.Header.Get(AckHeader)); ok && s.Events != nil {
+			s.Events.Ack(epoch, seq)
 		}
 		if rest == "call" {
 			serveCall(w, req, s.Call)

@@ -21,6 +21,7 @@ import (
 // answered that it is gone or refused it), and whether it may have
 // reached the sandbox (its request was written, whatever came back).
 type attempt struct {
+	ack    string      // runner.AckHeader's value, "" none
 	got    atomic.Bool // set by the HTTP transport's writer
 	failed bool
 	why    string
@@ -51,7 +52,9 @@ const maxAnswerBytes = 64 << 20
 // send runs call in sandbox c: one POST of its name and arguments to the
 // runner's call endpoint (runner.CallRequest), the progress the answer
 // reports passed on as it comes, the result its last line. A call the
-// gateway's person approved is sent marked so (runner.ApprovedHeader).
+// gateway's person approved is sent marked so (runner.ApprovedHeader),
+// and every call acknowledges the process events told so far
+// (runner.AckHeader).
 // What the request met is recorded in at; a call whose request failed
 // has no result of its own (Run says what is known).
 func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attempt) tool.Result {
@@ -72,6 +75,9 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 	req.Header.Set("Accept", runner.CallContentType)
 	if tool.Approved(ctx) {
 		req.Header.Set(runner.ApprovedHeader, "1")
+	}
+	if at.ack != "" {
+		req.Header.Set(runner.AckHeader, at.ack)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

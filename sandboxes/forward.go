@@ -68,7 +68,10 @@ type Sandboxes struct {
 	flights map[string]*flight
 	touched map[string]time.Time
 	closed  bool
-	events  func(tool.Call, ProcessEvent)
+	events  func(tool.Call, runner.ProcessEvent)
+
+	evmu  sync.Mutex       // told in order, one result at a time
+	acked map[string]acked // by sandbox id: what this replica told
 }
 
 // conn is where this replica reaches one sandbox: its runner's call
@@ -104,7 +107,7 @@ func New(o Options) (*Sandboxes, error) {
 	if o.EnsureTimeout <= 0 {
 		o.EnsureTimeout = 2 * time.Minute
 	}
-	s := &Sandboxes{o: o, log: o.Logger, conns: map[string]*conn{}, flights: map[string]*flight{}, touched: map[string]time.Time{}}
+	s := &Sandboxes{o: o, log: o.Logger, conns: map[string]*conn{}, flights: map[string]*flight{}, touched: map[string]time.Time{}, acked: map[string]acked{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -179,10 +182,10 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			return tool.ErrorResult(s.acquireError(id, err)), nil
 		}
 		m.created, m.anew = m.created || mm.created, m.anew || mm.anew
-		at := &attempt{}
+		at := &attempt{ack: s.ack(id)}
 		res := s.send(ctx, c, call, at)
 		broke := at.failed
-		res = s.tell(call, res)
+		res = s.tell(call, id, res)
 		if !broke || ctx.Err() != nil {
 			if ctx.Err() != nil && broke {
 				s.drop(c)
@@ -204,44 +207,50 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 	}
 }
 
-// MetaProcessEvents is the Result.Meta key under which a sandbox's
-// runner sends the events of its processes (start, write, stop, end,
-// ProcessEvent) since its last result: the runner writes no audit log,
-// the gateway does (OnProcessEvent).
-const MetaProcessEvents = "toolgate/process_events"
-
-// ProcessEvent is one event of a process in a sandbox, as its runner sends
-// it. Kind "dropped" counts, in Bytes, the events the runner could not
-// keep until a result carried them.
-type ProcessEvent struct {
-	Kind    string `json:"kind"`
-	ID      string `json:"id,omitempty"`
-	Command string `json:"command,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-	Bytes   int    `json:"bytes,omitempty"`
-}
-
 // OnProcessEvent sets the function told of each event of a process in a
 // sandbox, with the call whose result carried it (its principal and
-// conversation are the sandbox's): the audit log's. The runner keeps them
-// until the sandbox's next result, so an event after its last call is told
-// at the next one. Nil: none.
-func (s *Sandboxes) OnProcessEvent(fn func(tool.Call, ProcessEvent)) {
+// conversation are the sandbox's): the audit log's. The runner keeps each
+// event until this replica has told it and acknowledged it on a later
+// request (runner.Events), so an event after the last call is told at the
+// next one, and one whose result was lost (an error, a timeout, a
+// cancelled call) at the next result. Each is told once per replica;
+// with several replicas one may be told by two of them (its Seq says so).
+// Nil: none.
+func (s *Sandboxes) OnProcessEvent(fn func(tool.Call, runner.ProcessEvent)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events = fn
 }
 
-// tell hands the process events res carries to OnProcessEvent's function
-// and takes them out of res.
-func (s *Sandboxes) tell(call tool.Call, res tool.Result) tool.Result {
-	raw, ok := res.Meta[MetaProcessEvents]
+// acked is what this replica has told of a sandbox's process events: up
+// to Seq of the runner's Epoch.
+type acked struct {
+	epoch string
+	seq   uint64
+}
+
+// ack is the runner.AckHeader value for sandbox id ("" none yet).
+func (s *Sandboxes) ack(id string) string {
+	s.evmu.Lock()
+	defer s.evmu.Unlock()
+	a, ok := s.acked[id]
+	if !ok {
+		return ""
+	}
+	return runner.Ack(a.epoch, a.seq)
+}
+
+// tell hands the process events res carries that this replica has not
+// told yet to OnProcessEvent's function, notes the last as acknowledged
+// (the next request says so) and takes them out of res.
+func (s *Sandboxes) tell(call tool.Call, id string, res tool.Result) tool.Result {
+	raw, ok := res.Meta[runner.MetaProcessEvents]
 	if !ok {
 		return res
 	}
 	meta := make(map[string]any, len(res.Meta))
 	for k, v := range res.Meta {
-		if k != MetaProcessEvents {
+		if k != runner.MetaProcessEvents {
 			meta[k] = v
 		}
 	}
@@ -252,14 +261,24 @@ func (s *Sandboxes) tell(call tool.Call, res tool.Result) tool.Result {
 	if fn == nil {
 		return res
 	}
-	var evs []ProcessEvent
-	if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &evs) == nil {
-		for _, ev := range evs {
-			fn(call, ev)
-		}
-	} else {
-		s.log.Warn("a sandbox sent process events that do not decode", "sandbox", ID(call.Principal, call.Session))
+	var evs runner.ProcessEvents
+	if b, err := json.Marshal(raw); err != nil || json.Unmarshal(b, &evs) != nil || evs.Epoch == "" {
+		s.log.Warn("a sandbox sent process events that do not decode", "sandbox", id)
+		return res
 	}
+	s.evmu.Lock()
+	defer s.evmu.Unlock()
+	a := s.acked[id]
+	if a.epoch != evs.Epoch { // the sandbox was opened again: its numbers start again
+		a = acked{epoch: evs.Epoch}
+	}
+	for _, ev := range evs.Events {
+		if ev.Seq > a.seq {
+			fn(call, ev)
+			a.seq = ev.Seq
+		}
+	}
+	s.acked[id] = a
 	return res
 }
 

@@ -62,6 +62,9 @@ func (s *Sandboxes) reap(ctx context.Context, id string, before time.Time) (bool
 		return false, err
 	}
 	s.dropID(id)
+	s.evmu.Lock()
+	delete(s.acked, id) // its events go with it
+	s.evmu.Unlock()
 	if err := s.delete(ctx, id, e.Endpoint); err != nil {
 		s.log.Warn("deleting an idle sandbox failed; the next pass tries again", "sandbox", id, "err", err)
 		return false, s.o.State.Put(ctx, e) // as it was: idle, not gone

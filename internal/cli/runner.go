@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,7 +22,6 @@ import (
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandbox"
-	"github.com/toolgate/toolgate/sandboxes"
 	"github.com/toolgate/toolgate/tool"
 	"github.com/toolgate/toolgate/toolsets/exec"
 )
@@ -140,10 +138,13 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 		return runner.Sandbox{}, err
 	}
 	// The processes' starts, writes, stops and ends go back with the
-	// sandbox's next result, for the gateway's audit log.
-	events := &pendingEvents{}
+	// sandbox's results, for the gateway's audit log, until it
+	// acknowledges them.
+	events := runner.NewEvents()
 	if sets.procs != nil {
-		sets.procs.OnEvent(events.add)
+		sets.procs.OnEvent(func(ev exec.ProcessEvent) {
+			events.Add(runner.ProcessEvent{Kind: ev.Kind, ID: ev.ID, Command: ev.Command, Reason: ev.Reason, Bytes: ev.Bytes})
+		})
 	}
 	eng := engine.New(engine.Options{Registry: reg, Policy: ungoverned(), Logger: logger, ResultChecker: events,
 		MaxResultBytes: -1,        // the gateway's budget applies, to the whole result
@@ -163,7 +164,8 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 		Call: func(ctx context.Context, name string, args json.RawMessage) tool.Result {
 			return eng.Execute(ctx, tool.Call{Name: name, Args: args, Principal: runnerCaller})
 		},
-		Close: closers{srv.Close, sets.Close}.Close,
+		Close:  closers{srv.Close, sets.Close}.Close,
+		Events: events,
 	}, nil
 }
 
@@ -171,42 +173,6 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 // sandbox's call endpoint: one caller, whichever replica sends them, so
 // that a process started through one replica is read through another.
 const runnerCaller = "toolgate-gateway"
-
-// pendingEvents keeps a sandbox's process events until its next result
-// carries them (meta sandboxes.MetaProcessEvents): the runner writes no
-// audit log, the gateway that governs the sandbox does. At most
-// maxPendingEvents wait; past them the oldest are dropped and counted.
-type pendingEvents struct {
-	mu      sync.Mutex
-	evs     []sandboxes.ProcessEvent
-	dropped int
-}
-
-const maxPendingEvents = 1000
-
-func (p *pendingEvents) add(ev exec.ProcessEvent) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.evs) == maxPendingEvents {
-		p.evs, p.dropped = p.evs[1:], p.dropped+1
-	}
-	p.evs = append(p.evs, sandboxes.ProcessEvent{Kind: ev.Kind, ID: ev.ID, Command: ev.Command, Reason: ev.Reason, Bytes: ev.Bytes})
-}
-
-// Check implements engine.ResultChecker: the events so far go with res.
-func (p *pendingEvents) Check(_ context.Context, _ tool.Definition, _ tool.Call, res tool.Result) tool.Result {
-	p.mu.Lock()
-	evs, dropped := p.evs, p.dropped
-	p.evs, p.dropped = nil, 0
-	p.mu.Unlock()
-	if dropped > 0 {
-		evs = append([]sandboxes.ProcessEvent{{Kind: "dropped", Bytes: dropped}}, evs...)
-	}
-	if len(evs) > 0 {
-		res.SetMeta(sandboxes.MetaProcessEvents, evs)
-	}
-	return res
-}
 
 // unjudgedLines refuses every line written to a shell or a REPL
 // (write_process) in a sandbox: the gateway's policy judges a command as a

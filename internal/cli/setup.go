@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolgate/toolgate/orchestrate"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandbox"
 	"github.com/toolgate/toolgate/sandboxes"
 	"github.com/toolgate/toolgate/store"
@@ -327,7 +329,10 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 	}
 	if log, ok := opts.Auditor.(*audit.Log); ok && s.sandboxes != nil {
 		rec := processRecorder(log)
-		s.sandboxes.OnProcessEvent(func(call tool.Call, ev sandboxes.ProcessEvent) {
+		s.sandboxes.OnProcessEvent(func(call tool.Call, ev runner.ProcessEvent) {
+			if ev.Kind == "dropped" {
+				ev.Reason = fmt.Sprintf("the runner kept no more unacknowledged events: %d lost, up to its event %d", ev.Bytes, ev.Seq)
+			}
 			rec(exec.ProcessEvent{Kind: ev.Kind, ID: ev.ID, Owner: call.Principal, Session: call.Session, Command: ev.Command, Reason: ev.Reason, Bytes: ev.Bytes})
 		})
 	}
