@@ -26,7 +26,8 @@ import (
 // a tmpfs /tmp and /dev/shm; a fresh /proc and a minimal /dev), all
 // namespaces unshared, every capability dropped, a new session, and the
 // same seccomp filter (with quiet refusals: bwrap has no way to report
-// them). It sets no rlimits,
+// them). Its grants are bound from files opened following no link, as
+// Native's are (bwrapArgs). It sets no rlimits,
 // no cgroups and no Landlock, and has no proxy network (ErrUnsupported).
 type Bwrap struct {
 	// Path is the bwrap program; empty means "bwrap" in PATH.
@@ -99,7 +100,14 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer bw.Close()
-	args := bwrapArgs(p)
+	// The grants, opened following no link, go to bwrap from fd 6 on.
+	args, grants, err := bwrapArgs(p, 6)
+	if err != nil {
+		iw.Close()
+		br.Close()
+		return Outcome{}, err
+	}
+	defer closeFiles(grants)
 	args = append(args, "--seccomp", "3", "--info-fd", "4", "--block-fd", "5", "--")
 	args = append(args, p.argv...)
 	fl := &flood{killAt: floodLimit(p.limits.Output)}
@@ -108,7 +116,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	cmd.Env = []string{}
 	cmd.Stdin = bytes.NewReader(spec.Stdin)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.ExtraFiles = []*os.File{sr, iw, br}
+	cmd.ExtraFiles = append([]*os.File{sr, iw, br}, grants...)
 	cmd.WaitDelay = 2 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	var mu sync.Mutex
@@ -221,8 +229,14 @@ func bwrapNamespaces(info io.Reader) []string {
 	return newNamespaces(namespaceIDs("/proc/" + strconv.Itoa(v.Pid)))
 }
 
-// bwrapArgs builds bubblewrap's options for the view of p.
-func bwrapArgs(p *prepared) []string {
+// bwrapArgs builds bubblewrap's options for the view of p. The spec's
+// paths (the workspace, the writable and the read-only ones) are opened
+// here, one component at a time following no link (openNoFollow), and
+// bound from the open file (/proc/self/fd/N in bwrap, N from fd on, as
+// every bwrap version takes it): a grant is exactly the file that was
+// checked, and a link swapped in since the spec was resolved is refused,
+// not followed. The files are returned for bwrap to inherit, in order.
+func bwrapArgs(p *prepared, fd int) ([]string, []*os.File, error) {
 	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
 		"--clearenv"}
 	for _, d := range systemDirs {
@@ -252,12 +266,30 @@ func bwrapArgs(p *prepared) []string {
 	if err != nil {
 		root = p.Root
 	}
-	a = append(a, "--bind", root, root)
+	var files []*os.File
+	grant := func(option, path string) error {
+		f, err := openNoFollow("/", path)
+		if err != nil {
+			return fmt.Errorf("%w: granting %s: %v", ErrInvalidSpec, path, err)
+		}
+		files = append(files, os.NewFile(uintptr(f), path))
+		a = append(a, option, "/proc/self/fd/"+strconv.Itoa(fd+len(files)-1), path)
+		return nil
+	}
+	err = grant("--bind", root)
 	for _, w := range p.Writable {
-		a = append(a, "--bind", w, w)
+		if err == nil {
+			err = grant("--bind", w)
+		}
 	}
 	for _, r := range p.ReadOnly {
-		a = append(a, "--ro-bind", r, r)
+		if err == nil {
+			err = grant("--ro-bind", r)
+		}
+	}
+	if err != nil {
+		closeFiles(files)
+		return nil, nil, err
 	}
 	// As in Native, all but /tmp, /dev/shm and the spec's writable paths
 	// is read-only, the root tmpfs and /dev included.
@@ -268,7 +300,13 @@ func bwrapArgs(p *prepared) []string {
 		k, v, _ := cutEnv(kv)
 		a = append(a, "--setenv", k, v)
 	}
-	return a
+	return a, files, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 func cutEnv(kv string) (string, string, bool) {
