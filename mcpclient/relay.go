@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -190,37 +191,44 @@ func (s *scan) array(depth int, blocks []string) bool {
 }
 
 // str reads a string: its bytes between the quotes and whether they hold
-// an escape; false for a control byte or an escaped surrogate.
+// an escape; false for an escaped surrogate. It finds the quotes and
+// backslashes with bytes.IndexByte: the bytes are valid JSON (the SDK
+// decoded them), so a string holds no control byte.
 func (s *scan) str() (body []byte, escaped, ok bool) {
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return nil, false, false
 	}
 	start := s.i + 1
-	for s.i++; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			s.i++
-			return s.b[start : s.i-1], escaped, true
-		case c < 0x20:
-			return nil, false, false
-		case c == '\\':
-			escaped = true
-			s.i++
-			if s.i >= len(s.b) {
+	end := -1 // the next quote at or after i
+	for i := start; ; {
+		if end < i {
+			q := bytes.IndexByte(s.b[i:], '"')
+			if q < 0 {
 				return nil, false, false
 			}
-			if s.b[s.i] == 'u' {
-				if len(s.b)-s.i < 5 {
-					return nil, false, false
-				}
-				if s.b[s.i+1]|0x20 == 'd' && s.b[s.i+2]|0x20 >= '8' {
-					return nil, false, false // a surrogate (d800-dfff): the SDK may read a lone one as U+FFFD
-				}
-				s.i += 4
-			}
+			end = i + q
 		}
+		e := bytes.IndexByte(s.b[i:end], '\\')
+		if e < 0 {
+			s.i = end + 1
+			return s.b[start:end], escaped, true
+		}
+		escaped = true
+		i += e + 1 // the escaped byte
+		if i >= len(s.b) {
+			return nil, false, false
+		}
+		if s.b[i] == 'u' {
+			if len(s.b)-i < 5 {
+				return nil, false, false
+			}
+			if s.b[i+1]|0x20 == 'd' && s.b[i+2]|0x20 >= '8' {
+				return nil, false, false // a surrogate (d800-dfff): the SDK may read a lone one as U+FFFD
+			}
+			i += 4
+		}
+		i++
 	}
-	return nil, false, false
 }
 
 // number reads an integer of at most maxExactInt digits.
