@@ -206,11 +206,17 @@ func bwrapFailed(o *Outcome) (string, bool) {
 
 // bwrapRefusedHere reports whether bwrap's failure why is one no spec
 // causes and no retry mends: the kernel or the container refuses it new
-// namespaces or a /proc of its own (bubblewrap's messages for those).
+// namespaces, its uid map or a /proc of its own (EPERM, EACCES, or no user
+// namespaces at all). The same steps failing for a passing shortage (out
+// of processes or memory, too many namespaces in use) are not.
 func bwrapRefusedHere(why string) bool {
-	for _, m := range []string{"No permissions to create new namespace", "Creating new namespace failed", "setting up uid map", "Can't mount proc"} {
-		if strings.HasPrefix(why, m) {
-			return true
+	if strings.HasPrefix(why, "No permissions to create new namespace") ||
+		strings.HasPrefix(why, "Creating new namespace failed, likely because the kernel does not support user namespaces") {
+		return true
+	}
+	for _, step := range []string{"Creating new namespace failed: ", "setting up uid map: ", "Can't mount proc on "} {
+		if strings.HasPrefix(why, step) {
+			return strings.HasSuffix(why, ": Operation not permitted") || strings.HasSuffix(why, ": Permission denied")
 		}
 	}
 	return false
