@@ -146,7 +146,7 @@ func TestServeProcessesReplicas(t *testing.T) {
 // TestServeProcessesUnsealedWarns: with state.redis and no secret to seal
 // what the replicas share of their processes, serve says so at start
 // (what stays on the replica and which variable shares it); with the
-// secret it says nothing of it.
+// secret it says nothing of it; nor does a call.
 func TestServeProcessesUnsealedWarns(t *testing.T) {
 	srv := redistest.Start(t)
 	dir := t.TempDir()
@@ -164,5 +164,12 @@ func TestServeProcessesUnsealedWarns(t *testing.T) {
 		if warned != (key == "") {
 			t.Errorf("key %q: warned %v, want %v:\n%s", key, warned, key == "", out)
 		}
+	}
+	// One call is no replica: nothing of it to share, nothing to warn of.
+	cmd := exec.Command(bin, "call", "--policy", pol, "--audit", "off", "list_directory", `{"path": "."}`)
+	cmd.Dir = workspace(t)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TOOLGATE_STATE=" + filepath.Join(dir, "state")}
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "no secret seals") {
+		t.Errorf("call: %v, want no warning of processes:\n%s", err, out)
 	}
 }
