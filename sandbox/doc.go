@@ -11,12 +11,14 @@
 // Executable at a small one whose main is Init alone (cmd/toolgate-sandbox),
 // and a server sets Prestart (or calls Warm) to start helpers ahead: a
 // bounded pool (Spares), each helper still used once, the next started
-// once a Run is over, all stopped by Close. With Prestart the helpers are
-// started by a starter, the helper program started once, which clones
-// each as the caller's child (CLONE_PARENT): Go cannot vfork into a new
-// user namespace, and a fork of the small starter costs a fraction of a
-// fork of a large server (its page tables, and its pages copied on write
-// meanwhile); without it, or when it is gone, the caller forks. The
+// once a Run is over, all stopped by Close; a long-lived command (Start)
+// takes a helper started ahead only by WarmFor, for its very limits. With
+// Prestart the helpers are started by a starter, the helper program
+// started once, which clones each as the caller's child (CLONE_PARENT):
+// Go cannot vfork into a new user namespace, and a fork of the small
+// starter costs a fraction of a fork of a large server (its page tables,
+// and its pages copied on write meanwhile); without it, or when it is
+// gone, the caller forks. The
 // helper, pid 1 of its namespace, builds a new root on a tmpfs: /usr,
 // /bin, /lib… bound read-only, a few /etc files, empty /home/sandbox
 // (HOME), /root, /run, /var/tmp, /opt… (no host socket is reachable), a

@@ -168,6 +168,7 @@ type helper struct {
 	gone    chan struct{} // closed when the helper takes no more jobs and is cleaned up
 	exe     string
 	cgroups bool
+	limits  Limits // what its groups were limited to as it started
 }
 
 // give hands j to the helper; false if the helper has left (it waited its
@@ -213,7 +214,7 @@ func (n *Native) startHelper(exe string, expect Limits, spare bool, pod *Pod) *h
 	if idle <= 0 {
 		idle = spareIdle
 	}
-	h := &helper{jobs: make(chan *job), gone: make(chan struct{}), exe: exe, cgroups: !n.NoCgroup}
+	h := &helper{jobs: make(chan *job), gone: make(chan struct{}), exe: exe, cgroups: !n.NoCgroup, limits: expect}
 	go func() {
 		defer close(h.gone)
 		runtime.LockOSThread()
@@ -280,6 +281,31 @@ func (n *Native) Warm() {
 	}
 }
 
+// WarmFor starts a helper now for a command to come whose limits are l,
+// its groups limited to them, unless one is waiting already: the helper
+// that Start takes (a started process keeps its helper for as long as it
+// runs, so Start takes only one started for its very limits). A program
+// that knows it will start a long-lived command overlaps the helper's
+// start (a fork with seven new namespaces, the system part of the root,
+// the cgroup) with its own work. An unused helper leaves after a minute,
+// or at Close.
+func (n *Native) WarmFor(l Limits) {
+	l = l.withDefaults()
+	if exe, err := n.helperProgram(); err == nil {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if !n.closed && !slices.ContainsFunc(n.spares, func(h *helper) bool { return h.fits(exe, l, n.NoCgroup) }) {
+			n.spares = append(n.spares, n.startHelper(exe, l, true, nil))
+		}
+	}
+}
+
+// fits reports whether the helper was started for exe, with groups as
+// noCgroup says, limited to l.
+func (h *helper) fits(exe string, l Limits, noCgroup bool) bool {
+	return h.exe == exe && h.cgroups == !noCgroup && h.limits == l
+}
+
 // helperProgram is the program to start as the helper, where the native
 // backend can run at all.
 func (n *Native) helperProgram() (string, error) {
@@ -322,6 +348,20 @@ func (n *Native) takeSpare(exe string) *helper {
 			h = nil
 		}
 	}
+	return h
+}
+
+// takeSpareFor returns the oldest helper started ahead for exe with
+// groups limited to l (WarmFor), if any; the others stay in the pool.
+func (n *Native) takeSpareFor(exe string, l Limits) *helper {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	i := slices.IndexFunc(n.spares, func(h *helper) bool { return h.fits(exe, l, n.NoCgroup) })
+	if i < 0 {
+		return nil
+	}
+	h := n.spares[i]
+	n.spares = slices.Delete(n.spares, i, i+1)
 	return h
 }
 

@@ -23,6 +23,9 @@ func (n *Native) Close() error { return nil }
 // Warm does nothing here: there is no helper to start.
 func (n *Native) Warm() {}
 
+// WarmFor does nothing here: there is no helper to start.
+func (n *Native) WarmFor(Limits) {}
+
 // Name returns "native".
 func (n *Native) Name() string { return "native" }
 

@@ -61,9 +61,13 @@ func (n *Native) Start(ctx context.Context, spec Spec, stderr io.Writer) (*Proce
 	proc := &Process{Stdout: pr, stdoutW: pw, stderr: stderr, ready: make(chan struct{}),
 		res: make(chan jobResult, 1), done: make(chan struct{})}
 	j := &job{ctx: ctx, p: p, cfg: cfg, res: proc.res, stream: proc}
-	// Never a spare: its groups were made for another Run's limits, and a
-	// started process keeps its helper for as long as it runs.
-	n.startHelper(exe, p.limits, false, nil).give(j)
+	// A helper started ahead for these very limits (WarmFor), else one of
+	// its own: a spare of the pool had its groups made for another Run's
+	// limits, and a started process keeps its helper for as long as it
+	// runs (nothing refills the pool after it).
+	if h := n.takeSpareFor(exe, p.limits); h == nil || !h.give(j) { // none, or it waited too long and left
+		n.startHelper(exe, p.limits, false, nil).give(j)
+	}
 	go func() {
 		r := <-proc.res
 		proc.mu.Lock()

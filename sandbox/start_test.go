@@ -121,3 +121,87 @@ func (l *lockedWriter) String() string {
 	defer l.mu.Unlock()
 	return l.w.String()
 }
+
+// TestStartTakesWarmed: Start takes the helper that WarmFor started ahead
+// for its very limits (the command runs in that process, confined as
+// ever), and leaves it to wait when its limits differ; a second WarmFor
+// while one waits starts none.
+func TestStartTakesWarmed(t *testing.T) {
+	n := &Native{}
+	defer n.Close()
+	warm := Limits{CPU: time.Hour, Memory: 200 << 20}
+	n.WarmFor(warm)
+	n.WarmFor(warm)
+	var waiting []int
+	for i := 0; len(waiting) == 0; i++ {
+		if i > 1000 {
+			t.Fatal("no helper was started ahead")
+		}
+		time.Sleep(10 * time.Millisecond)
+		waiting = childHelpers(t)
+	}
+	if len(waiting) != 1 {
+		t.Fatalf("two WarmFor started %d helpers, want 1", len(waiting))
+	}
+	w := waiting[0]
+	start := func(l Limits) *Process {
+		t.Helper()
+		p, err := n.Start(context.Background(), Spec{Argv: []string{"cat"}, Root: t.TempDir(), Limits: l}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Kill(); p.Wait() })
+		return p
+	}
+	start(Limits{CPU: time.Hour, Memory: 300 << 20})
+	if c := cmdline(w); c != initArg0+"\x00native\x00" {
+		t.Fatalf("a Start with other limits took the helper started ahead (it runs %q)", c)
+	}
+	p := start(warm)
+	if c := cmdline(w); c != "cat\x00" {
+		t.Fatalf("Start did not take the helper started ahead for its limits (it runs %q)", c)
+	}
+	if len(childHelpers(t)) != 0 {
+		t.Error("a helper is still waiting")
+	}
+	if mine, _ := os.Readlink("/proc/self/ns/pid"); mine == nsOf(w, "pid") || !p.Protections.Seccomp || p.Protections.NoNewPrivs == false {
+		t.Errorf("the command in the helper started ahead is not confined: %+v", p.Protections)
+	}
+	if _, err := p.Stdin.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(p.Stdout).ReadString('\n'); err != nil || line != "hello\n" {
+		t.Fatalf("answer %q, %v", line, err)
+	}
+}
+
+// childHelpers returns the pids of this process's children that are
+// sandbox helpers waiting for their spec.
+func childHelpers(t *testing.T) []int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		// pid (comm) state ppid …: comm may hold spaces, the last ")" ends it.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) && cmdline(pid) == initArg0+"\x00native\x00" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return string(b)
+}
+
+func nsOf(pid int, ns string) string {
+	s, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/" + ns)
+	return s
+}

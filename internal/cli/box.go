@@ -678,6 +678,9 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 		b.require = require
 		boxes = append(boxes, b)
 		c.Launch = b.launch
+		// Its helper starts now, while the gateway starts and the spec
+		// is made: the first launch takes it (sandbox.Native.WarmFor).
+		native.WarmFor(iso.limits())
 	}
 	return closeAll, grants, nil
 }
