@@ -629,10 +629,10 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 				}
 			}
 			var installed string
-			if l.resolved != nil {
-				command, args := c.Command, c.Args
-				id.resolved = func() *trust.Resolved { return l.pinned(cache, command, args) }
-				installed, _ = l.resolved(cache, command, args)
+			if l.installed != nil {
+				var packages map[string]string
+				installed, packages = l.installed(cache, c.Command, c.Args)
+				id.resolved = launcherResolution(l, cache, c.Command, c.Args, installed, packages)
 			}
 			if installed != "" {
 				// Cached: offline, and what runs is read-only to the

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolgate/toolgate/trust"
@@ -39,13 +40,14 @@ type launcher struct {
 	// env are the variables that point the launcher at the registry and
 	// the cache folder.
 	env func(registry, cache string) map[string]string
-	// resolved reads, from the cache folder, what the launcher (command)
-	// installed to run args and the folder that holds it (nil: nothing
-	// yet); nil when the launcher cannot say.
-	resolved func(cache, command string, args []string) (string, *trust.Resolved)
+	// installed reads, from the cache folder, the folder where the
+	// launcher (command) installed what it runs for args and the version
+	// of each package in it ("": nothing yet), without hashing it
+	// (resolution does); nil when the launcher cannot say.
+	installed func(cache, command string, args []string) (string, map[string]string)
 	// folder names the folder under cache that the launcher (command)
 	// installs args in, as it names it ("": it installs nothing of its
-	// own, as for npx's local folders); resolved reads there.
+	// own, as for npx's local folders); installed reads there.
 	folder func(cache, command string, args []string) string
 	// check refuses args whose install folder cannot be named (nil: any).
 	check func(args []string) error
@@ -62,13 +64,13 @@ type launcher struct {
 
 // launchers are the launchers the box knows.
 var launchers = []launcher{{
-	name:     "npm",
-	commands: []string{"npx", "npm"},
-	registry: npmRegistry,
-	env:      npmEnv,
-	resolved: npmResolved,
-	folder:   npxFolder,
-	check:    func(args []string) error { _, err := npxSpecs(args); return err },
+	name:      "npm",
+	commands:  []string{"npx", "npm"},
+	registry:  npmRegistry,
+	env:       npmEnv,
+	installed: npmInstalled,
+	folder:    npxFolder,
+	check:     func(args []string) error { _, err := npxSpecs(args); return err },
 	offline: map[string]string{"npm_config_offline": "true", "npm_config_prefer_offline": "true",
 		"npm_config_logs_dir": "/tmp"}, // the box's own
 	// npx takes its lock (a folder, concurrency.lock) in _npx/HASH, and
@@ -80,7 +82,7 @@ var launchers = []launcher{{
 	},
 }, {
 	// pnpm dlx and yarn dlx read npm's registry setting; what they
-	// resolved is not read yet (their caches differ).
+	// installed is not read yet (their caches differ).
 	name:     "npm",
 	commands: []string{"pnpm", "yarn"},
 	registry: npmRegistry,
@@ -88,14 +90,14 @@ var launchers = []launcher{{
 }, {
 	// pipx run: its index is pip's (PIP_INDEX_URL, or pip's
 	// configuration); its cached virtual environments live under PIPX_HOME.
-	name:     "pipx",
-	commands: []string{"pipx"},
-	registry: pipIndex,
-	env:      pipxEnv,
-	resolved: pipxResolved,
-	folder:   pipxVenv,
-	check:    func(args []string) error { _, _, err := pipxRun(args); return err },
-	offline:  map[string]string{"PIP_NO_INDEX": "1"},
+	name:      "pipx",
+	commands:  []string{"pipx"},
+	registry:  pipIndex,
+	env:       pipxEnv,
+	installed: pipxInstalled,
+	folder:    pipxVenv,
+	check:     func(args []string) error { _, _, err := pipxRun(args); return err },
+	offline:   map[string]string{"PIP_NO_INDEX": "1"},
 	// PIP_INDEX_URL is often https://user:token@host/simple.
 	installOnly: []string{"PIP_INDEX_URL"},
 	// pipx writes its log of each command in PIPX_HOME/logs.
@@ -110,11 +112,55 @@ var launchers = []launcher{{
 // (npx or pipx named it otherwise) is never left running unpinned with
 // its registry granted.
 func (l *launcher) pinned(cache, command string, args []string) *trust.Resolved {
-	_, r := l.resolved(cache, command, args)
-	if dir := l.folder(cache, command, args); r == nil && dir != "" {
+	installed, packages := l.installed(cache, command, args)
+	if installed != "" {
+		return resolution(installed, packages)
+	}
+	if dir := l.folder(cache, command, args); dir != "" {
 		return unpinnable(nil, fmt.Errorf("%s ran, but nothing it installed is in %s, the folder it names for %q: it installed elsewhere and what runs cannot be pinned", filepath.Base(command), dir, args))
 	}
-	return r
+	return nil
+}
+
+// resolution is what the pin records of the install in dir holding
+// packages: their versions and a SHA-256 over the whole tree (hashTree:
+// every file's content, every link's target, never followed), or, for a
+// tree that cannot be hashed, a resolution that differs at each look
+// (unpinnable).
+func resolution(dir string, packages map[string]string) *trust.Resolved {
+	sum, err := hashTree(dir)
+	if err != nil {
+		return unpinnable(packages, err)
+	}
+	return &trust.Resolved{Packages: packages, Tree: sum}
+}
+
+// launcherResolution returns what the pin holds of the install of an
+// upstream l starts with args, at each listing. installed and packages
+// are what l.installed found as the gateway started: that install is
+// hashed now, in the background (the hash reads every file: for a large
+// npm tree most of a second of CPU), while the gateway and the upstream
+// start, and the first listing takes that hash; each later listing looks
+// and hashes again (pinned). The box shows an install found at the start
+// read-only, so the first listing's upstream ran what was hashed.
+func launcherResolution(l *launcher, cache, command string, args []string, installed string, packages map[string]string) func() *trust.Resolved {
+	var mu sync.Mutex
+	var first chan *trust.Resolved
+	if installed != "" {
+		c := make(chan *trust.Resolved, 1)
+		go func() { c <- resolution(installed, packages) }()
+		first = c
+	}
+	return func() *trust.Resolved {
+		mu.Lock()
+		c := first
+		first = nil
+		mu.Unlock()
+		if c != nil {
+			return <-c
+		}
+		return l.pinned(cache, command, args)
+	}
 }
 
 func npmRegistry(ctx context.Context) (string, error) {
@@ -128,16 +174,16 @@ func npmEnv(registry, cache string) map[string]string {
 		"npm_config_prefer_offline": "true"} // a cached package starts without asking the registry
 }
 
-// npmResolved reads what npx installed in cache to run args: the folder
+// npmInstalled reads what npx installed in cache to run args: the folder
 // npx itself installs them in (_npx/HASH, HASH its own: the first 16 hex
-// digits of the SHA-512 of the package specs, one a line, in npx's order; see
-// npxDir), the version of each package named (from its installed
-// package.json) and a SHA-256 over every file of the installed tree
-// (node_modules: path and content, a link as its target, never followed).
-// It returns that tree's folder too, which the box then shows read-only.
-// nil when npx has installed nothing for args yet, or when args name a
-// local folder (npx's folder for it depends on npx's own resolution).
-func npmResolved(cache, command string, args []string) (string, *trust.Resolved) {
+// digits of the SHA-512 of the package specs, one a line, in npx's order;
+// see npxDir) and the version of each package named (from its installed
+// package.json). The folder returned is that install's tree
+// (node_modules), which the box then shows read-only and resolution
+// hashes. "" when npx has installed nothing for args yet, or when args
+// name a local folder (npx's folder for it depends on npx's own
+// resolution).
+func npmInstalled(cache, command string, args []string) (string, map[string]string) {
 	dir := npxFolder(cache, command, args)
 	if dir == "" {
 		return "", nil
@@ -147,11 +193,7 @@ func npmResolved(cache, command string, args []string) (string, *trust.Resolved)
 	if fi, err := os.Lstat(tree); err != nil || !fi.IsDir() {
 		return "", nil
 	}
-	sum, err := hashTree(tree)
-	if err != nil {
-		return tree, unpinnable(nil, err)
-	}
-	r := &trust.Resolved{Packages: map[string]string{}, Tree: sum}
+	packages := map[string]string{}
 	for _, s := range specs {
 		name := npmName(s)
 		var manifest struct {
@@ -161,9 +203,9 @@ func npmResolved(cache, command string, args []string) (string, *trust.Resolved)
 		if err != nil || json.Unmarshal(b, &manifest) != nil {
 			return "", nil
 		}
-		r.Packages[name] = manifest.Version
+		packages[name] = manifest.Version
 	}
-	return tree, r
+	return tree, packages
 }
 
 // npxFolder is the folder npx installs args in under cache (npxDir), ""
@@ -447,15 +489,14 @@ func pipxEnv(index, cache string) map[string]string {
 	return env
 }
 
-// pipxResolved reads what pipx run installed in cache to run args: the
+// pipxInstalled reads what pipx run installed in cache to run args: the
 // virtual environment pipx itself reuses (.cache/HASH, HASH its own: the
 // first 15 hex digits of the SHA-256 of the spec, the Python, the pip and
-// the venv arguments; see pipxVenv), the version of every distribution
-// installed in it (its *.dist-info/METADATA) and a SHA-256 over the whole
-// environment (every file's content, every link's target, not followed).
-// It returns the environment's folder too, which the box then shows
-// read-only.
-func pipxResolved(cache, command string, args []string) (string, *trust.Resolved) {
+// the venv arguments; see pipxVenv) and the version of every distribution
+// installed in it (its *.dist-info/METADATA). The folder returned is the
+// environment, which the box then shows read-only and resolution hashes
+// whole.
+func pipxInstalled(cache, command string, args []string) (string, map[string]string) {
 	venv := pipxVenv(cache, command, args)
 	if venv == "" {
 		return "", nil
@@ -464,7 +505,7 @@ func pipxResolved(cache, command string, args []string) (string, *trust.Resolved
 	if len(sites) == 0 {
 		return "", nil
 	}
-	r := &trust.Resolved{Packages: map[string]string{}}
+	packages := map[string]string{}
 	for _, m := range sites {
 		b, err := os.ReadFile(m)
 		if err != nil {
@@ -482,15 +523,10 @@ func pipxResolved(cache, command string, args []string) (string, *trust.Resolved
 			}
 		}
 		if name != "" {
-			r.Packages[name] = version
+			packages[name] = version
 		}
 	}
-	sum, err := hashTree(venv)
-	if err != nil {
-		return venv, unpinnable(r.Packages, err)
-	}
-	r.Tree = sum
-	return venv, r
+	return venv, packages
 }
 
 // pipxVenv is the folder under cache where pipx run (command) keeps the

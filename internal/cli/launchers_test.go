@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,6 +109,16 @@ func TestHashTree(t *testing.T) {
 	sum()
 }
 
+// npmResolved is what the pin records of npx's install for args in cache
+// (the install's folder, and its resolution; "" and nil: none).
+func npmResolved(cache, command string, args []string) (string, *trust.Resolved) {
+	dir, packages := npmInstalled(cache, command, args)
+	if dir == "" {
+		return "", nil
+	}
+	return dir, resolution(dir, packages)
+}
+
 // TestNpmResolvedLinkOut: an install whose tree holds a link out of it is
 // still found (it is shown read-only and offline), but its resolution
 // differs at each look, so that the pin never takes it.
@@ -155,6 +166,61 @@ func TestNpmResolvedIgnoresDecoys(t *testing.T) {
 	dir, r := npmResolved(cache, "npx", args)
 	if r == nil || r.Packages["@scope/server"] != "1.2.3" || dir != filepath.Join(real, "node_modules") {
 		t.Fatalf("npmResolved = %s %+v, want npx's folder and 1.2.3", dir, r)
+	}
+}
+
+// TestLauncherResolution: the install found as the gateway starts is
+// hashed once, and that hash is the first listing's (a fresh look gives
+// the same); a later listing looks again, so a file of the install
+// edited since, or a link pointed elsewhere, changes the tree's hash; an
+// install that appears only after the start (npx -y's first run) is
+// found and hashed at the listing.
+func TestLauncherResolution(t *testing.T) {
+	cache := t.TempDir()
+	args := []string{"-y", "@scope/server@1.2.3", "stdio"}
+	l := launcherOf("npx")
+	if dir, _ := l.installed(cache, "npx", args); dir != "" {
+		t.Fatalf("nothing installed yet, but installed = %s", dir)
+	}
+	later := launcherResolution(l, cache, "npx", args, "", nil)
+	p := filepath.Join(npxDir(cache, []string{"@scope/server@1.2.3"}), "node_modules", "@scope", "server")
+	os.MkdirAll(p, 0o755)
+	os.WriteFile(filepath.Join(p, "package.json"), []byte(`{"name":"@scope/server","version":"1.2.3"}`), 0o644)
+	os.WriteFile(filepath.Join(p, "index.js"), []byte("serve()\n"), 0o644)
+	os.Symlink("index.js", filepath.Join(p, "main.js"))
+	if r := later(); r == nil || r.Packages["@scope/server"] != "1.2.3" || r.Tree == "" || strings.HasPrefix(r.Tree, trust.Unpinnable) {
+		t.Fatalf("an install made after the start resolved to %+v", r)
+	}
+
+	dir, packages := l.installed(cache, "npx", args)
+	if dir != filepath.Join(npxDir(cache, []string{"@scope/server@1.2.3"}), "node_modules") || packages["@scope/server"] != "1.2.3" {
+		t.Fatalf("installed = %s %v", dir, packages)
+	}
+	resolved := launcherResolution(l, cache, "npx", args, dir, packages)
+	first := resolved()
+	if _, fresh := npmResolved(cache, "npx", args); first == nil || fresh == nil || first.Tree != fresh.Tree || !maps.Equal(first.Packages, fresh.Packages) {
+		t.Fatalf("the first listing's resolution %+v differs from a fresh look %+v", first, fresh)
+	}
+	if again := resolved(); again == nil || again.Tree != first.Tree {
+		t.Fatalf("a second look at the same install resolved to %+v, want %s", again, first.Tree)
+	}
+	os.WriteFile(filepath.Join(p, "index.js"), []byte("serve(); steal()\n"), 0o644)
+	edited := resolved()
+	if edited == nil || edited.Tree == first.Tree {
+		t.Errorf("an edited file of the install left its hash as it was: %+v", edited)
+	}
+	os.Remove(filepath.Join(p, "main.js"))
+	os.Symlink("package.json", filepath.Join(p, "main.js"))
+	if relinked := resolved(); relinked == nil || relinked.Tree == edited.Tree {
+		t.Errorf("a link pointed elsewhere left the install's hash as it was: %+v", relinked)
+	}
+	os.Symlink("../../../../elsewhere.js", filepath.Join(p, "out.js"))
+	if r := resolved(); r == nil || !strings.HasPrefix(r.Tree, trust.Unpinnable) {
+		t.Errorf("an install with a link out of it resolved to %+v, want unpinnable", r)
+	}
+	old := trust.Identity{Resolved: first}
+	if c := old.Change(trust.Identity{Resolved: edited}); c == "" {
+		t.Errorf("the pin saw no change between %s and %s", first.Tree, edited.Tree)
 	}
 }
 
