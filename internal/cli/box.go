@@ -610,6 +610,12 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 			return nil, nil, err
 		}
 		iso.pass = p.passEnv
+		if !iso.off {
+			// Its helper starts now, while the launcher is asked for its
+			// registry, the gateway starts and the spec is made: the
+			// first launch takes it (sandbox.Native.WarmFor).
+			native.WarmFor(iso.limits())
+		}
 		id := boxIdentity{grants: iso.grants(c)}
 		if l := launcherOf(c.Command); l != nil && !iso.off {
 			// npx and the like: a cache of their own; their registry (as
@@ -678,9 +684,6 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 		b.require = require
 		boxes = append(boxes, b)
 		c.Launch = b.launch
-		// Its helper starts now, while the gateway starts and the spec
-		// is made: the first launch takes it (sandbox.Native.WarmFor).
-		native.WarmFor(iso.limits())
 	}
 	return closeAll, grants, nil
 }
