@@ -268,6 +268,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return err
 	}
 	vetter.boxes = boxGrants
+	vetter.identifyAhead(p.cfgs)
 	ui.trust = pinTrust(pol, opts.Auditor)
 	wrap, err := trustWrap(pol.Trust, p.log)
 	if err != nil {

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
+	"github.com/toolgate/toolgate/trust"
 )
 
 // TestWebhookSecretEnv: the webhook's requests are signed with the secret
@@ -60,5 +64,31 @@ func TestWebhookSecretEnv(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIdentifyAhead: the identity taken as the gateway starts is the first
+// listing's, and equal to one taken then; each later listing takes it
+// again, so an executable or a script changed since is seen.
+func TestIdentifyAhead(t *testing.T) {
+	dir := t.TempDir()
+	exe, script := filepath.Join(dir, "server"), filepath.Join(dir, "main.js")
+	os.WriteFile(exe, []byte("#!/bin/sh\necho one\n"), 0o755)
+	os.WriteFile(script, []byte("serve()\n"), 0o644)
+	cfg := mcpclient.Config{Name: "up", Command: exe, Args: []string{script}}
+	v := &pinVetter{}
+	v.identifyAhead([]mcpclient.Config{cfg, {Name: "remote", URL: "http://127.0.0.1:1/mcp"}})
+	first, err := v.identify(cfg)
+	now, err2 := trust.Identify(exe, []string{script}, "", "")
+	if err != nil || err2 != nil || first.SHA256 == "" || first.SHA256 != now.SHA256 || first.Files[script] != now.Files[script] {
+		t.Fatalf("identity taken ahead %+v %v, taken now %+v %v", first, err, now, err2)
+	}
+	os.WriteFile(exe, []byte("#!/bin/sh\necho two\n"), 0o755)
+	if again, err := v.identify(cfg); err != nil || again.SHA256 == first.SHA256 {
+		t.Errorf("a changed executable kept its identity: %+v %v", again, err)
+	}
+	os.WriteFile(script, []byte("serve(); steal()\n"), 0o644)
+	if again, err := v.identify(cfg); err != nil || again.Files[script] == first.Files[script] {
+		t.Errorf("a changed script kept its identity: %+v %v", again, err)
 	}
 }

@@ -375,8 +375,52 @@ type pinVetter struct {
 
 	boxes map[string]boxIdentity // what the box of each stdio upstream adds to its identity
 
-	mu   sync.Mutex
-	held map[[2]string]bool // upstream, tool: quarantined at the last Vet
+	mu    sync.Mutex
+	held  map[[2]string]bool              // upstream, tool: quarantined at the last Vet
+	ahead map[string]<-chan identityTaken // upstream: its identity taken as the gateway started, until its first listing
+}
+
+// identityTaken is what trust.Identify returned.
+type identityTaken struct {
+	id  trust.Identity
+	err error
+}
+
+// identifyAhead takes the identity of each stdio upstream of cfgs now, in
+// the background, while the upstreams start: trust.Identify hashes the
+// executable and each file the arguments name (node is 120 MB: a tenth
+// of a second or more of CPU), and the first listing would wait for it.
+// The first Vet of each upstream takes what was found; each later one
+// takes the identity again.
+func (v *pinVetter) identifyAhead(cfgs []mcpclient.Config) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.ahead = map[string]<-chan identityTaken{}
+	for _, c := range cfgs {
+		if c.Command == "" {
+			continue
+		}
+		taken := make(chan identityTaken, 1)
+		go func() {
+			id, err := trust.Identify(c.Command, c.Args, c.Dir, c.URL)
+			taken <- identityTaken{id, err}
+		}()
+		v.ahead[c.Name] = taken
+	}
+}
+
+// identify returns the upstream's identity: the one taken ahead, once,
+// else taken now.
+func (v *pinVetter) identify(c mcpclient.Config) (trust.Identity, error) {
+	v.mu.Lock()
+	taken := v.ahead[c.Name]
+	delete(v.ahead, c.Name)
+	v.mu.Unlock()
+	if taken != nil {
+		t := <-taken
+		return t.id, t.err
+	}
+	return trust.Identify(c.Command, c.Args, c.Dir, c.URL)
 }
 
 // quarantined reports whether the upstream's tool was quarantined when the
@@ -412,7 +456,7 @@ func (v *pinVetter) Vet(ctx context.Context, ls []mcpclient.Listing) (map[string
 	for _, l := range ls {
 		name := l.Upstream.Name
 		out[name] = map[string]mcpclient.Verdict{}
-		id, err := trust.Identify(l.Upstream.Command, l.Upstream.Args, l.Upstream.Dir, l.Upstream.URL)
+		id, err := v.identify(l.Upstream)
 		if bi, ok := v.boxes[name]; ok {
 			id.Box = bi.grants
 			if bi.resolved != nil {
