@@ -91,16 +91,18 @@ func (l *literals) build() {
 	// suffix of its prefix in the trie): a state's row is its fail state's
 	// with its own edges on top, and its literals are its own and its fail
 	// state's.
+	// (In locals: an append to a field of l while the collector marks
+	// pays a write barrier.)
 	fail := make([]uint16, states)
 	queue := make([]uint16, 1, states)
-	l.out = make([]int32, 0, 2*len(l.ids))
-	l.outAt = make([]int32, states+1)
+	next, found := l.next, make([]int32, 0, 2*len(l.ids))
+	outAt := make([]int32, states+1)
 	outEnd := make([]int32, states)
 	for len(queue) > 0 {
 		st := int(queue[0])
 		queue = queue[1:]
 		f := int(fail[st])
-		row, frow := l.next[st*w:(st+1)*w], l.next[f*w:(f+1)*w]
+		row, frow := next[st*w:(st+1)*w], next[f*w:(f+1)*w]
 		if st != 0 {
 			copy(row, frow)
 		}
@@ -111,26 +113,26 @@ func (l *literals) build() {
 			}
 			queue = append(queue, t)
 		}
-		l.outAt[st] = int32(len(l.out))
+		outAt[st] = int32(len(found))
 		for id := ends[st]; id != 0; id = ends[bytes+int(id)-1] {
-			l.out = append(l.out, id-1)
+			found = append(found, id-1)
 		}
 		if st != 0 {
-			l.out = append(l.out, l.out[l.outAt[f]:outEnd[f]]...)
+			found = append(found, found[outAt[f]:outEnd[f]]...)
 		}
-		outEnd[st] = int32(len(l.out))
+		outEnd[st] = int32(len(found))
 	}
 	// States are numbered in the order the trie was made, not breadth
-	// first: each one's literals are out[outAt[st]:outEnd[st]]. Lay them
-	// out in state order so that outAt[st+1] ends them.
-	out := make([]int32, 0, len(l.out))
+	// first: each one's literals are found[outAt[st]:outEnd[st]]. Lay
+	// them out in state order so that outAt[st+1] ends them.
+	out := make([]int32, 0, len(found))
 	for st := range states {
 		at := len(out)
-		out = append(out, l.out[l.outAt[st]:outEnd[st]]...)
-		l.outAt[st] = int32(at)
+		out = append(out, found[outAt[st]:outEnd[st]]...)
+		outAt[st] = int32(at)
 	}
-	l.outAt[states] = int32(len(out))
-	l.out = out
+	outAt[states] = int32(len(out))
+	l.out, l.outAt = out, outAt
 }
 
 // scan sets in found (a bit per id, cleared by the caller) every literal

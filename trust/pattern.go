@@ -79,6 +79,11 @@ func ordered(src string) string {
 	if err != nil {
 		return src // MustCompile says what is wrong
 	}
+	// An expression anchored at the text's start runs once, at its first
+	// byte, not at every byte: its case-insensitive literals stay as they
+	// are, the smaller expression to compile (a process compiles each on
+	// its first use).
+	classes := !anchoredAtStart(re)
 	var rewrite func(re *syntax.Regexp)
 	rewrite = func(re *syntax.Regexp) {
 		if re.Op == syntax.OpAlternate {
@@ -91,7 +96,7 @@ func ordered(src string) string {
 		for _, sub := range re.Sub {
 			rewrite(sub)
 		}
-		if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase != 0 {
+		if classes && re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase != 0 {
 			classes := make([]*syntax.Regexp, len(re.Rune))
 			for i, r := range re.Rune {
 				classes[i] = &syntax.Regexp{Op: syntax.OpCharClass, Rune: foldClass(r)}
@@ -104,6 +109,15 @@ func ordered(src string) string {
 	}
 	rewrite(re)
 	return re.String()
+}
+
+// anchoredAtStart reports whether every match of re begins at the text's
+// start (it begins with \A, or ^ outside multi-line mode).
+func anchoredAtStart(re *syntax.Regexp) bool {
+	for re.Op == syntax.OpConcat && len(re.Sub) > 0 || re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	return re.Op == syntax.OpBeginText
 }
 
 // beginning is the literal text a branch begins with (lower case where it

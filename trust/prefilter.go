@@ -23,6 +23,7 @@ type prefilter struct {
 	op   prefilterOp
 	lits []string     // opAny: one of these occurs
 	ids  []int32      // their ids in a literals (bind)
+	mask []uint64     // ids as a set, when they are many (masks)
 	sub  []*prefilter // opAnd: all of these hold; opOr: one does
 }
 
@@ -59,11 +60,35 @@ func (p *prefilter) bind(l *literals) {
 	}
 }
 
+// masks gives each of p's opAny nodes with more than maxIDs literals their
+// set (a bit per id in a found set of words uint64s, once its literals are
+// bound): one AND a word instead of a test a literal.
+func (p *prefilter) masks(words int) {
+	const maxIDs = 8
+	if p.op == opAny && len(p.ids) > maxIDs {
+		p.mask = make([]uint64, words)
+		for _, id := range p.ids {
+			p.mask[id>>6] |= 1 << (id & 63)
+		}
+	}
+	for _, s := range p.sub {
+		s.masks(words)
+	}
+}
+
 // mayMatch reports whether a text may hold a match, given found, the
 // literals of the bound set that occur in the text's lower case.
 func (p *prefilter) mayMatch(found []uint64) bool {
 	switch p.op {
 	case opAny:
+		if p.mask != nil {
+			for w, m := range p.mask {
+				if found[w]&m != 0 {
+					return true
+				}
+			}
+			return false
+		}
 		return anyOf(found, p.ids)
 	case opAnd:
 		for _, s := range p.sub {

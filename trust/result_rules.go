@@ -142,6 +142,10 @@ func theResultIndex() *resultIndex {
 		x.anchors = x.anchors[:len(cues)]
 		x.errorAt.use(resultErrorWords, &x.lits)
 		x.lits.build()
+		for _, p := range x.pre {
+			p.masks(x.lits.words())
+		}
+		x.errorWords.masks(x.lits.words())
 		x.needed = make([][]int, len(x.lits.ids))
 		for i, ids := range need {
 			for _, id := range ids {
@@ -211,7 +215,7 @@ func (x *resultIndex) meet(s *readSentence) {
 		for ; set != 0; set &= set - 1 {
 			b := bits.TrailingZeros64(set)
 			i := w*64 + b
-			if s.ascii && !x.pre[i].mayMatch(s.found) || x.anchors[i].used(s) && !x.anchors[i].mayStart(s.found) {
+			if x.anchors[i].used(s) && !x.anchors[i].mayStart(s.found) || s.ascii && !x.pre[i].mayMatch(s.found) {
 				s.may[w] &^= 1 << b
 			}
 		}
