@@ -629,7 +629,7 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 			}
 			iso.cache, iso.cacheEnv = cache, env
 			if l.check != nil {
-				if err := l.check(c.Args); err != nil {
+				if err := l.check(c.Command, c.Args); err != nil {
 					closeAll()
 					return nil, nil, usageErr("upstream %s: %v", c.Name, err)
 				}

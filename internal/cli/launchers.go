@@ -49,8 +49,9 @@ type launcher struct {
 	// installs args in, as it names it ("": it installs nothing of its
 	// own, as for npx's local folders); installed reads there.
 	folder func(cache, command string, args []string) string
-	// check refuses args whose install folder cannot be named (nil: any).
-	check func(args []string) error
+	// check refuses args whose install folder cannot be named when the
+	// launcher is command (nil: any).
+	check func(command string, args []string) error
 	// offline are the variables that keep the launcher off the network.
 	offline map[string]string
 	// installOnly are the variables of env that only an install needs
@@ -70,7 +71,7 @@ var launchers = []launcher{{
 	env:       npmEnv,
 	installed: npmInstalled,
 	folder:    npxFolder,
-	check:     func(args []string) error { _, err := npxSpecs(args); return err },
+	check:     func(_ string, args []string) error { _, err := npxSpecs(args); return err },
 	offline: map[string]string{"npm_config_offline": "true", "npm_config_prefer_offline": "true",
 		"npm_config_logs_dir": "/tmp"}, // the box's own
 	// npx takes its lock (a folder, concurrency.lock) in _npx/HASH, and
@@ -96,7 +97,7 @@ var launchers = []launcher{{
 	env:       pipxEnv,
 	installed: pipxInstalled,
 	folder:    pipxVenv,
-	check:     func(args []string) error { _, _, err := pipxRun(args); return err },
+	check:     pipxCheck,
 	offline:   map[string]string{"PIP_NO_INDEX": "1"},
 	// PIP_INDEX_URL is often https://user:token@host/simple.
 	installOnly: []string{"PIP_INDEX_URL"},
@@ -118,6 +119,11 @@ func (l *launcher) pinned(cache, command string, args []string) *trust.Resolved 
 	}
 	if dir := l.folder(cache, command, args); dir != "" {
 		return unpinnable(nil, fmt.Errorf("%s ran, but nothing it installed is in %s, the folder it names for %q: it installed elsewhere and what runs cannot be pinned", filepath.Base(command), dir, args))
+	}
+	if l.check != nil {
+		if err := l.check(command, args); err != nil { // the folder cannot be named (any more)
+			return unpinnable(nil, err)
+		}
 	}
 	return nil
 }
@@ -650,6 +656,20 @@ func pipxTakesAsWritten(python string) bool {
 	}
 	_, err := exec.LookPath(python)
 	return err == nil
+}
+
+// pipxCheck refuses a pipx run whose folder toolgate cannot name (see
+// pipxRun), or whose Python it cannot tell: no --python, and command's
+// first line names no interpreter it can read.
+func pipxCheck(command string, args []string) error {
+	key, python, err := pipxRun(args)
+	if err != nil || key == nil || python != "" {
+		return err
+	}
+	if pipxPython(command) == "" {
+		return fmt.Errorf("toolgate cannot tell which Python %s runs on (its first line names no interpreter it can find), so it cannot name the folder pipx installs in to pin what runs: give --python as an absolute path", command)
+	}
+	return nil
 }
 
 // pipxPython is the Python pipx runs on, which its cache folders are

@@ -246,3 +246,32 @@ func TestPipxVenv(t *testing.T) {
 		}
 	}
 }
+
+// TestPipxUnknownPythonFailsClosed: where toolgate cannot tell which
+// Python a pipx runs on (not on PATH, an env -S first line it does not
+// read, a binary), it cannot name pipx's folder: a pipx run without an
+// absolute --python is refused at load, and one that got past (its pipx
+// changed since) is pinned as unpinnable (quarantined), never run
+// unpinned with its index granted, though a venv lies in the cache.
+func TestPipxUnknownPythonFailsClosed(t *testing.T) {
+	cache := t.TempDir()
+	venv := filepath.Join(cache, ".cache", "0123456789abcde", "lib", "python3.12", "site-packages", "pkg-1.0.dist-info")
+	os.MkdirAll(venv, 0o755)
+	os.WriteFile(filepath.Join(venv, "METADATA"), []byte("Name: pkg\nVersion: 1.0\n\n"), 0o644)
+	bin := t.TempDir()
+	os.WriteFile(filepath.Join(bin, "pipx-env-s"), []byte("#!/usr/bin/env -S python3 -I\n"), 0o755)
+	os.WriteFile(filepath.Join(bin, "pipx-bin"), []byte("\x7fELF\x02\x01\x01"), 0o755)
+	l := launcherOf("pipx")
+	args := []string{"run", "pkg"}
+	for _, command := range []string{"/nonexistent/pipx", filepath.Join(bin, "pipx-env-s"), filepath.Join(bin, "pipx-bin")} {
+		if err := l.check(command, args); err == nil || !strings.Contains(err.Error(), "--python") {
+			t.Errorf("%s: check %v, want a refusal asking for --python", command, err)
+		}
+		if p := l.pinned(cache, command, args); p == nil || !strings.HasPrefix(p.Tree, trust.Unpinnable) {
+			t.Errorf("%s: pinned %+v, want unpinnable", command, p)
+		}
+	}
+	if err := l.check(filepath.Join(bin, "pipx-bin"), []string{"run", "--python", "/usr/bin/python3", "pkg"}); err != nil {
+		t.Errorf("with an absolute --python: %v", err)
+	}
+}

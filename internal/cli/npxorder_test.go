@@ -159,7 +159,7 @@ print(venv(a.spec or a.app_with_args[0], a.python, m.get_pip_args(vars(a)), m.ge
 		{"run", "--python=/usr/bin/python3", "--spec", "mcp-server-fetch==1.0", "-i", "https://idx.example/simple", "--pip-args=--no-deps --pre", "--system-site-packages", "fetch"},
 		{"run", "-e", "--spec", "/w/pkg", "app"},
 	} {
-		if err := l.check(args); err != nil {
+		if err := l.check(pipx, args); err != nil {
 			t.Errorf("check(%q): %v", args, err)
 		}
 		python := pipxPython(pipx)
@@ -185,7 +185,7 @@ print(venv(a.spec or a.app_with_args[0], a.python, m.get_pip_args(vars(a)), m.ge
 		{[]string{"run", "--fetch-missing-python", "mcp-server-fetch"}, "--fetch-missing-python"},
 		{[]string{"run", "--pip-args", "--extra-index-url 'x y'", "mcp-server-fetch"}, "quoting"},
 	} {
-		if err := l.check(c.args); err == nil || !strings.Contains(err.Error(), c.word) {
+		if err := l.check(pipx, c.args); err == nil || !strings.Contains(err.Error(), c.word) {
 			t.Errorf("check(%q) = %v, want a refusal naming %s", c.args, err, c.word)
 		}
 	}
