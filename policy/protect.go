@@ -87,6 +87,8 @@ func ConfigPaths() []ConfigPath {
 	add("yarn runs the program its yarnPath names on every yarn command", ".yarnrc", ".yarnrc.yml")
 	add("yarn runs the release and plugins kept here on every yarn command", ".yarn/releases", ".yarn/plugins")
 	add("pnpm runs the hooks in this file on every install", ".pnpmfile.cjs")
+	add("npm reads this file in a project and a home folder: the programs its script-shell, node-options (--require) and git name run on every npm run, npm install and npx, and npx installs and runs what its registry serves", ".npmrc")
+	add("pip takes its index from this file (a virtual environment's, a user's): pip install then runs the setup code of what that index serves", "pip.conf", "pip.ini", ".pip", ".config/pip")
 	add("bun runs the preload scripts this file names before every bun run and bun test", "bunfig.toml")
 	add("devbox runs this file's init hook when a devbox shell starts", "devbox.json")
 

@@ -62,7 +62,8 @@ func TestConfigPaths(t *testing.T) {
 		})
 	}
 	for _, must := range []string{".claude", ".codex", ".cursor", ".gemini", ".vscode", ".idea", ".mcp.json", "AGENTS.md", "CLAUDE.md", ".github/copilot-instructions.md", ".envrc", ".husky", ".pre-commit-config.yaml",
-		".cargo/config.toml", ".cargo/config", ".hg", ".mvn", ".github/workflows/copilot-setup-steps.yml", ".lazy.lua"} {
+		".cargo/config.toml", ".cargo/config", ".hg", ".mvn", ".github/workflows/copilot-setup-steps.yml", ".lazy.lua",
+		".npmrc", "pip.conf", "pip.ini", ".pip", ".config/pip"} {
 		if !seen[strings.ToLower(must)] {
 			t.Errorf("%s is not a config path", must)
 		}
