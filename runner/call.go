@@ -27,10 +27,55 @@ const MaxCallBytes = 4 << 20
 const CallContentType = "application/jsonl"
 
 // Answer is one line of the answer to a call: the call's progress while it
-// runs (sent as it comes), then its result (in tool.Result's JSON shape).
+// runs (sent as it comes), then its result.
 type Answer struct {
-	Progress *Progress    `json:"progress,omitempty"`
-	Result   *tool.Result `json:"result,omitempty"`
+	Progress *Progress `json:"progress,omitempty"`
+	Result   *Result   `json:"result,omitempty"`
+}
+
+// Result is a tool.Result as a call's answer carries it: its fields as
+// they are, its content blocks flat (Content), so that it is written and
+// read in one pass, without the per-value methods of MCP's shape
+// (tool.Result's own JSON), which encoding/json checks and copies again
+// at each level.
+type Result struct {
+	Content    []Content      `json:"content,omitempty"`
+	Structured any            `json:"structured,omitempty"`
+	Error      *tool.Error    `json:"error,omitempty"`
+	Meta       map[string]any `json:"meta,omitempty"`
+}
+
+// Content is a tool.Content, field for field.
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     []byte `json:"data,omitempty"`
+	MIMEType string `json:"mime_type,omitempty"`
+	URI      string `json:"uri,omitempty"`
+}
+
+// NewResult is r as an answer carries it.
+func NewResult(r tool.Result) *Result {
+	out := &Result{Structured: r.Structured, Error: r.Error, Meta: r.Meta}
+	if len(r.Content) > 0 {
+		out.Content = make([]Content, len(r.Content))
+		for i, c := range r.Content {
+			out.Content[i] = Content(c)
+		}
+	}
+	return out
+}
+
+// Tool is r as a tool.Result.
+func (r *Result) Tool() tool.Result {
+	out := tool.Result{Structured: r.Structured, Error: r.Error, Meta: r.Meta}
+	if len(r.Content) > 0 {
+		out.Content = make([]tool.Content, len(r.Content))
+		for i, c := range r.Content {
+			out.Content[i] = tool.Content(c)
+		}
+	}
+	return out
 }
 
 // Progress is one report of tool.ReportProgress.
@@ -89,8 +134,7 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 	mu.Lock()
 	defer mu.Unlock()
 	done = true
-	if enc.Encode(Answer{Result: &res}) != nil {
-		e := tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", c.Name))
-		enc.Encode(Answer{Result: &e})
+	if enc.Encode(Answer{Result: NewResult(res)}) != nil {
+		enc.Encode(Answer{Result: NewResult(tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", c.Name)))})
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -151,7 +153,7 @@ func TestCall(t *testing.T) {
 	if p := progress.Progress; p == nil || p.Done != 1 || p.Total != 2 || p.Message != "half" || progress.Result != nil {
 		t.Errorf("its first line is not its progress: %s", lines[0])
 	}
-	if res := result.Result; res == nil || res.Text() != `sb-a echo {"x":1}` || res.Meta["approved"] != false || result.Progress != nil {
+	if res := result.Result; res == nil || res.Tool().Text() != `sb-a echo {"x":1}` || res.Meta["approved"] != false || result.Progress != nil {
 		t.Errorf("its last line is not its result: %s", lines[1])
 	}
 	if _, body := do(ctx, "POST", "sb-a", "sb-a", call, ApprovedHeader, "1"); !strings.Contains(body, `"approved":true`) {
@@ -178,4 +180,27 @@ func TestCall(t *testing.T) {
 	<-started
 	cancel()
 	<-cancelled // the call's context ended with its request
+}
+
+// TestResultRoundTrip: a result crosses a call's answer whole: every kind
+// of block, a structured value, metadata and an error.
+func TestResultRoundTrip(t *testing.T) {
+	for _, r := range []tool.Result{
+		{Content: []tool.Content{tool.TextContent("a"), tool.TextContent(""), tool.ImageContent([]byte{0, 1, 2}, "image/png"),
+			{Type: "resource", URI: "file:///x", MIMEType: "text/plain", Text: "x"}}, Structured: map[string]any{"n": 1.5, "s": []any{"a", true, nil}},
+			Meta: map[string]any{"total_lines": 3.0}},
+		tool.ErrorResult(tool.Errorf(tool.NotFound, "no x").WithSuggestion("look").WithDetail("path", "x").WithRetry(2 * time.Second)),
+	} {
+		b, err := json.Marshal(Answer{Result: NewResult(r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a Answer
+		if err := json.Unmarshal(b, &a); err != nil || a.Result == nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if got := a.Result.Tool(); !reflect.DeepEqual(got, r) {
+			t.Errorf("%s\n got %#v\nwant %#v", b, got, r)
+		}
+	}
 }

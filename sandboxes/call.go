@@ -96,10 +96,10 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 		at.fail(fmt.Sprintf("it answered %s", resp.Status))
 		return tool.Result{}
 	}
-	var res *tool.Result
+	var got *runner.Result
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, maxAnswerBytes)
-	for res == nil && sc.Scan() {
+	for got == nil && sc.Scan() {
 		var a runner.Answer
 		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 			at.fail(fmt.Sprintf("it answered what does not decode: %v", err))
@@ -108,10 +108,10 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 		if p := a.Progress; p != nil {
 			tool.ReportProgress(ctx, p.Done, p.Total, p.Message)
 		}
-		res = a.Result
+		got = a.Result
 	}
 	switch {
-	case res != nil:
+	case got != nil:
 		// The end of the answer is right behind its result: read, the
 		// connection is kept for the sandbox's next call.
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
@@ -128,6 +128,7 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 		at.fail(why)
 		return tool.Result{}
 	}
+	res := got.Tool()
 	if res.Error != nil {
 		if res.Error.Type == tool.UnknownTool {
 			return tool.ErrorResult(tool.Errorf(tool.Unavailable, "sandbox %s does not offer %s (its runner's tools differ from this gateway's)", c.id, call.Name).
@@ -135,7 +136,7 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 		}
 		res.Content = nonText(res.Content) // the text is the error's message
 	}
-	return *res
+	return res
 }
 
 // nonText keeps the blocks other than text.
