@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/hmac"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +41,8 @@ type Runner struct {
 
 	mu       sync.Mutex
 	open     map[string]*Sandbox
-	deleting map[string]bool // being deleted: neither opened nor made until it is gone
+	deleting map[string]bool   // being deleted: neither opened nor made until it is gone
+	macs     map[string][]byte // the MAC of each id whose token was presented
 	closed   bool
 }
 
@@ -85,7 +87,7 @@ func New(o Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspaces folder: %w", err)
 	}
-	return &Runner{opts: o, dir: dir, root: root, open: map[string]*Sandbox{}}, nil
+	return &Runner{opts: o, dir: dir, root: root, open: map[string]*Sandbox{}, macs: map[string][]byte{}}, nil
 }
 
 // Dir is the absolute folder of the workspaces.
@@ -128,7 +130,7 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 			id = ""
 		}
 	}
-	if id == "" || !Check(r.opts.Secret, id, req.Header.Get("Authorization")) {
+	if id == "" || !r.authorized(id, req.Header.Get("Authorization")) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="toolgate-runner"`)
 		answer(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized",
 			"message": "every request needs Authorization: Bearer with the token of the sandbox id in its path"})
@@ -161,6 +163,31 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	default:
 		answer(w, http.StatusNotFound, map[string]any{"error": "not_found", "message": "this runner serves /sandboxes/{id}/mcp and /sandboxes/{id}/call"})
 	}
+}
+
+// authorized is Check, the MAC of an id kept once its token was
+// presented: a sandbox's calls do not each compute it again (only ids a
+// holder of the secret named are kept, so a caller without it cannot grow
+// the map).
+func (r *Runner) authorized(id, authorization string) bool {
+	got, ok := bearer(authorization)
+	if !ok {
+		return false
+	}
+	r.mu.Lock()
+	want := r.macs[id]
+	r.mu.Unlock()
+	if want != nil {
+		return hmac.Equal(got, want)
+	}
+	want = mac(r.opts.Secret, id)
+	if !hmac.Equal(got, want) {
+		return false
+	}
+	r.mu.Lock()
+	r.macs[id] = want
+	r.mu.Unlock()
+	return true
 }
 
 // manage answers /sandboxes/{id}: PUT makes the sandbox unless it exists
@@ -244,6 +271,7 @@ func (r *Runner) Delete(id string) error {
 	}
 	s := r.open[id]
 	delete(r.open, id)
+	delete(r.macs, id)
 	if r.deleting == nil {
 		r.deleting = map[string]bool{}
 	}

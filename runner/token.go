@@ -41,18 +41,24 @@ func mac(secret []byte, id string) []byte {
 // "Bearer " and the token of id (hex or unpadded base64url), comparing the
 // MACs in constant time.
 func Check(secret []byte, id, authorization string) bool {
+	got, ok := bearer(authorization)
+	return ok && hmac.Equal(got, mac(secret, id))
+}
+
+// bearer returns the MAC an Authorization header value presents.
+func bearer(authorization string) ([]byte, bool) {
 	scheme, tok, ok := strings.Cut(authorization, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return nil, false
 	}
 	tok = strings.TrimSpace(tok)
 	got, err := hex.DecodeString(tok)
 	if err != nil {
 		if got, err = base64.RawURLEncoding.DecodeString(tok); err != nil {
-			return false
+			return nil, false
 		}
 	}
-	return hmac.Equal(got, mac(secret, id))
+	return got, true
 }
 
 // ValidID says why id is not a sandbox id, or nil: 1 to 63 ASCII letters,
