@@ -41,7 +41,7 @@ func (e *Engine) budget(next handler) handler {
 	return func(ctx context.Context, p *pending) tool.Result {
 		res := next(ctx, p)
 		if e.opts.Redactor != nil {
-			res = e.redact(res)
+			res = e.redact(ctx, res)
 		}
 		max := e.maxResultBytes(p.def.Name)
 		if max < 0 {
@@ -87,7 +87,7 @@ func (e *Engine) smallestBudget(name string) int {
 }
 
 // redact replaces secrets in text content and in the structured value.
-func (e *Engine) redact(res tool.Result) tool.Result {
+func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	n := 0
 	var content []tool.Content
 	for i, c := range res.Content {
@@ -108,7 +108,7 @@ func (e *Engine) redact(res tool.Result) tool.Result {
 		res.Content = content
 	}
 	if res.Structured != nil {
-		if b, err := json.Marshal(res.Structured); err == nil {
+		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
 			if t, k := e.opts.Redactor.Redact(string(b)); k > 0 {
 				var v any
 				if json.Unmarshal([]byte(t), &v) == nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -85,9 +86,9 @@ func withMeta(t *testing.T, out *mcp.CallToolResult, data []byte) []byte {
 func TestEncodeMatchesMarshalJSON(t *testing.T) {
 	declines := map[string]bool{"image": true, "failing": true, "not a number": true}
 	for name, res := range encodeCases() {
-		out := callResult(res)
+		out := callResult(context.Background(), res)
 		want, wantErr := out.MarshalJSON() // MarshalJSON ignores RelayJSON's bytes
-		got, ok := encode(out)
+		got, ok := encode(context.Background(), out)
 		if ok == declines[name] {
 			t.Errorf("%s: encode reports %v", name, ok)
 		}
@@ -162,12 +163,68 @@ func TestEncodedOverSession(t *testing.T) {
 				res.Meta[k] = v
 			}
 		}
-		want, err := callResult(res).MarshalJSON()
+		want, err := callResult(context.Background(), res).MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got.DecodedJSON(), want) {
 			t.Errorf("%s:\n got %.400s\nwant %.400s", def.Name, got.DecodedJSON(), want)
+		}
+	}
+}
+
+// counting is a structured value whose encoding changes each time it is
+// encoded.
+type counting struct{ n *int }
+
+func (c counting) MarshalJSON() ([]byte, error) {
+	*c.n++
+	return []byte(fmt.Sprintf(`{"n":%d}`, *c.n)), nil
+}
+
+// seeing is a result check that keeps the bytes it read.
+type seeing struct{ saw []byte }
+
+func (s *seeing) Check(ctx context.Context, _ tool.Definition, _ tool.Call, res tool.Result) tool.Result {
+	s.saw, _ = tool.MarshalJSON(ctx, res.Structured)
+	return res
+}
+
+// TestCheckedBytesAreSent: the client gets exactly the structured bytes
+// the result check read, though the redaction reads them too, and a value
+// encoded again would say something else.
+func TestCheckedBytesAreSent(t *testing.T) {
+	ctx := context.Background()
+	n := 0
+	reg := registry.New()
+	if err := reg.Register(fixed{"count", tool.Result{Content: []tool.Content{tool.TextContent("x")}, Structured: counting{&n}}}); err != nil {
+		t.Fatal(err)
+	}
+	pol := policy.Default()
+	red, err := policy.NewRedactor(pol.Secrets.All())
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk := &seeing{}
+	srv, err := New(Options{Engine: engine.New(engine.Options{Registry: reg, Policy: pol, Redactor: red, ResultChecker: chk}), NoCallLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	go srv.Run(ctx, st)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for range 2 {
+		got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "count", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(got.DecodedJSON(), []byte(`"structuredContent":`+string(chk.saw)+`}`)) {
+			t.Errorf("the check read %s, the client got %s", chk.saw, got.DecodedJSON())
 		}
 	}
 }

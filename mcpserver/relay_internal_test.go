@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func BenchmarkAnswer(b *testing.B) {
 	b.Run("encoded", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := callResult(res).MarshalJSON(); err != nil {
+			if _, err := callResult(context.Background(), res).MarshalJSON(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -43,7 +44,7 @@ func BenchmarkAnswer(b *testing.B) {
 			if !ok {
 				b.Fatal("not relayed")
 			}
-			out := callResult(res)
+			out := callResult(context.Background(), res)
 			out.RelayJSON(data)
 		}
 	})

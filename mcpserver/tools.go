@@ -106,6 +106,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	}
 	ctx = tool.WithLogger(ctx, st.logger(call.Name))
 	ctx = withInput(ctx, ss, req.Params)
+	// The result check, the redaction and the answer read the structured
+	// value's encoding: one, the bytes the client gets.
+	ctx = tool.WithEncoded(ctx)
 	res := s.execute(ctx, st, call)
 	if ir := inputRequired(res.Error); ir != nil {
 		return ir, nil // the client asks its user and calls again
@@ -126,7 +129,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		// The tool left the registry after the client listed it.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: res.Error.Text()}
 	}
-	return callResult(res), nil
+	return callResult(ctx, res), nil
 }
 
 // growStack grows the calling goroutine's stack in one step, while it is
@@ -184,8 +187,9 @@ func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.C
 // callResult renders a result in MCP's shape: a failure is isError with the
 // model-facing text as content and the structured error as
 // structuredContent. A result that says exactly what an upstream's bytes
-// said (tool.Relay) is answered with those bytes.
-func callResult(res tool.Result) *mcp.CallToolResult {
+// said (tool.Relay) is answered with those bytes; any other, with encode's
+// (the structured value's as ctx has it: tool.MarshalJSON).
+func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: mcpContent(res.Content)}
 	if res.Error != nil {
 		out.IsError = true
@@ -202,7 +206,7 @@ func callResult(res tool.Result) *mcp.CallToolResult {
 	if data, ok := res.Relay.For(res); ok {
 		// An upstream's result that nothing changed goes on as it came.
 		out.RelayJSON(data)
-	} else if data, ok := encode(out); ok {
+	} else if data, ok := encode(ctx, out); ok {
 		out.RelayJSON(data)
 	}
 	return out
@@ -216,8 +220,9 @@ func callResult(res tool.Result) *mcp.CallToolResult {
 // cost more than encoding it. It reports false for what callResult never
 // makes (input requests, annotated blocks), for blocks other than text
 // (rare: MarshalJSON encodes them) and when a part cannot be encoded;
-// MarshalJSON then encodes out and reports its own error.
-func encode(out *mcp.CallToolResult) ([]byte, bool) {
+// MarshalJSON then encodes out and reports its own error. The structured
+// value is ctx's encoding of it (tool.MarshalJSON: json.Marshal's bytes).
+func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 	if out.InputRequests != nil || out.RequestState != "" {
 		return nil, false
 	}
@@ -258,10 +263,12 @@ func encode(out *mcp.CallToolResult) ([]byte, bool) {
 	}
 	buf.WriteByte(']')
 	if out.StructuredContent != nil {
-		buf.WriteString(`,"structuredContent":`)
-		if !value(out.StructuredContent) {
+		b, err := tool.MarshalJSON(ctx, out.StructuredContent)
+		if err != nil {
 			return nil, false
 		}
+		buf.WriteString(`,"structuredContent":`)
+		buf.Write(b)
 	}
 	if out.IsError {
 		buf.WriteString(`,"isError":true`)

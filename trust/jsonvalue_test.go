@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strconv"
@@ -86,7 +87,7 @@ func BenchmarkAsJSON(b *testing.B) {
 	}{"running", out.String(), 8192}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := asJSON(v); !ok {
+		if _, ok := asJSON(context.Background(), v); !ok {
 			b.Fatal("not decoded")
 		}
 	}

@@ -43,12 +43,13 @@ const FlaggedMeta = "flagged"
 // (/content/0/text, /structuredContent/…, /error/message). At most one
 // finding of a kind is reported per string.
 func CheckResult(res tool.Result) []Finding {
-	found, _ := checkResult(res)
+	found, _ := checkResult(context.Background(), res)
 	return found
 }
 
-// checkResult is CheckResult, with the strings found to hold an injection.
-func checkResult(res tool.Result) ([]Finding, map[string]bool) {
+// checkResult is CheckResult, with the strings found to hold an injection;
+// ctx's encoding of the structured value is the one it reads (see asJSON).
+func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bool) {
 	var out []Finding
 	// A string is checked once, however often it occurs (a server's text
 	// block often repeats its structured content).
@@ -82,7 +83,7 @@ func checkResult(res tool.Result) ([]Finding, map[string]bool) {
 		}
 	}
 	if res.Structured != nil {
-		if v, ok := asJSON(res.Structured); ok {
+		if v, ok := asJSON(ctx, res.Structured); ok {
 			walkStrings(v, "/structuredContent", add)
 		}
 	}
@@ -95,12 +96,13 @@ func checkResult(res tool.Result) ([]Finding, map[string]bool) {
 
 // asJSON returns v as encoding/json decodes it into an any: v itself when it
 // is such a value already (as an upstream's structuredContent is), else v
-// encoded and decoded (by parseJSON, or Unmarshal where it declines).
-func asJSON(v any) (any, bool) {
+// encoded (tool.MarshalJSON: in an MCP server's call, the bytes its client
+// gets) and decoded (by parseJSON, or Unmarshal where it declines).
+func asJSON(ctx context.Context, v any) (any, bool) {
 	if decoded(v) {
 		return v, true
 	}
-	raw, err := json.Marshal(v)
+	raw, err := tool.MarshalJSON(ctx, v)
 	if err != nil {
 		return nil, false
 	}
@@ -191,14 +193,14 @@ func (c *ResultCheck) ModeOf(toolName string) ResultMode {
 // nothing is found (the same value: nothing is encoded again), else res
 // marked or withheld (see ApplyResult). A tool tagged "mcp:NAME" (an
 // upstream's, see mcpclient) is named with its upstream.
-func (c *ResultCheck) Check(_ context.Context, def tool.Definition, call tool.Call, res tool.Result) tool.Result {
+func (c *ResultCheck) Check(ctx context.Context, def tool.Definition, call tool.Call, res tool.Result) tool.Result {
 	name := cmp.Or(def.Name, call.Name)
 	mode := c.ModeOf(name)
 	if mode == ResultsOff {
 		return res
 	}
 	upstream := UpstreamOf(def)
-	out, found := ApplyResult(mode, upstream, name, res)
+	out, found := applyResult(ctx, mode, upstream, name, res)
 	if l := c.Logger; l != nil && len(found) > 0 {
 		l.Warn("tool result flagged", "tool", name, "upstream", upstream, "call_id", call.ID, "action", mode, "findings", found)
 	}
@@ -230,10 +232,15 @@ const FlaggedFieldsMeta = "flagged_fields"
 // flagged result carries the kinds found in Meta[FlaggedMeta] and the
 // fields in Meta[FlaggedFieldsMeta].
 func ApplyResult(mode ResultMode, upstream, toolName string, res tool.Result) (tool.Result, []Finding) {
+	return applyResult(context.Background(), mode, upstream, toolName, res)
+}
+
+// applyResult is ApplyResult reading ctx's encoding of the structured value.
+func applyResult(ctx context.Context, mode ResultMode, upstream, toolName string, res tool.Result) (tool.Result, []Finding) {
 	if mode == ResultsOff {
 		return res, nil
 	}
-	found, strs := checkResult(res)
+	found, strs := checkResult(ctx, res)
 	if len(found) == 0 {
 		return res, nil
 	}
@@ -251,7 +258,7 @@ func ApplyResult(mode ResultMode, upstream, toolName string, res tool.Result) (t
 			delete(out.Error.Details, "upstream")
 		}
 	} else {
-		out = markResult(res, upstream, toolName, kinds, strs)
+		out = markResult(ctx, res, upstream, toolName, kinds, strs)
 	}
 	for k, v := range res.Meta {
 		out.SetMeta(k, v)
@@ -320,7 +327,7 @@ func describeKinds(kinds []string) string {
 // for toolgate's note is defused, and hidden characters are shown as
 // their code points. The rest of res is as it was. Structured content
 // that cannot be read as JSON is withheld.
-func markResult(res tool.Result, upstream, toolName string, kinds []string, flagged map[string]bool) tool.Result {
+func markResult(ctx context.Context, res tool.Result, upstream, toolName string, kinds []string, flagged map[string]bool) tool.Result {
 	id := boundaryID()
 	open := fmt.Sprintf("<untrusted-content id=%q>", id)
 	shut := fmt.Sprintf("</untrusted-content id=%q>", id)
@@ -353,7 +360,7 @@ func markResult(res tool.Result, upstream, toolName string, kinds []string, flag
 		out.Content = append(out.Content, c)
 	}
 	if res.Structured != nil {
-		if v, ok := asJSON(res.Structured); ok {
+		if v, ok := asJSON(ctx, res.Structured); ok {
 			out.Structured = markStrings(v, mark)
 		}
 	}

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func FuzzCheckResult(f *testing.F) {
 				t.Fatalf("finding %+v", fd)
 			}
 		}
-		out := markResult(tool.TextResult(s), "up", "t", []string{KindInstruction}, map[string]bool{s: true})
+		out := markResult(context.Background(), tool.TextResult(s), "up", "t", []string{KindInstruction}, map[string]bool{s: true})
 		body := out.Content[1].Text
 		id := boundary.FindStringSubmatch(out.Content[0].Text)[1]
 		open, shut := `<untrusted-content id="`+id+`">`+"\n", "\n"+`</untrusted-content id="`+id+`">`

@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -37,7 +38,7 @@ func TestAsJSON(t *testing.T) {
 		raw, err := json.Marshal(v)
 		var want any
 		wantOK := err == nil && json.Unmarshal(raw, &want) == nil
-		got, ok := asJSON(v)
+		got, ok := asJSON(context.Background(), v)
 		if ok != wantOK || !reflect.DeepEqual(got, want) {
 			t.Errorf("asJSON(%#v) = %#v, %v; want %#v, %v", v, got, ok, want, wantOK)
 		}

@@ -1,0 +1,47 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"sync"
+)
+
+type encodedKey struct{}
+
+// encoded is the last value MarshalJSON encoded in a call, with its bytes.
+type encoded struct {
+	mu sync.Mutex
+	v  any
+	b  []byte
+}
+
+// WithEncoded returns a context in which MarshalJSON encodes a value once:
+// a result's structured value is encoded by each stage that reads it as
+// JSON (the result check, the redaction, the MCP answer), and with this
+// they read, and the client gets, the same bytes. An MCP server sets it
+// for each call.
+func WithEncoded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, encodedKey{}, &encoded{})
+}
+
+// MarshalJSON returns json.Marshal(v). In a context of WithEncoded, a value
+// equal (==) to the one it encoded last there, of a comparable type, gets
+// the same bytes again, which the caller must not change. A value that is
+// not comparable (a map, a slice) is encoded each time.
+func MarshalJSON(ctx context.Context, v any) ([]byte, error) {
+	e, _ := ctx.Value(encodedKey{}).(*encoded)
+	if e == nil || v == nil || !reflect.ValueOf(v).Comparable() {
+		return json.Marshal(v)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.b != nil && e.v == v {
+		return e.b, nil
+	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		e.v, e.b = v, b
+	}
+	return b, err
+}
