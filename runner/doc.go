@@ -7,13 +7,13 @@
 // A sandbox answers at two endpoints. A gateway calls its tools at
 // POST /sandboxes/{id}/call: the body a CallRequest (at most
 // MaxCallBytes), the answer JSON Lines (CallContentType), each an Answer:
-// the call's progress as it comes, then its result in tool.Result's JSON
-// shape; the request's end (the caller gone) cancels the call, and
-// ApprovedHeader runs it approved. One request and one answer, on a kept
-// connection: no session, no JSON-RPC framing, no event stream, under
-// half the instructions of the same call over MCP. An MCP client (a person debugging a
-// sandbox, another program) reaches the same tools over MCP streamable
-// HTTP at /sandboxes/{id}/mcp, stateless.
+// the call's progress as it comes, then its Result; the request's end
+// (the caller gone) cancels the call, and ApprovedHeader runs it
+// approved. One request and one answer, on a kept connection: no session,
+// no JSON-RPC framing, no event stream, and two fifths of the
+// instructions of the same call over MCP. An MCP client (a person
+// debugging a sandbox, another program) reaches the same tools over MCP
+// streamable HTTP at /sandboxes/{id}/mcp, stateless.
 //
 // The runner executes, the gateway governs: what a sandbox serves is built
 // by the caller of New (Options.Open; the CLI serves the built-in file and
