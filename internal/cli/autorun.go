@@ -40,10 +40,14 @@ func missingAutoRun(w string) ([]autoRunEntry, error) {
 		e := autoRunEntry{grant: w, rel: rel, reason: c.Reason}
 		for _, p := range parents(rel) {
 			if fi, err := root.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				if e.links == nil {
-					e.links = map[string]fs.FileInfo{}
+				target, err := root.Readlink(p)
+				if err != nil {
+					return nil, err
 				}
-				e.links[p] = fi
+				if e.links == nil {
+					e.links = map[string]ownLink{}
+				}
+				e.links[p] = ownLink{fi, target}
 			}
 		}
 		out = append(out, e)
@@ -74,7 +78,17 @@ func parents(rel string) []string {
 type autoRunEntry struct {
 	grant, rel, reason string
 	// links are the links on the way to rel when the upstream started.
-	links map[string]fs.FileInfo
+	links map[string]ownLink
+}
+
+// ownLink is a link as it was when the upstream started: the file and
+// where it pointed. A link is the person's own only while both hold: a
+// file system reuses a removed link's inode for the next one made (ext4
+// at once), so the upstream could remove the person's link and make its
+// own, pointing elsewhere, on the same inode.
+type ownLink struct {
+	fi     fs.FileInfo
+	target string
 }
 
 // path is the entry's path on the host.
@@ -104,8 +118,14 @@ func (e autoRunEntry) find(root *os.Root) (string, bool, error) {
 			return filepath.Dir(p), false, err // the folder that cannot be searched
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			if old, ok := e.links[p]; ok && os.SameFile(old, fi) {
-				return "", false, nil // the user's own link, there before the upstream
+			if old, ok := e.links[p]; ok && os.SameFile(old.fi, fi) {
+				target, err := root.Readlink(p)
+				if err != nil {
+					return filepath.Dir(p), false, err
+				}
+				if target == old.target {
+					return "", false, nil // the user's own link, there before the upstream
+				}
 			}
 			return p, true, nil
 		}

@@ -273,3 +273,43 @@ func drain[T any](c chan T) {
 		}
 	}
 }
+
+// TestAutoRunLinkRemadeOnSameInode: a person's link on the way to an
+// auto-run entry, there when the upstream started (W/.config → their
+// ~/.config), that the upstream removes and makes again pointing elsewhere
+// (a folder it can write, holding a planted git config) is not taken for
+// the person's own even when the file system gives the new link the old
+// one's inode (ext4 does at once): it is moved out (review R8).
+func TestAutoRunLinkRemadeOnSameInode(t *testing.T) {
+	dir := t.TempDir()
+	home, work, elsewhere := filepath.Join(dir, "home"), filepath.Join(dir, "work"), filepath.Join(dir, "elsewhere")
+	for _, d := range []string{filepath.Join(home, ".config"), work, filepath.Join(elsewhere, "git")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(elsewhere, "git", "config"), []byte("[core]\n\tfsmonitor = evil\n"), 0o644)
+	link := filepath.Join(work, ".config")
+	if err := os.Symlink(filepath.Join(home, ".config"), link); err != nil {
+		t.Fatal(err)
+	}
+	var before syscall.Stat_t
+	syscall.Lstat(link, &before)
+	missing := mustMissing(t, work)
+	var seq int
+	if got := planted(missing, filepath.Join(dir, "quarantine"), &seq); len(got) != 0 {
+		t.Fatalf("the person's own link was moved: %+v", got)
+	}
+	os.Remove(link)
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Fatal(err)
+	}
+	var after syscall.Stat_t
+	syscall.Lstat(link, &after)
+	t.Logf("the new link's inode is the old one's: %v", after.Ino == before.Ino)
+	moved := planted(missing, filepath.Join(dir, "quarantine"), &seq)
+	if len(moved) != 1 || moved[0].target != link || !moved[0].link || moved[0].err != nil {
+		t.Fatalf("want the remade link moved, got %+v", moved)
+	}
+	if _, err := os.Lstat(link); err == nil {
+		t.Errorf("the remade link is still in the grant")
+	}
+}
