@@ -177,7 +177,8 @@ func planted(missing []autoRunEntry, quarantine string, seq *int) []autoRunMoved
 		}
 		*seq++
 		dst := filepath.Join(quarantine, time.Now().UTC().Format("20060102T150405Z")+"-"+strconv.Itoa(*seq), filepath.Base(rel))
-		mv := autoRunMoved{entry: m, target: filepath.Join(m.grant, rel), to: dst, err: moveOut(root, rel, dst)}
+		mv := autoRunMoved{entry: m, target: filepath.Join(m.grant, rel), to: dst}
+		mv.partial, mv.err = moveOut(root, rel, dst)
 		if rel != m.rel {
 			mv.link = true
 		}
@@ -186,10 +187,25 @@ func planted(missing []autoRunEntry, quarantine string, seq *int) []autoRunMoved
 	return out
 }
 
-// moveOut moves rel, inside root, to dst (outside it).
-func moveOut(root *os.Root, rel, dst string) error {
+// The most of one planted entry that is copied into quarantine when it
+// cannot be renamed there (another file system): entries (files,
+// folders, links) and bytes. What is beyond is not copied; the entry is
+// removed from the grant all the same, and its record says so.
+const (
+	maxQuarantineEntries = 4096
+	maxQuarantineBytes   = 64 << 20
+)
+
+// errQuarantineFull is copyTree's error past maxQuarantineEntries or
+// maxQuarantineBytes.
+var errQuarantineFull = fmt.Errorf("larger than the quarantine keeps of an entry (%d files and folders, %d MiB)", maxQuarantineEntries, maxQuarantineBytes>>20)
+
+// moveOut moves rel, inside root, to dst (outside it). partial says that
+// rel was removed but only its part within the quarantine's bound was
+// copied to dst.
+func moveOut(root *os.Root, rel, dst string) (partial bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return err
+		return false, err
 	}
 	dir, base := filepath.Split(rel)
 	if dir == "" {
@@ -197,16 +213,17 @@ func moveOut(root *os.Root, rel, dst string) error {
 	}
 	parent, err := root.OpenRoot(dir)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer parent.Close()
 	if err := renameOut(parent, base, dst); err == nil {
-		return nil
+		return false, nil
 	}
-	if err := copyTree(parent, base, dst); err != nil {
-		return err
+	err = copyTree(parent, base, dst)
+	if err != nil && !errors.Is(err, errQuarantineFull) {
+		return false, err
 	}
-	return parent.RemoveAll(base)
+	return err != nil, parent.RemoveAll(base)
 }
 
 // autoRunMoved is one planted entry and where it went.
@@ -218,7 +235,10 @@ type autoRunMoved struct {
 	// not be read, so what it holds is not known (err says why).
 	unchecked bool
 	to        string
-	err       error
+	// partial: target was removed, but it was larger than the quarantine
+	// keeps of an entry, and to holds only a part of it.
+	partial bool
+	err     error
 }
 
 // rule says what happened, for the audit record.
@@ -230,19 +250,25 @@ func (m autoRunMoved) rule() string {
 	if m.link {
 		r = fmt.Sprintf("write: a link made inside the write grant %s on the way to the auto-run entry %s, leading out of the grant (%s)", m.entry.grant, m.entry.path(), m.entry.reason)
 	}
-	if m.err != nil {
+	switch {
+	case m.err != nil:
 		return r + "; it could not be moved away: " + m.err.Error()
+	case m.partial:
+		return r + "; removed: it is " + errQuarantineFull.Error() + ", so " + m.to + " holds only its first part"
 	}
 	return r + "; moved to " + m.to
 }
 
 // copyTree copies a file, a link (as a link) or a folder from rel inside
-// root to dst, never following a link.
+// root to dst, never following a link, up to maxQuarantineEntries entries
+// and maxQuarantineBytes bytes (errQuarantineFull past either: what was
+// copied stays).
 func copyTree(root *os.Root, rel, dst string) error {
 	fi, err := root.Lstat(rel)
 	if err != nil {
 		return err
 	}
+	entries, bytes := 0, int64(0)
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := root.Readlink(rel)
 		if err != nil {
@@ -253,6 +279,9 @@ func copyTree(root *os.Root, rel, dst string) error {
 	return fs.WalkDir(root.FS(), filepath.ToSlash(rel), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if entries++; entries > maxQuarantineEntries {
+			return errQuarantineFull
 		}
 		to := filepath.Join(dst, strings.TrimPrefix(strings.TrimPrefix(p, filepath.ToSlash(rel)), "/"))
 		switch {
@@ -274,7 +303,12 @@ func copyTree(root *os.Root, rel, dst string) error {
 			if err != nil {
 				return err
 			}
-			if _, err := io.Copy(out, in); err != nil {
+			n, err := io.Copy(out, io.LimitReader(in, maxQuarantineBytes-bytes+1))
+			bytes += n
+			if err == nil && bytes > maxQuarantineBytes {
+				err = errQuarantineFull
+			}
+			if err != nil {
 				out.Close()
 				return err
 			}

@@ -313,3 +313,62 @@ func TestAutoRunLinkRemadeOnSameInode(t *testing.T) {
 		t.Errorf("the remade link is still in the grant")
 	}
 }
+
+// TestQuarantineCopyBound: a planted entry copied into quarantine (the
+// quarantine on another file system: no rename) is copied up to the
+// bound (maxQuarantineBytes, maxQuarantineEntries) and removed from the
+// grant all the same; its record says that only a part was kept (review
+// R7: a planted folder of any size was copied whole into the state
+// folder).
+func TestQuarantineCopyBound(t *testing.T) {
+	other, err := os.MkdirTemp("/dev/shm", "toolgate-quarantine-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	for _, c := range []struct {
+		name  string
+		plant func(vscode string)
+	}{
+		{"bytes", func(vscode string) {
+			os.WriteFile(filepath.Join(vscode, "tasks.json"), make([]byte, maxQuarantineBytes+4096), 0o644)
+		}},
+		{"entries", func(vscode string) {
+			for i := range maxQuarantineEntries + 10 {
+				os.WriteFile(filepath.Join(vscode, fmt.Sprintf("f%d", i)), nil, 0o644)
+			}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			missing := mustMissing(t, work)
+			vscode := filepath.Join(work, ".vscode")
+			os.Mkdir(vscode, 0o755)
+			c.plant(vscode)
+			var seq int
+			moved := planted(missing, filepath.Join(other, c.name), &seq)
+			if len(moved) != 1 || moved[0].err != nil || !moved[0].partial {
+				t.Fatalf("want .vscode removed with a partial copy, got %+v", moved)
+			}
+			if _, err := os.Lstat(vscode); err == nil {
+				t.Errorf("the planted .vscode is still in the grant")
+			}
+			entries, size := 0, int64(0)
+			filepath.Walk(moved[0].to, func(_ string, fi os.FileInfo, err error) error {
+				if err == nil {
+					entries++
+					if fi.Mode().IsRegular() {
+						size += fi.Size()
+					}
+				}
+				return nil
+			})
+			if entries > maxQuarantineEntries || size > maxQuarantineBytes+1 {
+				t.Errorf("the quarantine holds %d entries, %d bytes", entries, size)
+			}
+			if r := moved[0].rule(); !strings.Contains(r, "removed") || !strings.Contains(r, "first part") {
+				t.Errorf("rule: %s", r)
+			}
+		})
+	}
+}
