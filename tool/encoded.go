@@ -27,8 +27,10 @@ func WithEncoded(ctx context.Context) context.Context {
 
 // MarshalJSON returns json.Marshal(v). In a context of WithEncoded, a value
 // equal (==) to the one it encoded last there, of a comparable type, gets
-// the same bytes again, which the caller must not change. A value that is
-// not comparable (a map, a slice) is encoded each time.
+// the same bytes again, which the caller must not change (== is Go's: a
+// pointer is its address, and a float's -0 equals 0, so in one call the
+// bytes are those of the first of such values). A value that is not
+// comparable (a map, a slice) is encoded each time.
 func MarshalJSON(ctx context.Context, v any) ([]byte, error) {
 	e, _ := ctx.Value(encodedKey{}).(*encoded)
 	if e == nil || v == nil || !reflect.ValueOf(v).Comparable() {
