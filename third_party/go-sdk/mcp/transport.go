@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -477,6 +478,16 @@ type ioConn struct {
 	readErr error
 	closing atomic.Bool
 
+	// PATCH(toolgate): patch 13. src is the stream behind the limiter; in
+	// holds what was read from it and not yet taken as frames (from inStart
+	// on), and inErr the error that ended a read of it, while dec is nil
+	// (see readPlainFrame); pending is what dec reads first of it.
+	src     io.Reader
+	in      []byte
+	inStart int
+	inErr   error
+	pending *bytes.Reader
+
 	// If outgoiBatch has a positive capacity, it will be used to batch requests
 	// and notifications before sending.
 	outgoingBatch []jsonrpc.Message
@@ -526,7 +537,7 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 		rwc:     rwc,
 		w:       w,
 		closed:  make(chan struct{}),
-		dec:     json.NewDecoder(reader),
+		src:     reader,
 		limiter: limiter,
 	}
 	if inline {
@@ -557,7 +568,106 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 }
 
 // readFrame decodes the next JSON value of the stream (a frame).
+//
+// PATCH(toolgate): patch 13. A frame the bytes read so far hold whole
+// (readPlainFrame) is taken without a json.Decoder, which scans each frame
+// twice (to find its end, then again to unmarshal it into a RawMessage);
+// any other goes to a Decoder that reads what was read first, then the
+// stream, as v1.8.0's did (the frame limit counts the bytes read during a
+// frame as before), until its buffer holds no more than white space.
 func (c *ioConn) readFrame() (json.RawMessage, error) {
+	if c.dec == nil {
+		if raw, ok := c.readPlainFrame(); ok {
+			if c.limiter != nil {
+				c.limiter.resetFrame()
+			}
+			return raw, nil
+		}
+		c.pending = bytes.NewReader(c.in[c.inStart:])
+		r := io.MultiReader(c.pending, c.src)
+		if c.inErr != nil {
+			r = io.MultiReader(c.pending, &errReader{c.inErr}, c.src)
+		}
+		c.dec = json.NewDecoder(r)
+		c.in, c.inStart = c.in[:0], 0
+	}
+	raw, err := c.decodeFrame()
+	if err == nil && c.inErr == nil && c.pending.Len() == 0 {
+		if rest, _ := io.ReadAll(c.dec.Buffered()); len(bytes.Trim(rest, " \t\r\n")) == 0 {
+			c.dec, c.pending = nil, nil // back to readPlainFrame
+		}
+	}
+	return raw, err
+}
+
+// PATCH(toolgate): readPlainFrame returns the next frame when the bytes
+// read so far hold it whole: an object or array (a value that ends with
+// its last byte) checked by internal/json.Plain, at the end of them or
+// followed by a newline; what comes before it is white space. It reads the
+// stream only while they hold nothing but white space, into a buffer grown
+// as json.Decoder grows its own. Anything else (a value cut short, another
+// value, trailing data, invalid JSON, nesting deeper than Plain reads, a
+// read error) reports false and is left to a Decoder.
+func (c *ioConn) readPlainFrame() (json.RawMessage, bool) {
+	for {
+		data := c.in[c.inStart:]
+		p := internaljson.NewPlain(data)
+		if !p.End() {
+			start := p.Offset()
+			if c := data[start]; c != '{' && c != '[' {
+				return nil, false
+			}
+			v, ok := p.Skip(0)
+			if !ok {
+				return nil, false
+			}
+			if end := p.Offset(); end < len(data) && data[end] != '\n' && data[end] != '\r' {
+				return nil, false
+			}
+			c.inStart += p.Offset()
+			return append(json.RawMessage(nil), v...), true
+		}
+		if c.inErr != nil {
+			return nil, false
+		}
+		// White space only (the Decoder skips it): read again, into a
+		// buffer twice as large when the last read filled it.
+		size := max(plainRead, cap(c.in))
+		if len(c.in) == cap(c.in) && len(c.in) > 0 {
+			size = min(2*cap(c.in), maxPlainRead)
+		}
+		if cap(c.in) < size {
+			c.in = make([]byte, 0, size)
+		}
+		n, err := c.src.Read(c.in[:cap(c.in)])
+		c.in, c.inStart, c.inErr = c.in[:n], 0, err
+	}
+}
+
+// The first and the largest read of readPlainFrame.
+const (
+	plainRead    = 4 << 10
+	maxPlainRead = 1 << 20
+)
+
+// PATCH(toolgate): errReader gives back the error a read of the stream
+// ended with before a Decoder took over (readFrame).
+type errReader struct{ err error }
+
+func (r *errReader) Read([]byte) (int, error) {
+	if r.err == nil {
+		return 0, io.EOF
+	}
+	err := r.err
+	r.err = nil
+	if err == io.EOF {
+		return 0, io.EOF
+	}
+	return 0, err
+}
+
+// decodeFrame is v1.8.0's readFrame.
+func (c *ioConn) decodeFrame() (json.RawMessage, error) {
 	var raw json.RawMessage
 	err := c.dec.Decode(&raw)
 	// If decoding was successful, check for trailing data at the end of the stream.
