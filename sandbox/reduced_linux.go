@@ -218,12 +218,15 @@ func waitExited(pid int) {
 }
 
 // killSession kills every process of the session sid (its leader has
-// ended, not yet reaped), again until none is left: what a pid namespace's
-// end does for the native sandbox. The reduced filter refuses setsid, so
-// none can have left it. The processes killed whose parent is now this
-// one are reaped (see reapKilled).
+// ended, not yet reaped, so sid is no other's), again until none is left:
+// what a pid namespace's end does for the native sandbox. The reduced
+// filter refuses setsid, so none can have left it. Each is signalled
+// through a pidfd taken before its session is read, never by its pid: a
+// process that ends between the look and the kill leaves its pid to
+// another, which the pidfd does not name. The processes killed whose
+// parent is now this one are reaped (see reapKilled).
 func killSession(sid int) {
-	var killed []int
+	var killed []int // pidfds
 	for range 64 {
 		found := 0
 		entries, err := os.ReadDir("/proc")
@@ -235,12 +238,20 @@ func killSession(sid int) {
 			if err != nil || pid == sid {
 				continue
 			}
-			if st, ok := procStat(pid); ok && st.session == sid && st.state != "Z" {
-				if unix.Kill(pid, unix.SIGKILL) == nil {
-					found++
-					killed = append(killed, pid)
-				}
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil {
+				continue
 			}
+			st, ok := procStat(pid)
+			if sessionChecked != nil {
+				sessionChecked(pid)
+			}
+			if ok && st.session == sid && st.state != "Z" && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+				found++
+				killed = append(killed, fd)
+				continue
+			}
+			unix.Close(fd)
 		}
 		if found == 0 {
 			break
@@ -249,32 +260,39 @@ func killSession(sid int) {
 	reapKilled(killed)
 }
 
-// reapKilled reaps the processes of pids that end as this process's
+// sessionChecked, when set (a test), is called between reading a
+// process's session and signalling it.
+var sessionChecked func(pid int)
+
+// reapKilled reaps the processes of pidfds that end as this process's
 // children: orphans go to the pid namespace's init, which in a pod is
 // toolgate itself (no init runs before it), and Go reaps only the
 // children it started. A process whose parent is another is left to it.
-// It waits at most about 100 ms for the kills to land.
-func reapKilled(pids []int) {
-	me := os.Getpid()
-	for round := 0; len(pids) > 0 && round < 100; round++ {
+// It waits at most about 100 ms for the kills to land, and closes pidfds.
+func reapKilled(pidfds []int) {
+	for round := 0; len(pidfds) > 0 && round < 100; round++ {
 		if round > 0 {
 			time.Sleep(time.Millisecond)
 		}
-		left := pids[:0]
-		for _, pid := range pids {
-			st, ok := procStat(pid)
+		left := pidfds[:0]
+		for _, fd := range pidfds {
+			var info unix.Siginfo
+			err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG, nil)
 			switch {
-			case !ok: // gone: reaped by its parent
-			case st.state == "Z" && st.ppid == me:
-				var ws unix.WaitStatus
-				unix.Wait4(pid, &ws, unix.WNOHANG, nil)
-			case st.state == "Z": // another's child, dead: the parent reaps it, or it comes to us
-				left = append(left, pid)
-			default: // not dead yet
-				left = append(left, pid)
+			case err == nil && info.Signo != 0: // this process's child: reaped
+				unix.Close(fd)
+			case err == nil: // this process's child, not dead yet
+				left = append(left, fd)
+			case unix.PidfdSendSignal(fd, 0, nil, 0) != nil: // another's child, gone: reaped by its parent
+				unix.Close(fd)
+			default: // another's child, dead or not yet: the parent reaps it, or it comes to us
+				left = append(left, fd)
 			}
 		}
-		pids = left
+		pidfds = left
+	}
+	for _, fd := range pidfds {
+		unix.Close(fd)
 	}
 }
 
