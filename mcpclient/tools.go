@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -337,26 +336,7 @@ func (u *Upstream) result(name string, r *mcp.CallToolResult) tool.Result {
 		res.Relay = relay(r, res)
 		return res
 	}
-	text := res.Text()
-	e := upstreamError(r.StructuredContent, text)
-	if e.Message == "" {
-		e.Message = fmt.Sprintf("upstream tool %s failed without saying why", name)
-	}
-	return tool.Result{Content: nonText(res.Content), Error: e}
-}
-
-// nonText keeps the blocks other than text (the text is the error's message).
-func nonText(cs []tool.Content) []tool.Content {
-	var out []tool.Content
-	for _, c := range cs {
-		if c.Type != "text" {
-			out = append(out, c)
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	return tool.VetUpstream(name, tool.Result{Content: res.Content, Error: upstreamError(r.StructuredContent)})
 }
 
 // content maps one content block.
@@ -386,36 +366,13 @@ func content(c mcp.Content) tool.Content {
 	return tool.TextContent(fmt.Sprintf("[%T content left out]", c))
 }
 
-// errorWords are the wordings of upstream errors, for a type when the
-// upstream gives none, compiled on first use (most programs that link the
-// package never see an upstream error).
-var errorWords = sync.OnceValue(func() []errorWord {
-	return []errorWord{
-		{regexp.MustCompile(`(?i)\b(not found|no such file|does not exist|ENOENT)\b`), tool.NotFound},
-		{regexp.MustCompile(`(?i)\b(access denied|permission denied|not allowed|forbidden|outside (of )?(the )?allowed|EACCES|EPERM|unauthori[sz]ed)\b`), tool.PermissionDenied},
-		{regexp.MustCompile(`(?i)\b(timed out|timeout|ETIMEDOUT)\b`), tool.Timeout},
-		{regexp.MustCompile(`(?i)\b(already exists|EEXIST|conflict)\b`), tool.Conflict},
-		{regexp.MustCompile(`(?i)\b(rate limit|too many requests)\b`), tool.RateLimited},
-		{regexp.MustCompile(`(?i)\b(invalid (arguments?|params|parameters|input)|validation (error|failed)|required property|is required|must be)\b`), tool.InvalidArguments},
-	}
-})
-
-type errorWord struct {
-	re *regexp.Regexp
-	t  tool.ErrorType
-}
-
-var knownTypes = map[tool.ErrorType]bool{
-	tool.InvalidArguments: true, tool.UnknownTool: true, tool.PermissionDenied: true, tool.ApprovalDenied: true,
-	tool.RateLimited: true, tool.LoopDetected: true, tool.CircuitOpen: true, tool.NotFound: true, tool.Conflict: true, tool.Timeout: true,
-	tool.TooLarge: true, tool.Unavailable: true, tool.SandboxViolation: true, tool.Internal: true,
-}
-
-// upstreamError types an isError result: by the upstream's structured
-// error when it is toolgate's shape, else by its wording.
-func upstreamError(structured any, text string) *tool.Error {
+// upstreamError is the error of an isError result: the upstream's
+// structured error when it is toolgate's shape, of a type an upstream may
+// give, with a message; else one of no type nor message, which
+// tool.VetUpstream types by the result's text.
+func upstreamError(structured any) *tool.Error {
 	if m, ok := structured.(map[string]any); ok {
-		if ty, _ := m["type"].(string); knownTypes[tool.ErrorType(ty)] {
+		if ty, _ := m["type"].(string); tool.UpstreamErrorType(tool.ErrorType(ty)) {
 			raw, _ := json.Marshal(m)
 			var e tool.Error
 			if json.Unmarshal(raw, &e) == nil && e.Message != "" {
@@ -423,18 +380,5 @@ func upstreamError(structured any, text string) *tool.Error {
 			}
 		}
 	}
-	e := &tool.Error{Type: tool.Internal, Message: text}
-	for _, w := range errorWords() {
-		if w.re.MatchString(text) {
-			e.Type = w.t
-			break
-		}
-	}
-	switch e.Type {
-	case tool.Timeout, tool.RateLimited:
-		e.Retryable = true
-	case tool.Internal:
-		e.Suggestion = "the upstream tool failed; read its message, and try other arguments or another tool"
-	}
-	return e
+	return &tool.Error{}
 }

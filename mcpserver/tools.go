@@ -277,7 +277,8 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 	return buf.Bytes(), true
 }
 
-// mcpContent converts content blocks; unknown types become a note.
+// mcpContent converts content blocks; a block of an unknown type becomes
+// tool.UnknownContent.
 func mcpContent(cs []tool.Content) []mcp.Content {
 	out := make([]mcp.Content, 0, len(cs))
 	for _, c := range cs {
@@ -291,7 +292,9 @@ func mcpContent(cs []tool.Content) []mcp.Content {
 		case "resource":
 			out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text, Blob: c.Data}})
 		default:
-			out = append(out, &mcp.TextContent{Text: fmt.Sprintf("[%s content left out: not an MCP content type]", c.Type)})
+			// Its type is not said: a tool's upstream may have chosen it,
+			// and no check reads a block of a type it does not know.
+			out = append(out, &mcp.TextContent{Text: tool.UnknownContent})
 		}
 	}
 	return out

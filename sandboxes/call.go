@@ -54,9 +54,11 @@ const maxAnswerBytes = 64 << 20
 // reports passed on as it comes, the result its last line. A call the
 // gateway's person approved is sent marked so (runner.ApprovedHeader),
 // and every call acknowledges the process events told so far
-// (runner.AckHeader).
-// What the request met is recorded in at; a call whose request failed
-// has no result of its own (Run says what is known).
+// (runner.AckHeader). The result is vetted as an MCP upstream's is
+// (tool.VetUpstream): a runner cannot make the gateway ask its user a
+// question or send them to a sign-in page, nor pass text in a block no
+// check reads. What the request met is recorded in at; a call whose
+// request failed has no result of its own (Run says what is known).
 func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attempt) tool.Result {
 	body, err := json.Marshal(runner.CallRequest{Name: call.Name, Arguments: call.Args})
 	if err != nil {
@@ -128,24 +130,10 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 		at.fail(why)
 		return tool.Result{}
 	}
-	res := got.Tool()
-	if res.Error != nil {
-		if res.Error.Type == tool.UnknownTool {
-			return tool.ErrorResult(tool.Errorf(tool.Unavailable, "sandbox %s does not offer %s (its runner's tools differ from this gateway's)", c.id, call.Name).
-				WithSuggestion("tell the operator: the runner's version or its command sandbox differs from the gateway's"))
-		}
-		res.Content = nonText(res.Content) // the text is the error's message
+	r := tool.VetUpstream(call.Name, got.Tool())
+	if r.Error != nil && r.Error.Type == tool.UnknownTool {
+		return tool.ErrorResult(tool.Errorf(tool.Unavailable, "sandbox %s does not offer %s (its runner's tools differ from this gateway's)", c.id, call.Name).
+			WithSuggestion("tell the operator: the runner's version or its command sandbox differs from the gateway's"))
 	}
-	return res
-}
-
-// nonText keeps the blocks other than text.
-func nonText(cs []tool.Content) []tool.Content {
-	var out []tool.Content
-	for _, c := range cs {
-		if c.Type != "text" {
-			out = append(out, c)
-		}
-	}
-	return out
+	return r
 }
