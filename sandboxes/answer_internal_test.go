@@ -5,8 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -94,5 +97,56 @@ func TestRunnerAnswerVetted(t *testing.T) {
 				t.Errorf("text %q, want %q", res.Text(), c.text)
 			}
 		})
+	}
+}
+
+// TestRunnerProgressCut: a progress message is at most 4 KiB, cut on a
+// rune's boundary.
+func TestRunnerProgressCut(t *testing.T) {
+	msg := "a" + strings.Repeat("é", 8<<10)
+	url, _ := lineRunner(t, lines(`{"progress":{"done":1,"message":"`+msg+`"}}`, `{"result":{"content":[{"type":"text","text":"ok"}]}}`))
+	var got []string
+	ctx := tool.WithProgress(context.Background(), func(_, _ float64, m string) { got = append(got, m) })
+	if res := forward(t, ctx, url); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	if len(got) != 1 || len(got[0]) > maxProgressBytes || !utf8.ValidString(got[0]) || !strings.HasPrefix(msg, got[0]) || len(got[0]) < maxProgressBytes-1 {
+		t.Errorf("progress of %d bytes (valid %v), want the first %d bytes of the message on a rune's boundary", len(got[0]), utf8.ValidString(got[0]), maxProgressBytes)
+	}
+}
+
+// TestRunnerTrickleAfterResult: a runner that goes on sending after its
+// result does not hold the call: its connection is dropped at once. (The
+// runner waits for that, or 10 s, and says which ended its answer.)
+func TestRunnerTrickleAfterResult(t *testing.T) {
+	dropped := make(chan bool, 1)
+	url, _ := lineRunner(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n ")
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+			dropped <- true
+		case <-time.After(10 * time.Second):
+			dropped <- false
+		}
+	})
+	if res := forward(t, context.Background(), url); res.Error != nil || res.Text() != "ok" {
+		t.Fatalf("%v %q", res.Error, res.Text())
+	}
+	if !<-dropped {
+		t.Error("the call waited for the bytes a runner sent after its result")
+	}
+}
+
+// TestRunnerRefusal: a runner that refuses the request (400, 405, 415:
+// nothing ran) is not a broken connection: the call is told it did not
+// run, and a read is not tried again.
+func TestRunnerRefusal(t *testing.T) {
+	for _, code := range []int{http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType} {
+		url, calls := lineRunner(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code) })
+		res := forward(t, context.Background(), url)
+		if res.Error == nil || res.Error.Type != tool.Internal || !strings.Contains(res.Error.Message, "did not run") || calls.Load() != 1 {
+			t.Errorf("%d: %v after %d calls, want an internal error saying the call did not run, after one", code, res.Error, calls.Load())
+		}
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptrace"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/tool"
@@ -91,12 +91,20 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 	}
 	defer resp.Body.Close()
 	switch {
+	case resp.StatusCode == http.StatusOK:
 	case resp.StatusCode == http.StatusRequestEntityTooLarge:
 		return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the call of %s is larger than a sandbox takes (%d MiB)", call.Name, runner.MaxCallBytes>>20).
 			WithSuggestion("send less at once (write a large file in parts)"))
-	case resp.StatusCode != http.StatusOK:
+	case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusNotFound, resp.StatusCode >= 500:
+		// Its token or the sandbox is gone, or the runner failed: the
+		// connection is broken.
 		at.fail(fmt.Sprintf("it answered %s", resp.Status))
 		return tool.Result{}
+	default:
+		// The runner refused the request (400, 405, 415, ...): nothing
+		// ran, and the same request would be refused again.
+		return tool.ErrorResult(tool.Errorf(tool.Internal, "sandbox %s refused the call of %s (it answered %s): the call did not run", c.id, call.Name, resp.Status).
+			WithSuggestion("tell the operator: the gateway and the runner may not speak the same version"))
 	}
 	var got *runner.Result
 	sc := bufio.NewScanner(resp.Body)
@@ -108,15 +116,17 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 			return tool.Result{}
 		}
 		if p := a.Progress; p != nil {
-			tool.ReportProgress(ctx, p.Done, p.Total, p.Message)
+			tool.ReportProgress(ctx, p.Done, p.Total, cut(p.Message, maxProgressBytes))
 		}
 		got = a.Result
 	}
 	switch {
 	case got != nil:
-		// The end of the answer is right behind its result: read, the
-		// connection is kept for the sandbox's next call.
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		// Nothing after the result is waited for. The answer's end comes
+		// with it (the runner writes the two at once) and is read with it:
+		// the connection is kept for the sandbox's next call. Anything
+		// else pending is left unread, and closing the body drops the
+		// connection with it.
 	case ctx.Err() != nil:
 		return tool.ErrorResult(tool.AsError(ctx.Err()))
 	case errors.Is(sc.Err(), bufio.ErrTooLong):
@@ -136,4 +146,18 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 			WithSuggestion("tell the operator: the runner's version or its command sandbox differs from the gateway's"))
 	}
 	return r
+}
+
+// maxProgressBytes bounds the message of a progress report a sandbox sends.
+const maxProgressBytes = 4 << 10
+
+// cut is s cut to at most n bytes, on a rune's boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
