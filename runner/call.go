@@ -135,6 +135,13 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 	defer mu.Unlock()
 	done = true
 	if enc.Encode(Answer{Result: NewResult(res)}) != nil {
-		enc.Encode(Answer{Result: NewResult(tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", c.Name)))})
+		// The process events the result carried go with the error that
+		// replaces it, for the gateway's audit (the runner's own: they
+		// encode).
+		e := tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", c.Name))
+		if ev, ok := res.Meta[MetaProcessEvents]; ok {
+			e.SetMeta(MetaProcessEvents, ev)
+		}
+		enc.Encode(Answer{Result: NewResult(e)})
 	}
 }

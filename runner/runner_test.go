@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -106,6 +107,12 @@ func TestCall(t *testing.T) {
 					close(cancelled)
 					return tool.ErrorResult(tool.AsError(ctx.Err()))
 				}
+				if name == "unencodable" { // a NaN, with the events it carries
+					res := tool.TextResult("x")
+					res.Structured = math.NaN()
+					res.SetMeta(MetaProcessEvents, ProcessEvents{Epoch: "e1", Events: []ProcessEvent{{Seq: 1, Kind: "start", ID: "p1", Command: "make"}}})
+					return res
+				}
 				tool.ReportProgress(ctx, 1, 2, "half")
 				res := tool.TextResult(id + " " + name + " " + string(args))
 				res.SetMeta("approved", tool.Approved(ctx))
@@ -158,6 +165,16 @@ func TestCall(t *testing.T) {
 	}
 	if _, body := do(ctx, "POST", "sb-a", "sb-a", call, ApprovedHeader, "1"); !strings.Contains(body, `"approved":true`) {
 		t.Errorf("an approved call: %s", body)
+	}
+	// A result that cannot be encoded is an internal error that keeps its
+	// process events.
+	code, body = do(ctx, "POST", "sb-a", "sb-a", `{"name":"unencodable"}`)
+	var bad Answer
+	if code != 200 || json.Unmarshal([]byte(body), &bad) != nil || bad.Result == nil || bad.Result.Error == nil || bad.Result.Error.Type != tool.Internal {
+		t.Fatalf("an unencodable result: %d %s", code, body)
+	}
+	if !strings.Contains(body, `"toolgate/process_events":{"epoch":"e1","events":[{"seq":1,"kind":"start","id":"p1","command":"make"}]}`) {
+		t.Errorf("an unencodable result's process events are lost: %s", body)
 	}
 	for _, c := range []struct {
 		method, body string
