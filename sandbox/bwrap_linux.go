@@ -210,7 +210,10 @@ func bwrapFailed(o *Outcome) (string, bool) {
 // namespaces at all). The same steps failing for a passing shortage (out
 // of processes or memory, too many namespaces in use) are not.
 func bwrapRefusedHere(why string) bool {
+	// The refusal's wordings across bubblewrap's releases and Debian's.
 	if strings.HasPrefix(why, "No permissions to create new namespace") ||
+		strings.HasPrefix(why, "No permissions to create a new namespace") ||
+		strings.HasPrefix(why, "No permissions to creating new namespace") ||
 		strings.HasPrefix(why, "Creating new namespace failed, likely because the kernel does not support user namespaces") {
 		return true
 	}
