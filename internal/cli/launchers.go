@@ -257,8 +257,7 @@ func npxSpecs(args []string) ([]string, error) {
 			i++
 			continue
 		case "-c", "--call":
-			i++ // the command to run, not a package
-			continue
+			return nil, fmt.Errorf("npx's %s runs a shell command, which may install and run any package: toolgate cannot pin what runs; name the package to run instead (npx -y PKG@VERSION)", a)
 		case "-y", "--yes", "--no", "-q", "--quiet", "--silent":
 			continue
 		}
@@ -270,6 +269,9 @@ func npxSpecs(args []string) ([]string, error) {
 	}
 	if len(specs) == 0 && first != "" {
 		specs = []string{first}
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("npx is given no package to run (%q): toolgate cannot pin what it would run; name it (npx -y PKG@VERSION)", args)
 	}
 	for _, s := range specs {
 		if strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.HasPrefix(s, "file:") {
@@ -555,16 +557,16 @@ func pipxVenv(cache, command string, args []string) string {
 
 // pipxRun reads a pipx run's args as pipx's _get_temporary_venv_path
 // takes them: the spec, the pip arguments and the venv arguments, each
-// joined (key), and the --python given ("": pipx's own). key is nil when
-// args are not a pipx run. An error says why the folder cannot be named:
-// an option not known here, --no-cache or --pypackages (a new folder at
+// joined (key), and the --python given ("": pipx's own). An error says
+// why the folder cannot be named: args that are not pipx run (options
+// before run included), an option not known here, --no-cache or --pypackages (a new folder at
 // each start, or none), shell quoting in --pip-args, or a --python pipx
 // would resolve on its own rather than take as written: pipx takes a file
 // or a name on PATH as written, but asks the py launcher first when there
 // is one, and fetches a Python for a bare version (3.12) if told to.
 func pipxRun(args []string) (key []string, python string, err error) {
 	if len(args) == 0 || args[0] != "run" {
-		return nil, "", nil
+		return nil, "", fmt.Errorf("toolgate knows only pipx run as an upstream's launcher, its options after run (%q): options before it (-q, -v, --global) or another command could install and run what it cannot pin; write pipx run PKG", args)
 	}
 	var spec, index, pipArgs, app string
 	var venvArgs []string

@@ -21,7 +21,6 @@ func TestNpxSpecs(t *testing.T) {
 		{[]string{"--yes", "--", "pkg@1", "--flag"}, []string{"pkg@1"}},
 		{[]string{"exec", "--yes", "pkg@1"}, []string{"pkg@1"}},
 		{[]string{"-y", "-p", "a@1", "--package=b@2", "cmd"}, []string{"a@1", "b@2"}},
-		{[]string{"-c", "echo hi"}, nil},
 		{[]string{"-y", "./local"}, nil},
 		{[]string{"-y", "file:../x.tgz"}, nil},
 	} {
@@ -38,6 +37,12 @@ func TestNpxSpecs(t *testing.T) {
 		{[]string{"--loglevel", "silent", "@scope/server@1.2.3"}, "--loglevel"},
 		{[]string{"--cache", "/x", "pkg@1"}, "--cache"},
 		{[]string{"-y", "--prefix=/x", "pkg@1"}, "--prefix=/x"},
+		// A shell command can install and run any package (review 6,
+		// W1); no package named is no pin.
+		{[]string{"-c", "npx -y evil-server"}, "-c"},
+		{[]string{"--call", "evil-server"}, "--call"},
+		{[]string{"-p", "good", "-c", "npx evil"}, "-c"},
+		{[]string{"-y"}, "no package"},
 	} {
 		if got, err := npxSpecs(c.args); err == nil || !strings.Contains(err.Error(), c.option) {
 			t.Errorf("npxSpecs(%q) = %q %v, want an error naming %s", c.args, got, err, c.option)
@@ -273,5 +278,22 @@ func TestPipxUnknownPythonFailsClosed(t *testing.T) {
 	}
 	if err := l.check(filepath.Join(bin, "pipx-bin"), []string{"run", "--python", "/usr/bin/python3", "pkg"}); err != nil {
 		t.Errorf("with an absolute --python: %v", err)
+	}
+}
+
+// TestPipxOnlyRun: pipx takes options before its command (-q, -v,
+// --global: pipx -q run pkg runs pkg), which toolgate would not read as a
+// run: anything but pipx run … is refused at load, and pinned unpinnable
+// should it get past, never taken for "installs nothing" (review 6, W1).
+func TestPipxOnlyRun(t *testing.T) {
+	l := launcherOf("pipx")
+	cache := t.TempDir()
+	for _, args := range [][]string{{"-q", "run", "pkg"}, {"--verbose", "run", "--no-cache", "pkg"}, {"--global", "run", "pkg"}, {"install", "pkg"}, {}} {
+		if err := l.check("pipx", args); err == nil || !strings.Contains(err.Error(), "pipx run") {
+			t.Errorf("%q: check %v, want a refusal naming pipx run", args, err)
+		}
+		if p := l.pinned(cache, "pipx", args); p == nil || !strings.HasPrefix(p.Tree, trust.Unpinnable) {
+			t.Errorf("%q: pinned %+v, want unpinnable", args, p)
+		}
 	}
 }
