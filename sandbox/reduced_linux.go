@@ -221,10 +221,12 @@ func waitExited(pid int) {
 // ended, not yet reaped, so sid is no other's), again until none is left:
 // what a pid namespace's end does for the native sandbox. The reduced
 // filter refuses setsid, so none can have left it. Each is signalled
-// through a pidfd taken before its session is read, never by its pid: a
+// through a pidfd taken before its session is read, not by its pid: a
 // process that ends between the look and the kill leaves its pid to
-// another, which the pidfd does not name. The processes killed whose
-// parent is now this one are reaped (see reapKilled).
+// another, which the pidfd does not name (only where no pidfd can be had,
+// out of descriptors or pidfd_open refused, by its pid rather than not at
+// all). The processes killed whose parent is now this one are reaped (see
+// reapKilled), at most maxHeldPidfds at a time.
 func killSession(sid int) {
 	var killed []int // pidfds
 	for range 64 {
@@ -239,7 +241,16 @@ func killSession(sid int) {
 				continue
 			}
 			fd, err := unix.PidfdOpen(pid, 0)
+			if err == unix.ESRCH { // gone
+				continue
+			}
 			if err != nil {
+				// No descriptor for it (out of them, or pidfd_open
+				// refused): by its pid, as before pidfds, rather than
+				// leave it running.
+				if st, ok := procStat(pid); ok && st.session == sid && st.state != "Z" && unix.Kill(pid, unix.SIGKILL) == nil {
+					found++
+				}
 				continue
 			}
 			st, ok := procStat(pid)
@@ -248,7 +259,10 @@ func killSession(sid int) {
 			}
 			if ok && st.session == sid && st.state != "Z" && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
 				found++
-				killed = append(killed, fd)
+				if killed = append(killed, fd); len(killed) == maxHeldPidfds {
+					reapKilled(killed) // descriptors stay bounded
+					killed = killed[:0]
+				}
 				continue
 			}
 			unix.Close(fd)
@@ -259,6 +273,11 @@ func killSession(sid int) {
 	}
 	reapKilled(killed)
 }
+
+// maxHeldPidfds bounds the pidfds of killed processes killSession holds
+// before it reaps them: a session of thousands must not take the
+// descriptors the rest of its kill, and the server, need.
+const maxHeldPidfds = 32
 
 // sessionChecked, when set (a test), is called between reading a
 // process's session and signalling it.
