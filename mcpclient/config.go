@@ -113,12 +113,6 @@ type Config struct {
 	// NoResources and NoPrompts leave the upstream's resources and prompts
 	// out of a Gateway.
 	NoResources, NoPrompts bool
-	// KeepMeta keeps what a toolgate upstream says of a result in its
-	// _meta["toolgate/meta"] as the Result's Meta (a read's line counts, a
-	// process read's progress mark): only for an upstream as trusted as
-	// this process (a remote sandbox's runner), since the engine acts on
-	// some of it (tool.MetaProgress exempts a call from the loop guard).
-	KeepMeta bool
 }
 
 // A Launcher starts the process of a stdio upstream as cfg describes it

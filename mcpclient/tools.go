@@ -329,9 +329,6 @@ func (u *Upstream) result(name string, r *mcp.CallToolResult) tool.Result {
 	if r.StructuredContent != nil {
 		res.Structured = r.StructuredContent
 	}
-	if m, ok := r.Meta["toolgate/meta"].(map[string]any); ok && u.cfg.KeepMeta {
-		res.Meta = m
-	}
 	if !r.IsError {
 		res.Relay = relay(r, res)
 		return res

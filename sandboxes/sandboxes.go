@@ -15,7 +15,8 @@ type Backend interface {
 	// Ensure makes sandbox id unless it exists (idempotent: racing
 	// callers, even on two replicas, make one) and waits, bounded by ctx,
 	// until it answers. It returns the URL of its MCP endpoint
-	// (…/sandboxes/{id}/mcp on a runner) and whether this call created it.
+	// (…/sandboxes/{id}/mcp on a runner; the gateway calls …/call beside
+	// it) and whether this call created it.
 	Ensure(ctx context.Context, id string) (endpoint string, created bool, err error)
 	// Delete removes sandbox id; deleting one that does not exist is not
 	// an error.

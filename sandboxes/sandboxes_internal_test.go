@@ -189,7 +189,7 @@ func TestReplicas(t *testing.T) {
 	if _, isNew := sandboxMeta(res); isNew {
 		t.Errorf("the second call says its sandbox is new")
 	}
-	if res.Meta["total_lines"] == nil { // the runner's meta comes back (KeepMeta)
+	if res.Meta["total_lines"] == nil { // the runner's meta comes back
 		t.Errorf("read_file's meta from the sandbox is lost: %v", res.Meta)
 	}
 	for _, k := range [][2]string{{"bob", "conversation:c1"}, {"alice", "conversation:c2"}, {"alice", ""}} {

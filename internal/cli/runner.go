@@ -30,10 +30,12 @@ func newRunnerCmd(s *streams) *cobra.Command {
 	var addr, dir, tokenEnv, require string
 	cmd := &cobra.Command{
 		Use:   "runner",
-		Short: "Serve sandboxes to gateways: one workspace per sandbox id, over MCP",
+		Short: "Serve sandboxes to gateways: one workspace per sandbox id",
 		Long: `Serve the sandbox side of remote sandboxes: a gateway (serve with the
-policy's sandbox block) reaches sandbox ID at http://ADDR/sandboxes/ID/mcp
-over MCP streamable HTTP. Each sandbox has its workspace DIR/ID (kept
+policy's sandbox block) calls the tools of sandbox ID with POST
+http://ADDR/sandboxes/ID/call (one call, its progress and result back as
+JSON lines); an MCP client reaches the same tools over MCP streamable HTTP
+at http://ADDR/sandboxes/ID/mcp. Each sandbox has its workspace DIR/ID (kept
 across restarts on the same --dir) and the built-in file tools,
 execute_command, run_code and the process tools rooted there, every command confined by this
 machine's own sandbox. The runner executes and the gateway governs: no

@@ -13,7 +13,9 @@
 // deployment's labels is refused, never adopted. Ensure waits, bounded by
 // Options.Ready, until the pod is Ready with an IP, then makes the sandbox
 // on its runner (PUT /sandboxes/ID with runner.Token) and answers
-// http://IP:PORT/sandboxes/ID/mcp, PORT being the runner container's port.
+// http://IP:PORT/sandboxes/ID/mcp, PORT being the runner container's port
+// (the sandbox's MCP endpoint, from which the gateway derives the one it
+// calls: …/sandboxes/ID/call).
 // Whether it created the sandbox is the runner's answer (it made the
 // workspace): exactly one of racing callers hears so. Past the bound, or
 // when the API server or the runner cannot be reached, the error wraps
