@@ -192,12 +192,17 @@ func (s *seeing) Check(ctx context.Context, _ tool.Definition, _ tool.Call, res 
 
 // TestCheckedBytesAreSent: the client gets exactly the structured bytes
 // the result check read, though the redaction reads them too, and a value
-// encoded again would say something else.
+// encoded again would say something else; with a block other than text
+// too, which encode leaves to the SDK (review 6, W3).
 func TestCheckedBytesAreSent(t *testing.T) {
 	ctx := context.Background()
 	n := 0
 	reg := registry.New()
 	if err := reg.Register(fixed{"count", tool.Result{Content: []tool.Content{tool.TextContent("x")}, Structured: counting{&n}}}); err != nil {
+		t.Fatal(err)
+	}
+	image := tool.Result{Content: []tool.Content{tool.TextContent("x"), tool.ImageContent([]byte{1, 2, 3}, "image/png")}, Structured: counting{&n}}
+	if err := reg.Register(fixed{"count-image", image}); err != nil {
 		t.Fatal(err)
 	}
 	pol := policy.Default()
@@ -218,13 +223,13 @@ func TestCheckedBytesAreSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	for range 2 {
-		got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "count", Arguments: map[string]any{}})
+	for _, name := range []string{"count", "count", "count-image", "count-image"} {
+		got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Contains(got.DecodedJSON(), []byte(`"structuredContent":`+string(chk.saw)+`}`)) {
-			t.Errorf("the check read %s, the client got %s", chk.saw, got.DecodedJSON())
+		if !bytes.Contains(got.DecodedJSON(), []byte(`"structuredContent":`+string(chk.saw))) {
+			t.Errorf("%s: the check read %s, the client got %s", name, chk.saw, got.DecodedJSON())
 		}
 	}
 }

@@ -188,7 +188,8 @@ func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.C
 // model-facing text as content and the structured error as
 // structuredContent. A result that says exactly what an upstream's bytes
 // said (tool.Relay) is answered with those bytes; any other, with encode's
-// (the structured value's as ctx has it: tool.MarshalJSON).
+// or, where encode leaves it to the SDK, the SDK's, the structured value's
+// always as ctx has it (tool.MarshalJSON).
 func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: mcpContent(res.Content)}
 	if res.Error != nil {
@@ -208,6 +209,13 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 		out.RelayJSON(data)
 	} else if data, ok := encode(ctx, out); ok {
 		out.RelayJSON(data)
+	} else if res.Error == nil && res.Structured != nil {
+		// The SDK encodes what encode leaves to it (a block other than
+		// text): with the bytes the check and the redaction read, not an
+		// encoding again.
+		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
+			out.StructuredContent = json.RawMessage(b)
+		}
 	}
 	return out
 }
