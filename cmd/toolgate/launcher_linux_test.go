@@ -97,16 +97,16 @@ func TestLauncherCwdRefused(t *testing.T) {
 	os.MkdirAll(work, 0o755)
 	pol := filepath.Join(dir, "policy.yaml")
 	os.WriteFile(pol, []byte("allow: [\"*\"]\n"), 0o644)
-	for _, command := range []string{"npx", "pipx"} {
+	for command, args := range map[string]string{"npx": `["-y", "@scope/server@1.2.3"]`, "pipx": `["run", "--python", "/usr/bin/python3", "mcp-server-x==1.2.3"]`} {
 		config := filepath.Join(dir, "gateway.yaml")
 		os.WriteFile(config, []byte(fmt.Sprintf(`servers:
   - name: planted
     command: %s
-    args: ["-y", "@scope/server@1.2.3"]
+    args: %s
     cwd: %q
     isolation:
       write: [%q]
-`, command, work, work)), 0o644)
+`, command, args, work, work)), 0o644)
 		cmd := exec.Command(bin, "proxy", "--config", config, "--policy", pol, "--audit", "off")
 		cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+filepath.Join(dir, "state"))
 		out, err := cmd.CombinedOutput()

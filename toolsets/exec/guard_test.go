@@ -44,6 +44,9 @@ func TestMissingConfigPathsCreated(t *testing.T) {
 	// exists here, and as a CI definition it is read-only (TestCIReadOnly).
 	names := slices.DeleteFunc(configNames(), func(n string) bool { return strings.HasPrefix(n, ".github/workflows/") })
 	list := strings.Join(names, " ")
+	// A command that names .npmrc as an argument is asked first (it holds
+	// registry tokens): Python's list leaves it out.
+	pyList := strings.Join(slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == ".npmrc" }), " ")
 	cases := map[string]string{
 		"file":   `for n in ` + list + `; do mkdir -p "$(dirname "$n")"; echo x > "$n"; done`,
 		"folder": `for n in ` + list + `; do mkdir -p "$n" && echo x > "$n/settings.json"; done`,
@@ -54,7 +57,7 @@ import os, sys
 for n in sys.argv[1:]:
     os.makedirs(os.path.dirname(n) or ".", exist_ok=True)
     open(n, "w").write("{}")
-' ` + list,
+' ` + pyList,
 		"swap the parent": `mv .github .gh_old 2>/dev/null; mkdir -p .github && echo obey > .github/copilot-instructions.md; ` +
 			`mkdir -p .config/fish && echo x > .config/fish/config.fish`,
 	}
@@ -69,6 +72,9 @@ for n in sys.argv[1:]:
 			}
 			paths, _ := r.Error.Details["paths"].([]string)
 			want := names
+			if name == "python" {
+				want = strings.Fields(pyList)
+			}
 			if name == "swap the parent" {
 				want = []string{".config/fish", ".github/copilot-instructions.md"}
 			}

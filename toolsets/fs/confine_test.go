@@ -59,8 +59,8 @@ func TestConfigPathsReadOnly(t *testing.T) {
 			if after := snapshot(t, e.parent); after != before {
 				t.Fatalf("refused calls changed the disk:\n%s\n---\n%s", before, after)
 			}
-			if c.Name == ".toolgate" || c.Name == ".envrc" {
-				return // also read-protected: toolgate's own files, and a secret
+			if c.Name == ".toolgate" || c.Name == ".envrc" || c.Name == ".npmrc" {
+				return // also read-protected: toolgate's own files, and secrets
 			}
 			for _, p := range []string{c.Name, nested + "/inner.md"} {
 				if _, err := e.call("read_file", map[string]any{"path": p}); err != nil {
