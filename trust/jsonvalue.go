@@ -107,18 +107,10 @@ func (p *jsonParser) object(depth int) (any, bool) {
 			return nil, false
 		}
 		m[k.(string)] = v // a key given twice: the last value, as Unmarshal
-		p.space()
-		if p.i >= len(p.data) {
+		if end, ok := p.next('}'); !ok {
 			return nil, false
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
+		} else if end {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -137,20 +129,30 @@ func (p *jsonParser) array(depth int) (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		p.space()
-		if p.i >= len(p.data) {
+		if end, ok := p.next(']'); !ok {
 			return nil, false
-		}
-		switch p.data[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
+		} else if end {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// next reads what follows a member of an object or an array: a comma
+// (another member) or close (the end); anything else is not JSON.
+func (p *jsonParser) next(close byte) (end, ok bool) {
+	p.space()
+	if p.i >= len(p.data) {
+		return false, false
+	}
+	switch p.data[p.i] {
+	case ',':
+		p.i++
+		return false, true
+	case close:
+		p.i++
+		return true, true
+	}
+	return false, false
 }
 
 // number decodes a number of JSON's grammar as Unmarshal does into an any

@@ -100,7 +100,7 @@ then refused, and http_request stays here (docs/deploy.md).
 				return err
 			}
 			defer st.Close()
-			if st.redis != nil && replicaSecret(st.policy) == nil && st.procs != nil {
+			if st.unsealed && st.procs != nil {
 				slog.New(slog.NewTextHandler(os.Stderr, nil)).Warn("state.redis is set but no secret seals what the replicas share of their processes: " +
 					"each process's command line and output stay on the replica that runs it (read_process through another replica answers that they are withheld). " +
 					"Set $" + tokenKeyEnv + ", or the variable approvals.state_key_env names (32 bytes or more, the same on every replica; e.g. openssl rand -hex 32), to share them sealed")

@@ -222,6 +222,7 @@ type setup struct {
 	closers   []func() error
 	ready     func(context.Context) error // for /readyz; nil: always ready
 	redis     *redis.Client               // the policy's state.redis; nil: none
+	unsealed  bool                        // the replicas' process board there has no sealing key
 	learn     *learnHook                  // tool_search's view of the calls (c.learn); nil: none
 	level     *sandbox.Level              // the sandbox's level, when measured at start (for /readyz)
 }
@@ -269,6 +270,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 			return nil, err
 		}
 		c.board = store.NewRedisProcesses(rc, pol.State.Redis.KeyPrefix(), seal)
+		s.unsealed = seal == nil
 	}
 	s.redis = rc
 	if pol.Sandbox.Remote() {
