@@ -26,6 +26,20 @@ const MaxCallBytes = 4 << 20
 // an Answer, the last one (and only it) holding the result.
 const CallContentType = "application/jsonl"
 
+// VersionHeader names the version of the call endpoint's wire format
+// (CallRequest, Answer) on a call and on its answer: CallVersion, which
+// changes whenever a field of either changes. A runner refuses a call of
+// another version or none (400, before running it), and a gateway refuses
+// an answer of another version or none, so that a gateway and a runner of
+// different releases fail the call, saying so, instead of losing what the
+// other's shape carries (a content block's MIME type or resource).
+const VersionHeader = "Toolgate-Call-Version"
+
+// CallVersion is this release's version of the call endpoint's format.
+// Version 1, the first, wrote content blocks in MCP's shape (mimeType, a
+// nested resource); version 2 writes them flat (Content).
+const CallVersion = "2"
+
 // Answer is one line of the answer to a call: the call's progress while it
 // runs (sent as it comes), then its result.
 type Answer struct {
@@ -97,6 +111,14 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 		answer(w, http.StatusMethodNotAllowed, map[string]any{"error": "method_not_allowed", "message": "POST a call"})
 		return
 	}
+	if v := req.Header.Get(VersionHeader); v != CallVersion {
+		if v == "" {
+			v = "none (version 1)"
+		}
+		answer(w, http.StatusBadRequest, map[string]any{"error": "version_mismatch",
+			"message": "this runner speaks version " + CallVersion + " of the call endpoint and the call is of version " + v + ": run the gateway and the runners of the same release (upgrade the older)"})
+		return
+	}
 	var c CallRequest
 	d := json.NewDecoder(http.MaxBytesReader(w, req.Body, MaxCallBytes))
 	if err := d.Decode(&c); err != nil {
@@ -116,6 +138,7 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 		ctx = tool.WithApproval(ctx)
 	}
 	w.Header().Set("Content-Type", CallContentType)
+	w.Header().Set(VersionHeader, CallVersion)
 	w.Header().Set("Cache-Control", "no-store")
 	var (
 		mu   sync.Mutex

@@ -7,9 +7,14 @@
 // A sandbox answers at two endpoints. A gateway calls its tools at
 // POST /sandboxes/{id}/call: the body a CallRequest (at most
 // MaxCallBytes), the answer JSON Lines (CallContentType), each an Answer:
-// the call's progress as it comes, then its Result; the request's end
-// (the caller gone) cancels the call, and ApprovedHeader runs it
-// approved. One request and one answer, on a kept connection: no session,
+// the call's progress as it comes ({"progress":{"done","total",
+// "message"}}), then its Result ({"result":{"content","structured",
+// "error","meta"}}, each content block flat: {"type","text","data",
+// "mime_type","uri"}, not MCP's shape); the request's end (the caller
+// gone) cancels the call, and ApprovedHeader runs it approved. Call and
+// answer carry VersionHeader: CallVersion; either side refuses the other
+// version (a gateway and runners of different releases fail a call,
+// saying so, rather than lose what a block carries). One request and one answer, on a kept connection: no session,
 // no JSON-RPC framing, no event stream, and two fifths of the
 // instructions of the same call over MCP. An MCP client (a person
 // debugging a sandbox, another program) reaches the same tools over MCP

@@ -129,6 +129,7 @@ func TestCall(t *testing.T) {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, method, srv.URL+"/sandboxes/"+id+"/call", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+Token(secret, tokenOf))
+		req.Header.Set(VersionHeader, CallVersion)
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
@@ -138,6 +139,9 @@ func TestCall(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode == 200 && (resp.Header.Get(VersionHeader) != CallVersion || resp.Header.Get("Content-Type") != CallContentType) {
+			t.Errorf("an answer of %s %q, %s %q", VersionHeader, resp.Header.Get(VersionHeader), "Content-Type", resp.Header.Get("Content-Type"))
+		}
 		return resp.StatusCode, string(b)
 	}
 	ctx := context.Background()
@@ -166,6 +170,13 @@ func TestCall(t *testing.T) {
 	if _, body := do(ctx, "POST", "sb-a", "sb-a", call, ApprovedHeader, "1"); !strings.Contains(body, `"approved":true`) {
 		t.Errorf("an approved call: %s", body)
 	}
+	// A call of another version of the format (a gateway of another
+	// release) is refused before it runs, saying what to do.
+	for _, v := range []string{"", "1", "3"} {
+		if code, body := do(ctx, "POST", "sb-a", "sb-a", call, VersionHeader, v); code != 400 || !strings.Contains(body, "same release") || strings.Contains(body, "sb-a echo") {
+			t.Errorf("a call of version %q: %d %s, want 400 saying to run the same release", v, code, body)
+		}
+	}
 	// A result that cannot be encoded is an internal error that keeps its
 	// process events.
 	code, body = do(ctx, "POST", "sb-a", "sb-a", `{"name":"unencodable"}`)
@@ -193,6 +204,7 @@ func TestCall(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(cctx, "POST", srv.URL+"/sandboxes/sb-a/call", strings.NewReader(`{"name":"block"}`))
 	req.Header.Set("Authorization", "Bearer "+Token(secret, "sb-a"))
+	req.Header.Set(VersionHeader, CallVersion)
 	go http.DefaultClient.Do(req)
 	<-started
 	cancel()

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -25,6 +26,8 @@ func lineRunner(t *testing.T, answer func(w http.ResponseWriter, r *http.Request
 			return
 		}
 		calls.Add(1)
+		w.Header().Set("Content-Type", runner.CallContentType)
+		w.Header().Set(runner.VersionHeader, runner.CallVersion)
 		answer(w, r)
 	}))
 	t.Cleanup(srv.Close)

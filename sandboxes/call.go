@@ -1,14 +1,15 @@
 package sandboxes
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -54,34 +55,19 @@ const maxAnswerBytes = 64 << 20
 // reports passed on as it comes, the result its last line. A call the
 // gateway's person approved is sent marked so (runner.ApprovedHeader),
 // and every call acknowledges the process events told so far
-// (runner.AckHeader). The result is vetted as an MCP upstream's is
-// (tool.VetUpstream): a runner cannot make the gateway ask its user a
-// question or send them to a sign-in page, nor pass text in a block no
-// check reads. What the request met is recorded in at; a call whose
-// request failed has no result of its own (Run says what is known).
+// (runner.AckHeader). An answer of another version of the format than
+// this gateway's (runner.VersionHeader) is refused. The result is vetted
+// as an MCP upstream's is (tool.VetUpstream): a runner cannot make the
+// gateway ask its user a question or send them to a sign-in page, nor
+// pass text in a block no check reads. What the request met is recorded
+// in at; a call whose request failed has no result of its own (Run says
+// what is known).
 func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attempt) tool.Result {
 	body, err := json.Marshal(runner.CallRequest{Name: call.Name, Arguments: call.Args})
 	if err != nil {
 		return tool.ErrorResult(tool.Errorf(tool.InvalidArguments, "the arguments of %s are not JSON: %v", call.Name, err))
 	}
-	// Once its headers are written the sandbox may run the call: only a
-	// request never written (no connection) is one that did not run.
-	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { at.got.Store(true) }})
-	req, err := http.NewRequestWithContext(tctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		at.fail(err.Error())
-		return tool.Result{}
-	}
-	req.Header.Set("Authorization", c.bearer)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", runner.CallContentType)
-	if tool.Approved(ctx) {
-		req.Header.Set(runner.ApprovedHeader, "1")
-	}
-	if at.ack != "" {
-		req.Header.Set(runner.AckHeader, at.ack)
-	}
-	resp, err := s.client.Do(req)
+	rp, err := s.post(ctx, c, body, at)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.ErrorResult(tool.AsError(ctx.Err()))
@@ -89,29 +75,54 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 		at.fail(err.Error())
 		return tool.Result{}
 	}
-	defer resp.Body.Close()
+	kept := false
+	defer func() { rp.done(kept) }()
 	switch {
-	case resp.StatusCode == http.StatusOK:
-	case resp.StatusCode == http.StatusRequestEntityTooLarge:
+	case rp.code == http.StatusOK:
+	case rp.code == http.StatusRequestEntityTooLarge:
 		return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the call of %s is larger than a sandbox takes (%d MiB)", call.Name, runner.MaxCallBytes>>20).
 			WithSuggestion("send less at once (write a large file in parts)"))
-	case resp.StatusCode == http.StatusUnauthorized, resp.StatusCode == http.StatusNotFound, resp.StatusCode >= 500:
+	case rp.code == http.StatusUnauthorized, rp.code == http.StatusNotFound, rp.code >= 500:
 		// Its token or the sandbox is gone, or the runner failed: the
 		// connection is broken.
-		at.fail(fmt.Sprintf("it answered %s", resp.Status))
+		at.fail(fmt.Sprintf("it answered %s", rp.status))
 		return tool.Result{}
 	default:
 		// The runner refused the request (400, 405, 415, ...): nothing
 		// ran, and the same request would be refused again.
-		return tool.ErrorResult(tool.Errorf(tool.Internal, "sandbox %s refused the call of %s (it answered %s): the call did not run", c.id, call.Name, resp.Status).
-			WithSuggestion("tell the operator: the gateway and the runner may not speak the same version"))
+		return tool.ErrorResult(tool.Errorf(tool.Internal, "sandbox %s refused the call of %s (it answered %s): the call did not run", c.id, call.Name, rp.status).
+			WithSuggestion("tell the operator: the gateway and the runner may not run the same release (upgrade the older)"))
+	}
+	if rp.version != runner.CallVersion || !strings.HasPrefix(rp.contentType, runner.CallContentType) {
+		v := rp.version
+		if v == "" {
+			v = "none"
+		}
+		return tool.ErrorResult(tool.Errorf(tool.Internal, "sandbox %s answered the call of %s in another format than this gateway reads (%s %s, %s; this gateway reads version %s): the call may have run, its result is not used",
+			c.id, call.Name, runner.VersionHeader, v, rp.contentType, runner.CallVersion).
+			WithSuggestion("tell the operator: run the gateway and the runners of the same release (upgrade the older); check what the call changed before running it again"))
 	}
 	var got *runner.Result
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, maxAnswerBytes)
-	for got == nil && sc.Scan() {
+	ls := answerLines{r: rp.body}
+	for got == nil {
+		l, err := ls.next(maxAnswerBytes)
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
+				return tool.ErrorResult(tool.AsError(ctx.Err()))
+			case errors.Is(err, errLineTooLong):
+				return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the result of %s is larger than a sandbox may send (%d MiB)", call.Name, maxAnswerBytes>>20).
+					WithSuggestion("ask for less at once (a range of lines, a narrower listing)"))
+			}
+			why := "its answer broke off before the result"
+			if err != io.EOF {
+				why += ": " + err.Error()
+			}
+			at.fail(why)
+			return tool.Result{}
+		}
 		var a runner.Answer
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+		if err := json.Unmarshal(l, &a); err != nil {
 			at.fail(fmt.Sprintf("it answered what does not decode: %v", err))
 			return tool.Result{}
 		}
@@ -120,26 +131,11 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 		}
 		got = a.Result
 	}
-	switch {
-	case got != nil:
-		// Nothing after the result is waited for. The answer's end comes
-		// with it (the runner writes the two at once) and is read with it:
-		// the connection is kept for the sandbox's next call. Anything
-		// else pending is left unread, and closing the body drops the
-		// connection with it.
-	case ctx.Err() != nil:
-		return tool.ErrorResult(tool.AsError(ctx.Err()))
-	case errors.Is(sc.Err(), bufio.ErrTooLong):
-		return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the result of %s is larger than a sandbox may send (%d MiB)", call.Name, maxAnswerBytes>>20).
-			WithSuggestion("ask for less at once (a range of lines, a narrower listing)"))
-	default:
-		why := "its answer broke off before the result"
-		if err := sc.Err(); err != nil {
-			why += ": " + err.Error()
-		}
-		at.fail(why)
-		return tool.Result{}
-	}
+	// Nothing after the result is waited for: the answer's end comes with
+	// it (the runner writes the two at once) and is read with it, and the
+	// connection is kept for the sandbox's next call; an answer whose end
+	// is not there yet, or that goes on, loses its connection.
+	kept = ls.empty() && rp.ended()
 	r := tool.VetUpstream(call.Name, got.Tool())
 	if r.Error != nil && r.Error.Type == tool.UnknownTool {
 		return tool.ErrorResult(tool.Errorf(tool.Unavailable, "sandbox %s does not offer %s (its runner's tools differ from this gateway's)", c.id, call.Name).
@@ -147,6 +143,78 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 	}
 	return r
 }
+
+// post sends a call's body to c's call endpoint and returns the head of
+// the answer: through the hop when it fits c's runner, else net/http.
+func (s *Sandboxes) post(ctx context.Context, c *conn, body []byte, at *attempt) (*reply, error) {
+	hdr := make([][2]string, 0, 6)
+	hdr = append(hdr, [2]string{"Authorization", c.bearer}, [2]string{"Content-Type", "application/json"},
+		[2]string{"Accept", runner.CallContentType}, [2]string{runner.VersionHeader, runner.CallVersion})
+	if tool.Approved(ctx) {
+		hdr = append(hdr, [2]string{runner.ApprovedHeader, "1"})
+	}
+	if at.ack != "" {
+		hdr = append(hdr, [2]string{runner.AckHeader, at.ack})
+	}
+	if c.lean {
+		return s.hop.do(ctx, c.u.Host, &hopRequest{host: c.u.Host, path: c.u.RequestURI(), header: hdr, body: body}, func() { at.got.Store(true) })
+	}
+	// Once its headers are written the sandbox may run the call: only a
+	// request never written (no connection) is one that did not run.
+	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { at.got.Store(true) }})
+	req, err := http.NewRequestWithContext(tctx, http.MethodPost, c.u.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for _, kv := range hdr {
+		req.Header.Set(kv[0], kv[1])
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	return &reply{code: resp.StatusCode, status: resp.Status, contentType: resp.Header.Get("Content-Type"), version: resp.Header.Get(runner.VersionHeader),
+		body: resp.Body, ended: func() bool { return false }, done: func(bool) { resp.Body.Close() }}, nil
+}
+
+var errLineTooLong = errors.New("a line of the answer is too long")
+
+// answerLines reads an answer's lines, each at most a given length, from r.
+type answerLines struct {
+	r          io.Reader
+	buf        []byte
+	start, end int
+}
+
+// next is the next line, without its newline; it is valid until the next
+// call. An answer that ends without a newline ends with io.EOF.
+func (l *answerLines) next(limit int) ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
+			line := l.buf[l.start : l.start+i]
+			l.start += i + 1
+			return line, nil
+		}
+		if l.end-l.start > limit {
+			return nil, errLineTooLong
+		}
+		if l.start > 0 {
+			l.end = copy(l.buf, l.buf[l.start:l.end])
+			l.start = 0
+		}
+		if l.end == len(l.buf) {
+			l.buf = append(l.buf, make([]byte, min(max(4<<10, len(l.buf)), limit+1-len(l.buf)))...)
+		}
+		n, err := l.r.Read(l.buf[l.end:])
+		l.end += n
+		if err != nil && n == 0 {
+			return nil, err
+		}
+	}
+}
+
+// empty says whether nothing is left of what was read.
+func (l *answerLines) empty() bool { return l.start == l.end }
 
 // maxProgressBytes bounds the message of a progress report a sandbox sends.
 const maxProgressBytes = 4 << 10

@@ -12,7 +12,12 @@
 // gateway presents to the sandbox is runner.Token(secret, id). A call is
 // sent as one POST to the sandbox's call endpoint (package runner), on a
 // connection kept between calls; its progress comes back as it is made,
-// and cancelling the call ends the request, which cancels it there.
+// and cancelling the call ends the request, which cancels it there. To a
+// plain http:// runner the request is written and its answer read on the
+// calling goroutine by a small HTTP/1.1 client of this package (the hop),
+// not by net/http's Transport, whose writer and reader goroutines cost
+// two hand-offs a call; every other runner (TLS, a proxy, a client whose
+// Transport is not an *http.Transport) is called through net/http.
 //
 // A Backend places sandboxes: a fixed set of `toolgate runner` processes
 // (backend runner) or one Pod or agent-sandbox claim per sandbox on

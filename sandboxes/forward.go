@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,9 @@ type Options struct {
 	State policy.SandboxMap
 	// HTTPClient reaches the sandboxes' runners (nil: a client without a
 	// timeout; calls are bounded by their context). A test maps a pod's
-	// address to a loopback runner with its Transport.
+	// address to a loopback runner with its Transport. Calls to a plain
+	// http:// runner it reaches without a proxy go through the hop, which
+	// dials with its *http.Transport's DialContext.
 	HTTPClient *http.Client
 	// Idle is how long a sandbox may go without a call before Reap
 	// deletes it (0: never); Max how many may exist at once (0: no cap).
@@ -61,6 +64,7 @@ type Options struct {
 type Sandboxes struct {
 	o      Options
 	client *http.Client
+	hop    *hop // nil: every call goes through client
 	log    *slog.Logger
 
 	mu      sync.Mutex
@@ -75,10 +79,12 @@ type Sandboxes struct {
 }
 
 // conn is where this replica reaches one sandbox: its runner's call
-// endpoint and the sandbox's bearer.
+// endpoint (through the hop when it fits) and the sandbox's bearer.
 type conn struct {
-	id, url, bearer string
-	broken          bool // guarded by Sandboxes.mu
+	id, bearer string
+	u          *url.URL
+	lean       bool
+	broken     bool // guarded by Sandboxes.mu
 }
 
 // flight is one replica's making of a conn, which other calls of the same
@@ -115,6 +121,7 @@ func New(o Options) (*Sandboxes, error) {
 	if s.client == nil {
 		s.client = &http.Client{}
 	}
+	s.hop = newHop(s.client)
 	return s, nil
 }
 
@@ -124,6 +131,7 @@ func (s *Sandboxes) Close() error {
 	s.mu.Lock()
 	s.conns, s.closed = map[string]*conn{}, true
 	s.mu.Unlock()
+	s.hop.close()
 	s.client.CloseIdleConnections()
 	return nil
 }
@@ -412,7 +420,11 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 	if !ok {
 		return nil, m, fmt.Errorf("%w: its endpoint %s is not a runner's (/sandboxes/{id}/mcp)", ErrUnavailable, endpoint)
 	}
-	return &conn{id: id, url: base + "/call", bearer: "Bearer " + runner.Token(s.o.Secret, id)}, m, nil
+	u, err := url.Parse(base + "/call")
+	if err != nil {
+		return nil, m, fmt.Errorf("%w: its endpoint %s: %v", ErrUnavailable, endpoint, err)
+	}
+	return &conn{id: id, u: u, lean: s.hop.fits(u), bearer: "Bearer " + runner.Token(s.o.Secret, id)}, m, nil
 }
 
 // place returns the endpoint of sandbox id, under its lease: the one its

@@ -548,7 +548,9 @@ func (c *connCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// TestConnectionKept: a sandbox's calls share one connection, even when
+// TestConnectionKept: a sandbox's calls share one connection, through the
+// hop (dialling with the client's Transport's DialContext) and through
+// net/http (a client whose Transport is another RoundTripper), even when
 // the end of an answer comes a while after its result (a client that
 // stopped reading at the result would lose its connection, and every call
 // would open one).
@@ -559,20 +561,37 @@ func TestConnectionKept(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // the stream ends after the message
 		})
 	})
-	cc := &connCounter{}
-	s := replica(t, nil, Options{HTTPClient: &http.Client{Transport: cc}}, tr.url())
-	tools := toolsOf(t, s)
-	if res := call(t, tools, "alice", "c1", "write_file", `{"path":"x","content":"1"}`); res.Error != nil {
-		t.Fatal(res.Error)
-	}
-	for range 10 {
-		time.Sleep(100 * time.Millisecond) // the last answer's stream has ended: a lower bound
-		if res := call(t, tools, "alice", "c1", "read_file", `{"path":"x"}`); res.Error != nil {
+	var dials connCounter
+	dialer := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.mu.Lock()
+		dials.fresh++
+		dials.mu.Unlock()
+		var d net.Dialer
+		return d.DialContext(ctx, network, addr)
+	}}
+	rt := &connCounter{}
+	for _, c := range []struct {
+		via    string
+		client *http.Client
+		fresh  *connCounter
+	}{{"the hop", &http.Client{Transport: dialer}, &dials}, {"net/http", &http.Client{Transport: rt}, rt}} {
+		s := replica(t, nil, Options{HTTPClient: c.client}, tr.url())
+		tools := toolsOf(t, s)
+		if res := call(t, tools, "alice", "c1", "write_file", `{"path":"x","content":"1"}`); res.Error != nil {
 			t.Fatal(res.Error)
 		}
-	}
-	if cc.fresh > 3 {
-		t.Errorf("11 calls opened %d connections", cc.fresh)
+		for range 10 {
+			time.Sleep(100 * time.Millisecond) // the last answer's stream has ended: a lower bound
+			if res := call(t, tools, "alice", "c1", "read_file", `{"path":"x"}`); res.Error != nil {
+				t.Fatal(res.Error)
+			}
+		}
+		if lean := s.conns[ID("alice", "c1")].lean; lean != (c.via == "the hop") {
+			t.Errorf("%s: the calls went through the hop: %v", c.via, lean)
+		}
+		if c.fresh.fresh > 3 {
+			t.Errorf("%s: 11 calls opened %d connections", c.via, c.fresh.fresh)
+		}
 	}
 }
 

@@ -1,0 +1,235 @@
+package sandboxes
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/runner"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// rawRunner is a runner written byte by byte: it makes any sandbox (PUT)
+// and answers each call by writing what answer writes on the connection
+// itself; answer returns false to close the connection after it. It
+// counts the connections that carried a call.
+func rawRunner(t *testing.T, answer func(w io.Writer, call int) bool) (string, *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		conns, calls atomic.Int32
+		wg           sync.WaitGroup
+	)
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				counted := false
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					io.Copy(io.Discard, req.Body)
+					if req.Method == http.MethodPut {
+						io.WriteString(c, "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+						continue
+					}
+					if req.Header.Get(runner.VersionHeader) != runner.CallVersion || req.Header.Get("Authorization") == "" {
+						io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+						continue
+					}
+					if !counted {
+						counted = true
+						conns.Add(1)
+					}
+					if !answer(c, int(calls.Add(1))) {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String(), &conns
+}
+
+const (
+	okHead   = "HTTP/1.1 200 OK\r\nContent-Type: application/jsonl\r\nToolgate-Call-Version: 2\r\n"
+	okResult = `{"result":{"content":[{"type":"text","text":"ok"}]}}` + "\n"
+)
+
+// chunk is data as one chunk of a chunked body.
+func chunk(data string) string {
+	return strconv.FormatInt(int64(len(data)), 16) + "\r\n" + data + "\r\n"
+}
+
+// TestHopAnswers: the hop reads the answers a runner may give (a sized
+// body, chunks, progress in chunks of its own, an interim 100, trailers)
+// and keeps the connection when the answer's end came with it; an answer
+// that says it closes, that sends more than its end, or whose body ends
+// with the connection is read and its connection not kept.
+func TestHopAnswers(t *testing.T) {
+	cases := []struct {
+		name   string
+		answer string
+		kept   bool
+	}{
+		{"sized", okHead + "Content-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult, true},
+		{"chunked", okHead + "Transfer-Encoding: chunked\r\n\r\n" + chunk(okResult) + "0\r\n\r\n", true},
+		{"progress chunks", okHead + "Transfer-Encoding: chunked\r\n\r\n" + chunk(`{"progress":{"done":1}}`+"\n") + chunk(`{"res`) + chunk(okResult[5:]) + "0\r\n\r\n", true},
+		{"interim", "HTTP/1.1 100 Continue\r\n\r\n" + okHead + "Content-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult, true},
+		{"trailers", okHead + "Transfer-Encoding: chunked\r\n\r\n" + chunk(okResult) + "0\r\nX-Done: 1\r\n\r\n", false},
+		{"closes", okHead + "Connection: close\r\nContent-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult, false},
+		{"more after", okHead + "Content-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult + "HTTP/1.1 200 OK\r\n", false},
+		{"HTTP/1.0", strings.Replace(okHead, "1.1", "1.0", 1) + "\r\n" + okResult, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+				io.WriteString(w, c.answer)
+				return !strings.Contains(c.answer, "HTTP/1.0")
+			})
+			s := replica(t, nil, Options{}, url)
+			tools := s.Tools([]tool.Definition{readDef})
+			var progress int
+			ctx := tool.WithProgress(context.Background(), func(float64, float64, string) { progress++ })
+			for range 3 {
+				res, err := tools[0].Run(ctx, tool.Call{Name: "read_file", Args: []byte(`{}`), Principal: "alice", Session: "c1"})
+				if err != nil || res.Error != nil || res.Text() != "ok" {
+					t.Fatalf("%v %v %q", err, res.Error, res.Text())
+				}
+			}
+			if !s.conns[ID("alice", "c1")].lean {
+				t.Fatal("the calls did not go through the hop")
+			}
+			if want := int32(3); c.kept {
+				want = 1
+				if conns.Load() != want {
+					t.Errorf("3 calls on %d connections, want %d", conns.Load(), want)
+				}
+			} else if conns.Load() != want {
+				t.Errorf("3 calls on %d connections, want %d (none kept)", conns.Load(), want)
+			}
+			if strings.Contains(c.name, "progress") && progress != 3 {
+				t.Errorf("%d progress reports, want 3", progress)
+			}
+		})
+	}
+}
+
+// TestHopHostileAnswers: an answer that is too large, broken or not HTTP is
+// a structured error (a broken connection: a read is tried once more, then
+// unavailable), never a hang or a result; an answer of another format
+// version is refused, saying to run the same release.
+func TestHopHostileAnswers(t *testing.T) {
+	cases := []struct {
+		name, answer string
+		typ          tool.ErrorType
+		says         string
+	}{
+		{"huge head", okHead + "X-Pad: " + strings.Repeat("a", 3000) + "\r\n" + strings.Repeat("X-Pad: "+strings.Repeat("a", 3000)+"\r\n", 30) + "\r\n", tool.Unavailable, "head is longer"},
+		{"not HTTP", "SSH-2.0-OpenSSH_9.6\r\n", tool.Unavailable, "status line"},
+		{"bad chunk size", okHead + "Transfer-Encoding: chunked\r\n\r\nzz\r\n" + okResult, tool.Unavailable, "chunked"},
+		{"chunk cut", okHead + "Transfer-Encoding: chunked\r\n\r\n" + chunk(okResult)[:20], tool.Unavailable, "broke off"},
+		{"line cut", okHead + "Content-Length: 9999\r\n\r\n" + okResult[:20], tool.Unavailable, "broke off"},
+		{"no result", okHead + "Content-Length: " + strconv.Itoa(len(`{"progress":{"done":1}}`+"\n")) + "\r\n\r\n" + `{"progress":{"done":1}}` + "\n", tool.Unavailable, "broke off"},
+		{"gzip", okHead + "Transfer-Encoding: gzip\r\n\r\n", tool.Unavailable, "Transfer-Encoding"},
+		{"two lengths", okHead + "Content-Length: 1\r\nContent-Length: 2\r\n\r\n", tool.Unavailable, "Content-Length"},
+		{"closed", "", tool.Unavailable, "without answering"},
+		{"old version", "HTTP/1.1 200 OK\r\nContent-Type: application/jsonl\r\nContent-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult, tool.Internal, "same release"},
+		{"not JSON lines", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nToolgate-Call-Version: 2\r\nContent-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult, tool.Internal, "same release"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+				io.WriteString(w, c.answer)
+				return false
+			})
+			res := forward(t, context.Background(), url)
+			if res.Error == nil || res.Error.Type != c.typ || !strings.Contains(res.Error.Message+res.Error.Suggestion, c.says) {
+				t.Fatalf("%v, want %s saying %q", res.Error, c.typ, c.says)
+			}
+			if want := int32(1); c.typ == tool.Unavailable {
+				if conns.Load() != 2 {
+					t.Errorf("a read that broke was sent %d times, want 2", conns.Load())
+				}
+			} else if conns.Load() != want {
+				t.Errorf("sent %d times, want once", conns.Load())
+			}
+		})
+	}
+}
+
+// TestHopCancel: a call whose runner does not answer ends when its context
+// does, and its connection is closed (the runner sees its request end).
+func TestHopCancel(t *testing.T) {
+	closed := make(chan struct{})
+	url, _ := rawRunner(t, func(w io.Writer, _ int) bool {
+		io.WriteString(w, okHead+"Transfer-Encoding: chunked\r\n\r\n"+chunk(`{"progress":{"done":1}}`+"\n"))
+		c := w.(net.Conn)
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		c.Read(make([]byte, 1)) // the gateway's close ends it
+		close(closed)
+		return false
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	ctx = tool.WithProgress(ctx, func(float64, float64, string) { close(started) })
+	go func() { <-started; cancel() }()
+	res := forward(t, ctx, url)
+	if res.Error == nil || res.Error.Type != tool.AsError(context.Canceled).Type {
+		t.Fatalf("%v, want the cancellation", res.Error)
+	}
+	<-closed
+}
+
+// TestHopRunnerRestarted: a kept connection the runner closed (it
+// restarted, or closed it idle) is not used: the next call, even a write,
+// goes on a new one.
+func TestHopRunnerRestarted(t *testing.T) {
+	var mu sync.Mutex
+	var last io.Writer
+	url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+		mu.Lock()
+		last = w
+		mu.Unlock()
+		io.WriteString(w, okHead+"Content-Length: "+strconv.Itoa(len(okResult))+"\r\n\r\n"+okResult)
+		return true
+	})
+	s := replica(t, nil, Options{}, url)
+	write := s.Tools([]tool.Definition{{Name: "write_file", Level: tool.LevelWrite}})[0]
+	for i := range 2 {
+		res, err := write.Run(context.Background(), tool.Call{Name: "write_file", Args: []byte(`{}`), Principal: "alice", Session: "c1"})
+		if err != nil || res.Error != nil {
+			t.Fatalf("call %d: %v %v", i, err, res.Error)
+		}
+		mu.Lock()
+		last.(net.Conn).Close() // the runner closes the kept connection
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond) // its FIN has arrived (not a timed assertion: a bound on the kernel's delivery)
+	}
+	if conns.Load() != 2 {
+		t.Errorf("2 calls on %d connections, want 2", conns.Load())
+	}
+}
