@@ -76,6 +76,46 @@ type Sandboxes struct {
 
 	evmu  sync.Mutex       // told in order, one result at a time
 	acked map[string]acked // by sandbox id: what this replica told
+
+	kmu  sync.Mutex
+	keys map[[2]string]keyed // by (principal, conversation), exactly
+}
+
+// keyed is what a key (principal, conversation) hashes to: its sandbox id
+// and the Key a backend labels it with.
+type keyed struct {
+	id  string
+	key Key
+}
+
+// Keys remembered (keyOf): at most maxKeys, each of at most maxKeyBytes.
+const (
+	maxKeys     = 4096
+	maxKeyBytes = 512
+)
+
+// keyOf is the sandbox id and Key of (principal, conversation), remembered
+// so that a conversation's calls do not hash them again (three SHA-256 a
+// call). The map's key is the pair itself, compared whole: no two pairs
+// share an entry.
+func (s *Sandboxes) keyOf(principal, conversation string) keyed {
+	k := [2]string{principal, conversation}
+	s.kmu.Lock()
+	v, ok := s.keys[k]
+	s.kmu.Unlock()
+	if ok {
+		return v
+	}
+	v = keyed{id: ID(principal, conversation), key: Key{Principal: Hash(principal), Conversation: Hash(conversation)}}
+	if len(principal)+len(conversation) <= maxKeyBytes {
+		s.kmu.Lock()
+		if len(s.keys) >= maxKeys {
+			clear(s.keys)
+		}
+		s.keys[k] = v
+		s.kmu.Unlock()
+	}
+	return v
 }
 
 // conn is where this replica reaches one sandbox: its runner's call
@@ -113,7 +153,7 @@ func New(o Options) (*Sandboxes, error) {
 	if o.EnsureTimeout <= 0 {
 		o.EnsureTimeout = 2 * time.Minute
 	}
-	s := &Sandboxes{o: o, log: o.Logger, conns: map[string]*conn{}, flights: map[string]*flight{}, touched: map[string]time.Time{}, acked: map[string]acked{}}
+	s := &Sandboxes{o: o, log: o.Logger, conns: map[string]*conn{}, flights: map[string]*flight{}, touched: map[string]time.Time{}, acked: map[string]acked{}, keys: map[[2]string]keyed{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -181,8 +221,9 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 		return tool.ErrorResult(tool.AsError(err)), nil
 	}
 	call.Args = args
-	id := ID(call.Principal, call.Session)
-	ctx = WithKey(ctx, Key{Principal: Hash(call.Principal), Conversation: Hash(call.Session)}) // a backend's labels
+	k := s.keyOf(call.Principal, call.Session)
+	id := k.id
+	ctx = WithKey(ctx, k.key) // a backend's labels
 	var m made
 	for try := 0; ; try++ {
 		c, mm, err := s.acquire(ctx, id)

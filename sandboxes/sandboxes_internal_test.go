@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -621,4 +622,40 @@ func TestProgress(t *testing.T) {
 	if want := "1/3 step 1,2/3 step 2,3/3 step 3"; strings.Join(got, ",") != want {
 		t.Errorf("progress %q, want %q", strings.Join(got, ","), want)
 	}
+}
+
+// TestKeyOf: the id and labels a replica remembers for a key are the ones
+// ID and Hash compute for exactly that key, whether remembered or not:
+// keys whose strings run together, or swap, or differ by a byte, never
+// share an entry, and forgetting them all (past maxKeys) changes nothing.
+func TestKeyOf(t *testing.T) {
+	s := replica(t, nil, Options{}, "http://127.0.0.1:1")
+	pairs := [][2]string{{"ab", "c"}, {"a", "bc"}, {"abc", ""}, {"", "abc"}, {"x", "y"}, {"y", "x"}, {"a\x00", "b"}, {"a", "\x00b"}, {"1:a", "b"}, {"a", "b"},
+		{strings.Repeat("p", maxKeyBytes), "c"}}
+	ids := map[string][2]string{}
+	check := func() {
+		for _, p := range pairs {
+			k := s.keyOf(p[0], p[1])
+			want := keyed{id: ID(p[0], p[1]), key: Key{Principal: Hash(p[0]), Conversation: Hash(p[1])}}
+			if k != want {
+				t.Fatalf("%q: %+v, want %+v", p, k, want)
+			}
+			if q, ok := ids[k.id]; ok && q != p {
+				t.Fatalf("%q and %q share the id %s", p, q, k.id)
+			}
+			ids[k.id] = p
+		}
+	}
+	check()
+	check() // remembered
+	if len(s.keys) != len(pairs)-1 {
+		t.Errorf("%d keys remembered, want %d (not the one over %d bytes)", len(s.keys), len(pairs)-1, maxKeyBytes)
+	}
+	for i := range maxKeys {
+		s.keyOf("p", strconv.Itoa(i))
+	}
+	if len(s.keys) > maxKeys {
+		t.Errorf("%d keys remembered, at most %d", len(s.keys), maxKeys)
+	}
+	check()
 }
