@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"crypto/hmac"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,23 +164,20 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-// authorized is Check, the MAC of an id kept once its token was
-// presented: a sandbox's calls do not each compute it again (only ids a
-// holder of the secret named are kept, so a caller without it cannot grow
-// the map).
+// authorized says whether authorization presents the token of id. The
+// MAC of an id is kept once its token was presented, so that a sandbox's
+// calls do not each compute it again (only ids a holder of the secret
+// named are kept, so a caller without it cannot grow the map); Delete
+// drops it.
 func (r *Runner) authorized(id, authorization string) bool {
-	got, ok := bearer(authorization)
-	if !ok {
-		return false
-	}
 	r.mu.Lock()
 	want := r.macs[id]
 	r.mu.Unlock()
 	if want != nil {
-		return hmac.Equal(got, want)
+		return presents(authorization, want)
 	}
 	want = mac(r.opts.Secret, id)
-	if !hmac.Equal(got, want) {
+	if !presents(authorization, want) {
 		return false
 	}
 	r.mu.Lock()

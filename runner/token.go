@@ -25,8 +25,8 @@ const ApprovedHeader = "Toolgate-Approved"
 const MinSecretBytes = 16
 
 // Token returns the bearer token of sandbox id under the runner secret:
-// HMAC-SHA256(secret, id) in lower-case hex. Check also accepts the same
-// MAC in unpadded base64url.
+// HMAC-SHA256(secret, id) in lower-case hex. A runner also accepts the
+// same MAC in unpadded base64url.
 func Token(secret []byte, id string) string {
 	return hex.EncodeToString(mac(secret, id))
 }
@@ -37,12 +37,12 @@ func mac(secret []byte, id string) []byte {
 	return h.Sum(nil)
 }
 
-// Check reports whether the Authorization header value authorization is
-// "Bearer " and the token of id (hex or unpadded base64url), comparing the
-// MACs in constant time.
-func Check(secret []byte, id, authorization string) bool {
+// presents reports whether the Authorization header value authorization
+// is "Bearer " and the MAC want (hex or unpadded base64url), compared in
+// constant time: the one check of a runner's requests (Runner.authorized).
+func presents(authorization string, want []byte) bool {
 	got, ok := bearer(authorization)
-	return ok && hmac.Equal(got, mac(secret, id))
+	return ok && hmac.Equal(got, want)
 }
 
 // bearer returns the MAC an Authorization header value presents.
