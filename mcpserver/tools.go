@@ -133,8 +133,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 }
 
 // growStack grows the calling goroutine's stack in one step, while it is
-// still shallow. The go-sdk handles each request on a new goroutine, whose
-// stack starts small and otherwise grows, copying itself, several times
+// still shallow. The go-sdk handles a request on a goroutine that may be
+// new, or parked since a collection shrank its stack (go-sdk patch 14), whose
+// stack otherwise grows, copying itself, several times
 // through a governed call and the encoding of its answer (9% of the CPU
 // time of BenchmarkServeStdio; 5% with this). n only keeps the compiler
 // from dropping the frame.

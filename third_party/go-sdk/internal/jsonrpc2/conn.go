@@ -51,6 +51,10 @@ type Connection struct {
 	state   inFlightState // accessed only in updateInFlight
 	done    chan struct{} // closed (under stateMu) when state.closed is true and all goroutines have completed
 
+	// PATCH(toolgate): patch 14. wake hands the handler queue to the
+	// goroutine parked in handleAsync (state.parked): see park.
+	wake chan struct{}
+
 	writer  Writer
 	handler Handler
 
@@ -90,6 +94,11 @@ type inFlightState struct {
 	// The queue does not include the request currently being handled (if any).
 	handlerQueue   []*incomingRequest
 	handlerRunning bool
+
+	// PATCH(toolgate): patch 14. parked counts the goroutines that ran the
+	// handler queue and wait in park to run it again (they do no work:
+	// handlerRunning is not theirs), at most maxParked.
+	parked int
 }
 
 // updateInFlight locks the state of the connection's in-flight requests, allows
@@ -236,6 +245,7 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 	c := &Connection{
 		state:           inFlightState{closer: cfg.Closer},
 		done:            make(chan struct{}),
+		wake:            make(chan struct{}),
 		writer:          cfg.Writer,
 		onDone:          cfg.OnDone,
 		onInternalError: cfg.OnInternalError,
@@ -402,13 +412,17 @@ func (r *releaser) release(soft bool) {
 		return
 	}
 	r.released = true
+	var run func()
 	r.conn.updateInFlight(func(s *inFlightState) {
 		if len(s.handlerQueue) > 0 {
-			go r.conn.handleAsync() // handlerRunning stays true
+			run = s.runQueue(r.conn) // handlerRunning stays true
 		} else {
 			s.handlerRunning = false
 		}
 	})
+	if run != nil {
+		run()
+	}
 }
 
 // finish marks a request handled; it reports whether the request was not
@@ -632,6 +646,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 		}
 	}
 
+	var run func() // PATCH(toolgate): patch 14, see runQueue
 	c.updateInFlight(func(s *inFlightState) {
 		// If the connection is shutting down, don't enqueue anything to the
 		// handler — not even notifications. That ensures that if the handler
@@ -663,16 +678,24 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			// when idle seems simpler than trying to implement either of those
 			// alternatives correctly.
 			s.handlerRunning = true
-			go c.handleAsync()
+			run = s.runQueue(c)
 		}
 	})
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
 	}
+	if run != nil {
+		run()
+	}
 }
 
 // handleAsync invokes the handler on the requests in the handler queue
 // sequentially until the queue is empty.
+//
+// PATCH(toolgate): patch 14. Then, and when the request it handled was
+// released (the queue went on without it), the goroutine parks to run the
+// queue again rather than end: the next request does not start a new
+// goroutine, whose stack grows again, copying itself, through the handler.
 func (c *Connection) handleAsync() {
 	for {
 		var req *incomingRequest
@@ -684,7 +707,10 @@ func (c *Connection) handleAsync() {
 			}
 		})
 		if req == nil {
-			return
+			if !c.park() {
+				return
+			}
+			continue
 		}
 
 		// Only deliver to the Handler if not already canceled. If the request
@@ -704,10 +730,54 @@ func (c *Connection) handleAsync() {
 		ctx := context.WithValue(req.ctx, asyncKey, r)
 		result, err := c.handler.Handle(ctx, req.Request)
 		c.processResult(c.handler, req, result, err)
-		if !r.finish() {
+		if !r.finish() && !c.park() {
 			return // released: the queue went on without this goroutine
 		}
 	}
+}
+
+// PATCH(toolgate): patch 14. maxParked bounds the goroutines a connection
+// keeps parked: as many as requests a client usually has in flight.
+const maxParked = 8
+
+// PATCH(toolgate): patch 14. park waits, when fewer than maxParked
+// goroutines do, until the handler queue is handed to this one (it returns true: the
+// queue is this goroutine's to run, handlerRunning is set) or the
+// connection is done (false). It returns false at once when maxParked
+// goroutines are parked already.
+func (c *Connection) park() bool {
+	parked := false
+	c.updateInFlight(func(s *inFlightState) {
+		if s.parked < maxParked {
+			s.parked++
+			parked = true
+		}
+	})
+	if !parked {
+		return false
+	}
+	select {
+	case <-c.wake:
+		return true
+	case <-c.done:
+		// No wake can be pending: one is sent only with handlerRunning
+		// set, and done is closed only when it is not.
+		return false
+	}
+}
+
+// PATCH(toolgate): patch 14. runQueue, called with handlerRunning just set
+// (or kept) for a queue that is not empty, returns what hands the queue to
+// a goroutine, to be called once the state is unlocked: the parked one is
+// woken (it is on its way to, or in, park's select, and needs no lock to
+// get there; the parked are alike, any one takes it), else a new one is
+// started, as v1.8.0 did.
+func (s *inFlightState) runQueue(c *Connection) func() {
+	if s.parked > 0 {
+		s.parked--
+		return func() { c.wake <- struct{}{} }
+	}
+	return func() { go c.handleAsync() }
 }
 
 // processResult processes the result of a request and, if appropriate, sends a response.
