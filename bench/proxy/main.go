@@ -25,6 +25,8 @@
 // start-up of each (from starting the gateway to its answer to
 // initialize: the median of -starts starts of each, interleaved) and the boxed/bare ratio of the p50s, against the goals of
 // the box: at most 30 ms more to start, the same cost per call (± 5 %).
+// With -only start it measures the start-ups alone, of this toolgate and
+// of each -compare binary (boxed and bare, all interleaved), and stops.
 package main
 
 import (
@@ -77,13 +79,14 @@ func main() {
 	pol := flag.String("policy", "", "policy file of toolgate proxy and serve")
 	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
 	starts := flag.Int("starts", 11, "start-ups of the boxed and the bare gateway, interleaved, for the start-up medians")
+	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop`)
 	var compare []string
 	flag.Func("compare", "another toolgate binary (e.g. an earlier commit's build) measured as a proxy in the same run, in turn with the others (repeatable)", func(s string) error {
 		compare = append(compare, s)
 		return nil
 	})
 	flag.Parse()
-	if *toolgate == "" || *fsServer == "" || *dir == "" || *work == "" || *pol == "" {
+	if *toolgate == "" || *fsServer == "" || *dir == "" || *work == "" || *pol == "" || (*only != "" && *only != "start") {
 		fmt.Fprintln(os.Stderr, "usage: proxy -toolgate BIN -node NODE -fs SERVER_JS -dir DIR -work DIR -policy FILE [-n 2000] [-c 8] [-serve] [-compare BIN]...")
 		os.Exit(2)
 	}
@@ -102,8 +105,10 @@ func main() {
 	direct := &target{name: "node direct", tool: "read_text_file", args: fsArgs, cmd: command(nodeCmd)}
 	boxed := &target{name: "node via proxy", tool: "fs__read_text_file", args: fsArgs, cmd: command(proxy("fs", "proxy-node", nodeCmd))}
 	// Another name: the pin file is shared, and fs unboxed would be fs widened (quarantined).
-	bare := &target{name: "node via bare", tool: "bare__read_text_file", args: fsArgs,
-		cmd: command(append([]string{*toolgate, "proxy", "--policy", *pol, "--audit", audit("proxy-bare"), "--name", "bare", "--unisolated", "--"}, nodeCmd...))}
+	bareWith := func(bin, auditName string) []string {
+		return append([]string{bin, "proxy", "--policy", *pol, "--audit", audit(auditName), "--name", "bare", "--unisolated", "--"}, nodeCmd...)
+	}
+	bare := &target{name: "node via bare", tool: "bare__read_text_file", args: fsArgs, cmd: command(bareWith(*toolgate, "proxy-bare"))}
 	pairs := [][2]*target{{direct, boxed}, {direct, bare}}
 	for i, bin := range compare {
 		name := fmt.Sprintf("node via cmp%d", i+1)
@@ -134,18 +139,31 @@ func main() {
 	// Start-up: the boxed and the bare gateway started in turn, each
 	// connected (initialize answered) and closed, before the run below.
 	// One start is one sample of a noisy figure: the medians are printed.
-	var boxedStarts, bareStarts []time.Duration
-	for range *starts {
-		for _, s := range []struct {
-			t   *target
-			out *[]time.Duration
-		}{{boxed, &boxedStarts}, {bare, &bareStarts}} {
-			t := &target{cmd: command(s.t.cmd.Args)}
-			t.connect(ctx)
-			*s.out = append(*s.out, t.startup)
-			t.cs.Close()
+	// With -only start, each -compare binary is started the same way, in
+	// turn with this one.
+	startups := []*startup{{name: "this build", boxed: boxed.cmd.Args, bare: bare.cmd.Args}}
+	if *only == "start" {
+		for i, bin := range compare {
+			startups = append(startups, &startup{name: fmt.Sprintf("cmp%d", i+1),
+				boxed: proxyWith(bin, "fs", fmt.Sprintf("proxy-cmp%d", i+1), nodeCmd), bare: bareWith(bin, fmt.Sprintf("proxy-cmp%d-bare", i+1))})
 		}
 	}
+	for range *starts {
+		for _, s := range startups {
+			s.boxedStarts = append(s.boxedStarts, startTime(ctx, s.boxed))
+			s.bareStarts = append(s.bareStarts, startTime(ctx, s.bare))
+		}
+	}
+	if *only == "start" {
+		fmt.Printf("start-up (the gateway started until initialize is answered; median (min) of %d starts each, interleaved):\n", *starts)
+		for _, s := range startups {
+			b, u := benchrun.Percentile(s.boxedStarts, 50), benchrun.Percentile(s.bareStarts, 50)
+			fmt.Printf("  %-10s boxed %s (%s), bare %s (%s): %+.1f ms (goal <= 30 ms more): %s\n", s.name,
+				ms(b), ms(slices.Min(s.boxedStarts)), ms(u), ms(slices.Min(s.bareStarts)), float64(b-u)/1e6, verdict(b-u <= 30*time.Millisecond))
+		}
+		return
+	}
+	boxedStarts, bareStarts := startups[0].boxedStarts, startups[0].bareStarts
 	for _, t := range all {
 		t.connect(ctx)
 		defer t.cs.Close()
@@ -218,6 +236,22 @@ func main() {
 	fmt.Printf("  goal 2, gateway CPU per call / the upstream's:           %5.2f  (<= 0.33)  %s\n", b.cpu, verdict(b.cpu <= maxCPURatio))
 	fmt.Printf("  goal 3, the same with the upstream boxed:                %5.2fx, %.2fx, %.2f  %s\n", x.seq, x.par, x.cpu,
 		verdict(max(x.seq, x.par) <= maxLatencyRatio && x.cpu <= maxCPURatio))
+}
+
+// startup is one build's start-ups, boxed and bare.
+type startup struct {
+	name                    string
+	boxed, bare             []string
+	boxedStarts, bareStarts []time.Duration
+}
+
+// startTime starts argv, connects and closes it: the time until initialize
+// was answered.
+func startTime(ctx context.Context, argv []string) time.Duration {
+	t := &target{cmd: command(argv)}
+	t.connect(ctx)
+	t.cs.Close()
+	return t.startup
 }
 
 func command(argv []string) *exec.Cmd {

@@ -26,17 +26,32 @@
 # +-5 % per call).
 #
 # With --serve, toolgate serve (same policy, its own audit log) is measured
-# as an upstream too.
+# as an upstream too. With --start, only the start-ups are measured (STARTS
+# of each, default 21), of this checkout's build and of each other
+# toolgate given (a build of another commit, with its toolgate-sandbox
+# beside it), boxed and bare, all interleaved: an A/B of the box's start.
 #
 #   bench/proxy/run.sh [--serve] [N] [IN_FLIGHT]      (defaults 2000 and 8)
+#   bench/proxy/run.sh --start [STARTS] [OTHER_TOOLGATE]...
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 serve=()
-if [[ "${1:-}" == --serve ]]; then
+only=()
+case "${1:-}" in
+--serve)
 	serve=(-serve)
 	shift
-fi
+	;;
+--start)
+	only=(-only start -starts "${2:-21}")
+	shift $(($# >= 2 ? 2 : 1))
+	for other in "$@"; do
+		only+=(-compare "$(realpath "$other")")
+	done
+	set --
+	;;
+esac
 n="${1:-2000}"
 conc="${2:-8}"
 "$repo/scripts/test-deps.sh" >/dev/null
@@ -55,4 +70,4 @@ printf 'line %s of a small file read by the MCP benchmark\n' $(seq 20) >"$work/d
 "$work/bin/proxybench" -toolgate "$work/bin/toolgate" \
 	-node "$repo/.cache/node22/node_modules/node/bin/node" \
 	-fs "$repo/.cache/mcp/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js" \
-	-dir "$work/dir" -file small.txt -work "$work" -policy "$work/policy.yaml" -n "$n" -c "$conc" "${serve[@]}"
+	-dir "$work/dir" -file small.txt -work "$work" -policy "$work/policy.yaml" -n "$n" -c "$conc" "${serve[@]}" "${only[@]}"
