@@ -42,9 +42,14 @@ type promptRef struct {
 	remote string
 }
 
+// parallelStarts is how many upstreams NewGateway starts at once.
+const parallelStarts = 4
+
 // NewGateway connects to every upstream and registers their tools in reg.
-// It fails, closing what it opened, when an upstream cannot be reached or
-// two tools would have one name.
+// It fails, closing what it opened, when an upstream cannot be reached
+// (the error names each that could not) or two tools would have one name.
+// The upstreams start side by side, up to parallelStarts at once; their
+// tools are registered in the order of cfgs.
 func NewGateway(ctx context.Context, reg *registry.Registry, o Options, cfgs ...Config) (*Gateway, error) {
 	g := &Gateway{reg: reg, log: o.Logger, tools: map[*Upstream]map[string]string{}, vetter: o.Vetter, hidden: map[string]hiddenTool{},
 		resources: map[string]*Upstream{}, templates: map[string]*Upstream{}, prompts: map[string]promptRef{}, subs: map[string]int{}}
@@ -64,21 +69,37 @@ func NewGateway(ctx context.Context, reg *registry.Registry, o Options, cfgs ...
 	for _, c := range cfgs {
 		u, err := newUpstream(c, o)
 		if err != nil {
-			g.Close()
 			return nil, err
 		}
 		u.onChange = func(k changeKind) { g.changed(u, k) }
 		u.onResourceUpdated = g.resourceUpdated
-		if err := u.start(ctx); err != nil {
-			var te *tool.Error
-			if !o.WaitForSignIn || !errors.As(err, &te) || te.Type != tool.AuthRequired {
-				g.Close()
-				return nil, err
-			}
-			g.log.Warn("upstream waits for a sign-in: its tools are registered once it connects", "upstream", c.Name, "err", te.Message)
-			go u.awaitSignIn(o.SignInPoll)
-		}
 		g.ups = append(g.ups, u)
+	}
+	// Started side by side (most of a start is waiting for a process or a
+	// server), a few at a time; each failure is reported, and any closes
+	// them all.
+	errs := make([]error, len(g.ups))
+	slots := make(chan struct{}, parallelStarts)
+	var wg sync.WaitGroup
+	for i, u := range g.ups {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if err := u.start(ctx); err != nil {
+				var te *tool.Error
+				if !o.WaitForSignIn || !errors.As(err, &te) || te.Type != tool.AuthRequired {
+					errs[i] = err
+					return
+				}
+				g.log.Warn("upstream waits for a sign-in: its tools are registered once it connects", "upstream", u.cfg.Name, "err", te.Message)
+				go u.awaitSignIn(o.SignInPoll)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		g.Close()
+		return nil, err
 	}
 	// Registered once all are listed: the Vetter judges each upstream's
 	// tools beside all the others.

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,8 +28,21 @@ import (
 // crash, and restarts).
 const serverEnv = "MCPCLIENT_TEST_SERVER"
 
+// barrierEnv, "DIR N", makes the test server mark its start in DIR and
+// serve only once N servers have marked theirs there.
+const barrierEnv = "MCPCLIENT_TEST_BARRIER"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(serverEnv) == "1" {
+		if dir, n, ok := strings.Cut(os.Getenv(barrierEnv), " "); ok {
+			os.WriteFile(filepath.Join(dir, strconv.Itoa(os.Getpid())), nil, 0o600)
+			for {
+				if marks, _ := os.ReadDir(dir); strconv.Itoa(len(marks)) == n {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
 		if err := testServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -435,6 +450,59 @@ func TestGateway(t *testing.T) {
 	if _, err := mcpclient.NewGateway(ctx, registry.New(), mcpclient.Options{}, a, b); err == nil || !strings.Contains(err.Error(), "upstream x and upstream y both give a tool named echo") {
 		t.Errorf("colliding names: %v, want an error naming both upstreams", err)
 	}
+}
+
+// TestGatewayStartsSideBySide: the upstreams start at once (each of these
+// answers only once all three have started, so starting them one after
+// the other never ends: the first would time out), their tools are
+// registered in the configuration's order, and when some cannot start the
+// error names each of them and nothing is left running.
+func TestGatewayStartsSideBySide(t *testing.T) {
+	dir := t.TempDir()
+	var cfgs []mcpclient.Config
+	for _, name := range []string{"c", "a", "b"} {
+		c := stdio(t, name)
+		c.Timeout = 20 * time.Second
+		c.Env[barrierEnv] = dir + " 3"
+		cfgs = append(cfgs, c)
+	}
+	reg := registry.New()
+	gw, err := mcpclient.NewGateway(context.Background(), reg, mcpclient.Options{}, cfgs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range gw.Upstreams() {
+		names = append(names, u.Name())
+	}
+	gw.Close()
+	if strings.Join(names, " ") != "c a b" {
+		t.Errorf("upstreams %v, want the configuration's order c a b", names)
+	}
+
+	broken := func(name string) mcpclient.Config {
+		return mcpclient.Config{Name: name, Command: "sh", Args: []string{"-c", "exit 3"}}
+	}
+	before := children(t)
+	_, err = mcpclient.NewGateway(context.Background(), registry.New(), mcpclient.Options{}, broken("x"), stdio(t, "ok"), broken("y"))
+	if err == nil || !strings.Contains(err.Error(), "connecting to x") || !strings.Contains(err.Error(), "connecting to y") {
+		t.Errorf("two upstreams that cannot start: %v, want an error naming both", err)
+	}
+	if left := children(t) - before; left > 0 {
+		t.Errorf("%d processes left running after the gateway failed to start", left)
+	}
+}
+
+// children counts this process's live child processes.
+func children(t *testing.T) int {
+	t.Helper()
+	var n int
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		n += len(strings.Fields(string(b)))
+	}
+	return n
 }
 
 func TestConfigErrors(t *testing.T) {
