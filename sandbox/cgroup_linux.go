@@ -438,17 +438,20 @@ func writeFile(dir, name string, v any) error {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
-	b := []byte(fmt.Sprint(v))
-	for {
-		_, err = unix.Write(fd, b)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := writeRetry(fd, []byte(fmt.Sprint(v))); err != nil {
 		return &os.PathError{Op: "write", Path: path, Err: err}
 	}
 	return nil
+}
+
+// writeRetry writes b to the control file fd in one write.
+func writeRetry(fd int, b []byte) error {
+	for {
+		_, err := unix.Write(fd, b)
+		if err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 func openRetry(path string, flags int) (int, error) {
@@ -487,6 +490,58 @@ func readSmall(path string) ([]byte, error) {
 		}
 		b = b[:len(b)+n]
 	}
+}
+
+// enter moves the calling thread, locked to its goroutine, into the
+// groups (v1 only), so that a process it forks is born in them: a thread
+// that moves itself (tid 0 written to tasks) does not wait for the
+// kernel's RCU grace period that moving a process costs (add: 6 to 25 ms
+// measured here, against 0.1 ms). It returns the function that moves the
+// thread back to the groups above them (its own), or an error, with
+// nothing moved, where a control file cannot be opened: every file is
+// opened before the first move. Under v2 a thread cannot move alone
+// (outside a threaded subtree): the process is added once started.
+func (cg *cgroup) enter() (leave func() error, err error) {
+	if cg.version != "v1" {
+		return nil, errors.New("cgroup v2: a thread does not move alone")
+	}
+	var in, out []int
+	closeAll := func() {
+		for _, fd := range append(in, out...) {
+			unix.Close(fd)
+		}
+	}
+	for _, d := range cg.dirs {
+		for _, path := range []string{d + "/tasks", filepath.Dir(d) + "/tasks"} {
+			fd, err := openRetry(path, unix.O_WRONLY|unix.O_CLOEXEC)
+			if err != nil {
+				closeAll()
+				return nil, &os.PathError{Op: "open", Path: path, Err: err}
+			}
+			if strings.HasPrefix(path, d+"/") {
+				in = append(in, fd)
+			} else {
+				out = append(out, fd)
+			}
+		}
+	}
+	move := func(fds []int) error {
+		var errs []error
+		for _, fd := range fds {
+			if err := writeRetry(fd, []byte("0")); err != nil {
+				errs = append(errs, fmt.Errorf("moving a thread between groups: %w", err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	leave = func() error {
+		defer closeAll()
+		return move(out)
+	}
+	if err := move(in); err != nil {
+		return nil, errors.Join(err, leave())
+	}
+	return leave, nil
 }
 
 // add puts the process pid in the groups.

@@ -3,8 +3,12 @@
 package sandbox
 
 import (
+	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -99,4 +103,72 @@ func asPathError(err error, pe **os.PathError) bool {
 	p, ok := err.(*os.PathError)
 	*pe = p
 	return ok
+}
+
+// TestBornInItsGroups: a helper forked here is born in its groups (the
+// forking thread enters them, then leaves), so the command sees its own
+// groups as the root of its cgroup namespace, not their names under this
+// process's; on the host it is in them; and no thread of this process is
+// left in them.
+func TestBornInItsGroups(t *testing.T) {
+	before := threadGroups(t)
+	var host []byte
+	var hostErr error
+	n := &Native{}
+	defer n.Close()
+	ws := t.TempDir()
+	// The command waits until its groups were read on the host.
+	o, err := n.Run(t.Context(), Spec{Shell: "cat /proc/self/cgroup; while [ ! -e " + ws + "/read ]; do sleep 0.01; done", Root: ws,
+		Started: func(p *os.Process) {
+			host, hostErr = os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", p.Pid))
+			os.WriteFile(filepath.Join(ws, "read"), nil, 0o600)
+		}})
+	must(t, err)
+	must(t, hostErr)
+	if o.ExitCode != 0 || !slices.Contains(o.Protections.CgroupLimits, "memory") {
+		t.Fatalf("outcome %+v", o)
+	}
+	own, _, err := cgroupLayout()
+	must(t, err)
+	name := fmt.Sprintf("toolgate-%d-", os.Getpid())
+	for _, c := range []string{"memory", "pids", "cpu"} {
+		if _, ok := own[c]; !ok {
+			t.Fatalf("no v1 %s group here: %v", c, own)
+		}
+		if !hasGroup(string(host), c, func(path string) bool { return strings.Contains(path, "/"+name) }) {
+			t.Errorf("the helper is not in its %s group: %s", c, host)
+		}
+		if !hasGroup(string(o.Stdout), c, func(path string) bool { return path == "/" }) {
+			t.Errorf("the command does not see its %s group as its namespace's root: %s", c, o.Stdout)
+		}
+	}
+	if after := threadGroups(t); len(before) != 1 || !maps.Equal(after, before) {
+		t.Errorf("this process's threads are in groups %v, were in %v", after, before)
+	}
+}
+
+// hasGroup reports whether a /proc/PID/cgroup text puts controller c in a
+// group whose path is ok.
+func hasGroup(text, c string, ok func(string) bool) bool {
+	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) == 3 && slices.Contains(strings.Split(parts[1], ","), c) && ok(parts[2]) {
+			return true
+		}
+	}
+	return false
+}
+
+// threadGroups returns the distinct /proc/PID/cgroup texts of this
+// process's threads.
+func threadGroups(t *testing.T) map[string]bool {
+	tasks, err := filepath.Glob("/proc/self/task/*/cgroup")
+	must(t, err)
+	out := map[string]bool{}
+	for _, f := range tasks {
+		if b, err := os.ReadFile(f); err == nil {
+			out[string(b)] = true
+		}
+	}
+	return out
 }

@@ -39,7 +39,10 @@
 // runs as uid 0 of its namespace, mapped to the caller's uid, with no
 // capability. The parent puts it in cgroups (v2 where the controllers are
 // delegated, else v1: memory, pids, cpu) when it can, and says why not
-// otherwise; on timeout it kills the namespace's init, and the kernel
+// otherwise (under v1 a helper it forks is born in them: the forking
+// thread enters them for the fork, as moving a process waits for an RCU
+// grace period; the command then sees its groups as its cgroup
+// namespace's root); on timeout it kills the namespace's init, and the kernel
 // kills everything else. Outcome.Protections tells what held.
 //
 // The seccomp filter refuses: the mount family, ptrace and process_vm_*,

@@ -171,8 +171,18 @@ type helper struct {
 	limits  Limits // what its groups were limited to as it started
 }
 
+// isClosed reports whether c is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // give hands j to the helper; false if the helper has left (it waited its
-// idle time for a job).
+// idle time for a job, or died waiting).
 func (h *helper) give(j *job) bool {
 	select {
 	case h.jobs <- j:
@@ -233,13 +243,29 @@ func (n *Native) startHelper(exe string, expect Limits, spare bool, pod *Pod) *h
 		}
 		timer := time.NewTimer(idle)
 		defer timer.Stop()
+		// A spare that dies while it waits (killed, out of memory) leaves
+		// the pool; one that died as it was taken gets a new helper for
+		// its job: a command is never handed to a dead helper.
+		var died <-chan struct{}
+		if err == nil && spare {
+			died = l.waitDone
+		}
 		select {
+		case <-died:
+			n.leave(h)
+			l.ctl.Close()
+			l.release()
 		case j, ok := <-h.jobs:
 			if !ok { // not wanted after all
 				if err == nil {
 					l.abandon()
 				}
 				return
+			}
+			if died != nil && isClosed(died) {
+				l.ctl.Close()
+				l.release()
+				l, err = launch(exe, st, layout, expect, pod != nil)
 			}
 			if err != nil {
 				j.res <- jobResult{err: err}
@@ -540,7 +566,7 @@ const outputDelay = 2 * time.Second
 // helper then waits for its spec on the control socket.
 func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits, pod bool) (*launched, error) {
 	if st != nil {
-		l, err := launchBy(st.start, layout, expect, false)
+		l, err := launchBy(st.start, layout, expect, false, false)
 		if err == nil {
 			return l, nil
 		}
@@ -553,15 +579,20 @@ func launch(exe string, st *starter, layout *cgroupLayouts, expect Limits, pod b
 	return launchBy(func(files []*os.File) (*os.Process, func(), error) {
 		p, err := os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(0)})
 		return p, nil, err
-	}, layout, expect, false)
+	}, layout, expect, false, true)
 }
 
 // launchBy is launch with start, which starts a helper with files as its
 // fds 0 to 3 and returns it, and a function to call once it has been
 // waited for (or nil). With session (a helper without a pid namespace,
 // the leader of a session of its own), every process left in its session
-// is killed once it has ended, before it is reaped.
-func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout *cgroupLayouts, expect Limits, session bool) (*launched, error) {
+// is killed once it has ended, before it is reaped. With forks, start
+// forks the helper from the calling thread (locked to its goroutine: the
+// helper's Pdeathsig is tied to it), which then enters the groups first,
+// so that the helper is born in them (cgroup.enter); else, or where the
+// thread cannot enter them, the groups are made while the helper starts
+// and it is added to them once started.
+func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout *cgroupLayouts, expect Limits, session, forks bool) (*launched, error) {
 	ctl, child, err := socketPair("sandbox-control")
 	if err != nil {
 		return nil, err
@@ -593,30 +624,48 @@ func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout 
 	}()
 	l.stdin = ours[0]
 	started := make(chan int, 1) // the helper's pid; closed if it did not start
+	var leave func() error       // moves this thread back out of the helper's groups
 	if layout != nil {
 		l.cgDone = make(chan struct{})
-		go func() {
-			defer close(l.cgDone)
-			l.cg, l.cgWhy = newCgroup(layout)
-			if l.cg != nil {
-				if ok, why := l.cg.limit(expect); !ok {
-					l.cg.remove()
-					l.cg, l.cgWhy = nil, why // a group without limits: the rlimits hold
+		if forks {
+			if l.cg, l.cgWhy = limitedCgroup(layout, expect); l.cg != nil {
+				leave, _ = l.cg.enter()
+			}
+		}
+		if leave != nil || forks && l.cg == nil {
+			close(l.cgDone) // born in its groups, or there are none
+		} else {
+			go func() {
+				defer close(l.cgDone)
+				if !forks {
+					l.cg, l.cgWhy = limitedCgroup(layout, expect)
 				}
-			}
-			// Moving a process into a group waits for the kernel (an RCU
-			// grace period: 9 to 14 ms measured here). Done now, with
-			// the limits written, it overlaps the helper's start and the
-			// caller's work instead of delaying the command; run writes
-			// the limits again if its spec has others.
-			if pid, ok := <-started; ok && l.cg != nil {
-				l.cgErr = l.cg.add(pid)
-			}
-		}()
+				// Moving a process into a group waits for the kernel (an
+				// RCU grace period: 6 to 25 ms measured here). Done now,
+				// with the limits written, it overlaps the helper's start
+				// and the caller's work instead of delaying the command;
+				// run writes the limits again if its spec has others.
+				if pid, ok := <-started; ok && l.cg != nil {
+					l.cgErr = l.cg.add(pid)
+				}
+			}()
+		}
 	}
 	l.start = time.Now()
 	var gone func()
 	l.proc, gone, err = start([]*os.File{theirs[0], theirs[1], theirs[2], child})
+	if leave != nil {
+		if lerr := leave(); lerr != nil {
+			// This thread stays in the helper's groups: it ends with its
+			// goroutine rather than run anything else there.
+			runtime.LockOSThread()
+			if err == nil {
+				l.proc.Kill()
+				l.proc.Wait()
+			}
+			err = fmt.Errorf("leaving the helper's groups: %v", lerr)
+		}
+	}
 	if err != nil {
 		close(started)
 		l.ctl.Close()
@@ -659,6 +708,20 @@ func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout 
 		close(l.waitDone)
 	}()
 	return l, nil
+}
+
+// limitedCgroup makes the groups of a helper, where layout says this
+// process's groups are, limited to l; nil and why when there are none or
+// no limit could be set (the rlimits then hold).
+func limitedCgroup(layout *cgroupLayouts, l Limits) (*cgroup, string) {
+	cg, why := newCgroup(layout)
+	if cg != nil {
+		if ok, why := cg.limit(l); !ok {
+			cg.remove()
+			return nil, why
+		}
+	}
+	return cg, why
 }
 
 // socketPair returns the two ends of a new stream socket pair: this

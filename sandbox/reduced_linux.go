@@ -142,7 +142,7 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		proc, err := os.StartProcess(exe, reducedArgs, &os.ProcAttr{Env: helperEnv, Files: files,
 			Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}})
 		return proc, nil, err
-	}, layout, p.limits, true)
+	}, layout, p.limits, true, true)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -175,6 +175,42 @@ func TestStartTakesWarmed(t *testing.T) {
 	}
 }
 
+// TestStartAfterWarmedDied: a helper started ahead that died while it
+// waited (review 6, W4) is not given the command: Start runs it in a
+// helper of its own.
+func TestStartAfterWarmedDied(t *testing.T) {
+	n := &Native{}
+	defer n.Close()
+	l := Limits{CPU: time.Hour}
+	n.WarmFor(l)
+	var waiting []int
+	for i := 0; len(waiting) == 0; i++ {
+		if i > 1000 {
+			t.Fatal("no helper was started ahead")
+		}
+		time.Sleep(10 * time.Millisecond)
+		waiting = childHelpers(t)
+	}
+	must(t, syscall.Kill(waiting[0], syscall.SIGKILL))
+	for i := 0; syscall.Kill(waiting[0], 0) == nil; i++ {
+		if i > 1000 {
+			t.Fatal("the killed helper was not reaped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p, err := n.Start(context.Background(), Spec{Argv: []string{"cat"}, Root: t.TempDir(), Limits: l}, nil)
+	if err != nil {
+		t.Fatalf("Start after the helper started ahead died: %v", err)
+	}
+	defer func() { p.Kill(); p.Wait() }()
+	if _, err := p.Stdin.Write([]byte("hello\n")); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(p.Stdout).ReadString('\n'); err != nil || line != "hello\n" {
+		t.Fatalf("answer %q, %v", line, err)
+	}
+}
+
 // childHelpers returns the pids of this process's children that are
 // sandbox helpers waiting for their spec.
 func childHelpers(t *testing.T) []int {
