@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"maps"
 	"os"
 	"path/filepath"
@@ -296,4 +297,68 @@ func TestPipxOnlyRun(t *testing.T) {
 			t.Errorf("%q: pinned %+v, want unpinnable", args, p)
 		}
 	}
+}
+
+// TestNpmRegistryKept: npm's registry is what npm says; once npm has
+// named the same files twice, the answer is given from the state folder
+// without running npm (a changed kept answer shows it), until anything npm
+// reads changes: the user's npmrc, a project's .npmrc and package.json in
+// a folder above the working one, an npm_config_ variable.
+func TestNpmRegistryKept(t *testing.T) {
+	state, home := t.TempDir(), t.TempDir()
+	t.Setenv("TOOLGATE_STATE", state)
+	t.Setenv("HOME", home)
+	project := filepath.Join(t.TempDir(), "project")
+	work := filepath.Join(project, "sub")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
+	write := func(path, content string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	registry := func() string {
+		t.Helper()
+		r, err := npmRegistry(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	store := filepath.Join(state, "launchers", "npm-registry.json")
+	mark := func() { // the kept answer changed: only a kept answer says so
+		t.Helper()
+		var seen npmSeen
+		b, err := os.ReadFile(store)
+		if err != nil || json.Unmarshal(b, &seen) != nil || seen.Inputs == "" {
+			t.Fatalf("no answer kept: %s %v", b, err)
+		}
+		seen.Registry = "http://kept.example.test/"
+		b, _ = json.Marshal(seen)
+		write(store, string(b))
+	}
+	steady := func(want string) {
+		t.Helper()
+		for range 2 {
+			if r := registry(); r != want {
+				t.Fatalf("registry %q, want %q (npm's)", r, want)
+			}
+		}
+		mark()
+		if r := registry(); r != "http://kept.example.test/" {
+			t.Fatalf("registry %q: npm ran again though nothing it reads changed", r)
+		}
+	}
+	write(filepath.Join(home, ".npmrc"), "registry=http://one.example.test:4873/\n")
+	steady("http://one.example.test:4873/")
+	write(filepath.Join(home, ".npmrc"), "registry=http://two.example.test:4873/\n")
+	steady("http://two.example.test:4873/")
+	write(filepath.Join(project, "package.json"), `{"name":"p"}`)
+	write(filepath.Join(project, ".npmrc"), "registry=http://three.example.test:4873/\n")
+	steady("http://three.example.test:4873/")
+	t.Setenv("npm_config_registry", "http://four.example.test:4873/")
+	steady("http://four.example.test:4873/")
 }
