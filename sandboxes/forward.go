@@ -593,6 +593,12 @@ func (f *forwarded) relative(args json.RawMessage) (json.RawMessage, error) {
 	if len(f.paths) == 0 && len(f.patches) == 0 || len(args) == 0 {
 		return args, nil
 	}
+	// An absolute path, in a parameter or a patch, holds a '/' as it is
+	// written or escaped ("\/", "\u002f": a backslash); arguments with
+	// neither byte name none, and are not decoded to be looked at.
+	if bytes.IndexByte(args, '/') < 0 && bytes.IndexByte(args, '\\') < 0 {
+		return args, nil
+	}
 	var m map[string]any
 	d := json.NewDecoder(bytes.NewReader(args))
 	d.UseNumber()

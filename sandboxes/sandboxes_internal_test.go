@@ -356,6 +356,13 @@ func TestAbsolutePaths(t *testing.T) {
 			t.Errorf("read_file %s: %v %s, want permission_denied", p, res.Error, res.Text())
 		}
 	}
+	// The same, its slashes escaped in the JSON (no '/' byte in it),
+	// refused by the gateway.
+	for _, args := range []string{`{"path":"\u002fetc\u002fpasswd"}`, `{"path":"\/etc\/passwd"}`} {
+		if res := call(t, tools, who, conv, "read_file", args); res.Error == nil || res.Error.Type != tool.PermissionDenied || !strings.Contains(res.Error.Message, "outside the sandbox's workspace") {
+			t.Errorf("read_file %s: %v %s, want permission_denied before it leaves", args, res.Error, res.Text())
+		}
+	}
 }
 
 // gatedRunners holds the reaper's delete until its gate opens.
