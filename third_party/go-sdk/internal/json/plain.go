@@ -6,6 +6,8 @@ package json
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -236,6 +238,20 @@ func (p *Plain) String() (string, bool) {
 	var s strings.Builder // only for a string with an escape
 	b := p.b
 	for start, i, ascii := p.i, p.i, true; ; {
+		for ; i+8 <= len(b); i += 8 { // 8 bytes at a time up to the first that ends the run
+			x := binary.LittleEndian.Uint64(b[i:])
+			if m := stops(x); m != 0 {
+				n := bits.TrailingZeros64(m) &^ 7 // bits before the byte
+				if x&(1<<n-1)&hi8 != 0 {
+					ascii = false
+				}
+				i += n >> 3
+				break
+			}
+			if x&hi8 != 0 {
+				ascii = false
+			}
+		}
 		if i >= len(b) {
 			return "", false
 		}
@@ -372,6 +388,15 @@ func (p *Plain) skipString() ([]byte, bool) {
 	}
 	b := p.b
 	for i := p.i; i < len(b); i++ {
+		for ; i+8 <= len(b); i += 8 { // 8 bytes at a time up to the first that ends the string or is an escape
+			if m := stops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
+		}
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			s := b[p.i:i]
@@ -402,4 +427,25 @@ func (p *Plain) skipString() ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// PATCH(toolgate): the string scans (String, skipString) pass over 8 bytes
+// at a time (SWAR: the bytes of a uint64 compared at once) up to the first
+// that is a quote, a backslash or a control byte, and go on from it as
+// they did byte by byte.
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// stops returns the high bit of each of the 8 bytes of x (the first at the
+// bottom) that is '"', '\\' or below 0x20, and maybe of bytes after the
+// first such byte; not 0 exactly when there is one, and its lowest bit is
+// the first's. (v - lo8) &^ v & hi8 marks the bytes of v that are 0: a
+// byte that is not 0 is marked only by a borrow, from a byte below it that
+// is; (x - 0x20*lo8) &^ x & hi8 likewise marks the bytes below 0x20.
+func stops(x uint64) uint64 {
+	q := x ^ ('"' * lo8)
+	bs := x ^ ('\\' * lo8)
+	return ((q-lo8)&^q | (bs-lo8)&^bs | (x-0x20*lo8)&^x) & hi8
 }
