@@ -223,12 +223,13 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 
 // encode returns out as its MarshalJSON writes it, less the _meta member
 // (the session writes out.Meta in front of what RelayJSON gives it, as
-// MarshalJSON does), each string encoded once: MarshalJSON encodes each
+// MarshalJSON does), each string encoded once (a text as json.Marshal
+// encodes it, by tool.AppendJSONString): MarshalJSON encodes each
 // content block on its own and then scans the blocks' bytes again to
 // compact them into the result, which for a result of a few KiB of text
 // cost more than encoding it. It reports false for what callResult never
 // makes (input requests, annotated blocks), for blocks other than text
-// (rare: MarshalJSON encodes them) and when a part cannot be encoded;
+// (rare: MarshalJSON encodes them) and when the structured value cannot be encoded;
 // MarshalJSON then encodes out and reports its own error. The structured
 // value is ctx's encoding of it (tool.MarshalJSON: json.Marshal's bytes).
 func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
@@ -245,16 +246,6 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 		size *= 2 // a tool's structured output most often repeats its text
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
-	// An Encoder writes what json.Marshal returns, and a newline, into buf
-	// without a buffer of its own (json.Marshal makes one per value).
-	enc := json.NewEncoder(buf)
-	value := func(v any) bool {
-		if enc.Encode(v) != nil {
-			return false
-		}
-		buf.Truncate(buf.Len() - 1) // the newline
-		return true
-	}
 	buf.WriteString(`{"content":[`)
 	for i, c := range out.Content {
 		if i > 0 {
@@ -265,9 +256,7 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 			return nil, false
 		}
 		buf.WriteString(`{"type":"text","text":`)
-		if !value(t.Text) {
-			return nil, false
-		}
+		buf.Write(tool.AppendJSONString(buf.AvailableBuffer(), t.Text))
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(']')

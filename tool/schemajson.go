@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -176,7 +175,7 @@ func (w *objectWriter) key(k string) {
 		w.b.WriteByte(',')
 	}
 	w.count++
-	w.b.Write(appendString(w.b.AvailableBuffer(), k))
+	w.b.Write(AppendJSONString(w.b.AvailableBuffer(), k))
 	w.b.WriteByte(':')
 }
 
@@ -184,7 +183,7 @@ func (w *objectWriter) value(k string, v any) {
 	w.key(k)
 	switch v := v.(type) {
 	case string:
-		w.b.Write(appendString(w.b.AvailableBuffer(), v))
+		w.b.Write(AppendJSONString(w.b.AvailableBuffer(), v))
 	case int:
 		w.b.Write(strconv.AppendInt(w.b.AvailableBuffer(), int64(v), 10))
 	case []string:
@@ -193,7 +192,7 @@ func (w *objectWriter) value(k string, v any) {
 			if i > 0 {
 				w.b.WriteByte(',')
 			}
-			w.b.Write(appendString(w.b.AvailableBuffer(), s))
+			w.b.Write(AppendJSONString(w.b.AvailableBuffer(), s))
 		}
 		w.b.WriteByte(']')
 	default:
@@ -220,57 +219,4 @@ func (w *objectWriter) encode(v any) {
 		w.err = err
 	}
 	w.b.Write(j)
-}
-
-// appendString appends s as a JSON string exactly as encoding/json writes
-// it: control characters, '"' and '\\' escaped, and also '<', '>', '&',
-// U+2028 and U+2029; invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
