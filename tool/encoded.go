@@ -34,16 +34,24 @@ func WithEncoded(ctx context.Context) context.Context {
 func MarshalJSON(ctx context.Context, v any) ([]byte, error) {
 	e, _ := ctx.Value(encodedKey{}).(*encoded)
 	if e == nil || v == nil || !reflect.ValueOf(v).Comparable() {
-		return json.Marshal(v)
+		return marshal(v)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.b != nil && e.v == v {
 		return e.b, nil
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err == nil {
 		e.v, e.b = v, b
 	}
 	return b, err
+}
+
+// marshal is json.Marshal(v), a flat struct's by marshalFlat.
+func marshal(v any) ([]byte, error) {
+	if b, ok := marshalFlat(v); ok {
+		return b, nil
+	}
+	return json.Marshal(v)
 }

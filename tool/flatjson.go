@@ -1,0 +1,168 @@
+package tool
+
+import (
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// marshalFlat returns json.Marshal(v) for a flat struct (or a pointer to
+// one): exported fields of strings, booleans, integers and pointers to
+// them, named by their own names or plain `json` tags (see plainName),
+// with no option but omitempty, no name twice, nothing
+// embedded, no type with a method of its own to encode itself. It writes
+// the fields as encoding/json does, in their order, without its reflection
+// over each value's encoder and its byte-at-a-time string encoding
+// (AppendJSONString): a process tool's answer, 8 KiB of output in a struct,
+// is the case it is for. It reports false for anything else, which
+// json.Marshal then encodes.
+func marshalFlat(v any) ([]byte, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil, false
+		}
+		rv = rv.Elem()
+	}
+	if rv.Kind() != reflect.Struct {
+		return nil, false
+	}
+	fields := outFieldsOf(rv.Type())
+	if len(fields) == 0 {
+		return nil, false
+	}
+	size := 2
+	for _, f := range fields {
+		size += len(f.key) + 24
+		if f.kind == reflect.String && !f.ptr {
+			size += rv.Field(f.index).Len() * 9 / 8
+		}
+	}
+	b := make([]byte, 1, size)
+	b[0] = '{'
+	for _, f := range fields {
+		fv := rv.Field(f.index)
+		if f.ptr {
+			if fv.IsNil() {
+				if f.omitEmpty {
+					continue
+				}
+				if len(b) > 1 {
+					b = append(b, ',')
+				}
+				b = append(b, f.key...)
+				b = append(b, "null"...)
+				continue
+			}
+			fv = fv.Elem()
+		} else if f.omitEmpty && fv.IsZero() {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, f.key...)
+		switch f.kind {
+		case reflect.String:
+			b = AppendJSONString(b, fv.String())
+		case reflect.Bool:
+			b = strconv.AppendBool(b, fv.Bool())
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			b = strconv.AppendInt(b, fv.Int(), 10)
+		default:
+			b = strconv.AppendUint(b, fv.Uint(), 10)
+		}
+	}
+	return append(b, '}'), true
+}
+
+// outField is one field marshalFlat writes (flatField is one the
+// decoder reads).
+type outField struct {
+	index     int
+	key       string // `"name":`
+	kind      reflect.Kind
+	ptr       bool
+	omitEmpty bool
+}
+
+// flatTypes holds each struct type's fields for marshalFlat (nil: not
+// flat).
+var flatTypes sync.Map // reflect.Type -> []outField
+
+func outFieldsOf(t reflect.Type) []outField {
+	if f, ok := flatTypes.Load(t); ok {
+		return f.([]outField)
+	}
+	f := outFields(t)
+	flatTypes.Store(t, f)
+	return f
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// ownEncoding reports whether t, or a pointer to it, encodes itself.
+func ownEncoding(t reflect.Type) bool {
+	for _, t := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if t.Implements(marshalerType) || t.Implements(textMarshalerType) {
+			return true
+		}
+	}
+	return false
+}
+
+// outFields is t's fields as marshalFlat writes them, or nil when t is not
+// a flat struct (or has no field to write).
+func outFields(t reflect.Type) []outField {
+	if ownEncoding(t) {
+		return nil
+	}
+	var fields []outField
+	seen := map[string]bool{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return nil
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = sf.Name
+		}
+		if !plainName(name) || seen[name] || (opts != "" && opts != "omitempty") {
+			return nil
+		}
+		seen[name] = true
+		f := outField{index: i, key: `"` + name + `":`, omitEmpty: opts == "omitempty"}
+		ft := sf.Type
+		if ft.Kind() == reflect.Pointer {
+			if ownEncoding(ft) {
+				return nil
+			}
+			f.ptr, ft = true, ft.Elem()
+		}
+		if ownEncoding(ft) {
+			return nil
+		}
+		switch f.kind = ft.Kind(); f.kind {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			return nil
+		}
+		fields = append(fields, f)
+	}
+	return fields
+}

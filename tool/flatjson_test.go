@@ -1,0 +1,148 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+type outAll struct {
+	S       string `json:"s"`
+	SO      string `json:"so,omitempty"`
+	B       bool   `json:"b"`
+	BO      bool   `json:"bo,omitempty"`
+	I       int    `json:"i"`
+	I8      int8   `json:"i8,omitempty"`
+	I16     int16
+	I32     int32  `json:",omitempty"`
+	I64     int64  `json:"i.64"`
+	U       uint   `json:"u-"`
+	U8      uint8  `json:"u8,omitempty"`
+	U16     uint16 `json:"u16"`
+	U32     uint32 `json:"u32"`
+	U64     uint64 `json:"u64"`
+	P       *int   `json:"p"`
+	PO      *int   `json:"po,omitempty"`
+	PS      *string
+	PB      *bool   `json:"pb,omitempty"`
+	PU      *uint64 `json:"pu"`
+	Skipped string  `json:"-"`
+	hidden  string
+	Last    string `json:"last"`
+}
+
+type outNamed string
+
+type outNamedFields struct {
+	N outNamed `json:"n"`
+	C int      `json:"c,omitempty"`
+}
+
+// Types marshalFlat leaves to encoding/json.
+type (
+	flatEmbedded struct {
+		outNamedFields
+		A string
+	}
+	flatFloat     struct{ F float64 }
+	flatStringOpt struct {
+		N int `json:"n,string"`
+	}
+	flatOmitZero struct {
+		N int `json:"n,omitzero"`
+	}
+	flatDup struct {
+		A string `json:"B"`
+		B string
+	}
+	flatAny     struct{ A any }
+	flatNest    struct{ T outNamedFields }
+	flatSlice   struct{ S []string }
+	flatTime    struct{ T time.Time }
+	flatOwn     struct{ A string }
+	flatOwnP    struct{ A string }
+	outOwnField struct{ O flatOwn }
+	flatOdd     struct {
+		A string `json:"a b<"`
+	}
+	flatDash struct {
+		A string `json:"-,"`
+	}
+	flatMap  struct{ M map[string]string }
+	flatNone struct{ a int }
+)
+
+func (flatOwn) MarshalJSON() ([]byte, error)   { return []byte(`"own"`), nil }
+func (*flatOwnP) MarshalText() ([]byte, error) { return []byte("own"), nil }
+
+// TestMarshalFlatMatchesEncodingJSON compares marshalFlat with json.Marshal
+// over random values of flat structs (adversarial strings, integers at
+// their limits, nil and set pointers, empty values under omitempty), by
+// value and by pointer, and checks that it declines each kind of struct
+// it does not write.
+func TestMarshalFlatMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	strs := []string{"", "a", "<b>&\"\\", "\u2028\u2029", "\xff\xfe", "é😀", "line\nline\ttab\x00\x1f\x7f", strings.Repeat("1234567\n", 300)}
+	str := func() string { return strs[r.IntN(len(strs))] + strs[r.IntN(len(strs))] }
+	ints := []int64{0, 1, -1, math.MaxInt8, math.MinInt8, math.MaxInt16, math.MinInt16, math.MaxInt32, math.MinInt32, math.MaxInt64, math.MinInt64}
+	num := func() int64 {
+		if r.IntN(2) == 0 {
+			return ints[r.IntN(len(ints))]
+		}
+		return r.Int64()
+	}
+	check := func(v any) {
+		t.Helper()
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := marshalFlat(v)
+		if !ok || !bytes.Equal(got, want) {
+			t.Fatalf("%#v: got %s (%v), want %s", v, got, ok, want)
+		}
+	}
+	for range 5000 {
+		n, s, b, u := int(num()), str(), r.IntN(2) == 0, r.Uint64()
+		v := outAll{S: str(), SO: str(), B: r.IntN(2) == 0, BO: r.IntN(2) == 0, I: int(num()), I8: int8(num()), I16: int16(num()),
+			I32: int32(num()), I64: num(), U: uint(r.Uint64()), U8: uint8(num()), U16: uint16(num()), U32: uint32(num()),
+			U64: []uint64{0, math.MaxUint64, r.Uint64()}[r.IntN(3)], Skipped: "x", hidden: "y", Last: str()}
+		if r.IntN(2) == 0 {
+			v.P, v.PO, v.PS, v.PB, v.PU = &n, &n, &s, &b, &u
+		}
+		check(v)
+		check(&v)
+		check(outNamedFields{N: outNamed(str()), C: int(num())})
+		check(flatDash{A: str()}) // named "-"
+	}
+	decline := []any{flatEmbedded{}, flatFloat{}, flatStringOpt{}, flatOmitZero{}, flatDup{}, flatAny{}, flatNest{}, flatSlice{},
+		flatTime{}, flatOwn{}, &flatOwn{}, flatOwnP{}, &flatOwnP{}, outOwnField{}, flatOdd{}, flatMap{}, flatNone{},
+		(*outAll)(nil), "text", 1, map[string]any{}, []string{}}
+	for _, v := range decline {
+		for range 2 { // the second time from the cache
+			if got, ok := marshalFlat(v); ok {
+				t.Errorf("%#v: marshalFlat wrote %s", v, got)
+			}
+		}
+	}
+}
+
+// FuzzMarshalFlat checks marshalFlat against json.Marshal on any strings
+// and numbers.
+func FuzzMarshalFlat(f *testing.F) {
+	f.Add("running", "12\n<&>\u2028\xff", int64(-1), uint64(1), true)
+	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, u uint64, b bool) {
+		v := outAll{S: s1, SO: s2, I: int(n), I8: int8(n), I64: n, U64: u, U8: uint8(u), B: b, BO: b, Last: s2 + s1}
+		if b {
+			v.PS, v.PU = &s2, &u
+		}
+		want, _ := json.Marshal(v)
+		if got, ok := marshalFlat(&v); !ok || !bytes.Equal(got, want) {
+			t.Fatalf("got %s (%v), want %s", got, ok, want)
+		}
+	})
+}
