@@ -3,6 +3,7 @@ package trust
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // literals finds which of a fixed set of strings occur in a text, in one
@@ -144,13 +145,16 @@ func (l *literals) scan(text string, found []uint64) {
 	l.collect(seen, found)
 }
 
-// entered is the set of states scans entered (see scanFrom): a bit per
-// state, and for a long text a byte per state, a store per byte where a
-// bit needs a read and a write, which the scan moves into the bits when it
-// ends.
+// entered is what scans entered (see scanFrom): for a short text the
+// states, one a byte in order (a store per byte, and collect reads only as
+// many as the text has bytes), for a long text a byte per state of the
+// automaton, which the scan moves into bits when it ends (a store per
+// byte where a bit needs a read and a write).
 type entered struct {
-	bits  []uint64
-	bytes []byte
+	states []uint16
+	bits   []uint64
+	bytes  []byte
+	long   bool // bits holds states
 }
 
 // newEntered returns an empty set of l's states.
@@ -159,10 +163,10 @@ func (l *literals) newEntered() *entered {
 }
 
 // scanFrom runs the automaton over text from state st, the state a scan of
-// what came before it ended in, marks in seen each state it enters, and
+// what came before it ended in, records in seen each state it enters, and
 // returns the state it ends in: a text scanned in pieces enters the states
 // a scan of it whole enters, as far as the literals found tell (collect
-// turns the states into literals). A byte costs a step and a mark,
+// turns the states into literals). A byte costs a step and a store,
 // whatever ends there.
 //
 // A step waits for the one before (the next state is read from the table
@@ -174,16 +178,19 @@ func (l *literals) newEntered() *entered {
 func (l *literals) scanFrom(st int, text string, seen *entered) int {
 	next, class, width := l.next, &l.class, l.width
 	if len(text) < 16*l.long {
-		bits := seen.bits
+		at := len(seen.states)
+		seen.states = slices.Grow(seen.states, len(text))[:at+len(text)]
+		states := seen.states[at:]
 		for i := 0; i < len(text); i++ {
 			st = int(next[st*width+int(class[text[i]])])
-			bits[st>>6] |= 1 << (st & 63)
+			states[i] = uint16(st)
 		}
 		return st
 	}
 	if seen.bytes == nil {
 		seen.bytes = make([]byte, len(seen.bits)*64)
 	}
+	seen.long = true
 	m := seen.bytes
 	q := len(text) / 4
 	a, b, c, d := text[:q], text[q-l.long:2*q], text[2*q-l.long:3*q], text[3*q-l.long:]
@@ -219,18 +226,30 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 	return s4
 }
 
-// collect sets in found the literals that end in the states marked in
-// seen, and clears seen.
+// collect sets in found the literals that end in the states seen holds,
+// and empties seen.
 func (l *literals) collect(seen *entered, found []uint64) {
+	out, outAt := l.out, l.outAt
+	for _, st := range seen.states {
+		for k, end := outAt[st], outAt[st+1]; k < end; k++ {
+			id := out[k]
+			found[id>>6] |= 1 << (id & 63)
+		}
+	}
+	seen.states = seen.states[:0]
+	if !seen.long {
+		return
+	}
 	for w, set := range seen.bits {
 		for ; set != 0; set &= set - 1 {
 			st := w*64 + bits.TrailingZeros64(set)
-			for _, id := range l.out[l.outAt[st]:l.outAt[st+1]] {
+			for _, id := range out[outAt[st]:outAt[st+1]] {
 				found[id>>6] |= 1 << (id & 63)
 			}
 		}
 		seen.bits[w] = 0
 	}
+	seen.long = false
 }
 
 // words is the size of a found set, in uint64s.

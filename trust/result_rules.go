@@ -698,39 +698,43 @@ func resultFold(s string) string {
 			i, blank = j, s[j-1] == ' '
 			continue
 		}
-		if c := s[i]; c < utf8.RuneSelf { // ASCII: no invisible character
-			i++
-			switch c {
-			case '\n':
+		// The next eight bytes are not all plain: one at a time (a
+		// character at a time outside ASCII) before plainWords looks again.
+		for stop := min(i+8, len(s)); i < stop; {
+			if c := s[i]; c < utf8.RuneSelf { // ASCII: no invisible character
+				i++
+				switch c {
+				case '\n':
+					b.WriteByte('\n')
+					blank = false
+				case ' ', '\t', '\v', '\f', '\r':
+					if !blank {
+						b.WriteByte(' ')
+					}
+					blank = true
+				default:
+					b.WriteByte(c)
+					blank = false
+				}
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(s[i:])
+			i += n
+			switch {
+			case resultInvisible(r):
+				continue
+			case r == '\n':
 				b.WriteByte('\n')
 				blank = false
-			case ' ', '\t', '\v', '\f', '\r':
+			case unicode.IsSpace(r):
 				if !blank {
 					b.WriteByte(' ')
 				}
 				blank = true
 			default:
-				b.WriteByte(c)
+				b.WriteRune(r)
 				blank = false
 			}
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		switch {
-		case resultInvisible(r):
-			continue
-		case r == '\n':
-			b.WriteByte('\n')
-			blank = false
-		case unicode.IsSpace(r):
-			if !blank {
-				b.WriteByte(' ')
-			}
-			blank = true
-		default:
-			b.WriteRune(r)
-			blank = false
 		}
 	}
 	return b.String()
