@@ -184,6 +184,16 @@ func (a *anchor) bind(l *literals) {
 	}
 }
 
+// mark sets in set the ids of a's starts (a nil: none).
+func (a *anchor) mark(set []uint64) {
+	if a == nil {
+		return
+	}
+	for _, st := range a.starts {
+		set[st.id>>6] |= 1 << (st.id & 63)
+	}
+}
+
 // mayStart reports whether one of a's starts occurs in a sentence whose
 // literals are found: where none does, match is false.
 func (a *anchor) mayStart(found []uint64) bool {

@@ -229,27 +229,57 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 // collect sets in found the literals that end in the states seen holds,
 // and empties seen.
 func (l *literals) collect(seen *entered, found []uint64) {
-	out, outAt := l.out, l.outAt
+	l.gather(seen, found, l.out, l.outAt)
+	seen.clear()
+}
+
+// gather sets in found the literals of out that end in the states seen
+// holds: those of state st are out[outAt[st]:outAt[st+1]] (l's own, or a
+// part of them, see only).
+func (l *literals) gather(seen *entered, found []uint64, out, outAt []int32) {
 	for _, st := range seen.states {
 		for k, end := outAt[st], outAt[st+1]; k < end; k++ {
 			id := out[k]
 			found[id>>6] |= 1 << (id & 63)
 		}
 	}
-	seen.states = seen.states[:0]
 	if !seen.long {
 		return
 	}
 	for w, set := range seen.bits {
 		for ; set != 0; set &= set - 1 {
 			st := w*64 + bits.TrailingZeros64(set)
-			for _, id := range out[outAt[st]:outAt[st+1]] {
+			for k, end := outAt[st], outAt[st+1]; k < end; k++ {
+				id := out[k]
 				found[id>>6] |= 1 << (id & 63)
 			}
 		}
-		seen.bits[w] = 0
 	}
-	seen.long = false
+}
+
+// clear empties seen.
+func (seen *entered) clear() {
+	seen.states = seen.states[:0]
+	if seen.long {
+		clear(seen.bits)
+		seen.long = false
+	}
+}
+
+// only returns the literals that end in each state (as l.out and l.outAt
+// hold them) that keep holds: what gather sets of only those.
+func (l *literals) only(keep []uint64) (out, outAt []int32) {
+	outAt = make([]int32, len(l.outAt))
+	for st := range len(l.outAt) - 1 {
+		outAt[st] = int32(len(out))
+		for _, id := range l.out[l.outAt[st]:l.outAt[st+1]] {
+			if keep[id>>6]&(1<<(id&63)) != 0 {
+				out = append(out, id)
+			}
+		}
+	}
+	outAt[len(outAt)-1] = int32(len(out))
+	return out, outAt
 }
 
 // words is the size of a found set, in uint64s.

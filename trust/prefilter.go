@@ -60,6 +60,16 @@ func (p *prefilter) bind(l *literals) {
 	}
 }
 
+// mark sets in set the ids of p's literals (bound).
+func (p *prefilter) mark(set []uint64) {
+	for _, id := range p.ids {
+		set[id>>6] |= 1 << (id & 63)
+	}
+	for _, s := range p.sub {
+		s.mark(set)
+	}
+}
+
 // masks gives each of p's opAny nodes with more than maxIDs literals their
 // set (a bit per id in a found set of words uint64s, once its literals are
 // bound): one AND a word instead of a test a literal.

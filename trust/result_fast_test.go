@@ -317,3 +317,22 @@ func TestResultFoldBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestNFKCStretches: nfkc, normalizing only the stretches outside ASCII,
+// is norm.NFKC.String: marks that join the letter before them or reorder,
+// compatibility forms, Hangul jamo, and runs of more than 30 marks (which
+// the normalization breaks up), in random mixes with ASCII.
+func TestNFKCStretches(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 19))
+	pieces := []string{"a", "e", "Z", " ", ".", "\n", "\u0301", "\u0327", "\u0323\u0302", "\u05b0", "ﬁ", "…", "µ", "Ａ", "é",
+		"\u1100", "\u1161", "\u11a8", "가", "\u2126", "\u212b", "\u0958", "ｶﾞ", "ﾞ", strings.Repeat("\u0301", 31), "plain ascii words"}
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		if got, want := nfkc(b.String()), norm.NFKC.String(b.String()); got != want {
+			t.Fatalf("nfkc(%q) = %q, want %q", b.String(), got, want)
+		}
+	}
+}

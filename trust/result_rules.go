@@ -40,6 +40,9 @@ type resultCue struct {
 	kind   string
 	frame  bool // frames the next sentence too (an emphasis tag)
 	addr   bool // addresses the model: a sentence needs one such cue to be a finding
+	// lead, when set, is false of an ASCII sentence re cannot match, and
+	// costs less than re: the cue is asked only where it is true.
+	lead func(sentence string) bool
 }
 
 // Kinds of result findings.
@@ -91,6 +94,12 @@ type resultIndex struct {
 	anchors    []*anchor    // per cue, nil: run as it is
 	errorWords *prefilter
 	errorAt    *anchor
+	leads      []int // the cues with a lead (resultCue.lead)
+	// The literals the cues that address the model read (their need words,
+	// prefilters and anchors' starts), as the states of the automaton end
+	// them (literals.only): a sentence none of which may address the model
+	// is read for those alone.
+	addrOut, addrOutAt []int32
 	// Per cue: its weight, and bit sets of those that address the model
 	// and those that frame the next sentence.
 	weight       []float64
@@ -122,6 +131,9 @@ func theResultIndex() *resultIndex {
 				x.free[i/64] |= 1 << (i % 64)
 			}
 			x.weight[i] = c.weight
+			if c.lead != nil {
+				x.leads = append(x.leads, i)
+			}
 			if c.addr {
 				x.addr[i/64] |= 1 << (i % 64)
 			}
@@ -147,11 +159,20 @@ func theResultIndex() *resultIndex {
 		}
 		x.errorWords.masks(x.lits.words())
 		x.needed = make([][]int, len(x.lits.ids))
+		addrLits := make([]uint64, x.lits.words())
 		for i, ids := range need {
 			for _, id := range ids {
 				x.needed[id] = append(x.needed[id], i)
 			}
+			if cues[i].addr {
+				for _, id := range ids {
+					addrLits[id>>6] |= 1 << (id & 63)
+				}
+				x.pre[i].mark(addrLits)
+				x.anchors[i].mark(addrLits)
+			}
 		}
+		x.addrOut, x.addrOutAt = x.lits.only(addrLits)
 		resultIdx = x
 	})
 	return resultIdx
@@ -166,15 +187,23 @@ type readSentence struct {
 	found []uint64
 	seen  *entered // the automaton's states entered (literals.scanFrom)
 	met   []uint64 // the cues whose need it meets
-	may   []uint64 // those that may hold (their prefilters too)
-	left  []uint64 // those score has not asked yet
+	may   []uint64 // those that may hold (their prefilters and leads too)
+	// partial: only the cues that address the model were read (found has
+	// only their literals), and none of them may hold, so that none may
+	// (may is empty); complete reads the rest.
+	partial bool
+	left    []uint64 // those score has not asked yet
 	// The text with its ASCII letters lowered, and after a blank (for
 	// anchors), made when an anchor first needs them (made).
 	lower, padded []byte
 	made          bool
 }
 
-// read makes s the sentence text.
+// read makes s the sentence text. A sentence is a finding only when a cue
+// that addresses the model holds in it, and what it scores otherwise only
+// counts when one does (see checkString): those cues are asked first, from
+// their literals alone, and a sentence where none may hold is read no
+// further (partial) unless score or failed needs it (complete).
 func (x *resultIndex) read(s *readSentence, text string) {
 	x.reset(s, text)
 	if s.ascii {
@@ -182,30 +211,69 @@ func (x *resultIndex) read(s *readSentence, text string) {
 	} else {
 		x.lits.scanFrom(0, strings.ToLower(text), s.seen)
 	}
+	x.lits.gather(s.seen, s.found, x.addrOut, x.addrOutAt)
+	x.meet(s, x.addr)
+	x.lead(s)
+	s.partial = true
+	for _, set := range s.may {
+		if set != 0 {
+			x.complete(s)
+			return
+		}
+	}
+}
+
+// complete reads the rest of a partial sentence: every literal, every cue.
+func (x *resultIndex) complete(s *readSentence) {
+	if !s.partial {
+		return
+	}
+	s.partial = false
 	x.lits.collect(s.seen, s.found)
-	x.meet(s)
+	x.meet(s, nil)
+	x.lead(s)
+}
+
+// lead drops from s.may the cues whose lead is false of s (an ASCII
+// sentence).
+func (x *resultIndex) lead(s *readSentence) {
+	if !s.ascii {
+		return
+	}
+	cues := resultCues()
+	for _, i := range x.leads {
+		if s.may[i/64]&(1<<(i%64)) != 0 && !cues[i].lead(s.text) {
+			s.may[i/64] &^= 1 << (i % 64)
+		}
+	}
 }
 
 // reset makes s the text, with no literal found.
 func (x *resultIndex) reset(s *readSentence, text string) {
 	s.text, s.ascii = text, isASCII(text)
-	s.made = false
+	s.made, s.partial = false, false
 	if s.found == nil {
 		s.found = make([]uint64, x.lits.words())
 		s.seen = x.lits.newEntered()
 	}
 	clear(s.found)
+	s.seen.clear()
 }
 
-// meet sets s.met, the cues whose need s.found meets, and s.may, those of
-// them whose prefilter s.found meets too.
-func (x *resultIndex) meet(s *readSentence) {
+// meet sets s.met, the cues (of among; nil: all) whose need s.found meets,
+// and s.may, those of them whose prefilter s.found meets too.
+func (x *resultIndex) meet(s *readSentence, among []uint64) {
 	s.met = append(s.met[:0], x.free...)
 	for w, bitsSet := range s.found {
 		for ; bitsSet != 0; bitsSet &= bitsSet - 1 {
 			for _, i := range x.needed[w*64+bits.TrailingZeros64(bitsSet)] {
 				s.met[i/64] |= 1 << (i % 64)
 			}
+		}
+	}
+	if among != nil {
+		for w := range s.met {
+			s.met[w] &= among[w]
 		}
 	}
 	// A prefilter holds on ASCII; an anchor's expression matches only
@@ -262,7 +330,7 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 		}
 		at = end
 		x.lits.collect(s.seen, s.found)
-		x.meet(s)
+		x.meet(s, nil)
 		bound, addressed, framed := x.reach(s)
 		if framed || colonEnd {
 			bound++ // the frame the sentence before may give
@@ -328,6 +396,7 @@ type sentenceScore struct {
 // one or two expressions that are compiled already.
 func (x *resultIndex) score(s *readSentence, carry float64, finding, framing, colon bool) sentenceScore {
 	var out sentenceScore
+	x.complete(s)
 	s.left = append(s.left[:0], s.may...)
 	bound, addrs, frames := 0.0, 0, 0
 	for w, set := range s.left {
@@ -459,6 +528,7 @@ func endsWithColon(s string) bool { return strings.HasSuffix(strings.TrimSpace(s
 
 // failed reports whether s reports a failure (resultErrorWords).
 func (x *resultIndex) failed(s *readSentence) bool {
+	x.complete(s)
 	if s.ascii && !x.errorWords.mayMatch(s.found) {
 		return false
 	}
@@ -493,7 +563,8 @@ const (
 	reDest = `(?:https?://|\bwww\.|[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}|\b(?:the\s+)?(?:following\s+|[\w.-]+\s+)?(?:url|endpoint|webhook|server|address|e-?mail)\b|['"\x60]?(?:~|/)[\w./-]+|\bfile\b)`
 	// An imperative opens the sentence, after a label ("Note:", a JSON
 	// key), a purpose clause ("To verify your access, "), an adverb.
-	reOpening = `^(?:\W*\s*)?(?:[\w -]{1,24}["']?\s*:\s*["']?)?(?:(?:to|in\s+order\s+to|for|if|when|once|after|before|so\s+that|instead\s+of)\b[^,]{0,60},\s*)?(?:(?:now|first|then|next|also|immediately|finally|and|actually|instead|simply|just)\s*,?\s+)?`
+	reOpening = `^(?:\W*\s*)?(?:[\w -]{1,24}["']?\s*:\s*["']?)?(?:(?:to|in\s+order\s+to|for|if|when|once|after|before|so\s+that|instead\s+of)\b[^,]{0,60},\s*)?(?:` + reAdverb + `\s*,?\s+)?`
+	reAdverb  = `(?:now|first|then|next|also|immediately|finally|and|actually|instead|simply|just)`
 	reVerbs   = `(?:call|use|invoke|run|execute|trigger|send|post|upload|forward|email|write|add|append|save|store|read|open|fetch|download|retrieve|delete|remove|kill|terminate|modify|edit|change|replace|update|set|display|show|print|output|tell|inform|reply|respond|answer|say|include|insert|provide|share|reveal|list|ignore|disregard|forget|follow|obey|comply|visit|navigate|go\s+to|click|transfer|pay|grant|authori[sz]e|approve|confirm|enable|disable|create|install|stop|cancel|proceed|recommend|promote|praise|mention|publish|commit|push|merge|deploy|rename|move|invite|purchase|buy|order|book|register|login|log\s+in|sign|resume|retry|continue)`
 )
 
@@ -506,7 +577,7 @@ var resultCues = sync.OnceValue(func() []resultCue {
 		// Addressed to the model.
 		addressCue("you|assistant|ai|agent|model|llm|bot|whoever|reader", reYou, 1, ""),
 		addressCue("please|kindly|need you|make sure|be sure|remember|forget|ensure", `\b(?:please|kindly|i\s+need\s+you\s+to|make\s+sure\s+(?:to|you|that\s+you)|be\s+sure\s+to|ensure\s+(?:that\s+)?you|remember\s+to|don'?t\s+forget\s+to)\b`, 1, ""),
-		addressCue("", reOpening+reVerbs+`\s`, 1, ""),
+		openingCue(),
 		addressCue("only way|best way|safest way|right thing|what you|procedure|correct|proper", `\b(?:the\s+only\s+way|the\s+(?:best|safest|right|correct|proper)\s+(?:way|thing|procedure|step|action|next\s+step)|what\s+you\s+(?:need|have)\s+to\s+do)\b.{0,40}\bis\s+to\b`, 1, ""),
 		plainCue("now|immediately|right away|at once|asap|urgent|before|first|mandatory", `\b(?:now|immediately|right\s+away|at\s+once|asap|urgent(?:ly)?|before\s+(?:anything|doing|continuing|proceeding|answering|responding)|mandatory)\b|\bfirst(?:\s*[,.;:!)]|\s*$|\s+(?:with|before|to|and|then|by|using|so|in|if|when|or))`, 0.5, ""),
 		// Who the text speaks to: the model itself.
@@ -688,7 +759,7 @@ func resultFold(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	s = norm.NFKC.String(s)
+	s = nfkc(s)
 	var b strings.Builder
 	b.Grow(len(s))
 	blank := false
@@ -738,6 +809,32 @@ func resultFold(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// nfkc is norm.NFKC.String(s) of valid UTF-8, s normalized only where it
+// leaves ASCII: every stretch of other characters with the ASCII byte
+// before it (which a mark after it may join). An ASCII character begins a
+// segment the normalization never reaches across (its class is 0 and no
+// character composes with one after it), so the ASCII between the
+// stretches is what the normalization of the whole would copy.
+func nfkc(s string) string {
+	i := nonASCII(s)
+	if i == len(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s)+len(s)/8)
+	last := 0
+	for i < len(s) {
+		start := max(i-1, last)
+		end := i
+		for end < len(s) && s[end] >= utf8.RuneSelf {
+			end++
+		}
+		b = append(b, s[last:start]...)
+		b = norm.NFKC.AppendString(b, s[start:end])
+		last, i = end, end+nonASCII(s[end:])
+	}
+	return string(append(b, s[last:]...))
 }
 
 // folded reports whether resultFold leaves s as it is: ASCII (NFKC and

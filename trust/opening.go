@@ -1,0 +1,134 @@
+package trust
+
+import (
+	"strings"
+	"sync"
+)
+
+// The opening cue (an imperative that opens a sentence: "Now send …",
+// "Note: call …", "To finish, run …") is the one cue that addresses the
+// model with no word a sentence must hold, so every sentence of prose with a
+// verb in it may hold it, and most of a text's sentences would be read to
+// the end for it. Yet its verb can only stand at a lead of the sentence: its
+// first word character, the first after a colon (past blanks and a quote)
+// or after a comma (past blanks), or after one of its adverbs ("now",
+// "then", …) standing there. openingLead looks at those few places, a
+// word each, and the cue is asked only of a sentence where a verb stands at
+// one.
+
+// openingCue is the cue: reOpening, a verb, a blank.
+func openingCue() resultCue {
+	c := addressCue("", reOpening+reVerbs+`\s`, 1, "")
+	c.lead = openingLead
+	return c
+}
+
+// openingWords are the verbs' and the adverbs' words, lower case: a verb of
+// two words ("go to") by its first.
+var openingWords = sync.OnceValues(func() (verbs, adverbs map[string]bool) {
+	return alternatives(reVerbs), alternatives(reAdverb)
+})
+
+// alternatives returns the words of a vocabulary group `(?:a|b\s+c|d[sz]e)`:
+// each alternative up to its first \s, with its classes of letters
+// expanded (a, b, dse, dze).
+func alternatives(group string) map[string]bool {
+	out := map[string]bool{}
+	for _, alt := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(group, "(?:"), ")"), "|") {
+		alt, _, _ = strings.Cut(alt, `\s`)
+		words := []string{""}
+		for len(alt) > 0 {
+			letters := alt[:1]
+			if alt[0] == '[' {
+				end := strings.IndexByte(alt, ']')
+				letters, alt = alt[1:end], alt[end+1:]
+			} else {
+				alt = alt[1:]
+			}
+			var next []string
+			for _, w := range words {
+				for i := range len(letters) {
+					next = append(next, w+letters[i:i+1])
+				}
+			}
+			words = next
+		}
+		for _, w := range words {
+			out[w] = true
+		}
+	}
+	return out
+}
+
+// openingLead reports whether a verb of the opening cue stands at a lead
+// of an ASCII sentence, alone or after an adverb: false when the cue
+// cannot match. (Its \W and \s are ASCII classes; a letter matches only
+// ASCII letters in ASCII text.)
+func openingLead(t string) bool {
+	i := 0
+	for i < len(t) && !wordByte(t[i]) {
+		i++
+	}
+	if verbAt(t, i) {
+		return true
+	}
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case ':':
+			j := spaces(t, i+1)
+			if j < len(t) && (t[j] == '"' || t[j] == '\'') {
+				j++
+			}
+			if verbAt(t, j) {
+				return true
+			}
+		case ',':
+			if verbAt(t, spaces(t, i+1)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// verbAt reports whether the word at i is a verb of the opening cue, or
+// an adverb of it followed (past blanks, a comma, blanks) by one.
+func verbAt(t string, i int) bool {
+	verbs, adverbs := openingWords()
+	var b [12]byte
+	n, end := letterWord(t, i, &b)
+	if verbs[string(b[:n])] {
+		return true
+	}
+	if !adverbs[string(b[:n])] {
+		return false
+	}
+	j := spaces(t, end)
+	if j < len(t) && t[j] == ',' {
+		j = spaces(t, j+1)
+	}
+	n, _ = letterWord(t, j, &b)
+	return verbs[string(b[:n])]
+}
+
+// letterWord puts in b the run of ASCII letters at i, lowered, and returns
+// its length (0 when longer than b: no verb or adverb is) and its end.
+func letterWord(t string, i int, b *[12]byte) (int, int) {
+	n := 0
+	for ; i < len(t); i++ {
+		c := t[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		} else if c < 'a' || c > 'z' {
+			break
+		}
+		if n < len(b) {
+			b[n] = c
+		}
+		n++
+	}
+	if n > len(b) {
+		return 0, i
+	}
+	return n, i
+}
