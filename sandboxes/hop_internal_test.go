@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,5 +233,33 @@ func TestHopRunnerRestarted(t *testing.T) {
 	}
 	if conns.Load() != 2 {
 		t.Errorf("2 calls on %d connections, want 2", conns.Load())
+	}
+}
+
+// TestHopFits: the hop takes plain http:// runners reached directly; a
+// runner over TLS or through a proxy, or a client whose Transport is not
+// an *http.Transport or that has a Timeout or a Jar, goes through net/http.
+func TestHopFits(t *testing.T) {
+	plain, _ := url.Parse("http://127.0.0.1:8790/sandboxes/sb-a/call") // loopback: never proxied by the environment
+	tls, _ := url.Parse("https://runner.example:8790/sandboxes/sb-a/call")
+	viaProxy := &http.Transport{Proxy: func(*http.Request) (*url.URL, error) { return url.Parse("http://proxy:3128") }}
+	jar, _ := cookiejar.New(nil)
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+		u      *url.URL
+		fits   bool
+	}{
+		{"default", &http.Client{}, plain, true},
+		{"a dialer", &http.Client{Transport: &http.Transport{}}, plain, true},
+		{"TLS", &http.Client{}, tls, false},
+		{"a proxy", &http.Client{Transport: viaProxy}, plain, false},
+		{"a RoundTripper", &http.Client{Transport: &connCounter{}}, plain, false},
+		{"a Timeout", &http.Client{Timeout: time.Second}, plain, false},
+		{"a Jar", &http.Client{Jar: jar}, plain, false},
+	} {
+		if got := newHop(c.client).fits(c.u); got != c.fits {
+			t.Errorf("%s: fits %v, want %v", c.name, got, c.fits)
+		}
 	}
 }
