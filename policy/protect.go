@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 )
@@ -165,6 +167,49 @@ func ConfigPaths() []ConfigPath {
 	add(steers("Warp"), "WARP.md")
 	add(runs("OpenHands"), ".openhands")
 	add(steers("Zed"), ".rules")
+	return out
+}
+
+// nestedConfigs are the configuration files a program reads in a folder
+// below the top of a project, found by the marker that folder holds
+// rather than by its name: pip reads the pip.conf (pip.ini) of the virtual
+// environment it runs from, whatever that folder is called (.venv, venv,
+// env: it holds pyvenv.cfg); npm reads the .npmrc of the nearest folder
+// holding a package.json (a package of a monorepo).
+var nestedConfigs = []struct {
+	marker string
+	names  []string
+	reason string
+}{
+	{"pyvenv.cfg", []string{"pip.conf", "pip.ini"}, "pip takes its index from the pip.conf of the virtual environment it runs from (a folder holding pyvenv.cfg): pip install then runs the setup code of what that index serves"},
+	{"package.json", []string{".npmrc"}, "npm reads the .npmrc of the nearest folder holding a package.json: the programs its script-shell, node-options (--require) and git name run on every npm run and npm install there, and npx installs and runs what its registry serves"},
+}
+
+// NestedConfigPaths returns the configuration files that programs read in
+// the folders directly below root, found by what those folders hold (a
+// virtual environment's pip.conf, a package's .npmrc; see nestedConfigs),
+// present or not, as ConfigPaths relative to root. A folder reached
+// through a link is not looked in. The file tools refuse these names at
+// any depth (ConfigPaths holds them); this is for what guards only a
+// workspace's top.
+func NestedConfigPaths(root string) []ConfigPath {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []ConfigPath
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		for _, n := range nestedConfigs {
+			if fi, err := os.Lstat(filepath.Join(root, e.Name(), n.marker)); err == nil && fi.Mode().IsRegular() {
+				for _, name := range n.names {
+					out = append(out, ConfigPath{Name: e.Name() + "/" + name, Reason: n.reason})
+				}
+			}
+		}
+	}
 	return out
 }
 

@@ -218,9 +218,15 @@ func TestBoxHoldsAgainstHostileUpstream(t *testing.T) {
 		canaries[p] = "canary " + rel + "\n"
 	}
 	autoRunFiles := map[string]string{}
-	for _, rel := range []string{".git/hooks/pre-commit", ".git/config", ".vscode/tasks.json", ".mcp.json"} {
+	// pkg/.npmrc: a package's own, below the grant's top (pkg holds a
+	// package.json).
+	for _, rel := range []string{".git/hooks/pre-commit", ".git/config", ".vscode/tasks.json", ".mcp.json", "pkg/.npmrc"} {
 		canaries[filepath.Join(work, rel)] = "original " + rel + "\n"
 		autoRunFiles[filepath.Join(work, rel)] = ""
+	}
+	os.MkdirAll(filepath.Join(work, "pkg"), 0o755)
+	if err := os.WriteFile(filepath.Join(work, "pkg", "package.json"), []byte(`{"name":"pkg"}`), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for p, c := range canaries {
 		os.MkdirAll(filepath.Dir(p), 0o755)

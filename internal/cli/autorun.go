@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,8 +17,10 @@ import (
 )
 
 // missingAutoRun returns the protected configuration entries
-// (policy.ConfigPaths) that do not exist at the top of write grant w: a
-// mount cannot cover them, so while the upstream runs a watcher moves any
+// (policy.ConfigPaths) that do not exist at the top of write grant w, nor
+// those of the folders directly below it (policy.NestedConfigPaths: the
+// pip.conf of a virtual environment there when the upstream starts, the
+// .npmrc of a package): a mount cannot cover them, so while the upstream runs a watcher moves any
 // of them that appears out of the grant (watchAutoRun). An entry behind a
 // link that leaves the grant is missing from it too; the links on its way
 // are remembered, so that only one made later is moved.
@@ -30,7 +33,7 @@ func missingAutoRun(w string) ([]autoRunEntry, error) {
 	}
 	defer root.Close()
 	var out []autoRunEntry
-	for _, c := range policy.ConfigPaths() {
+	for _, c := range slices.Concat(policy.ConfigPaths(), policy.NestedConfigPaths(w)) {
 		rel := filepath.FromSlash(c.Name)
 		if _, err := root.Lstat(rel); err == nil {
 			continue

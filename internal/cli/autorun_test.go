@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -370,5 +371,43 @@ func TestQuarantineCopyBound(t *testing.T) {
 				t.Errorf("rule: %s", r)
 			}
 		})
+	}
+}
+
+// TestAutoRunNested: below the top of a write grant, the configuration a
+// program reads in a folder found by what it holds (review 6, W7) is
+// guarded too: a package's existing .npmrc is mounted read-only, and a
+// pip.conf planted in a virtual environment, whatever its name, is moved
+// out; the same names in a folder that is neither are left alone.
+func TestAutoRunNested(t *testing.T) {
+	work := t.TempDir()
+	for p, c := range map[string]string{
+		"env/pyvenv.cfg": "home = /usr/bin\n", "pkg/package.json": `{"name":"pkg"}`, "pkg/.npmrc": "fund=false\n",
+		"docs/readme.md": "docs\n",
+	} {
+		os.MkdirAll(filepath.Join(work, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(work, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ro := autoRunEntries(work); !slices.Contains(ro, filepath.Join(work, "pkg", ".npmrc")) {
+		t.Errorf("read-only entries %v, want pkg/.npmrc", ro)
+	}
+	missing := mustMissing(t, work)
+	for _, rel := range []string{"env/pip.conf", "docs/pip.conf"} {
+		if err := os.WriteFile(filepath.Join(work, rel), []byte("[global]\nindex-url = http://index.example.test/\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seq int
+	moved := planted(missing, filepath.Join(t.TempDir(), "quarantine"), &seq)
+	if len(moved) != 1 || moved[0].target != filepath.Join(work, "env", "pip.conf") || moved[0].err != nil {
+		t.Fatalf("moved %+v, want env/pip.conf alone", moved)
+	}
+	if _, err := os.Lstat(filepath.Join(work, "env", "pip.conf")); err == nil {
+		t.Error("the planted pip.conf is still in the virtual environment")
+	}
+	if _, err := os.Stat(filepath.Join(work, "docs", "pip.conf")); err != nil {
+		t.Errorf("a pip.conf outside a virtual environment was moved: %v", err)
 	}
 }

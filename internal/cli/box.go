@@ -309,11 +309,13 @@ func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
 
 // autoRunEntries returns the protected configuration entries
 // (policy.ConfigPaths: .git, .vscode, .mcp.json, …) that exist at the top
-// of the write grant w: they are mounted read-only over it. An entry that
+// of the write grant w, and those of the folders directly below it
+// (policy.NestedConfigPaths: a virtual environment's pip.conf, a
+// package's .npmrc): they are mounted read-only over it. An entry that
 // is a link is left out (its target is what a mount would bring in).
 func autoRunEntries(w string) []string {
 	var out []string
-	for _, c := range policy.ConfigPaths() {
+	for _, c := range slices.Concat(policy.ConfigPaths(), policy.NestedConfigPaths(w)) {
 		p := filepath.Join(w, filepath.FromSlash(c.Name))
 		fi, err := os.Lstat(p)
 		if err != nil || fi.Mode()&os.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
