@@ -24,8 +24,8 @@ import (
 // on plain http:// runners: the request is written and its answer read on
 // the calling goroutine, over connections kept between calls, with none
 // of net/http's Transport hand-offs (a writer and a reader goroutine per
-// connection, each a wake-up per call). Cancelling a call closes its
-// connection. Everything read from a runner is bounded (a status line and
+// connection, each a wake-up per call); a read first waits for the
+// answer on its thread (waiting). Cancelling a call closes its connection. Everything read from a runner is bounded (a status line and
 // headers of at most maxHeadBytes, chunk sizes, the answer's lines), and
 // whatever does not parse is an error; a connection whose answer was not
 // read to its end is closed, never kept.
@@ -33,11 +33,10 @@ import (
 // It dials with the DialContext of the Options.HTTPClient's
 // *http.Transport; a runner that client would reach through a proxy, over
 // TLS, or a client whose Transport is another RoundTripper or that has a
-// Timeout, is called through net/http instead (fits).
+// Timeout or a Jar, is called through net/http instead (newHop, fits).
 type hop struct {
-	client *http.Client
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
-	proxy  func(*http.Request) (*url.URL, error)
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
+	proxy func(*http.Request) (*url.URL, error)
 
 	mu     sync.Mutex
 	idle   map[string][]*hopConn // by host:port, the most recently used last
@@ -45,7 +44,8 @@ type hop struct {
 }
 
 // Kept connections: at most maxIdlePerHost per runner, none idle longer
-// than maxIdleFor (as net/http's default Transport).
+// than maxIdleFor (as net/http's default Transport). An answer's status
+// line and headers take at most maxHeadBytes.
 const (
 	maxIdlePerHost = 16
 	maxIdleFor     = 90 * time.Second
@@ -53,7 +53,8 @@ const (
 )
 
 // newHop is the hop dialling as client does, or nil when client's Transport
-// is not an *http.Transport (a test's RoundTripper) or it has a Timeout.
+// is not an *http.Transport (a test's RoundTripper) or it has a Timeout or
+// a Jar.
 func newHop(client *http.Client) *hop {
 	rt := client.Transport
 	if rt == nil {
@@ -63,7 +64,7 @@ func newHop(client *http.Client) *hop {
 	if !ok || client.Timeout != 0 || client.Jar != nil {
 		return nil
 	}
-	h := &hop{client: client, dial: t.DialContext, proxy: t.Proxy, idle: map[string][]*hopConn{}}
+	h := &hop{dial: t.DialContext, proxy: t.Proxy, idle: map[string][]*hopConn{}}
 	if h.dial == nil {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 		h.dial = d.DialContext
@@ -146,9 +147,10 @@ const waitInPoll = 20 // milliseconds
 // thread, and only then parks the goroutine on the runtime's poller: a
 // call's answer, which comes in a fraction of that, wakes the thread that
 // waits for it directly, instead of the parked goroutine's thread looking
-// for other work, sleeping, and being woken by the poller's (the replica's
-// CPU a call costs went mostly there). A long call holds no thread.
-// Cancelling shuts the connection down (do), which ends the wait.
+// for other work, sleeping, and being woken by the poller's (bench/remote:
+// about 20 µs of the replica's CPU a call). A call longer than waitInPoll
+// holds no thread. Cancelling shuts the connection's reading down (do),
+// which ends the wait.
 type waiting struct {
 	rc syscall.RawConn
 }
@@ -229,8 +231,8 @@ func open(nc net.Conn) bool {
 	alive := false
 	var b [1]byte
 	err = rc.Read(func(fd uintptr) bool {
-		n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		alive = n < 0 && (err == unix.EAGAIN || err == unix.EWOULDBLOCK)
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		alive = err == unix.EAGAIN // nothing yet: neither data nor the runner's close
 		return true
 	})
 	return err == nil && alive
