@@ -132,3 +132,33 @@ func letterWord(t string, i int, b *[12]byte) (int, int) {
 	}
 	return n, i
 }
+
+// led is c asked only where lead is true (resultCue.lead).
+func led(c resultCue, lead func(string) bool) resultCue {
+	c.lead = lead
+	return c
+}
+
+// firstWord returns the lead of a cue anchored at the start of the
+// sentence whose match begins with non-word characters (at most max of
+// them; max < 0: any number) and then one of the words of group (each a
+// prefix of the run of letters there): the sentence's first word
+// character is where one of them begins.
+func firstWord(max int, group string) func(string) bool {
+	words := alternatives(group)
+	return func(t string) bool {
+		i := 0
+		for i < len(t) && !wordByte(t[i]) {
+			i++
+		}
+		if max >= 0 && i > max {
+			return false
+		}
+		for w := range words {
+			if len(t)-i >= len(w) && strings.EqualFold(t[i:i+len(w)], w) {
+				return true
+			}
+		}
+		return false
+	}
+}

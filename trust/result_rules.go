@@ -583,7 +583,7 @@ var resultCues = sync.OnceValue(func() []resultCue {
 		// Who the text speaks to: the model itself.
 		addressCue("dear|attention|note to|hey|hello|hi |message to|instruction", `\b(?:dear|attention|note\s+to|hey|hello|hi|message\s+to|instructions?\s+(?:for|to))\s+(?:the\s+|all\s+|any\s+)?(?:ai\s+|llm\s+)?(?:ai|assistant|agent|model|llm|chatbot|language\s+model|copilot|bot)s?\s*[:,!-]`, 3, KindInstruction),
 		addressCue("ai |llm |agent|assistant|model", `\b(?:ai|llm)?\s*(?:assistants?|agents?|models?)\s+(?:reading|processing|seeing|that\s+(?:reads?|sees?|process(?:es)?))\s+this\b`, 3, KindInstruction),
-		addressCue("assistant|ai|agent|model|claude|gpt|chatbot|llm", `^\W{0,6}(?:dear\s+|hey\s+|hi\s+)?(?:the\s+)?(?:ai|assistant|agent|model|claude|gpt|chatbot|llm)\s*[,!]`, 2, KindInstruction),
+		led(addressCue("assistant|ai|agent|model|claude|gpt|chatbot|llm", `^\W{0,6}(?:dear\s+|hey\s+|hi\s+)?(?:the\s+)?(?:ai|assistant|agent|model|claude|gpt|chatbot|llm)\s*[,!]`, 2, KindInstruction), firstWord(6, `(?:dear|hey|hi|the|ai|assistant|agent|model|claude|gpt|chatbot|llm)`)),
 		addressCue("as a", `\bas\s+an?\s+(?:ai|assistant|language\s+model|llm)\b.{0,40}\byou\b`, 2, KindInstruction),
 		addressCue("after|when|once|upon", `\b(?:after|when|once|upon|as\s+soon\s+as)\s+(?:you\s+)?(?:reading|read|seeing|see|processing|process|receiving|receive)\s+this\b`, 1.5, KindInstruction),
 
@@ -638,13 +638,13 @@ var resultCues = sync.OnceValue(func() []resultCue {
 		plainCue("secretly|silently|quietly|covertly|discreetly", `\b(?:secretly|silently|quietly|covertly|discreetly)\b`, 1, KindInstruction),
 		addressCue("keep|the user", `\bkeep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential|private)\s+from\b|\bthe\s+user\s+(?:does\s+not|doesn'?t|must\s+not|should\s+not|need\s+not)\s+(?:need\s+to\s+)?(?:know|see|be\s+(?:told|informed))\b`, 3, KindInstruction),
 		{need: []string{"<"}, addr: true, re: compileMatch(`(?i)<\s*/?\s*(?:important|critical|urgent|system|instructions?|information|admin|attention|priority|secret|hidden|assistant|directive|command|override|system[\s_-]?prompt)\s*>`), weight: 1.5, frame: true},
-		plainCue("", `^\W{0,4}(?:important|critical|urgent|attention|warning|note)\s*(?:!|:)\s`, 0.5, ""),
+		led(plainCue("", `^\W{0,4}(?:important|critical|urgent|attention|warning|note)\s*(?:!|:)\s`, 0.5, ""), firstWord(4, `(?:important|critical|urgent|attention|warning|note)`)),
 
 		// Fake turns and fake authors.
 		addressCue("<|[inst|[/inst|<<sys|<</sys|_of_turn|endoftext|eot_id|im_start|im_end", `<\|[a-z_]{2,40}\|>|(?-i:\[/?INST\])|<</?sys>>|<(?:start|end)_of_turn>|<\|?(?:endoftext|eot_id|im_start|im_end)\|?>`, 3, KindFakeTurn),
 		addressCue("user|system|admin|developer|human|operator", `\b(?:new|next|updated|latest|follow[\s-]?up|another|additional|real|actual|urgent)\s+(?:user|system|admin|administrator|developer|human|operator)\s+(?:message|query|request|prompt|instructions?|input|turn|command)s?\s*:`, 3, KindFakeTurn),
-		addressCue("system|user|assistant|human|developer|admin", `^\s*(?:<!--\s*)?(?:#{1,4}\s*|\[|\(|<)?(?:system|user|assistant|human|developer|admin|administrator)\s*(?:message|prompt|note|notice|override|instruction|query|input|turn)?\s*(?:\]|\)|>|:)`, 1.5, KindFakeTurn),
-		addressCue("#", `^\s*#{2,4}\s*(?:instructions?|response|system|input)\s*:?\s*$`, 1.5, KindFakeTurn),
+		led(addressCue("system|user|assistant|human|developer|admin", `^\s*(?:<!--\s*)?(?:#{1,4}\s*|\[|\(|<)?(?:system|user|assistant|human|developer|admin|administrator)\s*(?:message|prompt|note|notice|override|instruction|query|input|turn)?\s*(?:\]|\)|>|:)`, 1.5, KindFakeTurn), firstWord(-1, `(?:system|user|assistant|human|developer|admin|administrator)`)),
+		led(addressCue("#", `^\s*#{2,4}\s*(?:instructions?|response|system|input)\s*:?\s*$`, 1.5, KindFakeTurn), firstWord(-1, `(?:instruction|response|system|input)`)),
 		addressCue("from", `\b(?:message|note|request|instructions?|order|word)s?\s+(?:is\s+)?from\s+(?:the\s+|your\s+)?(?:user|system|admin|administrator|developer|operator|owner|assistant|human|security\s+team)\b`, 2.5, KindFakeTurn),
 		addressCue("i am|signed", `\bi\s+am\s+(?:the|your)\s+(?:user|admin|administrator|developer|owner|operator|creator|supervisor)\b|\bsigned\s*,?\s*(?:the\s+)?(?:user|admin|administrator|developer|owner|system)\b`, 3, KindFakeTurn),
 		addressCue("the user|i gave you", `\bthe\s+user\s+(?:has\s+)?(?:asked|wants|instructed|requested|authori[sz]ed|approved|told)\s+(?:you|that\s+you)\b|\b(?:the\s+)?task\s+(?:that\s+)?i\s+gave\s+you\b`, 2.5, KindFakeTurn),
