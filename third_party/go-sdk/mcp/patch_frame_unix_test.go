@@ -7,6 +7,7 @@
 package mcp
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -61,7 +62,21 @@ func frameStreams() []string {
 		"42\n" + ping, "true\n", ping + "\n{\"jsonrpc\":\"2.0\",\"id\":3,\"meth", "{\n\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"\n}\n" + ping,
 		ping + "\nhello\n", `{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + "}\n" + ping + "\n",
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}\n", `{"a":1,}` + "\n", ping + "\n" + `{"jsonrpc":"1.0"}` + "\n", "\n\n" + ping + "\n\n",
+		inFlight(), inFlight() + `{"a":1,}` + "\n" + ping + "\n", inFlight() + "{\"jsonrpc\":\"2.0\",\"id\":3,\"meth",
+		strings.Repeat(" ", 4090) + ping + "\n" + ping, inFlight()[:9000] + "x" + inFlight()[9000:],
+		strings.Replace(answer, "line", strings.Repeat("line ", 40000), 1) + "\n" + ping + "\n", // 200 KB, read in parts
 	}
+}
+
+// inFlight is answers of many sizes written back to back (as calls in
+// flight are answered), so that reads which fill the buffer cut them
+// anywhere.
+func inFlight() string {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"%s"}]}}`+"\n", i, strings.Repeat(`line \"a\"\n`, i*i*7%900))
+	}
+	return b.String()
 }
 
 // TestPlainFramesMatchV180: where v1.8.0's frames (messages and the error
@@ -89,16 +104,21 @@ func TestPlainFramesMatchV180(t *testing.T) {
 			t.Errorf("%q: taken plain as %s", data, raw)
 		}
 	}
-	// Each of two answers in one read is taken plain.
-	answer := frameStreams()[6]
-	r, w := pipe(t)
-	go func() { w.Write([]byte(answer)); w.Close() }()
-	c := newIOConn(rwc{r, nopCloserWriter{io.Discard}})
-	defer c.Close()
-	for range 2 {
-		if _, err := c.readFrame(); err != nil || c.dec != nil {
-			t.Fatalf("readFrame: %v, decoder %v", err, c.dec != nil)
+	// Answers written back to back are taken plain, each, though reads cut
+	// them; and each of two answers in one read.
+	for _, c := range []struct {
+		stream string
+		frames int
+	}{{inFlight(), 30}, {frameStreams()[6], 2}} {
+		r, w := pipe(t)
+		go func() { w.Write([]byte(c.stream)); w.Close() }()
+		conn := newIOConn(rwc{r, nopCloserWriter{io.Discard}})
+		for range c.frames {
+			if _, err := conn.readFrame(); err != nil || conn.dec != nil {
+				t.Fatalf("readFrame: %v, decoder %v", err, conn.dec != nil)
+			}
 		}
+		conn.Close()
 	}
 }
 

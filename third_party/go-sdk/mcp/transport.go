@@ -604,10 +604,11 @@ func (c *ioConn) readFrame() (json.RawMessage, error) {
 // read so far hold it whole: an object or array (a value that ends with
 // its last byte) checked by internal/json.Plain, at the end of them or
 // followed by a newline; what comes before it is white space. It reads the
-// stream only while they hold nothing but white space, into a buffer grown
-// as json.Decoder grows its own. Anything else (a value cut short, another
-// value, trailing data, invalid JSON, nesting deeper than Plain reads, a
-// read error) reports false and is left to a Decoder.
+// stream while they hold nothing but white space, into a buffer grown as
+// json.Decoder grows its own, and on after a value not all read yet
+// (cutShort). Anything else (another value, trailing data, invalid JSON,
+// nesting deeper than Plain reads, a read error) reports false and is left
+// to a Decoder.
 func (c *ioConn) readPlainFrame() (json.RawMessage, bool) {
 	for {
 		data := c.in[c.inStart:]
@@ -619,6 +620,10 @@ func (c *ioConn) readPlainFrame() (json.RawMessage, bool) {
 			}
 			v, ok := p.Skip(0)
 			if !ok {
+				if c.cutShort(data[start:]) {
+					c.readOn(start)
+					continue
+				}
 				return nil, false
 			}
 			if end := p.Offset(); end < len(data) && data[end] != '\n' && data[end] != '\r' {
@@ -642,6 +647,56 @@ func (c *ioConn) readPlainFrame() (json.RawMessage, bool) {
 		n, err := c.src.Read(c.in[:cap(c.in)])
 		c.in, c.inStart, c.inErr = c.in[:n], 0, err
 	}
+}
+
+// PATCH(toolgate): cutShort reports whether rest, the start of a value
+// that Plain could not read whole, may be a frame not all read yet: no
+// newline follows the value's start (a frame ends with one), no read ended
+// the stream, and the buffer may grow. Then readOn reads on, rather than
+// leaving the rest of the stream to a Decoder until its buffer holds only
+// white space: answers written back to back (calls in flight) fill reads
+// and are cut anywhere, and a large one comes in parts. What a Decoder
+// then reads is the same stream (the bytes read, then the rest); only an
+// invalid value a peer leaves without a newline is reported once more of
+// the stream (or its end) has come, not at once.
+func (c *ioConn) cutShort(rest []byte) bool {
+	return c.inErr == nil && len(rest) < maxPlainRead && bytes.IndexByte(rest, '\n') < 0
+}
+
+// PATCH(toolgate): readOn keeps what the buffer holds from the value's
+// start (at inStart+start; the white space before it is what a Decoder
+// skips) at its front, and reads the stream after it until a read brings a
+// newline or ends with an error, or the buffer is full at its largest: the
+// value is read again only then, so that a peer writing a frame in many
+// small parts costs reads, not a pass over the frame each. The buffer
+// doubles whenever it is full.
+func (c *ioConn) readOn(start int) {
+	rest := c.in[c.inStart+start:]
+	buf := c.in[:cap(c.in)]
+	if 2*len(rest) > cap(c.in) {
+		buf = make([]byte, min(2*cap(c.in), maxPlainRead))
+	}
+	k := copy(buf, rest)
+	for {
+		if k == len(buf) {
+			if len(buf) >= maxPlainRead {
+				break
+			}
+			grown := make([]byte, min(2*len(buf), maxPlainRead))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := c.src.Read(buf[k:])
+		k += n
+		if err != nil {
+			c.inErr = err
+			break
+		}
+		if bytes.IndexByte(buf[k-n:k], '\n') >= 0 {
+			break
+		}
+	}
+	c.in, c.inStart = buf[:k], 0
 }
 
 // The first and the largest read of readPlainFrame.
