@@ -3,6 +3,7 @@ package trust
 import (
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // The opening cue (an imperative that opens a sentence: "Now send …",
@@ -61,9 +62,10 @@ func alternatives(group string) map[string]bool {
 }
 
 // openingLead reports whether a verb of the opening cue stands at a lead
-// of an ASCII sentence, alone or after an adverb: false when the cue
-// cannot match. (Its \W and \s are ASCII classes; a letter matches only
-// ASCII letters in ASCII text.)
+// of a plain sentence (readSentence.plain), alone or after an adverb: false
+// when the cue cannot match. (Its \W and \s are ASCII classes, every
+// character outside ASCII a \W; a letter of (?i) matches only ASCII
+// letters in a plain sentence.)
 func openingLead(t string) bool {
 	i := 0
 	for i < len(t) && !wordByte(t[i]) {
@@ -141,17 +143,20 @@ func led(c resultCue, lead func(string) bool) resultCue {
 
 // firstWord returns the lead of a cue anchored at the start of the
 // sentence whose match begins with non-word characters (at most max of
-// them; max < 0: any number) and then one of the words of group (each a
+// them, counted as characters; max < 0: any number) and then one of the words of group (each a
 // prefix of the run of letters there): the sentence's first word
 // character is where one of them begins.
 func firstWord(max int, group string) func(string) bool {
 	words := alternatives(group)
 	return func(t string) bool {
-		i := 0
-		for i < len(t) && !wordByte(t[i]) {
-			i++
+		i, n := 0, 0 // n: the characters before i
+		for ; i < len(t) && !wordByte(t[i]); i++ {
+			if !utf8.RuneStart(t[i]) {
+				continue
+			}
+			n++
 		}
-		if max >= 0 && i > max {
+		if max >= 0 && n > max {
 			return false
 		}
 		for w := range words {

@@ -60,6 +60,21 @@ func (p *prefilter) bind(l *literals) {
 	}
 }
 
+// asciiOnly reports whether every literal of p is ASCII.
+func (p *prefilter) asciiOnly() bool {
+	for _, l := range p.lits {
+		if !isASCII(l) {
+			return false
+		}
+	}
+	for _, s := range p.sub {
+		if !s.asciiOnly() {
+			return false
+		}
+	}
+	return true
+}
+
 // mark sets in set the ids of p's literals (bound).
 func (p *prefilter) mark(set []uint64) {
 	for _, id := range p.ids {

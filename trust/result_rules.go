@@ -40,7 +40,8 @@ type resultCue struct {
 	kind   string
 	frame  bool // frames the next sentence too (an emphasis tag)
 	addr   bool // addresses the model: a sentence needs one such cue to be a finding
-	// lead, when set, is false of an ASCII sentence re cannot match, and
+	// lead, when set, is false of a plain sentence (readSentence.plain)
+	// re cannot match, and
 	// costs less than re: the cue is asked only where it is true.
 	lead func(sentence string) bool
 }
@@ -95,6 +96,10 @@ type resultIndex struct {
 	errorWords *prefilter
 	errorAt    *anchor
 	leads      []int // the cues with a lead (resultCue.lead)
+	// The cues whose prefilter has only ASCII literals (a bit each), and
+	// whether errorWords has: they hold on a plain sentence (readSentence).
+	asciiPre   []uint64
+	asciiError bool
 	// The literals the cues that address the model read (their need words,
 	// prefilters and anchors' starts), as the states of the automaton end
 	// them (literals.only): a sentence none of which may address the model
@@ -154,6 +159,13 @@ func theResultIndex() *resultIndex {
 		x.anchors = x.anchors[:len(cues)]
 		x.errorAt.use(resultErrorWords, &x.lits)
 		x.lits.build()
+		x.asciiPre = make([]uint64, words)
+		for i, p := range x.pre {
+			if p.asciiOnly() {
+				x.asciiPre[i/64] |= 1 << (i % 64)
+			}
+		}
+		x.asciiError = x.errorWords.asciiOnly()
 		for _, p := range x.pre {
 			p.masks(x.lits.words())
 		}
@@ -184,6 +196,12 @@ func theResultIndex() *resultIndex {
 type readSentence struct {
 	text  string
 	ascii bool
+	// plain: ASCII, or with neither a Kelvin sign nor a long s (folded text
+	// has none), the two characters outside ASCII that (?i) matches with an
+	// ASCII letter: an ASCII literal of a match is then in the lower case,
+	// and the leads (which read ASCII bytes, as \w, \s and the letters of
+	// (?i) do there) hold.
+	plain bool
 	found []uint64
 	seen  *entered // the automaton's states entered (literals.scanFrom)
 	met   []uint64 // the cues whose need it meets
@@ -234,10 +252,10 @@ func (x *resultIndex) complete(s *readSentence) {
 	x.lead(s)
 }
 
-// lead drops from s.may the cues whose lead is false of s (an ASCII
+// lead drops from s.may the cues whose lead is false of s (a plain
 // sentence).
 func (x *resultIndex) lead(s *readSentence) {
-	if !s.ascii {
+	if !s.plain {
 		return
 	}
 	cues := resultCues()
@@ -251,6 +269,7 @@ func (x *resultIndex) lead(s *readSentence) {
 // reset makes s the text, with no literal found.
 func (x *resultIndex) reset(s *readSentence, text string) {
 	s.text, s.ascii = text, isASCII(text)
+	s.plain = s.ascii || !s.anchorless()
 	s.made, s.partial = false, false
 	if s.found == nil {
 		s.found = make([]uint64, x.lits.words())
@@ -283,7 +302,7 @@ func (x *resultIndex) meet(s *readSentence, among []uint64) {
 		for ; set != 0; set &= set - 1 {
 			b := bits.TrailingZeros64(set)
 			i := w*64 + b
-			if x.anchors[i].used(s) && !x.anchors[i].mayStart(s.found) || s.ascii && !x.pre[i].mayMatch(s.found) {
+			if x.anchors[i].used(s) && !x.anchors[i].mayStart(s.found) || (s.ascii || s.plain && x.asciiPre[w]&(1<<b) != 0) && !x.pre[i].mayMatch(s.found) {
 				s.may[w] &^= 1 << b
 			}
 		}
@@ -529,7 +548,7 @@ func endsWithColon(s string) bool { return strings.HasSuffix(strings.TrimSpace(s
 // failed reports whether s reports a failure (resultErrorWords).
 func (x *resultIndex) failed(s *readSentence) bool {
 	x.complete(s)
-	if s.ascii && !x.errorWords.mayMatch(s.found) {
+	if (s.ascii || s.plain && x.asciiError) && !x.errorWords.mayMatch(s.found) {
 		return false
 	}
 	return x.errorAt.holds(resultErrorWords, s)
