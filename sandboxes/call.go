@@ -26,7 +26,12 @@ type attempt struct {
 	got    atomic.Bool // set by the HTTP transport's writer
 	failed bool
 	why    string
+	turned bool // the runner answered that it did not run it (no such sandbox, another token)
 }
+
+// notRun says whether the call provably did not run: its request never
+// reached the runner, or the runner turned it away before running it.
+func (a *attempt) notRun() bool { return !a.got.Load() || a.turned }
 
 func (a *attempt) fail(why string) {
 	if !a.failed {
@@ -67,6 +72,12 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 	if err != nil {
 		return tool.ErrorResult(tool.Errorf(tool.InvalidArguments, "the arguments of %s are not JSON: %v", call.Name, err))
 	}
+	if len(body) > runner.MaxCallBytes {
+		// The runner would refuse it, after reading MaxCallBytes of it:
+		// not sent (the hop, writing it all before it reads, would see the
+		// runner's close, not its answer).
+		return tooLarge(call.Name)
+	}
 	rp, err := s.post(ctx, c, body, at)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -80,11 +91,15 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 	switch {
 	case rp.code == http.StatusOK:
 	case rp.code == http.StatusRequestEntityTooLarge:
-		return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the call of %s is larger than a sandbox takes (%d MiB)", call.Name, runner.MaxCallBytes>>20).
-			WithSuggestion("send less at once (write a large file in parts)"))
-	case rp.code == http.StatusUnauthorized, rp.code == http.StatusNotFound, rp.code >= 500:
-		// Its token or the sandbox is gone, or the runner failed: the
-		// connection is broken.
+		return tooLarge(call.Name)
+	case rp.code == http.StatusUnauthorized, rp.code == http.StatusNotFound:
+		// Its token or the sandbox is gone: the runner answers so before
+		// running anything.
+		at.turned = true
+		at.fail(fmt.Sprintf("it answered %s", rp.status))
+		return tool.Result{}
+	case rp.code >= 500:
+		// The runner failed: the connection is broken.
 		at.fail(fmt.Sprintf("it answered %s", rp.status))
 		return tool.Result{}
 	default:
@@ -142,6 +157,12 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 			WithSuggestion("tell the operator: the runner's version or its command sandbox differs from the gateway's"))
 	}
 	return r
+}
+
+// tooLarge is the error of a call larger than a runner takes: it did not run.
+func tooLarge(name string) tool.Result {
+	return tool.ErrorResult(tool.Errorf(tool.TooLarge, "the call of %s is larger than a sandbox takes (%d MiB)", name, runner.MaxCallBytes>>20).
+		WithSuggestion("send less at once (write a large file in parts)"))
 }
 
 // post sends a call's body to c's call endpoint and returns the head of

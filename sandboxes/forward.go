@@ -212,8 +212,11 @@ const MetaSandbox = "toolgate/sandbox"
 
 // Run forwards the call to the sandbox of (call.Principal, call.Session).
 // A call that met a broken connection is retried once (on the same key's
-// sandbox, made anew if it is gone) when the tool only reads; otherwise it
-// is unavailable, saying whether it reached the sandbox.
+// sandbox, made anew if it is gone) when the tool only reads and the call
+// provably did not run (its request never reached the runner, or the
+// runner answered that the sandbox is gone or the token is not its);
+// otherwise it is unavailable, saying whether it may have run. No call is
+// sent twice once it may have reached a sandbox.
 func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	s := f.s
 	args, err := f.relative(call.Args)
@@ -242,12 +245,15 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 			return mark(res, id, m), nil
 		}
 		s.drop(c)
-		if try == 0 && f.def.Annotations.ReadOnly {
-			continue // a read or a listing: once more, on the key's sandbox
+		if try == 0 && f.def.Annotations.ReadOnly && at.notRun() {
+			continue // a read or a listing that did not run: once more, on the key's sandbox
 		}
 		what := "the connection broke while the call ran: whether it ran is unknown"
-		if !at.got.Load() {
+		switch {
+		case !at.got.Load():
 			what = "the call did not reach it, so it did not run"
+		case at.turned:
+			what = "it turned the call away, so it did not run"
 		}
 		e := tool.Errorf(tool.Unavailable, "sandbox %s is unavailable (%s; %s)", id, at.reason(res), what).WithRetry(time.Second).
 			WithSuggestion("retry in a moment: the next call reaches the sandbox again, or makes a new one (its result then says that the workspace is new); check what a command changed before running it again").

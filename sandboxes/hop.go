@@ -296,8 +296,11 @@ func (h *hop) do(ctx context.Context, addr string, r *hopRequest, wrote func()) 
 	b = append(b, "\r\n\r\n"...)
 	b = append(b, r.body...)
 	c.req = b
-	wrote()
-	if _, err := c.nc.Write(b); err != nil {
+	n, err := c.nc.Write(b)
+	if n > 0 {
+		wrote() // a byte of it may be read by the runner: it may run
+	}
+	if err != nil {
 		return fail(err)
 	}
 	rp, keep, err := c.head()

@@ -141,9 +141,10 @@ func TestHopAnswers(t *testing.T) {
 }
 
 // TestHopHostileAnswers: an answer that is too large, broken or not HTTP is
-// a structured error (a broken connection: a read is tried once more, then
-// unavailable), never a hang or a result; an answer of another format
-// version is refused, saying to run the same release.
+// a structured error, never a hang or a result, and the call, a read as a
+// write, is sent once (it reached the runner: whether it ran is unknown);
+// an answer of another format version is refused, saying to run the same
+// release.
 func TestHopHostileAnswers(t *testing.T) {
 	cases := []struct {
 		name, answer string
@@ -159,27 +160,90 @@ func TestHopHostileAnswers(t *testing.T) {
 		{"gzip", okHead + "Transfer-Encoding: gzip\r\n\r\n", tool.Unavailable, "Transfer-Encoding"},
 		{"two lengths", okHead + "Content-Length: 1\r\nContent-Length: 2\r\n\r\n", tool.Unavailable, "Content-Length"},
 		{"closed", "", tool.Unavailable, "without answering"},
+		{"failed", "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n", tool.Unavailable, "500"},
 		{"old version", "HTTP/1.1 200 OK\r\nContent-Type: application/jsonl\r\nContent-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult, tool.Internal, "same release"},
 		{"not JSON lines", "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nToolgate-Call-Version: 2\r\nContent-Length: " + strconv.Itoa(len(okResult)) + "\r\n\r\n" + okResult, tool.Internal, "same release"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
-				io.WriteString(w, c.answer)
-				return false
-			})
-			res := forward(t, context.Background(), url)
-			if res.Error == nil || res.Error.Type != c.typ || !strings.Contains(res.Error.Message+res.Error.Suggestion, c.says) {
-				t.Fatalf("%v, want %s saying %q", res.Error, c.typ, c.says)
-			}
-			if want := int32(1); c.typ == tool.Unavailable {
-				if conns.Load() != 2 {
-					t.Errorf("a read that broke was sent %d times, want 2", conns.Load())
+		for _, def := range []tool.Definition{readDef, writeDef} {
+			t.Run(c.name+"/"+def.Name, func(t *testing.T) {
+				url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+					io.WriteString(w, c.answer)
+					return false
+				})
+				s := replica(t, nil, Options{}, url)
+				res, err := s.Tools([]tool.Definition{def})[0].Run(context.Background(), tool.Call{Name: def.Name, Args: []byte(`{}`), Principal: "alice", Session: "c1"})
+				if err != nil || res.Error == nil || res.Error.Type != c.typ || !strings.Contains(res.Error.Message+res.Error.Suggestion, c.says) {
+					t.Fatalf("%v %v, want %s saying %q", err, res.Error, c.typ, c.says)
 				}
-			} else if conns.Load() != want {
-				t.Errorf("sent %d times, want once", conns.Load())
+				if c.typ == tool.Unavailable && !strings.Contains(res.Error.Message, "whether it ran is unknown") {
+					t.Errorf("%v, want that whether it ran is unknown", res.Error)
+				}
+				if conns.Load() != 1 {
+					t.Errorf("sent %d times, want once", conns.Load())
+				}
+			})
+		}
+	}
+}
+
+var writeDef = tool.Definition{Name: "write_file", Level: tool.LevelWrite}
+
+// TestHopTurnedAway: a read the runner turned away before running it (no
+// such sandbox, a token it does not take) is sent once more; a write is
+// not, and says it did not run.
+func TestHopTurnedAway(t *testing.T) {
+	for _, c := range []struct {
+		def   tool.Definition
+		sends int32
+		says  string
+	}{{readDef, 2, ""}, {writeDef, 1, "so it did not run"}} {
+		t.Run(c.def.Name, func(t *testing.T) {
+			url, conns := rawRunner(t, func(w io.Writer, n int) bool {
+				if n == 1 {
+					io.WriteString(w, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+					return true
+				}
+				io.WriteString(w, okHead+"Content-Length: "+strconv.Itoa(len(okResult))+"\r\n\r\n"+okResult)
+				return true
+			})
+			s := replica(t, nil, Options{}, url)
+			res, err := s.Tools([]tool.Definition{c.def})[0].Run(context.Background(), tool.Call{Name: c.def.Name, Args: []byte(`{}`), Principal: "alice", Session: "c1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.says == "" && (res.Error != nil || !strings.HasSuffix(res.Text(), "ok")) || c.says != "" && (res.Error == nil || !strings.Contains(res.Error.Message, c.says)) {
+				t.Errorf("%v %q, want %q", res.Error, res.Text(), c.says)
+			}
+			if conns.Load() != c.sends {
+				t.Errorf("sent on %d connections, want %d", conns.Load(), c.sends)
 			}
 		})
+	}
+}
+
+// TestHopTooLarge: a call larger than a runner takes is refused before
+// anything of it is sent, through the hop and through net/http, with the
+// error the runner's 413 gives (it did not run): the hop, writing the
+// whole request before it reads, would see the runner's close instead.
+func TestHopTooLarge(t *testing.T) {
+	url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+		io.WriteString(w, okHead+"Content-Length: "+strconv.Itoa(len(okResult))+"\r\n\r\n"+okResult)
+		return true
+	})
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections) // connCounter's, before the runner's end
+	big := []byte(`{"path":"x","content":"` + strings.Repeat("a", runner.MaxCallBytes) + `"}`)
+	for _, client := range []*http.Client{{Transport: &http.Transport{}}, {Transport: &connCounter{}}} {
+		s := replica(t, nil, Options{HTTPClient: client}, url)
+		for _, def := range []tool.Definition{readDef, writeDef} {
+			res, err := s.Tools([]tool.Definition{def})[0].Run(context.Background(), tool.Call{Name: def.Name, Args: big, Principal: "alice", Session: "c1"})
+			if err != nil || res.Error == nil || res.Error.Type != tool.TooLarge {
+				t.Errorf("%s: %v %v, want too_large", def.Name, err, res.Error)
+			}
+		}
+	}
+	if conns.Load() != 0 {
+		t.Errorf("%d calls sent, want none", conns.Load())
 	}
 }
 
