@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -124,7 +125,8 @@ type conn struct {
 	id, bearer string
 	u          *url.URL
 	lean       bool
-	broken     bool // guarded by Sandboxes.mu
+	addr       string // the hop dials: u's host and port (80 when it names none)
+	broken     bool   // guarded by Sandboxes.mu
 }
 
 // flight is one replica's making of a conn, which other calls of the same
@@ -471,7 +473,15 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 	if err != nil {
 		return nil, m, fmt.Errorf("%w: its endpoint %s: %v", ErrUnavailable, endpoint, err)
 	}
-	return &conn{id: id, u: u, lean: s.hop.fits(u), bearer: "Bearer " + runner.Token(s.o.Secret, id)}, m, nil
+	c := &conn{id: id, u: u, lean: s.hop.fits(u), bearer: "Bearer " + runner.Token(s.o.Secret, id)}
+	if c.lean {
+		port := u.Port()
+		if port == "" {
+			port = "80" // http://runner, http://runner:
+		}
+		c.addr = net.JoinHostPort(u.Hostname(), port)
+	}
+	return c, m, nil
 }
 
 // place returns the endpoint of sandbox id, under its lease: the one its

@@ -327,3 +327,51 @@ func TestHopFits(t *testing.T) {
 		}
 	}
 }
+
+// TestHopPortless: a runner URL naming no port (or an empty one) is
+// reached on port 80, an IPv6 one in brackets, through the hop as through
+// net/http.
+func TestHopPortless(t *testing.T) {
+	url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+		io.WriteString(w, okHead+"Content-Length: "+strconv.Itoa(len(okResult))+"\r\n\r\n"+okResult)
+		return true
+	})
+	for _, c := range []struct{ url, addr string }{
+		{"http://runner.test", "runner.test:80"},
+		{"http://runner.test:", "runner.test:80"},
+		{"http://[::1]", "[::1]:80"},
+		{"http://[::1]:", "[::1]:80"},
+	} {
+		var mu sync.Mutex
+		dialled := map[string]bool{}
+		tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			mu.Lock()
+			dialled[addr] = true
+			mu.Unlock()
+			var d net.Dialer
+			return d.DialContext(ctx, network, strings.TrimPrefix(url, "http://"))
+		}}
+		client := &http.Client{Transport: tr}
+		b, err := NewRunners([]string{c.url}, testSecret, client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Options{Backend: b, Secret: testSecret, HTTPClient: client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		res, err := s.Tools([]tool.Definition{readDef})[0].Run(context.Background(), tool.Call{Name: "read_file", Args: []byte(`{}`), Principal: "alice", Session: "c1"})
+		if err != nil || res.Error != nil || !s.conns[ID("alice", "c1")].lean {
+			t.Errorf("%s: %v %v, or not through the hop", c.url, err, res.Error)
+		}
+		mu.Lock()
+		if len(dialled) != 1 || !dialled[c.addr] {
+			t.Errorf("%s: dialled %v, want %s", c.url, dialled, c.addr)
+		}
+		mu.Unlock()
+	}
+	if conns.Load() != 4 {
+		t.Errorf("%d calls arrived, want 4", conns.Load())
+	}
+}
