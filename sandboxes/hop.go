@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -38,16 +39,20 @@ type hop struct {
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	proxy func(*http.Request) (*url.URL, error)
 
-	mu     sync.Mutex
-	idle   map[string][]*hopConn // by host:port, the most recently used last
-	closed bool
+	mu      sync.Mutex
+	idle    []*hopConn // kept connections, the least recently used first
+	idleFor time.Duration
+	closed  bool
 }
 
-// Kept connections: at most maxIdlePerHost per runner, none idle longer
-// than maxIdleFor (as net/http's default Transport). An answer's status
-// line and headers take at most maxHeadBytes.
+// Kept connections: at most maxIdlePerHost per runner (host:port), maxIdle
+// in all (with the kubernetes backend each sandbox is an address of its
+// own), none idle longer than maxIdleFor (as net/http's default
+// Transport): each get and put closes those past either bound. An
+// answer's status line and headers take at most maxHeadBytes.
 const (
 	maxIdlePerHost = 16
+	maxIdle        = 256
 	maxIdleFor     = 90 * time.Second
 	maxHeadBytes   = 64 << 10
 )
@@ -64,7 +69,7 @@ func newHop(client *http.Client) *hop {
 	if !ok || client.Timeout != 0 || client.Jar != nil {
 		return nil
 	}
-	h := &hop{dial: t.DialContext, proxy: t.Proxy, idle: map[string][]*hopConn{}}
+	h := &hop{dial: t.DialContext, proxy: t.Proxy, idleFor: maxIdleFor}
 	if h.dial == nil {
 		d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 		h.dial = d.DialContext
@@ -94,12 +99,30 @@ func (h *hop) close() {
 	}
 	h.mu.Lock()
 	idle := h.idle
-	h.idle, h.closed = map[string][]*hopConn{}, true
+	h.idle, h.closed = nil, true
 	h.mu.Unlock()
-	for _, cs := range idle {
-		for _, c := range cs {
-			c.nc.Close()
-		}
+	closeAll(idle)
+}
+
+// expire takes out of h.idle, h.mu held, the connections idle for idleFor
+// or longer and, past maxIdle, the least recently used: the caller closes
+// what it returns (none most of the time).
+func (h *hop) expire(now time.Time) []*hopConn {
+	n := 0
+	for n < len(h.idle) && (len(h.idle)-n > maxIdle || now.Sub(h.idle[n].used) >= h.idleFor) {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	old := append([]*hopConn(nil), h.idle[:n]...)
+	h.idle = slices.Delete(h.idle, 0, n)
+	return old
+}
+
+func closeAll(cs []*hopConn) {
+	for _, c := range cs {
+		c.nc.Close()
 	}
 }
 
@@ -115,18 +138,23 @@ type hopConn struct {
 
 // get returns a kept connection to addr that is still open, or a new one.
 func (h *hop) get(ctx context.Context, addr string) (*hopConn, error) {
-	now := time.Now()
 	for {
 		h.mu.Lock()
-		cs := h.idle[addr]
-		if len(cs) == 0 {
-			h.mu.Unlock()
+		old := h.expire(time.Now())
+		var c *hopConn
+		for i := len(h.idle) - 1; i >= 0; i-- {
+			if h.idle[i].addr == addr {
+				c = h.idle[i]
+				h.idle = slices.Delete(h.idle, i, i+1)
+				break
+			}
+		}
+		h.mu.Unlock()
+		closeAll(old)
+		if c == nil {
 			break
 		}
-		c := cs[len(cs)-1]
-		h.idle[addr] = cs[:len(cs)-1]
-		h.mu.Unlock()
-		if now.Sub(c.used) < maxIdleFor && open(c.nc) {
+		if open(c.nc) {
 			return c, nil
 		}
 		c.nc.Close()
@@ -201,16 +229,25 @@ func (w *waiting) Read(p []byte) (int, error) {
 
 // put keeps c for a later call to its runner.
 func (h *hop) put(c *hopConn) {
-	c.used = time.Now()
+	now := time.Now()
+	c.used = now
 	if cap(c.req) > 64<<10 {
 		c.req = nil
 	}
 	h.mu.Lock()
-	if !h.closed && len(h.idle[c.addr]) < maxIdlePerHost {
-		h.idle[c.addr] = append(h.idle[c.addr], c)
+	same := 0
+	for _, k := range h.idle {
+		if k.addr == c.addr {
+			same++
+		}
+	}
+	if !h.closed && same < maxIdlePerHost {
+		h.idle = append(h.idle, c)
 		c = nil
 	}
+	old := h.expire(now)
 	h.mu.Unlock()
+	closeAll(old)
 	if c != nil {
 		c.nc.Close()
 	}

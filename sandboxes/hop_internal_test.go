@@ -3,6 +3,8 @@ package sandboxes
 import (
 	"bufio"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -373,5 +375,65 @@ func TestHopPortless(t *testing.T) {
 	}
 	if conns.Load() != 4 {
 		t.Errorf("%d calls arrived, want 4", conns.Load())
+	}
+}
+
+// hopCall makes one call through h to the runner at addr and reads its
+// answer to its end, the connection kept as Run keeps it.
+func hopCall(t *testing.T, h *hop, addr string) {
+	t.Helper()
+	rp, err := h.do(context.Background(), addr, &hopRequest{host: addr, path: "/sandboxes/sb-x/call", body: []byte(`{}`),
+		header: [][2]string{{"Authorization", "Bearer x"}, {runner.VersionHeader, runner.CallVersion}}}, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, rp.body)
+	rp.done(rp.ended())
+}
+
+// closedConn says whether the gateway closed c's connection.
+func closedConn(c *hopConn) bool {
+	return errors.Is(c.nc.SetReadDeadline(time.Time{}), net.ErrClosed)
+}
+
+// TestHopIdleBounded: kept connections are bounded in all, whatever the
+// number of addresses (the kubernetes backend: one a sandbox), the least
+// recently used closed first, and one idle past idleFor is closed by the
+// next get or put, to any address: a runner never called again holds
+// none.
+func TestHopIdleBounded(t *testing.T) {
+	url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+		io.WriteString(w, okHead+"Content-Length: "+strconv.Itoa(len(okResult))+"\r\n\r\n"+okResult)
+		return true
+	})
+	h := newHop(&http.Client{})
+	t.Cleanup(h.close)
+	h.dial = func(ctx context.Context, network, _ string) (net.Conn, error) { // every pod's address: the runner
+		var d net.Dialer
+		return d.DialContext(ctx, network, strings.TrimPrefix(url, "http://"))
+	}
+	var kept []*hopConn
+	for i := range maxIdle + 10 {
+		hopCall(t, h, fmt.Sprintf("10.0.%d.%d:8790", i/256, i%256))
+		kept = append(kept, h.idle[len(h.idle)-1])
+	}
+	if len(h.idle) != maxIdle || int(conns.Load()) != maxIdle+10 {
+		t.Fatalf("%d kept of %d, want %d", len(h.idle), conns.Load(), maxIdle)
+	}
+	for i, c := range kept {
+		if closedConn(c) != (i < 10) {
+			t.Errorf("connection %d closed: %v, want %v", i, closedConn(c), i < 10)
+		}
+	}
+
+	h.idleFor = time.Nanosecond // every kept connection has been idle long enough
+	hopCall(t, h, "10.1.0.1:8790")
+	for _, c := range kept {
+		if !closedConn(c) {
+			t.Fatalf("a connection to %s idle past idleFor is open", c.addr)
+		}
+	}
+	if len(h.idle) > 1 {
+		t.Errorf("%d connections kept, want at most the last", len(h.idle))
 	}
 }
