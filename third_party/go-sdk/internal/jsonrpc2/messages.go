@@ -116,7 +116,22 @@ func NewNotification(method string, params any) (*Request, error) {
 // parameters.
 func NewCall(id ID, method string, params any) (*Request, error) {
 	p, merr := marshalToRaw(params)
-	return &Request{ID: id, Method: method, Params: p}, merr
+	r := &Request{ID: id, Method: method, Params: p}
+	if merr == nil && len(p) > 0 { // PATCH(toolgate): patch 17
+		r.Extra = compactParams{&p[0], len(p)}
+	}
+	return r, merr
+}
+
+// PATCH(toolgate): patch 17. compactParams is the Extra of a Request that
+// NewCall made: its Params, as long as they are still these bytes (the
+// first's address and the length), are marshalToRaw's, compact and valid
+// JSON (an encoder writes no white space, and compacts what a MarshalJSON
+// returns; a Compact value is so by its contract), which encodeFast writes
+// as they are instead of compacting them again.
+type compactParams struct {
+	first *byte
+	n     int
 }
 
 func (msg *Request) IsCall() bool { return msg.ID.IsValid() }
@@ -197,6 +212,9 @@ func encodeFast(msg Message) ([]byte, bool) {
 			return nil, false
 		}
 		id, method, key, raw = m.ID.value, m.Method, `,"params":`, m.Params
+		if c, ok := m.Extra.(compactParams); ok && len(raw) == c.n && &raw[0] == c.first {
+			compact = true // PATCH(toolgate): patch 17
+		}
 	case *Response:
 		if m.Error != nil {
 			return nil, false

@@ -450,3 +450,30 @@ func TestCompactIsNotCompactedAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeCallParamsReplaced: patch 17 writes the params NewCall made as
+// they are; params set after NewCall (spaced, invalid, a slice of the same
+// bytes cut shorter) are encoded as v1.8.0 encodes them: compacted, or
+// refused with its error.
+func TestEncodeCallParamsReplaced(t *testing.T) {
+	for _, params := range []string{` { "a" : [ 1 , 2 ] } `, `{"a":1,}`, `{"a":`, `[1, 2]`, `{"a":"b"}`} {
+		r, err := NewCall(Int64ID(7), "tools/call", json.RawMessage(`{"name":"x","arguments":{"a":"b"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Params = json.RawMessage(params)
+		got, gotErr := EncodeMessage(r)
+		wire := wireCombined{VersionTag: wireVersion}
+		r.marshal(&wire)
+		want, wantErr := jsonMarshal(&wire)
+		if (gotErr == nil) != (wantErr == nil) || string(got) != string(want) {
+			t.Errorf("params %q: got %s, %v; v1.8.0 %s, %v", params, got, gotErr, want, wantErr)
+		}
+	}
+	// The same bytes cut shorter are not the bytes NewCall made.
+	r, _ := NewCall(Int64ID(7), "m", json.RawMessage(`{"a":[1, 2]}`))
+	r.Params = r.Params[:len(r.Params)-2]
+	if got, err := EncodeMessage(r); err == nil {
+		t.Errorf("params cut short encoded as %s", got)
+	}
+}
