@@ -270,6 +270,7 @@ func (seen *entered) clear() {
 // hold them) that keep holds: what gather sets of only those.
 func (l *literals) only(keep []uint64) (out, outAt []int32) {
 	outAt = make([]int32, len(l.outAt))
+	out = make([]int32, 0, len(l.out))
 	for st := range len(l.outAt) - 1 {
 		outAt[st] = int32(len(out))
 		for _, id := range l.out[l.outAt[st]:l.outAt[st+1]] {
