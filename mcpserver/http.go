@@ -30,7 +30,9 @@ type HTTPOptions struct {
 
 // Handler returns the streamable HTTP handler of s (mount it at /mcp). It
 // keeps sessions (Mcp-Session-Id) unless o.Stateless, answers with SSE
-// streams, and guards against DNS rebinding and oversized requests.
+// streams (a call answered before anything else was sent: with its answer
+// as application/json, go-sdk patch 18), and guards against DNS rebinding
+// and oversized requests.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = 4 << 20

@@ -1129,6 +1129,18 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 				return done, err
 			}
 		}
+	} else if done && s.lastIdx < 0 && !s.isBatch && eventID == "" && !s.isListen && jsonAnswers {
+		// PATCH(toolgate): the stream's only message is the answer to its
+		// one request, and nothing was written yet: it is answered as
+		// application/json, which the client accepts (Accept was checked
+		// in StreamableHTTPHandler), in one write with its length.
+		h := s.w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Del("Connection")
+		h.Set("Content-Length", strconv.Itoa(len(data)))
+		if _, err := s.w.Write(data); err != nil {
+			return done, err
+		}
 	} else {
 		// SSE mode: write event to response writer.
 		s.lastIdx++
@@ -1138,6 +1150,11 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 	}
 	return done, nil
 }
+
+// jsonAnswers is whether a stream whose only message is its answer is
+// written as application/json (PATCH(toolgate)); tests turn it off to
+// compare with v1.8.0, which writes every stream as SSE.
+var jsonAnswers = true
 
 // doneLocked reports whether the stream is logically complete.
 //
