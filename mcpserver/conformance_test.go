@@ -76,8 +76,12 @@ func TestConformanceFixture(t *testing.T) {
 	}
 	passed, _ := strconv.Atoi(string(m[1]))
 	failed, _ := strconv.Atoi(string(m[2]))
-	if failed != 0 || passed < 40 || !regexp.MustCompile(`Running active suite \(30 scenarios\)`).Match(out) {
-		t.Fatalf("conformance suite: %d passed, %d failed, want all 30 active scenarios (40 checks) to pass\n%s", passed, failed, out)
+	// 39 checks: a request answered before anything else is sent is
+	// answered as application/json (go-sdk patch 18), which the suite
+	// allows, so server-sse-multiple-streams has no SSE stream to check
+	// (that check is informational then).
+	if failed != 0 || passed < 39 || !regexp.MustCompile(`Running active suite \(30 scenarios\)`).Match(out) {
+		t.Fatalf("conformance suite: %d passed, %d failed, want all 30 active scenarios (39 checks) to pass\n%s", passed, failed, out)
 	}
 	t.Logf("conformance active suite against the fixture: %d passed, %d failed", passed, failed)
 }
