@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,8 @@ import (
 type cgroup struct {
 	version string            // "v1" or "v2"
 	dirs    map[string]string // controller ("memory", "pids", "cpu", "cpuacct"; "" for v2) → folder
+	parents map[string]string // v1: controller → the group dirs[c] was made in (the caller's own)
+	own     map[string]string // the caller's groups (as /proc/thread-self/cgroup names them) when made
 	limits  []string          // the limits set: memory, pids, cpu
 	set     Limits            // the values set (by limit)
 	v2CPU   bool              // v2: the cpu controller is delegated
@@ -38,6 +41,11 @@ func newCgroup(layout *cgroupLayouts) (*cgroup, string) {
 	if err != nil {
 		return nil, "none: " + err.Error()
 	}
+	if inOwnGroup(own) {
+		// Never a box's group inside another's: the caller's thread is
+		// still in one (it could not move back).
+		return nil, "none: this thread is in a group of this process's commands"
+	}
 	name := fmt.Sprintf("toolgate-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	cg, why2 := newCgroupV2(own, mounts, name)
 	if cg != nil {
@@ -51,16 +59,29 @@ func newCgroup(layout *cgroupLayouts) (*cgroup, string) {
 	return nil, "none: " + why1 + "; " + why2
 }
 
+// inOwnGroup reports whether a group of own is, or is below, a group this
+// process made for a command (toolgate-PID-N of its own pid).
+func inOwnGroup(own map[string]string) bool {
+	for _, path := range own {
+		for _, elem := range strings.Split(path, "/") {
+			if pid, ok := groupPid(elem); ok && pid == os.Getpid() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // cgroupLayouts keeps what cgroupLayout read, for the next groups: the
-// process's own groups are read again each time (/proc/self/cgroup, one
-// small read: the process may have been moved), the mount table only when
+// caller's own groups are read again each time (/proc/thread-self/cgroup,
+// one small read: the process may have been moved), the mount table only when
 // the kernel says it changed (poll on /proc/self/mountinfo reports any
 // mount or unmount since the last poll) or a group could not be made.
 // Its zero value is ready to use; close lets its file go.
 type cgroupLayouts struct {
 	mu          sync.Mutex
 	watch       *os.File // /proc/self/mountinfo, opened before the read it watches
-	cgroup      []byte   // /proc/self/cgroup as read with own and mounts
+	cgroup      []byte   // /proc/thread-self/cgroup as read with own and mounts
 	own, mounts map[string]string
 }
 
@@ -69,7 +90,7 @@ type cgroupLayouts struct {
 func (c *cgroupLayouts) get() (own, mounts map[string]string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	cg, err := readSmall("/proc/self/cgroup")
+	cg, err := ownGroups()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +105,7 @@ func (c *cgroupLayouts) get() (own, mounts map[string]string, err error) {
 		return nil, nil, err
 	}
 	watch := os.NewFile(uintptr(fd), "/proc/self/mountinfo")
-	if own, mounts, err = cgroupLayout(); err != nil {
+	if own, mounts, err = cgroupLayout(cg); err != nil {
 		watch.Close()
 		return nil, nil, err
 	}
@@ -190,14 +211,22 @@ func mountsChanged(f *os.File) bool {
 	return changed
 }
 
-// cgroupLayout returns this process's group per controller (v2 under
-// "") and the mount point per controller (v2 under "").
-func cgroupLayout() (own, mounts map[string]string, err error) {
-	own, mounts = map[string]string{}, map[string]string{}
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return nil, nil, err
-	}
+// ownGroups reads /proc/thread-self/cgroup: the groups of the calling
+// thread. Not /proc/self/cgroup, which names the thread group leader's: a
+// locked thread, the leader among them, may be inside a command's groups
+// while it forks that command's helper (cgroup.enter), and no other
+// goroutine runs on it meanwhile, so the caller's thread is in the
+// process's own groups. The goroutine stays on its thread while it reads.
+func ownGroups() ([]byte, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return readSmall("/proc/thread-self/cgroup")
+}
+
+// parseGroups returns the group per controller (v2 under "") of a
+// /proc/PID/cgroup text.
+func parseGroups(b []byte) map[string]string {
+	own := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
 		if len(parts) != 3 {
@@ -211,6 +240,14 @@ func cgroupLayout() (own, mounts map[string]string, err error) {
 			own[c] = parts[2]
 		}
 	}
+	return own
+}
+
+// cgroupLayout returns the group per controller (v2 under "") that groups
+// (a /proc/PID/cgroup text) names, and the mount point per controller (v2
+// under "").
+func cgroupLayout(groups []byte) (own, mounts map[string]string, err error) {
+	own, mounts = parseGroups(groups), map[string]string{}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, nil, err
@@ -295,7 +332,7 @@ func newCgroupV2(own, mounts map[string]string, name string) (*cgroup, string) {
 }
 
 func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
-	cg := &cgroup{version: "v1", dirs: map[string]string{}}
+	cg := &cgroup{version: "v1", dirs: map[string]string{}, parents: map[string]string{}, own: own}
 	var why []string
 	for _, c := range []string{"memory", "pids", "cpu", "cpuacct"} {
 		mp, ok := mounts[c]
@@ -312,7 +349,7 @@ func newCgroupV1(own, mounts map[string]string, name string) (*cgroup, string) {
 			why = append(why, fmt.Sprintf("cannot make a v1 %s group (%v)", c, errors.Unwrap(err)))
 			continue
 		}
-		cg.dirs[c] = dir
+		cg.dirs[c], cg.parents[c] = dir, filepath.Join(mp, path)
 	}
 	cg.why = strings.Join(why, "; ")
 	if len(cg.dirs) == 0 {
@@ -497,13 +534,24 @@ func readSmall(path string) ([]byte, error) {
 // that moves itself (tid 0 written to tasks) does not wait for the
 // kernel's RCU grace period that moving a process costs (add: 6 to 25 ms
 // measured here, against 0.1 ms). It returns the function that moves the
-// thread back to the groups above them (its own), or an error, with
-// nothing moved, where a control file cannot be opened: every file is
-// opened before the first move. Under v2 a thread cannot move alone
-// (outside a threaded subtree): the process is added once started.
+// thread back to the groups it was in, those the groups were made in (a
+// thread elsewhere does not enter), or an error, with nothing moved, where
+// a control file cannot be opened: every file is opened before the first
+// move. Under v2 a thread cannot move alone (outside a threaded subtree):
+// the process is added once started.
 func (cg *cgroup) enter() (leave func() error, err error) {
 	if cg.version != "v1" {
 		return nil, errors.New("cgroup v2: a thread does not move alone")
+	}
+	b, err := readSmall("/proc/thread-self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	now := parseGroups(b)
+	for c := range cg.dirs {
+		if now[c] != cg.own[c] {
+			return nil, fmt.Errorf("this thread's %s group is %s, not the one its groups were made in", c, now[c])
+		}
 	}
 	var in, out []int
 	closeAll := func() {
@@ -511,14 +559,14 @@ func (cg *cgroup) enter() (leave func() error, err error) {
 			unix.Close(fd)
 		}
 	}
-	for _, d := range cg.dirs {
-		for _, path := range []string{d + "/tasks", filepath.Dir(d) + "/tasks"} {
+	for c, d := range cg.dirs {
+		for i, path := range []string{d + "/tasks", cg.parents[c] + "/tasks"} {
 			fd, err := openRetry(path, unix.O_WRONLY|unix.O_CLOEXEC)
 			if err != nil {
 				closeAll()
 				return nil, &os.PathError{Op: "open", Path: path, Err: err}
 			}
-			if strings.HasPrefix(path, d+"/") {
+			if i == 0 {
 				in = append(in, fd)
 			} else {
 				out = append(out, fd)

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ import (
 func TestCgroupLayoutsCached(t *testing.T) {
 	var c cgroupLayouts
 	defer c.close()
-	wantOwn, wantMounts, err := cgroupLayout()
+	wantOwn, wantMounts, err := layoutNow()
 	must(t, err)
 	for i := range 3 {
 		own, mounts, err := c.get()
@@ -128,7 +129,7 @@ func TestBornInItsGroups(t *testing.T) {
 	if o.ExitCode != 0 || !slices.Contains(o.Protections.CgroupLimits, "memory") {
 		t.Fatalf("outcome %+v", o)
 	}
-	own, _, err := cgroupLayout()
+	own, _, err := layoutNow()
 	must(t, err)
 	name := fmt.Sprintf("toolgate-%d-", os.Getpid())
 	for _, c := range []string{"memory", "pids", "cpu"} {
@@ -171,4 +172,125 @@ func threadGroups(t *testing.T) map[string]bool {
 		}
 	}
 	return out
+}
+
+// TestForksSideBySideStayOwn: helpers forked side by side (as a gateway
+// starting its upstreams at once does), one from the thread group leader
+// and one from another thread, each held in its fork while the others
+// make their groups: no box's group is made inside another's, and no
+// thread of this process is left in one.
+func TestForksSideBySideStayOwn(t *testing.T) {
+	before := threadGroups(t)
+	leaderText, err := os.ReadFile("/proc/self/cgroup")
+	must(t, err)
+	own := parseGroups(leaderText)
+	exe, err := os.Executable()
+	must(t, err)
+	var layout cgroupLayouts
+	defer layout.close()
+	limits := Limits{Memory: 256 << 20, Processes: 64}
+	fork := func(files []*os.File) (*os.Process, func(), error) {
+		p, err := os.StartProcess(exe, helperArgs, &os.ProcAttr{Env: helperEnv, Files: files, Sys: helperAttr(0)})
+		return p, nil, err
+	}
+	type result struct {
+		l   *launched
+		err error
+	}
+	results := make(chan result, 8)
+	done := make(chan struct{})
+	// launch forks a helper on a locked thread (leader: the thread group
+	// leader's), held in its fork until release is closed when given; the
+	// thread stays locked until done (the helper dies with it).
+	launch := func(leader bool, held, release chan struct{}) {
+		go func() {
+			var keep []chan struct{}
+			defer func() {
+				for _, k := range keep {
+					close(k)
+				}
+			}()
+			runtime.LockOSThread()
+			for leader && unix.Gettid() != os.Getpid() {
+				// Keep this thread busy and try another.
+				k := make(chan struct{})
+				keep = append(keep, k)
+				go func() { runtime.LockOSThread(); <-k }()
+				if len(keep) > 200 {
+					results <- result{err: fmt.Errorf("no goroutine ran on the thread group leader")}
+					return
+				}
+				runtime.UnlockOSThread()
+				runtime.Gosched()
+				runtime.LockOSThread()
+			}
+			start := fork
+			if held != nil {
+				start = func(files []*os.File) (*os.Process, func(), error) {
+					close(held)
+					<-release
+					return fork(files)
+				}
+			}
+			l, err := launchBy(start, &layout, limits, false, true)
+			results <- result{l, err}
+			<-done
+			if l != nil {
+				l.abandon()
+			}
+			runtime.UnlockOSThread()
+		}()
+	}
+	release := make(chan struct{})
+	held1, held2 := make(chan struct{}), make(chan struct{})
+	launch(true, held1, release)
+	<-held1
+	launch(false, held2, release)
+	<-held2
+	for range 3 {
+		launch(false, nil, nil)
+	}
+	var ls []*launched
+	for range 3 {
+		r := <-results
+		must(t, r.err)
+		ls = append(ls, r.l)
+	}
+	close(release)
+	for range 2 {
+		r := <-results
+		must(t, r.err)
+		ls = append(ls, r.l)
+	}
+	mounts := map[string]string{}
+	{
+		_, m, err := layoutNow()
+		must(t, err)
+		mounts = m
+	}
+	after := threadGroups(t)
+	for _, l := range ls {
+		cg, _ := l.takeCgroup()
+		if cg == nil {
+			t.Fatal("a helper has no groups")
+		}
+		for c, d := range cg.dirs {
+			if want := filepath.Join(mounts[c], own[c]); filepath.Dir(d) != want {
+				t.Errorf("a %s group was made in %s, not in this process's own %s", c, filepath.Dir(d), want)
+			}
+		}
+	}
+	close(done)
+	if len(before) != 1 || !maps.Equal(after, before) {
+		t.Errorf("this process's threads are in groups %v, were in %v", after, before)
+	}
+}
+
+// layoutNow is the layout the calling thread reads now.
+func layoutNow() (own, mounts map[string]string, err error) {
+	b, err := ownGroups()
+	if err != nil {
+		return nil, nil, err
+	}
+	return cgroupLayout(b)
 }

@@ -17,7 +17,7 @@ import (
 // groups, in the pids hierarchy (v1) or the unified one (v2).
 func testGroupParent(t *testing.T) (parent string, own, mounts map[string]string) {
 	t.Helper()
-	own, mounts, err := cgroupLayout()
+	own, mounts, err := layoutNow()
 	must(t, err)
 	for _, c := range []string{"pids", ""} {
 		if mp, ok := mounts[c]; ok {

@@ -658,7 +658,7 @@ func waitChildren(t *testing.T, arg0 string, want int) []int {
 // (toolgate-PID-N below its own group, in every hierarchy).
 func leftGroups(t *testing.T) []string {
 	t.Helper()
-	own, mounts, err := cgroupLayout()
+	own, mounts, err := layoutNow()
 	must(t, err)
 	var left []string
 	for c, mp := range mounts {
