@@ -187,8 +187,10 @@ func (c *Config) Check() error {
 	if c.Name == "" {
 		return errors.New("mcpclient: an upstream needs a name")
 	}
-	if !registry.ValidName(c.Name) {
-		return fmt.Errorf("mcpclient: upstream name %q: use 1-128 letters, digits, '_', '-' or '.'", c.Name)
+	if !registry.ValidName(c.Name) || c.Name == "." || c.Name == ".." {
+		// It also names folders (a launcher's cache, a quarantine): one
+		// path element, never "." or "..".
+		return fmt.Errorf("mcpclient: upstream name %q: use 1-128 letters, digits, '_', '-' or '.', not \".\" or \"..\"", c.Name)
 	}
 	switch {
 	case c.Command != "" && c.URL != "":

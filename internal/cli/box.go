@@ -96,8 +96,13 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 		}
 	}
 	var seq int
+	quarantine, err := below(filepath.Join(stateDir(), "quarantine"), c.Name)
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("upstream %s: %w", c.Name, err)
+	}
 	check := func() {
-		for _, m := range planted(missing, filepath.Join(stateDir(), "quarantine", c.Name), &seq) {
+		for _, m := range planted(missing, quarantine, &seq) {
 			b.refusal(boxRefusal{Target: m.target, Reason: "auto_run", Grant: m.entry.grant}, m.rule())
 		}
 	}

@@ -17,3 +17,10 @@ func trusted(fi os.FileInfo) bool {
 	}
 	return st.Uid == 0 || int(st.Uid) == os.Getuid()
 }
+
+// ownedAlone reports whether fi is this user's and no one else may read
+// or write it.
+func ownedAlone(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode().Perm()&0o077 == 0 && int(st.Uid) == os.Getuid()
+}

@@ -179,9 +179,10 @@ func npmRegistry(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	store := filepath.Join(stateDir(), "launchers", "npm-registry.json")
+	// Beside, not in, the launchers' caches: those are granted to boxes.
+	store := filepath.Join(stateDir(), "npm-registry.json")
 	var kept npmSeen
-	if b, err := os.ReadFile(store); err == nil {
+	if b, err := readOwn(store); err == nil {
 		json.Unmarshal(b, &kept)
 	}
 	before := npmInputs(npm, kept.Files)
@@ -209,7 +210,7 @@ func npmRegistry(ctx context.Context) (string, error) {
 	if slices.Equal(seen.Files, kept.Files) && before != "" && before == npmInputs(npm, seen.Files) {
 		seen.Inputs = before
 	}
-	if b, err := json.Marshal(seen); err == nil && os.MkdirAll(filepath.Dir(store), 0o700) == nil {
+	if b, err := json.Marshal(seen); err == nil && os.MkdirAll(stateDir(), 0o700) == nil {
 		replaceFile(store, b)
 	}
 	return seen.Registry, nil
@@ -222,8 +223,30 @@ type npmSeen struct {
 	Inputs   string   `json:"inputs"`
 }
 
+// readOwn reads the file path if it is a regular file of this user that
+// no one else may write or read (mode 0600 or less), as replaceFile
+// writes them: another's file is not taken for toolgate's own.
+func readOwn(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || !ownedAlone(fi) {
+		return nil, fmt.Errorf("%s is not a file of this user's alone", path)
+	}
+	return io.ReadAll(f)
+}
+
 // npmInputs is a SHA-256 of what npm reads to say its registry: its
 // program (its real path, its package.json and its built-in npmrc), the
+// Node that PATH names (its real path and identity: its prefix decides
+// the global npmrc npm reads when npm_config_globalconfig and PREFIX do
+// not), the
 // whole environment (npm_config_* variables, HOME, PATH, the variables an
 // npmrc names), the working folder, the user and global npmrc files (as
 // npm named them), and in the working folder and each folder above it the
@@ -260,6 +283,7 @@ func npmInputs(npm string, files []string) string {
 	}
 	pkg := filepath.Dir(filepath.Dir(real))
 	add("npm", real)
+	add("node", fileIdentity("node"))
 	content(filepath.Join(pkg, "package.json"))
 	content(filepath.Join(pkg, "npmrc"))
 	env := os.Environ()
@@ -279,6 +303,25 @@ func npmInputs(npm string, files []string) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fileIdentity is the real path of the program name as PATH resolves it,
+// with its size, mode and modification time ("absent" when there is
+// none): a program relinked or replaced has another.
+func fileIdentity(name string) string {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "absent"
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "unresolved: " + err.Error()
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return fmt.Sprintf("%s %d %o %d", real, fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
 }
 
 // replaceFile replaces path with b (mode 0600): a file written beside it
@@ -869,7 +912,9 @@ func launcherGrants(l *launcher, upstream string) (hostport, cache string, env m
 		}
 		hostport = net.JoinHostPort(u.Hostname(), port)
 	}
-	cache = filepath.Join(stateDir(), "launchers", l.name, upstream)
+	if cache, err = below(filepath.Join(stateDir(), "launchers", l.name), upstream); err != nil {
+		return "", "", nil, err
+	}
 	if err := os.MkdirAll(cache, 0o700); err != nil {
 		return "", "", nil, err
 	}
@@ -877,4 +922,14 @@ func launcherGrants(l *launcher, upstream string) (hostport, cache string, env m
 		return "", "", nil, err
 	}
 	return hostport, cache, l.env(reg, cache), nil
+}
+
+// below returns parent/name where name names one entry strictly below
+// parent: one path element, neither "." nor "..", with no NUL and at most
+// 255 bytes. A folder named after an upstream is made this way only.
+func below(parent, name string) (string, error) {
+	if name == "." || len(name) > 255 || !filepath.IsLocal(name) || strings.ContainsAny(name, "/\x00") {
+		return "", fmt.Errorf("%q cannot name a folder", name)
+	}
+	return filepath.Join(parent, name), nil
 }

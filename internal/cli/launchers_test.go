@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/toolgate/toolgate/mcpclient"
 	"github.com/toolgate/toolgate/trust"
 )
 
@@ -328,7 +330,7 @@ func TestNpmRegistryKept(t *testing.T) {
 		}
 		return r
 	}
-	store := filepath.Join(state, "launchers", "npm-registry.json")
+	store := filepath.Join(state, "npm-registry.json")
 	mark := func() { // the kept answer changed: only a kept answer says so
 		t.Helper()
 		var seen npmSeen
@@ -361,4 +363,81 @@ func TestNpmRegistryKept(t *testing.T) {
 	steady("http://three.example.test:4873/")
 	t.Setenv("npm_config_registry", "http://four.example.test:4873/")
 	steady("http://four.example.test:4873/")
+}
+
+// TestUpstreamFoldersBelow: an upstream's name names one folder strictly
+// below its parent (".", "..", a path are refused, by the configuration
+// and where a folder is made of it), and npm's kept registry lies in no
+// folder a box is given: not in any upstream's launcher cache, whatever
+// its name.
+func TestUpstreamFoldersBelow(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("TOOLGATE_STATE", state)
+	t.Setenv("HOME", t.TempDir())
+	l := launcherOf("npx")
+	for _, name := range []string{"..", ".", "a/b", "", "a\x00b", strings.Repeat("a", 256)} {
+		if p, err := below(state, name); err == nil {
+			t.Errorf("below(%q) = %s", name, p)
+		}
+		if c := (mcpclient.Config{Name: name, Command: "npx"}); c.Check() == nil {
+			t.Errorf("upstream name %q accepted", name)
+		}
+		if _, cache, _, err := launcherGrants(l, name); err == nil {
+			t.Errorf("upstream %q given the launcher cache %s", name, cache)
+		}
+	}
+	if _, err := npmRegistry(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(state, "npm-registry.json")
+	if _, err := os.Stat(store); err != nil {
+		t.Fatalf("npm's registry not kept: %v", err)
+	}
+	for _, name := range []string{"x", "..x", "npx"} {
+		_, cache, _, err := launcherGrants(l, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tree := range []string{cache, filepath.Join(state, "launchers")} {
+			if rel, err := filepath.Rel(tree, store); err != nil || filepath.IsLocal(rel) {
+				t.Errorf("upstream %q's cache %s: npm's kept registry %s is within %s", name, cache, store, tree)
+			}
+		}
+	}
+}
+
+// TestNpmInputsNode: the node that PATH names is part of what npm's kept
+// registry depends on: relinked (PATH the same), the key changes.
+func TestNpmInputsNode(t *testing.T) {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\n# "+n+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(bin, "node")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	key := func(target string) string {
+		t.Helper()
+		os.Remove(link)
+		if err := os.Symlink(filepath.Join(dir, target), link); err != nil {
+			t.Fatal(err)
+		}
+		k := npmInputs(npm, nil)
+		if k == "" {
+			t.Fatalf("npm %s is not npm-cli.js", npm)
+		}
+		return k
+	}
+	if a, a2, b := key("a"), key("a"), key("b"); a != a2 || a == b {
+		t.Errorf("keys: node→a %s, again %s, node→b %s", a, a2, b)
+	}
 }
