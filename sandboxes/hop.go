@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -58,15 +59,15 @@ const (
 )
 
 // newHop is the hop dialling as client does, or nil when client's Transport
-// is not an *http.Transport (a test's RoundTripper) or it has a Timeout or
-// a Jar.
+// is not an *http.Transport (a test's RoundTripper), sets what the hop
+// does not honour (plain), or the client has a Timeout or a Jar.
 func newHop(client *http.Client) *hop {
 	rt := client.Transport
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
 	t, ok := rt.(*http.Transport)
-	if !ok || client.Timeout != 0 || client.Jar != nil {
+	if !ok || !plain(t) || client.Timeout != 0 || client.Jar != nil {
 		return nil
 	}
 	h := &hop{dial: t.DialContext, proxy: t.Proxy, idleFor: maxIdleFor}
@@ -75,6 +76,36 @@ func newHop(client *http.Client) *hop {
 		h.dial = d.DialContext
 	}
 	return h
+}
+
+// honoured are the fields of an *http.Transport the hop honours (Proxy:
+// fits; DialContext), or that do not bear on a call it makes: TLS and
+// proxies (fits leaves those calls to net/http), HTTP/2 (over TLS only,
+// unless Protocols, not honoured, says otherwise), compression (it asks
+// for none), Expect (it sends none).
+var honoured = map[string]bool{
+	"Proxy": true, "DialContext": true, "OnProxyConnectResponse": true, "ProxyConnectHeader": true, "GetProxyConnectHeader": true,
+	"TLSClientConfig": true, "TLSHandshakeTimeout": true, "TLSNextProto": true, "ForceAttemptHTTP2": true, "HTTP2": true,
+	"DisableCompression": true, "ExpectContinueTimeout": true,
+}
+
+// plain says whether t sets nothing the hop would ignore: each of its
+// fields but those honoured is unset or as http.DefaultTransport has it
+// (DisableKeepAlives, ResponseHeaderTimeout, IdleConnTimeout,
+// MaxConnsPerHost, Dial, DialTLS, Protocols... are not honoured: a
+// client setting any goes through net/http).
+func plain(t *http.Transport) bool {
+	v, d := reflect.ValueOf(t).Elem(), reflect.ValueOf(http.DefaultTransport.(*http.Transport)).Elem()
+	for i := range v.NumField() {
+		f, x := v.Type().Field(i), v.Field(i)
+		if !f.IsExported() || honoured[f.Name] || x.IsZero() {
+			continue
+		}
+		if x.Kind() == reflect.Func || !reflect.DeepEqual(x.Interface(), d.Field(i).Interface()) {
+			return false
+		}
+	}
+	return true
 }
 
 // fits says whether a call to u goes through the hop: a plain http URL

@@ -3,6 +3,7 @@ package sandboxes
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -307,7 +308,7 @@ func TestHopRunnerRestarted(t *testing.T) {
 // an *http.Transport or that has a Timeout or a Jar, goes through net/http.
 func TestHopFits(t *testing.T) {
 	plain, _ := url.Parse("http://127.0.0.1:8790/sandboxes/sb-a/call") // loopback: never proxied by the environment
-	tls, _ := url.Parse("https://runner.example:8790/sandboxes/sb-a/call")
+	viaTLS, _ := url.Parse("https://runner.example:8790/sandboxes/sb-a/call")
 	viaProxy := &http.Transport{Proxy: func(*http.Request) (*url.URL, error) { return url.Parse("http://proxy:3128") }}
 	jar, _ := cookiejar.New(nil)
 	for _, c := range []struct {
@@ -318,11 +319,22 @@ func TestHopFits(t *testing.T) {
 	}{
 		{"default", &http.Client{}, plain, true},
 		{"a dialer", &http.Client{Transport: &http.Transport{}}, plain, true},
-		{"TLS", &http.Client{}, tls, false},
+		{"TLS", &http.Client{}, viaTLS, false},
 		{"a proxy", &http.Client{Transport: viaProxy}, plain, false},
 		{"a RoundTripper", &http.Client{Transport: &connCounter{}}, plain, false},
 		{"a Timeout", &http.Client{Timeout: time.Second}, plain, false},
 		{"a Jar", &http.Client{Jar: jar}, plain, false},
+		{"the default Transport's settings", &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, plain, true},
+		{"TLS settings", &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{}, TLSHandshakeTimeout: time.Second}}, plain, true},
+		{"DisableKeepAlives", &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, plain, false},
+		{"ResponseHeaderTimeout", &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: time.Second}}, plain, false},
+		{"IdleConnTimeout", &http.Client{Transport: &http.Transport{IdleConnTimeout: time.Second}}, plain, false},
+		{"MaxIdleConnsPerHost", &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}, plain, false},
+		{"MaxConnsPerHost", &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}, plain, false},
+		{"MaxResponseHeaderBytes", &http.Client{Transport: &http.Transport{MaxResponseHeaderBytes: 1 << 10}}, plain, false},
+		{"Dial", &http.Client{Transport: &http.Transport{Dial: net.Dial}}, plain, false},
+		{"DialTLS", &http.Client{Transport: &http.Transport{DialTLS: net.Dial}}, plain, false},
+		{"Protocols", &http.Client{Transport: &http.Transport{Protocols: new(http.Protocols)}}, plain, false},
 	} {
 		if got := newHop(c.client).fits(c.u); got != c.fits {
 			t.Errorf("%s: fits %v, want %v", c.name, got, c.fits)
