@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -439,14 +440,14 @@ func (c *hopConn) head() (*reply, bool, error) {
 				break
 			}
 			name, value, ok := bytes.Cut(l, []byte(":"))
-			if !ok || n > 256 {
+			if !ok || n > 256 || !token(name) {
 				return nil, false, fmt.Errorf("its answer has a header that does not parse (%.40q)", l)
 			}
 			value = bytes.TrimSpace(value)
 			switch {
 			case asciiEqualFold(name, "Content-Length"):
 				v, err := strconv.ParseInt(string(value), 10, 64)
-				if err != nil || v < 0 || length >= 0 && v != length {
+				if !digits(value) || err != nil || length >= 0 && v != length {
 					return nil, false, fmt.Errorf("its answer's Content-Length %q does not parse", value)
 				}
 				length = v
@@ -471,6 +472,10 @@ func (c *hopConn) head() (*reply, bool, error) {
 		if code == 101 || code == 204 || code == 304 {
 			return nil, false, fmt.Errorf("it answered %d to a call", code)
 		}
+		if chunked && length >= 0 {
+			// RFC 9112 6.3: a sign of request smuggling or a broken runner.
+			return nil, false, errors.New("its answer has both a Content-Length and a Transfer-Encoding")
+		}
 		switch {
 		case chunked:
 			b := &chunks{br: c.br}
@@ -483,6 +488,38 @@ func (c *hopConn) head() (*reply, bool, error) {
 		}
 		return rp, keep, nil
 	}
+}
+
+// token reports whether b is an HTTP token (RFC 9110 5.6.2), as a field
+// name must be: no whitespace before the colon, no control or separator.
+func token(b []byte) bool {
+	for _, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// digits reports whether b is one or more decimal digits, all a
+// Content-Length may hold (no sign, no space).
+func digits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// hexDigits is as digits, for the hexadecimal digits of a chunk's size.
+func hexDigits(b []byte) bool {
+	for _, c := range b {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 func asciiEqualFold(b []byte, s string) bool {
@@ -564,7 +601,11 @@ func (b *chunks) next() error {
 		case err != nil:
 			return nil, err
 		}
-		return bytes.TrimSuffix(bytes.TrimSuffix(l, []byte("\n")), []byte("\r")), nil
+		l, ok := bytes.CutSuffix(l, []byte("\r\n"))
+		if !ok || bytes.IndexByte(l, '\r') >= 0 {
+			return nil, errChunks // each line ends with CRLF, and holds no other CR
+		}
+		return l, nil
 	}
 	if b.crlf {
 		l, err := line()
@@ -581,8 +622,8 @@ func (b *chunks) next() error {
 		return err
 	}
 	l, _, _ = bytes.Cut(l, []byte(";")) // extensions
-	size, err := strconv.ParseUint(string(bytes.TrimSpace(l)), 16, 62)
-	if err != nil {
+	size, err := strconv.ParseUint(string(l), 16, 62)
+	if !hexDigits(l) || err != nil {
 		return errChunks
 	}
 	if size > 0 {
