@@ -28,15 +28,21 @@ import (
 // the calling goroutine, over connections kept between calls, with none
 // of net/http's Transport hand-offs (a writer and a reader goroutine per
 // connection, each a wake-up per call); a read first waits for the
-// answer on its thread (waiting). Cancelling a call closes its connection. Everything read from a runner is bounded (a status line and
+// answer on its thread (waiting). Cancelling a call closes its
+// connection. Everything read from a runner is bounded (a status line and
 // headers of at most maxHeadBytes, chunk sizes, the answer's lines), and
 // whatever does not parse is an error; a connection whose answer was not
-// read to its end is closed, never kept.
+// read to its end is closed, never kept. A kept connection found closed
+// (open) is not used; one the runner closes while a call is being written
+// on it fails that call (a write then may have run: it is not sent again).
+// A connection whose socket cannot be asked (a DialContext's wrapper
+// without NetConn) is not kept.
 //
 // It dials with the DialContext of the Options.HTTPClient's
 // *http.Transport; a runner that client would reach through a proxy, over
-// TLS, or a client whose Transport is another RoundTripper or that has a
-// Timeout or a Jar, is called through net/http instead (newHop, fits).
+// TLS, or a client whose Transport is another RoundTripper, sets what the
+// hop does not honour, or that has a Timeout or a Jar, is called through
+// net/http instead (newHop, plain, fits).
 type hop struct {
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	proxy func(*http.Request) (*url.URL, error)
@@ -163,6 +169,7 @@ func closeAll(cs []*hopConn) {
 type hopConn struct {
 	addr string
 	nc   net.Conn
+	rc   syscall.RawConn // nc's socket, to ask whether it is open; nil: not kept
 	br   *bufio.Reader
 	req  []byte
 	used time.Time
@@ -186,7 +193,7 @@ func (h *hop) get(ctx context.Context, addr string) (*hopConn, error) {
 		if c == nil {
 			break
 		}
-		if open(c.nc) {
+		if open(c.rc) {
 			return c, nil
 		}
 		c.nc.Close()
@@ -195,7 +202,26 @@ func (h *hop) get(ctx context.Context, addr string) (*hopConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hopConn{addr: addr, nc: nc, br: bufio.NewReaderSize(waitingReader(nc), 4<<10)}, nil
+	return &hopConn{addr: addr, nc: nc, rc: socket(nc), br: bufio.NewReaderSize(waitingReader(nc), 4<<10)}, nil
+}
+
+// socket is nc's socket, found through the wrappers that say what they
+// wrap (NetConn), or nil.
+func socket(nc net.Conn) syscall.RawConn {
+	for {
+		if sc, ok := nc.(syscall.Conn); ok {
+			rc, err := sc.SyscallConn()
+			if err != nil {
+				return nil
+			}
+			return rc
+		}
+		w, ok := nc.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		nc = w.NetConn()
+	}
 }
 
 // waitInPoll bounds how long a read waits for a runner's answer on its
@@ -259,7 +285,8 @@ func (w *waiting) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// put keeps c for a later call to its runner.
+// put keeps c for a later call to its runner, if it can be asked whether
+// it is still open then.
 func (h *hop) put(c *hopConn) {
 	now := time.Now()
 	c.used = now
@@ -273,7 +300,7 @@ func (h *hop) put(c *hopConn) {
 			same++
 		}
 	}
-	if !h.closed && same < maxIdlePerHost {
+	if !h.closed && same < maxIdlePerHost && c.rc != nil {
 		h.idle = append(h.idle, c)
 		c = nil
 	}
@@ -285,21 +312,14 @@ func (h *hop) put(c *hopConn) {
 	}
 }
 
-// open says whether a kept connection is still open: nothing to read on
-// it and not closed by the runner (a runner that restarted, or closed it
-// idle). A connection that cannot be asked is taken as open.
-func open(nc net.Conn) bool {
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return true
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return false
-	}
+// open says whether a kept connection's socket is still open, as far as
+// it can tell now: nothing to read on it and not closed by the runner (a
+// runner that restarted, or closed it idle). A runner may still close it
+// just after.
+func open(rc syscall.RawConn) bool {
 	alive := false
 	var b [1]byte
-	err = rc.Read(func(fd uintptr) bool {
+	err := rc.Read(func(fd uintptr) bool {
 		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
 		alive = err == unix.EAGAIN // nothing yet: neither data nor the runner's close
 		return true

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,7 +304,7 @@ func TestHopRunnerRestarted(t *testing.T) {
 		mu.Lock()
 		last.(net.Conn).Close() // the runner closes the kept connection
 		mu.Unlock()
-		time.Sleep(50 * time.Millisecond) // its FIN has arrived (not a timed assertion: a bound on the kernel's delivery)
+		waitClosed(s.hop)
 	}
 	if conns.Load() != 2 {
 		t.Errorf("2 calls on %d connections, want 2", conns.Load())
@@ -454,5 +455,80 @@ func TestHopIdleBounded(t *testing.T) {
 	}
 	if len(h.idle) > 1 {
 		t.Errorf("%d connections kept, want at most the last", len(h.idle))
+	}
+}
+
+// waitClosed waits until the connection h keeps has seen its runner's
+// close (no timing: until a peek says so).
+func waitClosed(h *hop) {
+	h.mu.Lock()
+	c := h.idle[len(h.idle)-1]
+	h.mu.Unlock()
+	for open(c.rc) {
+		runtime.Gosched()
+	}
+}
+
+// wrapped is a connection a DialContext wraps (metrics, tracing), saying
+// what it wraps when unwrap is set.
+type wrapped struct {
+	net.Conn
+	unwrap bool
+}
+
+type unwrapping struct{ wrapped }
+
+func (w unwrapping) NetConn() net.Conn { return w.Conn }
+
+// TestHopWrappedConn: a connection dialled through a wrapper is asked
+// whether it is open through the socket the wrapper names (NetConn): the
+// runner having closed it, a write goes on a new one and runs; a
+// connection whose socket cannot be found is not kept (a write on it
+// after the runner closed it would fail, whether it ran unknown).
+func TestHopWrappedConn(t *testing.T) {
+	for _, unwrap := range []bool{true, false} {
+		t.Run(fmt.Sprint("NetConn ", unwrap), func(t *testing.T) {
+			var mu sync.Mutex
+			var last net.Conn
+			url, conns := rawRunner(t, func(w io.Writer, _ int) bool {
+				mu.Lock()
+				last = w.(net.Conn)
+				mu.Unlock()
+				io.WriteString(w, okHead+"Content-Length: "+strconv.Itoa(len(okResult))+"\r\n\r\n"+okResult)
+				return true
+			})
+			t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections) // the backend's, before the runner's end
+			tr := &http.Transport{DialContext: func(ctx context.Context, n, a string) (net.Conn, error) {
+				var d net.Dialer
+				c, err := d.DialContext(ctx, n, a)
+				if err != nil || !unwrap {
+					return wrapped{Conn: c}, err
+				}
+				return unwrapping{wrapped{Conn: c}}, nil
+			}}
+			s := replica(t, nil, Options{HTTPClient: &http.Client{Transport: tr}}, url)
+			write := s.Tools([]tool.Definition{writeDef})[0]
+			for i := range 2 {
+				res, err := write.Run(context.Background(), tool.Call{Name: "write_file", Args: []byte(`{}`), Principal: "alice", Session: "c1"})
+				if err != nil || res.Error != nil {
+					t.Fatalf("call %d: %v %v", i, err, res.Error)
+				}
+				s.hop.mu.Lock()
+				kept := len(s.hop.idle)
+				s.hop.mu.Unlock()
+				if kept != map[bool]int{true: 1, false: 0}[unwrap] {
+					t.Fatalf("%d connections kept", kept)
+				}
+				if unwrap {
+					mu.Lock()
+					last.Close() // the runner closes the kept connection
+					mu.Unlock()
+					waitClosed(s.hop)
+				}
+			}
+			if conns.Load() != 2 {
+				t.Errorf("2 calls on %d connections, want 2", conns.Load())
+			}
+		})
 	}
 }
