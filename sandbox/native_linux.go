@@ -141,7 +141,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 			}
 		}
 		if h := pod.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
-			n.startHelper(exe, p.limits, false, pod).give(j)
+			n.startHelper(exe, p.limits, nil, pod).give(j)
 		}
 		r := <-res
 		n.refused.note(r.err)
@@ -151,7 +151,7 @@ func (n *Native) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return r.out, r.err
 	}
 	if h := n.takeSpare(exe); h == nil || !h.give(j) { // none, or it waited too long and left
-		n.startHelper(exe, p.limits, false, nil).give(j)
+		n.startHelper(exe, p.limits, nil, nil).give(j)
 	}
 	r := <-res
 	n.refused.note(r.err)
@@ -217,9 +217,11 @@ type jobResult struct {
 const spareIdle = time.Minute
 
 // startHelper starts a helper (with its cgroup, given the limits expect,
-// unless n.NoCgroup); its first job runs in it. A spare (one started ahead)
-// leaves the pool when it has waited its idle time for a job.
-func (n *Native) startHelper(exe string, expect Limits, spare bool, pod *Pod) *helper {
+// unless n.NoCgroup); its first job runs in it. One started ahead, for a
+// pool (Native's spares or a pod's), is given leave, which takes it out of
+// its pool when it has waited its idle time for a job or died waiting; nil
+// for a helper started for a job now.
+func (n *Native) startHelper(exe string, expect Limits, leave func(*helper), pod *Pod) *helper {
 	idle := n.idle
 	if idle <= 0 {
 		idle = spareIdle
@@ -243,16 +245,17 @@ func (n *Native) startHelper(exe string, expect Limits, spare bool, pod *Pod) *h
 		}
 		timer := time.NewTimer(idle)
 		defer timer.Stop()
-		// A spare that dies while it waits (killed, out of memory) leaves
-		// the pool; one that died as it was taken gets a new helper for
-		// its job: a command is never handed to a dead helper.
+		// A helper started ahead that dies while it waits (killed, out of
+		// memory) leaves its pool; one that died as it was taken gets a
+		// new helper for its job: a command is never handed to a dead
+		// helper.
 		var died <-chan struct{}
-		if err == nil && spare {
+		if err == nil && leave != nil {
 			died = l.waitDone
 		}
 		select {
 		case <-died:
-			n.leave(h)
+			leave(h)
 			l.ctl.Close()
 			l.release()
 		case j, ok := <-h.jobs:
@@ -283,8 +286,8 @@ func (n *Native) startHelper(exe string, expect Limits, spare bool, pod *Pod) *h
 			l.release()
 			n.cleaning.Done()
 		case <-timer.C:
-			if spare {
-				n.leave(h)
+			if leave != nil {
+				leave(h)
 			}
 			if err == nil {
 				l.abandon()
@@ -321,7 +324,7 @@ func (n *Native) WarmFor(l Limits) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		if !n.closed && !slices.ContainsFunc(n.spares, func(h *helper) bool { return h.fits(exe, l, n.NoCgroup) }) {
-			n.spares = append(n.spares, n.startHelper(exe, l, true, nil))
+			n.spares = append(n.spares, n.startHelper(exe, l, n.leave, nil))
 		}
 	}
 }
@@ -410,7 +413,7 @@ func (n *Native) refill(exe string, l Limits) {
 // groups limited to l. n.mu is held.
 func (n *Native) fill(exe string, size int, l Limits) {
 	for !n.closed && n.refused.get() == nil && len(n.spares) < size {
-		n.spares = append(n.spares, n.startHelper(exe, l, true, nil))
+		n.spares = append(n.spares, n.startHelper(exe, l, n.leave, nil))
 	}
 }
 

@@ -1,6 +1,9 @@
 package sandbox
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // podImpl is the pod's starter: a process in the pod's user and network
 // namespaces that starts its commands' helpers; and, with Native.Prestart,
@@ -39,8 +42,15 @@ func (p *Pod) refill(n *Native, exe string, l Limits) {
 		return
 	}
 	for len(p.impl.spares) < size {
-		p.impl.spares = append(p.impl.spares, n.startHelper(exe, l, false, p))
+		p.impl.spares = append(p.impl.spares, n.startHelper(exe, l, p.leave, p))
 	}
+}
+
+// leave takes a helper that stopped waiting out of the pod's.
+func (p *Pod) leave(h *helper) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.impl.spares = slices.DeleteFunc(p.impl.spares, func(x *helper) bool { return x == h })
 }
 
 // starter returns the pod's starter, started now for its first command.

@@ -5,8 +5,11 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -158,4 +161,58 @@ func TestPodSpare(t *testing.T) {
 	}
 	pod.Close()
 	<-next.gone
+}
+
+// TestPodSpareDied: a helper started ahead in a pod that dies while it
+// waits (killed by another command of the pod, out of memory) is never
+// handed the pod's next command.
+func TestPodSpareDied(t *testing.T) {
+	e := newEnv(t)
+	pod := &Pod{}
+	defer pod.Close()
+	o := e.run(t, Spec{Argv: []string{"readlink", "/proc/self/ns/net"}, Pod: pod})
+	netns := strings.TrimSpace(string(o.Stdout))
+	if o.ExitCode != 0 || !strings.HasPrefix(netns, "net:[") {
+		t.Fatalf("readlink: %+v %s", o, o.Stderr)
+	}
+	pod.mu.Lock()
+	ahead := slices.Clone(pod.impl.spares)
+	pod.mu.Unlock()
+	if len(ahead) == 0 {
+		t.Fatal("no helper started ahead in the pod")
+	}
+	// The pod's waiting helpers: its starter's children, in its network.
+	var killed []int
+	for i := 0; len(killed) < len(ahead); i++ {
+		if i > 1000 {
+			t.Fatalf("found %d of the pod's %d helpers started ahead", len(killed), len(ahead))
+		}
+		killed = killed[:0]
+		ents, _ := os.ReadDir("/proc")
+		for _, ent := range ents {
+			pid, err := strconv.Atoi(ent.Name())
+			if err != nil || cmdline(pid) != initArg0+"\x00native\x00" {
+				continue
+			}
+			if ns, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid)); ns == netns {
+				killed = append(killed, pid)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, pid := range killed {
+		must(t, syscall.Kill(pid, syscall.SIGKILL))
+	}
+	// Each leaves the pod's pool once its end is seen (without the fix,
+	// not before its idle minute: the next command then met a dead one).
+	for _, h := range ahead {
+		select {
+		case <-h.gone:
+		case <-time.After(20 * time.Second):
+		}
+	}
+	o, err := e.native.Run(t.Context(), Spec{Shell: "echo hi", Root: e.ws, Pod: pod})
+	if err != nil || o.ExitCode != 0 || string(o.Stdout) != "hi\n" {
+		t.Fatalf("the pod's command after its helpers started ahead died: %+v %v", o, err)
+	}
 }

@@ -66,7 +66,7 @@ func (n *Native) Start(ctx context.Context, spec Spec, stderr io.Writer) (*Proce
 	// limits, and a started process keeps its helper for as long as it
 	// runs (nothing refills the pool after it).
 	if h := n.takeSpareFor(exe, p.limits); h == nil || !h.give(j) { // none, or it waited too long and left
-		n.startHelper(exe, p.limits, false, nil).give(j)
+		n.startHelper(exe, p.limits, nil, nil).give(j)
 	}
 	go func() {
 		r := <-proc.res
