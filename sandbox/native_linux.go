@@ -657,11 +657,15 @@ func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout 
 	l.start = time.Now()
 	var gone func()
 	l.proc, gone, err = start([]*os.File{theirs[0], theirs[1], theirs[2], child})
+	stuck := false
 	if leave != nil {
 		if lerr := leave(); lerr != nil {
-			// This thread stays in the helper's groups: it ends with its
-			// goroutine rather than run anything else there.
+			// This thread stays in the helper's groups. Locked once more,
+			// it ends with its goroutine (the caller's is its own: see
+			// Reduced.Run), and the runtime ends the thread rather than
+			// give it another goroutine; the groups go once it is gone.
 			runtime.LockOSThread()
+			stuck = true
 			if err == nil {
 				l.proc.Kill()
 				l.proc.Wait()
@@ -675,7 +679,11 @@ func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout 
 		for _, f := range ours {
 			f.Close()
 		}
-		l.release()
+		if stuck {
+			go l.releaseAfter(unix.Gettid())
+		} else {
+			l.release()
+		}
 		if errors.Is(err, unix.EPERM) { // the helper's new namespaces refused
 			return nil, lastingError{fmt.Errorf("%w: starting the helper: %v", ErrUnavailable, err)}
 		}
@@ -711,6 +719,18 @@ func launchBy(start func(files []*os.File) (*os.Process, func(), error), layout 
 		close(l.waitDone)
 	}()
 	return l, nil
+}
+
+// releaseAfter releases l once the thread tid of this process is gone.
+func (l *launched) releaseAfter(tid int) {
+	task := fmt.Sprintf("/proc/self/task/%d", tid)
+	for {
+		if _, err := os.Stat(task); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	l.release()
 }
 
 // limitedCgroup makes the groups of a helper, where layout says this

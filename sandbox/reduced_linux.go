@@ -131,23 +131,37 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	cfg.Proxy, cfg.ProxyPort = port != 0, port
 
-	// The helper dies with this thread (Pdeathsig): keep it until the end.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	var layout *cgroupLayouts
 	if !r.NoCgroup {
 		layout = &r.layout
 	}
-	l, err := launchBy(func(files []*os.File) (*os.Process, func(), error) {
-		proc, err := os.StartProcess(exe, reducedArgs, &os.ProcAttr{Env: helperEnv, Files: files,
-			Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}})
-		return proc, nil, err
-	}, layout, p.limits, true, true)
-	if err != nil {
-		return Outcome{}, err
+	// The helper dies with the thread that forks it (Pdeathsig): a
+	// goroutine of its own keeps it until the end, and ends with it where
+	// it could not leave the helper's groups (launchBy), never the
+	// caller's goroutine.
+	type ran struct {
+		out Outcome
+		err error
 	}
-	out, err := l.run(&job{ctx: ctx, p: p, cfg: cfg, listener: ln, backend: "reduced"})
-	l.release()
+	res := make(chan ran, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		l, err := launchBy(func(files []*os.File) (*os.Process, func(), error) {
+			proc, err := os.StartProcess(exe, reducedArgs, &os.ProcAttr{Env: helperEnv, Files: files,
+				Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}})
+			return proc, nil, err
+		}, layout, p.limits, true, true)
+		if err != nil {
+			res <- ran{err: err}
+			return
+		}
+		out, err := l.run(&job{ctx: ctx, p: p, cfg: cfg, listener: ln, backend: "reduced"})
+		l.release()
+		res <- ran{out, err}
+	}()
+	r2 := <-res
+	out, err := r2.out, r2.err
 	if err != nil {
 		return out, err
 	}
