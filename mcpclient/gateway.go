@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,19 +77,32 @@ func NewGateway(ctx context.Context, reg *registry.Registry, o Options, cfgs ...
 		g.ups = append(g.ups, u)
 	}
 	// Started side by side (most of a start is waiting for a process or a
-	// server), a few at a time; each failure is reported, and any closes
-	// them all.
+	// server), a few at a time. The first failure stops the starts under
+	// way and those not begun (they are not reported: cut short), and
+	// closes them all; each upstream that failed by itself is reported.
+	starting, stop := context.WithCancel(ctx)
+	defer stop()
 	errs := make([]error, len(g.ups))
 	slots := make(chan struct{}, parallelStarts)
 	var wg sync.WaitGroup
 	for i, u := range g.ups {
 		wg.Go(func() {
-			slots <- struct{}{}
+			select {
+			case slots <- struct{}{}:
+			case <-starting.Done():
+				return
+			}
 			defer func() { <-slots }()
-			if err := u.start(ctx); err != nil {
+			if starting.Err() != nil {
+				return
+			}
+			if err := u.start(starting); err != nil {
 				var te *tool.Error
 				if !o.WaitForSignIn || !errors.As(err, &te) || te.Type != tool.AuthRequired {
-					errs[i] = err
+					if !errors.Is(err, context.Canceled) || ctx.Err() != nil {
+						errs[i] = err
+					}
+					stop()
 					return
 				}
 				g.log.Warn("upstream waits for a sign-in: its tools are registered once it connects", "upstream", u.cfg.Name, "err", te.Message)
@@ -97,9 +111,9 @@ func NewGateway(ctx context.Context, reg *registry.Registry, o Options, cfgs ...
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(errs...); err != nil || starting.Err() != nil {
 		g.Close()
-		return nil, err
+		return nil, cmp.Or(err, context.Cause(starting))
 	}
 	// Registered once all are listed: the Vetter judges each upstream's
 	// tools beside all the others.
