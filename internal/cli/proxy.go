@@ -292,15 +292,8 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		// (their sign-in lists the tools): it says so below.
 		WaitForSignIn: p.addr != "",
 	}, p.cfgs...)
-	if te := (*tool.Error)(nil); errors.As(err, &te) && te.Type == tool.AuthRequired {
-		// The tools are listed with the local principal's sign-in.
-		return &exitError{exitTool, errors.New(te.Text())}
-	}
-	if ee := (*exitError)(nil); errors.As(err, &ee) {
-		return ee // an upstream's box below the policy's level
-	}
 	if err != nil {
-		return &exitError{exitTool, err}
+		return startFailure(err)
 	}
 	defer gw.Close()
 	for _, up := range p.oauth {
@@ -557,4 +550,27 @@ func callPrincipal(authenticated bool) func(context.Context) string {
 func fileTokens() (auth.TokenStore, error) {
 	t, _, err := tokenStore("")
 	return t, err
+}
+
+// startFailure is the gateway's start error err as the command's: every
+// upstream's failure (NewGateway joins them), a sign-in wanted (the tools
+// are listed with the local principal's sign-in) as its text, with the
+// exit code of an upstream's box below the policy's level if there is one.
+func startFailure(err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	code, texts := exitTool, make([]string, 0, len(errs))
+	for _, e := range errs {
+		if ee := (*exitError)(nil); errors.As(e, &ee) {
+			code = ee.code
+		}
+		if te := (*tool.Error)(nil); errors.As(e, &te) && te.Type == tool.AuthRequired {
+			texts = append(texts, te.Text())
+		} else {
+			texts = append(texts, e.Error())
+		}
+	}
+	return &exitError{code, errors.New(strings.Join(texts, "\n"))}
 }
