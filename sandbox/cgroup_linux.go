@@ -538,10 +538,14 @@ func readSmall(path string) ([]byte, error) {
 // thread elsewhere does not enter), or an error, with nothing moved, where
 // a control file cannot be opened: every file is opened before the first
 // move. Under v2 a thread cannot move alone (outside a threaded subtree):
-// the process is added once started.
+// the process is added once started; nor does the thread group leader
+// (see goLocked).
 func (cg *cgroup) enter() (leave func() error, err error) {
 	if cg.version != "v1" {
 		return nil, errors.New("cgroup v2: a thread does not move alone")
+	}
+	if unix.Gettid() == os.Getpid() {
+		return nil, errors.New("the thread group leader does not move alone")
 	}
 	b, err := readSmall("/proc/thread-self/cgroup")
 	if err != nil {

@@ -227,10 +227,8 @@ func (n *Native) startHelper(exe string, expect Limits, leave func(*helper), pod
 		idle = spareIdle
 	}
 	h := &helper{jobs: make(chan *job), gone: make(chan struct{}), exe: exe, cgroups: !n.NoCgroup, limits: expect}
-	go func() {
+	goLocked(func() {
 		defer close(h.gone)
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 		var layout *cgroupLayouts
 		if h.cgroups {
 			layout = &n.layout
@@ -293,8 +291,37 @@ func (n *Native) startHelper(exe string, expect Limits, leave func(*helper), pod
 				l.abandon()
 			}
 		}
-	}()
+	})
 	return h
+}
+
+// goLocked runs f in a goroutine of its own, locked to a thread other
+// than the thread group leader, for a helper forked there: the helper
+// dies with that thread (Pdeathsig), and the thread enters the helper's
+// groups as it forks (cgroup.enter), which the leader must not (under v1
+// the whole process's memory is charged to the leader's memory group).
+// A thread that could not leave the groups ends with f (locked once more
+// by launchBy); else it is handed back once f returns.
+func goLocked(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() != os.Getpid() {
+			defer runtime.UnlockOSThread()
+			f()
+			return
+		}
+		// Held on the leader until f's goroutine is locked to a thread:
+		// the leader runs no other goroutine meanwhile.
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			defer runtime.UnlockOSThread()
+			f()
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+	}()
 }
 
 // Warm starts helpers now for the next Runs, unless they are waiting

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,18 +134,14 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if !r.NoCgroup {
 		layout = &r.layout
 	}
-	// The helper dies with the thread that forks it (Pdeathsig): a
-	// goroutine of its own keeps it until the end, and ends with it where
-	// it could not leave the helper's groups (launchBy), never the
-	// caller's goroutine.
+	// Forked from a goroutine of its own (goLocked), never the caller's,
+	// which a thread left in the helper's groups would stay with.
 	type ran struct {
 		out Outcome
 		err error
 	}
 	res := make(chan ran, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+	goLocked(func() {
 		l, err := launchBy(func(files []*os.File) (*os.Process, func(), error) {
 			proc, err := os.StartProcess(exe, reducedArgs, &os.ProcAttr{Env: helperEnv, Files: files,
 				Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}})
@@ -159,7 +154,7 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		out, err := l.run(&job{ctx: ctx, p: p, cfg: cfg, listener: ln, backend: "reduced"})
 		l.release()
 		res <- ran{out, err}
-	}()
+	})
 	r2 := <-res
 	out, err := r2.out, r2.err
 	if err != nil {
