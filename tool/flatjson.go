@@ -13,7 +13,9 @@ import (
 // one): exported fields of strings, booleans, integers and pointers to
 // them, named by their own names or plain `json` tags (see plainName),
 // with no option but omitempty, no name twice, nothing
-// embedded, no type with a method of its own to encode itself. It writes
+// embedded, no type with a method of its own to encode itself (by value or
+// pointer receiver) and no json.Number, which encoding/json writes as a
+// number and refuses when invalid. It writes
 // the fields as encoding/json does, in their order, without its reflection
 // over each value's encoder and its byte-at-a-time string encoding
 // (AppendJSONString): a process tool's answer, 8 KiB of output in a struct,
@@ -105,10 +107,15 @@ func outFieldsOf(t reflect.Type) []outField {
 var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	numberType        = reflect.TypeFor[json.Number]()
 )
 
-// ownEncoding reports whether t, or a pointer to it, encodes itself.
+// ownEncoding reports whether t, or a pointer to it, encodes itself, or
+// encoding/json has its own encoding for it (json.Number).
 func ownEncoding(t reflect.Type) bool {
+	if t == numberType {
+		return true
+	}
 	for _, t := range []reflect.Type{t, reflect.PointerTo(t)} {
 		if t.Implements(marshalerType) || t.Implements(textMarshalerType) {
 			return true

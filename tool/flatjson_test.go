@@ -3,6 +3,7 @@ package tool
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -35,11 +36,19 @@ type outAll struct {
 	Last    string `json:"last"`
 }
 
-type outNamed string
+type (
+	outNamed     string
+	outNumName   json.Number // not json.Number: encoding/json writes it as a string
+	outNamedInt  int16
+	outNamedBool bool
+)
 
 type outNamedFields struct {
-	N outNamed `json:"n"`
-	C int      `json:"c,omitempty"`
+	N outNamed      `json:"n"`
+	C int           `json:"c,omitempty"`
+	M outNumName    `json:"m"`
+	K outNamedInt   `json:"k"`
+	Q *outNamedBool `json:"q,omitempty"`
 }
 
 // Types marshalFlat leaves to encoding/json.
@@ -72,12 +81,40 @@ type (
 	flatDash struct {
 		A string `json:"-,"`
 	}
-	flatMap  struct{ M map[string]string }
-	flatNone struct{ a int }
+	flatMap    struct{ M map[string]string }
+	flatNone   struct{ a int }
+	flatNumber struct {
+		N json.Number `json:"n"`
+		S string      `json:"s"`
+	}
+	flatNumberP struct {
+		N *json.Number `json:"n,omitempty"`
+	}
+	// Named strings and numbers that encode themselves, by value or pointer
+	// receiver, as fields by value or pointer.
+	ownText     string
+	ownTextP    string
+	ownInt      int
+	ownIntP     uint8
+	flatOwnText struct {
+		T ownText   `json:"t"`
+		P *ownTextP `json:"p"`
+	}
+	flatOwnTextP struct{ T ownTextP }
+	flatOwnInt   struct{ I ownInt }
+	flatOwnIntP  struct{ I *ownIntP }
 )
 
 func (flatOwn) MarshalJSON() ([]byte, error)   { return []byte(`"own"`), nil }
 func (*flatOwnP) MarshalText() ([]byte, error) { return []byte("own"), nil }
+func (t ownText) MarshalText() ([]byte, error) { return []byte("own " + t), nil }
+func (t *ownTextP) MarshalText() ([]byte, error) {
+	return []byte("own " + *t), nil
+}
+func (i ownInt) MarshalJSON() ([]byte, error) { return json.Marshal(fmt.Sprint("own ", int(i))) }
+func (i *ownIntP) MarshalJSON() ([]byte, error) {
+	return json.Marshal(fmt.Sprint("own ", int(*i)))
+}
 
 // TestMarshalFlatMatchesEncodingJSON compares marshalFlat with json.Marshal
 // over random values of flat structs (adversarial strings, integers at
@@ -116,17 +153,31 @@ func TestMarshalFlatMatchesEncodingJSON(t *testing.T) {
 		}
 		check(v)
 		check(&v)
-		check(outNamedFields{N: outNamed(str()), C: int(num())})
+		q := outNamedBool(b)
+		check(outNamedFields{N: outNamed(str()), C: int(num()), M: outNumName(str()), K: outNamedInt(num()), Q: &q})
+		check(outNamedFields{N: outNamed(str())})
 		check(flatDash{A: str()}) // named "-"
 	}
+	numbers := []json.Number{"12", "", "0", "-0.5e+3", "abc", "01", "1.", " 1", "1e400", "12}"}
+	ownTP, ownIP := ownTextP("p"), ownIntP(7)
 	decline := []any{flatEmbedded{}, flatFloat{}, flatStringOpt{}, flatOmitZero{}, flatDup{}, flatAny{}, flatNest{}, flatSlice{},
 		flatTime{}, flatOwn{}, &flatOwn{}, flatOwnP{}, &flatOwnP{}, outOwnField{}, flatOdd{}, flatMap{}, flatNone{},
-		(*outAll)(nil), "text", 1, map[string]any{}, []string{}}
+		flatNumberP{}, &flatNumberP{}, flatOwnText{T: "t<", P: &ownTP}, flatOwnText{}, flatOwnTextP{T: "t"}, &flatOwnTextP{T: "t"},
+		flatOwnInt{I: 3}, flatOwnIntP{I: &ownIP}, flatOwnIntP{}, (*outAll)(nil), "text", 1, map[string]any{}, []string{}}
+	for _, n := range numbers {
+		decline = append(decline, flatNumber{N: n, S: "x"}, &flatNumber{N: n}, flatNumberP{N: &n})
+	}
 	for _, v := range decline {
 		for range 2 { // the second time from the cache
 			if got, ok := marshalFlat(v); ok {
 				t.Errorf("%#v: marshalFlat wrote %s", v, got)
 			}
+		}
+		// What the tool layer sends instead: json.Marshal's bytes, or its error.
+		want, wantErr := json.Marshal(v)
+		got, err := marshal(v)
+		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+			t.Errorf("%#v: marshal gave %s, %v; json.Marshal %s, %v", v, got, err, want, wantErr)
 		}
 	}
 }
@@ -135,6 +186,7 @@ func TestMarshalFlatMatchesEncodingJSON(t *testing.T) {
 // and numbers.
 func FuzzMarshalFlat(f *testing.F) {
 	f.Add("running", "12\n<&>\u2028\xff", int64(-1), uint64(1), true)
+	f.Add("-0.5e+3", "", int64(0), uint64(0), false)
 	f.Fuzz(func(t *testing.T, s1, s2 string, n int64, u uint64, b bool) {
 		v := outAll{S: s1, SO: s2, I: int(n), I8: int8(n), I64: n, U64: u, U8: uint8(u), B: b, BO: b, Last: s2 + s1}
 		if b {
@@ -143,6 +195,19 @@ func FuzzMarshalFlat(f *testing.F) {
 		want, _ := json.Marshal(v)
 		if got, ok := marshalFlat(&v); !ok || !bytes.Equal(got, want) {
 			t.Fatalf("got %s (%v), want %s", got, ok, want)
+		}
+		nv := outNamedFields{N: outNamed(s1), M: outNumName(s2), K: outNamedInt(n)}
+		want, _ = json.Marshal(nv)
+		if got, ok := marshalFlat(nv); !ok || !bytes.Equal(got, want) {
+			t.Fatalf("got %s (%v), want %s", got, ok, want)
+		}
+		num := json.Number(s1)
+		for _, v := range []any{flatNumber{N: num, S: s2}, flatNumberP{N: &num}} {
+			want, wantErr := json.Marshal(v)
+			got, err := marshal(v)
+			if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
+				t.Fatalf("%#v: marshal gave %s, %v; json.Marshal %s, %v", v, got, err, want, wantErr)
+			}
 		}
 	})
 }
