@@ -16,8 +16,9 @@ import (
 )
 
 // jsonAnswerServer serves tools that answer at once, after progress
-// notifications, after asking the client for its roots, and with an error.
-func jsonAnswerServer(t *testing.T) *httptest.Server {
+// notifications, after asking the client for its roots, and with an error;
+// with sse, every stream is SSE, as in v1.8.0.
+func jsonAnswerServer(t *testing.T, sse bool) *httptest.Server {
 	server := NewServer(testImpl, nil)
 	type in struct {
 		Text string `json:"text"`
@@ -41,7 +42,7 @@ func jsonAnswerServer(t *testing.T) *httptest.Server {
 	AddTool(server, &Tool{Name: "fails"}, func(ctx context.Context, req *CallToolRequest, a in) (*CallToolResult, any, error) {
 		return nil, nil, fmt.Errorf("no %s", a.Text)
 	})
-	ts := httptest.NewServer(NewStreamableHTTPHandler(func(*http.Request) *Server { return server }, nil))
+	ts := httptest.NewServer(NewStreamableHTTPHandler(func(*http.Request) *Server { return server }, &StreamableHTTPOptions{sseAnswers: sse}))
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -49,7 +50,7 @@ func jsonAnswerServer(t *testing.T) *httptest.Server {
 // TestJSONAnswerMatchesV180: a client gets the same results, and the same
 // notifications and requests in the same order, whether a stream whose
 // only message is its answer is written as application/json (the patch)
-// or as SSE (v1.8.0, jsonAnswers off), over calls that answer at once,
+// or as SSE (v1.8.0, sseAnswers), over calls that answer at once,
 // after progress notifications, after a request to the client, and with an
 // error; the content type is application/json exactly when nothing came
 // before the answer.
@@ -60,9 +61,7 @@ func TestJSONAnswerMatchesV180(t *testing.T) {
 		Types    []string
 	}
 	run := func(on bool) seen {
-		jsonAnswers = on
-		defer func() { jsonAnswers = true }()
-		ts := jsonAnswerServer(t)
+		ts := jsonAnswerServer(t, !on)
 		var mu sync.Mutex
 		var s seen
 		var types []string
@@ -127,28 +126,7 @@ func TestJSONAnswerMatchesV180(t *testing.T) {
 func TestJSONAnswerRaw(t *testing.T) {
 	bodies := map[bool]string{}
 	for _, on := range []bool{false, true} {
-		jsonAnswers = on
-		ts := jsonAnswerServer(t)
-		post := func(sid, body string) *http.Response {
-			req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			if sid != "" {
-				req.Header.Set("Mcp-Session-Id", sid)
-				req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return resp
-		}
-		init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-		io.Copy(io.Discard, init.Body)
-		init.Body.Close()
-		sid := init.Header.Get("Mcp-Session-Id")
-		post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
-		resp := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{"text":"hi"}}}`)
+		resp := callPlain(t, jsonAnswerServer(t, !on), "application/json, text/event-stream")
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		body := string(b)
@@ -160,10 +138,82 @@ func TestJSONAnswerRaw(t *testing.T) {
 			body = strings.TrimSuffix(strings.TrimPrefix(body, "event: message\ndata: "), "\n\n")
 		}
 		bodies[on] = body
-		jsonAnswers = true
 	}
 	if bodies[false] != bodies[true] || !strings.Contains(bodies[true], `"text":"hi"`) {
 		t.Errorf("v1.8.0's event data %q, patched body %q", bodies[false], bodies[true])
+	}
+}
+
+// callPlain initialises a session on ts and posts tools/call "plain" with
+// accept as its Accept header.
+func callPlain(t *testing.T, ts *httptest.Server, accept ...string) *http.Response {
+	post := func(sid, body string, accept ...string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header["Accept"] = accept
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	both := "application/json, text/event-stream"
+	init := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, both)
+	io.Copy(io.Discard, init.Body)
+	init.Body.Close()
+	sid := init.Header.Get("Mcp-Session-Id")
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, both).Body.Close()
+	return post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{"text":"hi"}}}`, accept...)
+}
+
+// TestJSONAnswerAccept: the answer is application/json only when the
+// POST's Accept takes application/json with a quality above 0 (the most
+// specific matching range deciding, q=0 or an invalid q not taking it);
+// otherwise it is SSE, as in v1.8.0, and the status is v1.8.0's for every
+// header.
+func TestJSONAnswerAccept(t *testing.T) {
+	v180, patched := jsonAnswerServer(t, true), jsonAnswerServer(t, false)
+	for _, c := range []struct {
+		accept []string
+		want   string // patched Content-Type, or the status
+	}{
+		{[]string{"application/json, text/event-stream"}, "application/json"},
+		{[]string{"text/event-stream", "application/json"}, "application/json"},
+		{[]string{" TEXT/Event-Stream ; q=0.5 ,Application/JSON;Q=0.001"}, "application/json"},
+		{[]string{"text/event-stream, application/json;charset=utf-8"}, "application/json"},
+		{[]string{"*/*"}, "application/json"},
+		{[]string{"text/event-stream, application/json;q=0"}, "text/event-stream"},
+		{[]string{"text/event-stream, application/json ; Q = 0.000"}, "text/event-stream"},
+		{[]string{"text/event-stream, application/json;q=0.", "application/json;q=nan"}, "text/event-stream"},
+		{[]string{"text/event-stream, application/json;q=bad"}, "text/event-stream"},
+		{[]string{"text/event-stream, application/json;q=2"}, "text/event-stream"},
+		{[]string{"text/event-stream, application/json;q=0, */*"}, "text/event-stream"},
+		{[]string{"text/event-stream, application/*;q=0"}, "text/event-stream"},
+		{[]string{"text/event-stream, application/json;q=0, application/json;q=0.5"}, "application/json"},
+		{[]string{"text/event-stream"}, "400"},
+	} {
+		want := c.want
+		for _, ts := range []*httptest.Server{patched, v180} {
+			resp := callPlain(t, ts, c.accept...)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			got := resp.Header.Get("Content-Type")
+			if resp.StatusCode != http.StatusOK {
+				got = fmt.Sprint(resp.StatusCode)
+			} else if !strings.Contains(string(b), `"text":"hi"`) {
+				t.Errorf("%q: body %q", c.accept, b)
+			}
+			if got != want {
+				t.Errorf("%q: got %s, want %s", c.accept, got, want)
+			}
+			if want == "application/json" {
+				want = "text/event-stream" // v1.8.0's
+			}
+		}
 	}
 }
 

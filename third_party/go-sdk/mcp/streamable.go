@@ -217,6 +217,11 @@ type StreamableHTTPOptions struct {
 	// Requests using older protocol versions (including those routed through
 	// the allowsessionsinstateless compatibility path) are unaffected.
 	PropagateRequestCancellation bool
+
+	// sseAnswers (PATCH(toolgate)), set by tests, writes every stream as
+	// SSE, as v1.8.0 does, instead of answering a stream whose only
+	// message is its answer as application/json.
+	sseAnswers bool
 }
 
 // DefaultMaxRequestBodyBytes is the default value used for
@@ -427,6 +432,7 @@ func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, req *http.
 		Stateless:                   true,
 		EventStore:                  h.opts.EventStore,
 		jsonResponse:                h.opts.JSONResponse,
+		sseAnswers:                  h.opts.sseAnswers,
 		logger:                      h.opts.Logger,
 		shouldPropagateCancellation: info.usesNewProtocol && (info.isSubscriptionsListen || h.opts.PropagateRequestCancellation),
 	}
@@ -657,6 +663,7 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 		Stateless:    false,
 		EventStore:   h.opts.EventStore,
 		jsonResponse: h.opts.JSONResponse,
+		sseAnswers:   h.opts.sseAnswers,
 		logger:       h.opts.Logger,
 	}
 
@@ -822,6 +829,9 @@ type StreamableServerTransport struct {
 	// to write their own streamable HTTP handler.
 	jsonResponse bool
 
+	// sseAnswers: see [StreamableHTTPOptions.sseAnswers] (PATCH(toolgate)).
+	sseAnswers bool
+
 	// optional logger provided through the [StreamableHTTPOptions.Logger].
 	//
 	// TODO(rfindley): logger should be exported, since we want to allow users
@@ -846,6 +856,7 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		stateless:                   t.Stateless,
 		eventStore:                  t.EventStore,
 		jsonResponse:                t.jsonResponse,
+		sseAnswers:                  t.sseAnswers,
 		logger:                      ensureLogger(t.logger), // see #556: must be non-nil
 		shouldPropagateCancellation: t.shouldPropagateCancellation,
 		incoming:                    make(chan jsonrpc.Message, 10),
@@ -879,6 +890,7 @@ type streamableServerConn struct {
 	sessionID    string
 	stateless    bool
 	jsonResponse bool
+	sseAnswers   bool // PATCH(toolgate)
 	eventStore   EventStore
 
 	// shouldPropagateCancellation is true when the underlying HTTP request's
@@ -999,6 +1011,11 @@ type stream struct {
 	// the duration of the subscription, and act as the target for
 	// out-of-band notifications routed through this connection.
 	isListen bool
+
+	// jsonAnswer (PATCH(toolgate)) is whether the answer may be written as
+	// application/json when it is the stream's only message: the POST's
+	// Accept takes application/json with a quality above 0.
+	jsonAnswer bool
 }
 
 // close sends a 'close' event to the client (if protocolVersion >= 2025-11-25
@@ -1129,11 +1146,11 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 				return done, err
 			}
 		}
-	} else if done && s.lastIdx < 0 && !s.isBatch && eventID == "" && !s.isListen && jsonAnswers {
+	} else if done && s.lastIdx < 0 && !s.isBatch && eventID == "" && !s.isListen && s.jsonAnswer {
 		// PATCH(toolgate): the stream's only message is the answer to its
 		// one request, and nothing was written yet: it is answered as
-		// application/json, which the client accepts (Accept was checked
-		// in StreamableHTTPHandler), in one write with its length.
+		// application/json, which the client accepts (s.jsonAnswer), in
+		// one write with its length.
 		h := s.w.Header()
 		h.Set("Content-Type", "application/json")
 		h.Del("Connection")
@@ -1151,10 +1168,48 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 	return done, nil
 }
 
-// jsonAnswers is whether a stream whose only message is its answer is
-// written as application/json (PATCH(toolgate)); tests turn it off to
-// compare with v1.8.0, which writes every stream as SSE.
-var jsonAnswers = true
+// jsonAccepted (PATCH(toolgate)) reports whether the Accept header values
+// take application/json with a quality above 0: the most specific range
+// that matches it (application/json, application/*, */*) gives its
+// quality (RFC 9110 §12.5.1), q=0 is "not acceptable", and a q that is not
+// a number in (0, 1] counts as 0. Type and parameter names are
+// case-insensitive; whitespace around them is ignored.
+func jsonAccepted(values []string) bool {
+	best, ok := -1, false
+	for _, value := range values {
+		for _, elem := range strings.Split(value, ",") {
+			mediaRange, params, _ := strings.Cut(elem, ";")
+			spec := -1
+			switch strings.ToLower(strings.TrimSpace(mediaRange)) {
+			case "application/json":
+				spec = 2
+			case "application/*":
+				spec = 1
+			case "*/*":
+				spec = 0
+			}
+			if spec < 0 || spec < best {
+				continue
+			}
+			q := 1.0
+			for _, p := range strings.Split(params, ";") {
+				k, v, _ := strings.Cut(p, "=")
+				if strings.EqualFold(strings.TrimSpace(k), "q") {
+					var err error
+					if q, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil || !(q > 0 && q <= 1) {
+						q = 0
+					}
+					break
+				}
+			}
+			if spec > best {
+				best, ok = spec, false
+			}
+			ok = ok || q > 0
+		}
+	}
+	return ok
+}
 
 // doneLocked reports whether the stream is logically complete.
 //
@@ -1691,6 +1746,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	}
 	stream.isListen = isSubscriptionsListen
 	stream.isBatch = isBatch
+	stream.jsonAnswer = !c.sseAnswers && jsonAccepted(req.Header.Values("Accept")) // PATCH(toolgate)
 
 	// subscriptions/listen is inherently a long-lived SSE endpoint (SEP-2575):
 	// it has no synchronous result, the response stream stays open until the
