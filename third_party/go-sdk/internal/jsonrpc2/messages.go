@@ -114,6 +114,11 @@ func NewNotification(method string, params any) (*Request, error) {
 
 // NewCall constructs a new Call message for the supplied ID, method and
 // parameters.
+//
+// PATCH(toolgate): patch 17. The bytes of the returned request's Params
+// must not be changed in place: they are written as they are, unchecked,
+// as long as the slice is the one NewCall made (same first byte, same
+// length). Replace Params instead (a new slice is compacted and checked).
 func NewCall(id ID, method string, params any) (*Request, error) {
 	p, merr := marshalToRaw(params)
 	r := &Request{ID: id, Method: method, Params: p}
