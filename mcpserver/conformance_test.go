@@ -2,20 +2,14 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
-	"strconv"
 	"testing"
-	"time"
 
+	"github.com/toolgate/toolgate/internal/conformancetest"
 	"github.com/toolgate/toolgate/mcpserver"
 	"github.com/toolgate/toolgate/mcpserver/internal/conformancefixture"
 )
@@ -53,8 +47,6 @@ func serveLoopback(t *testing.T, h http.Handler) string {
 	return srv.URL + "/mcp"
 }
 
-var totalRE = regexp.MustCompile(`(?m)^Total: (\d+) passed, (\d+) failed`)
-
 // TestConformanceFixture runs the whole active server suite of the official
 // conformance package against the fixture server, which is built on
 // mcpserver (its tools run through the engine).
@@ -68,51 +60,5 @@ func TestConformanceFixture(t *testing.T) {
 	}
 	url := serveLoopback(t, srv.Handler(mcpserver.HTTPOptions{Loopback: true}))
 
-	run, stop := context.WithTimeout(ctx, 8*time.Minute)
-	defer stop()
-	dir := t.TempDir()
-	cmd := exec.CommandContext(run, node, filepath.Join(modules, ".bin", "conformance"), "server", "--url", url, "--suite", "active", "-o", dir)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	m := totalRE.FindSubmatch(out)
-	if err != nil || m == nil {
-		t.Fatalf("conformance suite: %v\n%s", err, out)
-	}
-	passed, _ := strconv.Atoi(string(m[1]))
-	failed, _ := strconv.Atoi(string(m[2]))
-	// 39 checks pass; the one other is informational: a request answered
-	// before anything else is sent is answered as application/json (go-sdk
-	// patch 18), which the suite allows, so server-sse-multiple-streams has
-	// no SSE stream to check.
-	if failed != 0 || passed != 39 || !regexp.MustCompile(`Running active suite \(30 scenarios\)`).Match(out) {
-		t.Fatalf("conformance suite: %d passed, %d failed, want all 30 active scenarios (39 checks) to pass\n%s", passed, failed, out)
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
-	if err != nil || len(files) != 30 {
-		t.Fatalf("%d scenarios' checks.json in the results (%v), want 30", len(files), err)
-	}
-	var others []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var checks []struct {
-			ID, Status string
-			Details    map[string]any
-		}
-		if err := json.Unmarshal(b, &checks); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, c := range checks {
-			if c.Status != "SUCCESS" {
-				others = append(others, fmt.Sprintf("%s %s: %v", c.ID, c.Status, c.Details["message"]))
-			}
-		}
-	}
-	want := []string{"server-sse-streams-functional INFO: Server returned JSON for all requests - SSE streaming is optional"}
-	if !slices.Equal(others, want) {
-		t.Fatalf("checks that did not succeed: %q, want only %q", others, want)
-	}
-	t.Logf("conformance active suite against the fixture: %d passed, %d failed", passed, failed)
+	conformancetest.ActiveSuite(t, node, modules, url)
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolgate/toolgate/internal/conformancetest"
 )
 
 // referenceServers returns the folder of the npm MCP servers used as
@@ -85,21 +85,7 @@ func TestProxyConformance(t *testing.T) {
 	auditLog := filepath.Join(dir, "audit.jsonl")
 	url := startProxyHTTP(t, "--policy", pol, "--audit", auditLog, "--no-prefix", "--name", "fixture", "--", fixture)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(modules, ".bin", "conformance"), "server", "--url", url, "--suite", "active")
-	cmd.Dir = t.TempDir()
-	out, err := cmd.CombinedOutput()
-	m := regexp.MustCompile(`(?m)^Total: (\d+) passed, (\d+) failed`).FindSubmatch(out)
-	if err != nil || m == nil {
-		t.Fatalf("conformance suite through the proxy: %v\n%s", err, out)
-	}
-	passed, _ := strconv.Atoi(string(m[1]))
-	failed, _ := strconv.Atoi(string(m[2]))
-	if failed != 0 || passed < 40 || !bytes.Contains(out, []byte("Running active suite (30 scenarios)")) {
-		t.Fatalf("conformance suite through the proxy: %d passed, %d failed; want all 30 active scenarios (40 checks)\n%s", passed, failed, out)
-	}
-	t.Logf("conformance active suite through toolgate proxy: %d passed, %d failed", passed, failed)
+	conformancetest.ActiveSuite(t, node, modules, url)
 
 	seen := map[string]bool{}
 	for _, r := range callRecords(t, auditLog) {
