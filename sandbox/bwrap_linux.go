@@ -241,10 +241,15 @@ func bwrapNamespaces(info io.Reader) []string {
 // bwrapArgs builds bubblewrap's options for the view of p. The spec's
 // paths (the workspace, the writable and the read-only ones) are opened
 // here, one component at a time following no link (openNoFollow), and
-// bound from the open file (/proc/self/fd/N in bwrap, N from fd on, as
-// every bwrap version takes it): a grant is exactly the file that was
-// checked, and a link swapped in since the spec was resolved is refused,
-// not followed. The files are returned for bwrap to inherit, in order.
+// bound from the open file (--bind-fd N, N from fd on): a grant is exactly
+// the file that was checked, and a link swapped in since the spec was
+// resolved is refused, not followed. Never --bind /proc/self/fd/N: bwrap
+// resolves a --bind source to a name before it mounts it and binds that
+// name, which a writer of the workspace can swap for a link meanwhile;
+// for --bind-fd it checks after the mount that the destination is the
+// fd's file, and fails (the command is refused) when it is not, the
+// destination swapped as well. A bwrap without --bind-fd refuses every
+// command. The files are returned for bwrap to inherit, in order.
 func bwrapArgs(p *prepared, fd int) ([]string, []*os.File, error) {
 	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
 		"--clearenv"}
@@ -282,18 +287,18 @@ func bwrapArgs(p *prepared, fd int) ([]string, []*os.File, error) {
 			return fmt.Errorf("%w: granting %s: %v", ErrInvalidSpec, path, err)
 		}
 		files = append(files, os.NewFile(uintptr(f), path))
-		a = append(a, option, "/proc/self/fd/"+strconv.Itoa(fd+len(files)-1), path)
+		a = append(a, option, strconv.Itoa(fd+len(files)-1), path)
 		return nil
 	}
-	err = grant("--bind", root)
+	err = grant("--bind-fd", root)
 	for _, w := range p.Writable {
 		if err == nil {
-			err = grant("--bind", w)
+			err = grant("--bind-fd", w)
 		}
 	}
 	for _, r := range p.ReadOnly {
 		if err == nil {
-			err = grant("--ro-bind", r)
+			err = grant("--ro-bind-fd", r)
 		}
 	}
 	if err != nil {
