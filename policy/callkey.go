@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -45,7 +44,7 @@ func appendCanonical(b []byte, v any) []byte {
 		}
 		return append(b, "false"...)
 	case string:
-		return appendJSONString(b, v)
+		return tool.AppendJSONString(b, v)
 	case json.Number:
 		if v == "" {
 			return append(b, '0')
@@ -72,7 +71,7 @@ func appendCanonical(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = tool.AppendJSONString(b, k)
 			b = append(b, ':')
 			b = appendCanonical(b, v[k])
 		}
@@ -83,58 +82,4 @@ func appendCanonical(b []byte, v any) []byte {
 		return append(b, "null"...)
 	}
 	return append(b, out...)
-}
-
-// appendJSONString appends s quoted as json.Marshal quotes it: control
-// characters, '"', '\\', '<', '>', '&', U+2028 and U+2029 escaped, invalid
-// UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
