@@ -24,7 +24,7 @@ func callKey(call tool.Call, args map[string]any) string {
 		return string(append(b, "{}"...))
 	}
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec := json.NewDecoder(bytes.NewReader(call.Args)) // not raw: JSON space is narrower than TrimSpace's
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return string(append(b, call.Args...))

@@ -33,6 +33,7 @@ var keyArgs = []string{
 	`{"s":"\u2028\u2029 é ✓ 😀"}`, `{"s":"\ud800"}`, "{\"s\":\"\xff\xfe\"}", `{"n":12345678901234567890123}`,
 	`{"n":-0.0}`, `{"n":1E+2}`, `{"deep":[[[{"k":[{}]}]]]}`, `{"dup":1,"dup":2}`, `[1,2]`, `"str"`, `null`, ``, `not json`,
 	`{"a":1} trailing`, `{"ключ":"значение","键":"值"}`, `{"k<":">v"}`,
+	"\f0", "\v{}", "\u00a0[1]", "\u0085null", // space to TrimSpace, not to JSON: invalid, their own keys
 }
 
 // TestCallKey: the key is the same whether the arguments come parsed or
