@@ -132,14 +132,7 @@ func TestStartTakesWarmed(t *testing.T) {
 	warm := Limits{CPU: time.Hour, Memory: 200 << 20}
 	n.WarmFor(warm)
 	n.WarmFor(warm)
-	var waiting []int
-	for i := 0; len(waiting) == 0; i++ {
-		if i > 1000 {
-			t.Fatal("no helper was started ahead")
-		}
-		time.Sleep(10 * time.Millisecond)
-		waiting = childHelpers(t)
-	}
+	waiting := warmedHelpers(t)
 	if len(waiting) != 1 {
 		t.Fatalf("two WarmFor started %d helpers, want 1", len(waiting))
 	}
@@ -183,14 +176,7 @@ func TestStartAfterWarmedDied(t *testing.T) {
 	defer n.Close()
 	l := Limits{CPU: time.Hour}
 	n.WarmFor(l)
-	var waiting []int
-	for i := 0; len(waiting) == 0; i++ {
-		if i > 1000 {
-			t.Fatal("no helper was started ahead")
-		}
-		time.Sleep(10 * time.Millisecond)
-		waiting = childHelpers(t)
-	}
+	waiting := warmedHelpers(t)
 	must(t, syscall.Kill(waiting[0], syscall.SIGKILL))
 	for i := 0; syscall.Kill(waiting[0], 0) == nil; i++ {
 		if i > 1000 {
@@ -209,6 +195,20 @@ func TestStartAfterWarmedDied(t *testing.T) {
 	if line, err := bufio.NewReader(p.Stdout).ReadString('\n'); err != nil || line != "hello\n" {
 		t.Fatalf("answer %q, %v", line, err)
 	}
+}
+
+// warmedHelpers waits until a helper started ahead is waiting and returns
+// the pids of those that are (childHelpers).
+func warmedHelpers(t *testing.T) []int {
+	t.Helper()
+	for range 1000 {
+		time.Sleep(10 * time.Millisecond)
+		if waiting := childHelpers(t); len(waiting) > 0 {
+			return waiting
+		}
+	}
+	t.Fatal("no helper was started ahead")
+	return nil
 }
 
 // childHelpers returns the pids of this process's children that are
