@@ -19,9 +19,7 @@ import (
 
 // openingCue is the cue: reOpening, a verb, a blank.
 func openingCue() resultCue {
-	c := addressCue("", reOpening+reVerbs+`\s`, 1, "")
-	c.lead = openingLead
-	return c
+	return led(addressCue("", reOpening+reVerbs+`\s`, 1, ""), openingLead)
 }
 
 // openingWords are the verbs' and the adverbs' words, lower case: a verb of
