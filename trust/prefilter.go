@@ -17,8 +17,10 @@ import (
 // expression cannot match. Its literals are looked for all at once, with
 // those of the other cues (literals). The literals are in lower case; (?i) lets an
 // ASCII letter match only ASCII letters and two other characters (the
-// Kelvin sign and the long s), so the prefilter is used only on ASCII
-// sentences, and a case-folded literal with other letters knows nothing.
+// Kelvin sign and the long s), so the prefilter is used on ASCII sentences,
+// one with only ASCII literals also on any plain sentence (neither of those
+// two characters: readSentence.plain), and a case-folded literal with other
+// letters knows nothing.
 type prefilter struct {
 	op   prefilterOp
 	lits []string     // opAny: one of these occurs

@@ -191,7 +191,7 @@ func theResultIndex() *resultIndex {
 }
 
 // readSentence is one sentence being read: the text, whether it is all
-// ASCII (where prefilters hold), which literals its lower case holds, and
+// ASCII or plain (where prefilters hold), which literals its lower case holds, and
 // the cues whose need it meets.
 type readSentence struct {
 	text  string
@@ -295,8 +295,9 @@ func (x *resultIndex) meet(s *readSentence, among []uint64) {
 			s.met[w] &= among[w]
 		}
 	}
-	// A prefilter holds on ASCII; an anchor's expression matches only
-	// where one of its starts is.
+	// A prefilter holds on ASCII, one of ASCII literals on a plain
+	// sentence too; an anchor's expression matches only where one of its
+	// starts is.
 	s.may = append(s.may[:0], s.met...)
 	for w, set := range s.met {
 		for ; set != 0; set &= set - 1 {
