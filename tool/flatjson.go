@@ -155,12 +155,9 @@ func outFields(t reflect.Type) []outField {
 		f := outField{index: i, key: `"` + name + `":`, omitEmpty: opts == "omitempty"}
 		ft := sf.Type
 		if ft.Kind() == reflect.Pointer {
-			if ownEncoding(ft) {
-				return nil
-			}
 			f.ptr, ft = true, ft.Elem()
 		}
-		if ownEncoding(ft) {
+		if ownEncoding(ft) { // of the pointer too: it asks *ft
 			return nil
 		}
 		switch f.kind = ft.Kind(); f.kind {
