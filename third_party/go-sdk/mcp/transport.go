@@ -715,9 +715,6 @@ func (r *errReader) Read([]byte) (int, error) {
 	}
 	err := r.err
 	r.err = nil
-	if err == io.EOF {
-		return 0, io.EOF
-	}
 	return 0, err
 }
 
