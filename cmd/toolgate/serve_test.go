@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolgate/toolgate/audit"
+	"github.com/toolgate/toolgate/internal/conformancetest"
 )
 
 // The MCP tools these tests run come from npm (scripts/test-deps.sh, `make
@@ -30,20 +31,10 @@ func repoRoot(t *testing.T) string {
 
 func npmTools(t *testing.T) (node, modules string) {
 	t.Helper()
-	root := repoRoot(t)
-	node = filepath.Join(root, ".cache", "node22", "node_modules", "node", "bin", "node")
-	modules = filepath.Join(root, ".cache", "mcp", "node_modules")
-	for _, p := range []string{
-		node,
-		filepath.Join(modules, "@modelcontextprotocol", "conformance", "package.json"),
-		filepath.Join(modules, "@modelcontextprotocol", "inspector", "package.json"),
-		filepath.Join(modules, "@modelcontextprotocol", "sdk", "package.json"),
-	} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%s is missing: run `make deps` (./scripts/test-deps.sh) to install Node 22 and the MCP test tools", p)
-		}
-	}
-	return node, modules
+	return conformancetest.NPMTools(t, repoRoot(t),
+		"@modelcontextprotocol/conformance/package.json",
+		"@modelcontextprotocol/inspector/package.json",
+		"@modelcontextprotocol/sdk/package.json")
 }
 
 // serveWorkspace is a root folder with a file, and an audit log path.

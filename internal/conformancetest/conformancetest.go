@@ -1,7 +1,7 @@
 // Package conformancetest runs the active server suite of the official MCP
 // conformance package (installed under the repository's .cache by
 // scripts/test-deps.sh) against a server's URL, and fails the test unless
-// every scenario passes.
+// every scenario passes; NPMTools finds node and those packages.
 //
 // "Passes" is exact: all 30 active scenarios run, no check fails, 39 checks
 // succeed, and the only other check is the one the suite marks
@@ -25,6 +25,30 @@ import (
 	"time"
 )
 
+// NPMTools returns node (≥ 22) and the folder of the pinned npm packages
+// that scripts/test-deps.sh installs under the .cache of the repository at
+// root, and fails the test unless node and each of files (slash-separated,
+// in that folder) are there.
+func NPMTools(t *testing.T, root string, files ...string) (node, modules string) {
+	t.Helper()
+	root, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node = filepath.Join(root, ".cache", "node22", "node_modules", "node", "bin", "node")
+	modules = filepath.Join(root, ".cache", "mcp", "node_modules")
+	paths := []string{node}
+	for _, f := range files {
+		paths = append(paths, filepath.Join(modules, filepath.FromSlash(f)))
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s is missing: run `make deps` (./scripts/test-deps.sh) to install Node 22 and the MCP test tools", p)
+		}
+	}
+	return node, modules
+}
+
 // Passed is the number of checks of the active suite that must succeed.
 const Passed = 39
 
@@ -33,8 +57,8 @@ const informational = "server-sse-streams-functional INFO: Server returned JSON 
 
 var totalRE = regexp.MustCompile(`(?m)^Total: (\d+) passed, (\d+) failed`)
 
-// ActiveSuite runs the conformance package's CLI (node, modules as the
-// tests' npmTools find them) against url and asserts the suite passed. It
+// ActiveSuite runs the conformance package's CLI (node, modules as
+// NPMTools finds them) against url and asserts the suite passed. It
 // returns the suite's output for further checks.
 func ActiveSuite(t *testing.T, node, modules, url string) []byte {
 	t.Helper()
