@@ -392,11 +392,12 @@ func (c *hopConn) head() (*reply, bool, error) {
 			value = bytes.TrimSpace(value)
 			switch {
 			case asciiEqualFold(name, "Content-Length"):
-				v, err := strconv.ParseInt(string(value), 10, 64)
-				if !digits(value) || err != nil || length >= 0 && v != length {
+				// ParseUint takes decimal digits only: no sign, no space.
+				v, err := strconv.ParseUint(string(value), 10, 63)
+				if err != nil || length >= 0 && int64(v) != length {
 					return nil, false, fmt.Errorf("its answer's Content-Length %q does not parse", value)
 				}
-				length = v
+				length = int64(v)
 			case asciiEqualFold(name, "Transfer-Encoding"):
 				if !asciiEqualFold(value, "chunked") || chunked {
 					return nil, false, fmt.Errorf("its answer's Transfer-Encoding %q is not chunked", value)
@@ -441,27 +442,6 @@ func (c *hopConn) head() (*reply, bool, error) {
 func token(b []byte) bool {
 	for _, c := range b {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return len(b) > 0
-}
-
-// digits reports whether b is one or more decimal digits, all a
-// Content-Length may hold (no sign, no space).
-func digits(b []byte) bool {
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return len(b) > 0
-}
-
-// hexDigits is as digits, for the hexadecimal digits of a chunk's size.
-func hexDigits(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
 			return false
 		}
 	}
@@ -568,8 +548,9 @@ func (b *chunks) next() error {
 		return err
 	}
 	l, _, _ = bytes.Cut(l, []byte(";")) // extensions
+	// ParseUint takes hex digits only: no sign, no 0x, no space.
 	size, err := strconv.ParseUint(string(l), 16, 62)
-	if !hexDigits(l) || err != nil {
+	if err != nil {
 		return errChunks
 	}
 	if size > 0 {
