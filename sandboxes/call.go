@@ -177,7 +177,7 @@ func (s *Sandboxes) post(ctx context.Context, c *conn, body []byte, at *attempt)
 	if at.ack != "" {
 		hdr = append(hdr, [2]string{runner.AckHeader, at.ack})
 	}
-	if c.lean {
+	if c.lean() {
 		return s.hop.do(ctx, c.addr, &hopRequest{host: c.u.Host, path: c.u.RequestURI(), header: hdr, body: body}, func() { at.got.Store(true) })
 	}
 	// Once its headers are written the sandbox may run the call: only a

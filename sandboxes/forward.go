@@ -124,10 +124,12 @@ func (s *Sandboxes) keyOf(principal, conversation string) keyed {
 type conn struct {
 	id, bearer string
 	u          *url.URL
-	lean       bool
-	addr       string // the hop dials: u's host and port (80 when it names none)
+	addr       string // the hop dials: u's host and port (80 when it names none); "" through net/http
 	broken     bool   // guarded by Sandboxes.mu
 }
+
+// lean says whether c's calls go through the hop.
+func (c *conn) lean() bool { return c.addr != "" }
 
 // flight is one replica's making of a conn, which other calls of the same
 // id wait for.
@@ -473,8 +475,8 @@ func (s *Sandboxes) open(ctx context.Context, id string) (*conn, made, error) {
 	if err != nil {
 		return nil, m, fmt.Errorf("%w: its endpoint %s: %v", ErrUnavailable, endpoint, err)
 	}
-	c := &conn{id: id, u: u, lean: s.hop.fits(u), bearer: "Bearer " + runner.Token(s.o.Secret, id)}
-	if c.lean {
+	c := &conn{id: id, u: u, bearer: "Bearer " + runner.Token(s.o.Secret, id)}
+	if s.hop.fits(u) {
 		port := u.Port()
 		if port == "" {
 			port = "80" // http://runner, http://runner:

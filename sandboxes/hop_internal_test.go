@@ -126,7 +126,7 @@ func TestHopAnswers(t *testing.T) {
 					t.Fatalf("%v %v %q", err, res.Error, res.Text())
 				}
 			}
-			if !s.conns[ID("alice", "c1")].lean {
+			if !s.conns[ID("alice", "c1")].lean() {
 				t.Fatal("the calls did not go through the hop")
 			}
 			if want := int32(3); c.kept {
@@ -384,7 +384,7 @@ func TestHopPortless(t *testing.T) {
 		}
 		t.Cleanup(func() { s.Close() })
 		res, err := s.Tools([]tool.Definition{readDef})[0].Run(context.Background(), tool.Call{Name: "read_file", Args: []byte(`{}`), Principal: "alice", Session: "c1"})
-		if err != nil || res.Error != nil || !s.conns[ID("alice", "c1")].lean {
+		if err != nil || res.Error != nil || !s.conns[ID("alice", "c1")].lean() {
 			t.Errorf("%s: %v %v, or not through the hop", c.url, err, res.Error)
 		}
 		mu.Lock()

@@ -594,7 +594,7 @@ func TestConnectionKept(t *testing.T) {
 				t.Fatal(res.Error)
 			}
 		}
-		if lean := s.conns[ID("alice", "c1")].lean; lean != (c.via == "the hop") {
+		if lean := s.conns[ID("alice", "c1")].lean(); lean != (c.via == "the hop") {
 			t.Errorf("%s: the calls went through the hop: %v", c.via, lean)
 		}
 		if c.fresh.fresh > 3 {
