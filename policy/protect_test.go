@@ -2,7 +2,10 @@ package policy_test
 
 import (
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,5 +109,43 @@ func TestDefaultDenyIsACopy(t *testing.T) {
 	}
 	if p := policy.Default(); len(p.Deny) != len(policy.DefaultDeny()) || p.Deny[0] != policy.DefaultDeny()[0].Rule {
 		t.Errorf("Default's deny rules %v", p.Deny)
+	}
+}
+
+// TestNestedConfigPaths checks that the folders below a root are named by
+// what they hold (pyvenv.cfg, package.json), not by their names, that a
+// folder reached through a link is not looked in, and that every name it
+// gives is one of ConfigPaths (one list: the file tools refuse it at any
+// depth).
+func TestNestedConfigPaths(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"env/pyvenv.cfg", "web/package.json", "plain/pip.conf"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(f)), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "env"), filepath.Join(root, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, c := range policy.ConfigPaths() {
+		known[c.Name] = true
+	}
+	var got []string
+	for _, c := range policy.NestedConfigPaths(root) {
+		got = append(got, c.Name)
+		if base := path.Base(c.Name); !known[base] {
+			t.Errorf("%s: %s is not one of ConfigPaths", c.Name, base)
+		}
+		if c.Reason == "" {
+			t.Errorf("%s has no reason", c.Name)
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"env/pip.conf", "env/pip.ini", "web/.npmrc"}; !slices.Equal(got, want) {
+		t.Fatalf("NestedConfigPaths = %q, want %q", got, want)
 	}
 }
