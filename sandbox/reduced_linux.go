@@ -136,27 +136,22 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	// Forked from a goroutine of its own (goLocked), never the caller's,
 	// which a thread left in the helper's groups would stay with.
-	type ran struct {
-		out Outcome
-		err error
-	}
-	res := make(chan ran, 1)
+	var out Outcome
+	done := make(chan struct{})
 	goLocked(func() {
-		l, err := launchBy(func(files []*os.File) (*os.Process, func(), error) {
+		defer close(done)
+		var l *launched
+		l, err = launchBy(func(files []*os.File) (*os.Process, func(), error) {
 			proc, err := os.StartProcess(exe, reducedArgs, &os.ProcAttr{Env: helperEnv, Files: files,
 				Sys: &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}})
 			return proc, nil, err
 		}, layout, p.limits, true, true)
-		if err != nil {
-			res <- ran{err: err}
-			return
+		if err == nil {
+			out, err = l.run(&job{ctx: ctx, p: p, cfg: cfg, listener: ln, backend: "reduced"})
+			l.release()
 		}
-		out, err := l.run(&job{ctx: ctx, p: p, cfg: cfg, listener: ln, backend: "reduced"})
-		l.release()
-		res <- ran{out, err}
 	})
-	r2 := <-res
-	out, err := r2.out, r2.err
+	<-done
 	if err != nil {
 		return out, err
 	}
