@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/toolgate/toolgate/runner"
 )
 
@@ -298,7 +300,7 @@ func (h *hop) do(ctx context.Context, addr string, r *hopRequest, wrote func()) 
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, r.host...)
 	for _, kv := range r.header {
-		if !headerValue(kv[1]) {
+		if !httpguts.ValidHeaderFieldValue(kv[1]) { // no control byte but tab (net/http's own check)
 			return fail(fmt.Errorf("its header %s would hold a byte HTTP does not allow", kv[0]))
 		}
 		b = append(b, "\r\n"...)
@@ -332,16 +334,6 @@ func (h *hop) do(ctx context.Context, addr string, r *hopRequest, wrote func()) 
 		h.put(c)
 	}
 	return rp, nil
-}
-
-// headerValue reports whether v may be sent as a header's value.
-func headerValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // head reads the status line and headers of an answer (1xx ones skipped)
