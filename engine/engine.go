@@ -67,6 +67,14 @@ type Options struct {
 	// TelemetryArgumentNames adds the names of a call's arguments (never
 	// their values) to its span as toolgate.argument.names. Off by default.
 	TelemetryArgumentNames bool
+
+	// Inline runs each tool on the goroutine that called Execute instead of
+	// handing it to one of the engine's workers (two wake-ups a call): for
+	// a caller with a goroutine of its own per call (a server's connection)
+	// whose tools honour their context. Such a tool's context still ends at
+	// the deadline, but a tool that ignores it is not abandoned there: the
+	// call returns when the tool does.
+	Inline bool
 }
 
 // Engine executes calls. It is safe for concurrent use.

@@ -13,8 +13,9 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// run calls the tool with a deadline. A panic becomes an internal error (the
-// stack goes to the log, not to the model); a tool that ignores its context
+// run calls the tool with a deadline, on a worker (Options.Inline: on the
+// caller's goroutine). A panic becomes an internal error (the stack goes to
+// the log, not to the model); a tool on a worker that ignores its context
 // is abandoned at the deadline and its late result discarded.
 func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	if err := ctx.Err(); err != nil {
@@ -29,6 +30,9 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	}
 	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout))
 	defer c.end()
+	if e.opts.Inline {
+		return e.invoke(c, p)
+	}
 	e.deadlines.add(c)
 	e.workers.dispatch(job{c, p})
 	if parent := ctx.Done(); parent != nil {

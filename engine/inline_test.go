@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/registry"
+	"github.com/toolgate/toolgate/tool"
+)
+
+// goid is the calling goroutine's number, as its stack trace names it.
+func goid() string {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	f := bytes.Fields(b)
+	return string(f[1])
+}
+
+// TestInline: with Options.Inline a tool runs on the goroutine that called
+// Execute (without, on a worker), a panic is still an internal error, and
+// the tool's context ends at the engine's deadline.
+func TestInline(t *testing.T) {
+	var ran string
+	reg := registry.New()
+	reg.Register(
+		tool.New("where", "Says where it ran.", func(ctx context.Context, in struct{}) (string, error) {
+			ran = goid()
+			return "ok", nil
+		}, tool.ReadOnly()),
+		tool.New("panics", "Panics.", func(ctx context.Context, in struct{}) (string, error) {
+			panic("boom")
+		}, tool.ReadOnly()),
+		tool.New("waits", "Waits for its context.", func(ctx context.Context, in struct{}) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}, tool.ReadOnly()),
+	)
+	for _, inline := range []bool{false, true} {
+		e := New(Options{Registry: reg, Inline: inline, Timeout: 50 * time.Millisecond})
+		if res := e.Execute(context.Background(), tool.Call{Name: "where", Args: []byte(`{}`)}); res.IsError() {
+			t.Fatal(res.Text())
+		}
+		if same := ran == goid(); same != inline {
+			t.Errorf("Inline %v: the tool ran on the caller's goroutine: %v", inline, same)
+		}
+		res := e.Execute(context.Background(), tool.Call{Name: "panics", Args: []byte(`{}`)})
+		if res.Error == nil || res.Error.Type != tool.Internal || !strings.Contains(res.Error.Message, "panicked: boom") {
+			t.Errorf("Inline %v: a panic gave %+v", inline, res.Error)
+		}
+		res = e.Execute(context.Background(), tool.Call{Name: "waits", Args: []byte(`{}`)})
+		if res.Error == nil || res.Error.Type != tool.Timeout {
+			t.Errorf("Inline %v: a call past the deadline gave %+v", inline, res.Error)
+		}
+	}
+}
