@@ -144,27 +144,39 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 		mu   sync.Mutex
 		done bool
 		rc   = http.NewResponseController(w)
-		enc  = json.NewEncoder(w)
 	)
 	ctx = tool.WithProgress(ctx, func(d, t float64, m string) {
+		line, err := json.Marshal(Answer{Progress: &Progress{Done: d, Total: t, Message: m}})
+		if err != nil {
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		if !done && enc.Encode(Answer{Progress: &Progress{Done: d, Total: t, Message: m}}) == nil {
-			rc.Flush()
+		if !done {
+			if _, err := w.Write(append(line, '\n')); err == nil {
+				rc.Flush()
+			}
 		}
 	})
 	res := run(ctx, c.Name, c.Arguments)
 	mu.Lock()
 	defer mu.Unlock()
 	done = true
-	if enc.Encode(Answer{Result: NewResult(res)}) != nil {
-		// The process events the result carried go with the error that
-		// replaces it, for the gateway's audit (the runner's own: they
-		// encode).
-		e := tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", c.Name))
+	w.Write(resultLine(c.Name, res))
+}
+
+// resultLine is the last line of the answer to a call of name: its
+// result, or, when that does not encode, an internal error with the
+// process events the result carried (the runner's own: they encode), for
+// the gateway's audit.
+func resultLine(name string, res tool.Result) []byte {
+	line, err := json.Marshal(Answer{Result: NewResult(res)})
+	if err != nil {
+		e := tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", name))
 		if ev, ok := res.Meta[MetaProcessEvents]; ok {
 			e.SetMeta(MetaProcessEvents, ev)
 		}
-		enc.Encode(Answer{Result: NewResult(e)})
+		line, _ = json.Marshal(Answer{Result: NewResult(e)})
 	}
+	return append(line, '\n')
 }

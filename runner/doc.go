@@ -18,7 +18,10 @@
 // no JSON-RPC framing, no event stream, and two fifths of the
 // instructions of the same call over MCP. An MCP client (a person
 // debugging a sandbox, another program) reaches the same tools over MCP
-// streamable HTTP at /sandboxes/{id}/mcp, stateless.
+// streamable HTTP at /sandboxes/{id}/mcp, stateless. Serve serves a
+// connection's well-formed, authorised calls on the connection's own
+// goroutine (no goroutine per request, the answer in one write) and hands
+// every other request, with its connection, to net/http (Handler).
 //
 // The runner executes, the gateway governs: what a sandbox serves is built
 // by the caller of New (Options.Open; the CLI serves the built-in file and

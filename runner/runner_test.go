@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -94,8 +95,41 @@ func TestManage(t *testing.T) {
 // TestCall: POST /sandboxes/{id}/call runs one call in an existing
 // sandbox, under that sandbox's token alone: its progress comes as lines
 // before its result, an approved call is run approved, a caller that goes
-// away cancels it, and a body over MaxCallBytes or not a call is refused.
+// away cancels it, and a body over MaxCallBytes or not a call is refused;
+// through net/http (Handler) and through Serve (its lean path, and what it
+// hands to net/http).
 func TestCall(t *testing.T) {
+	t.Run("Handler", func(t *testing.T) {
+		testCall(t, func(r *Runner) string {
+			srv := httptest.NewServer(r.Handler())
+			t.Cleanup(srv.Close)
+			return srv.URL
+		})
+	})
+	t.Run("Serve", func(t *testing.T) {
+		testCall(t, func(r *Runner) string { return serve(t, r) })
+	})
+}
+
+// serve serves r with Serve on a loopback port until the test ends.
+func serve(t *testing.T, r *Runner) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func testCall(t *testing.T, serve func(*Runner) string) {
 	secret := []byte("runner-test-secret-0123")
 	started, cancelled := make(chan struct{}), make(chan struct{})
 	r, err := New(Options{Dir: t.TempDir(), Secret: secret, Open: func(id, ws string) (Sandbox, error) {
@@ -123,11 +157,10 @@ func TestCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	srv := httptest.NewServer(r.Handler())
-	defer srv.Close()
+	url := serve(r)
 	do := func(ctx context.Context, method, id, tokenOf, body string, header ...string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, srv.URL+"/sandboxes/"+id+"/call", strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(ctx, method, url+"/sandboxes/"+id+"/call", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+Token(secret, tokenOf))
 		req.Header.Set(VersionHeader, CallVersion)
 		for i := 0; i+1 < len(header); i += 2 {
@@ -202,7 +235,7 @@ func TestCall(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(cctx, "POST", srv.URL+"/sandboxes/sb-a/call", strings.NewReader(`{"name":"block"}`))
+	req, _ := http.NewRequestWithContext(cctx, "POST", url+"/sandboxes/sb-a/call", strings.NewReader(`{"name":"block"}`))
 	req.Header.Set("Authorization", "Bearer "+Token(secret, "sb-a"))
 	req.Header.Set(VersionHeader, CallVersion)
 	go http.DefaultClient.Do(req)

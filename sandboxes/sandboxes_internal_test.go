@@ -38,17 +38,19 @@ var testSecret = []byte("sandboxes-test-secret-0123")
 type testRunner struct {
 	t    testing.TB
 	addr string
-	srv  *http.Server
+	stop func() // stops serving, closes the runner
 	r    *runner.Runner
 }
 
+// startTestRunner serves the runner as toolgate runner does (Serve: calls
+// on the lean path).
 func startTestRunner(t testing.TB, addr, dir string) *testRunner {
 	t.Helper()
-	return startWrappedRunner(t, addr, dir, func(h http.Handler) http.Handler { return h })
+	return startWrappedRunner(t, addr, dir, nil)
 }
 
 // startWrappedRunner is startTestRunner with the runner's HTTP handler
-// wrapped.
+// wrapped, served by net/http alone (nil wrap: Serve).
 func startWrappedRunner(t testing.TB, addr, dir string, wrap func(http.Handler) http.Handler) *testRunner {
 	t.Helper()
 	if addr == "" {
@@ -67,7 +69,7 @@ func startWrappedRunner(t testing.TB, addr, dir string, wrap func(http.Handler) 
 		if err := reg.Register(append(tools, countTool)...); err != nil {
 			return runner.Sandbox{}, err
 		}
-		eng := engine.New(engine.Options{Registry: reg, Policy: &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}, MaxResultBytes: -1})
+		eng := engine.New(engine.Options{Registry: reg, Policy: &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}}, MaxResultBytes: -1, Inline: true})
 		srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Roots: roots.Dirs(), NoPrompts: true, NoCallLog: true})
 		if err != nil {
 			return runner.Sandbox{}, err
@@ -85,18 +87,22 @@ func startWrappedRunner(t testing.TB, addr, dir string, wrap func(http.Handler) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &testRunner{t: t, addr: ln.Addr().String(), srv: &http.Server{Handler: wrap(r.Handler())}, r: r}
-	go tr.srv.Serve(ln)
-	t.Cleanup(tr.stop)
+	tr := &testRunner{t: t, addr: ln.Addr().String(), r: r}
+	if wrap == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan struct{})
+		go func() { r.Serve(ctx, ln); close(served) }()
+		tr.stop = func() { cancel(); <-served; r.Close() }
+	} else {
+		srv := &http.Server{Handler: wrap(r.Handler())}
+		go srv.Serve(ln)
+		tr.stop = func() { srv.Close(); r.Close() }
+	}
+	t.Cleanup(func() { tr.stop() })
 	return tr
 }
 
 func (tr *testRunner) url() string { return "http://" + tr.addr }
-
-func (tr *testRunner) stop() {
-	tr.srv.Close()
-	tr.r.Close()
-}
 
 // replica is one gateway replica's Sandboxes over the runners, its state
 // in Redis (rc) or its memory (rc nil).

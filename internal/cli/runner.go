@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,9 +118,11 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte,
 	if err != nil {
 		return &exitError{exitTool, fmt.Errorf("listening on %s: %w", addr, err)}
 	}
-	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(s.err, "toolgate: runner serving MCP at http://%s/sandboxes/{id}/mcp (workspaces in %s)\n", ln.Addr(), r.Dir())
-	return serveUntil(ctx, hs, ln)
+	if err := r.Serve(ctx, ln); err != nil {
+		return &exitError{exitTool, fmt.Errorf("serving HTTP: %w", err)}
+	}
+	return nil
 }
 
 // openSandbox serves the built-in tools (as serve builds them, without
@@ -151,6 +152,7 @@ func openSandbox(id, ws string, native *sandbox.Native, leveled *sandbox.Leveled
 	eng := engine.New(engine.Options{Registry: reg, Policy: ungoverned(), Logger: logger, ResultChecker: events,
 		MaxResultBytes: -1,        // the gateway's budget applies, to the whole result
 		Timeout:        time.Hour, // the gateway's timeout applies; its cancellation ends the request
+		Inline:         true,      // each call already has its connection's goroutine; the tools honour their context
 	})
 	srv, err := mcpserver.New(mcpserver.Options{Engine: eng, Version: version, Roots: sets.roots.Dirs(), NoPrompts: true, NoCallLog: true, Logger: logger})
 	if err != nil {

@@ -1,0 +1,489 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/toolgate/toolgate/tool"
+)
+
+// Serve serves the runner on ln until ctx ends, then stops: ln is closed,
+// idle connections too, and calls in progress get 5 s to answer.
+//
+// A connection's calls (POST /sandboxes/{id}/call) are served on the
+// connection's own goroutine, from its head to its answer, written in one
+// write (the lean path): none of net/http's per-request goroutine, which
+// reads ahead to learn that the caller went away, and the wake-ups of
+// starting and stopping it. The lean path takes only a call it can serve
+// as it is: its whole head in the first read of it (at most leanHead
+// bytes), HTTP/1.1, the path's sandbox open, the token of its id, this
+// release's VersionHeader, a Content-Length within MaxCallBytes, no
+// Transfer-Encoding, Expect, Upgrade or Connection, every header a token
+// and a valid value, no header it reads twice. Any other request (the
+// probes, MCP, management, everything refused) goes, with its
+// connection, to a net/http server of Handler, which answers it as
+// before: so is every refusal (401 first) answered by the same code. A
+// lean call whose caller closes the connection while it runs for longer
+// than watchAfter is cancelled, as net/http would.
+func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
+	l := &lean{r: r, handed: make(chan net.Conn), stop: make(chan struct{}), addr: ln.Addr(), conns: map[net.Conn]*watch{}}
+	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	failed := make(chan error, 2)
+	go func() { failed <- hs.Serve(l) }()
+	go func() { failed <- l.accept(ln) }()
+	var err error
+	select {
+	case err = <-failed:
+	case <-ctx.Done():
+	}
+	ln.Close()
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l.shut()
+	hs.Shutdown(shut)
+	l.wait(shut)
+	return err
+}
+
+// Lean path bounds: a call's head is read whole in one read of at most
+// leanHead bytes; an idle connection is closed after leanIdle; a call
+// running longer than watchAfter is watched for its caller's close.
+const (
+	leanHead   = 4 << 10
+	leanIdle   = 2 * time.Minute
+	watchAfter = 10 * time.Millisecond
+)
+
+// lean serves connections: calls itself, other requests through the
+// net/http server it is the listener of (Accept hands them over).
+type lean struct {
+	r      *Runner
+	addr   net.Addr
+	handed chan net.Conn
+	stop   chan struct{}
+
+	mu      sync.Mutex
+	conns   map[net.Conn]*watch // nil: idle, else serving a call
+	stopped bool
+	wg      sync.WaitGroup
+	look    *time.Timer // looks for calls to watch, every watchAfter while any runs
+	armed   bool
+}
+
+// watch is a call in progress on a connection, whose caller's close, once
+// looked for (started), cancels it.
+type watch struct {
+	nc      net.Conn
+	cancel  context.CancelFunc
+	since   time.Time
+	skip    bool // not to be watched: its caller already sent more
+	started bool // a goroutine reads the connection (run)
+	ended   bool // the call is over
+	more    bool // run read a byte: the connection cannot be kept
+	done    chan struct{}
+}
+
+// accept serves each connection ln accepts until ln fails or is closed.
+func (l *lean) accept(ln net.Listener) error {
+	for delay := time.Duration(0); ; {
+		nc, err := ln.Accept()
+		if err != nil {
+			var te interface{ Temporary() bool }
+			if errors.As(err, &te) && te.Temporary() && !errors.Is(err, net.ErrClosed) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second) // as net/http waits
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		l.mu.Lock()
+		if l.stopped {
+			l.mu.Unlock()
+			nc.Close()
+			return net.ErrClosed
+		}
+		l.conns[nc] = nil
+		l.wg.Add(1)
+		l.mu.Unlock()
+		go l.serve(nc)
+	}
+}
+
+// Accept is the next connection handed to net/http.
+func (l *lean) Accept() (net.Conn, error) {
+	select {
+	case nc := <-l.handed:
+		return nc, nil
+	case <-l.stop:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops handing connections over (net/http's Shutdown).
+func (l *lean) Close() error { l.shut(); return nil }
+
+func (l *lean) Addr() net.Addr { return l.addr }
+
+// shut stops the lean path: idle connections are closed, busy ones after
+// their call.
+func (l *lean) shut() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
+	l.stopped = true
+	close(l.stop)
+	for nc, w := range l.conns {
+		if w == nil {
+			nc.Close()
+		}
+	}
+}
+
+// wait waits until the lean connections are done, or ctx ends (then it
+// closes them).
+func (l *lean) wait(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		l.mu.Lock()
+		for nc := range l.conns {
+			nc.Close()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// busy marks nc serving the call w (nil: idle again); false: the runner
+// stops, the connection must close.
+func (l *lean) busy(nc net.Conn, w *watch) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.conns[nc] = w
+	if w != nil && !w.skip && !l.armed {
+		l.armed = true
+		if l.look == nil {
+			l.look = time.AfterFunc(watchAfter, l.watch)
+		} else {
+			l.look.Reset(watchAfter)
+		}
+	}
+	return !l.stopped
+}
+
+// watch starts watching each call that has run for watchAfter, and looks
+// again later while any runs: one timer for all calls, armed at most once
+// per watchAfter, so that a short call sets none.
+func (l *lean) watch() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now, running := time.Now(), false
+	for _, w := range l.conns {
+		if w == nil || w.skip || w.ended {
+			continue
+		}
+		running = true
+		if !w.started && now.Sub(w.since) >= watchAfter {
+			w.started = true
+			go l.run(w)
+		}
+	}
+	if running {
+		l.look.Reset(watchAfter)
+	} else {
+		l.armed = false
+	}
+}
+
+// run reads w's connection until its caller closes it (the call is
+// cancelled), sends more, or the call's end stops it (end). The idle
+// deadline does not apply while the call runs.
+func (l *lean) run(w *watch) {
+	defer close(w.done)
+	var b [1]byte
+	for {
+		l.mu.Lock()
+		if w.ended {
+			l.mu.Unlock()
+			return
+		}
+		w.nc.SetReadDeadline(time.Time{}) // before end's, which ends the read
+		l.mu.Unlock()
+		n, err := w.nc.Read(b[:])
+		switch {
+		case n > 0:
+			w.more = true
+			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue // end's, or the idle one: run looks at ended
+		case err != nil:
+			w.cancel()
+			return
+		}
+	}
+}
+
+// end ends w's call: a watch started is stopped; it says whether the
+// caller sent nothing during the call.
+func (l *lean) end(w *watch) bool {
+	l.mu.Lock()
+	w.ended = true
+	started := w.started
+	l.mu.Unlock()
+	if !started {
+		return true
+	}
+	w.nc.SetReadDeadline(time.Unix(1, 0)) // ends run's read (ended is set)
+	<-w.done
+	w.nc.SetReadDeadline(time.Now().Add(leanIdle))
+	return !w.more
+}
+
+// handedConn is a connection handed to net/http with what was read of it.
+type handedConn struct {
+	net.Conn
+	br *bufio.Reader
+}
+
+func (c *handedConn) Read(p []byte) (int, error) { return c.br.Read(p) }
+
+// serve serves nc's calls until a request is not one (it is handed over
+// with nc), nc ends or the runner stops.
+func (l *lean) serve(nc net.Conn) {
+	defer l.wg.Done()
+	handed := false
+	defer func() {
+		l.mu.Lock()
+		delete(l.conns, nc)
+		l.mu.Unlock()
+		if !handed {
+			nc.Close()
+		}
+	}()
+	br := bufio.NewReaderSize(nc, leanHead)
+	var (
+		out     []byte
+		refresh time.Time // when to push the idle deadline on
+	)
+	for {
+		if now := time.Now(); now.After(refresh) {
+			nc.SetReadDeadline(now.Add(leanIdle))
+			refresh = now.Add(leanIdle / 2)
+		}
+		if _, err := br.Peek(1); err != nil {
+			return
+		}
+		b, _ := br.Peek(br.Buffered())
+		h, ok := l.parse(b)
+		var s *Sandbox
+		if ok {
+			s, ok = l.open(h)
+		}
+		if !ok {
+			select {
+			case l.handed <- &handedConn{Conn: nc, br: br}:
+				handed = true
+			case <-l.stop:
+			}
+			return
+		}
+		br.Discard(h.size)
+		var keep bool
+		if out, keep = l.call(nc, br, h, s, out[:0]); !keep || !l.busy(nc, nil) {
+			return
+		}
+		if cap(out) > 64<<10 {
+			out = nil // a large answer's buffer is not kept
+		}
+	}
+}
+
+// callHead is what the lean path reads of a call's head.
+type callHead struct {
+	size                             int // bytes of the head
+	id, auth, version, approved, ack string
+	length                           int
+}
+
+// parse reads the head at the start of b: ok when it is all there and a
+// call the lean path serves (Serve).
+func (l *lean) parse(b []byte) (h callHead, ok bool) {
+	end := bytes.Index(b, []byte("\r\n\r\n"))
+	if end < 0 {
+		return h, false
+	}
+	h.size = end + 4
+	lines := strings.Split(string(b[:end]), "\r\n")
+	path, found := strings.CutPrefix(lines[0], "POST ")
+	if !found {
+		return h, false
+	}
+	path, found = strings.CutSuffix(path, "/call HTTP/1.1")
+	if !found {
+		return h, false
+	}
+	if h.id, found = strings.CutPrefix(path, "/sandboxes/"); !found || ValidID(h.id) != nil {
+		return h, false
+	}
+	if len(lines) > 65 {
+		return h, false
+	}
+	host, length := false, ""
+	for _, line := range lines[1:] {
+		name, value, found := strings.Cut(line, ":")
+		value = strings.Trim(value, " \t")
+		if !found || !httpguts.ValidHeaderFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
+			return h, false
+		}
+		var into *string
+		switch {
+		case strings.EqualFold(name, "Host"):
+			if host {
+				return h, false
+			}
+			host = true
+			continue
+		case strings.EqualFold(name, "Authorization"):
+			into = &h.auth
+		case strings.EqualFold(name, "Content-Length"):
+			into = &length
+		case strings.EqualFold(name, VersionHeader):
+			into = &h.version
+		case strings.EqualFold(name, ApprovedHeader):
+			into = &h.approved
+		case strings.EqualFold(name, AckHeader):
+			into = &h.ack
+		case strings.EqualFold(name, "Transfer-Encoding"), strings.EqualFold(name, "Expect"), strings.EqualFold(name, "Upgrade"),
+			strings.EqualFold(name, "Connection"), strings.EqualFold(name, "TE"), strings.EqualFold(name, "Trailer"):
+			return h, false
+		default:
+			continue
+		}
+		if *into != "" || value == "" {
+			return h, false // twice, or empty: net/http says what it makes of it
+		}
+		*into = value
+	}
+	n, err := strconv.ParseUint(length, 10, 32) // digits only
+	if !host || err != nil || n > MaxCallBytes || h.version != CallVersion {
+		return h, false
+	}
+	h.length = int(n)
+	return h, true
+}
+
+// open is the sandbox of a call with its id's token, open: ok false for
+// any other (net/http answers it).
+func (l *lean) open(h callHead) (*Sandbox, bool) {
+	if !l.r.authorized(h.id, h.auth) {
+		return nil, false
+	}
+	s, err := l.r.sandbox(h.id)
+	return s, err == nil
+}
+
+// chunk appends line to out as a chunk of a chunked body.
+func chunk(out, line []byte) []byte {
+	out = strconv.AppendInt(out, int64(len(line)), 16)
+	out = append(out, "\r\n"...)
+	out = append(out, line...)
+	return append(out, "\r\n"...)
+}
+
+const leanAnswer = "HTTP/1.1 200 OK\r\nContent-Type: " + CallContentType + "\r\n" + VersionHeader + ": " + CallVersion +
+	"\r\nCache-Control: no-store\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+// call reads the body of the call h (its head read) from br, runs it in s
+// and answers on nc: its progress as it comes, its result and the end of
+// the answer in one write. keep: nc may carry another request.
+func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out []byte) ([]byte, bool) {
+	var body []byte
+	if br.Buffered() >= h.length {
+		body, _ = br.Peek(h.length)
+	} else {
+		body = make([]byte, h.length)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return out, false
+		}
+	}
+	var c CallRequest
+	err := json.Unmarshal(body, &c)
+	br.Discard(min(h.length, br.Buffered()))
+	if err != nil || c.Name == "" {
+		msg := "the call names no tool"
+		if err != nil {
+			msg = "want {\"name\": TOOL, \"arguments\": {...}}: " + err.Error()
+		}
+		b, _ := json.Marshal(map[string]any{"error": "invalid_request", "message": msg})
+		b = append(b, '\n')
+		out = append(out, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: "...)
+		out = strconv.AppendInt(out, int64(len(b)), 10)
+		out = append(append(out, "\r\n\r\n"...), b...)
+		_, err := nc.Write(out)
+		return out, err == nil
+	}
+	if epoch, seq, ok := ParseAck(h.ack); ok && s.Events != nil {
+		s.Events.Ack(epoch, seq)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if h.approved == "1" {
+		ctx = tool.WithApproval(ctx)
+	}
+	// The caller's close cancels a call that runs long enough to be
+	// watched (watch); a caller that sent more after it is not watched
+	// (nothing may be read ahead of its next request), and one that sends
+	// more while it runs is not kept.
+	w := &watch{nc: nc, cancel: cancel, since: time.Now(), skip: br.Buffered() > 0, done: make(chan struct{})}
+	if !l.busy(nc, w) {
+		return out, false
+	}
+	var (
+		mu   sync.Mutex
+		done bool
+		werr error
+	)
+	out = append(out, leanAnswer...)
+	ctx = tool.WithProgress(ctx, func(d, t float64, m string) {
+		line, err := json.Marshal(Answer{Progress: &Progress{Done: d, Total: t, Message: m}})
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if done || werr != nil {
+			return
+		}
+		out = chunk(out, append(line, '\n'))
+		_, werr = nc.Write(out)
+		out = out[:0]
+	})
+	res := s.Call(ctx, c.Name, c.Arguments)
+	mu.Lock()
+	done = true
+	mu.Unlock()
+	if !l.end(w) || werr != nil {
+		return out, false
+	}
+	out = chunk(out, resultLine(c.Name, res))
+	out = append(out, "0\r\n\r\n"...)
+	_, err = nc.Write(out)
+	return out, err == nil && ctx.Err() == nil
+}
