@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,25 +104,58 @@ func main() {
 		}
 		var pl, pr []time.Duration
 		var cl, cr, cn time.Duration
+		var sl, sr, sn int64
 		for range 20 {
 			mustCall(cLocal, c.name, c.args)
 			mustCall(cRemote, c.name, c.args)
 		}
 		for range *rounds {
-			c0 := cpuOf(uLocal)
+			c0, s0 := cpuOf(uLocal), switches(pids[uLocal])
 			pl = append(pl, benchrun.Percentile(sequential(cLocal, c.name, c.args), 50))
+			sl += switches(pids[uLocal]) - s0
 			c1, n1 := cpuOf(uRemote, runner), cpuOf(runner)
+			s1, m1 := switches(pids[uRemote]), switches(pids[runner])
 			cl += cpuOf(uLocal) - c0
 			pr = append(pr, benchrun.Percentile(sequential(cRemote, c.name, c.args), 50))
 			cr += cpuOf(uRemote, runner) - c1
 			cn += cpuOf(runner) - n1
+			sr += switches(pids[uRemote]) - s1
+			sn += switches(pids[runner]) - m1
 		}
 		ml, mr := benchrun.Percentile(pl, 50), benchrun.Percentile(pr, 50)
 		ratio := mr.Seconds() / ml.Seconds()
 		n := time.Duration(*rounds * *seqN)
 		fmt.Printf("\n%s\n  backend local    p50 %s  CPU/call %s\n  backend runner   p50 %s  CPU/call %s (replica %s + runner %s)\n  ratio            %.2fx (goal ≤ %.1fx): %s; CPU %.2fx\n",
 			c.name, ms(ml), us(cl/n), ms(mr), us(cr/n), us((cr-cn)/n), us(cn/n), ratio, c.goal, verdict(ratio <= c.goal), cr.Seconds()/cl.Seconds())
+		if sl > 0 {
+			per := func(s int64) float64 { return float64(s) / float64(n) }
+			fmt.Printf("  switches/call    local %.1f; runner backend: replica %.1f + runner %.1f\n", per(sl), per(sr), per(sn))
+		}
 	}
+}
+
+// switches is how many times the threads of process pid gave up or were
+// taken off a CPU so far (voluntary and involuntary context switches, of
+// its threads alive now); 0 where /proc does not say.
+func switches(pid int) int64 {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				sum += n
+			} else if v, ok := strings.CutPrefix(l, "nonvoluntary_ctxt_switches:"); ok {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				sum += n
+			}
+		}
+	}
+	return sum
 }
 
 func sequential(cs *mcp.ClientSession, name string, args map[string]any) []time.Duration {
