@@ -107,7 +107,7 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	if content != nil {
 		res.Content = content
 	}
-	if res.Structured != nil {
+	if res.Structured != nil && e.searchStructured(res) {
 		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
 			if t, k := e.opts.Redactor.Redact(string(b)); k > 0 {
 				var v any
@@ -123,6 +123,15 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 		res = withMeta(res, "redacted", n)
 	}
 	return res
+}
+
+// searchStructured reports whether res's structured value is encoded for
+// Redact to search: not when it is still what an upstream's bytes were
+// decoded into (tool.Relay) and those bytes rule a secret out in its
+// encoding (policy.Redactor.MayMatchJSON).
+func (e *Engine) searchStructured(res tool.Result) bool {
+	raw, ok := res.Relay.StructuredFor(res.Structured)
+	return !ok || e.opts.Redactor.MayMatchJSON(raw)
 }
 
 // cut keeps the first max bytes of content and, with a Spill folder, writes

@@ -14,10 +14,14 @@ import (
 // that changes nothing sends them on (tool.Relay) instead of encoding res.
 func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
 	raw := r.DecodedJSON()
-	if raw == nil || !relayable(raw, r) {
+	if raw == nil {
 		return nil
 	}
-	return tool.NewRelay(raw, res)
+	structured, ok := relayable(raw, r)
+	if !ok {
+		return nil
+	}
+	return tool.NewRelay(raw, structured, res)
 }
 
 // relayable reports whether raw, which the SDK decoded into r, holds only
@@ -27,23 +31,28 @@ func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
 // would see what the checks, which saw the last, did not), no key with an
 // escape (so equal keys are equal bytes), no lone surrogate and no invalid
 // UTF-8 (which the SDK replaces and a client may not), and no number that a
-// float64 would not hold exactly (the checks see the float64).
-func relayable(raw []byte, r *mcp.CallToolResult) bool {
+// float64 would not hold exactly (the checks see the float64). It also
+// returns the bytes of the structuredContent value (nil when there is none,
+// or null), which the SDK decoded into r.StructuredContent.
+func relayable(raw []byte, r *mcp.CallToolResult) (structured []byte, ok bool) {
 	if r.IsError || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() || !utf8.Valid(raw) {
-		return false
+		return nil, false
 	}
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); !ok || t.Meta != nil || t.Annotations != nil {
-			return false
+			return nil, false
 		}
 	}
 	s := &scan{b: raw}
 	s.space()
 	if !s.object(0, topKeys) {
-		return false
+		return nil, false
 	}
 	s.space()
-	return s.i == len(s.b)
+	if s.i != len(s.b) || r.StructuredContent == nil {
+		return nil, s.i == len(s.b)
+	}
+	return s.structured, true
 }
 
 // The members a relayed result and its content blocks may have.
@@ -61,8 +70,9 @@ const (
 // scan reads valid JSON (the SDK decoded it) and refuses what relayable
 // names; it never decodes a value.
 type scan struct {
-	b []byte
-	i int
+	b          []byte
+	i          int
+	structured []byte // the top object's structuredContent value
 }
 
 func (s *scan) space() {
@@ -137,6 +147,11 @@ func (s *scan) object(depth int, allowed []string) bool {
 		case string(k) == "content":
 			s.space()
 			ok = s.rest("null") || s.array(depth+1, blockKeys)
+		case string(k) == "structuredContent":
+			s.space()
+			start := s.i
+			ok = s.value(depth + 1)
+			s.structured = s.b[start:s.i]
 		default:
 			ok = s.value(depth + 1)
 		}

@@ -39,8 +39,23 @@ func TestRelayable(t *testing.T) {
 		if err := r.UnmarshalJSON([]byte(raw)); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if got := relayable(r.DecodedJSON(), &r); got != want {
+		if _, got := relayable(r.DecodedJSON(), &r); got != want {
 			t.Errorf("relayable(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	// The structured value's bytes, as they stand in the result.
+	for raw, want := range map[string]string{
+		`{"content":[],"structuredContent": {"a" : [1, "x"]} ,"isError":false}`: `{"a" : [1, "x"]}`,
+		`{"structuredContent":"s"}`:                `"s"`,
+		`{"structuredContent":null}`:               "",
+		`{"content":[{"type":"text","text":"a"}]}`: "",
+	} {
+		var r mcp.CallToolResult
+		if err := r.UnmarshalJSON([]byte(raw)); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if got, ok := relayable(r.DecodedJSON(), &r); !ok || string(got) != want || (got == nil) != (want == "") {
+			t.Errorf("relayable(%s) gave the structured value %q, %v; want %q", raw, got, ok, want)
 		}
 	}
 	// Bytes that are not what the SDK decoded (invalid UTF-8, cut short)
@@ -48,11 +63,11 @@ func TestRelayable(t *testing.T) {
 	var r mcp.CallToolResult
 	whole := `{"content":[{"type":"text","text":"a\u0041"}],"structuredContent":{"n":[true,false,null,-12]}}`
 	for i := range len(whole) {
-		if relayable([]byte(whole[:i]), &r) {
+		if _, ok := relayable([]byte(whole[:i]), &r); ok {
 			t.Errorf("the first %d bytes were relayable", i)
 		}
 	}
-	if relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r) {
+	if _, ok := relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r); ok {
 		t.Error("invalid UTF-8 was relayable")
 	}
 }

@@ -28,7 +28,7 @@ func BenchmarkAnswer(b *testing.B) {
 		b.Fatal(err)
 	}
 	res := tool.Result{Content: []tool.Content{tool.TextContent(r.Content[0].(*mcp.TextContent).Text)}, Structured: r.StructuredContent}
-	res.Relay = tool.NewRelay(r.DecodedJSON(), res)
+	res.Relay = tool.NewRelay(r.DecodedJSON(), nil, res)
 	b.Run("encoded", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -36,6 +36,15 @@ var relayCases = []struct {
 	{"secret in a second text", `{"content":[{"type":"text","text":"x"},{"type":"text","text":"` + relaySecret + `"}]}`, false},
 	{"over the budget", `{"content":[{"type":"text","text":"` + strings.Repeat("z", 300) + `"}]}`, false},
 	{"secret behind a duplicate key", `{"content":[{"type":"text","text":"` + relaySecret + `","text":"clean"}]}`, false},
+	// The structured value is searched in its bytes when they are as
+	// compact JSON writes its strings (policy.Redactor.MayMatchJSON), else
+	// encoded and searched: a secret behind an escape is found either way.
+	{"structured with escapes", `{"content":[{"type":"text","text":"a\nb"}],"structuredContent":{"content":"a\nb \"q\" \\ \t","n":1e2}}`, false}, // 1e2: encoded again
+	{"structured plain escapes", `{"content":[{"type":"text","text":"a\nb"}],"structuredContent":{"content":"a\nb \"q\" \\ \t"}}`, true},
+	{"secret escaped in structured", `{"content":[],"structuredContent":{"k":"\u0041KIAIOSFODNN7EXAMPLE"}}`, false},
+	{"secret spelt with an escape", `{"content":[],"structuredContent":{"k":"pass\u0077ord=hunter2hunter2"}}`, false},
+	{"secret beside HTML", `{"content":[],"structuredContent":{"k":"a<b & AKIAIOSFODNN7EXAMPLE"}}`, false},
+	{"secret in a URL in structured", `{"content":[],"structuredContent":{"u":"https://app:s3cr3tpass@db/x"}}`, false},
 	{"duplicate structured key", `{"content":[],"structuredContent":{"k":"` + relaySecret + `","k":"clean"}}`, false},
 	{"escaped key", `{"content":[{"type":"text","te\u0078t":"x"}]}`, false},
 	{"unknown member", `{"content":[{"type":"text","text":"x"}],"note":"` + relaySecret + `"}`, false},

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -52,6 +53,9 @@ type Redactor struct {
 	patterns []compiledSecret
 	filter   *prefilter
 	noFilter bool // tests: run every expression (the reference behaviour)
+	// inStrings: every pattern has literals, and each lies inside one
+	// string wherever JSON encoded compactly holds it (see MayMatchJSON).
+	inStrings bool
 }
 
 type compiledSecret struct {
@@ -101,7 +105,84 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 		need[i] = p.need
 	}
 	r.filter = newPrefilter(need)
+	r.inStrings = true
+	for _, p := range r.patterns {
+		r.inStrings = r.inStrings && len(p.lits) > 0
+		for _, l := range p.lits {
+			r.inStrings = r.inStrings && insideStrings(l)
+		}
+	}
 	return r, nil
+}
+
+// MayMatchJSON reports whether Redact could replace anything in the
+// compact encoding (encoding/json's, as tool.MarshalJSON writes it) of the
+// value that b, valid JSON, was decoded into; false only when it surely
+// could not, so a caller may then leave that encoding unmade.
+//
+// Redact finds nothing in a text where the prefilter finds no pattern's
+// literal, when every pattern has literals. Each string of the value is
+// written in the encoding as it stood between its quotes in b when b holds
+// no escape but the five the encoding writes (\", \\, \n, \r, \t), no
+// '<', '>', '&', U+2028 or U+2029 (which the encoding escapes) and is valid
+// UTF-8 (the encoding writes U+FFFD for a bad byte): a non-ASCII byte of
+// the encoding is then one of b too. A literal without '"' and with a byte that compact
+// JSON has only inside strings (anything but {}[]:, digits, + - . and the
+// letters of true, false, null and exponents, in either case) lies, where
+// the encoding holds it, inside one string: so in b too. Then a b in which
+// the prefilter finds no literal gives an encoding in which it finds none.
+// Anything else (a pattern without literals or with another literal, an
+// escape, a bad byte) answers true.
+func (r *Redactor) MayMatchJSON(b []byte) bool {
+	if r == nil || len(r.patterns) == 0 {
+		return false
+	}
+	if r.noFilter || !r.inStrings || !plainJSON(b) {
+		return true
+	}
+	var buf [32]bool
+	may := append(buf[:0], make([]bool, len(r.patterns))...)
+	r.filter.scan(string(b), may)
+	return slices.Contains(may, true)
+}
+
+// outsideStrings are the bytes compact JSON holds outside strings.
+const outsideStrings = "{}[]:,0123456789+-.eEtrufalsnTRUFALSN"
+
+// insideStrings reports whether lit, wherever compact JSON holds it, lies
+// inside one string: it has no '"' (so it cannot hold a string's end) and a
+// byte found nowhere else.
+func insideStrings(lit string) bool {
+	if strings.IndexByte(lit, '"') >= 0 {
+		return false
+	}
+	for i := 0; i < len(lit); i++ {
+		if strings.IndexByte(outsideStrings, lit[i]) < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// plainJSON reports whether b's strings are written in b as compact JSON
+// writes them: b is valid UTF-8 and holds no '<', '>', '&', U+2028 or
+// U+2029, and no escape but \", \\, \n, \r and \t (a string with
+// another control character has one).
+func plainJSON(b []byte) bool {
+	if bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 {
+		return false
+	}
+	for rest := b; ; {
+		i := bytes.IndexByte(rest, '\\')
+		if i < 0 {
+			break
+		}
+		if i+1 == len(rest) || strings.IndexByte(`"\nrt`, rest[i+1]) < 0 {
+			return false
+		}
+		rest = rest[i+2:]
+	}
+	return utf8.Valid(b) && !bytes.Contains(b, []byte("\u2028")) && !bytes.Contains(b, []byte("\u2029"))
 }
 
 // Redact returns s with every secret replaced by [REDACTED:name], and how

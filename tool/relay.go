@@ -5,18 +5,22 @@ package tool
 // that, so a stage that changes a result in any way (a redaction, a cut, a
 // mark, metadata, an error) makes a gateway encode it again instead of
 // sending the bytes on. Whoever makes a Relay answers for the bytes saying
-// no more and no less than the Result it was made with.
+// no more and no less than the Result it was made with, and for the
+// structured bytes being the JSON text its structured value was decoded
+// from.
 type Relay struct {
 	bytes      []byte
 	content    []Content // a copy: a change in place to the result's is seen
 	structured any       // a deep copy
+	rawValue   []byte    // the JSON text structured was decoded from
 }
 
 // NewRelay ties data to r, or returns nil when r cannot be tied: a block
 // other than text, an error, metadata, or a structured value that is not
 // made of JSON's own types (maps of any, slices of any, strings, float64,
-// bools, nil).
-func NewRelay(data []byte, r Result) *Relay {
+// bools, nil). structured is the part of data r.Structured was decoded
+// from (nil when r has none).
+func NewRelay(data, structured []byte, r Result) *Relay {
 	if r.Error != nil || len(r.Meta) > 0 {
 		return nil
 	}
@@ -29,7 +33,7 @@ func NewRelay(data []byte, r Result) *Relay {
 	if !ok {
 		return nil
 	}
-	return &Relay{bytes: data, content: append([]Content(nil), r.Content...), structured: s}
+	return &Relay{bytes: data, content: append([]Content(nil), r.Content...), structured: s, rawValue: structured}
 }
 
 // For returns the bytes when r says exactly what they were decoded into.
@@ -46,6 +50,17 @@ func (x *Relay) For(r Result) ([]byte, bool) {
 		return nil, false
 	}
 	return x.bytes, true
+}
+
+// StructuredFor returns the JSON text the structured value was decoded
+// from, when v is still what it was decoded into (a stage that reads a
+// result's structured value as JSON may read these bytes instead of
+// encoding v).
+func (x *Relay) StructuredFor(v any) ([]byte, bool) {
+	if x == nil || x.rawValue == nil || !equalJSON(v, x.structured) {
+		return nil, false
+	}
+	return x.rawValue, true
 }
 
 // copyJSON deep-copies a value made of JSON's own types.

@@ -29,7 +29,7 @@ func TestRelay(t *testing.T) {
 	}
 	for name, change := range changes {
 		r := fresh()
-		x := NewRelay(data, r)
+		x := NewRelay(data, nil, r)
 		if got, ok := x.For(r); !ok || string(got) != string(data) {
 			t.Fatalf("%s: the unchanged result gave %q, %v", name, got, ok)
 		}
@@ -46,12 +46,37 @@ func TestRelay(t *testing.T) {
 		"nested int":   {Structured: map[string]any{"a": 1}},
 		"typed struct": {Structured: struct{ A string }{"a"}},
 	} {
-		if NewRelay(data, r) != nil {
+		if NewRelay(data, nil, r) != nil {
 			t.Errorf("%s: tied", name)
 		}
 	}
 	var none *Relay
 	if _, ok := none.For(fresh()); ok {
+		t.Error("a nil Relay gave bytes")
+	}
+}
+
+// TestRelayStructured: the structured value's bytes come back only while
+// the value is what they were decoded into.
+func TestRelayStructured(t *testing.T) {
+	raw := []byte(`{"k":["v",1]}`)
+	r := Result{Content: []Content{TextContent("a")}, Structured: map[string]any{"k": []any{"v", 1.0}}}
+	x := NewRelay([]byte(`{"content":[{"type":"text","text":"a"}],"structuredContent":{"k":["v",1]}}`), raw, r)
+	if got, ok := x.StructuredFor(r.Structured); !ok || string(got) != string(raw) {
+		t.Fatalf("the unchanged value gave %q, %v", got, ok)
+	}
+	r.Structured.(map[string]any)["k"].([]any)[1] = 2.0
+	if got, ok := x.StructuredFor(r.Structured); ok {
+		t.Errorf("a value changed in place gave %q", got)
+	}
+	if _, ok := x.StructuredFor(nil); ok {
+		t.Error("no value gave the bytes")
+	}
+	if _, ok := NewRelay(raw, nil, r).StructuredFor(r.Structured); ok {
+		t.Error("a Relay made without the value's bytes gave some")
+	}
+	var none *Relay
+	if _, ok := none.StructuredFor(r.Structured); ok {
 		t.Error("a nil Relay gave bytes")
 	}
 }
