@@ -7,6 +7,13 @@
 // (@modelcontextprotocol/server-filesystem on Node) and, with -serve,
 // toolgate serve as well.
 //
+// Each target first gets -warm calls (3000), one at a time, that are not
+// measured: the same for every target, direct or proxied, so that the
+// figures are of the steady state, not of a heap still growing (the
+// gateway's collector lets 32 MiB of garbage build up between cycles, and
+// the first touch of each new page is a page fault: about 8,000 of them,
+// which a short warm-up left in the measured calls).
+//
 // It prints p50/p99 latency of each target, the ratio of the proxied p50 to
 // the direct one, and the CPU time per call of the gateway process (its own
 // threads only: /proc/PID/stat counts a child only once it is waited for, and
@@ -75,6 +82,7 @@ func main() {
 	file := flag.String("file", "small.txt", "file read, relative to -dir")
 	n := flag.Int("n", 2000, "reads per phase and target")
 	conc := flag.Int("c", 8, "calls in flight in the parallel phase")
+	warm := flag.Int("warm", 3000, "calls to each target, one at a time, before the measured ones (the same for every target): a process's heap reaches its steady size first, so its first touches of new pages are not in the figures")
 	work := flag.String("work", "", "folder for the audit logs")
 	pol := flag.String("policy", "", "policy file of toolgate proxy and serve")
 	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
@@ -170,7 +178,7 @@ func main() {
 		if strings.Contains(t.name, " via ") {
 			t.upstream = child(t.cmd.Process.Pid)
 		}
-		for range 50 { // warm-up
+		for range *warm {
 			t.call(ctx)
 		}
 	}
