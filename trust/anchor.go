@@ -176,8 +176,11 @@ func firsts(re *syntax.Regexp, word bool) ([]anchorStart, bool) {
 // blank reports whether s is one blank (\s).
 func blank(s string) bool { return len(s) == 1 && strings.IndexByte(" \t\n\v\f\r", s[0]) >= 0 }
 
-// bind gives a's starts their ids in l (before l is built).
+// bind gives a's (nil: none) starts their ids in l (before l is built).
 func (a *anchor) bind(l *literals) {
+	if a == nil {
+		return
+	}
 	for i := range a.starts {
 		a.starts[i].id = l.add(a.starts[i].lit)
 		a.starts[i].b = []byte(a.starts[i].lit)
@@ -247,9 +250,8 @@ func appendLowerASCII(b []byte, s string) []byte {
 	return b
 }
 
-// use makes a (nil: none) anchor p's expression, with its starts bound in
-// l (before l is built).
-func (a *anchor) use(p *pattern, l *literals) {
+// use makes a (nil: none) anchor p's expression.
+func (a *anchor) use(p *pattern) {
 	if a == nil {
 		return
 	}
@@ -258,7 +260,6 @@ func (a *anchor) use(p *pattern, l *literals) {
 		src = o
 	}
 	a.re = &pattern{src: `^(?s:.)(?:` + src + `)`}
-	a.bind(l)
 }
 
 // used reports whether a (nil: none) is used on s: else the expression

@@ -20,6 +20,7 @@ type literals struct {
 	out   []int32    // the literals that end in state st, suffixes included: out[outAt[st]:outAt[st+1]]
 	outAt []int32
 	long  int // the length of the longest literal
+	n     int // the number of literals
 }
 
 // add returns the id of s, adding it (before build).
@@ -56,6 +57,7 @@ func (l *literals) build() {
 		l.class[c] = l.class[c+'a'-'A']
 	}
 	l.width++ // class 0
+	l.n = len(l.list)
 	w := l.width
 	// The trie, as a list of children per state (first and sibling link
 	// them; class is the class of the edge to a state), and the literals
@@ -284,7 +286,7 @@ func (l *literals) only(keep []uint64) (out, outAt []int32) {
 }
 
 // words is the size of a found set, in uint64s.
-func (l *literals) words() int { return (len(l.ids) + 63) / 64 }
+func (l *literals) words() int { return (l.n + 63) / 64 }
 
 // anyOf reports whether one of ids is in found.
 func anyOf(found []uint64, ids []int32) bool {

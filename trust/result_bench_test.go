@@ -70,14 +70,33 @@ func BenchmarkCheckResult(b *testing.B) {
 	}
 }
 
-// BenchmarkResultIndex builds what the result check reads with: once per
-// process, what a short-lived command (toolgate call) pays at its first
-// check.
+// BenchmarkResultIndex makes what the result check reads with from the
+// generated data (theResultIndex): once per process, what a short-lived
+// command (toolgate call) pays at its first check; and derives it from the
+// cues' expressions (newPrefilter, newAnchor, buildResultIndex), what the
+// data spares it.
 func BenchmarkResultIndex(b *testing.B) {
-	for b.Loop() {
-		resultIndexOnce = sync.Once{}
-		theResultIndex()
-	}
+	b.Run("data", func(b *testing.B) {
+		for b.Loop() {
+			resultIndexOnce = sync.Once{}
+			theResultIndex()
+		}
+	})
+	b.Run("build", func(b *testing.B) {
+		var src []string
+		for _, c := range resultCues() {
+			src = append(src, c.re.src)
+		}
+		src = append(src, resultErrorWords.src)
+		for b.Loop() {
+			var pre []*prefilter
+			var anchors []*anchor
+			for _, s := range src {
+				pre, anchors = append(pre, newPrefilter(s)), append(anchors, newAnchor(s))
+			}
+			buildResultIndex(pre, anchors)
+		}
+	})
 }
 
 // readFileText is what read_file shows of a 1 MB file (bench/resultcheck):

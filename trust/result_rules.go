@@ -84,9 +84,10 @@ func addressCue(need, expr string, weight float64, kind string) resultCue {
 	return c
 }
 
-// resultIndex is what the check reads a sentence with, built on first
-// use: the literals of every cue's need and prefilter (and of
-// resultErrorWords), looked for in one pass.
+// resultIndex is what the check reads a sentence with: the literals of
+// every cue's need and prefilter (and of resultErrorWords), looked for in
+// one pass, and what the cues need of them. It is derived from the cues at
+// development time (buildResultIndex), not at a program's first check.
 type resultIndex struct {
 	lits       literals
 	needed     [][]int      // per literal: the cues that need it
@@ -124,70 +125,90 @@ var (
 	resultIdx       *resultIndex
 )
 
+// theResultIndex is the index the check reads with: resultIndexData (the
+// automaton and every table buildResultIndex derives from the cues, laid
+// out by the linker: nothing is built at run time) with the generated
+// prefilters and anchors, whose literals' ids it holds.
 func theResultIndex() *resultIndex {
 	resultIndexOnce.Do(func() {
 		cues := resultCues()
-		words := (len(cues) + 63) / 64
-		x := &resultIndex{pre: resultPrefilters[:], anchors: resultAnchors[:], free: make([]uint64, words),
-			weight: make([]float64, len(cues)), compileCost: make([]float64, len(cues)), addr: make([]uint64, words), frames: make([]uint64, words)}
-		need := make([][]int32, len(cues))
+		x := &resultIndexData
+		x.pre, x.errorWords = resultPrefilters[:len(cues)], resultPrefilters[len(cues)]
+		x.anchors, x.errorAt = resultAnchors[:len(cues)], resultAnchors[len(cues)]
 		for i, c := range cues {
-			if c.need == nil {
-				x.free[i/64] |= 1 << (i % 64)
-			}
-			x.weight[i] = c.weight
-			if c.lead != nil {
-				x.leads = append(x.leads, i)
-			}
-			if c.addr {
-				x.addr[i/64] |= 1 << (i % 64)
-			}
-			if c.frames() {
-				x.frames[i/64] |= 1 << (i % 64)
-			}
-			for _, n := range c.need {
-				need[i] = append(need[i], x.lits.add(n))
-			}
-			x.pre[i].bind(&x.lits)
-			x.anchors[i].use(c.re, &x.lits)
-			x.compileCost[i] = float64(len(c.re.src)) / compileRun
+			x.anchors[i].use(c.re)
 		}
-		x.errorWords = x.pre[len(cues)] // resultPrefilters ends with it
-		x.pre = x.pre[:len(cues)]
-		x.errorWords.bind(&x.lits)
-		x.errorAt = x.anchors[len(cues)]
-		x.anchors = x.anchors[:len(cues)]
-		x.errorAt.use(resultErrorWords, &x.lits)
-		x.lits.build()
-		x.asciiPre = make([]uint64, words)
-		for i, p := range x.pre {
-			if p.asciiOnly() {
-				x.asciiPre[i/64] |= 1 << (i % 64)
-			}
-		}
-		x.asciiError = x.errorWords.asciiOnly()
-		for _, p := range x.pre {
-			p.masks(x.lits.words())
-		}
-		x.errorWords.masks(x.lits.words())
-		x.needed = make([][]int, len(x.lits.ids))
-		addrLits := make([]uint64, x.lits.words())
-		for i, ids := range need {
-			for _, id := range ids {
-				x.needed[id] = append(x.needed[id], i)
-			}
-			if cues[i].addr {
-				for _, id := range ids {
-					addrLits[id>>6] |= 1 << (id & 63)
-				}
-				x.pre[i].mark(addrLits)
-				x.anchors[i].mark(addrLits)
-			}
-		}
-		x.addrOut, x.addrOutAt = x.lits.only(addrLits)
+		x.errorAt.use(resultErrorWords)
 		resultIdx = x
 	})
 	return resultIdx
+}
+
+// buildResultIndex makes the index of the cues, with pre and anchors (one
+// per cue, then resultErrorWords') bound to its literals: what
+// resultIndexData, resultPrefilters and resultAnchors hold (see
+// TestResultIndexCurrent, which writes them from it).
+func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
+	cues := resultCues()
+	words := (len(cues) + 63) / 64
+	x := &resultIndex{pre: pre, anchors: anchors, free: make([]uint64, words),
+		weight: make([]float64, len(cues)), compileCost: make([]float64, len(cues)), addr: make([]uint64, words), frames: make([]uint64, words)}
+	need := make([][]int32, len(cues))
+	for i, c := range cues {
+		if c.need == nil {
+			x.free[i/64] |= 1 << (i % 64)
+		}
+		x.weight[i] = c.weight
+		if c.lead != nil {
+			x.leads = append(x.leads, i)
+		}
+		if c.addr {
+			x.addr[i/64] |= 1 << (i % 64)
+		}
+		if c.frames() {
+			x.frames[i/64] |= 1 << (i % 64)
+		}
+		for _, n := range c.need {
+			need[i] = append(need[i], x.lits.add(n))
+		}
+		x.pre[i].bind(&x.lits)
+		x.anchors[i].bind(&x.lits)
+		x.compileCost[i] = float64(len(c.re.src)) / compileRun
+	}
+	x.errorWords = x.pre[len(cues)] // resultPrefilters ends with it
+	x.pre = x.pre[:len(cues)]
+	x.errorWords.bind(&x.lits)
+	x.errorAt = x.anchors[len(cues)]
+	x.anchors = x.anchors[:len(cues)]
+	x.errorAt.bind(&x.lits)
+	x.lits.build()
+	x.asciiPre = make([]uint64, words)
+	for i, p := range x.pre {
+		if p.asciiOnly() {
+			x.asciiPre[i/64] |= 1 << (i % 64)
+		}
+	}
+	x.asciiError = x.errorWords.asciiOnly()
+	for _, p := range x.pre {
+		p.masks(x.lits.words())
+	}
+	x.errorWords.masks(x.lits.words())
+	x.needed = make([][]int, len(x.lits.ids))
+	addrLits := make([]uint64, x.lits.words())
+	for i, ids := range need {
+		for _, id := range ids {
+			x.needed[id] = append(x.needed[id], i)
+		}
+		if cues[i].addr {
+			for _, id := range ids {
+				addrLits[id>>6] |= 1 << (id & 63)
+			}
+			x.pre[i].mark(addrLits)
+			x.anchors[i].mark(addrLits)
+		}
+	}
+	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
+	return x
 }
 
 // readSentence is one sentence being read: the text, whether it is all
