@@ -194,7 +194,10 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 		return err
 	}
 	defer stopTelemetry(tel, s)
-	opts := engine.Options{Registry: registry.New(), Logger: p.log, TracerProvider: tel.Tracer, MeterProvider: tel.Meter, TelemetryArgumentNames: tel.ArgumentNames}
+	// Inline: each call already has its own goroutine (the MCP session's
+	// handler), and the tools (upstream calls, tool_search) honour their
+	// context: no hand-off to a worker and back.
+	opts := engine.Options{Registry: registry.New(), Logger: p.log, TracerProvider: tel.Tracer, MeterProvider: tel.Meter, TelemetryArgumentNames: tel.ArgumentNames, Inline: true}
 	pol, err := loadPolicy(p.policy)
 	if err != nil {
 		return err
