@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -129,6 +130,13 @@ type Launcher func(ctx context.Context, cfg *Config) (io.ReadWriteCloser, error)
 // nil when the process has not ended, or ended of itself.
 type Exiter interface {
 	Exit() *tool.Error
+}
+
+// A Piped launched process's standard output and input are pipes (the
+// sandbox's): the connection reads and writes them as it does a plain
+// child's, with no copy in between; Close of the process still stops it.
+type Piped interface {
+	Pipes() (stdout, stdin *os.File)
 }
 
 // Options are shared by the upstreams of one program.

@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -26,10 +27,35 @@ func (p *procStreams) Close() error {
 	return p.cmd.Wait()
 }
 
+// pipedStreams is a launched process whose streams are pipes
+// (mcpclient.Piped): the connection uses them, never its Read or Write.
+type pipedStreams struct {
+	*procStreams
+	out, in *os.File
+}
+
+func (p *pipedStreams) Pipes() (stdout, stdin *os.File) { return p.out, p.in }
+
+func (p *pipedStreams) Read([]byte) (int, error) {
+	return 0, errors.New("read through Read, not the pipe")
+}
+
+func (p *pipedStreams) Write([]byte) (int, error) {
+	return 0, errors.New("written through Write, not the pipe")
+}
+
 // TestLaunch: a stdio upstream with a launcher is started by it, on every
 // (re)connect, with the environment the launcher gives (not this
-// process's), and stopped through it.
+// process's), and stopped through it; a launched process that gives its
+// pipes (mcpclient.Piped) is read and written through them, and stopped
+// through its Close all the same.
 func TestLaunch(t *testing.T) {
+	for _, piped := range []bool{false, true} {
+		t.Run(map[bool]string{false: "streams", true: "piped"}[piped], func(t *testing.T) { testLaunch(t, piped) })
+	}
+}
+
+func testLaunch(t *testing.T, piped bool) {
 	cfg := stdio(t, "up")
 	var launches atomic.Int32
 	var last atomic.Pointer[procStreams]
@@ -53,6 +79,9 @@ func TestLaunch(t *testing.T) {
 		}
 		p := &procStreams{Reader: out, WriteCloser: in, cmd: cmd}
 		last.Store(p)
+		if piped {
+			return &pipedStreams{p, out.(*os.File), in.(*os.File)}, nil
+		}
 		return p, nil
 	}
 	u, err := mcpclient.Connect(context.Background(), cfg, mcpclient.Options{})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,7 +82,17 @@ func (t tapLaunched) Connect(ctx context.Context) (mcp.Connection, error) {
 	t.u.mu.Lock()
 	t.u.proc = p
 	t.u.mu.Unlock()
-	c, err := (&mcp.IOTransport{Reader: p, Writer: nopWriteCloser{p}}).Connect(ctx)
+	var r io.ReadCloser = p
+	var w io.WriteCloser = nopWriteCloser{p}
+	if pp, ok := p.(Piped); ok {
+		// The pipes themselves, as a plain child's: read in the
+		// connection's Read with raw system calls, no reader goroutine.
+		// The connection's Close closes stdout (ending a Read), then
+		// stops the process.
+		stdout, stdin := pp.Pipes()
+		r, w = stdout, closesProcess{stdin, p}
+	}
+	c, err := (&mcp.IOTransport{Reader: r, Writer: w}).Connect(ctx)
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -94,6 +105,14 @@ func (t tapLaunched) Connect(ctx context.Context) (mcp.Connection, error) {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// closesProcess is a Piped process's stdin whose Close stops the process.
+type closesProcess struct {
+	*os.File
+	p io.Closer
+}
+
+func (c closesProcess) Close() error { return c.p.Close() }
 
 // tapTransport taps the server-sent events of HTTP responses.
 type tapTransport struct {

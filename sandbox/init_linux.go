@@ -131,7 +131,7 @@ func execCommand(ctl *os.File, msgs *msgReader, cfg *initConfig, reply initReply
 
 // takeStdio makes the files passed with a spec that streams (stdin, then
 // the output; with a terminal, the terminal twice) the standard files, the
-// terminal the controlling one.
+// terminal the controlling one; with OwnStderr, the output is stdout only.
 func takeStdio(cfg *initConfig, passed []int) error {
 	defer closeAll(passed)
 	if !cfg.Stdio {
@@ -140,7 +140,11 @@ func takeStdio(cfg *initConfig, passed []int) error {
 	if len(passed) != 2 {
 		return fmt.Errorf("got %d standard files, not 2", len(passed))
 	}
-	for i, fd := range []int{passed[0], passed[1], passed[1]} {
+	std := []int{passed[0], passed[1], passed[1]}
+	if cfg.OwnStderr {
+		std = std[:2]
+	}
+	for i, fd := range std {
 		if err := unix.Dup3(fd, i, 0); err != nil {
 			return fmt.Errorf("standard file %d: %w", i, err)
 		}

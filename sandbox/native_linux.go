@@ -82,6 +82,7 @@ type initConfig struct {
 	ProxyPort    int  `json:",omitempty"` // 0: ProxyPort
 	Pod          bool `json:",omitempty"` // in a pod: TCP on its loopback is allowed
 	Stdio        bool `json:",omitempty"` // the standard files come with the spec: stdin, output
+	OwnStderr    bool `json:",omitempty"` // … stdin and stdout only: stderr stays the helper's (Start)
 	TTY          bool `json:",omitempty"` // … a terminal, made the controlling one
 	PrivateHome  bool // a writable tmpfs on Home
 	Gate         bool `json:",omitempty"` // wait for a gateMsg after the reply, before exec
@@ -866,9 +867,20 @@ func (l *launched) run(j *job) (Outcome, error) {
 	var err error
 	switch s := j.stream; {
 	case s != nil:
-		l.stdout.setSink(s.stdoutW)
+		// A started command's stdin and stdout are pipes of their own,
+		// passed with the spec and handed to the caller as they are: what
+		// it writes is read from the pipe it wrote to, no copy between.
+		if stdio, err = openStreams(false); err != nil {
+			return fail(err)
+		}
+		defer func() {
+			if !s.handed() {
+				stdio.closeOurs()
+			}
+		}()
+		cfg.Stdio, cfg.OwnStderr = true, true
 		l.stderr.setSink(s.stderr)
-		defer s.stdoutW.Close() // once the helper is gone: the reader sees the end
+		l.stdin.Close()
 	case p.Stream != nil:
 		l.stdout.setLimit(p.limits.Output)
 		l.stderr.setLimit(p.limits.Output)
@@ -892,11 +904,15 @@ func (l *launched) run(j *job) (Outcome, error) {
 	start := time.Now()
 	setupDeadline := time.AfterFunc(p.limits.Wall, func() { l.kill("timeout") })
 	defer setupDeadline.Stop()
-	if stdio != nil {
+	switch {
+	case j.stream != nil:
+		err = sendMsg(l.ctl, cfg, stdio.fds())
+		stdio.closeTheirs()
+	case stdio != nil:
 		err = sendMsg(l.ctl, cfg, stdio.fds())
 		stdio.start(p.Stream, p.Input)
 		defer stdio.finish(outputDelay)
-	} else {
+	default:
 		err = writeMsg(l.ctl, cfg)
 	}
 	if err != nil {
@@ -986,7 +1002,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 			return fail(fmt.Errorf("%w: %s", ErrInvalidSpec, late.ExecError))
 		}
 		setupDeadline.Stop()
-		s.started(l, out.Protections)
+		s.started(l, out.Protections, stdio)
 	} else {
 		timer := time.NewTimer(time.Until(start.Add(p.limits.Wall)))
 		defer timer.Stop()

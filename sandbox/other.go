@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 )
 
@@ -58,8 +59,8 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 // Process is a long-lived command started by Native.Start; on this system
 // none can be.
 type Process struct {
-	Stdin       io.WriteCloser
-	Stdout      io.ReadCloser
+	Stdin       *os.File
+	Stdout      *os.File
 	Protections Protections
 }
 

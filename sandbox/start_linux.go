@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -17,23 +18,24 @@ import (
 // so nothing outlives the program that started it either.
 type Process struct {
 	// Stdin is the command's standard input (close it to send EOF);
-	// Stdout its standard output, read as it is written (closing it makes
-	// the command's writes fail).
-	Stdin  io.WriteCloser
-	Stdout io.ReadCloser
+	// Stdout its standard output: the pipes themselves (non-blocking, the
+	// runtime's poller waits on them), nothing copies between them and
+	// the command. Stdout ends once every process of the sandbox is gone;
+	// closing it makes the command's writes fail. The caller closes both.
+	Stdin  *os.File
+	Stdout *os.File
 
 	// Protections are what held, measured as the command started.
 	Protections Protections
 
-	stdoutW *io.PipeWriter
-	stderr  io.Writer
-	ready   chan struct{} // closed once the command was started
-	mu      sync.Mutex
-	l       *launched
-	res     chan jobResult
-	done    chan struct{} // closed when the outcome is known
-	out     Outcome
-	err     error
+	stderr io.Writer
+	ready  chan struct{} // closed once the command was started
+	mu     sync.Mutex
+	l      *launched
+	res    chan jobResult
+	done   chan struct{} // closed when the outcome is known
+	out    Outcome
+	err    error
 }
 
 // Start starts spec's command in the sandbox and returns once it runs (or
@@ -57,8 +59,7 @@ func (n *Native) Start(ctx context.Context, spec Spec, stderr io.Writer) (*Proce
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	pr, pw := io.Pipe()
-	proc := &Process{Stdout: pr, stdoutW: pw, stderr: stderr, ready: make(chan struct{}),
+	proc := &Process{stderr: stderr, ready: make(chan struct{}),
 		res: make(chan jobResult, 1), done: make(chan struct{})}
 	j := &job{ctx: ctx, p: p, cfg: cfg, res: proc.res, stream: proc}
 	// A helper started ahead for these very limits (WarmFor), else one of
@@ -79,7 +80,6 @@ func (n *Native) Start(ctx context.Context, spec Spec, stderr io.Writer) (*Proce
 	case <-proc.ready:
 		return proc, nil
 	case <-proc.done:
-		pr.Close()
 		if proc.err != nil {
 			return nil, proc.err
 		}
@@ -94,14 +94,25 @@ func signalText(sig string) string {
 	return ", " + sig
 }
 
-// started is called by the helper's goroutine once the command runs.
-func (p *Process) started(l *launched, held Protections) {
+// started is called by the helper's goroutine once the command runs,
+// with its streams: they are the caller's from then on.
+func (p *Process) started(l *launched, held Protections, s *streams) {
 	p.mu.Lock()
 	p.l = l
 	p.Protections = held
-	p.Stdin = l.stdin
+	p.Stdin, p.Stdout = s.in, s.out
 	p.mu.Unlock()
 	close(p.ready)
+}
+
+// handed reports whether the streams were handed to the caller.
+func (p *Process) handed() bool {
+	select {
+	case <-p.ready:
+		return true
+	default:
+		return false
+	}
 }
 
 // Kill ends the command and every process in its sandbox.

@@ -78,12 +78,23 @@ func (s *streams) fds() []int {
 	return []int{int(s.theirs[0].Fd()), int(s.theirs[1].Fd())}
 }
 
-// start closes the helper's ends here (it has them) and copies input to
-// the command and its output to w.
-func (s *streams) start(w io.Writer, input io.Reader) {
+// closeTheirs closes the helper's ends here (it has them).
+func (s *streams) closeTheirs() {
 	for _, f := range s.theirs {
 		f.Close() // twice the same file with a terminal: the second is a no-op
 	}
+}
+
+// closeOurs closes this process's ends (of streams never handed over).
+func (s *streams) closeOurs() {
+	s.in.Close()
+	s.out.Close()
+}
+
+// start closes the helper's ends here and copies input to the command and
+// its output to w.
+func (s *streams) start(w io.Writer, input io.Reader) {
+	s.closeTheirs()
 	go func() {
 		defer close(s.outputDone)
 		io.Copy(w, s.out) // a terminal's master reads EIO once every slave is closed

@@ -546,6 +546,9 @@ func (b *boxed) Exit() *tool.Error {
 func (b *boxed) Read(p []byte) (int, error)  { return b.p.Stdout.Read(p) }
 func (b *boxed) Write(p []byte) (int, error) { return b.p.Stdin.Write(p) }
 
+// Pipes are the upstream's stdout and stdin (mcpclient.Piped).
+func (b *boxed) Pipes() (stdout, stdin *os.File) { return b.p.Stdout, b.p.Stdin }
+
 // Close closes the server's input, gives it two seconds to end, then kills
 // everything in its box, and waits.
 func (b *boxed) Close() error {
