@@ -17,7 +17,9 @@
 // written atomically (a temporary file, 0600, renamed over it) under an
 // exclusive flock of a lock file beside it, so that gateways and
 // `toolgate trust approve` can share it; a damaged file is an error and
-// nothing is trusted.
+// nothing is trusted. Hashes keeps the SHA-256s Identify took in a file
+// of their own between gateway starts, given again only for the very file
+// (its device, inode, size, modification and change times).
 //
 // Review compares what the upstreams list with the pins. On first sight
 // of an upstream (trust on first use) its identity and every tool the

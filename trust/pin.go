@@ -175,6 +175,11 @@ const maxHashed = 1 << 30
 // when the executable cannot be found or read: an upstream whose identity
 // cannot be known is not trusted.
 func Identify(command string, args []string, dir, url string) (Identity, error) {
+	return (*Hashes)(nil).Identify(command, args, dir, url)
+}
+
+// Identify is Identify with the hashes h kept (Hashes).
+func (h *Hashes) Identify(command string, args []string, dir, url string) (Identity, error) {
 	if command == "" {
 		return Identity{URL: url}, nil
 	}
@@ -196,7 +201,7 @@ func Identify(command string, args []string, dir, url string) (Identity, error) 
 		return id, fmt.Errorf("trust: the command %q: %w", command, err)
 	}
 	id.Executable = real
-	if id.SHA256, err = hashFile(real); err != nil {
+	if id.SHA256, err = h.sum(real); err != nil {
 		return id, fmt.Errorf("trust: the command %q: %w", command, err)
 	}
 	for _, a := range args {
@@ -208,7 +213,7 @@ func Identify(command string, args []string, dir, url string) (Identity, error) 
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		sum, err := hashFile(p)
+		sum, err := h.sum(p)
 		if err != nil {
 			return id, fmt.Errorf("trust: the argument %q: %w", a, err)
 		}
@@ -226,23 +231,6 @@ func under(dir, p string) string {
 		return p
 	}
 	return filepath.Join(dir, p)
-}
-
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, maxHashed+1))
-	if err != nil {
-		return "", err
-	}
-	if n > maxHashed {
-		return "", fmt.Errorf("%s is larger than %d bytes", path, maxHashed)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Pretty returns a JSON document indented two spaces with its keys

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -373,7 +374,8 @@ type pinVetter struct {
 	auditor engine.Auditor // nil: no audit log
 	log     *slog.Logger
 
-	boxes map[string]boxIdentity // what the box of each stdio upstream adds to its identity
+	boxes  map[string]boxIdentity // what the box of each stdio upstream adds to its identity
+	hashes *trust.Hashes          // the executables' and scripts' hashes kept between starts (nil: none)
 
 	mu    sync.Mutex
 	held  map[[2]string]bool              // upstream, tool: quarantined at the last Vet
@@ -402,7 +404,7 @@ func (v *pinVetter) identifyAhead(cfgs []mcpclient.Config) {
 		}
 		taken := make(chan identityTaken, 1)
 		go func() {
-			id, err := trust.Identify(c.Command, c.Args, c.Dir, c.URL)
+			id, err := v.hashes.Identify(c.Command, c.Args, c.Dir, c.URL)
 			taken <- identityTaken{id, err}
 		}()
 		v.ahead[c.Name] = taken
@@ -420,7 +422,7 @@ func (v *pinVetter) identify(c mcpclient.Config) (trust.Identity, error) {
 		t := <-taken
 		return t.id, t.err
 	}
-	return trust.Identify(c.Command, c.Args, c.Dir, c.URL)
+	return v.hashes.Identify(c.Command, c.Args, c.Dir, c.URL)
 }
 
 // quarantined reports whether the upstream's tool was quarantined when the
@@ -443,6 +445,8 @@ func newPinVetter(pol *policy.Policy, auditor engine.Auditor, log *slog.Logger) 
 		},
 		auditor: auditor,
 		log:     log,
+		// Beside, not in, the launchers' caches (granted to boxes).
+		hashes: &trust.Hashes{Path: filepath.Join(stateDir(), "hashes.json")},
 	}
 	if _, err := v.pins.Load(); err != nil {
 		return nil, &exitError{exitTool, err}
