@@ -40,7 +40,7 @@ import (
 // than watchAfter is cancelled, as net/http would.
 func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 	l := &lean{r: r, handed: make(chan net.Conn), stop: make(chan struct{}), addr: ln.Addr(), conns: map[net.Conn]*watch{}}
-	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10}
 	failed := make(chan error, 2)
 	go func() { failed <- hs.Serve(l) }()
 	go func() { failed <- l.accept(ln) }()
@@ -62,9 +62,10 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 // leanHead bytes; an idle connection is closed after leanIdle; a call
 // running longer than watchAfter is watched for its caller's close.
 const (
-	leanHead   = 4 << 10
-	leanIdle   = 2 * time.Minute
-	watchAfter = 10 * time.Millisecond
+	headerTimeout = 10 * time.Second // net/http's ReadHeaderTimeout
+	leanHead      = 4 << 10
+	leanIdle      = 2 * time.Minute
+	watchAfter    = 10 * time.Millisecond
 )
 
 // lean serves connections: calls itself, other requests through the
@@ -415,7 +416,8 @@ const leanAnswer = "HTTP/1.1 200 OK\r\nContent-Type: " + CallContentType + "\r\n
 // the answer in one write. keep: nc may carry another request.
 func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out []byte) ([]byte, bool) {
 	var body []byte
-	if br.Buffered() >= h.length {
+	peeked := br.Buffered() >= h.length
+	if peeked {
 		body, _ = br.Peek(h.length)
 	} else {
 		body = make([]byte, h.length)
@@ -425,7 +427,9 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 	}
 	var c CallRequest
 	err := json.Unmarshal(body, &c)
-	br.Discard(min(h.length, br.Buffered()))
+	if peeked {
+		br.Discard(h.length) // (ReadFull consumed it; what follows is the next request)
+	}
 	if err != nil || c.Name == "" {
 		msg := "the call names no tool"
 		if err != nil {
