@@ -13,10 +13,11 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// run calls the tool with a deadline, on a worker (Options.Inline: on the
-// caller's goroutine). A panic becomes an internal error (the stack goes to
-// the log, not to the model); a tool on a worker that ignores its context
-// is abandoned at the deadline and its late result discarded.
+// run calls the tool with a deadline, on a worker (Options.Inline, or an
+// Inliner: on the caller's goroutine). A panic becomes an internal error
+// (the stack goes to the log, not to the model); a tool on a worker that
+// ignores its context is abandoned at the deadline and its late result
+// discarded.
 func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	if err := ctx.Err(); err != nil {
 		te := tool.AsError(err)
@@ -30,8 +31,11 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	}
 	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout))
 	defer c.end()
-	if e.opts.Inline {
-		return e.invoke(c, p)
+	if e.opts.Inline || inlined(p.tool) {
+		if res := e.invoke(c, p); res.Error == nil || c.Err() == nil {
+			return res
+		}
+		return e.unfinished(ctx, p) // its context ended: said as for a worker's
 	}
 	e.deadlines.add(c)
 	e.workers.dispatch(job{c, p})
@@ -48,6 +52,12 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	if c.state.Load() == finished {
 		return c.res
 	}
+	return e.unfinished(ctx, p)
+}
+
+// unfinished is the result of a run that its caller's context or the
+// engine's deadline ended.
+func (e *Engine) unfinished(ctx context.Context, p *pending) tool.Result {
 	err := ctx.Err()
 	if err == nil {
 		err = context.DeadlineExceeded
@@ -58,6 +68,19 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 		te.Message = fmt.Sprintf("%s did not finish within %s", p.def.Name, e.opts.Timeout)
 	}
 	return tool.ErrorResult(te)
+}
+
+// Inliner is a tool that runs on the goroutine that called Execute, as
+// Options.Inline runs every tool, when its Inline says so: one that
+// honours its context (it returns as soon as the context ends) and mostly
+// waits for another process, such as a call forwarded to a sandbox.
+type Inliner interface {
+	Inline() bool
+}
+
+func inlined(t tool.Tool) bool {
+	i, ok := t.(Inliner)
+	return ok && i.Inline()
 }
 
 func (e *Engine) invoke(ctx context.Context, p *pending) (res tool.Result) {

@@ -210,6 +210,12 @@ type forwarded struct {
 
 func (f *forwarded) Definition() tool.Definition { return f.def }
 
+// Inline says that the engine runs f on its caller's goroutine
+// (engine.Inliner): a forwarded call waits for its sandbox, and returns
+// as soon as its context ends (the hop closes its connection, net/http
+// cancels its request; every wait before selects on it).
+func (f *forwarded) Inline() bool { return true }
+
 // MetaSandbox is the Result.Meta key naming the sandbox a call ran in:
 // {"id": ID, "new": true when this call made it}.
 const MetaSandbox = "toolgate/sandbox"
