@@ -150,3 +150,42 @@ func TestLeanNoSmuggling(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanPanic: a panic while a call is served ends its connection, not
+// the runner: the lean path answers 500 when nothing of the answer went
+// out (net/http closes the connection unanswered), and a connection whose
+// answer had begun is closed, by either path; the runner serves on.
+func TestLeanPanic(t *testing.T) {
+	for _, p := range paths {
+		addr := serveWith(t, p.lean, func(ctx context.Context, name string, args json.RawMessage) tool.Result {
+			switch name {
+			case "late":
+				tool.ReportProgress(ctx, 1, 2, "half")
+				panic("boom after a report")
+			case "boom":
+				panic("boom")
+			}
+			return tool.TextResult(name)
+		})
+		for _, name := range []string{"boom", "late", "ok"} {
+			nc, br := dialRunner(t, addr)
+			h, b := leanCall(name, `{}`)
+			io.WriteString(nc, h+b)
+			code, body, err := readAnswer(br)
+			switch {
+			case name == "ok":
+				if err != nil || code != 200 {
+					t.Errorf("%s: a call after the panics: %d %q %v", p.name, code, body, err)
+				}
+			case name == "boom" && p.lean:
+				if code != 500 || !strings.Contains(body, `"internal"`) {
+					t.Errorf("%s: %s: %d %q %v, want 500", p.name, name, code, body, err)
+				}
+			default:
+				if err == nil {
+					t.Errorf("%s: %s: a whole answer %d %q", p.name, name, code, body)
+				}
+			}
+		}
+	}
+}

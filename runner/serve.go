@@ -7,12 +7,15 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -278,6 +281,20 @@ func (l *lean) serve(nc net.Conn) {
 			nc.Close()
 		}
 	}()
+	var answering atomic.Bool // the answer to the request being served has begun (a progress report)
+	defer func() {
+		// As net/http does, a panic ends the connection, not the runner;
+		// the caller gets a 500 when nothing of the answer went out.
+		if v := recover(); v != nil {
+			buf := make([]byte, 64<<10)
+			log.Printf("runner: panic serving %v: %v\n%s", nc.RemoteAddr(), v, buf[:runtime.Stack(buf, false)])
+			if !answering.Load() {
+				b := `{"error":"internal","message":"the runner failed serving the call"}` + "\n"
+				io.WriteString(nc, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: "+
+					strconv.Itoa(len(b))+"\r\n\r\n"+b)
+			}
+		}
+	}()
 	br := bufio.NewReaderSize(nc, leanHead)
 	var (
 		out     []byte
@@ -307,9 +324,10 @@ func (l *lean) serve(nc net.Conn) {
 		}
 		br.Discard(h.size)
 		var keep bool
-		if out, keep = l.call(nc, br, h, s, out[:0]); !keep || !l.busy(nc, nil) {
+		if out, keep = l.call(nc, br, h, s, out[:0], &answering); !keep || !l.busy(nc, nil) {
 			return
 		}
+		answering.Store(false)
 		if cap(out) > 64<<10 {
 			out = nil // a large answer's buffer is not kept
 		}
@@ -414,7 +432,8 @@ const leanAnswer = "HTTP/1.1 200 OK\r\nContent-Type: " + CallContentType + "\r\n
 // call reads the body of the call h (its head read) from br, runs it in s
 // and answers on nc: its progress as it comes, its result and the end of
 // the answer in one write. keep: nc may carry another request.
-func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out []byte) ([]byte, bool) {
+// answering is set once a progress report is written.
+func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out []byte, answering *atomic.Bool) ([]byte, bool) {
 	var body []byte
 	peeked := br.Buffered() >= h.length
 	if peeked {
@@ -476,6 +495,7 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 			return
 		}
 		out = chunk(out, append(line, '\n'))
+		answering.Store(true)
 		_, werr = nc.Write(out)
 		out = out[:0]
 	})
