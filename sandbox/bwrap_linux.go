@@ -27,7 +27,8 @@ import (
 // namespaces unshared, every capability dropped, a new session, and the
 // same seccomp filter (with quiet refusals: bwrap has no way to report
 // them). Its grants are bound from files opened following no link, as
-// Native's are (bwrapArgs). It sets no rlimits,
+// Native's are (bwrapArgs), and its read-only grants are checked in
+// place, read-only, before the command runs (bwrapCheck). It sets no rlimits,
 // no cgroups and no Landlock, and has no proxy network (ErrUnsupported).
 type Bwrap struct {
 	// Path is the bwrap program; empty means "bwrap" in PATH.
@@ -101,7 +102,7 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	defer bw.Close()
 	// The grants, opened following no link, go to bwrap from fd 6 on.
-	args, grants, err := bwrapArgs(p, 6)
+	args, root, grants, err := bwrapArgs(p, 6)
 	if err != nil {
 		iw.Close()
 		br.Close()
@@ -137,11 +138,19 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: starting bwrap: %v", ErrUnavailable, err)
 	}
-	namespaces := bwrapNamespaces(ir)
-	bw.Write([]byte{1})
-	bw.Close()
+	pid, namespaces := bwrapNamespaces(ir)
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
+	check, cancel := context.WithTimeout(ctx, p.limits.Wall)
+	err = bwrapCheck(check, pid, root, grants[0], grants[len(grants)-len(p.ReadOnly):], done)
+	cancel()
+	if err != nil {
+		kill("setup")
+		<-done
+		return Outcome{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	bw.Write([]byte{1})
+	bw.Close()
 	timer := time.NewTimer(p.limits.Wall)
 	defer timer.Stop()
 	select {
@@ -225,17 +234,104 @@ func bwrapRefusedHere(why string) bool {
 	return false
 }
 
-// bwrapNamespaces reads bwrap's --info-fd and returns the namespaces of
-// the sandbox's first process that differ from this process's, measured
+// bwrapNamespaces reads bwrap's --info-fd and returns the sandbox's first
+// process and its namespaces that differ from this process's, measured
 // while bwrap holds it (--block-fd); none when bwrap wrote nothing.
-func bwrapNamespaces(info io.Reader) []string {
+func bwrapNamespaces(info io.Reader) (int, []string) {
 	var v struct {
 		Pid int `json:"child-pid"`
 	}
 	if err := json.NewDecoder(info).Decode(&v); err != nil || v.Pid <= 0 {
-		return []string{}
+		return 0, []string{}
 	}
-	return newNamespaces(namespaceIDs("/proc/" + strconv.Itoa(v.Pid)))
+	return v.Pid, newNamespaces(namespaceIDs("/proc/" + strconv.Itoa(v.Pid)))
+}
+
+// bwrapCheck holds the command until bwrap's sandbox process pid has
+// entered its new root (bwrap makes every mount of the view before it
+// pivots into it, and reads --block-fd only after), then checks there,
+// through /proc/PID/root and following no link, that each read-only
+// grant's place is the granted file (ro, whose name is its path), on a
+// read-only mount. bwrap mounts a grant on its place by name and
+// remounts it read-only by name, following a link met there, and checks
+// only afterwards that the name holds the granted file: a writer of the
+// workspace that swaps a folder on the way for a link and back had the
+// read-only mount cover the link's target and the grant left writable in
+// the workspace, under its own name. The grant's name is read before and
+// after, and must be its path both times (a grant renamed meanwhile is
+// refused: its place would not be its mount's). A sandbox process that
+// ends first (done), a set-up longer than ctx allows, or a grant not so
+// refuses the command.
+func bwrapCheck(ctx context.Context, pid int, root string, rootFile *os.File, ro []*os.File, done <-chan struct{}) error {
+	if pid <= 0 {
+		return fmt.Errorf("bwrap did not say which process the sandbox is")
+	}
+	var host, want unix.Stat_t
+	if err := unix.Stat("/", &host); err != nil {
+		return err
+	}
+	if err := unix.Fstat(int(rootFile.Fd()), &want); err != nil {
+		return err
+	}
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	same := func(dir int, path string, st *unix.Stat_t) (int, bool) {
+		fd, err := unix.Openat2(dir, path, &how)
+		if err != nil {
+			return -1, false
+		}
+		var got unix.Stat_t
+		if unix.Fstat(fd, &got) != nil || got.Dev != st.Dev || got.Ino != st.Ino {
+			unix.Close(fd)
+			return -1, false
+		}
+		return fd, true
+	}
+	tick := time.NewTicker(100 * time.Microsecond)
+	defer tick.Stop()
+	var box int
+	for {
+		var err error
+		box, err = unix.Open("/proc/"+strconv.Itoa(pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == nil {
+			var st unix.Stat_t
+			if unix.Fstat(box, &st) == nil && (st.Dev != host.Dev || st.Ino != host.Ino) {
+				if fd, ok := same(box, root, &want); ok {
+					unix.Close(fd)
+					break // in the new root: every mount is made
+				}
+			}
+			unix.Close(box)
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("bwrap ended before the sandbox was set up")
+		case <-ctx.Done():
+			return fmt.Errorf("the sandbox was not set up in time: %v", ctx.Err())
+		case <-tick.C:
+		}
+	}
+	defer unix.Close(box)
+	for _, f := range ro {
+		var want unix.Stat_t
+		if err := unix.Fstat(int(f.Fd()), &want); err != nil {
+			return err
+		}
+		name := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
+		before, _ := os.Readlink(name)
+		fd, ok := same(box, f.Name(), &want)
+		if !ok {
+			return fmt.Errorf("the read-only grant %s is not in its place in the sandbox (swapped as it was set up)", f.Name())
+		}
+		var fs unix.Statfs_t
+		err := unix.Fstatfs(fd, &fs)
+		unix.Close(fd)
+		after, _ := os.Readlink(name)
+		if err != nil || fs.Flags&unix.ST_RDONLY == 0 || before != f.Name() || after != f.Name() {
+			return fmt.Errorf("the read-only grant %s is not read-only in the sandbox (swapped as it was set up)", f.Name())
+		}
+	}
+	return nil
 }
 
 // bwrapArgs builds bubblewrap's options for the view of p. The spec's
@@ -249,8 +345,9 @@ func bwrapNamespaces(info io.Reader) []string {
 // for --bind-fd it checks after the mount that the destination is the
 // fd's file, and fails (the command is refused) when it is not, the
 // destination swapped as well. A bwrap without --bind-fd refuses every
-// command. The files are returned for bwrap to inherit, in order.
-func bwrapArgs(p *prepared, fd int) ([]string, []*os.File, error) {
+// command. The files are returned for bwrap to inherit, in order, with
+// the workspace's resolved path.
+func bwrapArgs(p *prepared, fd int) ([]string, string, []*os.File, error) {
 	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox",
 		"--clearenv"}
 	for _, d := range systemDirs {
@@ -303,7 +400,7 @@ func bwrapArgs(p *prepared, fd int) ([]string, []*os.File, error) {
 	}
 	if err != nil {
 		closeFiles(files)
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	// As in Native, all but /tmp, /dev/shm and the spec's writable paths
 	// is read-only, the root tmpfs and /dev included.
@@ -314,7 +411,7 @@ func bwrapArgs(p *prepared, fd int) ([]string, []*os.File, error) {
 		k, v, _ := cutEnv(kv)
 		a = append(a, "--setenv", k, v)
 	}
-	return a, files, nil
+	return a, root, files, nil
 }
 
 func closeFiles(fs []*os.File) {

@@ -25,7 +25,9 @@
 // tmpfs /tmp, a fresh /proc with /proc/sys read-only and its leaky files
 // hidden, a /dev of null, zero, full, random and urandom and a tmpfs
 // /dev/shm, and the workspace (Spec.Root) plus Spec.Writable and
-// Spec.ReadOnly bound at their host paths; then it pivots into it, drops
+// Spec.ReadOnly bound at their host paths (by file, never by name: a
+// copy of each tree is made read-only or not, then attached to its place
+// opened following no link); then it pivots into it, drops
 // the host's root and makes the root and /dev read-only. So a command
 // can write only to the workspace, Spec.Writable, /tmp and /dev/shm (and
 // the devices): a write anywhere else (/etc/x, /var/tmp/x,

@@ -277,19 +277,8 @@ func bindFunc(binds map[string]bool) func(src, dst string, writable bool) error 
 		if err != nil {
 			return err
 		}
-		if fi.IsDir() {
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return err
-			}
-		} else if _, err := os.Lstat(dst); err != nil { // one that exists may lie in a read-only bind
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			if f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				f.Close()
-			} else if !errors.Is(err, os.ErrExist) {
-				return err
-			}
+		if err := makePlace(dst, fi.IsDir()); err != nil {
+			return err
 		}
 		if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("binding %s: %w", strings.TrimPrefix(src, oldRoot), err)
@@ -297,6 +286,27 @@ func bindFunc(binds map[string]bool) func(src, dst string, writable bool) error 
 		binds[dst] = writable
 		return nil
 	}
+}
+
+// makePlace makes dst, a folder (with its parents) or else an empty file,
+// for a bind.
+func makePlace(dst string, dir bool) error {
+	if dir {
+		return os.MkdirAll(dst, 0o755)
+	}
+	if _, err := os.Lstat(dst); err == nil { // one that exists may lie in a read-only bind
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err == nil {
+		f.Close()
+	} else if errors.Is(err, os.ErrExist) {
+		err = nil
+	}
+	return err
 }
 
 // emptyDirs are made, empty, in the new root, so that a write to a place a
@@ -426,25 +436,83 @@ func buildBase() error {
 	return dropBoundingSet(rootPath("/proc/sys/kernel/cap_last_cap"))
 }
 
+// bindSpec binds the spec's path m at its place in the new root by file,
+// never by name. The source is the file opened following no link
+// (openNoFollow, through the host's root: the new root has no /proc
+// yet), so a link swapped in since the spec was resolved is refused, not
+// followed. The place, once made, is opened the same way and must be
+// that very file when it lies in a tree bound from the source's file
+// system (a grant inside the workspace): a writer of the workspace that
+// swaps a folder on the way for a link, or for another folder, gets the
+// command refused, where a bind by name followed the link, covered its
+// target and left the grant writable under its own name. The mount is a
+// copy of the source's tree (open_tree), made read-only (unless
+// writable), nosuid and nodev (but under /dev) before it is attached to
+// the place's file (mount_setattr, move_mount): no later step looks it up
+// by name either. Before Linux 5.12 (no mount_setattr) it binds through
+// both files' /proc/self/fd names and leaves the flags to fixBindFlags
+// (binds), which finds the mounts by name.
+func bindSpec(m mountSpec, binds map[string]bool) error {
+	src, err := openNoFollow(oldRoot, m.Path)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(src)
+	var from, to unix.Stat_t
+	if err := unix.Fstat(src, &from); err != nil {
+		return err
+	}
+	dst := rootPath(m.Path)
+	if err := makePlace(dst, from.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return err
+	}
+	place, err := openNoFollow("/", dst)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(place)
+	if err := unix.Fstat(place, &to); err != nil {
+		return err
+	}
+	if to.Dev == from.Dev && to.Ino != from.Ino {
+		return fmt.Errorf("%s was swapped for another file as it was bound (refused: a grant is bound on its own place only)", m.Path)
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID}
+	if !strings.HasPrefix(m.Path, "/dev/") {
+		attr.Attr_set |= unix.MOUNT_ATTR_NODEV
+	}
+	if !m.Writable {
+		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+	}
+	tree, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err == nil {
+		defer unix.Close(tree)
+		err = unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
+	}
+	if errors.Is(err, unix.ENOSYS) {
+		fd := func(f int) string { return hostPath("/proc/self/fd/" + strconv.Itoa(f)) }
+		if err := unix.Mount(fd(src), fd(place), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return err
+		}
+		binds[dst] = m.Writable
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return unix.MoveMount(tree, "", place, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+}
+
 // finishRoot binds the spec's paths into the root buildBase made, fixes
 // their flags, and enters the new root, dropping the host's.
 func finishRoot(cfg *initConfig) error {
+	// Kernels without mount_setattr leave binds for fixBindFlags.
 	binds := map[string]bool{}
-	bind := bindFunc(binds)
 	// The spec's paths, parents first.
 	mounts := append([]mountSpec(nil), cfg.Mounts...)
 	sort.SliceStable(mounts, func(i, j int) bool { return len(mounts[i].Path) < len(mounts[j].Path) })
 	for _, m := range mounts {
-		// Bound from the very file opened (through the host's /proc, the
-		// new root has none yet), so a link swapped in since the spec was
-		// resolved is refused, not followed (openNoFollow).
-		fd, err := openNoFollow(oldRoot, m.Path)
-		if err != nil {
-			return fmt.Errorf("binding %s: %w", m.Path, err)
-		}
-		err = bind(hostPath("/proc/self/fd/"+strconv.Itoa(fd)), rootPath(m.Path), m.Writable)
-		unix.Close(fd)
-		if err != nil {
+		if err := bindSpec(m, binds); err != nil {
 			return fmt.Errorf("binding %s: %w", m.Path, err)
 		}
 	}
