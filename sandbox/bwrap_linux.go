@@ -145,9 +145,12 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	err = bwrapCheck(check, pid, root, grants[0], grants[len(grants)-len(p.ReadOnly):], done)
 	cancel()
 	if err != nil {
-		kill("setup")
+		cmd.Process.Kill()
 		<-done
-		return Outcome{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signaled() {
+			return Outcome{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		// bwrap ended on its own first: its own failure is read below.
 	}
 	bw.Write([]byte{1})
 	bw.Close()
