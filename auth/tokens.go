@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/atomicfile"
+
 	"golang.org/x/oauth2"
 )
 
@@ -222,7 +224,7 @@ func (f FileBlobs) Get(_ context.Context, key string) ([]byte, error) {
 
 // Set implements Blobs.
 func (f FileBlobs) Set(_ context.Context, key string, value []byte) error {
-	return writeAtomic(f.path(key), value)
+	return atomicfile.Write(f.path(key), value, 0o600)
 }
 
 // Delete implements Blobs.
@@ -259,7 +261,7 @@ func OpenFileTokens(dir string, key []byte) (*SealedTokens, error) {
 			if _, err := rand.Read(key); err != nil {
 				return nil, err
 			}
-			if err := writeAtomic(keyFile, key); err != nil {
+			if err := atomicfile.Write(keyFile, key, 0o600); err != nil {
 				return nil, err
 			}
 			// Two processes may make a key at once: the file's is the one.
@@ -274,24 +276,4 @@ func OpenFileTokens(dir string, key []byte) (*SealedTokens, error) {
 		return nil, err
 	}
 	return &SealedTokens{Blobs: FileBlobs{dir}, Sealer: s}, nil
-}
-
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

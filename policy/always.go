@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/internal/atomicfile"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -218,44 +219,15 @@ func samePolicyPlus(before, after *Policy, rule string) bool {
 		reflect.DeepEqual(before.Auth, after.Auth)
 }
 
-// writeAtomic replaces file with data: a temporary file in the same folder,
-// synced, renamed over it, with the original's permissions.
+// writeAtomic replaces file with data (atomicfile), keeping the
+// original's permissions.
 func writeAtomic(file string, data []byte) error {
 	mode := os.FileMode(0o600)
 	if fi, err := os.Stat(file); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.Write(file, data, mode); err != nil {
 		return fmt.Errorf("policy: %w", err)
-	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if err := os.Rename(name, file); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	ok = true
-	if d, err := os.Open(filepath.Dir(file)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/atomicfile"
 )
 
 // PinFile is the JSON shape of a pin file: per upstream, its identity and
@@ -296,35 +298,14 @@ func readPins(path string) (*PinFile, error) {
 	return &f, nil
 }
 
-// writeAtomic replaces path with data: a temporary file in the same
-// folder (mode 0600), synced, renamed over it.
+// writeAtomic replaces path with data, mode 0600 (atomicfile), making
+// its folder (0700) first.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("trust: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
-		if _, err = tmp.Write(data); err == nil {
-			err = tmp.Sync()
-		}
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("trust: writing the pin file: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }

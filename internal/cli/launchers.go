@@ -21,6 +21,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/atomicfile"
+
 	"github.com/toolgate/toolgate/trust"
 )
 
@@ -211,7 +213,7 @@ func npmRegistry(ctx context.Context) (string, error) {
 		seen.Inputs = before
 	}
 	if b, err := json.Marshal(seen); err == nil && os.MkdirAll(stateDir(), 0o700) == nil {
-		replaceFile(store, b)
+		atomicfile.Write(store, b, 0o600)
 	}
 	return seen.Registry, nil
 }
@@ -224,7 +226,7 @@ type npmSeen struct {
 }
 
 // readOwn reads the file path if it is a regular file of this user that
-// no one else may write or read (mode 0600 or less), as replaceFile
+// no one else may write or read (mode 0600 or less), as atomicfile.Write
 // writes them: another's file is not taken for toolgate's own.
 func readOwn(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -322,24 +324,6 @@ func fileIdentity(name string) string {
 		return "unreadable: " + err.Error()
 	}
 	return fmt.Sprintf("%s %d %o %d", real, fi.Size(), fi.Mode(), fi.ModTime().UnixNano())
-}
-
-// replaceFile replaces path with b (mode 0600): a file written beside it
-// and renamed over it.
-func replaceFile(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return err
 }
 
 func npmEnv(registry, cache string) map[string]string {

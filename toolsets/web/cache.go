@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/atomicfile"
 )
 
 // cache keeps the last response of each GET in a folder: one JSON file per
@@ -31,10 +33,7 @@ type entry struct {
 	StoredAt time.Time `json:"stored_at"`
 }
 
-const (
-	cacheExt    = ".json"
-	cacheTmpPre = ".tmp-"
-)
+const cacheExt = ".json"
 
 func newCache(dir string, maxBytes int64) (*cache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -89,22 +88,7 @@ func (c *cache) put(key string, e entry) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	tmp, err := os.CreateTemp(c.dir, cacheTmpPre+"*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), c.path(key))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := atomicfile.Write(c.path(key), data, 0o600); err != nil {
 		return err
 	}
 	return c.evict(key)
@@ -124,7 +108,7 @@ func (c *cache) evict(keep string) error {
 	var files []file
 	var total int64
 	for _, de := range des {
-		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), cacheExt) || strings.HasPrefix(de.Name(), cacheTmpPre) {
+		if !de.Type().IsRegular() || !strings.HasSuffix(de.Name(), cacheExt) {
 			continue
 		}
 		info, err := de.Info()

@@ -456,7 +456,7 @@ func TestCachedFallback(t *testing.T) {
 
 	des, _ := os.ReadDir(dir)
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), cacheTmpPre) {
+		if strings.Contains(de.Name(), ".tmp-") {
 			t.Errorf("a temporary file was left: %s", de.Name())
 		}
 	}
