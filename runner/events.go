@@ -33,7 +33,11 @@ type ProcessEvents struct {
 
 // ProcessEvent is one event of a process in a sandbox. Kind "dropped"
 // stands for Bytes events that the sandbox could not keep until they were
-// acknowledged (its bound), the last of them numbered Seq.
+// acknowledged (its bound), the last of them numbered Seq. Kind "opened"
+// is the first event of every keeper (Seq 1), of no process: it makes the
+// first result of each opening carry the new epoch, so that a gateway
+// learns at once that the opening it knew is gone, with the events it
+// kept that no result carried.
 type ProcessEvent struct {
 	Seq     uint64 `json:"seq"`
 	Kind    string `json:"kind"`
@@ -66,11 +70,13 @@ type Events struct {
 	bytes int
 }
 
-// NewEvents returns an empty keeper with a new epoch.
+// NewEvents returns a keeper with a new epoch, holding its "opened" event.
 func NewEvents() *Events {
 	b := make([]byte, 8)
 	rand.Read(b)
-	return &Events{epoch: hex.EncodeToString(b), next: 1}
+	e := &Events{epoch: hex.EncodeToString(b), next: 1}
+	e.Add(ProcessEvent{Kind: "opened"})
+	return e
 }
 
 func eventBytes(ev ProcessEvent) int {

@@ -18,7 +18,16 @@ func kept(e *Events) ProcessEvents {
 // the number of the last one dropped; an acknowledgement forgets up to its
 // number, and one of another epoch nothing.
 func TestEventsBound(t *testing.T) {
-	e := NewEvents()
+	// A new keeper holds its "opened" event; acknowledged, it is gone.
+	fresh := func() *Events {
+		e := NewEvents()
+		if p := kept(e); len(p.Events) != 1 || p.Events[0].Kind != "opened" || p.Events[0].Seq != 1 {
+			t.Fatalf("a new keeper holds %+v, want its opened event", p.Events)
+		}
+		e.Ack(kept(e).Epoch, 1)
+		return e
+	}
+	e := fresh()
 	for range MaxEvents + 9 {
 		e.Add(ProcessEvent{Kind: "start", ID: "p"})
 	}
@@ -27,19 +36,19 @@ func TestEventsBound(t *testing.T) {
 		t.Fatalf("%d events kept, want %d", n, MaxEvents)
 	}
 	d := p.Events[0]
-	if d.Kind != "dropped" || d.Bytes != 10 || d.Seq != 10 || p.Events[1].Seq != 11 || p.Events[MaxEvents-1].Seq != MaxEvents+9 {
+	if d.Kind != "dropped" || d.Bytes != 10 || d.Seq != 11 || p.Events[1].Seq != 12 || p.Events[MaxEvents-1].Seq != MaxEvents+10 {
 		t.Errorf("first %+v, then %+v … %+v", d, p.Events[1], p.Events[MaxEvents-1])
 	}
-	e.Ack("another", MaxEvents+9)
+	e.Ack("another", MaxEvents+10)
 	if n := len(kept(e).Events); n != MaxEvents {
 		t.Errorf("an ack of another epoch forgot: %d left", n)
 	}
 	e.Ack(p.Epoch, 500)
-	if p := kept(e); len(p.Events) != MaxEvents+9-500 || p.Events[0].Seq != 501 {
+	if p := kept(e); len(p.Events) != MaxEvents+10-500 || p.Events[0].Seq != 501 {
 		t.Errorf("after ack 500: %d left, first %+v", len(p.Events), p.Events[0])
 	}
 	// Bytes: long commands fill MaxEventBytes before MaxEvents.
-	e = NewEvents()
+	e = fresh()
 	long := strings.Repeat("x", 10<<10)
 	for range 300 {
 		e.Add(ProcessEvent{Kind: "start", Command: long})

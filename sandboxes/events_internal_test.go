@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolgate/toolgate/engine"
@@ -31,14 +33,10 @@ func (e eventful) Check(ctx context.Context, def tool.Definition, call tool.Call
 	return e.ev.Check(ctx, def, call, res)
 }
 
-// TestProcessEventsSurviveLostResult: a real runner on loopback whose
-// sandbox numbers its process events and keeps them until the gateway
-// acknowledges them; the result of one call is lost on its way (the
-// connection is cut after the call ran): its event is told with the next
-// result, once, and no event is told twice.
-func TestProcessEventsSurviveLostResult(t *testing.T) {
-	var kept *runner.Events // the sandbox's, once opened
-	r, err := runner.New(runner.Options{Dir: t.TempDir(), Secret: testSecret, Open: func(id, ws string) (runner.Sandbox, error) {
+// eventfulRunner is a real runner on dir whose sandboxes have the file
+// tools and are eventful; kept is set to the keeper of the last opened.
+func eventfulRunner(t *testing.T, dir string, kept **runner.Events) *runner.Runner {
+	r, err := runner.New(runner.Options{Dir: dir, Secret: testSecret, Open: func(id, ws string) (runner.Sandbox, error) {
 		roots, err := fs.OpenRoots(ws)
 		if err != nil {
 			return runner.Sandbox{}, err
@@ -52,7 +50,7 @@ func TestProcessEventsSurviveLostResult(t *testing.T) {
 			return runner.Sandbox{}, err
 		}
 		events := runner.NewEvents()
-		kept = events
+		*kept = events
 		eng := engine.New(engine.Options{Registry: reg, Policy: &policy.Policy{Mode: policy.ModeBypass, MaxLevel: tool.LevelHigh, Reasons: map[string]string{}},
 			MaxResultBytes: -1, ResultChecker: eventful{events}})
 		return runner.Sandbox{MCP: http.NotFoundHandler(), Events: events,
@@ -64,7 +62,75 @@ func TestProcessEventsSurviveLostResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	return r
+}
+
+// TestProcessEventsLostWithRunner: the events a runner kept that no
+// result carried (here a process started after the last call) are lost
+// when the runner stops; the first result of the runner started again on
+// the same folder tells a "lost" event first, saying after which event
+// and how many processes it told the start of had not ended (their ends
+// are lost too), then
+// its own events. Before, the gateway told the new events only: the loss
+// was silent.
+func TestProcessEventsLostWithRunner(t *testing.T) {
+	dir := t.TempDir()
+	var kept *runner.Events
+	var cur atomic.Pointer[runner.Runner]
+	cur.Store(eventfulRunner(t, dir, &kept))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { cur.Load().Handler().ServeHTTP(w, req) })}
+	go hs.Serve(ln)
+	defer hs.Close()
+
+	s := replica(t, nil, Options{}, "http://"+ln.Addr().String())
+	var (
+		mu   sync.Mutex
+		told []runner.ProcessEvent
+	)
+	s.OnProcessEvent(func(call tool.Call, ev runner.ProcessEvent) {
+		mu.Lock()
+		told = append(told, ev)
+		mu.Unlock()
+	})
+	tools := toolsOf(t, s)
+	if res := call(t, tools, "alice", "c1", "write_file", `{"path":"a","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	kept.Add(runner.ProcessEvent{Kind: "start", ID: "p1"}) // no result carries it
+	cur.Load().Close()
+	cur.Store(eventfulRunner(t, dir, &kept))
+	defer cur.Load().Close()
+	if res := call(t, tools, "alice", "c1", "write_file", `{"path":"b","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var got []string
+	for _, ev := range told {
+		got = append(got, ev.Kind+":"+ev.ID)
+	}
+	if want := []string{"start:a", "lost:", "start:b"}; !slices.Equal(got, want) {
+		t.Fatalf("told %q, want %q", got, want)
+	}
+	// a's start was told, its end never: one process had not ended (p1
+	// the gateway never heard of).
+	if l := told[1]; l.Seq != 2 || l.Bytes != 1 || !strings.Contains(l.Reason, "after its event 2") {
+		t.Errorf("the lost event is %+v, want after event 2 with 1 process not ended", l)
+	}
+}
+
+// TestProcessEventsSurviveLostResult: a real runner on loopback whose
+// sandbox numbers its process events and keeps them until the gateway
+// acknowledges them; the result of one call is lost on its way (the
+// connection is cut after the call ran): its event is told with the next
+// result, once, and no event is told twice.
+func TestProcessEventsSurviveLostResult(t *testing.T) {
+	var kept *runner.Events // the sandbox's, once opened
+	r := eventfulRunner(t, t.TempDir(), &kept)
 	// The answer to the call naming "lost" never arrives: the runner ran
 	// it, then the connection is cut.
 	lose := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

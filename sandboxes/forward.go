@@ -280,7 +280,11 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 // next one, and one whose result was lost (an error, a timeout, a
 // cancelled call) at the next result. Each is told once per replica;
 // with several replicas one may be told by two of them (its Seq says so).
-// Nil: none.
+// Events a runner kept that no result carried are lost when the runner
+// stops (or the sandbox is made anew): the next result comes from a new
+// opening (epoch), and a "lost" event is told first, saying after which
+// event of the old one and how many of its processes had not ended as
+// told (their ends are among those lost). Nil: none.
 func (s *Sandboxes) OnProcessEvent(fn func(tool.Call, runner.ProcessEvent)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -288,10 +292,12 @@ func (s *Sandboxes) OnProcessEvent(fn func(tool.Call, runner.ProcessEvent)) {
 }
 
 // acked is what this replica has told of a sandbox's process events: up
-// to Seq of the runner's Epoch.
+// to Seq of the runner's Epoch, and the processes started that had not
+// ended as told.
 type acked struct {
-	epoch string
-	seq   uint64
+	epoch   string
+	seq     uint64
+	running map[string]bool
 }
 
 // ack is the runner.AckHeader value for sandbox id ("" none yet).
@@ -335,16 +341,42 @@ func (s *Sandboxes) tell(call tool.Call, id string, res tool.Result) tool.Result
 	defer s.evmu.Unlock()
 	a := s.acked[id]
 	if a.epoch != evs.Epoch { // the sandbox was opened again: its numbers start again
+		if a.epoch != "" {
+			fn(call, lostEvents(a))
+		}
 		a = acked{epoch: evs.Epoch}
 	}
 	for _, ev := range evs.Events {
-		if ev.Seq > a.seq {
-			fn(call, ev)
-			a.seq = ev.Seq
+		if ev.Seq <= a.seq {
+			continue
 		}
+		a.seq = ev.Seq
+		switch ev.Kind {
+		case "opened":
+			continue // no process's
+		case "start":
+			if a.running == nil {
+				a.running = map[string]bool{}
+			}
+			a.running[ev.ID] = true
+		case "end":
+			delete(a.running, ev.ID)
+		}
+		fn(call, ev)
 	}
 	s.acked[id] = a
 	return res
+}
+
+// lostEvents is the "lost" event told when the opening a told ended
+// before a result carried all its events.
+func lostEvents(a acked) runner.ProcessEvent {
+	why := fmt.Sprintf("the sandbox's runner opened it again (the runner stopped, or the sandbox was made anew): "+
+		"the events its previous opening kept after its event %d, if any, were lost", a.seq)
+	if n := len(a.running); n > 0 {
+		why += fmt.Sprintf(", among them the ends of %d process(es) that had not ended", n)
+	}
+	return runner.ProcessEvent{Kind: "lost", Seq: a.seq, Bytes: len(a.running), Reason: why}
 }
 
 // mark sets meta["toolgate/sandbox"] and, when the sandbox was made anew,
