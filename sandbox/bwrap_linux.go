@@ -139,12 +139,30 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("%w: starting bwrap: %v", ErrUnavailable, err)
 	}
 	pid, namespaces := bwrapNamespaces(ir)
+	// bwrap binds the sandbox's first process to its own life
+	// (--die-with-parent) only once it goes on past --block-fd: a refusal
+	// kills that process itself (through a pidfd, never a pid that may be
+	// another's by then), as bwrap killed alone would leave it to go on
+	// to the command once the block pipe closes.
+	first := -1
+	if pid > 0 {
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			first = fd
+			defer unix.Close(fd)
+		}
+	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	check, cancel := context.WithTimeout(ctx, p.limits.Wall)
 	err = bwrapCheck(check, pid, root, grants[0], grants[len(grants)-len(p.ReadOnly):], done)
+	if err == nil && first < 0 {
+		err = fmt.Errorf("the sandbox's first process cannot be held (pidfd_open: Linux 5.3)")
+	}
 	cancel()
 	if err != nil {
+		if first >= 0 {
+			unix.PidfdSendSignal(first, unix.SIGKILL, nil, 0)
+		}
 		cmd.Process.Kill()
 		<-done
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signaled() {

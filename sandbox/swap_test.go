@@ -101,7 +101,9 @@ func swapping(step func()) func() {
 // stayed writable in the workspace (native 2 of 30 boxes that granted
 // it, as native's flags were set by name too and refused most; bwrap 8
 // of 15: its inode check after the mount looks the name up again, which
-// the next swap puts back).
+// the next swap puts back). A refused bwrap box must not run either:
+// killing bwrap alone let its sandbox process, held at --block-fd and not
+// yet bound to bwrap's life, go on to the command (1 box in a -race run).
 func TestReadOnlyGrantSwapped(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -145,6 +147,7 @@ cut -d' ' -f5 /proc/self/mountinfo | while read m; do stat -c %i "$m"; done 2>/d
 				granted++
 				if w {
 					wrote++
+					t.Logf("a box wrote into the grant (inode %s); its mount points' inodes:\n%s", ino, o.Stdout)
 				}
 			}
 			stop()
