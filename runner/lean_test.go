@@ -189,3 +189,63 @@ func TestLeanPanic(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanNextDuringCall: a caller that sends its next call while one
+// runs, watched for its close, gets both answered. (The lean path's watch
+// once read a byte of the next call and closed the connection unanswered,
+// the call run.)
+func TestLeanNextDuringCall(t *testing.T) {
+	for _, p := range paths {
+		started, release := make(chan struct{}), make(chan struct{})
+		addr := serveWith(t, p.lean, func(ctx context.Context, name string, args json.RawMessage) tool.Result {
+			if name == "slow" {
+				close(started)
+				<-release
+			}
+			return tool.TextResult(name)
+		})
+		nc, br := dialRunner(t, addr)
+		h1, b1 := leanCall("slow", `{}`)
+		h2, b2 := leanCall("next", `{}`)
+		io.WriteString(nc, h1+b1)
+		<-started
+		time.Sleep(50 * time.Millisecond) // the call is watched
+		io.WriteString(nc, h2+b2)
+		time.Sleep(50 * time.Millisecond) // the watch sees it
+		close(release)
+		for _, want := range []string{"slow", "next"} {
+			if code, body, err := readAnswer(br); err != nil || code != 200 || !strings.Contains(body, want) {
+				t.Errorf("%s: the %s call: %d %q %v", p.name, want, code, body, err)
+				break
+			}
+		}
+	}
+}
+
+// TestLeanCloseCancels: the caller's close cancels its call, also when it
+// sent more with the call (in one write).
+func TestLeanCloseCancels(t *testing.T) {
+	for _, p := range paths {
+		for _, more := range []string{"", "G"} {
+			started, cancelled := make(chan struct{}), make(chan bool, 1)
+			addr := serveWith(t, p.lean, func(ctx context.Context, name string, args json.RawMessage) tool.Result {
+				close(started)
+				select {
+				case <-ctx.Done():
+					cancelled <- true
+				case <-time.After(5 * time.Second):
+					cancelled <- false
+				}
+				return tool.TextResult(name)
+			})
+			nc, _ := dialRunner(t, addr)
+			h, b := leanCall("w", `{}`)
+			io.WriteString(nc, h+b+more)
+			<-started
+			nc.Close()
+			if !<-cancelled {
+				t.Errorf("%s: the caller closed (having sent %q more), the call ran on", p.name, more)
+			}
+		}
+	}
+}

@@ -40,7 +40,9 @@ import (
 // connection, to a net/http server of Handler, which answers it as
 // before: so is every refusal (401 first) answered by the same code. A
 // lean call whose caller closes the connection while it runs for longer
-// than watchAfter is cancelled, as net/http would.
+// than watchAfter is cancelled, as net/http would (on unix: the watch
+// peeks at the socket, reading nothing of it; elsewhere it is not
+// watched).
 func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 	l := &lean{r: r, handed: make(chan net.Conn), stop: make(chan struct{}), addr: ln.Addr(), conns: map[net.Conn]*watch{}}
 	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10}
@@ -93,10 +95,8 @@ type watch struct {
 	nc      net.Conn
 	cancel  context.CancelFunc
 	since   time.Time
-	skip    bool // not to be watched: its caller already sent more
-	started bool // a goroutine reads the connection (run)
+	started bool // a goroutine watches the connection (run)
 	ended   bool // the call is over
-	more    bool // run read a byte: the connection cannot be kept
 	done    chan struct{}
 }
 
@@ -181,7 +181,7 @@ func (l *lean) busy(nc net.Conn, w *watch) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.conns[nc] = w
-	if w != nil && !w.skip && !l.armed {
+	if w != nil && !l.armed {
 		l.armed = true
 		if l.look == nil {
 			l.look = time.AfterFunc(watchAfter, l.watch)
@@ -200,7 +200,7 @@ func (l *lean) watch() {
 	defer l.mu.Unlock()
 	now, running := time.Now(), false
 	for _, w := range l.conns {
-		if w == nil || w.skip || w.ended {
+		if w == nil || w.ended {
 			continue
 		}
 		running = true
@@ -216,48 +216,46 @@ func (l *lean) watch() {
 	}
 }
 
-// run reads w's connection until its caller closes it (the call is
-// cancelled), sends more, or the call's end stops it (end). The idle
-// deadline does not apply while the call runs.
+// run watches w's connection until its caller closes it (the call is
+// cancelled), sends more (the watch stops, the connection is kept: as
+// net/http, which stops reading ahead at a byte), or the call's end stops
+// it (end). It reads nothing of the connection, whatever its buffer holds
+// (awaitClose peeks at the socket), so neither a request sent during the
+// call nor one sent with it is lost or keeps its caller's close unseen.
+// The idle deadline does not apply while the call runs.
 func (l *lean) run(w *watch) {
 	defer close(w.done)
-	var b [1]byte
 	for {
 		l.mu.Lock()
 		if w.ended {
 			l.mu.Unlock()
 			return
 		}
-		w.nc.SetReadDeadline(time.Time{}) // before end's, which ends the read
+		w.nc.SetReadDeadline(time.Time{}) // before end's, which ends the wait
 		l.mu.Unlock()
-		n, err := w.nc.Read(b[:])
+		closed, err := awaitClose(w.nc)
 		switch {
-		case n > 0:
-			w.more = true
-			return
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			continue // end's, or the idle one: run looks at ended
-		case err != nil:
+		case closed:
 			w.cancel()
-			return
 		}
+		return
 	}
 }
 
-// end ends w's call: a watch started is stopped; it says whether the
-// caller sent nothing during the call.
-func (l *lean) end(w *watch) bool {
+// end ends w's call: a watch started is stopped.
+func (l *lean) end(w *watch) {
 	l.mu.Lock()
 	w.ended = true
 	started := w.started
 	l.mu.Unlock()
 	if !started {
-		return true
+		return
 	}
-	w.nc.SetReadDeadline(time.Unix(1, 0)) // ends run's read (ended is set)
+	w.nc.SetReadDeadline(time.Unix(1, 0)) // ends run's wait (ended is set)
 	<-w.done
 	w.nc.SetReadDeadline(time.Now().Add(leanIdle))
-	return !w.more
 }
 
 // handedConn is a connection handed to net/http with what was read of it.
@@ -471,10 +469,8 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 		ctx = tool.WithApproval(ctx)
 	}
 	// The caller's close cancels a call that runs long enough to be
-	// watched (watch); a caller that sent more after it is not watched
-	// (nothing may be read ahead of its next request), and one that sends
-	// more while it runs is not kept.
-	w := &watch{nc: nc, cancel: cancel, since: time.Now(), skip: br.Buffered() > 0, done: make(chan struct{})}
+	// watched (watch).
+	w := &watch{nc: nc, cancel: cancel, since: time.Now(), done: make(chan struct{})}
 	if !l.busy(nc, w) {
 		return out, false
 	}
@@ -503,7 +499,7 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 	mu.Lock()
 	done = true
 	mu.Unlock()
-	if !l.end(w) || werr != nil {
+	if l.end(w); werr != nil {
 		return out, false
 	}
 	out = chunk(out, resultLine(c.Name, res))

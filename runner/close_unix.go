@@ -1,0 +1,41 @@
+//go:build unix
+
+package runner
+
+import (
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// awaitClose waits until nc's socket has something to read, and says
+// whether that is its peer's close (or a reset): it peeks (MSG_PEEK), so
+// what the peer sent stays to be read. It returns at nc's read deadline
+// (os.ErrDeadlineExceeded), and at once, not closed, for a connection
+// without a socket of its own.
+func awaitClose(nc net.Conn) (closed bool, err error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false, nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false, nil
+	}
+	var b [1]byte
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return false // nothing yet: wait on the poller
+			}
+			closed = n == 0 || err != nil
+			return true
+		}
+	})
+	return closed, err
+}
