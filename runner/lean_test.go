@@ -249,3 +249,24 @@ func TestLeanCloseCancels(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanSilent: a connection that sends nothing is closed after
+// net/http's ReadHeaderTimeout (headerTimeout), by either path. (The lean
+// path once held it for leanIdle.)
+func TestLeanSilent(t *testing.T) {
+	t.Parallel()
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			nc, err := net.Dial("tcp", serveWith(t, p.lean, echo))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			nc.SetReadDeadline(time.Now().Add(headerTimeout + 3*time.Second))
+			if _, err := nc.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("a silent connection after %v: %v, want EOF", headerTimeout+3*time.Second, err)
+			}
+		})
+	}
+}

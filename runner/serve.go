@@ -63,9 +63,12 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// Lean path bounds: a call's head is read whole in one read of at most
-// leanHead bytes; an idle connection is closed after leanIdle; a call
-// running longer than watchAfter is watched for its caller's close.
+// Lean path bounds: a connection's first head must come within
+// headerTimeout of its accept; a call's head is read whole in one read of
+// at most leanHead bytes; a connection idle after a call is closed after
+// leanIdle; a call running longer than watchAfter is watched for its
+// caller's close. Like net/http, the lean path does not bound the number
+// of connections (the gateway, its caller, keeps a few per replica).
 const (
 	headerTimeout = 10 * time.Second // net/http's ReadHeaderTimeout
 	leanHead      = 4 << 10
@@ -296,13 +299,13 @@ func (l *lean) serve(nc net.Conn) {
 	br := bufio.NewReaderSize(nc, leanHead)
 	var (
 		out     []byte
-		refresh time.Time // when to push the idle deadline on
+		refresh time.Time // when to push the idle deadline on; zero: no call served yet
 	)
+	// Until its first call, a connection has net/http's ReadHeaderTimeout
+	// from its accept to send the head (a head handed over gets net/http's
+	// own); only a caller with a valid token is given leanIdle.
+	nc.SetReadDeadline(time.Now().Add(headerTimeout))
 	for {
-		if now := time.Now(); now.After(refresh) {
-			nc.SetReadDeadline(now.Add(leanIdle))
-			refresh = now.Add(leanIdle / 2)
-		}
 		if _, err := br.Peek(1); err != nil {
 			return
 		}
@@ -321,6 +324,10 @@ func (l *lean) serve(nc net.Conn) {
 			return
 		}
 		br.Discard(h.size)
+		if now := time.Now(); now.After(refresh) {
+			nc.SetReadDeadline(now.Add(leanIdle))
+			refresh = now.Add(leanIdle / 2)
+		}
 		var keep bool
 		if out, keep = l.call(nc, br, h, s, out[:0], &answering); !keep || !l.busy(nc, nil) {
 			return
