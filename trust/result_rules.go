@@ -863,7 +863,9 @@ func nfkc(s string) string {
 	if i == len(s) {
 		return s
 	}
-	b := make([]byte, 0, len(s)+len(s)/8)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	var stretch []byte // a stretch normalized
 	last := 0
 	for i < len(s) {
 		start := max(i-1, last)
@@ -871,11 +873,13 @@ func nfkc(s string) string {
 		for end < len(s) && s[end] >= utf8.RuneSelf {
 			end++
 		}
-		b = append(b, s[last:start]...)
-		b = norm.NFKC.AppendString(b, s[start:end])
+		b.WriteString(s[last:start])
+		stretch = norm.NFKC.AppendString(stretch[:0], s[start:end])
+		b.Write(stretch)
 		last, i = end, end+nonASCII(s[end:])
 	}
-	return string(append(b, s[last:]...))
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // folded reports whether resultFold leaves s as it is: ASCII (NFKC and
@@ -953,7 +957,7 @@ func foldedByte(c byte, afterSpace bool) bool {
 // would end its match; a cut by hand reads the text once instead of
 // trying three branches at every byte.
 func splitSentences(text string) []string {
-	var out []string
+	out := make([]string, 0, len(text)/32+1) // sentences of prose are longer: one allocation, mostly
 	last := 0
 	for i := 0; i < len(text); {
 		if !breakStarts[text[i]] {
