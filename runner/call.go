@@ -170,6 +170,9 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 // process events the result carried (the runner's own: they encode), for
 // the gateway's audit.
 func resultLine(name string, res tool.Result) []byte {
+	if line, ok := flatLine(res); ok {
+		return append(line, '\n')
+	}
 	line, err := json.Marshal(Answer{Result: NewResult(res)})
 	if err != nil {
 		e := tool.ErrorResult(tool.Errorf(tool.Internal, "the sandbox's result of %s could not be encoded", name))
