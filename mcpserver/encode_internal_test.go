@@ -45,25 +45,26 @@ func encodeCases() map[string]tool.Result {
 	code := 3
 	var nilAnswer *answer
 	return map[string]tool.Result{
-		"text":              {Content: []tool.Content{tool.TextContent(text)}},
-		"empty text":        {Content: []tool.Content{tool.TextContent("")}},
-		"no content":        {},
-		"two texts":         {Content: []tool.Content{tool.TextContent("a"), tool.TextContent(long)}},
-		"process answer":    {Content: []tool.Content{tool.TextContent("running; cursor 9000"), tool.TextContent(long)}, Structured: answer{State: "running", Output: long, Cursor: 9000, More: true}},
-		"exited":            {Content: []tool.Content{tool.TextContent(text)}, Structured: &answer{ID: "p-1", State: "exited", ExitCode: &code, Output: text}},
-		"map":               {Content: []tool.Content{tool.TextContent("x")}, Structured: map[string]any{"z": text, "a": []any{1.5, nil, true, "<&>"}, "m": map[string]any{}}},
-		"string":            {Structured: text},
-		"number":            {Structured: 42.0},
-		"raw with spaces":   {Content: []tool.Content{tool.TextContent("x")}, Structured: json.RawMessage(" {\"a\" : [ 1 , \"<\" ] }\n")},
-		"spaced marshaler":  {Structured: spaced{}},
-		"nil pointer":       {Content: []tool.Content{tool.TextContent("x")}, Structured: nilAnswer},
-		"meta":              {Content: []tool.Content{tool.TextContent(text)}, Structured: answer{Output: text}, Meta: map[string]any{"redacted": 2, "toolgate/processes": []map[string]any{{"id": "p-1"}}}},
-		"error":             {Error: tool.Errorf(tool.NotFound, "no process <%s>", "p-1").WithSuggestion("list them & retry")},
-		"error and content": {Content: []tool.Content{tool.TextContent(text)}, Error: tool.Errorf(tool.Timeout, "late"), Meta: map[string]any{"k": "v"}},
-		"image":             {Content: []tool.Content{tool.TextContent("x"), tool.ImageContent([]byte{1, 2, 3}, "image/png")}},
-		"unknown type":      {Content: []tool.Content{{Type: "video", Text: "x"}}},
-		"failing":           {Content: []tool.Content{tool.TextContent("x")}, Structured: failing{}},
-		"not a number":      {Structured: math.NaN()},
+		"text":               {Content: []tool.Content{tool.TextContent(text)}},
+		"empty text":         {Content: []tool.Content{tool.TextContent("")}},
+		"no content":         {},
+		"two texts":          {Content: []tool.Content{tool.TextContent("a"), tool.TextContent(long)}},
+		"odd process answer": {Content: []tool.Content{tool.TextContent("exited"), tool.TextContent(text + long)}, Structured: &answer{State: "exited", ExitCode: &code, Output: text + long, Cursor: 1}},
+		"process answer":     {Content: []tool.Content{tool.TextContent("running; cursor 9000"), tool.TextContent(long)}, Structured: answer{State: "running", Output: long, Cursor: 9000, More: true}},
+		"exited":             {Content: []tool.Content{tool.TextContent(text)}, Structured: &answer{ID: "p-1", State: "exited", ExitCode: &code, Output: text}},
+		"map":                {Content: []tool.Content{tool.TextContent("x")}, Structured: map[string]any{"z": text, "a": []any{1.5, nil, true, "<&>"}, "m": map[string]any{}}},
+		"string":             {Structured: text},
+		"number":             {Structured: 42.0},
+		"raw with spaces":    {Content: []tool.Content{tool.TextContent("x")}, Structured: json.RawMessage(" {\"a\" : [ 1 , \"<\" ] }\n")},
+		"spaced marshaler":   {Structured: spaced{}},
+		"nil pointer":        {Content: []tool.Content{tool.TextContent("x")}, Structured: nilAnswer},
+		"meta":               {Content: []tool.Content{tool.TextContent(text)}, Structured: answer{Output: text}, Meta: map[string]any{"redacted": 2, "toolgate/processes": []map[string]any{{"id": "p-1"}}}},
+		"error":              {Error: tool.Errorf(tool.NotFound, "no process <%s>", "p-1").WithSuggestion("list them & retry")},
+		"error and content":  {Content: []tool.Content{tool.TextContent(text)}, Error: tool.Errorf(tool.Timeout, "late"), Meta: map[string]any{"k": "v"}},
+		"image":              {Content: []tool.Content{tool.TextContent("x"), tool.ImageContent([]byte{1, 2, 3}, "image/png")}},
+		"unknown type":       {Content: []tool.Content{{Type: "video", Text: "x"}}},
+		"failing":            {Content: []tool.Content{tool.TextContent("x")}, Structured: failing{}},
+		"not a number":       {Structured: math.NaN()},
 	}
 }
 
@@ -82,13 +83,29 @@ func withMeta(t *testing.T, out *mcp.CallToolResult, data []byte) []byte {
 
 // TestEncodeMatchesMarshalJSON: what callResult answers with is, byte for
 // byte, what the result's MarshalJSON (go-sdk v1.8.0's encoding) writes;
-// where encode declines, MarshalJSON encodes, and reports its error.
+// where encode declines, MarshalJSON encodes, and reports its error. So
+// it is in a call's context (tool.WithEncoded), where a text block that
+// repeats a string of the structured value copies its bytes, whether the
+// stages before encoded that value or not.
 func TestEncodeMatchesMarshalJSON(t *testing.T) {
+	for _, encoded := range []string{"", "fresh", "encoded before"} {
+		t.Run(encoded, func(t *testing.T) { testEncodeMatchesMarshalJSON(t, encoded) })
+	}
+}
+
+func testEncodeMatchesMarshalJSON(t *testing.T, encoded string) {
 	declines := map[string]bool{"image": true, "failing": true, "not a number": true}
 	for name, res := range encodeCases() {
+		ctx := context.Background()
+		if encoded != "" {
+			ctx = tool.WithEncoded(ctx)
+		}
+		if encoded == "encoded before" && res.Structured != nil {
+			tool.MarshalJSON(ctx, res.Structured) // as the redaction and the check do
+		}
 		out := callResult(context.Background(), res)
 		want, wantErr := out.MarshalJSON() // MarshalJSON ignores RelayJSON's bytes
-		got, ok := encode(context.Background(), out)
+		got, ok := encode(ctx, out)
 		if ok == declines[name] {
 			t.Errorf("%s: encode reports %v", name, ok)
 		}

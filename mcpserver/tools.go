@@ -224,7 +224,7 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 // encode returns out as its MarshalJSON writes it, less the _meta member
 // (the session writes out.Meta in front of what RelayJSON gives it, as
 // MarshalJSON does), each string encoded once (a text as json.Marshal
-// encodes it, by tool.AppendJSONString): MarshalJSON encodes each
+// encodes it, by tool.AppendEncodedString): MarshalJSON encodes each
 // content block on its own and then scans the blocks' bytes again to
 // compact them into the result, which for a result of a few KiB of text
 // cost more than encoding it. It reports false for what callResult never
@@ -242,8 +242,16 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 			size += 32 + len(t.Text) + len(t.Text)/4 // escapes: a line's \n, quotes, <>&
 		}
 	}
+	var structured []byte
 	if out.StructuredContent != nil {
-		size *= 2 // a tool's structured output most often repeats its text
+		// Encoded first: a text block that repeats one of its strings
+		// copies that string's bytes (tool.AppendEncodedString).
+		b, err := tool.MarshalJSON(ctx, out.StructuredContent)
+		if err != nil {
+			return nil, false
+		}
+		structured = b
+		size += len(b)
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	buf.WriteString(`{"content":[`)
@@ -256,17 +264,13 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 			return nil, false
 		}
 		buf.WriteString(`{"type":"text","text":`)
-		buf.Write(tool.AppendJSONString(buf.AvailableBuffer(), t.Text))
+		buf.Write(tool.AppendEncodedString(ctx, buf.AvailableBuffer(), t.Text))
 		buf.WriteByte('}')
 	}
 	buf.WriteByte(']')
-	if out.StructuredContent != nil {
-		b, err := tool.MarshalJSON(ctx, out.StructuredContent)
-		if err != nil {
-			return nil, false
-		}
+	if structured != nil {
 		buf.WriteString(`,"structuredContent":`)
-		buf.Write(b)
+		buf.Write(structured)
 	}
 	if out.IsError {
 		buf.WriteString(`,"isError":true`)

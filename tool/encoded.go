@@ -9,11 +9,13 @@ import (
 
 type encodedKey struct{}
 
-// encoded is the last value MarshalJSON encoded in a call, with its bytes.
+// encoded is the last value MarshalJSON encoded in a call, with its bytes
+// and, for a flat struct, what they say (view).
 type encoded struct {
-	mu sync.Mutex
-	v  any
-	b  []byte
+	mu   sync.Mutex
+	v    any
+	b    []byte
+	view *flatView
 }
 
 // WithEncoded returns a context in which MarshalJSON encodes a value once:
@@ -32,25 +34,75 @@ func WithEncoded(ctx context.Context) context.Context {
 // bytes are those of the first of such values). A value that is not
 // comparable (a map, a slice) is encoded each time.
 func MarshalJSON(ctx context.Context, v any) ([]byte, error) {
+	b, _, err := encodedOf(ctx, v)
+	return b, err
+}
+
+// JSONValue returns what json.Unmarshal decodes MarshalJSON(ctx, v)'s bytes
+// into (an any), without decoding them, where ctx knows it: in a context of
+// WithEncoded, for a flat struct (a process tool's answer: see
+// marshalFlat), whose fields were read as its bytes were written. It
+// reports false otherwise; the caller then decodes the bytes. The value
+// is shared: the caller must not change it.
+func JSONValue(ctx context.Context, v any) (any, bool) {
+	if ctx.Value(encodedKey{}) == nil {
+		return nil, false
+	}
+	_, view, err := encodedOf(ctx, v)
+	if err != nil || view == nil {
+		return nil, false
+	}
+	return view.val, true
+}
+
+// AppendEncodedString returns AppendJSONString(dst, s), copying the bytes
+// where ctx's last MarshalJSON wrote a string field equal to s (in a
+// context of WithEncoded, a flat struct's): a text block that repeats the
+// structured value's output is encoded once.
+func AppendEncodedString(ctx context.Context, dst []byte, s string) []byte {
+	if e, _ := ctx.Value(encodedKey{}).(*encoded); e != nil && len(s) > 0 {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.view != nil {
+			for _, f := range e.view.strs {
+				if f.s == s {
+					return append(dst, e.b[f.start:f.end]...)
+				}
+			}
+		}
+	}
+	return AppendJSONString(dst, s)
+}
+
+// encodedOf is MarshalJSON, with what the bytes say of a flat struct
+// encoded in a context of WithEncoded (else nil).
+func encodedOf(ctx context.Context, v any) ([]byte, *flatView, error) {
 	e, _ := ctx.Value(encodedKey{}).(*encoded)
 	if e == nil || v == nil || !reflect.ValueOf(v).Comparable() {
-		return marshal(v)
+		b, err := marshal(v, nil)
+		return b, nil, err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.b != nil && e.v == v {
-		return e.b, nil
+		return e.b, e.view, nil
 	}
-	b, err := marshal(v)
-	if err == nil {
-		e.v, e.b = v, b
+	view := &flatView{}
+	b, err := marshal(v, view)
+	if err != nil {
+		return b, nil, err
 	}
-	return b, err
+	if view.val == nil {
+		view = nil // not a flat struct
+	}
+	e.v, e.b, e.view = v, b, view
+	return b, view, nil
 }
 
-// marshal is json.Marshal(v), a flat struct's by marshalFlat.
-func marshal(v any) ([]byte, error) {
-	if b, ok := marshalFlat(v); ok {
+// marshal is json.Marshal(v), a flat struct's by marshalFlat (which fills
+// in view when it is not nil).
+func marshal(v any, view *flatView) ([]byte, error) {
+	if b, ok := marshalFlat(v, view); ok {
 		return b, nil
 	}
 	return json.Marshal(v)

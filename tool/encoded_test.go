@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +67,76 @@ func TestMarshalJSON(t *testing.T) {
 	}
 	if _, err := MarshalJSON(ctx, math.NaN()); err == nil {
 		t.Error("NaN encoded the second time")
+	}
+}
+
+// TestJSONValue: in a context of WithEncoded, JSONValue of a flat struct is
+// what json.Unmarshal decodes MarshalJSON's bytes into, those the client
+// gets: a pointer's target changed after the first encoding changes
+// neither. Anything else, or without the context, is left to the caller.
+func TestJSONValue(t *testing.T) {
+	type answer struct {
+		State  string  `json:"state"`
+		Output string  `json:"output"`
+		Name   *string `json:"name,omitempty"`
+		Code   *int    `json:"code"`
+		N      uint64  `json:"n"`
+	}
+	name, code := "dev <server>", 7
+	values := []any{
+		answer{State: "running", Output: "a <b> \u2028 \xff\xfe \xed\xa0\x80 é", N: math.MaxUint64},
+		&answer{State: "exited", Output: strings.Repeat("1234567\n", 1000), Name: &name, Code: &code, N: 1<<53 + 1},
+		answer{},
+	}
+	for _, v := range values {
+		ctx := WithEncoded(context.Background())
+		if _, ok := JSONValue(context.Background(), v); ok {
+			t.Errorf("%#v: a value without the context", v)
+		}
+		for range 2 {
+			got, ok := JSONValue(ctx, v)
+			b, err := MarshalJSON(ctx, v)
+			var want any
+			if err != nil || json.Unmarshal(b, &want) != nil {
+				t.Fatal(err)
+			}
+			if !ok || !reflect.DeepEqual(got, want) {
+				t.Errorf("JSONValue(%#v) = %#v, %v; the bytes say %#v", v, got, ok, want)
+			}
+			name, code = "renamed", 8 // the bytes are those of the first encoding
+		}
+	}
+	ctx := WithEncoded(context.Background())
+	for _, v := range []any{map[string]any{"k": "v"}, "text", 1.5, struct{ F float64 }{1}, json.RawMessage(`{}`)} {
+		if got, ok := JSONValue(ctx, v); ok {
+			t.Errorf("JSONValue(%#v) = %#v", v, got)
+		}
+	}
+}
+
+// TestAppendEncodedString: AppendEncodedString writes what AppendJSONString
+// writes, for the strings of the value ctx's MarshalJSON encoded last (by
+// the same string or an equal one), for others, after a prefix, and after
+// another value was encoded.
+func TestAppendEncodedString(t *testing.T) {
+	type answer struct {
+		State  string `json:"state"`
+		Output string `json:"output"`
+	}
+	out := strings.Repeat("12\n<&>\u2028\xff\"\\", 500)
+	ctx := WithEncoded(context.Background())
+	strs := []string{"", "x", "running", out, strings.Clone(out), out[1:], out + "1"}
+	for _, v := range []any{answer{State: "running", Output: out}, answer{State: "x", Output: "running"}, map[string]any{"output": out}} {
+		if _, err := MarshalJSON(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range strs {
+			for _, dst := range [][]byte{nil, []byte(`{"text":`)} {
+				want := AppendJSONString(bytes.Clone(dst), s)
+				if got := AppendEncodedString(ctx, bytes.Clone(dst), s); !bytes.Equal(got, want) {
+					t.Errorf("after %T: AppendEncodedString(%.20q) = %.40s…, want %.40s…", v, s, got, want)
+				}
+			}
+		}
 	}
 }

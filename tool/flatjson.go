@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // marshalFlat returns json.Marshal(v) for a flat struct (or a pointer to
@@ -20,8 +21,9 @@ import (
 // over each value's encoder and its byte-at-a-time string encoding
 // (AppendJSONString): a process tool's answer, 8 KiB of output in a struct,
 // is the case it is for. It reports false for anything else, which
-// json.Marshal then encodes.
-func marshalFlat(v any) ([]byte, bool) {
+// json.Marshal then encodes. With a view, it also fills in what the bytes
+// say (see flatView), in the same pass over the fields.
+func marshalFlat(v any, view *flatView) ([]byte, bool) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {
@@ -45,6 +47,9 @@ func marshalFlat(v any) ([]byte, bool) {
 	}
 	b := make([]byte, 1, size)
 	b[0] = '{'
+	if view != nil {
+		view.val = make(map[string]any, len(fields))
+	}
 	for _, f := range fields {
 		fv := rv.Field(f.index)
 		if f.ptr {
@@ -57,6 +62,9 @@ func marshalFlat(v any) ([]byte, bool) {
 				}
 				b = append(b, f.key...)
 				b = append(b, "null"...)
+				if view != nil {
+					view.val[f.name()] = nil
+				}
 				continue
 			}
 			fv = fv.Elem()
@@ -67,18 +75,67 @@ func marshalFlat(v any) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		b = append(b, f.key...)
+		var val any
 		switch f.kind {
 		case reflect.String:
-			b = AppendJSONString(b, fv.String())
+			s, start := fv.String(), len(b)
+			b = AppendJSONString(b, s)
+			if view != nil {
+				val = decodedString(s)
+				view.strs = append(view.strs, flatString{s, start, len(b)})
+			}
 		case reflect.Bool:
 			b = strconv.AppendBool(b, fv.Bool())
+			val = fv.Bool()
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			b = strconv.AppendInt(b, fv.Int(), 10)
+			val = float64(fv.Int()) // rounded to even, as ParseFloat of its digits is
 		default:
 			b = strconv.AppendUint(b, fv.Uint(), 10)
+			val = float64(fv.Uint())
+		}
+		if view != nil {
+			view.val[f.name()] = val
 		}
 	}
 	return append(b, '}'), true
+}
+
+// flatView is what the bytes marshalFlat writes say: val is the value
+// json.Unmarshal decodes them into (an any: a map of the fields written,
+// numbers as float64, strings with each byte of invalid UTF-8 as U+FFFD),
+// and strs the strings written, each with where its encoding lies in the
+// bytes.
+type flatView struct {
+	val  map[string]any
+	strs []flatString
+}
+
+// flatString is a string field's value and the bytes [start, end) that
+// encode it.
+type flatString struct {
+	s          string
+	start, end int
+}
+
+// decodedString is s as json.Unmarshal reads back its encoding: s itself
+// when it is valid UTF-8, else s with each byte that is not part of a
+// valid character replaced by U+FFFD (as AppendJSONString writes it).
+func decodedString(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // outField is one field marshalFlat writes (flatField is one the
@@ -90,6 +147,9 @@ type outField struct {
 	ptr       bool
 	omitEmpty bool
 }
+
+// name is the field's JSON name (a plain one: its key holds it as it is).
+func (f outField) name() string { return f.key[1 : len(f.key)-2] }
 
 // flatTypes holds each struct type's fields for marshalFlat (nil: not
 // flat).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -138,10 +139,11 @@ func TestMarshalFlatMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := marshalFlat(v)
+		got, ok := marshalFlat(v, nil)
 		if !ok || !bytes.Equal(got, want) {
 			t.Fatalf("%#v: got %s (%v), want %s", v, got, ok, want)
 		}
+		checkView(t, v, want)
 	}
 	for range 5000 {
 		n, s, b, u := int(num()), str(), r.IntN(2) == 0, r.Uint64()
@@ -169,13 +171,13 @@ func TestMarshalFlatMatchesEncodingJSON(t *testing.T) {
 	}
 	for _, v := range decline {
 		for range 2 { // the second time from the cache
-			if got, ok := marshalFlat(v); ok {
+			if got, ok := marshalFlat(v, &flatView{}); ok {
 				t.Errorf("%#v: marshalFlat wrote %s", v, got)
 			}
 		}
 		// What the tool layer sends instead: json.Marshal's bytes, or its error.
 		want, wantErr := json.Marshal(v)
-		got, err := marshal(v)
+		got, err := marshal(v, nil)
 		if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
 			t.Errorf("%#v: marshal gave %s, %v; json.Marshal %s, %v", v, got, err, want, wantErr)
 		}
@@ -193,21 +195,56 @@ func FuzzMarshalFlat(f *testing.F) {
 			v.PS, v.PU = &s2, &u
 		}
 		want, _ := json.Marshal(v)
-		if got, ok := marshalFlat(&v); !ok || !bytes.Equal(got, want) {
+		if got, ok := marshalFlat(&v, nil); !ok || !bytes.Equal(got, want) {
 			t.Fatalf("got %s (%v), want %s", got, ok, want)
 		}
+		checkView(t, &v, want)
 		nv := outNamedFields{N: outNamed(s1), M: outNumName(s2), K: outNamedInt(n)}
 		want, _ = json.Marshal(nv)
-		if got, ok := marshalFlat(nv); !ok || !bytes.Equal(got, want) {
+		if got, ok := marshalFlat(nv, nil); !ok || !bytes.Equal(got, want) {
 			t.Fatalf("got %s (%v), want %s", got, ok, want)
 		}
+		checkView(t, nv, want)
 		num := json.Number(s1)
 		for _, v := range []any{flatNumber{N: num, S: s2}, flatNumberP{N: &num}} {
 			want, wantErr := json.Marshal(v)
-			got, err := marshal(v)
+			got, err := marshal(v, nil)
 			if !bytes.Equal(got, want) || (err == nil) != (wantErr == nil) {
 				t.Fatalf("%#v: marshal gave %s, %v; json.Marshal %s, %v", v, got, err, want, wantErr)
 			}
 		}
 	})
+}
+
+// checkView checks what marshalFlat says of the bytes it writes for v
+// (want, json.Marshal's): the same bytes, the value json.Unmarshal decodes
+// them into, and for each string field written, where its encoding lies.
+func checkView(t *testing.T, v any, want []byte) {
+	t.Helper()
+	var view flatView
+	got, ok := marshalFlat(v, &view)
+	if !ok || !bytes.Equal(got, want) {
+		t.Fatalf("%#v: with a view, got %s (%v), want %s", v, got, ok, want)
+	}
+	var val any
+	if err := json.Unmarshal(want, &val); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(any(view.val), val) {
+		t.Fatalf("%#v: view %#v, json.Unmarshal %#v", v, view.val, val)
+	}
+	strs := 0
+	for _, s := range val.(map[string]any) {
+		if _, ok := s.(string); ok {
+			strs++
+		}
+	}
+	if len(view.strs) != strs {
+		t.Fatalf("%#v: %d strings in the view, %d decoded", v, len(view.strs), strs)
+	}
+	for _, f := range view.strs {
+		if enc := AppendJSONString(nil, f.s); !bytes.Equal(got[f.start:f.end], enc) {
+			t.Fatalf("%#v: %q is at [%d:%d] %s, encoded %s", v, f.s, f.start, f.end, got[f.start:f.end], enc)
+		}
+	}
 }

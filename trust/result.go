@@ -97,10 +97,15 @@ func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bo
 // asJSON returns v as encoding/json decodes it into an any: v itself when it
 // is such a value already (as an upstream's structuredContent is), else v
 // encoded (tool.MarshalJSON: in an MCP server's call, the bytes its client
-// gets) and decoded (by parseJSON, or Unmarshal where it declines).
+// gets) and decoded (by parseJSON, or Unmarshal where it declines), or
+// what ctx knows those bytes say without decoding them (tool.JSONValue: a
+// process tool's answer in an MCP server's call).
 func asJSON(ctx context.Context, v any) (any, bool) {
 	if decoded(v) {
 		return v, true
+	}
+	if out, ok := tool.JSONValue(ctx, v); ok {
+		return out, true
 	}
 	raw, err := tool.MarshalJSON(ctx, v)
 	if err != nil {
