@@ -87,14 +87,40 @@ func (e *Engine) smallestBudget(name string) int {
 }
 
 // redact replaces secrets in text content and in the structured value.
+// The structured value's bytes are read first: where they are quiet (no
+// secret's literal in them, policy.Redactor.RedactQuiet), a text block
+// that is one of its strings (the output a process answer repeats,
+// tool.EncodedIn) needs no reading of its own when it is ASCII
+// (QuietInside): it cannot hold a secret either.
 func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
+	r := e.opts.Redactor
 	n := 0
+	var quiet []byte // the structured value's bytes, when quiet
+	if res.Structured != nil && e.searchStructured(res) {
+		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
+			t, k, q := r.RedactQuiet(string(b))
+			if q {
+				quiet = b
+			}
+			if k > 0 {
+				var v any
+				if json.Unmarshal([]byte(t), &v) == nil {
+					res.Structured, n = v, n+k
+				} else {
+					res.Structured = nil // never leak what could not be redacted
+				}
+			}
+		}
+	}
 	var content []tool.Content
 	for i, c := range res.Content {
 		if c.Type != "text" && c.Type != "resource" {
 			continue
 		}
-		t, k := e.opts.Redactor.Redact(c.Text)
+		if quiet != nil && tool.EncodedIn(ctx, quiet, c.Text) && r.QuietInside(c.Text) {
+			continue
+		}
+		t, k := r.Redact(c.Text)
 		if k == 0 {
 			continue
 		}
@@ -106,18 +132,6 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	}
 	if content != nil {
 		res.Content = content
-	}
-	if res.Structured != nil && e.searchStructured(res) {
-		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
-			if t, k := e.opts.Redactor.Redact(string(b)); k > 0 {
-				var v any
-				if json.Unmarshal([]byte(t), &v) == nil {
-					res.Structured, n = v, n+k
-				} else {
-					res.Structured = nil // never leak what could not be redacted
-				}
-			}
-		}
 	}
 	if n > 0 {
 		res = withMeta(res, "redacted", n)

@@ -56,6 +56,7 @@ type Redactor struct {
 	// inStrings: every pattern has literals, and each lies inside one
 	// string wherever JSON encoded compactly holds it (see MayMatchJSON).
 	inStrings bool
+	jsonSafe  bool // see jsonSafe: a quiet JSON text vouches for the ASCII strings it encodes
 }
 
 type compiledSecret struct {
@@ -112,6 +113,7 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 			r.inStrings = r.inStrings && insideStrings(l)
 		}
 	}
+	r.jsonSafe = jsonSafe(r.patterns)
 	return r, nil
 }
 
@@ -188,15 +190,28 @@ func plainJSON(b []byte) bool {
 // Redact returns s with every secret replaced by [REDACTED:name], and how
 // many were replaced.
 func (r *Redactor) Redact(s string) (string, int) {
+	s, n, _ := r.RedactQuiet(s)
+	return s, n
+}
+
+// RedactQuiet is Redact, and reports whether s is quiet: it holds no
+// literal of any pattern, each pattern has some (see anchors), and no
+// pattern holds a byte that a JSON string escapes, so that the prefilter
+// alone found s free of secrets — and so is any ASCII text whose JSON
+// encoding (json.Marshal's, tool.AppendJSONString's) s holds (see
+// QuietInside).
+func (r *Redactor) RedactQuiet(s string) (string, int, bool) {
 	if r == nil {
-		return s, 0
+		return s, 0, true
 	}
 	total := 0
 	var buf [32]bool
 	may := buf[:0]
+	quiet := false
 	if !r.noFilter && r.filter != nil {
 		may = append(may, make([]bool, len(r.patterns))...)
 		r.filter.scan(s, may)
+		quiet = r.jsonSafe && !slices.Contains(may, true)
 	}
 	for i, p := range r.patterns {
 		if !r.noFilter && len(p.need.lits) > 0 && !may[i] {
@@ -225,7 +240,36 @@ func (r *Redactor) Redact(s string) (string, int) {
 			r.filter.scan(s, may)
 		}
 	}
-	return s, total
+	return s, total, quiet
+}
+
+// QuietInside reports whether Redact(t) is sure to replace nothing, t's
+// JSON encoding lying inside a text RedactQuiet found quiet: t is ASCII,
+// so its encoding holds each of its bytes but those JSON escapes, in its
+// order, and a pattern's literal, which holds none of those (and neither
+// does any case of it: they are not letters), would be found in the
+// encoding wherever it is in t. Every pattern needs one of its literals
+// to match, and the quiet text holds none.
+func (r *Redactor) QuietInside(t string) bool {
+	return r == nil || r.jsonSafe && !r.noFilter && isASCII(t)
+}
+
+// jsonSafe reports whether every pattern has literals and none of them
+// holds a byte that a JSON string escapes (or any byte outside ASCII).
+func jsonSafe(patterns []compiledSecret) bool {
+	for _, p := range patterns {
+		if len(p.need.lits) == 0 {
+			return false
+		}
+		for _, l := range p.need.lits {
+			for i := 0; i < len(l); i++ {
+				if c := l[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // find returns the matches of p's expression in s, as
@@ -372,8 +416,16 @@ func lowerASCII(s string) string {
 	return string(b)
 }
 
-// isASCII reports whether s is all ASCII.
+// isASCII reports whether s is all ASCII, eight bytes at a time.
 func isASCII(s string) bool {
+	for ; len(s) >= 8; s = s[8:] {
+		// One load on amd64 and arm64.
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false

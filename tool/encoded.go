@@ -74,6 +74,27 @@ func AppendEncodedString(ctx context.Context, dst []byte, s string) []byte {
 	return AppendJSONString(dst, s)
 }
 
+// EncodedIn reports whether b holds s's JSON encoding as a string field of
+// a flat struct: b are the bytes ctx's last MarshalJSON gave (in a context
+// of WithEncoded), for a value with a string field equal to s.
+func EncodedIn(ctx context.Context, b []byte, s string) bool {
+	e, _ := ctx.Value(encodedKey{}).(*encoded)
+	if e == nil || len(b) == 0 {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.view == nil || len(e.b) != len(b) || &e.b[0] != &b[0] {
+		return false
+	}
+	for _, f := range e.view.strs {
+		if f.s == s {
+			return true
+		}
+	}
+	return false
+}
+
 // encodedOf is MarshalJSON, with what the bytes say of a flat struct
 // encoded in a context of WithEncoded (else nil).
 func encodedOf(ctx context.Context, v any) ([]byte, *flatView, error) {
