@@ -73,7 +73,9 @@ type Options struct {
 	// a caller with a goroutine of its own per call (a server's connection)
 	// whose tools honour their context. Such a tool's context still ends at
 	// the deadline, but a tool that ignores it is not abandoned there: the
-	// call returns when the tool does.
+	// call returns when the tool does, with the outcome it has on a worker
+	// (a result that comes after the deadline or the caller's cancellation
+	// is the same Timeout or cancellation error, not the result).
 	Inline bool
 }
 

@@ -72,3 +72,36 @@ func TestInline(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineLate: a tool that ignores its context and returns, or panics,
+// after the deadline or after its caller's cancellation has the same
+// outcome inline as on a worker: the engine's error, not its result.
+func TestInlineLate(t *testing.T) {
+	reg := registry.New()
+	reg.Register(
+		tool.New("late", "Returns late.", func(ctx context.Context, in struct{}) (string, error) {
+			time.Sleep(150 * time.Millisecond)
+			return "ok", nil
+		}, tool.ReadOnly()),
+		tool.New("panics", "Panics late.", func(ctx context.Context, in struct{}) (string, error) {
+			time.Sleep(150 * time.Millisecond)
+			panic("late boom")
+		}, tool.ReadOnly()),
+	)
+	for _, inline := range []bool{false, true} {
+		for _, name := range []string{"late", "panics"} {
+			e := New(Options{Registry: reg, Inline: inline, Timeout: 30 * time.Millisecond})
+			res := e.Execute(context.Background(), tool.Call{Name: name, Args: []byte(`{}`)})
+			if res.Error == nil || res.Error.Type != tool.Timeout || res.Error.Message != name+" did not finish within 30ms" {
+				t.Errorf("Inline %v: %s past the deadline: %+v %q", inline, name, res.Error, res.Text())
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(20*time.Millisecond, cancel)
+			e = New(Options{Registry: reg, Inline: inline, Timeout: time.Hour})
+			res = e.Execute(ctx, tool.Call{Name: name, Args: []byte(`{}`)})
+			if res.Error == nil || res.Error.Message != name+" did not finish: context canceled" {
+				t.Errorf("Inline %v: %s after its caller's cancellation: %+v %q", inline, name, res.Error, res.Text())
+			}
+		}
+	}
+}

@@ -16,8 +16,8 @@ import (
 // run calls the tool with a deadline, on a worker (Options.Inline, or an
 // Inliner: on the caller's goroutine). A panic becomes an internal error
 // (the stack goes to the log, not to the model); a tool on a worker that
-// ignores its context is abandoned at the deadline and its late result
-// discarded.
+// ignores its context is abandoned at the deadline, one inline is waited
+// for, and either's late result is discarded.
 func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	if err := ctx.Err(); err != nil {
 		te := tool.AsError(err)
@@ -32,10 +32,14 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout))
 	defer c.end()
 	if e.opts.Inline || inlined(p.tool) {
-		if res := e.invoke(c, p); res.Error == nil || c.Err() == nil {
+		res := e.invoke(c, p)
+		if ctx.Err() == nil && time.Now().Before(c.deadline) {
 			return res
 		}
-		return e.unfinished(ctx, p) // its context ended: said as for a worker's
+		// Late (its context ended first): the outcome a worker's run has,
+		// the result discarded, whatever it was.
+		c.state.Store(expired)
+		return e.unfinished(ctx, p)
 	}
 	e.deadlines.add(c)
 	e.workers.dispatch(job{c, p})
