@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"sync"
 
@@ -120,12 +121,15 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 		return
 	}
 	var c CallRequest
-	d := json.NewDecoder(http.MaxBytesReader(w, req.Body, MaxCallBytes))
-	if err := d.Decode(&c); err != nil {
-		if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
-			answer(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "too_large", "message": "a call's body is at most 4 MiB"})
-			return
-		}
+	body, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxCallBytes))
+	if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
+		answer(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "too_large", "message": "a call's body is at most 4 MiB"})
+		return
+	}
+	if err == nil {
+		err = json.Unmarshal(body, &c) // one value, nothing after it: as Serve's lean path reads it
+	}
+	if err != nil {
 		answer(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "message": "want {\"name\": TOOL, \"arguments\": {...}}: " + err.Error()})
 		return
 	}

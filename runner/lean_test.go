@@ -270,3 +270,33 @@ func TestLeanSilent(t *testing.T) {
 		})
 	}
 }
+
+// TestLeanAgrees: heads and bodies both paths answer alike: a Host
+// net/http refuses (400, not run), a body with a value after the call's
+// (400 invalid_request, not run).
+func TestLeanAgrees(t *testing.T) {
+	for _, p := range paths {
+		ran := false
+		addr := serveWith(t, p.lean, func(ctx context.Context, name string, args json.RawMessage) tool.Result {
+			ran = true
+			return tool.TextResult(name)
+		})
+		h, b := leanCall("x", `{}`)
+		badHost := strings.Replace(h, "Host: runner", "Host: a b{}", 1) + b
+		trailing := `{"name":"x","arguments":{}} {"name":"y"}`
+		trailing = strings.Replace(h, "Content-Length: "+strconv.Itoa(len(b)), "Content-Length: "+strconv.Itoa(len(trailing)), 1) + trailing
+		for _, c := range []struct{ name, req, want string }{
+			{"a malformed Host", badHost, "Host"},
+			{"a value after the call", trailing, "invalid_request"},
+		} {
+			nc, br := dialRunner(t, addr)
+			io.WriteString(nc, c.req)
+			if code, body, err := readAnswer(br); code != 400 || !strings.Contains(body, c.want) {
+				t.Errorf("%s: %s: %d %q %v, want 400 %s", p.name, c.name, code, body, err, c.want)
+			}
+		}
+		if ran {
+			t.Errorf("%s: a call ran", p.name)
+		}
+	}
+}

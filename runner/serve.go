@@ -316,6 +316,11 @@ func (l *lean) serve(nc net.Conn) {
 			s, ok = l.open(h)
 		}
 		if !ok {
+			// No longer the lean path's: a stop now must not close it
+			// under net/http, whose Shutdown answers it.
+			l.mu.Lock()
+			delete(l.conns, nc)
+			l.mu.Unlock()
 			select {
 			case l.handed <- &handedConn{Conn: nc, br: br}:
 				handed = true
@@ -379,8 +384,8 @@ func (l *lean) parse(b []byte) (h callHead, ok bool) {
 		var into *string
 		switch {
 		case strings.EqualFold(name, "Host"):
-			if host {
-				return h, false
+			if host || !httpguts.ValidHostHeader(value) {
+				return h, false // net/http refuses it
 			}
 			host = true
 			continue
