@@ -1,10 +1,13 @@
 package atomicfile
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 )
 
 // Write replaces the file path with data, mode perm.
@@ -44,9 +47,28 @@ func WriteFunc(path string, perm fs.FileMode, write func(io.Writer) error) (err 
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
+	return syncDir(dir)
+}
+
+// syncDir makes the rename in dir durable. Its error is returned though
+// the file is already replaced by then. Linux refuses fsync with EINVAL on
+// a file whose file system has no fsync for it (vfs_fsync_range: no
+// f_op->fsync): there the rename is as durable as that file system makes
+// it, and that error alone is ignored. Windows syncs no folder.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
 	}
-	return nil
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if errors.Is(err, syscall.EINVAL) {
+		return nil
+	}
+	return err
 }
