@@ -86,7 +86,8 @@ func (e *Engine) smallestBudget(name string) int {
 	return best
 }
 
-// redact replaces secrets in text content and in the structured value.
+// redact replaces secrets in text content and in the structured value
+// (each of its strings as a text, policy.Redactor.RedactJSON).
 // The structured value's bytes are read first: where they are quiet (no
 // secret's literal in them, policy.Redactor.RedactQuiet), a text block
 // that is one of its strings (the output a process answer repeats,
@@ -98,7 +99,7 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	var quiet []byte // the structured value's bytes, when quiet
 	if res.Structured != nil && e.searchStructured(res) {
 		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
-			t, k, q := r.RedactQuiet(string(b))
+			t, k, q := r.RedactJSON(string(b))
 			if q {
 				quiet = b
 			}
@@ -140,7 +141,7 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 }
 
 // searchStructured reports whether res's structured value is encoded for
-// Redact to search: not when it is still what an upstream's bytes were
+// RedactJSON to search: not when it is still what an upstream's bytes were
 // decoded into (tool.Relay) and those bytes rule a secret out in its
 // encoding (policy.Redactor.MayMatchJSON).
 func (e *Engine) searchStructured(res tool.Result) bool {

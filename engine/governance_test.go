@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,5 +218,87 @@ func TestLoopGuardSeesParsedArguments(t *testing.T) {
 		if res := e.Execute(ctx, call("add", `{"a":1,"b":3}`)); res.IsError() {
 			t.Errorf("chained %v: another call was refused: %s", chained, res.Text())
 		}
+	}
+}
+
+// TestRedactStructuredBesideEscapes: a secret of each default pattern
+// right after or before a character its JSON encoding escapes (a newline,
+// a tab, any control character, '"', '\', '<', '>', '&', U+2028, U+2029,
+// a bad byte) or a non-word character, in a structured value's strings
+// (values, keys, array items, deep), is redacted as in a text block.
+// The stage searched the HTML-escaped encoding, where "\u003cghp_..."
+// has no word boundary before the secret.
+func TestRedactStructuredBesideEscapes(t *testing.T) {
+	secrets := []string{
+		"AKIAIOSFODNN7EXAMPLE", "ghp_" + strings.Repeat("x1Y2", 9), "github_pat_" + strings.Repeat("a1_B", 6),
+		"sk-ant-api03-abcdefghijklmnopqrstuvwx", "sk-proj-abcdefghijklmnopqrstuvwx", "xoxb-1234567890-abcdefghij",
+		"AIza" + strings.Repeat("0a-B_", 6) + "x0aBc", "sk_live_" + strings.Repeat("0aB", 8),
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghijklmnop",
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90\n-----END RSA PRIVATE KEY-----",
+		"https://user:hunter22@example.org", "password=hunter2hunter2",
+	}
+	var beside []string
+	for c := range 0x20 {
+		beside = append(beside, string(rune(c)))
+	}
+	beside = append(beside, `"`, `\`, "<", ">", "&", "\u2028", "\u2029", "é", "\xff", " ")
+	red, err := policy.NewRedactor(policy.DefaultSecrets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var strs []string
+	for _, s := range secrets {
+		for _, c := range beside {
+			strs = append(strs, c+s, s+c)
+		}
+	}
+	keys := map[string]any{}
+	for _, s := range strs {
+		keys[s] = 1
+	}
+	value := map[string]any{"values": strs, "deep": map[string]any{"a": []any{map[string]any{"b": strs}}}, "keys": keys}
+	reg := registry.New()
+	reg.Register(tool.New("report", "Reports.", func(context.Context, struct{}) (tool.Result, error) {
+		return tool.Result{Content: []tool.Content{tool.TextContent("see the value")}, Structured: value}, nil
+	}, tool.ReadOnly()))
+	e := engine.New(engine.Options{Registry: reg, Redactor: red})
+	res := e.Execute(context.Background(), tool.Call{Name: "report", Args: json.RawMessage(`{}`)})
+	if res.IsError() {
+		t.Fatal(res.Text())
+	}
+	out, err := json.Marshal(res.Structured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Values []string
+		Deep   struct{ A []struct{ B []string } }
+		Keys   map[string]any
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets {
+		if strings.Contains(string(out), s) || strings.Contains(fmt.Sprint(got), s) {
+			t.Errorf("%q is not redacted everywhere: %s", s, out)
+		}
+	}
+	if len(got.Values) != len(strs) || len(got.Deep.A) != 1 || len(got.Deep.A[0].B) != len(strs) {
+		t.Fatalf("the value lost its shape: %s", out)
+	}
+	for i, s := range strs {
+		var text string
+		b, _ := json.Marshal(s)
+		json.Unmarshal(b, &text) // a bad byte is U+FFFD in JSON
+		want, _ := red.Redact(text)
+		if got.Values[i] != want || got.Deep.A[0].B[i] != want {
+			t.Errorf("%q: redacted to %q and %q, as a text %q", s, got.Values[i], got.Deep.A[0].B[i], want)
+		}
+		if _, ok := got.Keys[want]; !ok {
+			t.Errorf("key %q: not redacted as a text (%q)", s, want)
+		}
+	}
+	if n, _ := res.Meta["redacted"].(int); n < 3*len(strs) {
+		t.Errorf("redacted %v, want at least %d", res.Meta["redacted"], 3*len(strs))
 	}
 }

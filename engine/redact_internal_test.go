@@ -13,7 +13,7 @@ import (
 )
 
 // redactBefore is the redaction as it was before it read the structured
-// value first: every text block read, then the structured value's bytes.
+// value first: every text block read, then the structured value (RedactJSON).
 func redactBefore(ctx context.Context, e *Engine, res tool.Result) tool.Result {
 	r := e.opts.Redactor
 	n := 0
@@ -37,7 +37,7 @@ func redactBefore(ctx context.Context, e *Engine, res tool.Result) tool.Result {
 	}
 	if res.Structured != nil && e.searchStructured(res) {
 		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
-			if t, k := r.Redact(string(b)); k > 0 {
+			if t, k, _ := r.RedactJSON(string(b)); k > 0 {
 				var v any
 				if json.Unmarshal([]byte(t), &v) == nil {
 					res.Structured, n = v, n+k

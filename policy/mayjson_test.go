@@ -34,6 +34,7 @@ func newJSONRedactors() ([]*Redactor, error) {
 		{{"words", `(?i)true,false`}, {"aws", `AKIA[0-9A-Z]{16}`}},
 		{{"digits", `[0-9]{6}`}},
 		{{"colon", `(?i)x:y`}, {"less", `a<b`}, {"kelvin", `(?i)kk`}, {"one", `%`}},
+		{{"tabbed", "IOS\tFOD"}, {"aws", `AKIA[0-9A-Z]{16}`}}, // a literal the encoding escapes
 	} {
 		r, err := NewRedactor(set)
 		if err != nil {
@@ -46,7 +47,7 @@ func newJSONRedactors() ([]*Redactor, error) {
 
 // sameAsEncoded fails when MayMatchJSON rules out a secret in the compact
 // encoding of the value raw is the JSON of, and the prefilter finds a
-// literal in that encoding, or Redact replaces anything in it: the
+// literal in that encoding, or RedactJSON replaces anything in it: the
 // reference is what the engine did before, encode and search.
 func sameAsEncoded(t testing.TB, raw string) (ruledOut int) {
 	var v any
@@ -69,8 +70,8 @@ func sameAsEncoded(t testing.TB, raw string) (ruledOut int) {
 				t.Errorf("set %d: MayMatchJSON(%s) is false, but the prefilter finds %s in its encoding %s", i, raw, r.patterns[p].name, enc)
 			}
 		}
-		if out, n := r.Redact(string(enc)); n > 0 {
-			t.Errorf("set %d: MayMatchJSON(%s) is false, but Redact changes its encoding to %s", i, raw, out)
+		if out, n, _ := r.RedactJSON(string(enc)); n > 0 || out != string(enc) {
+			t.Errorf("set %d: MayMatchJSON(%s) is false, but RedactJSON changes its encoding to %s", i, raw, out)
 		}
 	}
 	return ruledOut
@@ -106,9 +107,9 @@ func TestMayMatchJSON(t *testing.T) {
 		sameAsEncoded(t, raw)
 	}
 	// Sets it cannot trust: every text may match.
-	for i, r := range jsonRedactors(t)[1:5] {
+	for i, r := range append(jsonRedactors(t)[1:5], jsonRedactors(t)[6]) {
 		if !r.MayMatchJSON([]byte(`"x"`)) {
-			t.Errorf("set %d ruled out a secret: a literal with a quote, or only bytes found outside strings, or none", i+1)
+			t.Errorf("set %d ruled out a secret: a literal with a quote, or only bytes found outside strings, or none, or written otherwise", i+1)
 		}
 	}
 	var none *Redactor
@@ -132,7 +133,7 @@ func TestMayMatchJSON(t *testing.T) {
 var jsonPieces = []string{
 	"AKIA", "AK", "IA", "IOSFODNN7EXAMPLE", "://", "x:y", "x", ":", "y", "https", "pass", "word", "password", "=",
 	"hunter2hunter2", "a<b", "<", ">", "&", "%", "true,false", "true", ",", "100", "1", "0", "e", "E", "-", "kk", "\u212a",
-	"k", "é", "\u2028", "token", `\"`, `\\`, `\u0041`, `\u003c`, `\/`, `\n`, `\u00e9`, `\u212a`, "\xff", " ", "{", "}", "[", "]",
+	"k", "é", "\u2028", "token", "IOS", "FOD", `\t`, `\"`, `\\`, `\u0041`, `\u003c`, `\/`, `\n`, `\u00e9`, `\u212a`, "\xff", " ", "{", "}", "[", "]",
 }
 
 func randomJSON(rng *rand.Rand, b *strings.Builder, depth int) {

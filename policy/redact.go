@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -117,7 +118,98 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 	return r, nil
 }
 
-// MayMatchJSON reports whether Redact could replace anything in the
+// RedactJSON returns enc, the JSON text of a value as encoding/json
+// writes it (tool.MarshalJSON), with every secret replaced, and how many
+// were replaced. Each string (an object's key or a value, at any depth)
+// is redacted as the text it is, exactly as Redact redacts a text block:
+// the encoding's escapes (\n, \u003c...) put a word character before the
+// next byte and hide white space, so a search of the encoding missed a
+// secret right after a newline, a '<' or a control character. Then the
+// encoding itself is searched for secrets that span strings (a key and
+// its value: "password":"..."); a match there that lies inside one string
+// is left to the first search. The result is JSON text when a replacement
+// of the second search leaves it so (a caller decodes it, and must not
+// use what does not decode). enc is returned as it is, and quiet (see
+// RedactQuiet), when the prefilter finds no pattern's literal in it and
+// the patterns are jsonSafe: a string holding a literal then shows it in
+// enc, each literal's bytes being written as themselves.
+func (r *Redactor) RedactJSON(enc string) (string, int, bool) {
+	if r == nil || len(r.patterns) == 0 {
+		return enc, 0, true
+	}
+	if !r.noFilter && r.jsonSafe {
+		var buf [32]bool
+		may := append(buf[:0], make([]bool, len(r.patterns))...)
+		r.filter.scan(enc, may)
+		if !slices.Contains(may, true) {
+			return enc, 0, true
+		}
+	}
+	var b []byte
+	last, total := 0, 0
+	jsonStrings(enc, func(i, j int) bool {
+		text := enc[i+1 : j-1]
+		if strings.IndexByte(text, '\\') >= 0 && json.Unmarshal([]byte(enc[i:j]), &text) != nil {
+			return true // not JSON: left to the second search
+		}
+		if t, k := r.Redact(text); k > 0 {
+			q, _ := json.Marshal(t) // a string always encodes
+			b = append(append(b, enc[last:i]...), q...)
+			last, total = j, total+k
+		}
+		return true
+	})
+	if b != nil {
+		enc = string(append(b, enc[last:]...))
+	}
+	out, k, _ := r.redact(enc, acrossStrings)
+	return out, total + k, false
+}
+
+// acrossStrings reports whether the match s[start:end] is not inside
+// one of the JSON text s's strings.
+func acrossStrings(s string, start, end int) bool {
+	inside := false
+	jsonStrings(s, func(i, j int) bool {
+		inside = i < start && end < j
+		return !inside && j <= start
+	})
+	return !inside
+}
+
+// jsonStrings calls fn(i, j) for each string s[i:j] of the JSON text s,
+// quotes included, in order, while fn returns true. A string s leaves
+// open is not given.
+func jsonStrings(s string, fn func(i, j int) bool) {
+	for i := 0; ; {
+		q := strings.IndexByte(s[i:], '"')
+		if q < 0 {
+			return
+		}
+		start := i + q
+		j := start + 1
+		for {
+			e := strings.IndexAny(s[j:], `"\`)
+			if e < 0 {
+				return
+			}
+			j += e
+			if s[j] == '"' {
+				break
+			}
+			j += 2 // an escape: skip the byte after '\\'
+			if j > len(s) {
+				return
+			}
+		}
+		if !fn(start, j+1) {
+			return
+		}
+		i = j + 1
+	}
+}
+
+// MayMatchJSON reports whether RedactJSON could replace anything in the
 // compact encoding (encoding/json's, as tool.MarshalJSON writes it) of the
 // value that b, valid JSON, was decoded into; false only when it surely
 // could not, so a caller may then leave that encoding unmade.
@@ -132,14 +224,15 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 // JSON has only inside strings (anything but {}[]:, digits, + - . and the
 // letters of true, false, null and exponents, in either case) lies, where
 // the encoding holds it, inside one string: so in b too. Then a b in which
-// the prefilter finds no literal gives an encoding in which it finds none.
+// the prefilter finds no literal gives an encoding in which it finds none,
+// which RedactJSON returns as it is when the patterns are also jsonSafe.
 // Anything else (a pattern without literals or with another literal, an
 // escape, a bad byte) answers true.
 func (r *Redactor) MayMatchJSON(b []byte) bool {
 	if r == nil || len(r.patterns) == 0 {
 		return false
 	}
-	if r.noFilter || !r.inStrings || !plainJSON(b) {
+	if r.noFilter || !r.inStrings || !r.jsonSafe || !plainJSON(b) {
 		return true
 	}
 	var buf [32]bool
@@ -201,6 +294,11 @@ func (r *Redactor) Redact(s string) (string, int) {
 // encoding (json.Marshal's, tool.AppendJSONString's) s holds (see
 // QuietInside).
 func (r *Redactor) RedactQuiet(s string) (string, int, bool) {
+	return r.redact(s, nil)
+}
+
+// redact is RedactQuiet, replacing only the matches keep keeps (nil: all).
+func (r *Redactor) redact(s string, keep func(s string, start, end int) bool) (string, int, bool) {
 	if r == nil {
 		return s, 0, true
 	}
@@ -225,7 +323,7 @@ func (r *Redactor) RedactQuiet(s string) (string, int, bool) {
 		last := 0
 		for _, m := range matches {
 			start, end := m[2*p.secret], m[2*p.secret+1]
-			if start < last {
+			if start < last || keep != nil && !keep(s, m[0], m[1]) {
 				continue
 			}
 			b.WriteString(s[last:start])

@@ -59,6 +59,10 @@ func main() {
 			out, _ := json.Marshal(map[string]any{"called_as": r.Params.Name, "arguments": r.Params.Arguments})
 			return text(string(out)), nil
 		})
+	s.AddTool(&mcp.Tool{Name: "mirror", Description: "Return the arguments as the structured value.", InputSchema: map[string]any{"type": "object"}, Annotations: ro},
+		func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "see the value"}}, StructuredContent: r.Params.Arguments}, nil
+		})
 	s.AddTool(&mcp.Tool{Name: "stats", Description: "Count the records.", InputSchema: obj, Annotations: ro},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("records: 1204\nlast import: 2026-11-30 10:00 UTC\nerrors: 0"), nil
