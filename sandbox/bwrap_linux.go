@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,9 @@ import (
 // same seccomp filter (with quiet refusals: bwrap has no way to report
 // them). Its grants are bound from files opened following no link, as
 // Native's are (bwrapArgs), and its read-only grants are checked in
-// place, read-only, before the command runs (bwrapCheck). It sets no rlimits,
+// place, read-only, before the command runs (bwrapCheck), while the
+// sandbox's first process is held through a pidfd (so it needs Linux 5.3
+// and a pidfd_open no seccomp profile refuses). It sets no rlimits,
 // no cgroups and no Landlock, and has no proxy network (ErrUnsupported).
 type Bwrap struct {
 	// Path is the bwrap program; empty means "bwrap" in PATH.
@@ -55,6 +58,17 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err := b.refused.get(); err != nil {
 		return Outcome{}, err
 	}
+	// A refused sandbox is stopped through a pidfd of its first process
+	// (below): without pidfds, no bwrap is started.
+	self, err := pidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		refused := fmt.Errorf("%w: the bwrap backend needs pidfd_open (Linux 5.3): %v", ErrUnavailable, err)
+		if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) {
+			return Outcome{}, b.refused.note(lastingError{refused})
+		}
+		return Outcome{}, refused
+	}
+	unix.Close(self)
 	bin := b.Path
 	if bin == "" {
 		bin = "bwrap"
@@ -140,31 +154,34 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	pid, namespaces := bwrapNamespaces(ir)
 	// bwrap binds the sandbox's first process to its own life
-	// (--die-with-parent) only once it goes on past --block-fd: a refusal
-	// kills that process itself (through a pidfd, never a pid that may be
-	// another's by then), as bwrap killed alone would leave it to go on
-	// to the command once the block pipe closes.
-	first := -1
-	if pid > 0 {
-		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-			first = fd
-			defer unix.Close(fd)
-		}
-	}
+	// (--die-with-parent) only once it goes on past --block-fd, so the
+	// block pipe (bw, closed on return) is never closed before that
+	// process is known dead: a refusal kills it through a pidfd (never by
+	// a pid that may be another's by then) and waits for its end.
 	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	check, cancel := context.WithTimeout(ctx, p.limits.Wall)
-	err = bwrapCheck(check, pid, root, grants[0], grants[len(grants)-len(p.ReadOnly):], done)
-	if err == nil && first < 0 {
-		err = fmt.Errorf("the sandbox's first process cannot be held (pidfd_open: Linux 5.3)")
-	}
-	cancel()
+	first, err := holdFirst(pid, cmd.Process.Pid)
 	if err != nil {
-		if first >= 0 {
-			unix.PidfdSendSignal(first, unix.SIGKILL, nil, 0)
+		// Not held: bwrap, not reaped yet, keeps its pid and the process
+		// group it leads (Setsid) from any other process, and the first
+		// process is in that group until past --block-fd (bwrap's setsid
+		// comes after): one kill takes both, atomically with any fork.
+		err = fmt.Errorf("the sandbox's first process cannot be held: %v", err)
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		close(done)
+	} else {
+		defer unix.Close(first)
+		go func() { cmd.Wait(); close(done) }()
+		check, cancel := context.WithTimeout(ctx, p.limits.Wall)
+		err = bwrapCheck(check, pid, root, grants[0], grants[len(grants)-len(p.ReadOnly):], done)
+		cancel()
+		if err != nil {
+			killWait(first)
+			cmd.Process.Kill()
+			<-done
 		}
-		cmd.Process.Kill()
-		<-done
+	}
+	if err != nil {
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signaled() {
 			return Outcome{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
@@ -220,6 +237,47 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	return out, nil
+}
+
+// pidfdOpen is unix.PidfdOpen; a test makes it fail.
+var pidfdOpen = unix.PidfdOpen
+
+// holdFirst returns a pidfd of bwrap's first process pid, checked to be
+// bwrap's (parent) child while the pidfd is held: a first process that
+// ended and was reaped could have left its pid to another.
+func holdFirst(pid, parent int) (int, error) {
+	if pid <= 0 {
+		return -1, fmt.Errorf("bwrap did not say which process the sandbox is")
+	}
+	fd, err := pidfdOpen(pid, 0)
+	if err != nil {
+		return -1, fmt.Errorf("pidfd_open: %w", err)
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	// The process is still fd's (alive or not reaped) after the read: the
+	// status read was its own.
+	if err == nil && unix.PidfdSendSignal(fd, 0, nil, 0) != nil {
+		err = fmt.Errorf("process %d ended", pid)
+	}
+	if err == nil && !bytes.Contains(status, []byte("\nPPid:\t"+strconv.Itoa(parent)+"\n")) {
+		err = fmt.Errorf("process %d is not bwrap's", pid)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// killWait kills the process of pidfd fd and waits for its end.
+func killWait(fd int) {
+	unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	for {
+		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, -1)
+		if err != unix.EINTR {
+			return
+		}
+	}
 }
 
 // bwrapFailed tells bwrap's own failure to set the sandbox up (exit 1 and
@@ -284,9 +342,6 @@ func bwrapNamespaces(info io.Reader) (int, []string) {
 // ends first (done), a set-up longer than ctx allows, or a grant not so
 // refuses the command.
 func bwrapCheck(ctx context.Context, pid int, root string, rootFile *os.File, ro []*os.File, done <-chan struct{}) error {
-	if pid <= 0 {
-		return fmt.Errorf("bwrap did not say which process the sandbox is")
-	}
 	var host, want unix.Stat_t
 	if err := unix.Stat("/", &host); err != nil {
 		return err
