@@ -9,20 +9,33 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/toolgate/toolgate/internal/atomicfile"
 )
 
 // Hashes keeps the SHA-256 of the files Identify hashed in a file of its
-// own (JSON, mode 0600, replaced atomically), so that a gateway that
+// own (JSON, mode 0600, written by atomicfile), so that a gateway that
 // starts again does not read node's 120 MB again (a tenth of a second of
-// CPU or more at each start). A file's kept hash is given only while
-// the file is the one that was hashed: the same device, inode, size,
-// modification and change time (nanoseconds; the change time is the
-// kernel's, set at every write, rename or utimes, and no program can set
-// it back); any difference, a kept file that is damaged, not a regular
-// file of this user's alone: the file is
-// hashed again. A file changed less than a few seconds before it is
-// hashed is not kept: on a file system with coarse times a second change
-// within the same tick would not show. A nil *Hashes keeps nothing.
+// CPU or more at each start). A hash is kept only when no one could have
+// changed the file unseen, and given again only while the file is the one
+// that was hashed: the same device, inode, size, modification and change
+// time (nanoseconds). Linux only, and only on a file system whose inode
+// numbers and times are the kernel's own (keptFS: ext2/3/4, xfs, btrfs,
+// tmpfs). The hash is taken under a read lease (F_SETLEASE): refused
+// while anyone holds the file open for writing, a writable shared mapping
+// included (whose writes to a page already dirty change neither time),
+// and broken by anyone who opens it for writing meanwhile; no lease, a
+// broken one or a different key after the hash: the hash is not kept. A
+// lease needs the file to be the gateway's user's or CAP_LEASE (root): a
+// gateway that is not root keeps no hash of a file it does not own (node
+// under /usr), which costs the hash at each start. Nor is a hash kept
+// whose file changed less than recentChange before the hash ended (as
+// git's racy timestamps: a write within the same tick of a coarse clock
+// would not show). Any doubt, a kept file that is damaged, larger than
+// maxKeptFile, not a regular file of this user's alone, or a kept hash
+// that is not 64 lowercase hex digits: the file is hashed again. A nil
+// *Hashes keeps nothing. The hash is taken from the opened file, the one
+// whose key is compared.
 type Hashes struct {
 	Path string
 }
@@ -36,7 +49,13 @@ type keptHash struct {
 // maxKept bounds the hashes kept: beyond it the file starts afresh.
 const maxKept = 256
 
-// recentChange is how recent a change keeps a file's hash from being kept.
+// maxKeptFile bounds the kept file read: a larger one is ignored and
+// written afresh.
+const maxKeptFile = 1 << 20
+
+// recentChange is how recent a change keeps a file's hash from being
+// kept: above the coarsest time of the file systems keptFS allows (ext2/3
+// with small inodes: a second).
 const recentChange = 3 * time.Second
 
 // sum returns the SHA-256 of the file at path, kept or taken now.
@@ -47,21 +66,21 @@ func (h *Hashes) sum(path string) (string, error) {
 	}
 	defer f.Close()
 	before, keyed := statKey(f)
-	var kept map[string]keptHash
-	if h != nil && keyed {
-		kept = h.read()
-		if k, ok := kept[path]; ok && k.Key == before && len(k.SHA256) == sha256.Size*2 {
-			return k.SHA256, nil
-		}
+	if h == nil || !keyed {
+		return hashOpen(f, path)
+	}
+	kept := h.read()
+	if k, ok := kept[path]; ok && k.Key == before {
+		return k.SHA256, nil
+	}
+	release, leased := readLease(f)
+	if !leased {
+		return hashOpen(f, path)
 	}
 	sum, err := hashOpen(f, path)
-	if err != nil || h == nil || !keyed {
+	after, keyed := statKey(f)
+	if held := release(); err != nil || !held || !keyed || after != before || time.Since(before.changed()) < recentChange {
 		return sum, err
-	}
-	// Kept only when the file did not change while it was read, nor
-	// just before.
-	if after, ok := statKey(f); !ok || after != before || time.Since(before.changed()) < recentChange {
-		return sum, nil
 	}
 	if kept == nil || len(kept) >= maxKept {
 		kept = map[string]keptHash{}
@@ -71,8 +90,9 @@ func (h *Hashes) sum(path string) (string, error) {
 	return sum, nil
 }
 
-// read returns the kept hashes; none when the file is missing, damaged or
-// not this user's alone.
+// read returns the kept hashes whose value is a SHA-256 in lowercase hex;
+// none when the file is missing, damaged, larger than maxKeptFile or not
+// this user's alone.
 func (h *Hashes) read() map[string]keptHash {
 	f, err := os.Open(h.Path)
 	if err != nil {
@@ -80,32 +100,42 @@ func (h *Hashes) read() map[string]keptHash {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || !ownedAlone(fi) {
+	if err != nil || !fi.Mode().IsRegular() || !ownedAlone(fi) || fi.Size() > maxKeptFile {
 		return nil
 	}
 	var kept map[string]keptHash
-	if json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&kept) != nil {
+	if json.NewDecoder(io.LimitReader(f, maxKeptFile)).Decode(&kept) != nil {
 		return nil
+	}
+	for path, k := range kept {
+		if !isSHA256Hex(k.SHA256) {
+			delete(kept, path)
+		}
 	}
 	return kept
 }
 
-// write replaces the kept hashes (a file written beside and renamed over
-// it, 0600); a failure keeps nothing, which only costs a hash next time.
+// isSHA256Hex reports whether s is a SHA-256 as hashOpen writes it.
+func isSHA256Hex(s string) bool {
+	if len(s) != sha256.Size*2 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// write replaces the kept hashes; a failure keeps nothing, which only
+// costs a hash next time.
 func (h *Hashes) write(kept map[string]keptHash) {
 	b, err := json.Marshal(kept)
 	if err != nil || os.MkdirAll(filepath.Dir(h.Path), 0o700) != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(h.Path), "."+filepath.Base(h.Path)+".*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil && cerr == nil {
-		os.Rename(tmp.Name(), h.Path)
-	}
+	atomicfile.Write(h.Path, b, 0o600)
 }
 
 // hashOpen hashes the open file f (at most maxHashed bytes).

@@ -1,5 +1,0 @@
-package trust
-
-import "syscall"
-
-func statTimes(st *syscall.Stat_t) (mod, change syscall.Timespec) { return st.Mtimespec, st.Ctimespec }
