@@ -19,7 +19,9 @@
 // `toolgate trust approve` can share it; a damaged file is an error and
 // nothing is trusted. Hashes keeps the SHA-256s Identify took in a file
 // of their own between gateway starts, given again only for the very file
-// (its device, inode, size, modification and change times).
+// (its device, inode, size, modification and change times) and recorded
+// only for a file no one could write unseen while it was hashed (Linux,
+// a file system whose keys are the kernel's, a read lease held throughout).
 //
 // Review compares what the upstreams list with the pins. On first sight
 // of an upstream (trust on first use) its identity and every tool the
