@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/textproto"
 	"os"
 	"runtime"
 	"strconv"
@@ -382,25 +383,26 @@ func (l *lean) parse(b []byte) (h callHead, ok bool) {
 			return h, false
 		}
 		var into *string
-		switch {
-		case strings.EqualFold(name, "Host"):
+		// net/http's own canonical form of a name (a valid token's
+		// letters, cased): one comparison per header.
+		switch textproto.CanonicalMIMEHeaderKey(name) {
+		case "Host":
 			if host || !httpguts.ValidHostHeader(value) {
 				return h, false // net/http refuses it
 			}
 			host = true
 			continue
-		case strings.EqualFold(name, "Authorization"):
+		case "Authorization":
 			into = &h.auth
-		case strings.EqualFold(name, "Content-Length"):
+		case "Content-Length":
 			into = &length
-		case strings.EqualFold(name, VersionHeader):
+		case VersionHeader:
 			into = &h.version
-		case strings.EqualFold(name, ApprovedHeader):
+		case ApprovedHeader:
 			into = &h.approved
-		case strings.EqualFold(name, AckHeader):
+		case AckHeader:
 			into = &h.ack
-		case strings.EqualFold(name, "Transfer-Encoding"), strings.EqualFold(name, "Expect"), strings.EqualFold(name, "Upgrade"),
-			strings.EqualFold(name, "Connection"), strings.EqualFold(name, "TE"), strings.EqualFold(name, "Trailer"):
+		case "Transfer-Encoding", "Expect", "Upgrade", "Connection", "Te", "Trailer":
 			return h, false
 		default:
 			continue
