@@ -291,9 +291,7 @@ func (l *lean) serve(nc net.Conn) {
 			buf := make([]byte, 64<<10)
 			log.Printf("runner: panic serving %v: %v\n%s", nc.RemoteAddr(), v, buf[:runtime.Stack(buf, false)])
 			if !answering.Load() {
-				b := `{"error":"internal","message":"the runner failed serving the call"}` + "\n"
-				io.WriteString(nc, "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: "+
-					strconv.Itoa(len(b))+"\r\n\r\n"+b)
+				nc.Write(errorAnswer(nil, "500 Internal Server Error", true, "internal", "the runner failed serving the call"))
 			}
 		}
 	}()
@@ -438,6 +436,22 @@ func chunk(out, line []byte) []byte {
 	return append(out, "\r\n"...)
 }
 
+// errorAnswer appends to out the answer of status (its code and reason)
+// with the error body {"error": code, "message": msg} (as answer writes
+// it); closing: the connection closes after it.
+func errorAnswer(out []byte, status string, closing bool, code, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"error": code, "message": msg})
+	b = append(b, '\n')
+	out = append(append(out, "HTTP/1.1 "...), status...)
+	out = append(out, "\r\nContent-Type: application/json\r\nCache-Control: no-store\r\n"...)
+	if closing {
+		out = append(out, "Connection: close\r\n"...)
+	}
+	out = append(out, "Content-Length: "...)
+	out = strconv.AppendInt(out, int64(len(b)), 10)
+	return append(append(out, "\r\n\r\n"...), b...)
+}
+
 const leanAnswer = "HTTP/1.1 200 OK\r\nContent-Type: " + CallContentType + "\r\n" + VersionHeader + ": " + CallVersion +
 	"\r\nCache-Control: no-store\r\nTransfer-Encoding: chunked\r\n\r\n"
 
@@ -466,11 +480,7 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 		if err != nil {
 			msg = "want {\"name\": TOOL, \"arguments\": {...}}: " + err.Error()
 		}
-		b, _ := json.Marshal(map[string]any{"error": "invalid_request", "message": msg})
-		b = append(b, '\n')
-		out = append(out, "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nCache-Control: no-store\r\nContent-Length: "...)
-		out = strconv.AppendInt(out, int64(len(b)), 10)
-		out = append(append(out, "\r\n\r\n"...), b...)
+		out = errorAnswer(out, "400 Bad Request", false, "invalid_request", msg)
 		_, err := nc.Write(out)
 		return out, err == nil
 	}
