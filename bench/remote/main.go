@@ -146,10 +146,7 @@ func switches(pid int) int64 {
 			continue
 		}
 		for _, l := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
-				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				sum += n
-			} else if v, ok := strings.CutPrefix(l, "nonvoluntary_ctxt_switches:"); ok {
+			if _, v, ok := strings.Cut(l, "ctxt_switches:"); ok { // voluntary_ and nonvoluntary_
 				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 				sum += n
 			}
