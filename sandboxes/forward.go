@@ -283,8 +283,8 @@ func (f *forwarded) Run(ctx context.Context, call tool.Call) (tool.Result, error
 // Events a runner kept that no result carried are lost when the runner
 // stops (or the sandbox is made anew): the next result comes from a new
 // opening (epoch), and a "lost" event is told first, saying after which
-// event of the old one and how many of its processes had not ended as
-// told (their ends are among those lost). Nil: none.
+// event of the old one (its Seq) and how many of its processes had not
+// ended as told (its Bytes; their ends are among those lost). Nil: none.
 func (s *Sandboxes) OnProcessEvent(fn func(tool.Call, runner.ProcessEvent)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
