@@ -57,7 +57,9 @@ type Redactor struct {
 	// inStrings: every pattern has literals, and each lies inside one
 	// string wherever JSON encoded compactly holds it (see MayMatchJSON).
 	inStrings bool
-	jsonSafe  bool // see jsonSafe: a quiet JSON text vouches for the ASCII strings it encodes
+	// jsonSafe: every pattern has literals, and each is jsonSafe: a quiet
+	// JSON text vouches for the ASCII strings it encodes.
+	jsonSafe bool
 }
 
 type compiledSecret struct {
@@ -77,7 +79,8 @@ type compiledSecret struct {
 // a text first needs it: compiling them all was a tenth of a `toolgate
 // call`'s own work.
 func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
-	r := &Redactor{}
+	r := &Redactor{inStrings: true, jsonSafe: true}
+	var need []anchors
 	for _, p := range patterns {
 		parsed, err := syntax.Parse(p.Regexp, syntax.Perl) // regexp.Compile's flags
 		if err != nil {
@@ -91,30 +94,26 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 			need: anchorsFor(parsed),
 		}
 		c.cut = cutBytes(parsed, c.need)
+		if len(c.need.lits) == 0 {
+			r.inStrings, r.jsonSafe = false, false
+		}
 		for _, l := range c.need.lits {
 			if c.need.fold {
 				l = lowerASCII(l)
 			}
 			c.lits = append(c.lits, l)
+			// Lower case changes no byte either test looks at:
+			// outsideStrings holds both cases, and jsonSafe no letter.
+			r.inStrings = r.inStrings && insideStrings(l)
+			r.jsonSafe = r.jsonSafe && jsonSafe(l)
 		}
 		if i := slices.Index(parsed.CapNames(), "secret"); i > 0 {
 			c.secret = i
 		}
 		r.patterns = append(r.patterns, c)
-	}
-	need := make([]anchors, len(r.patterns))
-	for i, p := range r.patterns {
-		need[i] = p.need
+		need = append(need, c.need)
 	}
 	r.filter = newPrefilter(need)
-	r.inStrings = true
-	for _, p := range r.patterns {
-		r.inStrings = r.inStrings && len(p.lits) > 0
-		for _, l := range p.lits {
-			r.inStrings = r.inStrings && insideStrings(l)
-		}
-	}
-	r.jsonSafe = jsonSafe(r.patterns)
 	return r, nil
 }
 
@@ -352,19 +351,13 @@ func (r *Redactor) QuietInside(t string) bool {
 	return r == nil || r.jsonSafe && !r.noFilter && isASCII(t)
 }
 
-// jsonSafe reports whether every pattern has literals and none of them
-// holds a byte that a JSON string escapes (or any byte outside ASCII).
-func jsonSafe(patterns []compiledSecret) bool {
-	for _, p := range patterns {
-		if len(p.need.lits) == 0 {
+// jsonSafe reports whether lit holds no byte that a JSON string escapes
+// (nor any byte outside ASCII): a JSON text then holds it wherever one of
+// its strings does.
+func jsonSafe(lit string) bool {
+	for i := 0; i < len(lit); i++ {
+		if c := lit[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			return false
-		}
-		for _, l := range p.need.lits {
-			for i := 0; i < len(l); i++ {
-				if c := l[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-					return false
-				}
-			}
 		}
 	}
 	return true
