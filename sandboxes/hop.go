@@ -13,7 +13,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -378,7 +377,7 @@ func (c *hopConn) head() (*reply, bool, error) {
 				break
 			}
 			name, value, ok := bytes.Cut(l, []byte(":"))
-			if !ok || n > 256 || !token(name) {
+			if !ok || n > 256 || !httpguts.ValidHeaderFieldName(string(name)) { // a token: no space before the colon
 				return nil, false, fmt.Errorf("its answer has a header that does not parse (%.40q)", l)
 			}
 			value = bytes.TrimSpace(value)
@@ -427,17 +426,6 @@ func (c *hopConn) head() (*reply, bool, error) {
 		}
 		return rp, keep, nil
 	}
-}
-
-// token reports whether b is an HTTP token (RFC 9110 5.6.2), as a field
-// name must be: no whitespace before the colon, no control or separator.
-func token(b []byte) bool {
-	for _, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return len(b) > 0
 }
 
 func asciiEqualFold(b []byte, s string) bool {
