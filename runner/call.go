@@ -129,12 +129,8 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 	if err == nil {
 		err = json.Unmarshal(body, &c) // one value, nothing after it: as Serve's lean path reads it
 	}
-	if err != nil {
-		answer(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "message": "want {\"name\": TOOL, \"arguments\": {...}}: " + err.Error()})
-		return
-	}
-	if c.Name == "" {
-		answer(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "message": "the call names no tool"})
+	if msg := invalidCall(c, err); msg != "" {
+		answer(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "message": msg})
 		return
 	}
 	ctx := req.Context()
@@ -167,6 +163,18 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 	defer mu.Unlock()
 	done = true
 	w.Write(resultLine(c.Name, res))
+}
+
+// invalidCall is why a call's body, read into c with err, is no call
+// ("": it is one), in the same words on net/http's path and the lean one.
+func invalidCall(c CallRequest, err error) string {
+	switch {
+	case err != nil:
+		return "want {\"name\": TOOL, \"arguments\": {...}}: " + err.Error()
+	case c.Name == "":
+		return "the call names no tool"
+	}
+	return ""
 }
 
 // resultLine is the last line of the answer to a call of name: its

@@ -475,11 +475,7 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 	if peeked {
 		br.Discard(h.length) // (ReadFull consumed it; what follows is the next request)
 	}
-	if err != nil || c.Name == "" {
-		msg := "the call names no tool"
-		if err != nil {
-			msg = "want {\"name\": TOOL, \"arguments\": {...}}: " + err.Error()
-		}
+	if msg := invalidCall(c, err); msg != "" {
 		out = errorAnswer(out, "400 Bad Request", false, "invalid_request", msg)
 		_, err := nc.Write(out)
 		return out, err == nil
