@@ -253,13 +253,15 @@ func holdFirst(pid, parent int) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("pidfd_open: %w", err)
 	}
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	st, ok := procStat(pid)
 	// The process is still fd's (alive or not reaped) after the read: the
-	// status read was its own.
-	if err == nil && unix.PidfdSendSignal(fd, 0, nil, 0) != nil {
+	// stat read was its own.
+	switch {
+	case !ok:
+		err = fmt.Errorf("process %d: its stat could not be read", pid)
+	case unix.PidfdSendSignal(fd, 0, nil, 0) != nil:
 		err = fmt.Errorf("process %d ended", pid)
-	}
-	if err == nil && !bytes.Contains(status, []byte("\nPPid:\t"+strconv.Itoa(parent)+"\n")) {
+	case st.ppid != parent:
 		err = fmt.Errorf("process %d is not bwrap's", pid)
 	}
 	if err != nil {
