@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
-
-	"github.com/toolgate/toolgate/internal/atomicfile"
 )
 
 // Hashes keeps the SHA-256 of the files Identify hashed in a file of its
@@ -128,14 +125,13 @@ func isSHA256Hex(s string) bool {
 	return true
 }
 
-// write replaces the kept hashes; a failure keeps nothing, which only
-// costs a hash next time.
+// write replaces the kept hashes as the pin file is written
+// (writeAtomic); a failure keeps nothing, which only costs a hash next
+// time.
 func (h *Hashes) write(kept map[string]keptHash) {
-	b, err := json.Marshal(kept)
-	if err != nil || os.MkdirAll(filepath.Dir(h.Path), 0o700) != nil {
-		return
+	if b, err := json.Marshal(kept); err == nil {
+		writeAtomic(h.Path, b)
 	}
-	atomicfile.Write(h.Path, b, 0o600)
 }
 
 // hashOpen hashes the open file f (at most maxHashed bytes).
