@@ -89,7 +89,7 @@ func (e *Engine) smallestBudget(name string) int {
 // redact replaces secrets in text content and in the structured value
 // (each of its strings as a text, policy.Redactor.RedactJSON).
 // The structured value's bytes are read first: where they are quiet (no
-// secret's literal in them, policy.Redactor.RedactQuiet), a text block
+// secret's literal in them, as RedactJSON reports), a text block
 // that is one of its strings (the output a process answer repeats,
 // tool.EncodedIn) needs no reading of its own when it is ASCII
 // (QuietInside): it cannot hold a secret either.

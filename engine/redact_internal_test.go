@@ -123,7 +123,7 @@ func TestRedactMatchesBefore(t *testing.T) {
 			}
 		}
 		if b, err := tool.MarshalJSON(context.Background(), res.Structured); err == nil && len(res.Content) == 2 && res.Content[1].Text == a.Output {
-			if _, _, quiet := red.RedactQuiet(string(b)); quiet && red.QuietInside(a.Output) {
+			if _, _, quiet := red.RedactJSON(string(b)); quiet && red.QuietInside(a.Output) {
 				skipped++
 			}
 		}

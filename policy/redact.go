@@ -128,10 +128,11 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 // its value: "password":"..."); a match there that lies inside one string
 // is left to the first search. The result is JSON text when a replacement
 // of the second search leaves it so (a caller decodes it, and must not
-// use what does not decode). enc is returned as it is, and quiet (see
-// RedactQuiet), when the prefilter finds no pattern's literal in it and
-// the patterns are jsonSafe: a string holding a literal then shows it in
-// enc, each literal's bytes being written as themselves.
+// use what does not decode). enc is returned as it is, and quiet, when
+// the prefilter finds no pattern's literal in it and the patterns are
+// jsonSafe: a string holding a literal then shows it in enc, each
+// literal's bytes being written as themselves; so a quiet enc also
+// vouches for any ASCII string it encodes (see QuietInside).
 func (r *Redactor) RedactJSON(enc string) (string, int, bool) {
 	if r == nil || len(r.patterns) == 0 {
 		return enc, 0, true
@@ -161,7 +162,7 @@ func (r *Redactor) RedactJSON(enc string) (string, int, bool) {
 	if b != nil {
 		enc = string(append(b, enc[last:]...))
 	}
-	out, k, _ := r.redact(enc, acrossStrings)
+	out, k := r.redact(enc, acrossStrings)
 	return out, total + k, false
 }
 
@@ -282,33 +283,20 @@ func plainJSON(b []byte) bool {
 // Redact returns s with every secret replaced by [REDACTED:name], and how
 // many were replaced.
 func (r *Redactor) Redact(s string) (string, int) {
-	s, n, _ := r.RedactQuiet(s)
-	return s, n
-}
-
-// RedactQuiet is Redact, and reports whether s is quiet: it holds no
-// literal of any pattern, each pattern has some (see anchors), and no
-// pattern holds a byte that a JSON string escapes, so that the prefilter
-// alone found s free of secrets — and so is any ASCII text whose JSON
-// encoding (json.Marshal's, tool.AppendJSONString's) s holds (see
-// QuietInside).
-func (r *Redactor) RedactQuiet(s string) (string, int, bool) {
 	return r.redact(s, nil)
 }
 
-// redact is RedactQuiet, replacing only the matches keep keeps (nil: all).
-func (r *Redactor) redact(s string, keep func(s string, start, end int) bool) (string, int, bool) {
+// redact is Redact, replacing only the matches keep keeps (nil: all).
+func (r *Redactor) redact(s string, keep func(s string, start, end int) bool) (string, int) {
 	if r == nil {
-		return s, 0, true
+		return s, 0
 	}
 	total := 0
 	var buf [32]bool
 	may := buf[:0]
-	quiet := false
 	if !r.noFilter && r.filter != nil {
 		may = append(may, make([]bool, len(r.patterns))...)
 		r.filter.scan(s, may)
-		quiet = r.jsonSafe && !slices.Contains(may, true)
 	}
 	for i, p := range r.patterns {
 		if !r.noFilter && len(p.need.lits) > 0 && !may[i] {
@@ -337,11 +325,11 @@ func (r *Redactor) redact(s string, keep func(s string, start, end int) bool) (s
 			r.filter.scan(s, may)
 		}
 	}
-	return s, total, quiet
+	return s, total
 }
 
 // QuietInside reports whether Redact(t) is sure to replace nothing, t's
-// JSON encoding lying inside a text RedactQuiet found quiet: t is ASCII,
+// JSON encoding lying inside a text RedactJSON found quiet: t is ASCII,
 // so its encoding holds each of its bytes but those JSON escapes, in its
 // order, and a pattern's literal, which holds none of those (and neither
 // does any case of it: they are not letters), would be found in the
