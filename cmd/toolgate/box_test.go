@@ -40,6 +40,7 @@ type hostileTargets struct {
 	Proxied     []string          // host:port it asks its egress proxy to CONNECT to (tool connect)
 	BombSleep   string            // the sleep time of the fork bomb's processes
 	Links       map[string]string // links it makes (path → target)
+	Renames     map[string]string // files it plants in their folder renamed and made again (path → the folder's new path)
 }
 
 // hostileOnceEnv makes the hostile upstream try once, print what got
@@ -59,6 +60,12 @@ func runHostile() int {
 		got := map[string]string{}
 		for p, target := range tg.Links {
 			os.Symlink(target, p)
+		}
+		for p, to := range tg.Renames {
+			if os.Rename(filepath.Dir(p), to) == nil { // once: then the new path is taken
+				os.Mkdir(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte("planted by the hostile upstream\n"), 0o644)
+			}
 		}
 		for _, p := range tg.Read {
 			if b, err := os.ReadFile(p); err == nil {
@@ -299,6 +306,12 @@ func TestBoxHoldsAgainstHostileUpstream(t *testing.T) {
 	// auto-run entry .config/git: the gateway moves the link, never what it
 	// leads to.
 	tg.Links = map[string]string{filepath.Join(work, ".config"): filepath.Join(home, ".config")}
+	// pkg/.npmrc is mounted read-only, pkg is not: renamed away, made
+	// again, and its .npmrc written (review 12, T4); the gateway moves the
+	// newcomer out of the grant, where the host's npm would read it.
+	npmrc := filepath.Join(work, "pkg", ".npmrc")
+	tg.Renames = map[string]string{npmrc: filepath.Join(work, "pkg-old")}
+	tg.Write = slices.DeleteFunc(tg.Write, func(p string) bool { return p == npmrc }) // planted once, not at each try
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -365,9 +378,18 @@ func TestBoxHoldsAgainstHostileUpstream(t *testing.T) {
 	// On the host: the canaries as they were, nothing planted, no listener
 	// reached, no daemon left.
 	for p, want := range canaries {
+		if p == npmrc {
+			p = filepath.Join(work, "pkg-old", ".npmrc") // renamed away with its folder
+		}
 		if b, err := os.ReadFile(p); err != nil || string(b) != want {
 			t.Errorf("%s changed: %q %v", p, b, err)
 		}
+	}
+	if b, err := os.ReadFile(npmrc); err == nil {
+		t.Errorf("%s holds %q, planted in a folder renamed and made again", npmrc, b)
+	}
+	if moved, _ := filepath.Glob(filepath.Join(dir, "state", "quarantine", "hostile", "*", ".npmrc")); len(moved) == 0 {
+		t.Errorf("the planted pkg/.npmrc is not in the quarantine folder")
 	}
 	for _, p := range []string{filepath.Join(home, ".bashrc"), filepath.Join(home, ".ssh", "authorized_keys"),
 		filepath.Join(home, ".config", "systemd", "user", "evil.service"), filepath.Join(work, ".git", "hooks", "post-checkout"),
@@ -407,7 +429,7 @@ func TestBoxHoldsAgainstHostileUpstream(t *testing.T) {
 		t.Errorf("the quarantine holds %q %v, want the link itself", target, err)
 	}
 	logged, _ := os.ReadFile(auditLog)
-	for _, entry := range []string{filepath.Join(work, "AGENTS.md"), filepath.Join(work, ".claude"), filepath.Join(work, ".config")} {
+	for _, entry := range []string{filepath.Join(work, "AGENTS.md"), filepath.Join(work, ".claude"), filepath.Join(work, ".config"), npmrc} {
 		if !strings.Contains(string(logged), `"tool":"isolation:hostile"`) || !strings.Contains(string(logged), `"target":"`+entry+`"`) {
 			t.Errorf("no isolation:hostile audit record for %s\n%s", entry, logged)
 		}

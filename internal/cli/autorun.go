@@ -16,31 +16,46 @@ import (
 	"github.com/toolgate/toolgate/policy"
 )
 
-// missingAutoRun returns the protected configuration entries
-// (policy.ConfigPaths) that do not exist at the top of write grant w, nor
-// those of the folders directly below it (policy.NestedConfigPaths: the
-// pip.conf of a virtual environment there when the upstream starts, the
-// .npmrc of a package): a mount cannot cover them, so while the upstream runs a watcher moves any
-// of them that appears out of the grant (watchAutoRun). An entry behind a
-// link that leaves the grant is missing from it too; the links on its way
-// are remembered, so that only one made later is moved.
+// guardedAutoRun returns the protected configuration entries
+// (policy.ConfigPaths) at the top of write grant w and in the folders
+// directly below it (policy.NestedConfigPaths: the pip.conf of a virtual
+// environment there when the upstream starts, the .npmrc of a package)
+// that the box cannot be trusted to leave as they are, for a watcher to
+// look at while the upstream runs and once it ended (watchAutoRun,
+// planted):
+//   - those that do not exist: a mount cannot cover them, so any that
+//     appears is moved out of the grant;
+//   - those below a folder of the grant that exist (mounted read-only by
+//     autoRunEntries): a mount covers the entry, not the folder above it,
+//     which the box may rename and make again with an entry of its own
+//     under the name; the entry under that name that is not the one
+//     mounted (by device and inode) is moved out. An entry at the top is
+//     left out: its folder is the grant, itself a mount the box cannot
+//     rename.
+//
+// An entry behind a link that leaves the grant is missing from it too; the
+// links on its way are remembered, so that only one made later is moved.
 // An error is a grant that cannot be checked (made unreadable): the
 // upstream is then not started.
-func missingAutoRun(w string) ([]autoRunEntry, error) {
+func guardedAutoRun(w string) ([]autoRunEntry, error) {
 	root, err := os.OpenRoot(w)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
+	mounted := autoRunEntries(w)
 	var out []autoRunEntry
 	for _, c := range slices.Concat(policy.ConfigPaths(), policy.NestedConfigPaths(w)) {
 		rel := filepath.FromSlash(c.Name)
-		if _, err := root.Lstat(rel); err == nil {
-			continue
+		e := autoRunEntry{grant: w, rel: rel, reason: c.Reason}
+		if fi, err := root.Lstat(rel); err == nil {
+			if !strings.ContainsRune(rel, filepath.Separator) || !slices.Contains(mounted, e.path()) {
+				continue
+			}
+			e.mounted = fi
 		} else if errors.Is(err, fs.ErrPermission) {
 			return nil, err // not there, or behind a link: missing from the grant
 		}
-		e := autoRunEntry{grant: w, rel: rel, reason: c.Reason}
 		for _, p := range parents(rel) {
 			if fi, err := root.Lstat(p); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 				target, err := root.Readlink(p)
@@ -76,10 +91,13 @@ func parents(rel string) []string {
 	return out
 }
 
-// autoRunEntry is a protected entry missing from a write grant when the
-// upstream started.
+// autoRunEntry is a protected entry of a write grant, missing or mounted
+// read-only when the upstream started.
 type autoRunEntry struct {
 	grant, rel, reason string
+	// mounted is the entry mounted read-only, as it was when the upstream
+	// started; nil: the entry was missing.
+	mounted fs.FileInfo
 	// links are the links on the way to rel when the upstream started.
 	links map[string]ownLink
 }
@@ -98,15 +116,19 @@ type ownLink struct {
 func (e autoRunEntry) path() string { return filepath.Join(e.grant, e.rel) }
 
 // find returns what to move out of root (the grant) for e: the entry
-// itself when it exists inside the grant, or else a link on its way made
-// since the upstream started (one that leaves the grant: the entry behind
-// it is outside, and is never touched). Nothing is resolved outside the
+// itself when it exists inside the grant and is not the one mounted
+// (compared by device and inode, following no link at the entry), or else
+// a link on its way made since the upstream started (one that leaves the
+// grant: the entry behind it is outside, and is never touched). Nothing is resolved outside the
 // grant: os.Root refuses a path that leaves it. An error says what could
 // not be checked, with the folder that cannot be searched (made
 // unreadable on the way): it fails closed, as a refusal.
 func (e autoRunEntry) find(root *os.Root) (string, bool, error) {
-	_, err := root.Lstat(e.rel)
+	fi, err := root.Lstat(e.rel)
 	if err == nil {
+		if e.mounted != nil && os.SameFile(e.mounted, fi) {
+			return "", false, nil // the entry mounted, in its place
+		}
 		return e.rel, true, nil
 	}
 	if absent(err) {
@@ -136,7 +158,8 @@ func (e autoRunEntry) find(root *os.Root) (string, bool, error) {
 	return filepath.Dir(e.rel), false, err
 }
 
-// planted moves the entries of missing that now exist into quarantine (a
+// planted moves the entries of missing that now exist (for an entry
+// mounted read-only: another file under its name) into quarantine (a
 // folder of its own under toolgate's state folder, made on first use) and
 // returns, for each, the refusal to audit. Each is reached through the
 // grant's os.Root and moved by its name in the folder that holds it, so a
@@ -250,8 +273,11 @@ func (m autoRunMoved) rule() string {
 		return fmt.Sprintf("write: %s, inside the write grant %s on the way to the auto-run entry %s, could not be checked (%v): made unreadable, it counts as refused until it can be read", m.target, m.entry.grant, m.entry.path(), m.err)
 	}
 	r := fmt.Sprintf("write: an auto-run entry created inside the write grant %s (%s); isolation.write {path, config: true} allows it", m.entry.grant, m.entry.reason)
-	if m.link {
+	switch {
+	case m.link:
 		r = fmt.Sprintf("write: a link made inside the write grant %s on the way to the auto-run entry %s, leading out of the grant (%s)", m.entry.grant, m.entry.path(), m.entry.reason)
+	case m.entry.mounted != nil:
+		r = fmt.Sprintf("write: the auto-run entry %s, read-only in the box, was replaced inside the write grant %s by another file of that name (a folder on its way renamed and made again; %s)", m.entry.path(), m.entry.grant, m.entry.reason)
 	}
 	switch {
 	case m.err != nil:

@@ -18,9 +18,9 @@ const autoRunTick = time.Second
 // a link or blocking on a FIFO swapped in since it was listed.
 const readFlags = os.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK
 
-// watchAutoRun watches the folders that would hold the missing entries (the
-// tops of the write grants, and the folders of nested entries as they
-// appear) and calls check after each change there and every autoRunTick,
+// watchAutoRun watches the folders that hold or would hold the guarded
+// entries (the tops of the write grants, and the folders of nested entries
+// as they appear) and calls check after each change there and every autoRunTick,
 // until stop is called. check is called once at the start too.
 func watchAutoRun(missing []autoRunEntry, check func()) (stop func(), err error) {
 	return watchAutoRunEvery(missing, check, autoRunTick)

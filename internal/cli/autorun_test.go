@@ -16,7 +16,7 @@ import (
 
 func mustMissing(t *testing.T, w string) []autoRunEntry {
 	t.Helper()
-	m, err := missingAutoRun(w)
+	m, err := guardedAutoRun(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func unreadableChild(dir string) {
 	}
 	work := filepath.Join(dir, "work")
 	os.MkdirAll(work, 0o755)
-	missing, err := missingAutoRun(work)
+	missing, err := guardedAutoRun(work)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -78,7 +78,7 @@ func unreadableChild(dir string) {
 	if len(got) == 0 || !got[0].unchecked || !strings.Contains(got[0].rule(), "could not be checked") {
 		fail("a grant made unreadable gave %+v", got)
 	}
-	if _, err := missingAutoRun(work); err == nil {
+	if _, err := guardedAutoRun(work); err == nil {
 		fail("an unreadable grant was taken as checked at start")
 	}
 	os.Chmod(work, 0o755)
@@ -409,5 +409,48 @@ func TestAutoRunNested(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(work, "docs", "pip.conf")); err != nil {
 		t.Errorf("a pip.conf outside a virtual environment was moved: %v", err)
+	}
+}
+
+// TestAutoRunNestedRenamed: a nested entry mounted read-only (a package's
+// .npmrc) whose folder the upstream renames and makes again with an .npmrc
+// of its own (review 12, T4: the mount covers the entry, not its folder,
+// and host tools read the name) is caught by device and inode: the
+// newcomer is moved out and said as a replacement; the entry as mounted,
+// in its place or renamed away with its folder, is never moved.
+func TestAutoRunNestedRenamed(t *testing.T) {
+	work := t.TempDir()
+	os.MkdirAll(filepath.Join(work, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(work, "pkg", "package.json"), []byte(`{"name":"pkg"}`), 0o644)
+	os.WriteFile(filepath.Join(work, "pkg", ".npmrc"), []byte("fund=false\n"), 0o644)
+	guarded := mustMissing(t, work)
+	quarantine := filepath.Join(t.TempDir(), "quarantine")
+	var seq int
+	if moved := planted(guarded, quarantine, &seq); len(moved) != 0 {
+		t.Fatalf("the mounted entry in its place was moved: %+v", moved)
+	}
+	if err := os.Rename(filepath.Join(work, "pkg"), filepath.Join(work, "pkg-old")); err != nil {
+		t.Fatal(err)
+	}
+	if moved := planted(guarded, quarantine, &seq); len(moved) != 0 {
+		t.Fatalf("nothing in the name yet, moved %+v", moved)
+	}
+	os.MkdirAll(filepath.Join(work, "pkg"), 0o755)
+	os.WriteFile(filepath.Join(work, "pkg", ".npmrc"), []byte("registry=http://evil.example.test/\n"), 0o644)
+	moved := planted(guarded, quarantine, &seq)
+	if len(moved) != 1 || moved[0].target != filepath.Join(work, "pkg", ".npmrc") || moved[0].err != nil {
+		t.Fatalf("moved %+v, want the new pkg/.npmrc", moved)
+	}
+	if r := moved[0].rule(); !strings.Contains(r, "was replaced") {
+		t.Errorf("rule: %s", r)
+	}
+	if _, err := os.Lstat(filepath.Join(work, "pkg", ".npmrc")); err == nil {
+		t.Error("the planted .npmrc is still where npm reads it")
+	}
+	if b, err := os.ReadFile(moved[0].to); err != nil || !strings.Contains(string(b), "evil") {
+		t.Errorf("quarantine holds %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "pkg-old", ".npmrc")); err != nil || string(b) != "fund=false\n" {
+		t.Errorf("the mounted entry, renamed away: %q %v", b, err)
 	}
 }

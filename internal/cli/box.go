@@ -83,11 +83,13 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 		return nil, err
 	}
 	// The auto-run entries missing from the write grants cannot be covered
-	// by a mount: any that appears while the server runs is moved out.
+	// by a mount, and a nested one that a mount covers can be renamed away
+	// with the folder above it: any that appears while the server runs (or
+	// as it ended) in place of what was there is moved out.
 	var missing []autoRunEntry
 	for _, w := range b.iso.write {
 		if !b.iso.config[w] {
-			m, err := missingAutoRun(w)
+			m, err := guardedAutoRun(w)
 			if err != nil {
 				cleanup()
 				return nil, fmt.Errorf("upstream %s: its write grant %s cannot be checked for auto-run entries (%v): make it readable again (chmod u+rwx) and look at what it holds before starting the upstream", c.Name, w, err)
