@@ -63,12 +63,8 @@ func AppendEncodedString(ctx context.Context, dst []byte, s string) []byte {
 	if e, _ := ctx.Value(encodedKey{}).(*encoded); e != nil && len(s) > 0 {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		if e.view != nil {
-			for _, f := range e.view.strs {
-				if f.s == s {
-					return append(dst, e.b[f.start:f.end]...)
-				}
-			}
+		if f, ok := e.field(s); ok {
+			return append(dst, e.b[f.start:f.end]...)
 		}
 	}
 	return AppendJSONString(dst, s)
@@ -84,15 +80,24 @@ func EncodedIn(ctx context.Context, b []byte, s string) bool {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.view == nil || len(e.b) != len(b) || &e.b[0] != &b[0] {
+	if len(e.b) != len(b) || &e.b[0] != &b[0] {
 		return false
 	}
-	for _, f := range e.view.strs {
-		if f.s == s {
-			return true
+	_, ok := e.field(s)
+	return ok
+}
+
+// field returns the string field equal to s of the flat struct e last
+// encoded, if any. The caller holds e.mu.
+func (e *encoded) field(s string) (flatString, bool) {
+	if e.view != nil {
+		for _, f := range e.view.strs {
+			if f.s == s {
+				return f, true
+			}
 		}
 	}
-	return false
+	return flatString{}, false
 }
 
 // encodedOf is MarshalJSON, with what the bytes say of a flat struct
