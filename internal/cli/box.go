@@ -115,8 +115,11 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 			return nil, fmt.Errorf("upstream %s: watching its write grants: %w", c.Name, err)
 		}
 	}
+	// A new session counts from here: what the upstream does while it
+	// starts (a runtime probing, a refused connection) belongs to it, so
+	// nothing is reset once Start returns.
 	b.mu.Lock()
-	b.calls = map[string]bool{}
+	b.running, b.refused, b.calls = nil, 0, map[string]bool{}
 	b.mu.Unlock()
 	// The process lives until the session closes it (or the gateway
 	// exits: the sandbox kills it with the thread that started it), not
@@ -146,8 +149,12 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	}()
 	bx := &boxed{p: p, cleanup: cleanup, upstream: c.Name, iso: b.iso}
 	b.mu.Lock()
-	b.running, b.refused, b.calls = bx, 0, map[string]bool{}
+	b.running = bx
+	held := b.iso.killAfter > 0 && b.refused >= b.iso.killAfter
 	b.mu.Unlock()
+	if held { // kill_after was reached while it started: refusal had none to stop
+		bx.stop(fmt.Sprintf("its box refused %d accesses in one session (isolation.kill_after) as it started", b.iso.killAfter))
+	}
 	return bx, nil
 }
 
