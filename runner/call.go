@@ -146,14 +146,14 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 		rc   = http.NewResponseController(w)
 	)
 	ctx = tool.WithProgress(ctx, func(d, t float64, m string) {
-		line, err := json.Marshal(Answer{Progress: &Progress{Done: d, Total: t, Message: m}})
+		line, err := progressLine(d, t, m)
 		if err != nil {
 			return
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		if !done {
-			if _, err := w.Write(append(line, '\n')); err == nil {
+			if _, err := w.Write(line); err == nil {
 				rc.Flush()
 			}
 		}
@@ -194,4 +194,11 @@ func resultLine(name string, res tool.Result) []byte {
 		line, _ = json.Marshal(Answer{Result: NewResult(e)})
 	}
 	return append(line, '\n')
+}
+
+// progressLine is the answer line of one progress report, as both of
+// Serve's paths write it: the JSON of an Answer with Progress, and '\n'.
+func progressLine(done, total float64, message string) ([]byte, error) {
+	line, err := json.Marshal(Answer{Progress: &Progress{Done: done, Total: total, Message: message}})
+	return append(line, '\n'), err
 }

@@ -501,7 +501,7 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 	)
 	out = append(out, leanAnswer...)
 	ctx = tool.WithProgress(ctx, func(d, t float64, m string) {
-		line, err := json.Marshal(Answer{Progress: &Progress{Done: d, Total: t, Message: m}})
+		line, err := progressLine(d, t, m)
 		if err != nil {
 			return
 		}
@@ -510,7 +510,7 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 		if done || werr != nil {
 			return
 		}
-		out = chunk(out, append(line, '\n'))
+		out = chunk(out, line)
 		answering.Store(true)
 		_, werr = nc.Write(out)
 		out = out[:0]
