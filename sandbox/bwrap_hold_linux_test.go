@@ -88,3 +88,64 @@ func processesNaming(s string) []string {
 	}
 	return found
 }
+
+// TestBwrapKillReachesSandbox: a kill on timeout, cancel or the output
+// limit reaches the sandbox's first process, not bwrap alone, and nothing
+// of the sandbox outlives Run. The first process binds itself to bwrap's life
+// (--die-with-parent) only after it read the block byte: one stopped in
+// that window (here by SIGSTOP, before the byte is written) outlived a
+// kill of bwrap and, continued, ran the command unwatched.
+func TestBwrapKillReachesSandbox(t *testing.T) {
+	t.Cleanup(func() { hookBeforeRelease = nil })
+	for _, how := range []string{"timeout", "cancelled", "output"} {
+		t.Run(how, func(t *testing.T) {
+			ws := t.TempDir()
+			marker := filepath.Join(ws, "ran")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			first := -1
+			hookBeforeRelease = func(pid int) {
+				fd, err := unix.PidfdOpen(pid, 0)
+				if err != nil {
+					t.Errorf("pidfd of the first process: %v", err)
+					return
+				}
+				first = fd
+				switch how {
+				case "cancelled":
+					cancel()
+					fallthrough
+				case "timeout":
+					unix.PidfdSendSignal(fd, unix.SIGSTOP, nil, 0)
+				}
+			}
+			shell, wall := "touch "+marker, time.Second
+			if how == "output" { // killed past 64 MiB of output
+				shell, wall = "yes; touch "+marker, time.Minute
+			}
+			o, err := (&Bwrap{}).Run(ctx, Spec{Shell: shell, Root: ws, Writable: []string{},
+				Limits: Limits{Wall: wall, Output: 1024}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first < 0 {
+				t.Fatal("the hook was not called")
+			}
+			defer unix.Close(first)
+			if o.Killed != how {
+				t.Errorf("killed %q, want %q", o.Killed, how)
+			}
+			// Gone when Run returned, or else let go on: a first process
+			// left over reads its byte and runs the command.
+			n, _ := unix.Poll([]unix.PollFd{{Fd: int32(first), Events: unix.POLLIN}}, 0)
+			if n != 1 {
+				t.Error("the sandbox's first process outlived Run")
+				unix.PidfdSendSignal(first, unix.SIGCONT, nil, 0)
+				unix.Poll([]unix.PollFd{{Fd: int32(first), Events: unix.POLLIN}}, 10000)
+			}
+			if _, err := os.Lstat(marker); err == nil {
+				t.Error("the killed sandbox ran its command")
+			}
+		})
+	}
+}

@@ -31,7 +31,9 @@ import (
 // Native's are (bwrapArgs), and its read-only grants are checked in
 // place, read-only, before the command runs (bwrapCheck), while the
 // sandbox's first process is held through a pidfd (so it needs Linux 5.3
-// and a pidfd_open no seccomp profile refuses). It sets no rlimits,
+// and a pidfd_open no seccomp profile refuses); every kill (a refusal, the
+// timeout, a cancel, the output limit) goes to that process as well as to
+// bwrap, and Run returns only once it is gone. It sets no rlimits,
 // no cgroups and no Landlock, and has no proxy network (ErrUnsupported).
 type Bwrap struct {
 	// Path is the bwrap program; empty means "bwrap" in PATH.
@@ -136,12 +138,21 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	var mu sync.Mutex
 	killed := ""
+	held := -1 // the pidfd of the sandbox's first process, once held
 	kill := func(why string) {
 		mu.Lock()
 		defer mu.Unlock()
 		if killed == "" && cmd.Process != nil {
 			killed = why
-			cmd.Process.Kill() // --die-with-parent takes the sandbox down with it
+			// The first process first: it binds itself to bwrap's life
+			// (--die-with-parent) only after it read the block byte, so
+			// killing bwrap alone could leave it to run the command
+			// unwatched. It is pid 1 of the sandbox's pid namespace: its
+			// end takes every process of the sandbox.
+			if held >= 0 {
+				unix.PidfdSendSignal(held, unix.SIGKILL, nil, 0)
+			}
+			cmd.Process.Kill()
 		}
 	}
 	fl.onFlood = func() { kill("output") }
@@ -170,7 +181,19 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		cmd.Wait()
 		close(done)
 	} else {
-		defer unix.Close(first)
+		mu.Lock()
+		held = first
+		mu.Unlock()
+		defer func() {
+			// Nothing of the sandbox outlives Run: the first process (and
+			// with it its pid namespace) is gone before its pidfd closes,
+			// and no kill signals through a closed one.
+			killWait(first)
+			mu.Lock()
+			held = -1
+			mu.Unlock()
+			unix.Close(first)
+		}()
 		go func() { cmd.Wait(); close(done) }()
 		check, cancel := context.WithTimeout(ctx, p.limits.Wall)
 		err = bwrapCheck(check, pid, root, grants[0], grants[len(grants)-len(p.ReadOnly):], done)
@@ -179,6 +202,9 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 			killWait(first)
 			cmd.Process.Kill()
 			<-done
+		}
+		if err == nil && hookBeforeRelease != nil {
+			hookBeforeRelease(pid)
 		}
 	}
 	if err != nil {
@@ -241,6 +267,10 @@ func (b *Bwrap) Run(ctx context.Context, spec Spec) (Outcome, error) {
 
 // pidfdOpen is unix.PidfdOpen; a test makes it fail.
 var pidfdOpen = unix.PidfdOpen
+
+// hookBeforeRelease, set by a test, is called with the sandbox's first
+// process once it is checked, before the block byte releases it.
+var hookBeforeRelease func(pid int)
 
 // holdFirst returns a pidfd of bwrap's first process pid, checked to be
 // bwrap's (parent) child while the pidfd is held: a first process that
