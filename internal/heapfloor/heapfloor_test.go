@@ -3,25 +3,28 @@ package heapfloor
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 )
 
 func TestPercent(t *testing.T) {
 	for _, c := range []struct {
-		floor, live uint64
-		want        int
+		floor, live, scanned uint64
+		want                 int
 	}{
-		{32 << 20, 4 << 20, 800},
-		{32 << 20, 3 << 20, 1100}, // 1066 rounded up to a multiple of 50
-		{32 << 20, 16 << 20, 200},
-		{32 << 20, 20 << 20, 200},  // 160 rounded up
-		{32 << 20, 32 << 20, 100},  // the floor reached: Go's default
-		{32 << 20, 400 << 20, 100}, // a large heap grows as without the floor
-		{32 << 20, 0, 100},         // no cycle yet
-		{32 << 20, 1, 1 << 20},     // bounded
+		{32 << 20, 4 << 20, 4 << 20, 800},
+		{32 << 20, 16 << 20, 16 << 20, 200},
+		{32 << 20, 20 << 20, 20 << 20, 200},   // 160 rounded up to a multiple of 50
+		{32 << 20, 3 << 20, 3 << 20, 900},     // 875 (the minimum goal 35 MiB) rounded up; 1066 would make it 43
+		{32 << 20, 1 << 20, 2 << 20, 850},     // serve's first cycle: 825 (1600 counting the heap alone: a goal of 64 MiB)
+		{32 << 20, 16 << 20, 24 << 20, 150},   // stacks and globals count: 133 rounded up
+		{32 << 20, 32 << 20, 32 << 20, 100},   // the floor reached: Go's default
+		{32 << 20, 400 << 20, 400 << 20, 100}, // a large heap grows as without the floor
+		{32 << 20, 0, 1 << 20, 100},           // no cycle yet
+		{1 << 50, 1, 1, 1 << 20},              // bounded
 	} {
-		if got := percent(c.floor, c.live); got != c.want {
-			t.Errorf("percent(%d, %d) = %d, want %d", c.floor, c.live, got, c.want)
+		if got := percent(c.floor, c.live, c.scanned); got != c.want {
+			t.Errorf("percent(%d, %d, %d) = %d, want %d", c.floor, c.live, c.scanned, got, c.want)
 		}
 	}
 }
@@ -67,5 +70,28 @@ func TestKeep(t *testing.T) {
 	runtime.GC() // the keeper adjusts after a cycle, and stays
 	if n := garbage(32 << 20); n > 1 {
 		t.Errorf("after a cycle, 32 MiB of garbage ran %d cycles", n)
+	}
+}
+
+// TestKeepGoal: the collector's next goal is about the live heap plus the
+// floor, not a multiple of it: GOGC is a percent of the heap, stacks and
+// globals together, so a GOGC computed from the heap alone made the goal
+// of a small heap several floors high (the scavenger then returned what
+// the next cycles faulted in again).
+func TestKeepGoal(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(100)
+	const floor = 32 << 20
+	runtime.GC()
+	Keep(floor)
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}
+	metrics.Read(s)
+	goal, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+	scanned := live + s[2].Value.Uint64() + s[3].Value.Uint64()
+	// GOGC rounds up to a multiple of 50: half of what was scanned, or
+	// of heapMinimum, more.
+	if most := live + floor + max(scanned, heapMinimum)/2; goal > most || goal < live+floor {
+		t.Errorf("with %d bytes live (%d scanned) and a floor of %d, the goal is %d, want %d to %d", live, scanned, floor, goal, live+floor, most)
 	}
 }
