@@ -18,7 +18,11 @@
 //
 // CPU is read from /proc/PID/stat of the server and every process below
 // it (10 ms ticks): on a loaded machine it is the figure to trust; the
-// latencies follow the load. Run it with bench/processes/run.sh.
+// latencies follow the load. Under the read and the floor it prints the
+// server's own context switches (its threads') and minor page faults per
+// call, which show what the CPU figure hides: goroutine hand-offs that
+// wake threads, memory the runtime returned and faults in again. Run it
+// with bench/processes/run.sh.
 package main
 
 import (
@@ -29,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -153,7 +158,7 @@ func startFigures(cs *mcp.ClientSession, call caller, n int) {
 func readFigure(cs *mcp.ClientSession, call caller, server, reads int) {
 	out := call(cs, "start_process", map[string]any{"argv": []string{"seq", "1", "3000000"}, "yield_ms": 30000})
 	id := out["id"].(string)
-	cpu0 := cpuTime(server)
+	cpu0, c0 := cpuTime(server), countersOf(server)
 	for i := range reads {
 		out := call(cs, "read_process", map[string]any{"id": id, "cursor": (i * 8192) % (1 << 20)})
 		if out["output"] == "" {
@@ -163,18 +168,20 @@ func readFigure(cs *mcp.ClientSession, call caller, server, reads int) {
 	per := (cpuTime(server) - cpu0) / time.Duration(reads)
 	fmt.Printf("read_process with 8 KiB of new output: %s of server CPU per read over %d reads (goal <= 200µs: %s)\n",
 		per.Round(time.Microsecond), reads, verdict(per <= 200*time.Microsecond))
+	countersOf(server).since(c0, reads)
 }
 
 // floorFigure is the server's CPU per tools/call that does almost nothing,
 // as many calls as reads.
 func floorFigure(cs *mcp.ClientSession, call caller, server, calls int) {
-	cpu0 := cpuTime(server)
+	cpu0, c0 := cpuTime(server), countersOf(server)
 	for range calls {
 		call(cs, "list_processes", map[string]any{"include_exited": false})
 	}
 	per := (cpuTime(server) - cpu0) / time.Duration(calls)
 	fmt.Printf("an empty tools/call (list_processes, nothing running): %s of server CPU per call over %d calls (the floor under read_process's)\n",
 		per.Round(time.Microsecond), calls)
+	countersOf(server).since(c0, calls)
 }
 
 // idleFigure is the idle cost of 8 owners x 8 idle processes.
@@ -199,6 +206,41 @@ func idleFigure(connect func(string) *mcp.ClientSession, call caller, server int
 	for _, c := range owners {
 		call(c, "stop_process", map[string]any{"all": true, "grace_ms": 0})
 	}
+}
+
+// counters are the server's context switches (its threads', voluntary
+// and not) and minor page faults so far.
+type counters struct{ switches, faults int64 }
+
+func countersOf(pid int) counters {
+	var c counters
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		fatal(err)
+	}
+	// minflt is field 10: the 8th after comm, which the last ")" ends.
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	c.faults, _ = strconv.ParseInt(f[7], 10, 64)
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				c.switches += n
+			}
+		}
+	}
+	return c
+}
+
+// since prints the counts per call from c0 to c.
+func (c counters) since(c0 counters, calls int) {
+	fmt.Printf("  the server's context switches: %.1f, minor page faults: %.1f per call\n",
+		float64(c.switches-c0.switches)/float64(calls), float64(c.faults-c0.faults)/float64(calls))
 }
 
 func verdict(ok bool) string {
