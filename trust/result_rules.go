@@ -104,8 +104,13 @@ type resultIndex struct {
 	// The literals the cues that address the model read (their need words,
 	// prefilters and anchors' starts), as the states of the automaton end
 	// them (literals.only): a sentence none of which may address the model
-	// is read for those alone.
+	// is read for those alone. The single letters of their prefilters and
+	// anchors ("s" of `ha(?:ve|s)`, "l" of `l(?:lm|anguage)`), which
+	// nearly every sentence holds, are not looked for but taken as found
+	// (addrAssumed): a prefilter may then hold where it would not, never
+	// the reverse, and most of the literals a sentence ends are spared.
 	addrOut, addrOutAt []int32
+	addrAssumed        []uint64
 	// Per cue: its weight, and bit sets of those that address the model
 	// and those that frame the next sentence.
 	weight       []float64
@@ -194,18 +199,28 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 	}
 	x.errorWords.masks(x.lits.words())
 	x.needed = make([][]int, len(x.lits.ids))
-	addrLits := make([]uint64, x.lits.words())
+	addrLits, needLits := make([]uint64, x.lits.words()), make([]uint64, x.lits.words())
 	for i, ids := range need {
 		for _, id := range ids {
 			x.needed[id] = append(x.needed[id], i)
 		}
 		if cues[i].addr {
 			for _, id := range ids {
-				addrLits[id>>6] |= 1 << (id & 63)
+				needLits[id>>6] |= 1 << (id & 63)
 			}
 			x.pre[i].mark(addrLits)
 			x.anchors[i].mark(addrLits)
 		}
+	}
+	x.addrAssumed = make([]uint64, x.lits.words())
+	for id, lit := range x.lits.list {
+		if bit := uint64(1) << (id & 63); addrLits[id>>6]&bit != 0 && needLits[id>>6]&bit == 0 && len(lit) == 1 && 'a' <= lit[0] && lit[0] <= 'z' {
+			x.addrAssumed[id>>6] |= bit
+			addrLits[id>>6] &^= bit
+		}
+	}
+	for w := range addrLits {
+		addrLits[w] |= needLits[w]
 	}
 	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
 	return x
@@ -251,6 +266,9 @@ func (x *resultIndex) read(s *readSentence, text string) {
 		x.lits.scanFrom(0, strings.ToLower(text), s.seen)
 	}
 	x.lits.gather(s.seen, s.found, x.addrOut, x.addrOutAt)
+	for w, a := range x.addrAssumed {
+		s.found[w] |= a
+	}
 	x.meet(s, x.addr)
 	x.lead(s)
 	s.partial = true
@@ -268,6 +286,7 @@ func (x *resultIndex) complete(s *readSentence) {
 		return
 	}
 	s.partial = false
+	clear(s.found) // the literals taken as found
 	x.lits.collect(s.seen, s.found)
 	x.meet(s, nil)
 	x.lead(s)
