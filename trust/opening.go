@@ -72,23 +72,31 @@ func openingLead(t string) bool {
 	if verbAt(t, i) {
 		return true
 	}
-	for i := 0; i < len(t); i++ {
-		switch t[i] {
-		case ':':
-			j := spaces(t, i+1)
-			if j < len(t) && (t[j] == '"' || t[j] == '\'') {
-				j++
-			}
-			if verbAt(t, j) {
-				return true
-			}
-		case ',':
-			if verbAt(t, spaces(t, i+1)) {
-				return true
-			}
+	// After each colon, then after each comma (the order does not change
+	// the answer; IndexByte finds them many bytes at a time).
+	for i := strings.IndexByte(t, ':'); i >= 0; i = indexAfter(t, i, ':') {
+		j := spaces(t, i+1)
+		if j < len(t) && (t[j] == '"' || t[j] == '\'') {
+			j++
+		}
+		if verbAt(t, j) {
+			return true
+		}
+	}
+	for i := strings.IndexByte(t, ','); i >= 0; i = indexAfter(t, i, ',') {
+		if verbAt(t, spaces(t, i+1)) {
+			return true
 		}
 	}
 	return false
+}
+
+// indexAfter returns the index of the first c in t after i, or -1.
+func indexAfter(t string, i int, c byte) int {
+	if j := strings.IndexByte(t[i+1:], c); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
 }
 
 // verbAt reports whether the word at i is a verb of the opening cue, or

@@ -336,3 +336,60 @@ func TestNFKCStretches(t *testing.T) {
 		}
 	}
 }
+
+// TestOpeningLeadRandom: on random sentences of verbs, adverbs, colons,
+// commas, quotes and blanks, openingLead is true wherever the opening
+// cue's expression matches (it only rules sentences out), and it answers
+// what a look at every byte for a colon or a comma answers.
+func TestOpeningLeadRandom(t *testing.T) {
+	words := []string{"send ", "Run ", "now ", "then, ", "first ", ": ", ":", ", ", ",", "\"", "'", " ", "the ", "data ", "go to ", "x", "é ", "Note: ", "use\t", "it."}
+	c := resultCues()[2]
+	leads, matches := 0, 0
+	for _, s := range randomTexts(7, 20000, 12, words) {
+		got := openingLead(s)
+		if got != openingLeadEveryByte(s) {
+			t.Fatalf("openingLead(%q) = %v, a look at every byte says %v", s, got, !got)
+		}
+		if original(c.re).MatchString(s) {
+			matches++
+			if !got {
+				t.Fatalf("openingLead(%q) is false, the cue matches", s)
+			}
+		}
+		if got {
+			leads++
+		}
+	}
+	if matches < 1000 || leads == matches {
+		t.Errorf("%d matches, %d leads: the texts should cover both answers", matches, leads)
+	}
+}
+
+// openingLeadEveryByte is openingLead as first written: every byte looked
+// at for a colon or a comma.
+func openingLeadEveryByte(t string) bool {
+	i := 0
+	for i < len(t) && !wordByte(t[i]) {
+		i++
+	}
+	if verbAt(t, i) {
+		return true
+	}
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case ':':
+			j := spaces(t, i+1)
+			if j < len(t) && (t[j] == '"' || t[j] == '\'') {
+				j++
+			}
+			if verbAt(t, j) {
+				return true
+			}
+		case ',':
+			if verbAt(t, spaces(t, i+1)) {
+				return true
+			}
+		}
+	}
+	return false
+}
