@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -92,30 +93,45 @@ func (e *Engine) smallestBudget(name string) int {
 // secret's literal in them, as RedactJSON reports), a text block
 // that is one of its strings (the output a process answer repeats,
 // tool.EncodedIn) needs no reading of its own when it is ASCII
-// (QuietInside): it cannot hold a secret either.
+// (QuietInside): it cannot hold a secret either. A structured value still
+// what an upstream's bytes were decoded into (tool.Relay) is encoded only
+// when those bytes, or the text blocks its strings repeat (read first,
+// policy.Redactor.Quiet), do not rule a secret out in its encoding
+// (policy.Redactor.MayMatchJSON).
 func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	r := e.opts.Redactor
 	n := 0
-	var quiet []byte // the structured value's bytes, when quiet
-	if res.Structured != nil && e.searchStructured(res) {
-		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
-			t, k, q := r.RedactJSON(string(b))
-			if q {
-				quiet = b
+	var quiet []byte        // the structured value's bytes, when quiet
+	var quietTexts []string // text blocks Quiet found quiet
+	if res.Structured != nil {
+		raw, relayed := res.Relay.StructuredFor(res.Structured)
+		if relayed {
+			for _, c := range res.Content {
+				if redactable(c) && r.Quiet(c.Text) {
+					quietTexts = append(quietTexts, c.Text)
+				}
 			}
-			if k > 0 {
-				var v any
-				if json.Unmarshal([]byte(t), &v) == nil {
-					res.Structured, n = v, n+k
-				} else {
-					res.Structured = nil // never leak what could not be redacted
+		}
+		if !relayed || r.MayMatchJSON(raw, res.Structured, quietTexts) {
+			if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
+				t, k, q := r.RedactJSON(string(b))
+				if q {
+					quiet = b
+				}
+				if k > 0 {
+					var v any
+					if json.Unmarshal([]byte(t), &v) == nil {
+						res.Structured, n = v, n+k
+					} else {
+						res.Structured = nil // never leak what could not be redacted
+					}
 				}
 			}
 		}
 	}
 	var content []tool.Content
 	for i, c := range res.Content {
-		if c.Type != "text" && c.Type != "resource" {
+		if !redactable(c) || slices.Contains(quietTexts, c.Text) {
 			continue
 		}
 		if quiet != nil && tool.EncodedIn(ctx, quiet, c.Text) && r.QuietInside(c.Text) {
@@ -140,13 +156,9 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	return res
 }
 
-// searchStructured reports whether res's structured value is encoded for
-// RedactJSON to search: not when it is still what an upstream's bytes were
-// decoded into (tool.Relay) and those bytes rule a secret out in its
-// encoding (policy.Redactor.MayMatchJSON).
-func (e *Engine) searchStructured(res tool.Result) bool {
-	raw, ok := res.Relay.StructuredFor(res.Structured)
-	return !ok || e.opts.Redactor.MayMatchJSON(raw)
+// redactable reports whether c's text is searched for secrets.
+func redactable(c tool.Content) bool {
+	return c.Type == "text" || c.Type == "resource"
 }
 
 // cut keeps the first max bytes of content and, with a Spill folder, writes

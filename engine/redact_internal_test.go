@@ -13,7 +13,8 @@ import (
 )
 
 // redactBefore is the redaction as it was before it read the structured
-// value first: every text block read, then the structured value (RedactJSON).
+// value first and before it left a relayed one unencoded: every text
+// block read, then the structured value encoded and searched (RedactJSON).
 func redactBefore(ctx context.Context, e *Engine, res tool.Result) tool.Result {
 	r := e.opts.Redactor
 	n := 0
@@ -35,7 +36,7 @@ func redactBefore(ctx context.Context, e *Engine, res tool.Result) tool.Result {
 	if content != nil {
 		res.Content = content
 	}
-	if res.Structured != nil && e.searchStructured(res) {
+	if res.Structured != nil {
 		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
 			if t, k, _ := r.RedactJSON(string(b)); k > 0 {
 				var v any
@@ -80,7 +81,8 @@ func TestRedactMatchesBefore(t *testing.T) {
 	e := New(Options{Redactor: red})
 	pieces := []string{strings.Repeat("1234567\n", 200), "build ok\n", "AKIAABCDEFGHIJKLMNOP", "AKIA", "password=hunter2hunter2",
 		"\"api_key\": \"abcdefghijkl\"", "https://user:pa55word@host/x", "token", "\\", "\t", "\"", "<", "&", "\n", "é", "\u2028", "\xff",
-		"sk-ant-abcdefghijklmnopqrstuvwxyz", "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl", " see the docs\n"}
+		"sk-ant-abcdefghijklmnopqrstuvwxyz", "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0dXJl", " see the docs\n",
+		"\r", "k_live_abcdefghijklmnopqrstuvwx", "rk_live_abcdefghijklmnopqrstuvwx"}
 	text := func() string {
 		var b strings.Builder
 		for range 1 + r.IntN(6) {
@@ -92,7 +94,7 @@ func TestRedactMatchesBefore(t *testing.T) {
 		}
 		return b.String()
 	}
-	skipped := 0
+	skipped, relayed, unencoded := 0, 0, 0
 	for range 3000 {
 		code := 1
 		a := procAnswer{ID: "p-1", State: "running", Output: text(), Cursor: r.Int64()}
@@ -106,7 +108,41 @@ func TestRedactMatchesBefore(t *testing.T) {
 		case 2:
 			res.Content = append(res.Content, tool.TextContent(a.Output+"x"), tool.Content{Type: "resource", Text: a.Output})
 		}
-		switch r.IntN(5) {
+		switch r.IntN(7) {
+		case 5, 6:
+			// Relayed: the map an upstream's bytes were decoded into,
+			// its string the output or not, spaced or HTML-escaped or not.
+			v := map[string]any{"content": a.Output, "k": []any{"x", 1.5, true}}
+			if r.IntN(3) == 0 {
+				v["content"] = text()
+			}
+			var raw strings.Builder
+			enc := json.NewEncoder(&raw)
+			enc.SetEscapeHTML(r.IntN(2) == 0)
+			if r.IntN(3) == 0 {
+				enc.SetIndent("", " ")
+			}
+			if err := enc.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			var decoded any
+			if err := json.Unmarshal([]byte(raw.String()), &decoded); err != nil {
+				t.Fatal(err)
+			}
+			res.Structured = decoded
+			res.Relay = tool.NewRelay([]byte("{}"), []byte(strings.TrimSpace(raw.String())), res)
+			if raw, ok := res.Relay.StructuredFor(decoded); ok {
+				relayed++
+				var quiet []string
+				for _, c := range res.Content {
+					if red.Quiet(c.Text) {
+						quiet = append(quiet, c.Text)
+					}
+				}
+				if !red.MayMatchJSON(raw, decoded, quiet) {
+					unencoded++
+				}
+			}
 		case 0:
 			res.Structured = &a
 		case 1:
@@ -128,7 +164,8 @@ func TestRedactMatchesBefore(t *testing.T) {
 			}
 		}
 	}
-	if skipped < 300 {
-		t.Errorf("only %d results had a block to skip: the test reaches too little", skipped)
+	t.Logf("%d results had a block to skip, %d a relayed value, %d left unencoded", skipped, relayed, unencoded)
+	if skipped < 300 || relayed < 300 || unencoded < 100 {
+		t.Errorf("only %d results had a block to skip, %d a relayed value, %d left unencoded: the test reaches too little", skipped, relayed, unencoded)
 	}
 }

@@ -34,7 +34,8 @@ func newJSONRedactors() ([]*Redactor, error) {
 		{{"words", `(?i)true,false`}, {"aws", `AKIA[0-9A-Z]{16}`}},
 		{{"digits", `[0-9]{6}`}},
 		{{"colon", `(?i)x:y`}, {"less", `a<b`}, {"kelvin", `(?i)kk`}, {"one", `%`}},
-		{{"tabbed", "IOS\tFOD"}, {"aws", `AKIA[0-9A-Z]{16}`}}, // a literal the encoding escapes
+		{{"tabbed", "IOS\tFOD"}, {"aws", `AKIA[0-9A-Z]{16}`}},                    // a literal the encoding escapes
+		{{"nl", `nfoo\d`}, {"tab", `(?i)Tab[0-9]`}, {"aws", `AKIA[0-9A-Z]{16}`}}, // literals an escape's letter may start
 	} {
 		r, err := NewRedactor(set)
 		if err != nil {
@@ -48,8 +49,14 @@ func newJSONRedactors() ([]*Redactor, error) {
 // sameAsEncoded fails when MayMatchJSON rules out a secret in the compact
 // encoding of the value raw is the JSON of, and the prefilter finds a
 // literal in that encoding, or RedactJSON replaces anything in it: the
-// reference is what the engine did before, encode and search.
+// reference is what the engine did before, encode and search. It asks
+// with no quiet texts, and with those of v's strings Quiet finds quiet
+// (as the engine gives its text blocks), and counts the answers false.
 func sameAsEncoded(t testing.TB, raw string) (ruledOut int) {
+	return sameAsEncodedBy(t, jsonRedactors(t), raw)
+}
+
+func sameAsEncodedBy(t testing.TB, redactors []*Redactor, raw string) (ruledOut int) {
 	var v any
 	if json.Unmarshal([]byte(raw), &v) != nil {
 		return 0
@@ -58,23 +65,52 @@ func sameAsEncoded(t testing.TB, raw string) (ruledOut int) {
 	if err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
-	for i, r := range jsonRedactors(t) {
-		if r.MayMatchJSON([]byte(raw)) {
-			continue
-		}
-		ruledOut++
-		may := make([]bool, len(r.patterns))
-		r.filter.scan(string(enc), may)
-		for p, m := range may {
-			if m || len(r.patterns[p].lits) == 0 {
-				t.Errorf("set %d: MayMatchJSON(%s) is false, but the prefilter finds %s in its encoding %s", i, raw, r.patterns[p].name, enc)
+	for i, r := range redactors {
+		var quiet []string
+		for _, s := range stringsOf(v) {
+			if r.Quiet(s) {
+				quiet = append(quiet, s)
 			}
 		}
-		if out, n, _ := r.RedactJSON(string(enc)); n > 0 || out != string(enc) {
-			t.Errorf("set %d: MayMatchJSON(%s) is false, but RedactJSON changes its encoding to %s", i, raw, out)
+		for _, q := range [][]string{nil, quiet} {
+			if r.MayMatchJSON([]byte(raw), v, q) {
+				continue
+			}
+			ruledOut++
+			may := make([]bool, len(r.patterns))
+			r.filter.scan(string(enc), may)
+			for p, m := range may {
+				if m || len(r.patterns[p].lits) == 0 {
+					t.Errorf("set %d: MayMatchJSON(%s, %q) is false, but the prefilter finds %s in its encoding %s", i, raw, q, r.patterns[p].name, enc)
+				}
+			}
+			if out, n, _ := r.RedactJSON(string(enc)); n > 0 || out != string(enc) {
+				t.Errorf("set %d: MayMatchJSON(%s, %q) is false, but RedactJSON changes its encoding to %s", i, raw, q, out)
+			}
 		}
 	}
 	return ruledOut
+}
+
+// stringsOf is every string of v, keys and values.
+func stringsOf(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			out = append(out, stringsOf(e)...)
+		}
+		return out
+	case map[string]any:
+		var out []string
+		for k, e := range v {
+			out = append(append(out, k), stringsOf(e)...)
+		}
+		return out
+	}
+	return nil
 }
 
 // TestMayMatchJSON: where the bytes an upstream sent and their encoding
@@ -101,19 +137,23 @@ func TestMayMatchJSON(t *testing.T) {
 		`"text"`:                                           false,
 		`12345`:                                            false,
 	} {
-		if got := r.MayMatchJSON([]byte(raw)); got != want {
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.MayMatchJSON([]byte(raw), v, nil); got != want {
 			t.Errorf("MayMatchJSON(%s) = %v, want %v", raw, got, want)
 		}
 		sameAsEncoded(t, raw)
 	}
 	// Sets it cannot trust: every text may match.
 	for i, r := range append(jsonRedactors(t)[1:5], jsonRedactors(t)[6]) {
-		if !r.MayMatchJSON([]byte(`"x"`)) {
+		if !r.MayMatchJSON([]byte(`"x"`), "x", []string{"x"}) {
 			t.Errorf("set %d ruled out a secret: a literal with a quote, or only bytes found outside strings, or none, or written otherwise", i+1)
 		}
 	}
 	var none *Redactor
-	if none.MayMatchJSON([]byte(`"AKIAIOSFODNN7EXAMPLE"`)) || (&Redactor{}).MayMatchJSON([]byte(`"x"`)) {
+	if none.MayMatchJSON([]byte(`"AKIAIOSFODNN7EXAMPLE"`), "AKIAIOSFODNN7EXAMPLE", nil) || (&Redactor{}).MayMatchJSON([]byte(`"x"`), "x", nil) {
 		t.Error("a Redactor without patterns may match")
 	}
 	// Random values written as an upstream might: spaced, keys repeated,
@@ -134,6 +174,7 @@ var jsonPieces = []string{
 	"AKIA", "AK", "IA", "IOSFODNN7EXAMPLE", "://", "x:y", "x", ":", "y", "https", "pass", "word", "password", "=",
 	"hunter2hunter2", "a<b", "<", ">", "&", "%", "true,false", "true", ",", "100", "1", "0", "e", "E", "-", "kk", "\u212a",
 	"k", "é", "\u2028", "token", "IOS", "FOD", `\t`, `\"`, `\\`, `\u0041`, `\u003c`, `\/`, `\n`, `\u00e9`, `\u212a`, "\xff", " ", "{", "}", "[", "]",
+	`\r`, "k_live_abcdefghijklmnopqrst", "rk_live_", "foo1", "ab1", "Tab1", strings.Repeat("long text without a literal ", 4),
 }
 
 func randomJSON(rng *rand.Rand, b *strings.Builder, depth int) {
@@ -194,5 +235,25 @@ func FuzzMayMatchJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		sameAsEncoded(t, raw)
+	})
+}
+
+// FuzzMayMatchJSONPattern: any pattern (as it is and ignoring case,
+// beside the defaults) and any JSON text, the same property.
+func FuzzMayMatchJSONPattern(f *testing.F) {
+	f.Add(`nfoo\d`, "\"\\nfoo1\"")
+	f.Add(`(?i)tab\d`, `{"k":"\tab1"}`)
+	f.Add(`rk_live_[a-z]+`, `["\rk_live_abc"]`)
+	f.Add(`AKIA[A-Z]{4}`, `{"AKIAABCD":1}`)
+	f.Fuzz(func(t *testing.T, pattern, raw string) {
+		var rs []*Redactor
+		for _, p := range []string{pattern, `(?i)` + pattern} {
+			r, err := NewRedactor(append(DefaultSecrets(), SecretPattern{Name: "p", Regexp: p}))
+			if err != nil {
+				return
+			}
+			rs = append(rs, r)
+		}
+		sameAsEncodedBy(t, rs, raw)
 	})
 }

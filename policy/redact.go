@@ -54,12 +54,17 @@ type Redactor struct {
 	patterns []compiledSecret
 	filter   *prefilter
 	noFilter bool // tests: run every expression (the reference behaviour)
+	literals bool // every pattern has literals
 	// inStrings: every pattern has literals, and each lies inside one
 	// string wherever JSON encoded compactly holds it (see MayMatchJSON).
 	inStrings bool
 	// jsonSafe: every pattern has literals, and each is jsonSafe: a quiet
 	// JSON text vouches for the ASCII strings it encodes.
 	jsonSafe bool
+	// escStarts are the control characters (of \n, \r and \t) whose
+	// escape's letter starts a literal (in lower case when it ignores case):
+	// a string's encoding may show a literal its text does not ("\rk_live_").
+	escStarts string
 }
 
 type compiledSecret struct {
@@ -79,7 +84,7 @@ type compiledSecret struct {
 // a text first needs it: compiling them all was a tenth of a `toolgate
 // call`'s own work.
 func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
-	r := &Redactor{inStrings: true, jsonSafe: true}
+	r := &Redactor{literals: true, inStrings: true, jsonSafe: true}
 	var need []anchors
 	for _, p := range patterns {
 		parsed, err := syntax.Parse(p.Regexp, syntax.Perl) // regexp.Compile's flags
@@ -95,7 +100,7 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 		}
 		c.cut = cutBytes(parsed, c.need)
 		if len(c.need.lits) == 0 {
-			r.inStrings, r.jsonSafe = false, false
+			r.literals, r.inStrings, r.jsonSafe = false, false, false
 		}
 		for _, l := range c.need.lits {
 			if c.need.fold {
@@ -106,6 +111,9 @@ func NewRedactor(patterns []SecretPattern) (*Redactor, error) {
 			// outsideStrings holds both cases, and jsonSafe no letter.
 			r.inStrings = r.inStrings && insideStrings(l)
 			r.jsonSafe = r.jsonSafe && jsonSafe(l)
+			if i := strings.IndexByte("nrt", l[0]); i >= 0 && strings.IndexByte(r.escStarts, "\n\r\t"[i]) < 0 {
+				r.escStarts += "\n\r\t"[i : i+1]
+			}
 		}
 		if i := slices.Index(parsed.CapNames(), "secret"); i > 0 {
 			c.secret = i
@@ -210,9 +218,11 @@ func jsonStrings(s string, fn func(i, j int) bool) {
 }
 
 // MayMatchJSON reports whether RedactJSON could replace anything in the
-// compact encoding (encoding/json's, as tool.MarshalJSON writes it) of the
-// value that b, valid JSON, was decoded into; false only when it surely
-// could not, so a caller may then leave that encoding unmade.
+// compact encoding (encoding/json's, as tool.MarshalJSON writes it) of v,
+// the value that b, valid JSON, was decoded into; false only when it surely
+// could not, so a caller may then leave that encoding unmade. quiet are
+// texts Quiet found quiet (the result's text blocks), which v's strings
+// may repeat.
 //
 // Redact finds nothing in a text where the prefilter finds no pattern's
 // literal, when every pattern has literals. Each string of the value is
@@ -226,19 +236,83 @@ func jsonStrings(s string, fn func(i, j int) bool) {
 // the encoding holds it, inside one string: so in b too. Then a b in which
 // the prefilter finds no literal gives an encoding in which it finds none,
 // which RedactJSON returns as it is when the patterns are also jsonSafe.
+// Where every string of v is quiet (quietStrings), the encoding holds no
+// literal either, and b is not read again.
 // Anything else (a pattern without literals or with another literal, an
 // escape, a bad byte) answers true.
-func (r *Redactor) MayMatchJSON(b []byte) bool {
+func (r *Redactor) MayMatchJSON(b []byte, v any, quiet []string) bool {
 	if r == nil || len(r.patterns) == 0 {
 		return false
 	}
 	if r.noFilter || !r.inStrings || !r.jsonSafe || !plainJSON(b) {
 		return true
 	}
+	if r.quietStrings(v, quiet) {
+		return false
+	}
 	var buf [32]bool
 	may := append(buf[:0], make([]bool, len(r.patterns))...)
 	r.filter.scan(string(b), may)
 	return slices.Contains(may, true)
+}
+
+// Quiet reports whether Redact(s) surely replaces nothing: every pattern
+// has literals, and the prefilter finds none in s.
+func (r *Redactor) Quiet(s string) bool {
+	if r == nil || len(r.patterns) == 0 {
+		return true
+	}
+	if r.noFilter || !r.literals {
+		return false
+	}
+	var buf [32]bool
+	may := append(buf[:0], make([]bool, len(r.patterns))...)
+	r.filter.scan(s, may)
+	return !slices.Contains(may, true)
+}
+
+// maxScanned is the longest string quietStrings searches itself.
+const maxScanned = 64
+
+// quietStrings reports whether no string of v, a key or a value, can show
+// a literal in v's encoding, when b (of MayMatchJSON) is plainJSON: each
+// is one of quiet or a short string in which the prefilter finds none,
+// and holds no control character of escStarts. Its encoding is then its
+// bytes with only \", \\, \n, \r and \t written as two: a literal,
+// which has neither '"' nor '\\' (jsonSafe), lies in a run of bytes
+// the string holds as they are, or starts with the letter of an escape,
+// which escStarts rules out.
+func (r *Redactor) quietStrings(v any, quiet []string) bool {
+	switch v := v.(type) {
+	case nil, bool, float64:
+		return true
+	case string:
+		return r.quietString(v, quiet)
+	case []any:
+		for _, e := range v {
+			if !r.quietStrings(e, quiet) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range v {
+			if !r.quietString(k, quiet) || !r.quietStrings(e, quiet) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (r *Redactor) quietString(s string, quiet []string) bool {
+	for i := 0; i < len(r.escStarts); i++ {
+		if strings.IndexByte(s, r.escStarts[i]) >= 0 {
+			return false
+		}
+	}
+	return slices.Contains(quiet, s) || len(s) <= maxScanned && r.Quiet(s)
 }
 
 // outsideStrings are the bytes compact JSON holds outside strings.
