@@ -19,6 +19,18 @@ type CallRequest struct {
 	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
+// AppendCall appends the body of a call of name with args (a JSON value,
+// or none when empty) to dst: CallRequest as json.Marshal writes it, but
+// for the arguments, written as they are (json.Marshal would compact them
+// and escape '<', '>' and '&' in their strings: the same value).
+func AppendCall(dst []byte, name string, args json.RawMessage) []byte {
+	dst = tool.AppendJSONString(append(dst, `{"name":`...), name)
+	if len(args) > 0 {
+		dst = append(append(dst, `,"arguments":`...), args...)
+	}
+	return append(dst, '}')
+}
+
 // MaxCallBytes bounds the body of a call (as the MCP endpoint bounds a
 // message): larger ones are answered 413.
 const MaxCallBytes = 4 << 20
@@ -127,7 +139,7 @@ func serveCall(w http.ResponseWriter, req *http.Request, run func(context.Contex
 		return
 	}
 	if err == nil {
-		err = json.Unmarshal(body, &c) // one value, nothing after it: as Serve's lean path reads it
+		c, err = DecodeCall(body) // as Serve's lean path reads it
 	}
 	if msg := invalidCall(c, err); msg != "" {
 		answer(w, http.StatusBadRequest, map[string]any{"error": "invalid_request", "message": msg})

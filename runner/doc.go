@@ -27,7 +27,9 @@
 // by the caller of New (Options.Open; the CLI serves the built-in file and
 // command tools rooted at the workspace, with its own local sandbox and no
 // policy of its own). This package holds only what both sides share (Token,
-// ValidID, the process events a sandbox keeps for its gateway's audit log
+// ValidID, the call's format both ways: AppendCall and DecodeCall for its
+// body, DecodeAnswer for an answer's line, each the value encoding/json
+// gives in one pass without it; the process events a sandbox keeps for its gateway's audit log
 // until acknowledged: Events) and the runner's HTTP front: every request but GET /healthz and
 // GET /readyz must carry "Authorization: Bearer <token of the id in its
 // path>", checked in constant time before anything else is looked at, and

@@ -470,8 +470,7 @@ func (l *lean) call(nc net.Conn, br *bufio.Reader, h callHead, s *Sandbox, out [
 			return out, false
 		}
 	}
-	var c CallRequest
-	err := json.Unmarshal(body, &c)
+	c, err := DecodeCall(body)
 	if peeked {
 		br.Discard(h.length) // (ReadFull consumed it; what follows is the next request)
 	}

@@ -68,10 +68,10 @@ const maxAnswerBytes = 64 << 20
 // in at; a call whose request failed has no result of its own (Run says
 // what is known).
 func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attempt) tool.Result {
-	body, err := json.Marshal(runner.CallRequest{Name: call.Name, Arguments: call.Args})
-	if err != nil {
-		return tool.ErrorResult(tool.Errorf(tool.InvalidArguments, "the arguments of %s are not JSON: %v", call.Name, err))
+	if len(call.Args) > 0 && !json.Valid(call.Args) {
+		return tool.ErrorResult(tool.Errorf(tool.InvalidArguments, "the arguments of %s are not JSON", call.Name))
 	}
+	body := runner.AppendCall(nil, call.Name, call.Args)
 	if len(body) > runner.MaxCallBytes {
 		// The runner would refuse it, after reading MaxCallBytes of it:
 		// not sent (the hop, writing it all before it reads, would see the
@@ -136,8 +136,8 @@ func (s *Sandboxes) send(ctx context.Context, c *conn, call tool.Call, at *attem
 			at.fail(why)
 			return tool.Result{}
 		}
-		var a runner.Answer
-		if err := json.Unmarshal(l, &a); err != nil {
+		a, err := runner.DecodeAnswer(l)
+		if err != nil {
 			at.fail(fmt.Sprintf("it answered what does not decode: %v", err))
 			return tool.Result{}
 		}
