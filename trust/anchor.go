@@ -26,7 +26,10 @@ import (
 type anchor struct {
 	starts    []anchorStart
 	asciiOnly bool
-	re        *pattern
+	// re is `^(?s:.)(?:EXPR)`, EXPR as the cue's pattern compiles it
+	// (ordered), written with the anchor at development time
+	// (result_prefilters.go).
+	re *pattern
 }
 
 // anchorStart is a string a match may begin with (lower case), and whether
@@ -248,18 +251,6 @@ func appendLowerASCII(b []byte, s string) []byte {
 		}
 	}
 	return b
-}
-
-// use makes a (nil: none) anchor p's expression.
-func (a *anchor) use(p *pattern) {
-	if a == nil {
-		return
-	}
-	src := p.src
-	if o, ok := orderedSources[src]; ok {
-		src = o
-	}
-	a.re = &pattern{src: `^(?s:.)(?:` + src + `)`}
 }
 
 // used reports whether a (nil: none) is used on s: else the expression

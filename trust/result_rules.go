@@ -133,17 +133,14 @@ var (
 // theResultIndex is the index the check reads with: resultIndexData (the
 // automaton and every table buildResultIndex derives from the cues, laid
 // out by the linker: nothing is built at run time) with the generated
-// prefilters and anchors, whose literals' ids it holds.
+// prefilters and anchors (their expressions too), whose literals' ids it
+// holds.
 func theResultIndex() *resultIndex {
 	resultIndexOnce.Do(func() {
-		cues := resultCues()
+		n := len(resultCues())
 		x := &resultIndexData
-		x.pre, x.errorWords = resultPrefilters[:len(cues)], resultPrefilters[len(cues)]
-		x.anchors, x.errorAt = resultAnchors[:len(cues)], resultAnchors[len(cues)]
-		for i, c := range cues {
-			x.anchors[i].use(c.re)
-		}
-		x.errorAt.use(resultErrorWords)
+		x.pre, x.errorWords = resultPrefilters[:n], resultPrefilters[n]
+		x.anchors, x.errorAt = resultAnchors[:n], resultAnchors[n]
 		resultIdx = x
 	})
 	return resultIdx
