@@ -424,7 +424,7 @@ func (b *blockedLog) list() []string {
 }
 
 // supervise answers every notification on fd with EPERM and records the
-// call, until every process under the filter is gone (or fd is closed).
+// call, until every process under the filter is gone (POLLHUP).
 //
 // It waits in poll(2) with no timeout: its thread stays in the kernel
 // until there is a call to answer or the last process is gone. A timeout
@@ -436,8 +436,8 @@ func (b *blockedLog) list() []string {
 func supervise(fd int, log *blockedLog) {
 	for {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(pfd, -1)
-		if errors.Is(err, unix.EINTR) || (err == nil && n == 0) {
+		_, err := unix.Poll(pfd, -1)
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil || pfd[0].Revents&(unix.POLLHUP|unix.POLLNVAL|unix.POLLERR) != 0 && pfd[0].Revents&unix.POLLIN == 0 {
