@@ -18,12 +18,15 @@ import (
 // keeps sysmon from its deep sleep (GODEBUG schedtrace, internal/cli
 // sysmon.go: the process was started again with it, the same pid and the
 // same name in ps), and the upstream it starts gets the GODEBUG the proxy
-// was given: none, or the user's own.
+// was given: none, or the user's own (a shell notes it, then becomes
+// toolgate serve, which starts itself again with the setting too).
 func TestProxyQuietSysmon(t *testing.T) {
 	root, _ := serveWorkspace(t)
 	for _, godebug := range []string{"", "http2client=0"} {
 		t.Run("GODEBUG="+godebug, func(t *testing.T) {
-			cmd := exec.Command(bin, "proxy", "--audit", "off", "--name", "up", "--unisolated", "--", bin, "serve", "--root", root, "--audit", "off")
+			given := filepath.Join(t.TempDir(), "godebug")
+			cmd := exec.Command(bin, "proxy", "--audit", "off", "--name", "up", "--unisolated", "--",
+				"/bin/sh", "-c", `printf %s "$GODEBUG" > "$0"; exec "$@"`, given, bin, "serve", "--root", root, "--audit", "off")
 			cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+filepath.Join(t.TempDir(), "state"))
 			if godebug != "" {
 				cmd.Env = append(cmd.Env, "GODEBUG="+godebug)
@@ -52,13 +55,11 @@ func TestProxyQuietSysmon(t *testing.T) {
 			if comm, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/comm"); err != nil || string(comm) != "toolgate\n" {
 				t.Errorf("the proxy's name in ps is %q (%v), want toolgate", comm, err)
 			}
-			up := onlyChild(t, cmd.Process.Pid)
-			want = ""
-			if godebug != "" {
-				want = "GODEBUG=" + godebug
+			if got, err := os.ReadFile(given); err != nil || string(got) != godebug {
+				t.Errorf("the upstream was given GODEBUG %q (%v), want %q", got, err, godebug)
 			}
-			if got := environGodebug(t, up); got != want {
-				t.Errorf("the upstream runs with %q, want %q", got, want)
+			if got := environGodebug(t, onlyChild(t, cmd.Process.Pid)); got != "GODEBUG="+want {
+				t.Errorf("the upstream, toolgate serve, runs with %q, want GODEBUG=%s", got, want)
 			}
 		})
 	}

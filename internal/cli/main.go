@@ -35,14 +35,14 @@ const heapFloor = 32 << 20
 
 // Main runs the command line of os.Args and exits with its status. A
 // process started as a command sandbox's helper becomes that helper first
-// (sandbox.Init), before anything else; toolgate proxy then starts itself
-// again with a setting of the runtime (quietSysmon), and the collector
+// (sandbox.Init), before anything else; toolgate proxy and serve then start
+// themselves again with a setting of the runtime (quietSysmon), and the collector
 // gets its floor (heapFloor).
 func Main(o Options) {
 	if sandbox.Init() {
 		return
 	}
-	quietSysmon() // toolgate proxy starts again with a setting of the runtime
+	quietSysmon() // toolgate proxy and serve start again with a setting of the runtime
 	heapfloor.Keep(heapFloor)
 	// The relay of the signals is not stopped before os.Exit: stopping it
 	// wakes the runtime's signal thread (a thread more, to end at once).

@@ -2,7 +2,7 @@ package cli
 
 import "testing"
 
-// TestSysmonEnv: toolgate proxy starts again with the setting added to
+// TestSysmonEnv: toolgate proxy and serve start again with the setting added to
 // GODEBUG (alone or after the user's), the process so started gives GODEBUG
 // its value before back, and nothing is done for other commands or when
 // the user names schedtrace.
@@ -22,7 +22,9 @@ func TestSysmonEnv(t *testing.T) {
 		{"the user's schedtrace", proxy, "schedtrace=1000", "", false, false},
 		{"the user's schedtrace=0", proxy, "schedtrace=0,http2client=0", "", false, false},
 		{"a setting that only ends like it", proxy, "xschedtrace=2147483647", "", false, false},
-		{"serve", []string{"toolgate", "serve"}, "", "", false, false},
+		{"serve", []string{"toolgate", "serve", "--http", "127.0.0.1:0"}, "", sysmonSetting, true, false},
+		{"serve started again", []string{"toolgate", "serve"}, sysmonSetting, "", false, true},
+		{"call", []string{"toolgate", "call", "read_file"}, "", "", false, false},
 		{"proxy as an argument", []string{"toolgate", "call", "proxy"}, "", "", false, false},
 		{"no command", []string{"toolgate"}, "", "", false, false},
 	} {
