@@ -409,9 +409,14 @@ const quietFor = 150 * time.Millisecond
 
 // collect waits as mode says (at most wait; sooner when the process
 // exits or until matches the output from cursor), then reads from
-// cursor. While it waits, it reports progress each second.
+// cursor. While it waits, it reports progress each second. A read that
+// does not wait (most: a read of new output) starts no ticker and looks
+// for until nowhere: whatever they said, the wait was over.
 func (s *set) collect(ctx context.Context, pr *process, cursor int64, wait time.Duration, until *regexp.Regexp,
 	mode waitMode, tail, maxBytes int, raw bool) ProcessAnswer {
+	if wait <= 0 {
+		return pr.read(cursor, tail, maxBytes, raw)
+	}
 	begin := time.Now()
 	deadline := begin.Add(wait)
 	ticker := time.NewTicker(time.Second)
