@@ -25,17 +25,25 @@ const (
 )
 
 // prefilter finds, in one pass over a text, which patterns' anchors it
-// holds. Every literal of two bytes or more is keyed by its first two
-// bytes (every ASCII case of them when it ignores case) in a 64 Ki-bit set,
-// so a byte pair no literal starts with costs one bit test; only at a pair
-// some literal starts with are the literals of its first byte compared.
-// The result is exactly anchors' definition: a pattern may occur when the
-// text contains one of its literals (compared in ASCII lower case when
-// they ignore case), or when it ignores case and the text is not ASCII.
+// holds. When every literal has three bytes or more, it looks at every
+// other byte only: an occurrence of a literal covers one of those, at its
+// byte 0 or 1, and the three bytes from there (the literal's, or its last
+// two and whatever follows) are in a 64 Ki-bit set of every such triple of
+// every literal (every ASCII case of them when it ignores case), hashed to
+// 16 bits; where a triple is in that set, the literals starting at that
+// byte and at the one before it are compared. Otherwise every literal of
+// two bytes or more is keyed by its first two bytes in that set instead,
+// and every byte is looked at. So a triple or pair no literal holds costs
+// one bit test; only where one does are the literals of its first byte
+// compared. The result is exactly anchors' definition: a pattern may
+// occur when the text contains one of its literals (compared in ASCII
+// lower case when they ignore case), or when it ignores case and the text
+// is not ASCII.
 type prefilter struct {
-	pairs [1 << 16 / 64]uint64
-	heads [256][]head // literals by their first byte (each case of it when folded)
-	fold  []int       // the patterns whose literals ignore case
+	keys    [1 << 16 / 64]uint64
+	triples bool        // keys are hashed triples, looked at every other byte; else pairs
+	heads   [256][]head // literals by their first byte (each case of it when folded)
+	fold    []int       // the patterns whose literals ignore case
 }
 
 // head is one literal of one pattern.
@@ -48,7 +56,16 @@ type head struct {
 // newPrefilter indexes the anchors of patterns (by their index); a pattern
 // without anchors is not indexed (it always runs).
 func newPrefilter(need []anchors) *prefilter {
-	f := &prefilter{}
+	f := &prefilter{triples: true}
+	for _, a := range need {
+		for _, l := range a.lits {
+			f.triples = f.triples && len(l) >= 3
+		}
+	}
+	any := make([]byte, 256) // any byte may follow, and the text may end here
+	for i := range any {
+		any[i] = byte(i)
+	}
 	for i, a := range need {
 		if len(a.lits) == 0 {
 			continue
@@ -56,18 +73,32 @@ func newPrefilter(need []anchors) *prefilter {
 		if a.fold {
 			f.fold = append(f.fold, i)
 		}
+		at := func(l string, j int) []byte {
+			if j < len(l) {
+				return cases(l[j], a.fold)
+			}
+			return any
+		}
 		for _, l := range a.lits {
 			h := head{lit: l, fold: a.fold, pattern: i}
 			for _, c0 := range cases(l[0], a.fold) {
 				f.heads[c0] = append(f.heads[c0], h)
-				if len(l) == 1 {
-					for c1 := range 256 { // any byte may follow, and the text may end here
-						f.set(c0, byte(c1))
+			}
+			if !f.triples {
+				for _, c0 := range at(l, 0) {
+					for _, c1 := range at(l, 1) {
+						f.set(uint(c0)<<8 | uint(c1))
 					}
-					continue
 				}
-				for _, c1 := range cases(l[1], a.fold) {
-					f.set(c0, c1)
+				continue
+			}
+			for o := range 2 {
+				for _, c0 := range at(l, o) {
+					for _, c1 := range at(l, o+1) {
+						for _, c2 := range at(l, o+2) {
+							f.set(triple(uint32(c0) | uint32(c1)<<8 | uint32(c2)<<16))
+						}
+					}
 				}
 			}
 		}
@@ -75,9 +106,17 @@ func newPrefilter(need []anchors) *prefilter {
 	return f
 }
 
-func (f *prefilter) set(c0, c1 byte) {
-	k := uint(c0)<<8 | uint(c1)
-	f.pairs[k/64] |= 1 << (k % 64)
+func (f *prefilter) set(k uint) {
+	f.keys[k/64] |= 1 << (k % 64)
+}
+
+func (f *prefilter) has(k uint) bool {
+	return f.keys[k/64]&(1<<(k%64)) != 0
+}
+
+// triple hashes three bytes, the first the lowest, to 16 bits.
+func triple(w uint32) uint {
+	return uint(w * 0x9E3779B1 >> 16)
 }
 
 // cases is c, and its other ASCII case when fold and c is a letter.
@@ -101,17 +140,34 @@ func (f *prefilter) scan(s string, may []bool) {
 	if len(s) == 0 {
 		return
 	}
-	var high byte
-	last := len(s) - 1
-	for i := 0; i < last; i++ {
-		high |= s[i]
-		if k := uint(s[i])<<8 | uint(s[i+1]); f.pairs[k/64]&(1<<(k%64)) != 0 {
-			f.match(s[i:], may)
+	i := 0
+	var high uint32 // every byte looked at, or'ed: a non-ASCII one sets 0x80 of one of its bytes
+	if f.triples {
+		for ; i+3 < len(s); i += 2 {
+			b := s[i : i+4] // one load on amd64 and arm64
+			w := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+			high |= w
+			if f.has(triple(w & 0xFFFFFF)) {
+				f.match(s[max(i, 1)-1:], may)
+				f.match(s[i:], may)
+			}
+		}
+		// The last bytes, each compared: a literal starting there has
+		// its first triple, or its second, from i-1 on.
+		i = max(i, 1) - 1
+	} else {
+		for ; i < len(s)-1; i++ {
+			high |= uint32(s[i])
+			if f.has(uint(s[i])<<8 | uint(s[i+1])) {
+				f.match(s[i:], may)
+			}
 		}
 	}
-	high |= s[last]
-	f.match(s[last:], may)
-	if high >= 0x80 {
+	for ; i < len(s); i++ {
+		high |= uint32(s[i])
+		f.match(s[i:], may)
+	}
+	if high&0x80808080 != 0 {
 		for _, i := range f.fold {
 			may[i] = true
 		}

@@ -117,6 +117,28 @@ func TestScanEdges(t *testing.T) {
 			sameRedaction(t, filtered, ref, a+b)
 		}
 	}
+	// Literals of three bytes or more: triples, every other byte; the
+	// texts of every length around them, so each literal starts at an
+	// odd and an even byte and ends at the text's end or before it.
+	triples, ref3 := reference(t, []SecretPattern{
+		{"a", `(?i:abX)\d`}, {"d", `AKIA[A-Z]{4}`}, {"f", `://x`}, {"e", `éé+tag`}, {"g", `ho_\w`}, {"h", `(?i)secret=\S+`},
+	})
+	if !triples.filter.triples || filtered.filter.triples {
+		t.Fatal("the triples are taken when every literal has three bytes or more, and only then")
+	}
+	if r, _ := NewRedactor(DefaultSecrets()); !r.filter.triples {
+		t.Fatal("the default patterns' literals are looked for by triples")
+	}
+	texts = append(texts, "abx1", "ABX", "ho_", "ho_1", "SECRET=", "xho_z", "é", "aKIAABCD")
+	for _, a := range texts {
+		for _, b := range texts {
+			for _, pad := range []string{"", "-", "--", "---"} {
+				sameScan(t, triples, pad+a+b)
+				sameScan(t, triples, a+pad+b)
+				sameRedaction(t, triples, ref3, pad+a+b)
+			}
+		}
+	}
 }
 
 // FuzzScan: for any pattern and text, the one-pass scan finds what the
