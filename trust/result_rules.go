@@ -111,6 +111,7 @@ type resultIndex struct {
 	// the reverse, and most of the literals a sentence ends are spared.
 	addrOut, addrOutAt []int32
 	addrAssumed        []uint64
+	addrNeed           []uint64 // the need words of the cues that address the model
 	// Per cue: its weight, and bit sets of those that address the model
 	// and those that frame the next sentence.
 	weight       []float64
@@ -219,6 +220,7 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 	for w := range addrLits {
 		addrLits[w] |= needLits[w]
 	}
+	x.addrNeed = needLits
 	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
 	return x
 }
@@ -266,7 +268,7 @@ func (x *resultIndex) read(s *readSentence, text string) {
 	for w, a := range x.addrAssumed {
 		s.found[w] |= a
 	}
-	x.meet(s, x.addr)
+	x.meet(s, true)
 	x.lead(s)
 	s.partial = true
 	for _, set := range s.may {
@@ -285,7 +287,7 @@ func (x *resultIndex) complete(s *readSentence) {
 	s.partial = false
 	clear(s.found) // the literals taken as found
 	x.lits.collect(s.seen, s.found)
-	x.meet(s, nil)
+	x.meet(s, false)
 	x.lead(s)
 }
 
@@ -316,20 +318,24 @@ func (x *resultIndex) reset(s *readSentence, text string) {
 	s.seen.clear()
 }
 
-// meet sets s.met, the cues (of among; nil: all) whose need s.found meets,
-// and s.may, those of them whose prefilter s.found meets too.
-func (x *resultIndex) meet(s *readSentence, among []uint64) {
+// meet sets s.met, the cues (those that address the model, or all) whose
+// need s.found meets, and s.may, those of them whose prefilter s.found
+// meets too.
+func (x *resultIndex) meet(s *readSentence, addressing bool) {
 	s.met = append(s.met[:0], x.free...)
 	for w, bitsSet := range s.found {
+		if addressing {
+			bitsSet &= x.addrNeed[w]
+		}
 		for ; bitsSet != 0; bitsSet &= bitsSet - 1 {
 			for _, i := range x.needed[w*64+bits.TrailingZeros64(bitsSet)] {
 				s.met[i/64] |= 1 << (i % 64)
 			}
 		}
 	}
-	if among != nil {
+	if addressing {
 		for w := range s.met {
-			s.met[w] &= among[w]
+			s.met[w] &= x.addr[w]
 		}
 	}
 	// A prefilter holds on ASCII, one of ASCII literals on a plain
@@ -387,7 +393,7 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 		}
 		at = end
 		x.lits.collect(s.seen, s.found)
-		x.meet(s, nil)
+		x.meet(s, false)
 		bound, addressed, framed := x.reach(s)
 		if framed || colonEnd {
 			bound++ // the frame the sentence before may give
