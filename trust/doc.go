@@ -89,9 +89,10 @@
 // where one may frame (a framing cue, a colon ending a line), no sentence
 // is read: most data (file contents, logs, listings, JSON) stops there.
 // ASCII text with single blanks is read as it is, eight bytes at a time
-// to tell. A small file costs about 10 µs. The automaton and the tables of
-// what each cue needs of its literals are derived from the cues at
-// development time and kept as data (result_index.go,
+// to tell. A small file costs about 10 µs. The automaton, the tables of
+// what each cue needs of its literals and the expressions anchored where a
+// match may start are derived from the cues at development time and kept
+// as data (result_index.go,
 // result_prefilters.go; a test regenerates them and fails when they
 // differ): a program builds nothing at its first check. A test keeps the check as first
 // written and compares the two on the corpora, on random texts and under
