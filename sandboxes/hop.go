@@ -26,9 +26,13 @@ import (
 // on plain http:// runners: the request is written and its answer read on
 // the calling goroutine, over connections kept between calls, with none
 // of net/http's Transport hand-offs (a writer and a reader goroutine per
-// connection, each a wake-up per call); a read first waits for the
-// answer on its thread (waiting). Cancelling a call closes its
-// connection. Everything read from a runner is bounded (a status line and
+// connection, each a wake-up per call): a read that finds nothing parks
+// the goroutine on the runtime's poller, as net/http's would. (Waiting for
+// the answer in poll(2) on the calling thread first, as it once did, held
+// the thread's processor through the call: the runtime's monitor thread
+// ticked every 20 µs for it, and a remote read_file took 0.59 against
+// 0.68 ms at the median of 9 alternating bench/remote runs without it.)
+// Cancelling a call closes its connection. Everything read from a runner is bounded (a status line and
 // headers of at most maxHeadBytes, chunk sizes, the answer's lines), and
 // whatever does not parse is an error; a connection whose answer was not
 // read to its end is closed, never kept. A kept connection found closed
@@ -201,7 +205,7 @@ func (h *hop) get(ctx context.Context, addr string) (*hopConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hopConn{addr: addr, nc: nc, rc: socket(nc), br: bufio.NewReaderSize(waitingReader(nc), 4<<10)}, nil
+	return &hopConn{addr: addr, nc: nc, rc: socket(nc), br: bufio.NewReaderSize(nc, 4<<10)}, nil
 }
 
 // socket is nc's socket, found through the wrappers that say what they
@@ -222,10 +226,6 @@ func socket(nc net.Conn) syscall.RawConn {
 		nc = w.NetConn()
 	}
 }
-
-// waitInPoll bounds how long a read waits for a runner's answer on its
-// thread (waiting.Read) before it parks on the runtime's poller.
-const waitInPoll = 20 // milliseconds
 
 // put keeps c for a later call to its runner, if it can be asked whether
 // it is still open then.
@@ -283,12 +283,7 @@ func (h *hop) do(ctx context.Context, addr string, r *hopRequest, wrote func()) 
 	if err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() {
-		if tc, ok := c.nc.(interface{ CloseRead() error }); ok {
-			tc.CloseRead() // wakes a read waiting in poll(2) (waiting)
-		}
-		c.nc.Close()
-	})
+	stop := context.AfterFunc(ctx, func() { c.nc.Close() })
 	fail := func(err error) (*reply, error) {
 		stop()
 		c.nc.Close()
