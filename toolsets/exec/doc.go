@@ -85,7 +85,12 @@
 // .git, .vscode, .claude, AGENTS.md, .github/copilot-instructions.md…,
 // and toolgate's own files, Options.Protect) are guarded (protect.go):
 // read-only when they exist, the folders above them unrenamable, and
-// removed again when a command creates one that was missing.
+// removed again when a command creates one that was missing. The
+// configuration a program reads in a folder directly below the top (a
+// package's .npmrc, a virtual environment's pip.conf:
+// policy.NestedConfigPaths) is compared after the command with what it
+// was, by content, no folder pinned: one created is removed, one changed
+// or removed is put back.
 //
 // Network: none, unless Options.Egress gives an egress proxy (package
 // sandbox/egress). Then each command reaches that proxy, served in this
@@ -102,9 +107,10 @@
 // How a call ends:
 //
 //   - The command created a guarded entry that was missing, or changed one
-//     reached through a link → "sandbox_violation" naming them, with
-//     Details["paths"] and ["removed"] (what was taken away again), whatever
-//     the exit code.
+//     reached through a link or a nested configuration file →
+//     "sandbox_violation" naming them, with Details["paths"], ["removed"]
+//     (what was taken away again) and ["restored"] (what was put back as
+//     it was), whatever the exit code.
 //   - Deny: a *tool.Error of type permission_denied with
 //     Details["hard_deny"]=true and Details["reason"]. Never retried.
 //   - Ask: a *tool.Error of type permission_denied with

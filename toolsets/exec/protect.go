@@ -1,8 +1,12 @@
 package exec
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -53,8 +57,24 @@ import (
 //     way (Lstat, and a link's target) is compared before and after: any
 //     change is a violation (it cannot be undone).
 //
-// Only the top of the workspace is guarded: a config name in a subfolder
-// (pkg/.vscode, sub/.git, docs/AGENTS.md) is not. Finding them means
+// The configuration files a program reads in a folder directly below the
+// top, found by what that folder holds (policy.NestedConfigPaths: the
+// pip.conf of a virtual environment, the .npmrc of a package), are
+// guarded after the command instead, by content (nestedEntry): no mount
+// covers them, since a mount is a pin (a virtual environment holding one
+// could not be removed and made again, EBUSY, and the reduced sandbox
+// would keep anything from being made in the package's folder), and a
+// mount of the file alone would leave its folder to be renamed and made
+// again around a file of the command's. Whatever the command left under
+// such a name that is not the file as it was before (by device, inode,
+// mode and bytes) is a violation and goes: a new entry is removed, a
+// changed or removed one is put back as it was, a link made in place of
+// its folder is removed. Those folders are found when the command starts,
+// one level deep: a folder the command makes a package or a virtual
+// environment is its own work, not guarded.
+//
+// Only the top of the workspace is guarded otherwise: a config name in a
+// subfolder (pkg/.vscode, sub/.git, docs/AGENTS.md) is not. Finding them means
 // walking the tree before and after every command: about 2 µs an entry
 // with a warm cache, 22 to 35 ms for a tree of 12,800 entries (Go's
 // source), twice per command, more than a short command costs; and a cap
@@ -68,6 +88,7 @@ type guard struct {
 	pinned   []string            // bound onto themselves, writable
 	missing  []missingEntry
 	watched  []watchedEntry
+	nested   []nestedEntry
 	// ci maps the CI definitions guarded (relative paths) to the allow
 	// rule that would let commands write them; globs are the CI patterns
 	// of one name with a wildcard, matched against new names at the top.
@@ -87,6 +108,20 @@ type missingEntry struct {
 type watchedEntry struct {
 	rel, state string
 }
+
+// nestedEntry is a configuration file in a folder directly below the top
+// (policy.NestedConfigPaths), as it was before the command: before is nil
+// when it was missing, else the file and data its bytes.
+type nestedEntry struct {
+	rel    string
+	before fs.FileInfo
+	data   []byte
+}
+
+// maxNested is the largest nested configuration file kept to be put back;
+// a larger one, or one that is not a regular file, is watched (a change is
+// a violation, not undone).
+const maxNested = 1 << 20
 
 // ownEntryError is an own file of toolgate that no mount can protect.
 type ownEntryError struct {
@@ -143,8 +178,55 @@ func newGuard(root string, own []string, allowCI func(rel string) bool) (*guard,
 			return nil, err
 		}
 	}
+	if nested := policy.NestedConfigPaths(real); len(nested) > 0 {
+		root, err := os.OpenRoot(real)
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		for _, c := range nested {
+			if seen[c.Name] {
+				continue
+			}
+			seen[c.Name] = true
+			if n, ok := readNested(root, c.Name); ok {
+				g.nested = append(g.nested, n)
+			} else {
+				g.watched = append(g.watched, watchedEntry{c.Name, g.state(c.Name)})
+			}
+		}
+	}
 	g.tidy()
 	return g, nil
+}
+
+// readNested reads the nested configuration file rel ("pkg/.npmrc") as it
+// is now, through root; ok false for one that cannot be kept (not a
+// regular file, larger than maxNested, unreadable).
+func readNested(root *os.Root, rel string) (nestedEntry, bool) {
+	fi, err := root.Lstat(rel)
+	if absent(err) {
+		return nestedEntry{rel: rel}, true
+	}
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxNested {
+		return nestedEntry{}, false
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		return nestedEntry{}, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxNested+1))
+	if st, serr := f.Stat(); err != nil || serr != nil || !os.SameFile(fi, st) || len(data) > maxNested {
+		return nestedEntry{}, false
+	}
+	return nestedEntry{rel: rel, before: fi, data: data}, true
+}
+
+// absent reports whether err says a path is not there: it does not exist,
+// or a folder on its way is a file.
+func absent(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // inside returns p relative to the workspace, if it lies in it (as
@@ -323,10 +405,11 @@ func (g *guard) protects(p string) bool {
 
 // breach is what a command did to the guarded entries it could reach.
 type breach struct {
-	paths   []string // the entries created or changed, relative to the workspace
-	removed []string // what was removed again, relative to the workspace
-	kept    []string // what could not be removed
-	rules   []string // the allow rules that would let commands write the CI definitions among paths
+	paths    []string // the entries created or changed, relative to the workspace
+	removed  []string // what was removed again, relative to the workspace
+	restored []string // what was put back as it was, relative to the workspace
+	kept     []string // what could not be removed
+	rules    []string // the allow rules that would let commands write the CI definitions among paths
 }
 
 // check looks at the workspace after the command: an entry that is new,
@@ -379,6 +462,17 @@ func (g *guard) check() breach {
 			b.paths = append(b.paths, w.rel)
 		}
 	}
+	if len(g.nested) > 0 {
+		if root == nil {
+			if r, err := os.OpenRoot(g.root); err == nil {
+				defer r.Close()
+				root = r
+			}
+		}
+		for _, n := range g.nested {
+			g.checkNested(root, n, &b)
+		}
+	}
 	slices.Sort(b.paths)
 	b.paths = slices.Compact(b.paths)
 	for _, p := range b.paths {
@@ -387,6 +481,111 @@ func (g *guard) check() breach {
 		}
 	}
 	return b
+}
+
+// checkNested compares what the nested configuration file n's name
+// holds now with n, through root (nil: the workspace could not be
+// opened), and undoes a change into b: a link in place of its folder is
+// removed; an entry where there was none is removed; another file, or
+// none, where there was one is replaced by the file as it was. Its folder
+// gone (removed or renamed whole, the file with it) is no change.
+func (g *guard) checkNested(root *os.Root, n nestedEntry, b *breach) {
+	dir := path.Dir(n.rel)
+	kept := func(p string) {
+		b.paths = append(b.paths, n.rel)
+		b.kept = append(b.kept, p)
+	}
+	if root == nil {
+		kept(n.rel)
+		return
+	}
+	fi, err := root.Lstat(dir)
+	switch {
+	case absent(err):
+		return
+	case err != nil:
+		kept(dir)
+		return
+	case fi.Mode()&fs.ModeSymlink != 0:
+		b.paths = append(b.paths, n.rel)
+		if err := root.Remove(dir); err != nil {
+			b.kept = append(b.kept, dir)
+		} else {
+			b.removed = append(b.removed, dir)
+		}
+		return
+	case !fi.IsDir():
+		return
+	}
+	now, err := root.Lstat(n.rel)
+	switch {
+	case absent(err) && n.before == nil:
+		return
+	case err != nil && !absent(err):
+		kept(n.rel)
+		return
+	case err == nil && n.before == nil:
+		b.paths = append(b.paths, n.rel)
+		if err := root.RemoveAll(n.rel); err != nil {
+			b.kept = append(b.kept, n.rel)
+		} else {
+			b.removed = append(b.removed, n.rel)
+		}
+		return
+	case err == nil && sameNested(root, n, now):
+		return
+	}
+	b.paths = append(b.paths, n.rel)
+	if err := putBack(root, n); err != nil {
+		b.kept = append(b.kept, n.rel)
+	} else {
+		b.restored = append(b.restored, n.rel)
+	}
+}
+
+// sameNested reports whether now, the entry at n's name, is the file n
+// was: the same file, mode and bytes.
+func sameNested(root *os.Root, n nestedEntry, now fs.FileInfo) bool {
+	if !os.SameFile(n.before, now) || now.Mode() != n.before.Mode() || now.Size() != int64(len(n.data)) {
+		return false
+	}
+	f, err := root.Open(n.rel)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxNested+1))
+	st, serr := f.Stat()
+	return err == nil && serr == nil && os.SameFile(now, st) && bytes.Equal(data, n.data)
+}
+
+// putBack writes n's file as it was under its name, through root: a new
+// file beside it, renamed over whatever holds the name (removed first when
+// it is a folder).
+func putBack(root *os.Root, n nestedEntry) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := path.Join(path.Dir(n.rel), ".toolgate-"+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, n.before.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(n.data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Chmod(tmp, n.before.Mode().Perm()) // the umask took its share
+	}
+	if err == nil {
+		if err = root.Rename(tmp, n.rel); err != nil && root.RemoveAll(n.rel) == nil {
+			err = root.Rename(tmp, n.rel)
+		}
+	}
+	if err != nil {
+		root.Remove(tmp)
+	}
+	return err
 }
 
 // created reports whether the missing entry m now exists, or something
@@ -441,10 +640,13 @@ func breachError(b breach) *tool.Error {
 	if len(b.removed) > 0 {
 		msg += "; removed again: " + strings.Join(b.removed, ", ")
 	}
-	if len(b.kept) > 0 {
-		msg += "; could not remove: " + strings.Join(b.kept, ", ")
+	if len(b.restored) > 0 {
+		msg += "; put back as it was: " + strings.Join(b.restored, ", ")
 	}
-	if len(b.removed) < len(b.paths) {
+	if len(b.kept) > 0 {
+		msg += "; could not remove or put back: " + strings.Join(b.kept, ", ")
+	}
+	if len(b.removed)+len(b.restored) < len(b.paths) {
 		msg += "; a change that could not be undone is left for the user to check"
 	}
 	suggest := "do not write these paths; if the task needs such a change, ask the user to make it"
@@ -460,6 +662,9 @@ func breachError(b breach) *tool.Error {
 	}
 	if len(b.removed) > 0 {
 		e.WithDetail("removed", b.removed)
+	}
+	if len(b.restored) > 0 {
+		e.WithDetail("restored", b.restored)
 	}
 	if len(b.kept) > 0 {
 		e.WithDetail("not_removed", b.kept)
