@@ -300,3 +300,65 @@ func TestLeanAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestServeConnectionCap: Serve holds at most Options.MaxConns connections
+// at once, those it handed to net/http (a head that is no call) included:
+// one beyond is answered 503, saying why, and closed; once the one held is
+// closed, a new one is served. (There was no cap: connections that send
+// nothing held a goroutine and an fd each for up to 20 s.)
+func TestServeConnectionCap(t *testing.T) {
+	r, err := New(Options{Dir: t.TempDir(), Secret: leanSecret, MaxConns: 1, Open: func(id, ws string) (Sandbox, error) {
+		return Sandbox{MCP: http.NotFoundHandler(), Close: func() error { return nil }, Call: echo}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { r.Serve(ctx, ln); close(served) }()
+	t.Cleanup(func() { stop(); <-served; r.Close() })
+	addr := ln.Addr().String()
+
+	// healthz dials until a connection is answered want (a connection
+	// just closed may still be held a moment), at most 5 s.
+	healthz := func(want int, why string) {
+		t.Helper()
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			nc, br := dialRunner(t, addr)
+			io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: runner\r\nConnection: close\r\n\r\n")
+			code, body, err := readAnswer(br)
+			nc.Close()
+			if err != nil {
+				t.Fatalf("%s: %v", why, err)
+			}
+			if code == want {
+				if code == 503 && !strings.Contains(body, "at most 1 connections") {
+					t.Fatalf("%s: %s", why, body)
+				}
+				return
+			}
+			if time.Now().After(end) {
+				t.Fatalf("%s: %d %s, want %d", why, code, body, want)
+			}
+		}
+	}
+	healthz(200, "nothing held")
+	silent, _ := dialRunner(t, addr) // held by the lean path, waiting for its head
+	healthz(503, "a silent connection held")
+	silent.Close()
+	healthz(200, "the silent connection closed")
+
+	handed, br := dialRunner(t, addr)
+	io.WriteString(handed, "GET /healthz HTTP/1.1\r\n") // no call: handed to net/http, its head not whole
+	healthz(503, "a connection handed to net/http held")
+	io.WriteString(handed, "Host: runner\r\nConnection: close\r\n\r\n")
+	if code, _, err := readAnswer(br); err != nil || code != 200 {
+		t.Fatalf("the handed connection: %d %v", code, err)
+	}
+	handed.Close()
+	healthz(200, "the handed connection closed")
+}

@@ -30,7 +30,16 @@ type Options struct {
 	// protections of the local sandbox), or why the runner cannot serve.
 	// Nil: always ready.
 	Ready func(context.Context) (map[string]any, error)
+	// MaxConns caps the connections Serve holds at once (those it serves
+	// and those it handed to net/http); one beyond is answered 503 and
+	// closed. 0 means DefaultMaxConns.
+	MaxConns int
 }
+
+// DefaultMaxConns is Options.MaxConns when it is 0: far more than the
+// gateways keep (a few per replica), few enough that connections that
+// send nothing cannot hold the runner's fds and goroutines unbounded.
+const DefaultMaxConns = 1024
 
 // Runner serves sandboxes over HTTP; see the package doc.
 type Runner struct {
@@ -91,6 +100,14 @@ func New(o Options) (*Runner, error) {
 
 // Dir is the absolute folder of the workspaces.
 func (r *Runner) Dir() string { return r.dir }
+
+// maxConns is Options.MaxConns, or DefaultMaxConns.
+func (r *Runner) maxConns() int {
+	if r.opts.MaxConns > 0 {
+		return r.opts.MaxConns
+	}
+	return DefaultMaxConns
+}
 
 // Close ends every open sandbox; the workspaces stay on disk.
 func (r *Runner) Close() error {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -68,8 +69,9 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 // headerTimeout of its accept; a call's head is read whole in one read of
 // at most leanHead bytes; a connection idle after a call is closed after
 // leanIdle; a call running longer than watchAfter is watched for its
-// caller's close. Like net/http, the lean path does not bound the number
-// of connections (the gateway, its caller, keeps a few per replica).
+// caller's close. At most Options.MaxConns connections are held at once,
+// handed ones included: a connection whose head comes slowly is held up
+// to headerTimeout here, then as long again by net/http.
 const (
 	headerTimeout = 10 * time.Second // net/http's ReadHeaderTimeout
 	leanHead      = 4 << 10
@@ -84,6 +86,7 @@ type lean struct {
 	addr   net.Addr
 	handed chan net.Conn
 	stop   chan struct{}
+	held   atomic.Int64 // connections held, handed ones included
 
 	mu      sync.Mutex
 	conns   map[net.Conn]*watch // nil: idle, else serving a call
@@ -118,8 +121,19 @@ func (l *lean) accept(ln net.Listener) error {
 			return err
 		}
 		delay = 0
+		if max := int64(l.r.maxConns()); l.held.Add(1) > max {
+			l.held.Add(-1)
+			// The answer fits any socket's send buffer: the write does
+			// not wait for the caller.
+			nc.SetWriteDeadline(time.Now().Add(time.Second))
+			nc.Write(errorAnswer(nil, "503 Service Unavailable", true, "unavailable",
+				fmt.Sprintf("the runner holds at most %d connections at once (--max-connections); retry on a connection it can take", max)))
+			nc.Close()
+			continue
+		}
 		l.mu.Lock()
 		if l.stopped {
+			l.held.Add(-1)
 			l.mu.Unlock()
 			nc.Close()
 			return net.ErrClosed
@@ -262,13 +276,21 @@ func (l *lean) end(w *watch) {
 	w.nc.SetReadDeadline(time.Now().Add(leanIdle))
 }
 
-// handedConn is a connection handed to net/http with what was read of it.
+// handedConn is a connection handed to net/http with what was read of it;
+// its first Close lets the lean path hold another.
 type handedConn struct {
 	net.Conn
-	br *bufio.Reader
+	br     *bufio.Reader
+	closed sync.Once
+	held   *atomic.Int64
 }
 
 func (c *handedConn) Read(p []byte) (int, error) { return c.br.Read(p) }
+
+func (c *handedConn) Close() error {
+	c.closed.Do(func() { c.held.Add(-1) })
+	return c.Conn.Close()
+}
 
 // serve serves nc's calls until a request is not one (it is handed over
 // with nc), nc ends or the runner stops.
@@ -281,6 +303,7 @@ func (l *lean) serve(nc net.Conn) {
 		l.mu.Unlock()
 		if !handed {
 			nc.Close()
+			l.held.Add(-1)
 		}
 	}()
 	var answering atomic.Bool // the answer to the request being served has begun (a progress report)
@@ -321,7 +344,7 @@ func (l *lean) serve(nc net.Conn) {
 			delete(l.conns, nc)
 			l.mu.Unlock()
 			select {
-			case l.handed <- &handedConn{Conn: nc, br: br}:
+			case l.handed <- &handedConn{Conn: nc, br: br, held: &l.held}:
 				handed = true
 			case <-l.stop:
 			}

@@ -27,6 +27,7 @@ import (
 
 func newRunnerCmd(s *streams) *cobra.Command {
 	var addr, dir, tokenEnv, require string
+	var maxConns int
 	cmd := &cobra.Command{
 		Use:   "runner",
 		Short: "Serve sandboxes to gateways: one workspace per sandbox id",
@@ -74,8 +75,11 @@ sandbox_violation naming what is missing; at none they are not offered.`,
 			if require != sandbox.LevelFull && require != sandbox.LevelReduced {
 				return usageErr("--require %q: want full or reduced", require)
 			}
+			if maxConns < 1 {
+				return usageErr("--max-connections %d: want at least 1", maxConns)
+			}
 			os.Unsetenv(tokenEnv) // nothing started from here inherits it
-			return runRunner(cmd.Context(), s, addr, dir, secret, require)
+			return runRunner(cmd.Context(), s, addr, dir, secret, require, maxConns)
 		},
 	}
 	f := cmd.Flags()
@@ -83,11 +87,12 @@ sandbox_violation naming what is missing; at none they are not offered.`,
 	f.StringVar(&dir, "dir", "", "folder of the workspaces, one per sandbox id (created if missing)")
 	f.StringVar(&tokenEnv, "token-env", "TOOLGATE_RUNNER_SECRET", "environment variable holding the runner secret (at least 16 bytes)")
 	f.StringVar(&require, "require", sandbox.LevelFull, "the lowest sandbox level at which commands run: full or reduced (the gateway policy's sandbox.require)")
+	f.IntVar(&maxConns, "max-connections", runner.DefaultMaxConns, "connections held at once; one beyond is answered 503 and closed")
 	return cmd
 }
 
 // runRunner serves the sandboxes under dir on addr until ctx ends.
-func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte, require string) error {
+func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte, require string, maxConns int) error {
 	// One local sandbox for all sandboxes, its helpers started ahead, its
 	// level measured once.
 	native := &sandbox.Native{Prestart: true, Executable: sandboxHelper()}
@@ -106,7 +111,7 @@ func runRunner(ctx context.Context, s *streams, addr, dir string, secret []byte,
 	}
 	logger := slog.New(slog.NewTextHandler(s.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	loopback := mcpserver.IsLoopback(addr)
-	r, err := runner.New(runner.Options{Dir: dir, Secret: secret, Ready: ready,
+	r, err := runner.New(runner.Options{Dir: dir, Secret: secret, Ready: ready, MaxConns: maxConns,
 		Open: func(id, ws string) (runner.Sandbox, error) {
 			return openSandbox(id, ws, native, leveled, logger, loopback)
 		}})
