@@ -127,13 +127,27 @@ func (e *Events) Ack(epoch string, seq uint64) {
 // Check implements the engine's ResultChecker: every event not
 // acknowledged goes with res (they stay kept).
 func (e *Events) Check(_ context.Context, _ tool.Definition, _ tool.Call, res tool.Result) tool.Result {
+	if evs, ok := e.Pending(); ok {
+		res.SetMeta(MetaProcessEvents, evs)
+	}
+	return res
+}
+
+// Pending returns the events not acknowledged (they stay kept); false:
+// none.
+func (e *Events) Pending() (ProcessEvents, bool) {
 	e.mu.Lock()
 	evs := append([]ProcessEvent(nil), e.evs...)
 	e.mu.Unlock()
-	if len(evs) > 0 {
-		res.SetMeta(MetaProcessEvents, ProcessEvents{Epoch: e.epoch, Events: evs})
-	}
-	return res
+	return ProcessEvents{Epoch: e.epoch, Events: evs}, len(evs) > 0
+}
+
+// DeletedEvents is the body of the answer to DELETE /sandboxes/{id} when
+// the sandbox kept process events no result carried (those after its last
+// call, and the ends of the processes the delete stopped): 200 with it,
+// else 204 (a 500, the workspace not removed, carries it too).
+type DeletedEvents struct {
+	ProcessEvents ProcessEvents `json:"process_events"`
 }
 
 // Ack is the AckHeader value acknowledging epoch's events up to seq.

@@ -205,7 +205,8 @@ func (r *Runner) authorized(id, authorization string) bool {
 
 // manage answers /sandboxes/{id}: PUT makes the sandbox unless it exists
 // (201 made, 200 it was there), DELETE ends it and removes its workspace
-// (204, also when there was none).
+// (204, also when there was none; 200 with DeletedEvents when it kept
+// process events no result carried, which a 500 carries too).
 func (r *Runner) manage(w http.ResponseWriter, req *http.Request, id string) {
 	switch req.Method {
 	case http.MethodPut:
@@ -220,11 +221,17 @@ func (r *Runner) manage(w http.ResponseWriter, req *http.Request, id string) {
 		}
 		answer(w, code, map[string]any{"id": id, "created": created})
 	case http.MethodDelete:
-		if err := r.Delete(id); err != nil {
+		evs, err := r.remove(id)
+		switch {
+		case err != nil && evs != nil: // its processes stopped: their events go all the same
+			answer(w, http.StatusInternalServerError, map[string]any{"error": "internal", "message": err.Error(), "process_events": *evs})
+		case err != nil:
 			answer(w, http.StatusInternalServerError, map[string]any{"error": "internal", "message": err.Error()})
-			return
+		case evs != nil:
+			answer(w, http.StatusOK, map[string]any{"process_events": *evs})
+		default:
+			w.WriteHeader(http.StatusNoContent)
 		}
-		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "PUT, DELETE")
 		answer(w, http.StatusMethodNotAllowed, map[string]any{"error": "method_not_allowed", "message": "PUT makes a sandbox, DELETE removes it"})
@@ -274,13 +281,21 @@ func (r *Runner) Ensure(id string) (created bool, err error) {
 // Delete ends sandbox id (what its Open returned is closed: its processes
 // stop) and removes its workspace; one that does not exist is no error.
 func (r *Runner) Delete(id string) error {
+	_, err := r.remove(id)
+	return err
+}
+
+// remove is Delete, returning the process events the sandbox kept that no
+// result carried, once its processes stopped (their ends among them); nil
+// when none.
+func (r *Runner) remove(id string) (*ProcessEvents, error) {
 	if err := ValidID(id); err != nil {
-		return err
+		return nil, err
 	}
 	r.mu.Lock()
 	if r.deleting[id] {
 		r.mu.Unlock()
-		return fmt.Errorf("sandbox %s is being deleted", id)
+		return nil, fmt.Errorf("sandbox %s is being deleted", id)
 	}
 	s := r.open[id]
 	delete(r.open, id)
@@ -296,13 +311,19 @@ func (r *Runner) Delete(id string) error {
 		r.mu.Unlock()
 	}()
 	var errs []error
+	var kept *ProcessEvents
 	if s != nil {
 		errs = append(errs, s.Close())
+		if s.Events != nil {
+			if evs, ok := s.Events.Pending(); ok {
+				kept = &evs
+			}
+		}
 	}
 	if err := r.root.RemoveAll(id); err != nil {
 		errs = append(errs, fmt.Errorf("sandbox %s: removing its workspace: %w", id, err))
 	}
-	return errors.Join(errs...)
+	return kept, errors.Join(errs...)
 }
 
 // List returns the ids of the workspaces under Dir, sorted.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/policy"
@@ -35,6 +36,8 @@ func (e eventful) Check(ctx context.Context, def tool.Definition, call tool.Call
 
 // eventfulRunner is a real runner on dir whose sandboxes have the file
 // tools and are eventful; kept is set to the keeper of the last opened.
+// Closing a sandbox ends its process "p1", as closing a sandbox's
+// processes tells their ends.
 func eventfulRunner(t *testing.T, dir string, kept **runner.Events) *runner.Runner {
 	r, err := runner.New(runner.Options{Dir: dir, Secret: testSecret, Open: func(id, ws string) (runner.Sandbox, error) {
 		roots, err := fs.OpenRoots(ws)
@@ -57,7 +60,10 @@ func eventfulRunner(t *testing.T, dir string, kept **runner.Events) *runner.Runn
 			Call: func(ctx context.Context, name string, args json.RawMessage) tool.Result {
 				return eng.Execute(ctx, tool.Call{Name: name, Args: args})
 			},
-			Close: func() error { return nil }}, nil
+			Close: func() error {
+				events.Add(runner.ProcessEvent{Kind: "end", ID: "p1", Reason: "server_stopped"})
+				return nil
+			}}, nil
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -195,3 +201,43 @@ type discard struct{ header http.Header }
 func (d *discard) Header() http.Header         { return d.header }
 func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discard) WriteHeader(int)             {}
+
+// TestProcessEventsToldOnReap: the events of a sandbox after its last
+// call (a process started, and its end when the delete stops it) are
+// told when the reaper deletes it, with the principal and session of its
+// calls: the runner's answer to DELETE carries them. Before, the delete
+// answered 204 and they were lost without a word.
+func TestProcessEventsToldOnReap(t *testing.T) {
+	var kept *runner.Events
+	r := eventfulRunner(t, t.TempDir(), &kept)
+	defer r.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Serve(t.Context(), ln)
+	o := Options{Idle: 300 * time.Millisecond}
+	s := replica(t, nil, o, "http://"+ln.Addr().String())
+	var (
+		mu   sync.Mutex
+		told []string
+	)
+	s.OnProcessEvent(func(call tool.Call, ev runner.ProcessEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, ev.Kind+":"+ev.ID+":"+call.Principal+"/"+call.Session)
+	})
+	if res := call(t, toolsOf(t, s), "alice", "c1", "write_file", `{"path":"a","content":"1"}`); res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	kept.Add(runner.ProcessEvent{Kind: "start", ID: "p1"}) // after the last call
+	time.Sleep(o.Idle + 100*time.Millisecond)              // past idle: a lower bound
+	if got, err := s.Reap(context.Background()); err != nil || len(got) != 1 {
+		t.Fatalf("reaped %v, %v", got, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"start:a:alice/c1", "start:p1:alice/c1", "end:p1:alice/c1"}; !slices.Equal(told, want) {
+		t.Fatalf("told %q, want %q", told, want)
+	}
+}

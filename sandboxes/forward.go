@@ -298,6 +298,7 @@ type acked struct {
 	epoch   string
 	seq     uint64
 	running map[string]bool
+	owner   tool.Call // the principal and session of the last call that told some
 }
 
 // ack is the runner.AckHeader value for sandbox id ("" none yet).
@@ -339,12 +340,19 @@ func (s *Sandboxes) tell(call tool.Call, id string, res tool.Result) tool.Result
 	}
 	s.evmu.Lock()
 	defer s.evmu.Unlock()
-	a := s.acked[id]
+	s.acked[id] = s.told(fn, call, s.acked[id], evs)
+	return res
+}
+
+// told tells fn the events of evs after those a told (a "lost" one first
+// when evs is of another opening) and returns a with them.
+func (s *Sandboxes) told(fn func(tool.Call, runner.ProcessEvent), call tool.Call, a acked, evs runner.ProcessEvents) acked {
+	a.owner = tool.Call{Principal: call.Principal, Session: call.Session}
 	if a.epoch != evs.Epoch { // the sandbox was opened again: its numbers start again
 		if a.epoch != "" {
 			fn(call, lostEvents(a))
 		}
-		a = acked{epoch: evs.Epoch}
+		a = acked{epoch: evs.Epoch, owner: a.owner}
 	}
 	for _, ev := range evs.Events {
 		if ev.Seq <= a.seq {
@@ -364,8 +372,7 @@ func (s *Sandboxes) tell(call tool.Call, id string, res tool.Result) tool.Result
 		}
 		fn(call, ev)
 	}
-	s.acked[id] = a
-	return res
+	return a
 }
 
 // lostEvents is the "lost" event told when the opening a told ended
@@ -581,7 +588,7 @@ func (s *Sandboxes) place(ctx context.Context, id string) (string, made, error) 
 // behind.
 type relocating interface {
 	ensureAt(ctx context.Context, id, endpoint string) (string, bool, error)
-	deleteAt(ctx context.Context, id, endpoint string) error
+	deleteAt(ctx context.Context, id, endpoint string) (*runner.ProcessEvents, error)
 }
 
 // ensure is Backend.Ensure, at the endpoint the map has when the backend

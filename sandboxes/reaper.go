@@ -3,6 +3,8 @@ package sandboxes
 import (
 	"context"
 	"time"
+
+	"github.com/toolgate/toolgate/runner"
 )
 
 // reapEvery is how often Reaper looks for idle sandboxes: a quarter of
@@ -62,10 +64,9 @@ func (s *Sandboxes) reap(ctx context.Context, id string, before time.Time) (bool
 		return false, err
 	}
 	s.dropID(id)
-	s.evmu.Lock()
-	delete(s.acked, id) // its events go with it
-	s.evmu.Unlock()
-	if err := s.delete(ctx, id, e.Endpoint); err != nil {
+	kept, err := s.delete(ctx, id, e.Endpoint)
+	s.tellDeleted(id, kept)
+	if err != nil {
 		s.log.Warn("deleting an idle sandbox failed; the next pass tries again", "sandbox", id, "err", err)
 		return false, s.o.State.Put(ctx, e) // as it was: idle, not gone
 	}
@@ -73,13 +74,32 @@ func (s *Sandboxes) reap(ctx context.Context, id string, before time.Time) (bool
 	return true, nil
 }
 
+// tellDeleted tells the process events kept (nil: none) that the deleted
+// sandbox id's runner sent back, those after its last call and the ends
+// of the processes the delete stopped, as a result would have, with the
+// principal and session of the last call that told its events on this
+// replica (none known: empty); then forgets what was told of it.
+func (s *Sandboxes) tellDeleted(id string, kept *runner.ProcessEvents) {
+	s.mu.Lock()
+	fn := s.events
+	s.mu.Unlock()
+	s.evmu.Lock()
+	defer s.evmu.Unlock()
+	if fn != nil && kept != nil {
+		a := s.acked[id]
+		s.told(fn, a.owner, a, *kept)
+	}
+	delete(s.acked, id) // its events go with it
+}
+
 // delete is Backend.Delete, at the endpoint the map has when the backend
-// is relocating.
-func (s *Sandboxes) delete(ctx context.Context, id, endpoint string) error {
+// is relocating; a runner's answer may carry the sandbox's process events
+// that no result carried.
+func (s *Sandboxes) delete(ctx context.Context, id, endpoint string) (*runner.ProcessEvents, error) {
 	if r, ok := s.o.Backend.(relocating); ok {
 		return r.deleteAt(ctx, id, endpoint)
 	}
-	return s.o.Backend.Delete(ctx, id)
+	return nil, s.o.Backend.Delete(ctx, id)
 }
 
 // Reaper runs Reap every quarter of Idle until ctx ends (nothing without

@@ -66,7 +66,8 @@ func (r *Runners) Ensure(ctx context.Context, id string) (string, bool, error) {
 
 // Delete removes sandbox id from its runner (DELETE /sandboxes/{id}).
 func (r *Runners) Delete(ctx context.Context, id string) error {
-	return r.deleteAt(ctx, id, "")
+	_, err := r.deleteAt(ctx, id, "")
+	return err
 }
 
 // at is the runner of sandbox id whose endpoint was endpoint, if that
@@ -100,24 +101,32 @@ func (r *Runners) ensureAt(ctx context.Context, id, endpoint string) (string, bo
 }
 
 // deleteAt removes sandbox id (DELETE /sandboxes/{id}) from the runner of
-// endpoint ("": the runner place chooses). A runner no longer listed is
-// out of this gateway's reach: nothing is sent, and the sandbox is left
-// to whoever stops that runner.
-func (r *Runners) deleteAt(ctx context.Context, id, endpoint string) error {
+// endpoint ("": the runner place chooses), and returns the process events
+// the runner says the sandbox kept that no result carried (those after
+// its last call, the ends of the processes the delete stopped), if any,
+// also with an error. A runner no longer listed is out of this gateway's
+// reach: nothing is sent, and the sandbox is left to whoever stops that
+// runner.
+func (r *Runners) deleteAt(ctx context.Context, id, endpoint string) (*runner.ProcessEvents, error) {
 	base := r.place(id)
 	if endpoint != "" {
 		if base = r.at(id, endpoint); base == "" {
-			return nil
+			return nil, nil
 		}
 	}
-	code, _, err := r.do(ctx, http.MethodDelete, base+"/sandboxes/"+id, id)
+	code, body, err := r.do(ctx, http.MethodDelete, base+"/sandboxes/"+id, id)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	var kept *runner.ProcessEvents
+	var d runner.DeletedEvents
+	if len(body) > 0 && json.Unmarshal(body, &d) == nil && d.ProcessEvents.Epoch != "" {
+		kept = &d.ProcessEvents
 	}
 	if code != http.StatusNoContent && code != http.StatusOK {
-		return fmt.Errorf("%w: runner %s answered %d to deleting sandbox %s", ErrUnavailable, base, code, id)
+		return kept, fmt.Errorf("%w: runner %s answered %d to deleting sandbox %s", ErrUnavailable, base, code, id)
 	}
-	return nil
+	return kept, nil
 }
 
 // Count adds up the sandboxes of every runner (GET /sandboxes).

@@ -378,7 +378,7 @@ type gatedRunners struct {
 	gate     <-chan struct{} // the delete goes on once it is closed
 }
 
-func (g *gatedRunners) deleteAt(ctx context.Context, id, endpoint string) error {
+func (g *gatedRunners) deleteAt(ctx context.Context, id, endpoint string) (*runner.ProcessEvents, error) {
 	close(g.deleting)
 	<-g.gate
 	return g.Runners.deleteAt(ctx, id, endpoint)
