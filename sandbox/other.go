@@ -101,3 +101,6 @@ func (r *Reduced) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	return Outcome{}, lastingError{fmt.Errorf("%w: the reduced sandbox needs Linux (this is %s)", ErrUnavailable, runtime.GOOS)}
 }
+
+// linkedReadOnly checks nothing here: no backend runs a command.
+func linkedReadOnly(Spec) error { return nil }

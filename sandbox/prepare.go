@@ -114,6 +114,9 @@ func prepare(spec Spec) (*prepared, error) {
 			}
 		}
 	}
+	if err := linkedReadOnly(spec); err != nil {
+		return nil, err
+	}
 	port := 0
 	if spec.Network.Enabled() {
 		port = ProxyPort

@@ -287,6 +287,10 @@ var (
 	// ErrInvalidSpec: the spec itself is wrong (no command, a relative
 	// Root, a Dir outside Root, …). A Chain stops.
 	ErrInvalidSpec = errors.New("invalid sandbox spec")
+	// ErrLinkedReadOnly (with ErrInvalidSpec): a read-only file has
+	// another hard link where the command may write, through which it
+	// would be writable.
+	ErrLinkedReadOnly = errors.New("a read-only file is hard-linked where the command may write")
 	// ErrRefused: a Chain with no backend able to run the spec, and no
 	// dry-run fallback, refuses to run it unconfined.
 	ErrRefused = errors.New("no sandbox backend could run the command; refusing to run it unconfined")

@@ -379,6 +379,9 @@ func (s *set) prepare(ctx context.Context, spec sandbox.Spec, cwd string, timeou
 // command (nil: an internal error).
 func sandboxError(err error) *tool.Error {
 	switch {
+	case errors.Is(err, sandbox.ErrLinkedReadOnly):
+		return tool.Errorf(tool.Unavailable, "the command did not run: %v", err).
+			WithSuggestion("do the task with the file tools, and ask the user to make the file's other hard links copies or symbolic links")
 	case errors.Is(err, sandbox.ErrInvalidSpec):
 		return tool.Errorf(tool.InvalidArguments, "%v", err).
 			WithSuggestion("give cwd as a folder inside the workspace, relative to it (e.g. \"src\")")
