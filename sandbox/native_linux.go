@@ -973,6 +973,13 @@ func (l *launched) run(j *job) (Outcome, error) {
 	if fd, ok := named["notify"]; ok {
 		supervisor.Add(1)
 		go func() { defer supervisor.Done(); supervise(fd, blocked) }()
+		// Every return from here on comes after the command ended (fail
+		// kills it), so the supervisor sees POLLHUP and ends: release
+		// its descriptor on each, a failed exec's included.
+		defer func() {
+			supervisor.Wait()
+			unix.Close(fd)
+		}()
 	}
 	var relay *proxyRelay
 	if fd, ok := named["listener"]; ok {
@@ -1021,10 +1028,7 @@ func (l *launched) run(j *job) (Outcome, error) {
 	if relay != nil {
 		relay.close()
 	}
-	if fd, ok := named["notify"]; ok {
-		supervisor.Wait() // the filter's last process is gone: the supervisor sees POLLHUP
-		unix.Close(fd)
-	}
+	supervisor.Wait() // the filter's last process is gone: the supervisor sees POLLHUP
 
 	// Did the command start at all?
 	var late initReply

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,6 +103,56 @@ func TestStartFails(t *testing.T) {
 	if err == nil {
 		t.Fatal("Start of a missing program succeeded")
 	}
+}
+
+// TestStartFailedExecReleasesNotify: a started command whose program
+// cannot be executed (exec format error) fails after the seccomp
+// supervisor started, and its notify descriptor is released each time
+// (it was kept, one per failed Start); a running command holds one, and
+// lets it go when it ends.
+func TestStartFailedExecReleasesNotify(t *testing.T) {
+	n := &Native{}
+	defer n.Close()
+	ws := t.TempDir()
+	prog := filepath.Join(ws, "notexec")
+	must(t, os.WriteFile(prog, []byte("\x00\x01not a program\n"), 0o755))
+	before := notifyFds(t)
+	p, err := n.Start(context.Background(), Spec{Shell: "read line", Root: ws}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := notifyFds(t); held != before+1 {
+		t.Fatalf("a running command holds %d seccomp notify descriptors more, want 1 (the test would prove nothing)", held-before)
+	}
+	p.Kill()
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		_, err := n.Start(context.Background(), Spec{Argv: []string{prog}, Root: ws}, nil)
+		if !errors.Is(err, ErrInvalidSpec) || !strings.Contains(err.Error(), "exec format error") {
+			t.Fatalf("Start of a file that is no program: %v, want its exec error", err)
+		}
+	}
+	if after := notifyFds(t); after != before {
+		t.Errorf("seccomp notify descriptors open: %d before, %d after a command and 10 failed execs", before, after)
+	}
+}
+
+// notifyFds counts the seccomp notify descriptors this process holds.
+func notifyFds(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, _ := os.Readlink("/proc/self/fd/" + e.Name()); l == "anon_inode:seccomp notify" {
+			n++
+		}
+	}
+	return n
 }
 
 // lockedWriter is a writer safe for concurrent use.
