@@ -288,9 +288,10 @@ var (
 	// Root, a Dir outside Root, …). A Chain stops.
 	ErrInvalidSpec = errors.New("invalid sandbox spec")
 	// ErrLinkedReadOnly (with ErrInvalidSpec): a read-only file has
-	// another hard link where the command may write, through which it
-	// would be writable.
-	ErrLinkedReadOnly = errors.New("a read-only file is hard-linked where the command may write")
+	// other hard links, through which it would be writable from any
+	// that lies where the command may write (where they lie is not
+	// looked for: refused whatever their file system).
+	ErrLinkedReadOnly = errors.New("a read-only file has other hard links")
 	// ErrRefused: a Chain with no backend able to run the spec, and no
 	// dry-run fallback, refuses to run it unconfined.
 	ErrRefused = errors.New("no sandbox backend could run the command; refusing to run it unconfined")
