@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -103,12 +102,16 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	n := 0
 	var quiet []byte        // the structured value's bytes, when quiet
 	var quietTexts []string // text blocks Quiet found quiet
+	var quietBuf [4]bool
+	quietAt := quietBuf[:0] // by index of res.Content: Quiet found it quiet
 	if res.Structured != nil {
 		raw, relayed := res.Relay.StructuredFor(res.Structured)
 		if relayed {
-			for _, c := range res.Content {
+			quietAt = append(quietAt, make([]bool, len(res.Content))...)
+			for i, c := range res.Content {
 				if redactable(c) && r.Quiet(c.Text) {
 					quietTexts = append(quietTexts, c.Text)
+					quietAt[i] = true
 				}
 			}
 		}
@@ -131,7 +134,7 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	}
 	var content []tool.Content
 	for i, c := range res.Content {
-		if !redactable(c) || slices.Contains(quietTexts, c.Text) {
+		if !redactable(c) || i < len(quietAt) && quietAt[i] {
 			continue
 		}
 		if quiet != nil && tool.EncodedIn(ctx, quiet, c.Text) && r.QuietInside(c.Text) {

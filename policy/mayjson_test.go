@@ -2,7 +2,9 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,7 +53,8 @@ func newJSONRedactors() ([]*Redactor, error) {
 // literal in that encoding, or RedactJSON replaces anything in it: the
 // reference is what the engine did before, encode and search. It asks
 // with no quiet texts, and with those of v's strings Quiet finds quiet
-// (as the engine gives its text blocks), and counts the answers false.
+// (as the engine gives its text blocks), a few and many, and counts the
+// answers false.
 func sameAsEncoded(t testing.TB, raw string) (ruledOut int) {
 	return sameAsEncodedBy(t, jsonRedactors(t), raw)
 }
@@ -72,7 +75,8 @@ func sameAsEncodedBy(t testing.TB, redactors []*Redactor, raw string) (ruledOut 
 				quiet = append(quiet, s)
 			}
 		}
-		for _, q := range [][]string{nil, quiet} {
+		// Five times over, they are more than a few: looked up by a map.
+		for _, q := range [][]string{nil, quiet, slices.Repeat(quiet, 5)} {
 			if r.MayMatchJSON([]byte(raw), v, q) {
 				continue
 			}
@@ -256,4 +260,27 @@ func FuzzMayMatchJSONPattern(f *testing.F) {
 		}
 		sameAsEncodedBy(t, rs, raw)
 	})
+}
+
+// TestQuietSet: the quiet texts, few (compared one by one) or many (in a
+// map), hold each of theirs and nothing else, the empty string included.
+func TestQuietSet(t *testing.T) {
+	for _, n := range []int{0, 1, 4, 5, 1000} {
+		var quiet []string
+		for i := range n {
+			quiet = append(quiet, fmt.Sprintf("text %04d", i))
+		}
+		set := newQuietSet(quiet)
+		if (set.many != nil) != (n > 4) {
+			t.Errorf("%d texts: in a map %v", n, set.many != nil)
+		}
+		for _, q := range quiet {
+			if !set.has(q) || set.has(q+" ") || set.has(q[:len(q)-1]) {
+				t.Errorf("%d texts: has(%q) is not exact", n, q)
+			}
+		}
+		if set.has("") || set.has(fmt.Sprintf("text %04d", n)) {
+			t.Errorf("%d texts: has another text", n)
+		}
+	}
 }

@@ -247,7 +247,7 @@ func (r *Redactor) MayMatchJSON(b []byte, v any, quiet []string) bool {
 	if r.noFilter || !r.inStrings || !r.jsonSafe || !plainJSON(b) {
 		return true
 	}
-	if r.quietStrings(v, quiet) {
+	if r.quietStrings(v, newQuietSet(quiet)) {
 		return false
 	}
 	var buf [32]bool
@@ -282,7 +282,7 @@ const maxScanned = 64
 // which has neither '"' nor '\\' (jsonSafe), lies in a run of bytes
 // the string holds as they are, or starts with the letter of an escape,
 // which escStarts rules out.
-func (r *Redactor) quietStrings(v any, quiet []string) bool {
+func (r *Redactor) quietStrings(v any, quiet quietSet) bool {
 	switch v := v.(type) {
 	case nil, bool, float64:
 		return true
@@ -306,13 +306,41 @@ func (r *Redactor) quietStrings(v any, quiet []string) bool {
 	return false
 }
 
-func (r *Redactor) quietString(s string, quiet []string) bool {
+func (r *Redactor) quietString(s string, quiet quietSet) bool {
 	for i := 0; i < len(r.escStarts); i++ {
 		if strings.IndexByte(s, r.escStarts[i]) >= 0 {
 			return false
 		}
 	}
-	return slices.Contains(quiet, s) || len(s) <= maxScanned && r.Quiet(s)
+	return quiet.has(s) || len(s) <= maxScanned && r.Quiet(s)
+}
+
+// quietSet holds MayMatchJSON's quiet texts: a few (a server's one text
+// block) are compared one by one, more are put in a map, so that an
+// upstream's n text blocks and a value of m strings cost n+m look-ups,
+// not n·m compares.
+type quietSet struct {
+	few  []string
+	many map[string]struct{}
+}
+
+func newQuietSet(quiet []string) quietSet {
+	if len(quiet) <= 4 {
+		return quietSet{few: quiet}
+	}
+	many := make(map[string]struct{}, len(quiet))
+	for _, q := range quiet {
+		many[q] = struct{}{}
+	}
+	return quietSet{many: many}
+}
+
+func (q quietSet) has(s string) bool {
+	if q.many == nil {
+		return slices.Contains(q.few, s)
+	}
+	_, ok := q.many[s]
+	return ok
 }
 
 // outsideStrings are the bytes compact JSON holds outside strings.
