@@ -145,13 +145,8 @@ func (r *Redactor) RedactJSON(enc string) (string, int, bool) {
 	if r == nil || len(r.patterns) == 0 {
 		return enc, 0, true
 	}
-	if !r.noFilter && r.jsonSafe {
-		var buf [32]bool
-		may := append(buf[:0], make([]bool, len(r.patterns))...)
-		r.filter.scan(enc, may)
-		if !slices.Contains(may, true) {
-			return enc, 0, true
-		}
+	if !r.noFilter && r.jsonSafe && !r.literalIn(enc) {
+		return enc, 0, true
 	}
 	var b []byte
 	last, total := 0, 0
@@ -250,10 +245,7 @@ func (r *Redactor) MayMatchJSON(b []byte, v any, quiet []string) bool {
 	if r.quietStrings(v, newQuietSet(quiet)) {
 		return false
 	}
-	var buf [32]bool
-	may := append(buf[:0], make([]bool, len(r.patterns))...)
-	r.filter.scan(string(b), may)
-	return slices.Contains(may, true)
+	return r.literalIn(string(b))
 }
 
 // Quiet reports whether Redact(s) surely replaces nothing: every pattern
@@ -262,13 +254,15 @@ func (r *Redactor) Quiet(s string) bool {
 	if r == nil || len(r.patterns) == 0 {
 		return true
 	}
-	if r.noFilter || !r.literals {
-		return false
-	}
+	return !r.noFilter && r.literals && !r.literalIn(s)
+}
+
+// literalIn reports whether the prefilter finds a pattern's literal in s.
+func (r *Redactor) literalIn(s string) bool {
 	var buf [32]bool
 	may := append(buf[:0], make([]bool, len(r.patterns))...)
 	r.filter.scan(s, may)
-	return !slices.Contains(may, true)
+	return slices.Contains(may, true)
 }
 
 // maxScanned is the longest string quietStrings searches itself.
