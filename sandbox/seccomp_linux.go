@@ -428,11 +428,9 @@ func (b *blockedLog) list() []string {
 //
 // It waits in poll(2) with no timeout: its thread stays in the kernel
 // until there is a call to answer or the last process is gone. A timeout
-// brought it back to Go every second for nothing, and each return into
-// the system call woke the runtime's monitor thread (sysmon) and set it
-// polling again: in a gateway with a boxed upstream about 60 wake-ups of
-// sysmon a second more than with no supervisor (its context switches over
-// the same 2,000 calls: 4,466 against 2,807), CPU taken from the calls.
+// would bring it back to Go for nothing, and each return into the system
+// call wakes the runtime's monitor thread (sysmon) and sets it polling
+// again, CPU taken from the gateway's calls.
 func supervise(fd int, log *blockedLog) {
 	for {
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
