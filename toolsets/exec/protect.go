@@ -495,6 +495,14 @@ func (g *guard) checkNested(root *os.Root, n nestedEntry, b *breach) {
 		b.paths = append(b.paths, n.rel)
 		b.kept = append(b.kept, p)
 	}
+	undone := func(p string, err error, done *[]string) { // err: how undoing it at p went
+		if err != nil {
+			kept(p)
+			return
+		}
+		b.paths = append(b.paths, n.rel)
+		*done = append(*done, p)
+	}
 	if root == nil {
 		kept(n.rel)
 		return
@@ -507,12 +515,7 @@ func (g *guard) checkNested(root *os.Root, n nestedEntry, b *breach) {
 		kept(dir)
 		return
 	case fi.Mode()&fs.ModeSymlink != 0:
-		b.paths = append(b.paths, n.rel)
-		if err := root.Remove(dir); err != nil {
-			b.kept = append(b.kept, dir)
-		} else {
-			b.removed = append(b.removed, dir)
-		}
+		undone(dir, root.Remove(dir), &b.removed)
 		return
 	case !fi.IsDir():
 		return
@@ -525,22 +528,12 @@ func (g *guard) checkNested(root *os.Root, n nestedEntry, b *breach) {
 		kept(n.rel)
 		return
 	case err == nil && n.before == nil:
-		b.paths = append(b.paths, n.rel)
-		if err := root.RemoveAll(n.rel); err != nil {
-			b.kept = append(b.kept, n.rel)
-		} else {
-			b.removed = append(b.removed, n.rel)
-		}
+		undone(n.rel, root.RemoveAll(n.rel), &b.removed)
 		return
 	case err == nil && sameNested(root, n, now):
 		return
 	}
-	b.paths = append(b.paths, n.rel)
-	if err := putBack(root, n); err != nil {
-		b.kept = append(b.kept, n.rel)
-	} else {
-		b.restored = append(b.restored, n.rel)
-	}
+	undone(n.rel, putBack(root, n), &b.restored)
 }
 
 // sameNested reports whether now, the entry at n's name, is the file n
