@@ -95,8 +95,8 @@ func (e *Engine) smallestBudget(name string) int {
 // (QuietInside): it cannot hold a secret either. A structured value still
 // what an upstream's bytes were decoded into (tool.Relay) is encoded only
 // when those bytes, or the text blocks its strings repeat (read first,
-// policy.Redactor.Quiet), do not rule a secret out in its encoding
-// (policy.Redactor.MayMatchJSON).
+// policy.Redactor.Quiet, and not searched again), do not rule a secret
+// out in its encoding (policy.Redactor.MayMatchJSON).
 func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 	r := e.opts.Redactor
 	n := 0
