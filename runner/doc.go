@@ -28,10 +28,11 @@
 // command tools rooted at the workspace, with its own local sandbox and no
 // policy of its own). This package holds only what both sides share (Token,
 // ValidID, the call's format both ways: AppendCall and DecodeCall for its
-// body, DecodeAnswer for an answer's line, each the value encoding/json
-// gives in one pass without it; the process events a sandbox keeps for its gateway's audit log
-// until acknowledged: Events) and the runner's HTTP front: every request but GET /healthz and
-// GET /readyz must carry "Authorization: Bearer <token of the id in its
+// body, DecodeAnswer for an answer's line, each giving the value
+// encoding/json gives, in one pass of its own; the process events a
+// sandbox keeps for its gateway's audit log until acknowledged: Events)
+// and the runner's HTTP front: every request but GET /healthz and GET
+// /readyz must carry "Authorization: Bearer <token of the id in its
 // path>", checked in constant time before anything else is looked at, and
 // is answered 401 otherwise, whatever the path (an unknown path included),
 // so nothing about the runner can be learnt without a token.
