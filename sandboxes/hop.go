@@ -30,16 +30,16 @@ import (
 // the goroutine on the runtime's poller, as net/http's would. (Waiting for
 // the answer in poll(2) on the calling thread first, as it once did, held
 // the thread's processor through the call: the runtime's monitor thread
-// ticked every 20 µs for it, and a remote read_file took 0.59 against
-// 0.68 ms at the median of 9 alternating bench/remote runs without it.)
-// Cancelling a call closes its connection. Everything read from a runner is bounded (a status line and
-// headers of at most maxHeadBytes, chunk sizes, the answer's lines), and
-// whatever does not parse is an error; a connection whose answer was not
-// read to its end is closed, never kept. A kept connection found closed
-// (open) is not used; one the runner closes while a call is being written
-// on it fails that call (a write then may have run: it is not sent again).
-// A connection whose socket cannot be asked (a DialContext's wrapper
-// without NetConn) is not kept.
+// ticked every 20 µs for it, and a remote read_file took 0.68 ms with the
+// wait, 0.59 without, at the median of 9 alternating bench/remote runs.)
+// Cancelling a call closes its connection. Everything read from a runner
+// is bounded (a status line and headers of at most maxHeadBytes, chunk
+// sizes, the answer's lines), and whatever does not parse is an error; a
+// connection whose answer was not read to its end is closed, never kept.
+// A kept connection found closed (open) is not used; one the runner closes
+// while a call is being written on it fails that call (a write then may
+// have run: it is not sent again). A connection whose socket cannot be
+// asked (a DialContext's wrapper without NetConn) is not kept.
 //
 // It dials with the DialContext of the Options.HTTPClient's
 // *http.Transport; a runner that client would reach through a proxy, over
