@@ -47,9 +47,9 @@ func sysmonEnv(args []string, godebug string) (value string, reexec, restore boo
 
 // quietSysmon starts toolgate proxy or serve again (the same process,
 // program file and arguments) with sysmonSetting in GODEBUG, and in the
-// process started so takes it out again, so that the upstreams and helpers it starts get
-// the environment it was given. Where the program cannot be started again
-// (not Linux, or the exec failed) it goes on as it is.
+// process started so takes it out again, so that the upstreams and helpers
+// it starts get the environment it was given. Where the program cannot be
+// started again (not Linux, or the exec failed) it goes on as it is.
 func quietSysmon() {
 	value, reexec, restore := sysmonEnv(os.Args, os.Getenv("GODEBUG"))
 	switch {

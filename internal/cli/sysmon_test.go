@@ -2,10 +2,10 @@ package cli
 
 import "testing"
 
-// TestSysmonEnv: toolgate proxy and serve start again with the setting added to
-// GODEBUG (alone or after the user's), the process so started gives GODEBUG
-// its value before back, and nothing is done for other commands or when
-// the user names schedtrace.
+// TestSysmonEnv: toolgate proxy and serve start again with the setting
+// added to GODEBUG (alone or after the user's), the process so started
+// gives GODEBUG its value before back, and nothing is done for other
+// commands or when the user names schedtrace.
 func TestSysmonEnv(t *testing.T) {
 	proxy := []string{"toolgate", "proxy", "--", "node", "server.js"}
 	for _, tc := range []struct {
