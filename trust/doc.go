@@ -92,11 +92,10 @@
 // to tell. A small file costs about 10 µs. The automaton, the tables of
 // what each cue needs of its literals and the expressions anchored where a
 // match may start are derived from the cues at development time and kept
-// as data (result_index.go,
-// result_prefilters.go; a test regenerates them and fails when they
-// differ): a program builds nothing at its first check. A test keeps the check as first
-// written and compares the two on the corpora, on random texts and under
-// fuzzing.
+// as data (result_index.go, result_prefilters.go; a test regenerates them
+// and fails when they differ): a program builds nothing at its first
+// check. A test keeps the check as first written and compares the two on
+// the corpora, on random texts and under fuzzing.
 //
 // # Webhook
 //
