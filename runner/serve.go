@@ -121,13 +121,13 @@ func (l *lean) accept(ln net.Listener) error {
 			return err
 		}
 		delay = 0
-		if max := int64(l.r.maxConns()); l.held.Add(1) > max {
+		if limit := int64(l.r.maxConns()); l.held.Add(1) > limit {
 			l.held.Add(-1)
 			// The answer fits any socket's send buffer: the write does
 			// not wait for the caller.
 			nc.SetWriteDeadline(time.Now().Add(time.Second))
 			nc.Write(errorAnswer(nil, "503 Service Unavailable", true, "unavailable",
-				fmt.Sprintf("the runner holds at most %d connections at once (--max-connections); retry on a connection it can take", max)))
+				fmt.Sprintf("the runner holds at most %d connections at once (--max-connections); retry on a connection it can take", limit)))
 			nc.Close()
 			continue
 		}
