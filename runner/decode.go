@@ -262,16 +262,13 @@ func (r *flatReader) scalar() (any, bool) {
 		r.i += n
 		return v, true
 	}
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(rest) >= len(lit) && string(rest[:len(lit)]) == lit {
-			r.i += len(lit)
-			switch lit[0] {
-			case 't':
-				return true, true
-			case 'f':
-				return false, true
-			}
-			return nil, true
+	for _, l := range [...]struct {
+		lit string
+		v   any
+	}{{"true", true}, {"false", false}, {"null", nil}} {
+		if len(rest) >= len(l.lit) && string(rest[:len(l.lit)]) == l.lit {
+			r.i += len(l.lit)
+			return l.v, true
 		}
 	}
 	return nil, false
