@@ -281,13 +281,18 @@ func TestConsoleRacesElicitation(t *testing.T) {
 	base := strings.TrimSuffix(u, "/mcp")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	testCtx := ctx
 	asked, withdrawn := make(chan struct{}, 1), make(chan struct{}, 1)
 	c := mcp.NewClient(&mcp.Implementation{Name: "racing-user", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			asked <- struct{}{}
-			<-ctx.Done() // the user never answers
-			withdrawn <- struct{}{}
-			return nil, ctx.Err()
+			select {
+			case <-ctx.Done(): // the user never answers: the question is withdrawn
+				withdrawn <- struct{}{}
+				return nil, ctx.Err()
+			case <-testCtx.Done(): // never withdrawn: the test fails, Close need not wait
+				return nil, testCtx.Err()
+			}
 		},
 	})
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: u}, nil)

@@ -1887,6 +1887,12 @@ func (c *streamableServerConn) Read(ctx context.Context) (jsonrpc.Message, error
 }
 
 // Write implements the [Connection] interface.
+// isCancelNotification reports whether msg is a notifications/cancelled.
+func isCancelNotification(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && !req.IsCall() && req.Method == notificationCancelled
+}
+
 func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// Throughout this function, note that any error that wraps ErrRejected
 	// indicates a does not cause the connection to break.
@@ -1957,6 +1963,15 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 	sessionClosed := c.isDone
 	c.mu.Unlock()
 
+	if s == nil && isCancelNotification(msg) {
+		// toolgate patch 19: the request this withdraws was made in the context
+		// of a request that is complete (its stream ended first: the withdrawal
+		// is sent off the caller's path). The peer must still learn of it, or
+		// its user keeps a question no one waits for: the standalone SSE stream.
+		c.mu.Lock()
+		s = c.streams[""]
+		c.mu.Unlock()
+	}
 	if s == nil {
 		// The request was made in the context of an ongoing request, but that
 		// request is complete.
