@@ -2,7 +2,8 @@
 // go-sdk client calls an upstream directly over stdio and the same upstream
 // through toolgate proxy over stdio, interleaved in one run: first one call
 // at a time (each read goes to every target in turn), then with several in
-// flight (blocks of calls, each block to one target, the targets in turn).
+// flight (blocks of calls, each block to one target, the targets in turn),
+// each round of either starting with the next target.
 // The upstream is the reference filesystem server
 // (@modelcontextprotocol/server-filesystem on Node) and, with -serve,
 // toolgate serve as well.
@@ -186,22 +187,27 @@ func main() {
 	for _, t := range all {
 		t.cpu0 = t.cpuTimes()
 	}
-	for range *n {
-		for _, t := range all {
-			t.seq = append(t.seq, t.call(ctx))
+	// Each round starts with the next target: in a fixed order one target
+	// would always follow the same other one, and a call's latency
+	// depends on what the one before left running (a process's tail of
+	// work, the caches): two identical targets then differed.
+	inTurn := func(round int, f func(t *target)) {
+		for j := range all {
+			f(all[(round+j)%len(all)])
 		}
+	}
+	for i := range *n {
+		inTurn(i, func(t *target) { t.seq = append(t.seq, t.call(ctx)) })
 	}
 	const block = 100
 	for done := 0; done < *n; done += block {
-		for _, t := range all {
-			t.par = append(t.par, t.inFlight(ctx, min(block, *n-done), *conc)...)
-		}
+		inTurn(done/block, func(t *target) { t.par = append(t.par, t.inFlight(ctx, min(block, *n-done), *conc)...) })
 	}
 	for _, t := range all {
 		t.cpu1 = t.cpuTimes()
 	}
 
-	fmt.Printf("%d reads of %s per target: sequential (targets in turn), then %d in flight (blocks of %d, targets in turn); one go-sdk client over stdio\n\n", *n, *file, *conc, block)
+	fmt.Printf("%d reads of %s per target: sequential (targets in turn), then %d in flight (blocks of %d, targets in turn), each round starting with the next target; one go-sdk client over stdio\n\n", *n, *file, *conc, block)
 	fmt.Printf("%-16s %9s %9s %9s %9s %11s %14s\n", "target", "seq p50", "seq p99", "par p50", "par p99", "CPU/call", "upstream CPU")
 	for _, t := range all {
 		up := ""
