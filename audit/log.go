@@ -67,17 +67,17 @@ type Log struct {
 	mu     sync.Mutex
 	closed bool
 	held   bool        // this Log holds the file lock
-	check  *time.Timer // looks every holdCheck whether to let the lock go
-	count  uint64      // appends while held, and at the last look
-	seen   uint64
-	yield  bool     // the lock was given up to a waiting writer: let it go first
-	head   [64]byte // hex hash of the last record in the file
-	next   [64]byte // hex hash of the record being written
-	end    int64    // the file's size after our last append or read (-1: unknown)
-	needNL bool     // the file ends in a torn line: start the next write with "\n"
-	buf    []byte   // line being built
-	args   []byte   // arguments being built
-	failed error    // a background sync failed: fail every later append
+	check  *time.Timer // fires once holdCheck passes without an append: lets the lock go
+	looked time.Time   // when l last looked for a waiting writer
+	last   time.Time   // when l last appended
+	yield  bool        // the lock was given up to a waiting writer: let it go first
+	head   [64]byte    // hex hash of the last record in the file
+	next   [64]byte    // hex hash of the record being written
+	end    int64       // the file's size after our last append or read (-1: unknown)
+	needNL bool        // the file ends in a torn line: start the next write with "\n"
+	buf    []byte      // line being built
+	args   []byte      // arguments being built
+	failed error       // a background sync failed: fail every later append
 
 	dirty    atomic.Bool
 	stop     chan struct{}
@@ -229,9 +229,13 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 		}
 	}
 	err := l.appendLocked(&rec)
-	l.count++
-	if !holdLock && !l.opts.Exclusive {
+	switch {
+	case !holdLock && !l.opts.Exclusive:
 		if uerr := l.release(); err == nil {
+			err = uerr
+		}
+	case holdLock && !l.opts.Exclusive:
+		if uerr := l.appended(); err == nil {
 			err = uerr
 		}
 	}
@@ -249,11 +253,13 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 }
 
 // How a Log shares the file lock with other writers: it keeps the lock
-// between appends and looks every holdCheck whether it appended nothing
-// since the last look or another writer waits (a waiting flag, see
-// setWaiting), and if so lets go. A writer waiting for the lock tries it
-// again at least every pollMax; one that let go for a waiting writer gives
-// it up to yieldWait to take the lock first.
+// between appends, looks whether another writer waits (a waiting flag, see
+// setWaiting) on an append when holdCheck passed since its last look, and
+// lets go when one does or when holdCheck passes without an append (a
+// timer, pushed back by each append: a Log that appends more often than
+// every holdCheck wakes no thread for it). A writer waiting for the lock
+// tries it again at least every pollMax; one that let go for a waiting
+// writer gives it up to yieldWait to take the lock first.
 const (
 	holdCheck = time.Millisecond
 	pollMax   = time.Millisecond
@@ -290,7 +296,8 @@ func (l *Log) acquire() error {
 		return err
 	}
 	if holdLock && !l.opts.Exclusive {
-		l.seen = l.count
+		l.looked = time.Now()
+		l.last = l.looked
 		if l.check == nil {
 			l.check = time.AfterFunc(holdCheck, l.checkHold)
 		} else {
@@ -336,21 +343,40 @@ func (l *Log) release() error {
 	return nil
 }
 
-// checkHold runs every holdCheck while l holds the lock: it lets the lock
-// go when l appended nothing since the last look or another writer waits.
+// appended follows an append while l holds the lock (the caller holds
+// l.mu): it pushes the idle timer back and, when holdCheck passed since the
+// last look, looks whether another writer waits and if so lets go.
+func (l *Log) appended() error {
+	now := time.Now()
+	l.last = now
+	if now.Sub(l.looked) < holdCheck {
+		l.check.Reset(holdCheck)
+		return nil
+	}
+	l.looked = now
+	waiting, err := othersWaiting(l.r.Fd())
+	if !waiting && err == nil {
+		l.check.Reset(holdCheck)
+		return nil
+	}
+	l.yield = waiting
+	return l.release()
+}
+
+// checkHold runs once holdCheck passed without an append while l holds the
+// lock: it lets the lock go (for a waiting writer first, when one waits).
 func (l *Log) checkHold() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.held || l.closed {
 		return
 	}
-	waiting, err := othersWaiting(l.r.Fd())
-	if l.count != l.seen && !waiting && err == nil {
-		l.seen = l.count
-		l.check.Reset(holdCheck)
+	if d := holdCheck - time.Since(l.last); d > 0 { // an append came as it fired
+		l.check.Reset(d)
 		return
 	}
-	l.yield = waiting
+	waiting, err := othersWaiting(l.r.Fd())
+	l.yield = waiting && err == nil
 	if err := l.release(); err != nil && l.failed == nil {
 		l.failed = err
 	}
