@@ -140,10 +140,29 @@ func readFileText(b *testing.B, file string) string {
 
 // BenchmarkCheckString checks what read_file shows of bench/resultcheck's
 // two 1 MB files: a log (no cue can add up: one pass) and this
-// repository's docs and engine source (prose, read sentence by sentence).
+// repository's docs and engine source (prose, read sentence by sentence);
+// the output a read_process gives in bench/processes (8 KiB of what `seq`
+// wrote, from a cursor inside it); and the small file the MCP benchmarks
+// read through a gateway (bench/proxy).
 func BenchmarkCheckString(b *testing.B) {
-	for _, file := range []string{"log", "docs"} {
-		text := readFileText(b, file)
+	for _, file := range []string{"log", "docs", "seq", "small"} {
+		var text string
+		switch file {
+		case "seq":
+			var out strings.Builder
+			for i := 1; out.Len() < 1<<20; i++ {
+				fmt.Fprintf(&out, "%d\n", i)
+			}
+			text = out.String()[1<<19 : 1<<19+8<<10]
+		case "small":
+			var out strings.Builder
+			for i := 1; i <= 20; i++ {
+				fmt.Fprintf(&out, "line %d of a small file read by the MCP benchmark\n", i)
+			}
+			text = out.String()
+		default:
+			text = readFileText(b, file)
+		}
 		checkString(text) // the index and the patterns are built once per process
 		b.Run(file, func(b *testing.B) {
 			b.SetBytes(int64(len(text)))

@@ -248,7 +248,7 @@ func foldedReference(s string) bool {
 // across words (two spaces split by a word's end among them).
 func TestFoldedWords(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 7))
-	alphabet := []byte{'a', 'Z', '0', ' ', ' ', '\n', '\t', '\v', '\f', '\r', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xC3, 0xFF, '.', '~'}
+	alphabet := []byte{'a', 'Z', '0', ' ', ' ', '\n', '\t', '\v', '\f', '\r', 0x00, 0x08, 0x0E, 0x1F, '!', 0x20, 0x7F, 0x80, 0xC3, 0xFF, '.', '~'}
 	for n := range 40 {
 		for range 300 {
 			b := make([]byte, n)

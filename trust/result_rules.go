@@ -906,22 +906,12 @@ func nfkc(s string) string {
 
 // folded reports whether resultFold leaves s as it is: ASCII (NFKC and
 // valid, nothing invisible) with no blank but single spaces and line
-// breaks. It reads eight bytes at a time: a word with no byte below 0x20
-// (line breaks are) or above 0x7F and no two spaces side by side is
-// folded; the others (and a few the word tests cannot tell) are read a
-// byte at a time.
+// breaks. It reads eight bytes at a time (plainWord); the words that test
+// cannot pass are read a byte at a time.
 func folded(s string) bool {
-	const (
-		ones   = 0x0101010101010101
-		high   = 0x8080808080808080
-		spaces = 0x2020202020202020
-	)
 	i, space := 0, false // space: the byte before i is a space
 	for ; i+8 <= len(s); i += 8 {
-		w := word(s[i:])
-		sp := w ^ spaces
-		sp = (sp - ones) &^ sp & high // a space, or the byte after one is '!'
-		if ((w-spaces)|w)&high == 0 && sp&(sp<<8) == 0 && !(space && s[i] == ' ') {
+		if plainWord(word(s[i:])) && !(space && s[i] == ' ') {
 			space = s[i+7] == ' '
 			continue
 		}
@@ -945,21 +935,37 @@ func folded(s string) bool {
 // resultFold leaves as they are (see folded), after a space or not; i when
 // there are none.
 func plainWords(s string, i int, afterSpace bool) int {
-	const (
-		ones   = 0x0101010101010101
-		high   = 0x8080808080808080
-		spaces = 0x2020202020202020
-	)
 	for ; i+8 <= len(s); i += 8 {
-		w := word(s[i:])
-		sp := w ^ spaces
-		sp = (sp - ones) &^ sp & high
-		if ((w-spaces)|w)&high != 0 || sp&(sp<<8) != 0 || afterSpace && s[i] == ' ' {
+		if !plainWord(word(s[i:])) || afterSpace && s[i] == ' ' {
 			break
 		}
 		afterSpace = s[i+7] == ' '
 	}
 	return i
+}
+
+// plainWord reports whether resultFold leaves the eight bytes of w (read
+// little-endian) as they are, whatever comes before: none is above 0x7F
+// or one of the blanks it makes a space (\t \v \f \r, 0x09 and 0x0B to
+// 0x0D: a line break, 0x0A, stays), and no two side by side are spaces.
+// A false answer may be wrong (two spaces told where a space is followed by
+// '!'): its bytes are then read one at a time.
+func plainWord(w uint64) bool {
+	const (
+		ones   = 0x0101010101010101
+		high   = 0x8080808080808080
+		spaces = 0x2020202020202020
+	)
+	if w&high != 0 {
+		return false
+	}
+	// Every byte is below 0x80: adding up to 0x7F carries into no other.
+	blank := (w + 0x77*ones) &^ (w + 0x72*ones) & high // 0x09 to 0x0D
+	lf := w ^ 0x0A*ones
+	lf = ^(lf + 0x7F*ones) & high // 0x0A
+	sp := w ^ spaces
+	sp = (sp - ones) &^ sp & high // a space, or the byte after one is '!'
+	return blank&^lf == 0 && sp&(sp<<8) == 0
 }
 
 // foldedByte reports whether c, after a space or not, is as resultFold
