@@ -54,6 +54,11 @@ func plainInputs() []string {
 			`{"content":[{"text":`+s+`,"type":"text"},{"type":"text","text":`+s+`}],"isError":true}`,
 			`{"content":[{"type":`+s+`,"text":"x"}]}`,
 		)
+		// PATCH(toolgate): patch 20. Texts that structuredContent repeats
+		// (the strings a Plain keeps), or not, as values and keys.
+		for _, u := range plainStrings {
+			in = append(in, `{"content":[{"type":"text","text":`+s+`}],"structuredContent":{"content":`+u+`,`+s+`:[`+s+`,`+u+`]}}`)
+		}
 	}
 	for _, v := range plainValues() {
 		in = append(in,

@@ -87,7 +87,7 @@ func textBlocks(p *internaljson.Plain) ([]Content, bool) {
 				return p.Literal(`"text"`)
 			case key == "text" && !text:
 				text = true
-				block.Text, ok = p.String()
+				block.Text, ok = p.KeptString() // PATCH(toolgate): patch 20
 				return ok
 			}
 			return false

@@ -487,6 +487,10 @@ type ioConn struct {
 	inStart int
 	inErr   error
 	pending *bytes.Reader
+	// PATCH(toolgate): patch 20. plain reports whether the last frame
+	// readFrame returned was read plain (Plain checked it whole, and it is
+	// a copy no one else holds); set by whoever calls readFrame.
+	plain bool
 
 	// If outgoiBatch has a positive capacity, it will be used to batch requests
 	// and notifications before sending.
@@ -507,8 +511,9 @@ type ioConn struct {
 }
 
 type msgOrErr struct {
-	msg json.RawMessage
-	err error
+	msg   json.RawMessage
+	err   error
+	plain bool // PATCH(toolgate): patch 20 (ioConn.plain)
 }
 
 func newIOConn(rwc io.ReadWriteCloser) *ioConn {
@@ -555,7 +560,7 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 		for {
 			raw, err := c.readFrame()
 			select {
-			case incoming <- msgOrErr{msg: raw, err: err}:
+			case incoming <- msgOrErr{msg: raw, err: err, plain: c.plain}:
 			case <-c.closed:
 				return
 			}
@@ -576,11 +581,13 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 // stream, as v1.8.0's did (the frame limit counts the bytes read during a
 // frame as before), until its buffer holds no more than white space.
 func (c *ioConn) readFrame() (json.RawMessage, error) {
+	c.plain = false
 	if c.dec == nil {
 		if raw, ok := c.readPlainFrame(); ok {
 			if c.limiter != nil {
 				c.limiter.resetFrame()
 			}
+			c.plain = true
 			return raw, nil
 		}
 		c.pending = bytes.NewReader(c.in[c.inStart:])
@@ -920,9 +927,11 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 
 	var raw json.RawMessage
+	plain := false         // PATCH(toolgate): patch 20
 	if t.incoming == nil { // PATCH(toolgate): read here (see readsInline)
 		if t.readErr == nil && !t.closing.Load() {
 			raw, t.readErr = t.readFrame()
+			plain = t.plain
 		}
 		if t.closing.Load() {
 			return nil, io.EOF
@@ -939,14 +948,27 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if v.err != nil {
 				return nil, v.err
 			}
-			raw = v.msg
+			raw, plain = v.msg, v.plain
 
 		case <-t.closed:
 			return nil, io.EOF
 		}
 	}
 
-	msgs, batch, err := readBatch(raw)
+	var (
+		msgs  []jsonrpc.Message
+		batch bool
+		err   error
+	)
+	if plain && raw[0] == '{' {
+		// PATCH(toolgate): patch 20. A message read plain is not checked
+		// again, and keeps the frame's bytes (as readBatch would decode it).
+		var msg jsonrpc.Message
+		msg, err = jsonrpc2.DecodeValidMessage(raw)
+		msgs = []jsonrpc.Message{msg}
+	} else {
+		msgs, batch, err = readBatch(raw)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,9 +21,20 @@ import (
 // value it reads is one Unmarshal finds valid, decoded as Unmarshal decodes
 // it.
 type Plain struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	kept []kept // PATCH(toolgate): patch 20 (KeptString)
 }
+
+// PATCH(toolgate): patch 20. kept is a string KeptString read: its bytes
+// between the quotes and the string they decode to.
+type kept struct {
+	body []byte
+	s    string
+}
+
+// maxKept bounds the strings a Plain keeps.
+const maxKept = 4
 
 // MaxPlainDepth bounds the nesting a Plain reads (Value, Skip), far below
 // Unmarshal's depth limit.
@@ -235,6 +246,15 @@ func (p *Plain) String() (string, bool) {
 	if !p.Next('"') {
 		return "", false
 	}
+	// PATCH(toolgate): patch 20. The bytes of a kept string followed by a
+	// quote are read as they were read then: they decode to the same
+	// string, and that quote ends it.
+	for _, k := range p.kept {
+		if end := p.i + len(k.body); end < len(p.b) && p.b[end] == '"' && string(p.b[p.i:end]) == string(k.body) {
+			p.i = end + 1
+			return k.s, true
+		}
+	}
 	var s strings.Builder // only for a string with an escape
 	b := p.b
 	for start, i, ascii := p.i, p.i, true; ; {
@@ -314,6 +334,19 @@ func (p *Plain) String() (string, bool) {
 		i += 2
 		start, ascii = i, true
 	}
+}
+
+// PATCH(toolgate): patch 20. KeptString reads a string as String does and,
+// for the first maxKept strings it reads, keeps it: a later String of the
+// same bytes returns it without reading them again (a tool's result often
+// repeats its text in its structured content).
+func (p *Plain) KeptString() (string, bool) {
+	start := p.i
+	s, ok := p.String()
+	if ok && len(p.kept) < maxKept {
+		p.kept = append(p.kept, kept{body: p.b[start+1 : p.i-1], s: s})
+	}
+	return s, ok
 }
 
 // Skip reads any value without decoding it and returns its bytes.
@@ -448,4 +481,62 @@ func stops(x uint64) uint64 {
 	q := x ^ ('"' * lo8)
 	bs := x ^ ('\\' * lo8)
 	return ((q-lo8)&^q | (bs-lo8)&^bs | (x-0x20*lo8)&^x) & hi8
+}
+
+// PATCH(toolgate): patch 20. SkipValid reads a value the way Skip does,
+// without checking it: the value must be one Skip has read already (as
+// part of a larger value it read, so nested at most MaxPlainDepth deep).
+// Then it ends where Skip ends, and the check would pass. Strings are
+// passed over with bytes.IndexByte (a quote ends a string when an even
+// number of backslashes comes right before it), the rest byte by byte.
+func (p *Plain) SkipValid() []byte {
+	start, b, i := p.i, p.b, p.i
+	if i < len(b) && b[i] != '{' && b[i] != '[' && b[i] != '"' {
+		// A number or literal: up to what ends it inside an object or array.
+		for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' {
+			i++
+		}
+		p.i = i
+		return b[start:i]
+	}
+	for depth := 0; i < len(b); {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i+1)
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+		default:
+			i++
+			continue
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	p.i = i
+	return b[start:i]
+}
+
+// stringEnd returns the index after the quote that closes the string of
+// valid JSON whose bytes start at i.
+func stringEnd(b []byte, i int) int {
+	for {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		i += q
+		n := 0 // backslashes right before the quote
+		for n < i && b[i-1-n] == '\\' {
+			n++
+		}
+		i++
+		if n%2 == 0 {
+			return i
+		}
+	}
 }

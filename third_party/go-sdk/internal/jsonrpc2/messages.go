@@ -299,11 +299,25 @@ type wireDecode struct {
 // and result, as segmentio's decoder does, and reports whether it decoded;
 // else it leaves m as it is.
 func (m *wireDecode) UnmarshalPlainJSON(data []byte) bool {
+	return m.plain(data, false)
+}
+
+// PATCH(toolgate): patch 20. plain is UnmarshalPlainJSON; with valid set,
+// data is a value Plain has read whole (Skip) and that nothing else holds
+// or changes: the values of method, params and result are then passed over
+// without being checked again (SkipValid) and kept as slices of data, not
+// copies.
+func (m *wireDecode) plain(data []byte, valid bool) bool {
 	p := internaljson.NewPlain(data)
 	var w wireDecode
 	raw := func(to *json.RawMessage) bool {
 		if *to != nil {
 			return false
+		}
+		if valid {
+			v := p.SkipValid()
+			*to = v[:len(v):len(v)]
+			return true
 		}
 		v, ok := p.Skip(0)
 		*to = append(json.RawMessage(nil), v...)
@@ -355,6 +369,24 @@ func DecodeMessage(data []byte) (Message, error) {
 	if err := internaljson.Unmarshal(data, &msg); err != nil {
 		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
+	return msg.message() // PATCH(toolgate): patch 20 (what follows, moved)
+}
+
+// PATCH(toolgate): patch 20. DecodeValidMessage is DecodeMessage of data,
+// an object internaljson.Plain has read whole (Skip: a stdio frame, patch
+// 13) that the message may keep: nothing else holds or changes it. A plain
+// message is not checked a second time, and its params or result are
+// slices of data.
+func DecodeValidMessage(data []byte) (Message, error) {
+	var msg wireDecode
+	if !msg.plain(data, true) {
+		return DecodeMessage(data)
+	}
+	return msg.message()
+}
+
+// message is the rest of DecodeMessage (v1.8.0's), once msg is decoded.
+func (msg *wireDecode) message() (Message, error) {
 	if msg.VersionTag != wireVersion {
 		return nil, fmt.Errorf("invalid message version tag %q; expected %q", msg.VersionTag, wireVersion)
 	}
