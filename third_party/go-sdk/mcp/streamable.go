@@ -1886,13 +1886,13 @@ func (c *streamableServerConn) Read(ctx context.Context) (jsonrpc.Message, error
 	}
 }
 
-// Write implements the [Connection] interface.
 // isCancelNotification reports whether msg is a notifications/cancelled.
 func isCancelNotification(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
 	return ok && !req.IsCall() && req.Method == notificationCancelled
 }
 
+// Write implements the [Connection] interface.
 func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// Throughout this function, note that any error that wraps ErrRejected
 	// indicates a does not cause the connection to break.
