@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -310,9 +311,31 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// serveUntil serves hs on ln until ctx ends, then shuts it down (in-flight
-// requests get 5 s); a listener that fails first is an exit error.
+// serveUntil serves hs on ln until ctx ends, then shuts it down: requests
+// in flight get 5 s, and a connection whose first request has not come
+// whole is closed at once. net/http serves no request it reads once
+// Shutdown has begun, but its Shutdown waits for such a connection's
+// first request up to 5 s: a client's spare connection, dialed and never
+// used, held every stop for the whole 5 s. (It sets hs.ConnState.) A
+// listener that fails first is an exit error.
 func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener) error {
+	var (
+		mu      sync.Mutex
+		fresh   = map[net.Conn]struct{}{} // in StateNew
+		stopped bool
+	)
+	hs.ConnState = func(nc net.Conn, st http.ConnState) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case st != http.StateNew:
+			delete(fresh, nc)
+		case stopped:
+			nc.Close()
+		default:
+			fresh[nc] = struct{}{}
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -320,6 +343,12 @@ func serveUntil(ctx context.Context, hs *http.Server, ln net.Listener) error {
 		return &exitError{exitTool, fmt.Errorf("serving HTTP: %w", err)}
 	case <-ctx.Done():
 	}
+	mu.Lock()
+	stopped = true
+	for nc := range fresh {
+		nc.Close()
+	}
+	mu.Unlock()
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	hs.Shutdown(shut)

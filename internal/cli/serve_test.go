@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+)
+
+// closeListener tells the test when it accepts a connection and when one
+// is closed.
+type closeListener struct {
+	net.Listener
+	accepted chan *closeConn
+}
+
+type closeConn struct {
+	net.Conn
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (l *closeListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	c := &closeConn{Conn: nc, closed: make(chan struct{})}
+	l.accepted <- c
+	return c, nil
+}
+
+func (c *closeConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// TestServeUntilClosesFresh: at the stop, a connection that has sent
+// nothing and one whose request has not come whole are closed at once,
+// while a request in flight is answered (net/http's Shutdown alone kept
+// the first two until its 5 s ran out, the whole stop waiting for them).
+func TestServeUntilClosesFresh(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &closeListener{Listener: ln, accepted: make(chan *closeConn, 3)}
+	running, finish := make(chan struct{}), make(chan struct{})
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(running)
+		<-finish
+		io.WriteString(w, "served")
+	})}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	returned := make(chan error, 1)
+	go func() { returned <- serveUntil(ctx, hs, cl) }()
+	dial := func(send string) (net.Conn, *closeConn) {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		if _, err := io.WriteString(nc, send); err != nil {
+			t.Fatal(err)
+		}
+		return nc, <-cl.accepted
+	}
+	call, _ := dial("GET /call HTTP/1.1\r\nHost: a\r\n\r\n")
+	<-running
+	silent, silentSide := dial("")
+	_, partSide := dial("GET /part HTTP/1.1\r\nHost: a\r\n")
+
+	cancel()
+	for _, c := range []*closeConn{silentSide, partSide} {
+		select {
+		case <-c.closed:
+		case err := <-returned:
+			t.Fatalf("serveUntil returned (%v) and left a connection without a request open", err)
+		}
+	}
+	close(finish)
+	res, err := http.ReadResponse(bufio.NewReader(call), nil)
+	if err != nil {
+		t.Fatalf("the request in flight at the stop: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || string(body) != "served" {
+		t.Errorf("the request in flight at the stop: %d %q", res.StatusCode, body)
+	}
+	if err := <-returned; err != nil {
+		t.Errorf("serveUntil: %v", err)
+	}
+	if n, err := silent.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the silent connection read %d, %v; want EOF", n, err)
+	}
+}
