@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -573,5 +574,18 @@ func TestProcessNoticesFromAnyTool(t *testing.T) {
 	e.procs.mu.Unlock()
 	if last.IsZero() {
 		t.Fatal("the owner's idle clock did not start again")
+	}
+}
+
+// TestProcessToolsInline: read_process and list_processes run on the
+// goroutine that called the engine (engine.Inliner); the tools that start,
+// type into or stop processes, and the commands, run on its workers.
+func TestProcessToolsInline(t *testing.T) {
+	e := newProcEnv(t, ProcessLimits{})
+	for _, name := range []string{ReadProcess, ListProcesses, StartProcess, WriteProcess, StopProcess, ExecuteCommand, RunCode} {
+		in, ok := e.tools[name].(engine.Inliner)
+		if got, want := ok && in.Inline(), name == ReadProcess || name == ListProcesses; got != want {
+			t.Errorf("%s runs inline: %v, want %v", name, got, want)
+		}
 	}
 }

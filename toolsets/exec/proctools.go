@@ -162,15 +162,29 @@ func lazyPlain[In any](name, desc string, fn func(context.Context, In) (tool.Res
 // owner's last call in its results.
 type ownedTool struct {
 	tool.Tool
-	procs *Processes
+	procs  *Processes
+	inline bool
 }
+
+// inlineTools run on the goroutine that called the engine (engine.Inliner):
+// they start and stop nothing, read what is kept of a process's output (in
+// memory, else its local spill file) and wait only as their context lets
+// them (for output, for the board). A read of new output is the call an
+// agent repeats most; on a worker it cost two goroutine hand-offs, each
+// waking a thread on an idle machine.
+var inlineTools = map[string]bool{ReadProcess: true, ListProcesses: true}
+
+// Inline implements engine.Inliner.
+func (t ownedTool) Inline() bool { return t.inline }
 
 // own wraps t in an ownedTool, keeping a tool.Headed's head.
 func own(t tool.Tool, p *Processes) tool.Tool {
 	o := ownedTool{Tool: t, procs: p}
 	if h, ok := t.(tool.Headed); ok {
+		o.inline = inlineTools[h.Head().Name]
 		return ownedHeaded{o, h}
 	}
+	o.inline = inlineTools[t.Definition().Name]
 	return o
 }
 
