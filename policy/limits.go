@@ -376,40 +376,38 @@ func (l *Limiter) Replay(call tool.Call, at time.Time) {
 }
 
 // cycle reports the length (2 or 3) of a cycle that calls followed by key
-// would complete for the cycles-th time in a row, or 0.
+// would complete for the cycles-th time in a row, or 0. It reads the keys
+// in place, newest first, so a call that breaks the cycle (most calls)
+// ends the look at once.
 func cycle(calls []past, key string, cycles int) int {
-	// Only the last 3*cycles keys matter: copy those, not the history.
-	calls = calls[max(0, len(calls)-(3*cycles-1)):]
-	seq := make([]string, 0, len(calls)+1)
-	for _, c := range calls {
-		seq = append(seq, c.key)
-	}
-	seq = append(seq, key)
-	for n := 2; n <= 3; n++ {
-		span := n * cycles
-		if len(seq) < span {
-			continue
+	seq := func(j int) string { // the j-th key of calls followed by key
+		if j == len(calls) {
+			return key
 		}
-		tail := seq[len(seq)-span:]
-		if !distinct(tail[:n]) {
+		return calls[j].key
+	}
+	for n := 2; n <= 3; n++ {
+		start := len(calls) + 1 - n*cycles // of the last n*cycles keys
+		if start < 0 {
 			continue
 		}
 		ok := true
-		for i := n; i < span && ok; i++ {
-			ok = tail[i] == tail[i-n]
+		for j := len(calls); j >= start+n && ok; j-- {
+			ok = seq(j) == seq(j-n)
 		}
-		if ok {
+		if ok && distinct(seq, start, n) {
 			return n
 		}
 	}
 	return 0
 }
 
-// distinct reports whether the keys (two or three) differ from each other.
-func distinct(keys []string) bool {
-	for i := range keys {
-		for j := i + 1; j < len(keys); j++ {
-			if keys[i] == keys[j] {
+// distinct reports whether the n keys (two or three) of seq from start
+// differ from each other.
+func distinct(seq func(int) string, start, n int) bool {
+	for i := start; i < start+n; i++ {
+		for j := i + 1; j < start+n; j++ {
+			if seq(i) == seq(j) {
 				return false
 			}
 		}
