@@ -34,8 +34,17 @@ func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
 // float64 would not hold exactly (the checks see the float64). It also
 // returns the bytes of the structuredContent value (nil when there is none,
 // or null), which the SDK decoded into r.StructuredContent.
+//
+// When the SDK decoded r plain (mcp.CallToolResult.DecodedPlain), raw is
+// known to be valid UTF-8 without an escaped surrogate: then neither is
+// looked for, and strings are passed over to their closing quote.
 func relayable(raw []byte, r *mcp.CallToolResult) (structured []byte, ok bool) {
-	if r.IsError || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() || !utf8.Valid(raw) {
+	return relayableAs(raw, r, r.DecodedPlain())
+}
+
+// relayableAs is relayable, told whether raw was decoded plain.
+func relayableAs(raw []byte, r *mcp.CallToolResult, plain bool) (structured []byte, ok bool) {
+	if r.IsError || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() || !plain && !utf8.Valid(raw) {
 		return nil, false
 	}
 	for _, c := range r.Content {
@@ -43,7 +52,7 @@ func relayable(raw []byte, r *mcp.CallToolResult) (structured []byte, ok bool) {
 			return nil, false
 		}
 	}
-	s := &scan{b: raw}
+	s := &scan{b: raw, plain: plain}
 	s.space()
 	if !s.object(0, topKeys) {
 		return nil, false
@@ -72,6 +81,7 @@ const (
 type scan struct {
 	b          []byte
 	i          int
+	plain      bool   // decoded plain: valid UTF-8, no escaped surrogate
 	structured []byte // the top object's structuredContent value
 }
 
@@ -122,7 +132,8 @@ func (s *scan) object(depth int, allowed []string) bool {
 	if !s.next('{') {
 		return false
 	}
-	var keys [][]byte
+	var seen [8][]byte // most objects have few keys: no allocation for them
+	keys := seen[:0]
 	if s.next('}') {
 		return true
 	}
@@ -214,6 +225,14 @@ func (s *scan) str() (body []byte, escaped, ok bool) {
 		return nil, false, false
 	}
 	start := s.i + 1
+	if s.plain {
+		end := closingQuote(s.b, start)
+		if end < 0 {
+			return nil, false, false
+		}
+		s.i = end + 1
+		return s.b[start:end], bytes.IndexByte(s.b[start:end], '\\') >= 0, true
+	}
 	end := -1 // the next quote at or after i
 	for i := start; ; {
 		if end < i {
@@ -241,6 +260,27 @@ func (s *scan) str() (body []byte, escaped, ok bool) {
 				return nil, false, false // a surrogate (d800-dfff): the SDK may read a lone one as U+FFFD
 			}
 			i += 4
+		}
+		i++
+	}
+}
+
+// closingQuote returns the index of the quote that ends the string of
+// valid JSON whose bytes start at i (the first quote with an even number of
+// backslashes right before it), or -1.
+func closingQuote(b []byte, i int) int {
+	for {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		i += q
+		n := 0
+		for b[i-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return i
 		}
 		i++
 	}

@@ -72,6 +72,77 @@ func TestRelayable(t *testing.T) {
 	}
 }
 
+// relayInputs are results as an upstream may send them: TestRelayable's,
+// and strings of every kind (escaped quotes and backslashes at their ends,
+// escaped keys, surrogates, UTF-8) as texts, structured values and keys.
+func relayInputs() []string {
+	in := []string{
+		`{"content":[{"type":"text","text":"a\n\"b\" \u00e9 \ud7ff"}]}`, ` { "content" : null , "isError" : false , "structuredContent" : [ 1 , -0 ] } `,
+		`{"content":[],"structuredContent":{"a":{"b":[{"c":999999999999999}]},"":""}}`, `{}`, `{"content":[{"type":"text","text":"a"}],"content":[]}`,
+		`{"structuredContent":{"a":{"b":1,"b":2}}}`, `{"structuredContent":{"a\u0062":1}}`, `{"structuredContent":1000000000000000}`,
+		`{"structuredContent":1e3}`, `{"content":[{"type":"text","text":"\\"}],"structuredContent":{"k":"\\\""}}`,
+	}
+	strs := []string{`""`, `"a"`, `"\\"`, `"\""`, `"a\\\"b"`, `"\\\\"`, `"line 1\nline 2\n"`, `"\u00e9\u0041"`, `"\ud800"`,
+		`"\uD83D\uDE00"`, "\"caf\xc3\xa9\"", `"\/\b\f\r\t"`, `"}],\"k\":{"`}
+	for _, a := range strs {
+		for _, b := range strs {
+			in = append(in,
+				`{"content":[{"type":"text","text":`+a+`}],"structuredContent":{"content":`+b+`,`+a+`:[`+b+`,1,true,null,{`+b+`:`+a+`}]}}`,
+				`{"structuredContent":{`+a+`:1,`+b+`:2},"content":[{"text":`+b+`,"type":"text"}]}`,
+				`{"content":[{"type":"text","text":`+a+`}],"structuredContent":{"content":`+b+`,"k":[`+a+`,{"v":`+b+`}]}}`,
+			)
+		}
+	}
+	return in
+}
+
+// checkRelayablePlain: on a result the SDK decoded plain, relayable reads
+// its bytes as it reads them without knowing that (UTF-8 checked, strings
+// read escape by escape): the same verdict and structured bytes.
+func checkRelayablePlain(t *testing.T, raw []byte) bool {
+	t.Helper()
+	var r mcp.CallToolResult
+	if r.UnmarshalJSON(raw) != nil || !r.DecodedPlain() {
+		return false
+	}
+	got, ok := relayableAs(r.DecodedJSON(), &r, true)
+	want, wantOK := relayableAs(r.DecodedJSON(), &r, false)
+	if ok != wantOK || string(got) != string(want) || (got == nil) != (want == nil) {
+		t.Fatalf("%s: plain %q, %v; read whole %q, %v", raw, got, ok, want, wantOK)
+	}
+	return ok
+}
+
+// TestRelayablePlain: checkRelayablePlain on relayInputs; most are
+// relayable, some not (a key twice or escaped, a number).
+func TestRelayablePlain(t *testing.T) {
+	plain, ok := 0, 0
+	for _, in := range relayInputs() {
+		var r mcp.CallToolResult
+		if r.UnmarshalJSON([]byte(in)) == nil && r.DecodedPlain() {
+			plain++
+		}
+		if checkRelayablePlain(t, []byte(in)) {
+			ok++
+		}
+	}
+	if plain < 300 || ok < 120 || ok == plain {
+		t.Errorf("%d decoded plain, %d of them relayable", plain, ok)
+	}
+}
+
+// FuzzRelayablePlain: checkRelayablePlain on any bytes.
+//
+//	go test -run '^$' -fuzz FuzzRelayablePlain -fuzztime 60s ./mcpclient/
+func FuzzRelayablePlain(f *testing.F) {
+	for _, in := range relayInputs() {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkRelayablePlain(t, raw)
+	})
+}
+
 // BenchmarkRelayTie: what relaying adds on the client side for
 // bench/proxy's answer: the scan of its bytes and the copy tool.NewRelay
 // keeps (mcpserver's BenchmarkAnswer: what it saves).

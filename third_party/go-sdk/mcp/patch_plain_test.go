@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
 	segjson "github.com/segmentio/encoding/json"
@@ -142,7 +143,7 @@ func TestPlainResultMatchesV180(t *testing.T) {
 		if kept != "" && string(got.DecodedJSON()) != kept {
 			t.Fatalf("%q: %s kept %q", in, how, got.DecodedJSON())
 		}
-		got.decoded = nil
+		got.decoded, got.plain = nil, false // PATCH(toolgate): patch 21
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: %s\n%s\nv1.8.0\n%s", in, how, dump(got), dump(want))
 		}
@@ -210,5 +211,72 @@ func FuzzPlainResult(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkPlain(t, data)
+	})
+}
+
+// PATCH(toolgate): patch 21. checkDecodedPlain: a result says it was
+// decoded plain exactly when plainResult reads the bytes it keeps; then
+// they are valid UTF-8 with no escaped surrogate, as DecodedPlain says.
+func checkDecodedPlain(t *testing.T, data []byte) bool {
+	t.Helper()
+	var r CallToolResult
+	if internaljson.Unmarshal(data, &r) != nil {
+		return false
+	}
+	kept := r.DecodedJSON()
+	if _, ok := plainResult(kept); ok != r.DecodedPlain() {
+		t.Fatalf("%q: DecodedPlain %v, plainResult %v", data, r.DecodedPlain(), ok)
+	}
+	if !r.DecodedPlain() {
+		return false
+	}
+	if !utf8.Valid(kept) {
+		t.Fatalf("%q: decoded plain, not UTF-8", data)
+	}
+	for i := 0; i < len(kept); i++ {
+		if kept[i] != '\\' {
+			continue
+		}
+		if e := kept[i+1:]; e[0] == 'u' && (e[1]|0x20) == 'd' && (e[2]|0x20) >= '8' {
+			t.Fatalf("%q: decoded plain, an escaped surrogate", data)
+		}
+		i++
+	}
+	// Decoded again, otherwise, it is not plain.
+	var again CallToolResult
+	if again.UnmarshalValidJSON(kept) != nil || again.DecodedPlain() {
+		t.Fatalf("%q: UnmarshalValidJSON says plain", data)
+	}
+	return true
+}
+
+// TestDecodedPlain: checkDecodedPlain on patch 11's inputs; the plain
+// results say so, the others not.
+func TestDecodedPlain(t *testing.T) {
+	plain := 0
+	for _, in := range append(plainInputs(), plainInvalid...) {
+		if checkDecodedPlain(t, []byte(in)) {
+			plain++
+		}
+	}
+	if plain < 300 {
+		t.Errorf("%d decoded plain", plain)
+	}
+	for _, in := range []string{`{"content":[{"type":"text","text":"\ud83d\ude00"}]}`, "{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}", `{"structuredContent":{"k":"\udc00"}}`} {
+		if checkDecodedPlain(t, []byte(in)) {
+			t.Errorf("%s: decoded plain", in)
+		}
+	}
+}
+
+// FuzzDecodedPlain: checkDecodedPlain on any bytes.
+//
+//	go test -run '^$' -fuzz FuzzDecodedPlain -fuzztime 60s ./mcp/
+func FuzzDecodedPlain(f *testing.F) {
+	for _, in := range plainInputs() {
+		f.Add([]byte(in))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDecodedPlain(t, data)
 	})
 }

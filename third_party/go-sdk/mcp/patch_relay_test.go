@@ -83,7 +83,7 @@ func TestCallToolResultDecodedJSON(t *testing.T) {
 			}
 			data[0] ^= 0xff
 		}
-		got.decoded = nil
+		got.decoded, got.plain = nil, false // PATCH(toolgate): patch 21 (plain)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("input %d: decoded %#v, v1.8.0 %#v", i, got, want)
 		}
@@ -120,7 +120,7 @@ func TestCallToolResultUnmarshalValidJSON(t *testing.T) {
 		if !bytes.Equal(got.DecodedJSON(), data) {
 			t.Errorf("input %d: DecodedJSON %s, want %s", i, got.DecodedJSON(), data)
 		}
-		got.decoded = nil
+		got.decoded, got.plain = nil, false // PATCH(toolgate): patch 21 (plain)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("input %d: decoded %#v, v1.8.0 %#v", i, got, want)
 		}
@@ -146,7 +146,7 @@ func TestRelayJSON(t *testing.T) {
 		if err := fields.UnmarshalJSON([]byte(relay)); err != nil {
 			t.Fatal(err)
 		}
-		fields.decoded = nil
+		fields.decoded, fields.plain = nil, false
 		r := fields
 		r.RelayJSON([]byte(relay))
 		m, err := r.MarshalJSON()
@@ -190,6 +190,7 @@ func TestRelayJSON(t *testing.T) {
 			t.Errorf("relay %d: the client decoded %s, not the relayed %s", i, got.DecodedJSON(), relay)
 		}
 		got.decoded, want.decoded = nil, nil
+		got.plain, want.plain = false, false
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("relay %d: relayed %#v, encoded %#v", i, got, want)
 		}

@@ -62,6 +62,7 @@ func (x *CallToolResult) UnmarshalPlainJSON(data []byte) bool {
 	if ok {
 		*x = r
 		x.decoded = append([]byte(nil), data...)
+		x.plain = true // PATCH(toolgate): patch 21
 	}
 	return ok
 }

@@ -331,11 +331,23 @@ type CallToolResult struct {
 	// the result from (DecodedJSON); relay the bytes a server answers with
 	// (RelayJSON). Neither is marshaled.
 	decoded, relay []byte
+	// PATCH(toolgate): patch 21. plain reports whether decoded was read by
+	// plainResult (DecodedPlain).
+	plain bool
 }
 
 // DecodedJSON returns the bytes x was decoded from by UnmarshalJSON (a copy
 // that x keeps), or nil when x was not decoded. PATCH(toolgate).
 func (x *CallToolResult) DecodedJSON() []byte { return x.decoded }
+
+// DecodedPlain reports whether x was decoded from DecodedJSON by the plain
+// reader (patch 11). Then DecodedJSON is valid JSON and valid UTF-8 and
+// holds no escaped surrogate (\ud800-\udfff), in any string; it is an object
+// whose members are content (an array of objects with only the members
+// type, "text", and text), structuredContent and isError, each once, and
+// neither it nor its blocks has a key with an escape. PATCH(toolgate):
+// patch 21.
+func (x *CallToolResult) DecodedPlain() bool { return x.plain }
 
 // RelayJSON makes a server answer a tools/call whose handler returned x with
 // data (a valid JSON object, as DecodedJSON returns, without _meta and
