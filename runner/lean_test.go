@@ -31,30 +31,44 @@ var paths = []struct {
 // (lean) or net/http, and returns its address.
 func serveWith(t *testing.T, lean bool, call func(ctx context.Context, name string, args json.RawMessage) tool.Result) string {
 	t.Helper()
-	r, err := New(Options{Dir: t.TempDir(), Secret: leanSecret, Open: func(id, ws string) (Sandbox, error) {
-		return Sandbox{MCP: http.NotFoundHandler(), Close: func() error { return nil }, Call: call}, nil
-	}})
+	r, addr := serveRunner(t, Options{Open: calling(call)}, lean)
+	if _, err := r.Ensure("sb-a"); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// serveRunner serves a runner of o (its Dir a temporary folder, its Secret
+// leanSecret) on loopback until the test ends, by Serve (lean) or by
+// net/http with Handler (as Serve hands requests over); it returns the
+// runner and its address.
+func serveRunner(t *testing.T, o Options, lean bool) (*Runner, string) {
+	t.Helper()
+	o.Dir, o.Secret = t.TempDir(), leanSecret
+	r, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Ensure("sb-a"); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { r.Close() })
+	if lean {
+		return r, serve(t, r)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10}
 	served := make(chan struct{})
-	if lean {
-		go func() { r.Serve(ctx, ln); close(served) }()
-	} else {
-		hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10}
-		go func() { hs.Serve(ln); close(served) }()
-		go func() { <-ctx.Done(); hs.Close() }()
+	go func() { hs.Serve(ln); close(served) }()
+	t.Cleanup(func() { hs.Close(); <-served })
+	return r, ln.Addr().String()
+}
+
+// calling is Options.Open for sandboxes whose Call is call.
+func calling(call func(ctx context.Context, name string, args json.RawMessage) tool.Result) func(id, ws string) (Sandbox, error) {
+	return func(id, ws string) (Sandbox, error) {
+		return Sandbox{MCP: http.NotFoundHandler(), Close: func() error { return nil }, Call: call}, nil
 	}
-	t.Cleanup(func() { stop(); <-served; r.Close() })
-	return ln.Addr().String()
 }
 
 // leanCall is a call of name with args: its head and its body.
@@ -307,21 +321,7 @@ func TestLeanAgrees(t *testing.T) {
 // closed, a new one is served. (There was no cap: connections that send
 // nothing held a goroutine and an fd each for up to 20 s.)
 func TestServeConnectionCap(t *testing.T) {
-	r, err := New(Options{Dir: t.TempDir(), Secret: leanSecret, MaxConns: 1, Open: func(id, ws string) (Sandbox, error) {
-		return Sandbox{MCP: http.NotFoundHandler(), Close: func() error { return nil }, Call: echo}, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { r.Serve(ctx, ln); close(served) }()
-	t.Cleanup(func() { stop(); <-served; r.Close() })
-	addr := ln.Addr().String()
+	_, addr := serveRunner(t, Options{MaxConns: 1, Open: calling(echo)}, true)
 
 	// healthz dials until a connection is answered want (a connection
 	// just closed may still be held a moment), at most 5 s.

@@ -107,11 +107,12 @@ func TestCall(t *testing.T) {
 		})
 	})
 	t.Run("Serve", func(t *testing.T) {
-		testCall(t, func(r *Runner) string { return serve(t, r) })
+		testCall(t, func(r *Runner) string { return "http://" + serve(t, r) })
 	})
 }
 
-// serve serves r with Serve on a loopback port until the test ends.
+// serve serves r with Serve on a loopback port until the test ends and
+// returns its address.
 func serve(t *testing.T, r *Runner) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -126,7 +127,7 @@ func serve(t *testing.T, r *Runner) string {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return ln.Addr().String()
 }
 
 func testCall(t *testing.T, serve func(*Runner) string) {
