@@ -316,17 +316,66 @@ func TestLeanAgrees(t *testing.T) {
 }
 
 // TestServeConnectionCap: Serve holds at most Options.MaxConns connections
-// at once, those it handed to net/http (a head that is no call) included:
-// one beyond is answered 503, saying why, and closed; once the one held is
-// closed, a new one is served. (There was no cap: connections that send
-// nothing held a goroutine and an fd each for up to 20 s.)
+// at once, those it handed to net/http included. One beyond takes the
+// slot of the oldest held connection on which no request showed a token
+// (it is closed): connections that send nothing, or only what needs no
+// token, cannot keep a gateway's calls out. It is answered 503, saying
+// why, and closed only when every held connection has shown a token; once
+// one of those closes, a new one is served. (The cap was taken before any
+// token: MaxConns silent connections turned every call away with 503 for
+// up to 20 s.)
 func TestServeConnectionCap(t *testing.T) {
-	_, addr := serveRunner(t, Options{MaxConns: 1, Open: calling(echo)}, true)
+	r, addr := serveRunner(t, Options{MaxConns: 3, Open: calling(echo)}, true)
+	if _, err := r.Ensure("sb-a"); err != nil {
+		t.Fatal(err)
+	}
+	closed := func(br *bufio.Reader, what string) {
+		t.Helper()
+		if b, err := br.ReadByte(); err != io.EOF {
+			t.Fatalf("%s: read %q, %v; want it closed", what, b, err)
+		}
+	}
+	call := func(what string) net.Conn {
+		t.Helper()
+		nc, br := dialRunner(t, addr)
+		head, body := leanCall("echo", `{"n":1}`)
+		io.WriteString(nc, head+body)
+		if code, got, err := readAnswer(br); err != nil || code != 200 || !strings.Contains(got, `echo {\"n\":1}`) {
+			t.Fatalf("%s: %d %q %v", what, code, got, err)
+		}
+		return nc
+	}
+	// Three silent connections fill the cap (accepted in the order
+	// dialled); calls on new connections take the slots of the oldest two,
+	// while the third is held still.
+	_, silent1 := dialRunner(t, addr)
+	_, silent2 := dialRunner(t, addr)
+	_, silent3 := dialRunner(t, addr)
+	call1 := call("a call with three silent connections held")
+	closed(silent1, "the oldest silent connection")
+	call("a call with two silent connections held")
+	closed(silent2, "the next silent connection")
+	// A connection that showed no token (a probe, handed to net/http) goes
+	// before any that did.
+	probe, br := dialRunner(t, addr)
+	closed(silent3, "the last silent connection")
+	io.WriteString(probe, "GET /healthz HTTP/1.1\r\nHost: runner\r\n\r\n")
+	if code, _, err := readAnswer(br); err != nil || code != 200 {
+		t.Fatalf("the probe: %d %v", code, err)
+	}
+	// A request handed to net/http that shows a token keeps its connection.
+	put, pbr := dialRunner(t, addr)
+	io.WriteString(put, "PUT /sandboxes/sb-a HTTP/1.1\r\nHost: runner\r\nAuthorization: Bearer "+Token(leanSecret, "sb-a")+"\r\nContent-Length: 0\r\n\r\n")
+	if code, _, err := readAnswer(pbr); err != nil || code != 200 {
+		t.Fatalf("the PUT: %d %v", code, err)
+	}
+	closed(br, "the probe's kept connection")
 
-	// healthz dials until a connection is answered want (a connection
-	// just closed may still be held a moment), at most 5 s.
+	// Every held connection has shown a token: one more is refused.
 	healthz := func(want int, why string) {
 		t.Helper()
+		// (A connection just closed may still be held a moment: dial again,
+		// at most 5 s.)
 		for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			nc, br := dialRunner(t, addr)
 			io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: runner\r\nConnection: close\r\n\r\n")
@@ -336,7 +385,7 @@ func TestServeConnectionCap(t *testing.T) {
 				t.Fatalf("%s: %v", why, err)
 			}
 			if code == want {
-				if code == 503 && !strings.Contains(body, "at most 1 connections") {
+				if code == 503 && !strings.Contains(body, "at most 3 connections") {
 					t.Fatalf("%s: %s", why, body)
 				}
 				return
@@ -346,19 +395,7 @@ func TestServeConnectionCap(t *testing.T) {
 			}
 		}
 	}
-	healthz(200, "nothing held")
-	silent, _ := dialRunner(t, addr) // held by the lean path, waiting for its head
-	healthz(503, "a silent connection held")
-	silent.Close()
-	healthz(200, "the silent connection closed")
-
-	handed, br := dialRunner(t, addr)
-	io.WriteString(handed, "GET /healthz HTTP/1.1\r\n") // no call: handed to net/http, its head not whole
-	healthz(503, "a connection handed to net/http held")
-	io.WriteString(handed, "Host: runner\r\nConnection: close\r\n\r\n")
-	if code, _, err := readAnswer(br); err != nil || code != 200 {
-		t.Fatalf("the handed connection: %d %v", code, err)
-	}
-	handed.Close()
-	healthz(200, "the handed connection closed")
+	healthz(503, "three connections that showed a token held (two calls', a PUT's)")
+	call1.Close()
+	healthz(200, "one of them closed")
 }

@@ -31,8 +31,9 @@ type Options struct {
 	// Nil: always ready.
 	Ready func(context.Context) (map[string]any, error)
 	// MaxConns caps the connections Serve holds at once (those it serves
-	// and those it handed to net/http); one beyond is answered 503 and
-	// closed. 0 means DefaultMaxConns.
+	// and those it handed to net/http). One beyond takes the slot of the
+	// oldest on which no request has shown a token (closed), and is
+	// answered 503 and closed when every one has. 0 means DefaultMaxConns.
 	MaxConns int
 }
 
@@ -151,6 +152,9 @@ func (r *Runner) serveHTTP(w http.ResponseWriter, req *http.Request) {
 		answer(w, http.StatusUnauthorized, map[string]any{"error": "unauthorized",
 			"message": "every request needs Authorization: Bearer with the token of the sandbox id in its path"})
 		return
+	}
+	if !r.proveRequest(req) {
+		return // its connection was closed to free its slot (Serve)
 	}
 	switch {
 	case id == ListID:

@@ -46,8 +46,12 @@ import (
 // peeks at the socket, reading nothing of it; elsewhere it is not
 // watched).
 func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
-	l := &lean{r: r, handed: make(chan net.Conn), stop: make(chan struct{}), addr: ln.Addr(), conns: map[net.Conn]*watch{}}
-	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10}
+	l := &lean{r: r, handed: make(chan net.Conn), stop: make(chan struct{}), addr: ln.Addr(),
+		conns: map[net.Conn]*watch{}, slots: map[net.Conn]*slot{}}
+	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10,
+		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
+			return context.WithValue(ctx, slotKey{}, nc.(*handedConn).s)
+		}}
 	failed := make(chan error, 2)
 	go func() { failed <- hs.Serve(l) }()
 	go func() { failed <- l.accept(ln) }()
@@ -71,7 +75,11 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 // leanIdle; a call running longer than watchAfter is watched for its
 // caller's close. At most Options.MaxConns connections are held at once,
 // handed ones included: a connection whose head comes slowly is held up
-// to headerTimeout here, then as long again by net/http.
+// to headerTimeout here, then as long again by net/http. A connection
+// beyond the cap takes the slot of the oldest held one on which no
+// request has shown a token (that one is closed: silent connections
+// cannot keep the gateways out), and is refused only when every held
+// one has shown one.
 const (
 	headerTimeout = 10 * time.Second // net/http's ReadHeaderTimeout
 	leanHead      = 4 << 10
@@ -86,10 +94,11 @@ type lean struct {
 	addr   net.Addr
 	handed chan net.Conn
 	stop   chan struct{}
-	held   atomic.Int64 // connections held, handed ones included
 
 	mu      sync.Mutex
-	conns   map[net.Conn]*watch // nil: idle, else serving a call
+	slots   map[net.Conn]*slot  // the connections held, handed ones included
+	seq     uint64              // the next slot's
+	conns   map[net.Conn]*watch // the lean path's; nil: idle, else serving a call
 	stopped bool
 	wg      sync.WaitGroup
 	look    *time.Timer // looks for calls to watch, every watchAfter while any runs
@@ -121,28 +130,87 @@ func (l *lean) accept(ln net.Listener) error {
 			return err
 		}
 		delay = 0
-		if limit := int64(l.r.maxConns()); l.held.Add(1) > limit {
-			l.held.Add(-1)
-			// The answer fits any socket's send buffer: the write does
-			// not wait for the caller.
-			nc.SetWriteDeadline(time.Now().Add(time.Second))
-			nc.Write(errorAnswer(nil, "503 Service Unavailable", true, "unavailable",
-				fmt.Sprintf("the runner holds at most %d connections at once (--max-connections); retry on a connection it can take", limit)))
-			nc.Close()
-			continue
-		}
 		l.mu.Lock()
 		if l.stopped {
-			l.held.Add(-1)
 			l.mu.Unlock()
 			nc.Close()
 			return net.ErrClosed
 		}
+		if limit := l.r.maxConns(); len(l.slots) >= limit && !l.evictLocked() {
+			l.mu.Unlock()
+			// The answer fits any socket's send buffer: the write does
+			// not wait for the caller.
+			nc.SetWriteDeadline(time.Now().Add(time.Second))
+			nc.Write(errorAnswer(nil, "503 Service Unavailable", true, "unavailable",
+				fmt.Sprintf("the runner holds at most %d connections at once (--max-connections), each with a request that showed a token; retry on a connection it can take", limit)))
+			nc.Close()
+			continue
+		}
+		s := &slot{l: l, nc: nc, seq: l.seq}
+		l.seq++
+		l.slots[nc] = s
 		l.conns[nc] = nil
 		l.wg.Add(1)
 		l.mu.Unlock()
-		go l.serve(nc)
+		go l.serve(s)
 	}
+}
+
+// slot is a connection held: counted against Options.MaxConns from its
+// accept until release.
+type slot struct {
+	l      *lean
+	nc     net.Conn
+	seq    uint64 // the order of its accept
+	proven bool   // (lean.mu) a request on it showed a token: it is kept
+}
+
+// evictLocked closes the oldest held connection on which no request has
+// shown a token, its slot free for another; false: every one has shown
+// one. (l.mu held.)
+func (l *lean) evictLocked() bool {
+	var old *slot
+	for _, s := range l.slots {
+		if !s.proven && (old == nil || s.seq < old.seq) {
+			old = s
+		}
+	}
+	if old == nil {
+		return false
+	}
+	delete(l.slots, old.nc)
+	old.nc.Close() // its reader fails and lets it go (release: a no-op)
+	return true
+}
+
+// release frees nc's slot (again: a no-op).
+func (l *lean) release(nc net.Conn) {
+	l.mu.Lock()
+	delete(l.slots, nc)
+	l.mu.Unlock()
+}
+
+// prove marks s as having carried a request that showed a token, kept
+// from now on; false: it was closed to free its slot (its request must
+// not run: no answer would reach its caller).
+func (s *slot) prove() bool {
+	s.l.mu.Lock()
+	defer s.l.mu.Unlock()
+	_, held := s.l.slots[s.nc]
+	s.proven = held
+	return held
+}
+
+// slotKey is the context key of a handed connection's slot in its
+// requests' contexts.
+type slotKey struct{}
+
+// proveRequest marks the connection of req, when Serve handed it to
+// net/http, as having carried a request that showed a token; false: it
+// was closed to free its slot. (A request Serve did not hand over: true.)
+func (r *Runner) proveRequest(req *http.Request) bool {
+	s, ok := req.Context().Value(slotKey{}).(*slot)
+	return !ok || s.prove()
 }
 
 // Accept is the next connection handed to net/http.
@@ -277,33 +345,32 @@ func (l *lean) end(w *watch) {
 }
 
 // handedConn is a connection handed to net/http with what was read of it;
-// its first Close lets the lean path hold another.
+// its Close frees its slot.
 type handedConn struct {
 	net.Conn
-	br     *bufio.Reader
-	closed sync.Once
-	held   *atomic.Int64
+	br *bufio.Reader
+	s  *slot
 }
 
 func (c *handedConn) Read(p []byte) (int, error) { return c.br.Read(p) }
 
 func (c *handedConn) Close() error {
-	c.closed.Do(func() { c.held.Add(-1) })
+	c.s.l.release(c.Conn)
 	return c.Conn.Close()
 }
 
-// serve serves nc's calls until a request is not one (it is handed over
-// with nc), nc ends or the runner stops.
-func (l *lean) serve(nc net.Conn) {
+// serve serves the calls of s's connection until a request is not one
+// (it is handed over with the connection), it ends or the runner stops.
+func (l *lean) serve(s *slot) {
 	defer l.wg.Done()
-	handed := false
+	nc, handed := s.nc, false
 	defer func() {
-		l.mu.Lock()
-		delete(l.conns, nc)
-		l.mu.Unlock()
 		if !handed {
+			l.mu.Lock()
+			delete(l.conns, nc)
+			delete(l.slots, nc)
+			l.mu.Unlock()
 			nc.Close()
-			l.held.Add(-1)
 		}
 	}()
 	var answering atomic.Bool // the answer to the request being served has begun (a progress report)
@@ -333,9 +400,12 @@ func (l *lean) serve(nc net.Conn) {
 		}
 		b, _ := br.Peek(br.Buffered())
 		h, ok := l.parse(b)
-		var s *Sandbox
+		var sb *Sandbox
 		if ok {
-			s, ok = l.open(h)
+			sb, ok = l.open(h)
+		}
+		if ok && !s.proven && !s.prove() {
+			return // closed to free its slot
 		}
 		if !ok {
 			// No longer the lean path's: a stop now must not close it
@@ -344,7 +414,7 @@ func (l *lean) serve(nc net.Conn) {
 			delete(l.conns, nc)
 			l.mu.Unlock()
 			select {
-			case l.handed <- &handedConn{Conn: nc, br: br, held: &l.held}:
+			case l.handed <- &handedConn{Conn: nc, br: br, s: s}:
 				handed = true
 			case <-l.stop:
 			}
@@ -356,7 +426,7 @@ func (l *lean) serve(nc net.Conn) {
 			refresh = now.Add(leanIdle / 2)
 		}
 		var keep bool
-		if out, keep = l.call(nc, br, h, s, out[:0], &answering); !keep || !l.busy(nc, nil) {
+		if out, keep = l.call(nc, br, h, sb, out[:0], &answering); !keep || !l.busy(nc, nil) {
 			return
 		}
 		answering.Store(false)

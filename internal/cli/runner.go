@@ -87,7 +87,7 @@ sandbox_violation naming what is missing; at none they are not offered.`,
 	f.StringVar(&dir, "dir", "", "folder of the workspaces, one per sandbox id (created if missing)")
 	f.StringVar(&tokenEnv, "token-env", "TOOLGATE_RUNNER_SECRET", "environment variable holding the runner secret (at least 16 bytes)")
 	f.StringVar(&require, "require", sandbox.LevelFull, "the lowest sandbox level at which commands run: full or reduced (the gateway policy's sandbox.require)")
-	f.IntVar(&maxConns, "max-connections", runner.DefaultMaxConns, "connections held at once; one beyond is answered 503 and closed")
+	f.IntVar(&maxConns, "max-connections", runner.DefaultMaxConns, "connections held at once; one beyond closes the oldest that showed no token, or is answered 503 when all did")
 	return cmd
 }
 
