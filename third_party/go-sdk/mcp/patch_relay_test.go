@@ -213,6 +213,8 @@ func TestRelayedHead(t *testing.T) {
 		{Meta{"k": "v"}, "", `{"a":1}`, `{"_meta":{"k":"v"},"a":1}`},
 		{nil, resultTypeComplete, `[]`, ``},
 		{nil, "", ``, ``},
+		{Meta{}, "", ` {"a":1}`, ` {"a":1}`}, // an empty Meta adds nothing
+		{nil, "", `[1]`, ``},
 	} {
 		x := &CallToolResult{Meta: c.meta, resultType: c.rt}
 		x.RelayJSON([]byte(c.relay))

@@ -2106,6 +2106,9 @@ func (x *CallToolResult) relayed() []byte {
 	if len(body) == 0 || body[0] != '{' {
 		return nil
 	}
+	if len(x.Meta) == 0 && x.resultType == "" {
+		return x.relay // nothing added: the head below would be {}
+	}
 	head, err := json.Marshal(struct {
 		Meta       Meta       `json:"_meta,omitempty"`
 		ResultType resultType `json:"resultType,omitempty"`
