@@ -141,15 +141,30 @@ func (f *prefilter) scan(s string, may []bool) {
 		return
 	}
 	i := 0
-	var high uint32 // every byte looked at, or'ed: a non-ASCII one sets 0x80 of one of its bytes
+	var high uint64 // every byte looked at, or'ed: a non-ASCII one sets 0x80 of one of its bytes
 	if f.triples {
+		// Three triples, at i, i+2 and i+4, from one load of eight bytes.
+		for ; i+7 < len(s); i += 6 {
+			b := s[i : i+8] // one load on amd64 and arm64
+			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+			high |= w
+			if f.has(triple(uint32(w) & 0xFFFFFF)) {
+				f.matchAround(s, i, may)
+			}
+			if f.has(triple(uint32(w>>16) & 0xFFFFFF)) {
+				f.matchAround(s, i+2, may)
+			}
+			if f.has(triple(uint32(w>>32) & 0xFFFFFF)) {
+				f.matchAround(s, i+4, may)
+			}
+		}
 		for ; i+3 < len(s); i += 2 {
 			b := s[i : i+4] // one load on amd64 and arm64
 			w := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-			high |= w
+			high |= uint64(w)
 			if f.has(triple(w & 0xFFFFFF)) {
-				f.match(s[max(i, 1)-1:], may)
-				f.match(s[i:], may)
+				f.matchAround(s, i, may)
 			}
 		}
 		// The last bytes, each compared: a literal starting there has
@@ -157,21 +172,28 @@ func (f *prefilter) scan(s string, may []bool) {
 		i = max(i, 1) - 1
 	} else {
 		for ; i < len(s)-1; i++ {
-			high |= uint32(s[i])
+			high |= uint64(s[i])
 			if f.has(uint(s[i])<<8 | uint(s[i+1])) {
 				f.match(s[i:], may)
 			}
 		}
 	}
 	for ; i < len(s); i++ {
-		high |= uint32(s[i])
+		high |= uint64(s[i])
 		f.match(s[i:], may)
 	}
-	if high&0x80808080 != 0 {
+	if high&0x8080808080808080 != 0 {
 		for _, i := range f.fold {
 			may[i] = true
 		}
 	}
+}
+
+// matchAround sets may for the literals that start at i-1 or at i, where a
+// triple of a literal begins at i.
+func (f *prefilter) matchAround(s string, i int, may []bool) {
+	f.match(s[max(i, 1)-1:], may)
+	f.match(s[i:], may)
 }
 
 // match sets may for the literals s starts with.
