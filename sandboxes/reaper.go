@@ -93,11 +93,14 @@ func (s *Sandboxes) tellDeleted(id string, kept *runner.ProcessEvents) {
 }
 
 // delete is Backend.Delete, at the endpoint the map has when the backend
-// is relocating; a runner's answer may carry the sandbox's process events
-// that no result carried.
+// is relocating, or KeptDeleter.DeleteKept; a runner's answer may carry
+// the sandbox's process events that no result carried.
 func (s *Sandboxes) delete(ctx context.Context, id, endpoint string) (*runner.ProcessEvents, error) {
-	if r, ok := s.o.Backend.(relocating); ok {
-		return r.deleteAt(ctx, id, endpoint)
+	switch b := s.o.Backend.(type) {
+	case relocating:
+		return b.deleteAt(ctx, id, endpoint)
+	case KeptDeleter:
+		return b.DeleteKept(ctx, id)
 	}
 	return nil, s.o.Backend.Delete(ctx, id)
 }

@@ -114,7 +114,17 @@ func (r *Runners) deleteAt(ctx context.Context, id, endpoint string) (*runner.Pr
 			return nil, nil
 		}
 	}
-	code, body, err := r.do(ctx, http.MethodDelete, base+"/sandboxes/"+id, id)
+	return DeleteOnRunner(ctx, r.client, r.secret, base, id)
+}
+
+// DeleteOnRunner deletes sandbox id from the runner at base (DELETE
+// base/sandboxes/{id}, with id's token under secret) and returns the
+// process events the runner says the sandbox kept that no result carried
+// (those after its last call, the ends of the processes the delete
+// stopped), if any, also with an error; one reaching the runner or
+// answered other than 200 or 204 wraps ErrUnavailable.
+func DeleteOnRunner(ctx context.Context, client *http.Client, secret []byte, base, id string) (*runner.ProcessEvents, error) {
+	code, body, err := request(ctx, client, secret, http.MethodDelete, base+"/sandboxes/"+id, id)
 	if err != nil {
 		return nil, err
 	}
@@ -156,17 +166,23 @@ const runnerRequestTimeout = 30 * time.Second
 // do sends one request with the token of id; a failure to reach the
 // runner is ErrUnavailable.
 func (r *Runners) do(ctx context.Context, method, url, id string) (int, []byte, error) {
+	return request(ctx, r.client, r.secret, method, url, id)
+}
+
+// request sends one request through client with the token of id under
+// secret; a failure to reach the runner is ErrUnavailable.
+func request(ctx context.Context, client *http.Client, secret []byte, method, url, id string) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, runnerRequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+runner.Token(r.secret, id))
+	req.Header.Set("Authorization", "Bearer "+runner.Token(secret, id))
 	// Making, deleting and listing are idempotent: sent again on a new
 	// connection when a kept one turns out closed (a runner restarted).
 	req.Header["Idempotency-Key"] = nil
-	resp, err := r.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

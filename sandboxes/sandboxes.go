@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+
+	"github.com/toolgate/toolgate/runner"
 )
 
 // A Backend places sandboxes: it makes one for an id, says where it
@@ -23,6 +25,17 @@ type Backend interface {
 	Delete(ctx context.Context, id string) error
 	// Count says how many sandboxes exist now (the `max` check).
 	Count(ctx context.Context) (int, error)
+}
+
+// A KeptDeleter is a Backend whose deletion goes through the sandbox's
+// runner (DELETE /sandboxes/{id}, DeleteOnRunner) before it removes what
+// holds it: DeleteKept is Delete that also returns the process events the
+// runner's answer carried (nil: none), which the reaper tells as a
+// result's. Without it, events after a sandbox's last call are lost when
+// the reaper deletes it.
+type KeptDeleter interface {
+	Backend
+	DeleteKept(ctx context.Context, id string) (*runner.ProcessEvents, error)
 }
 
 // ErrUnavailable is wrapped by a Backend's errors that a later call may

@@ -81,7 +81,7 @@ type Backend struct {
 	kind           kind
 }
 
-var _ sandboxes.Backend = (*Backend)(nil)
+var _ sandboxes.KeptDeleter = (*Backend)(nil) // a sandboxes.Backend too
 
 // A kind is the object that holds a sandbox: a Pod, or a SandboxClaim.
 // resource gets, follows, lists and removes the objects of one resource
@@ -388,25 +388,41 @@ func (b *Backend) apiError(verb, id string, err error) error {
 }
 
 // Delete removes sandbox id (nothing when there is none); an object of
-// that name that is not the deployment's is refused.
+// that name that is not the deployment's is refused. See DeleteKept.
 func (b *Backend) Delete(ctx context.Context, id string) error {
+	_, err := b.DeleteKept(ctx, id)
+	return err
+}
+
+// DeleteKept removes sandbox id as Delete does, but first, when its pod
+// answers, deletes the sandbox on the pod's runner (DELETE
+// /sandboxes/{id}), which stops its processes and answers the process
+// events it kept that no result carried (those after its last call, the
+// ends of the processes it stopped): they are returned, for the reaper to
+// tell (sandboxes.KeptDeleter). A runner that does not answer so (its pod
+// not Ready, or hung) does not keep the object: its events are lost.
+func (b *Backend) DeleteKept(ctx context.Context, id string) (*runner.ProcessEvents, error) {
 	if err := checkID(id); err != nil {
-		return err
+		return nil, err
 	}
 	obj, err := b.kind.get(ctx, id)
 	if err != nil {
-		return b.apiError("read", id, err)
+		return nil, b.apiError("read", id, err)
 	}
 	if obj == nil {
-		return nil
+		return nil, nil
 	}
 	if !b.ours(obj) {
-		return fmt.Errorf("%s %s/%s is not a sandbox of deployment %q: not deleting it", b.kind.name(), b.ns, id, b.deployment)
+		return nil, fmt.Errorf("%s %s/%s is not a sandbox of deployment %q: not deleting it", b.kind.name(), b.ns, id, b.deployment)
+	}
+	var kept *runner.ProcessEvents
+	if obj.addr != "" && !obj.deleting && obj.dead == "" {
+		kept, _ = sandboxes.DeleteOnRunner(ctx, b.http, b.secret, "http://"+obj.addr, id)
 	}
 	if err := b.kind.remove(ctx, id, obj.uid); err != nil && !apierrors.IsNotFound(err) {
-		return b.apiError("delete", id, err)
+		return kept, b.apiError("delete", id, err)
 	}
-	return nil
+	return kept, nil
 }
 
 // Count says how many of the deployment's sandboxes exist, leaving out

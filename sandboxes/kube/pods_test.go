@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +18,9 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/toolgate/toolgate/runner"
 	"github.com/toolgate/toolgate/sandboxes"
+	"github.com/toolgate/toolgate/tool"
 )
 
 func podTemplate(spec corev1.PodSpec) *corev1.PodTemplate {
@@ -260,5 +264,52 @@ func TestPodRunnerSilent(t *testing.T) {
 	_, created, err := b.Ensure(context.Background(), "sb-silent")
 	if !errors.Is(err, sandboxes.ErrUnavailable) || created || !strings.Contains(err.Error(), "127.0.9.250:8790 does not answer") {
 		t.Errorf("Ensure of a silent runner = %v, %v; want ErrUnavailable naming its address", created, err)
+	}
+}
+
+// TestPodReapTellsEvents: when the reaper deletes a pod's sandbox, the
+// events after its last call (the end of the process that call started,
+// which the delete stops) are told, with the principal and conversation
+// of its calls, as the runner backend's are: the backend deletes the
+// sandbox on the pod's runner first, and the runner's answer carries
+// them. (The pod was deleted with them unsaid.)
+func TestPodReapTellsEvents(t *testing.T) {
+	n := newNetwork()
+	b, c := podBackend(t, time.Minute, n)
+	startKubelet(t, c, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const idle = 300 * time.Millisecond
+	s, err := sandboxes.New(sandboxes.Options{Backend: b, Secret: []byte(testSecret), HTTPClient: n.client(), Idle: idle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var (
+		mu   sync.Mutex
+		told []string
+	)
+	s.OnProcessEvent(func(call tool.Call, ev runner.ProcessEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, ev.Kind+" "+call.Principal+"/"+call.Session)
+	})
+	start := s.Tools([]tool.Definition{{Name: "start_process"}})[0]
+	res, err := start.Run(ctx, tool.Call{Name: "start_process", Principal: "alice", Session: "c1",
+		Args: []byte(`{"command":"echo ready; exec sleep 1000","until":"ready","yield_ms":20000}`)})
+	if err != nil || res.Error != nil {
+		t.Fatalf("start_process: %v %+v", err, res.Error)
+	}
+	time.Sleep(idle + 100*time.Millisecond) // past idle: a lower bound
+	if got, err := s.Reap(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("reaped %v, %v", got, err)
+	}
+	if _, err := getAs[corev1.Pod](ctx, c, podsResource, sandboxes.ID("alice", "c1")); !apierrors.IsNotFound(err) {
+		t.Errorf("the reaped sandbox's pod: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"start alice/c1", "end alice/c1"}; !slices.Equal(told, want) {
+		t.Errorf("told %q, want %q", told, want)
 	}
 }
