@@ -1,8 +1,10 @@
 // Package browsertest drives headless Chromium (Debian's chromium, which
 // scripts/test-deps.sh installs) for the console's browser tests, and saves
-// screenshots: under the test's temp folder always (the path is printed
-// when the test fails), and with TOOLGATE_SCREENSHOTS=DIR also as DIR/NAME.png,
-// small enough to commit for docs/console.md.
+// screenshots: under the test's temporary folder always (kept, and their
+// path printed, only when the test fails), and with
+// TOOLGATE_SCREENSHOTS=DIR also as DIR/NAME.png, small enough to commit for
+// docs/console.md. A test that passes leaves nothing behind: the browser's
+// profile and its temporary files (its TMPDIR) are the test's too.
 package browsertest
 
 import (
@@ -24,7 +26,9 @@ import (
 const Width = 1000
 
 // New starts a headless browser for t (its own profile, so its own
-// cookies) and returns its context, ended with the test.
+// cookies, and its own TMPDIR, where Chromium leaves the folder of its
+// singleton socket when it is killed) and returns its context, ended with
+// the test.
 func New(t *testing.T) context.Context {
 	t.Helper()
 	path := ""
@@ -37,10 +41,17 @@ func New(t *testing.T) context.Context {
 	if path == "" {
 		t.Fatal("no chromium on PATH: run scripts/test-deps.sh (it installs Debian's chromium)")
 	}
+	// Short: the singleton socket's path must fit a socket address (108
+	// bytes), which t.TempDir's, named by the test, may not.
+	tmp, err := os.MkdirTemp("", "chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) }) // once the browser has ended
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.Headless,
 		chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(Width, 900))
+		chromedp.UserDataDir(t.TempDir()), chromedp.Env("TMPDIR="+tmp), chromedp.WindowSize(Width, 900))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
@@ -95,15 +106,14 @@ func Shot(t *testing.T, ctx context.Context, name string) {
 		return
 	}
 	raw = squeeze(raw)
-	dir := shotDir(t)
-	file := filepath.Join(dir, name+".png")
+	file := filepath.Join(t.TempDir(), name+".png")
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		t.Errorf("screenshot %s: %v", name, err)
 		return
 	}
-	t.Cleanup(func() {
+	t.Cleanup(func() { // before the temporary folder's removal
 		if t.Failed() {
-			t.Logf("screenshot of %s: %s", name, file)
+			t.Logf("screenshot of %s: %s", name, keep(t, file))
 		}
 	})
 	if docs := os.Getenv("TOOLGATE_SCREENSHOTS"); docs != "" {
@@ -113,12 +123,19 @@ func Shot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
-// shotDir is the test's screenshot folder in the temporary folder, kept
-// after the test (t.TempDir would remove it with the test).
-func shotDir(t *testing.T) string {
-	dir := filepath.Join(os.TempDir(), "toolgate-console-shots", filepath.Base(t.Name()))
-	os.MkdirAll(dir, 0o755)
-	return dir
+// keep moves the screenshot file of a failed test out of its temporary
+// folder, which the test's end removes, into a folder of its own that
+// stays, and returns its path (file's when it cannot).
+func keep(t *testing.T, file string) string {
+	dir, err := os.MkdirTemp("", "toolgate-console-shots-"+filepath.Base(t.Name())+"-")
+	if err != nil {
+		return file
+	}
+	kept := filepath.Join(dir, filepath.Base(file))
+	if os.Rename(file, kept) != nil {
+		return file
+	}
+	return kept
 }
 
 // MaxHeight is the tallest a screenshot gets: a longer page is cut.
