@@ -297,3 +297,64 @@ func anyOf(found []uint64, ids []int32) bool {
 	}
 	return false
 }
+
+// relabel renumbers the states of l (built) so that those hot holds come
+// last, the root staying 0, and returns the first of them: a scan tells a
+// hot state by its number (scanHot).
+func (l *literals) relabel(hot func(st int) bool) int {
+	states := len(l.outAt) - 1
+	order := make([]int, 0, states) // new → old
+	for st := range states {
+		if !hot(st) {
+			order = append(order, st)
+		}
+	}
+	from := len(order)
+	for st := range states {
+		if hot(st) {
+			order = append(order, st)
+		}
+	}
+	if order[0] != 0 {
+		panic("trust: the root of the automaton ends a literal")
+	}
+	id := make([]uint16, states) // old → new
+	for n, old := range order {
+		id[old] = uint16(n)
+	}
+	w := l.width
+	next := make([]uint16, len(l.next))
+	out := make([]int32, 0, len(l.out))
+	outAt := make([]int32, states+1)
+	for n, old := range order {
+		for c := range w {
+			next[n*w+c] = id[l.next[old*w+c]]
+		}
+		outAt[n] = int32(len(out))
+		out = append(out, l.out[l.outAt[old]:l.outAt[old+1]]...)
+	}
+	outAt[states] = int32(len(out))
+	l.next, l.out, l.outAt = next, out, outAt
+	return from
+}
+
+// scanHot runs the automaton over text (lowering its ASCII letters) and
+// sets in found the literals of out that end in the states it enters that
+// are numbered from hot on (relabel): those of state st are
+// out[outAt[st]:outAt[st+1]], none for a state below hot. A byte costs a
+// step and a test, where scanFrom and gather cost a step, a store and a
+// look at the state's literals.
+func (l *literals) scanHot(text string, hot int, found []uint64, out, outAt []int32) {
+	next, class, width := l.next, &l.class, l.width
+	st := 0
+	for i := 0; i < len(text); i++ {
+		st = int(next[st*width+int(class[text[i]])])
+		if st < hot {
+			continue
+		}
+		for k, end := outAt[st], outAt[st+1]; k < end; k++ {
+			id := out[k]
+			found[id>>6] |= 1 << (id & 63)
+		}
+	}
+}

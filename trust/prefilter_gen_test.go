@@ -123,7 +123,7 @@ func indexGo(x *resultIndex) string {
 	}
 	b.WriteString("},\n")
 	fmt.Fprintf(&b, "free: []uint64{%s},\nleads: []int{%s},\nasciiPre: []uint64{%s},\nasciiError: %v,\n", hexes(x.free), numbers(x.leads), hexes(x.asciiPre), x.asciiError)
-	fmt.Fprintf(&b, "addrOut: []int32{%s},\naddrOutAt: []int32{%s},\naddrAssumed: []uint64{%s},\naddrNeed: []uint64{%s},\n", numbers(x.addrOut), numbers(x.addrOutAt), hexes(x.addrAssumed), hexes(x.addrNeed))
+	fmt.Fprintf(&b, "addrOut: []int32{%s},\naddrOutAt: []int32{%s},\naddrFrom: %d,\naddrAssumed: []uint64{%s},\naddrNeed: []uint64{%s},\n", numbers(x.addrOut), numbers(x.addrOutAt), x.addrFrom, hexes(x.addrAssumed), hexes(x.addrNeed))
 	fmt.Fprintf(&b, "weight: []float64{%s},\naddr: []uint64{%s},\nframes: []uint64{%s},\ncompileCost: []float64{%s},\n}", numbers(x.weight), hexes(x.addr), hexes(x.frames), numbers(x.compileCost))
 	return b.String()
 }

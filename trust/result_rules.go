@@ -110,8 +110,12 @@ type resultIndex struct {
 	// (addrAssumed): a prefilter may then hold where it would not, never
 	// the reverse, and most of the literals a sentence ends are spared.
 	addrOut, addrOutAt []int32
-	addrAssumed        []uint64
-	addrNeed           []uint64 // the need words of the cues that address the model
+	// addrFrom: the states that end such literals are numbered from
+	// addrFrom on (literals.relabel), so that the partial read tells them
+	// by their number (literals.scanHot).
+	addrFrom    int
+	addrAssumed []uint64
+	addrNeed    []uint64 // the need words of the cues that address the model
 	// Per cue: its weight, and bit sets of those that address the model
 	// and those that frame the next sentence.
 	weight       []float64
@@ -222,6 +226,8 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 	}
 	x.addrNeed = needLits
 	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
+	x.addrFrom = x.lits.relabel(func(st int) bool { return x.addrOutAt[st] != x.addrOutAt[st+1] })
+	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
 	return x
 }
 
@@ -239,8 +245,11 @@ type readSentence struct {
 	plain bool
 	found []uint64
 	seen  *entered // the automaton's states entered (literals.scanFrom)
-	met   []uint64 // the cues whose need it meets
-	may   []uint64 // those that may hold (their prefilters and leads too)
+	// scanned: seen holds the sentence's states. The partial read keeps
+	// none (scanHot): complete scans the sentence again.
+	scanned bool
+	met     []uint64 // the cues whose need it meets
+	may     []uint64 // those that may hold (their prefilters and leads too)
 	// partial: only the cues that address the model were read (found has
 	// only their literals), and none of them may hold, so that none may
 	// (may is empty); complete reads the rest.
@@ -259,12 +268,7 @@ type readSentence struct {
 // further (partial) unless score or failed needs it (complete).
 func (x *resultIndex) read(s *readSentence, text string) {
 	x.reset(s, text)
-	if s.ascii {
-		x.lits.scanFrom(0, text, s.seen) // the automaton lowers ASCII letters itself
-	} else {
-		x.lits.scanFrom(0, strings.ToLower(text), s.seen)
-	}
-	x.lits.gather(s.seen, s.found, x.addrOut, x.addrOutAt)
+	x.lits.scanHot(s.scanText(), x.addrFrom, s.found, x.addrOut, x.addrOutAt)
 	for w, a := range x.addrAssumed {
 		s.found[w] |= a
 	}
@@ -286,6 +290,10 @@ func (x *resultIndex) complete(s *readSentence) {
 	}
 	s.partial = false
 	clear(s.found) // the literals taken as found
+	if !s.scanned {
+		x.lits.scanFrom(0, s.scanText(), s.seen)
+		s.scanned = true
+	}
 	x.lits.collect(s.seen, s.found)
 	x.meet(s, false)
 	x.lead(s)
@@ -305,11 +313,20 @@ func (x *resultIndex) lead(s *readSentence) {
 	}
 }
 
+// scanText is what the automaton reads of s: its text, whose ASCII letters
+// it lowers itself, or outside ASCII its lower case.
+func (s *readSentence) scanText() string {
+	if s.ascii {
+		return s.text
+	}
+	return strings.ToLower(s.text)
+}
+
 // reset makes s the text, with no literal found.
 func (x *resultIndex) reset(s *readSentence, text string) {
 	s.text, s.ascii = text, isASCII(text)
 	s.plain = s.ascii || !s.anchorless()
-	s.made, s.partial = false, false
+	s.made, s.partial, s.scanned = false, false, false
 	if s.found == nil {
 		s.found = make([]uint64, x.lits.words())
 		s.seen = x.lits.newEntered()
