@@ -345,16 +345,31 @@ func (l *literals) relabel(hot func(st int) bool) int {
 // step and a test, where scanFrom and gather cost a step, a store and a
 // look at the state's literals.
 func (l *literals) scanHot(text string, hot int, found []uint64, out, outAt []int32) {
-	next, class, width := l.next, &l.class, l.width
-	st := 0
-	for i := 0; i < len(text); i++ {
-		st = int(next[st*width+int(class[text[i]])])
-		if st < hot {
-			continue
+	for st := 0; ; {
+		var n int
+		n, st = l.until(text, st, hot)
+		if n == len(text) {
+			return
 		}
+		text = text[n+1:]
 		for k, end := outAt[st], outAt[st+1]; k < end; k++ {
 			id := out[k]
 			found[id>>6] |= 1 << (id & 63)
 		}
 	}
+}
+
+// until runs the automaton over text from state st and returns the index
+// of the first byte whose step enters a state numbered hot or more, and
+// that state: len(text) and the last state when none does. (A loop of its
+// own: with the gathering in it, its variables went to memory.)
+func (l *literals) until(text string, st, hot int) (int, int) {
+	next, class, width := l.next, &l.class, l.width
+	for i := range len(text) {
+		st = int(next[st*width+int(class[text[i]])])
+		if st >= hot {
+			return i, st
+		}
+	}
+	return len(text), st
 }
