@@ -831,7 +831,8 @@ func checkString(s string) []resultHit {
 }
 
 // resultFold is what the cues read: NFKC, invisible characters dropped,
-// runs of blanks made one space (line breaks kept).
+// runs of blanks made one space (line breaks kept). The normalized text
+// is folded a piece at a time as nfkc gives it, not kept whole first.
 func resultFold(s string) string {
 	if folded(s) {
 		return s
@@ -839,10 +840,22 @@ func resultFold(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
-	s = nfkc(s)
-	var b strings.Builder
-	b.Grow(len(s))
-	blank := false
+	f := &folder{}
+	f.b.Grow(len(s))
+	nfkc(s, f.fold)
+	return f.b.String()
+}
+
+// folder folds text given a piece at a time (whole characters), as
+// resultFold does: blank says the last byte written is a space.
+type folder struct {
+	b     strings.Builder
+	blank bool
+}
+
+// fold folds s after what it folded before.
+func (f *folder) fold(s string) {
+	b, blank := &f.b, f.blank
 	for i := 0; i < len(s); {
 		if j := plainWords(s, i, blank); j > i { // copied as they are
 			b.WriteString(s[i:j])
@@ -888,37 +901,30 @@ func resultFold(s string) string {
 			}
 		}
 	}
-	return b.String()
+	f.blank = blank
 }
 
-// nfkc is norm.NFKC.String(s) of valid UTF-8, s normalized only where it
-// leaves ASCII: every stretch of other characters with the ASCII byte
-// before it (which a mark after it may join). An ASCII character begins a
-// segment the normalization never reaches across (its class is 0 and no
-// character composes with one after it), so the ASCII between the
-// stretches is what the normalization of the whole would copy.
-func nfkc(s string) string {
-	i := nonASCII(s)
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/8)
-	var stretch []byte // a stretch normalized
+// nfkc gives emit norm.NFKC.String(s) of valid UTF-8 in pieces, s
+// normalized only where it leaves ASCII: every stretch of other
+// characters with the ASCII byte before it (which a mark after it may
+// join). An ASCII character begins a segment the normalization never
+// reaches across (its class is 0 and no character composes with one after
+// it), so the ASCII between the stretches is what the normalization of the
+// whole would copy. A stretch already normalized (most) is given as it
+// is.
+func nfkc(s string, emit func(string)) {
 	last := 0
-	for i < len(s) {
+	for i := nonASCII(s); i < len(s); {
 		start := max(i-1, last)
 		end := i
 		for end < len(s) && s[end] >= utf8.RuneSelf {
 			end++
 		}
-		b.WriteString(s[last:start])
-		stretch = norm.NFKC.AppendString(stretch[:0], s[start:end])
-		b.Write(stretch)
+		emit(s[last:start])
+		emit(norm.NFKC.String(s[start:end]))
 		last, i = end, end+nonASCII(s[end:])
 	}
-	b.WriteString(s[last:])
-	return b.String()
+	emit(s[last:])
 }
 
 // folded reports whether resultFold leaves s as it is: ASCII (NFKC and
