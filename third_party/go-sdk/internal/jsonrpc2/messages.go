@@ -263,6 +263,16 @@ func plainMethod(method string) bool {
 	return method != ""
 }
 
+// plainMethodBytes is plainMethod of b's bytes. PATCH(toolgate): patch 20.
+func plainMethodBytes(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
 // EncodeIndent is like EncodeMessage, but honors indents.
 // TODO(rfindley): refactor so that this concern is handled independently.
 // Perhaps we should pass in a json.Encoder?
@@ -397,7 +407,12 @@ func (msg *wireDecode) message() (Message, error) {
 	if len(msg.Method) > 0 {
 		// The "method" key was present. Decode its value (including "").
 		var method string
-		if err := internaljson.Unmarshal(msg.Method, &method); err != nil {
+		// PATCH(toolgate): patch 20. A method written as plainMethod has it
+		// (printable ASCII but the quote and the backslash, between quotes)
+		// decodes to the bytes between the quotes, without Unmarshal.
+		if m := msg.Method; len(m) > 2 && m[0] == '"' && m[len(m)-1] == '"' && plainMethodBytes(m[1:len(m)-1]) {
+			method = string(m[1 : len(m)-1])
+		} else if err := internaljson.Unmarshal(msg.Method, &method); err != nil {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
 		return &Request{

@@ -67,7 +67,8 @@ func plainMessages() []string {
 	values := []string{`{}`, `[]`, `{"a":[1,2.5,-3e-2,"x\"y\\z\u00e9\n",true,false,null,{"b":{}}]}`, `"text"`, `12`, `null`,
 		"{\"content\":[{\"type\":\"text\",\"text\":\"line 1\\nline 2 caf\xc3\xa9 \xff\"}]}", `{"k":1,"k":2}`, `{"\u006b":1}`,
 		strings.Repeat(`[`, 65) + strings.Repeat(`]`, 65), `{"a":1,}`, `[1,]`, `"\x"`, "\"a\x01\"", `01`, `{"a" 1}`, `tru`, `"\u12g4"`}
-	methods := []string{`"tools/call"`, `""`, `"a\"b"`, `"\u0041"`, "\"caf\xc3\xa9\"", `1`, `null`, `{}`}
+	methods := []string{`"tools/call"`, `""`, `"a\"b"`, `"\u0041"`, "\"caf\xc3\xa9\"", `1`, `null`, `{}`,
+		`" "`, `"~"`, `"a\\"`, `"\\"`, "\"\x7f\"", "\"a\x1f\"", "\"\xff\"", `"a/b c"`, `"\/"`} // PATCH(toolgate): patch 20's plain methods and their neighbours
 	var in []string
 	for _, id := range ids {
 		in = append(in,
