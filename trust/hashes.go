@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -32,9 +33,16 @@ import (
 // maxKeptFile, not a regular file of this user's alone, or a kept hash
 // that is not 64 lowercase hex digits: the file is hashed again. A nil
 // *Hashes keeps nothing. The hash is taken from the opened file, the one
-// whose key is compared.
+// whose key is compared. The kept file is read once, at the first hash a
+// Hashes is asked for (a start hashes every upstream's executable and
+// files); what others write to it later is not read. Safe for concurrent
+// use.
 type Hashes struct {
 	Path string
+
+	mu     sync.Mutex
+	kept   map[string]keptHash // as read from Path, and those kept since
+	loaded bool                // Path was read
 }
 
 // keptHash is one kept hash and the file's identity when it was taken.
@@ -66,8 +74,13 @@ func (h *Hashes) sum(path string) (string, error) {
 	if h == nil || !keyed {
 		return hashOpen(f, path)
 	}
-	kept := h.read()
-	if k, ok := kept[path]; ok && k.Key == before {
+	h.mu.Lock()
+	if !h.loaded {
+		h.kept, h.loaded = h.read(), true
+	}
+	k, ok := h.kept[path]
+	h.mu.Unlock()
+	if ok && k.Key == before {
 		return k.SHA256, nil
 	}
 	release, leased := readLease(f)
@@ -79,11 +92,13 @@ func (h *Hashes) sum(path string) (string, error) {
 	if held := release(); err != nil || !held || !keyed || after != before || time.Since(before.changed()) < recentChange {
 		return sum, err
 	}
-	if kept == nil || len(kept) >= maxKept {
-		kept = map[string]keptHash{}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.kept == nil || len(h.kept) >= maxKept {
+		h.kept = map[string]keptHash{}
 	}
-	kept[path] = keptHash{Key: before, SHA256: sum}
-	h.write(kept)
+	h.kept[path] = keptHash{Key: before, SHA256: sum}
+	h.write(h.kept)
 	return sum, nil
 }
 

@@ -58,24 +58,10 @@ func TestHashesFailClosed(t *testing.T) {
 	real, err := (*Hashes)(nil).sum(file)
 	must(t, err)
 	planted := "0000000000000000000000000000000000000000000000000000000000000000"
-	key := func() fileKey {
-		f, err := os.Open(file)
-		must(t, err)
-		defer f.Close()
-		k, ok := statKey(f)
-		if !ok {
-			t.Fatal("no key")
-		}
-		return k
-	}
-	plant := func(k fileKey, mode os.FileMode) {
-		b, err := json.Marshal(map[string]keptHash{file: {Key: k, SHA256: planted}})
-		must(t, err)
-		must(t, os.WriteFile(h.Path, b, mode))
-		must(t, os.Chmod(h.Path, mode))
-	}
+	key := func() fileKey { return keyOf(t, file) }
+	plant := func(k fileKey, mode os.FileMode) { plantHash(t, h.Path, file, k, planted, mode) }
 	plant(key(), 0o600)
-	if got, _ := h.sum(file); got != planted {
+	if got, _ := (&Hashes{Path: h.Path}).sum(file); got != planted {
 		t.Fatalf("the kept hash of an unchanged file was not given: %s", got)
 	}
 	for name, change := range map[string]func(*fileKey){
@@ -85,7 +71,7 @@ func TestHashesFailClosed(t *testing.T) {
 		k := key()
 		change(&k)
 		plant(k, 0o600)
-		if got, _ := h.sum(file); got != real {
+		if got, _ := (&Hashes{Path: h.Path}).sum(file); got != real {
 			t.Errorf("another %s: the kept hash was given", name)
 		}
 	}
@@ -93,7 +79,7 @@ func TestHashesFailClosed(t *testing.T) {
 		b, err := json.Marshal(map[string]keptHash{file: {Key: key(), SHA256: garbled}})
 		must(t, err)
 		must(t, os.WriteFile(h.Path, b, 0o600))
-		if got, _ := h.sum(file); got != real {
+		if got, _ := (&Hashes{Path: h.Path}).sum(file); got != real {
 			t.Errorf("a kept hash %q was given: %s", garbled, got)
 		}
 	}
@@ -101,16 +87,16 @@ func TestHashesFailClosed(t *testing.T) {
 	b, err := json.Marshal(map[string]keptHash{file: {Key: key(), SHA256: planted}})
 	must(t, err)
 	must(t, os.WriteFile(h.Path, append(b, bytes.Repeat([]byte(" "), maxKeptFile)...), 0o600))
-	if got, _ := h.sum(file); got != real {
+	if got, _ := (&Hashes{Path: h.Path}).sum(file); got != real {
 		t.Error("a kept file larger than maxKeptFile was taken")
 	}
 	plant(key(), 0o644)
-	if got, _ := h.sum(file); got != real {
+	if got, _ := (&Hashes{Path: h.Path}).sum(file); got != real {
 		t.Error("a kept file others may read was taken")
 	}
 	plant(key(), 0o600)
 	must(t, os.WriteFile(h.Path, []byte(`{"`+file+`": {"key": `), 0o600))
-	if got, _ := h.sum(file); got != real {
+	if got, _ := (&Hashes{Path: h.Path}).sum(file); got != real {
 		t.Error("a damaged kept file was taken")
 	}
 	// Changed in place, its times set back: the change time tells.
@@ -121,9 +107,55 @@ func TestHashesFailClosed(t *testing.T) {
 	must(t, os.Chtimes(file, old.ModTime(), old.ModTime()))
 	want, err := (*Hashes)(nil).sum(file)
 	must(t, err)
-	if got, _ := h.sum(file); got != want || got == planted {
+	if got, _ := (&Hashes{Path: h.Path}).sum(file); got != want || got == planted {
 		t.Errorf("a file changed in place with its times set back: %s, want %s", got, want)
 	}
+}
+
+// TestHashesReadOnce: a Hashes reads its kept file once, at its first
+// hash (a start hashes every upstream's executable and files: each hash
+// read the file again): a hash planted in it after that is not given.
+func TestHashesReadOnce(t *testing.T) {
+	dir := mountFS(t, "tmpfs")
+	h := &Hashes{Path: filepath.Join(dir, "hashes.json")}
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	must(t, os.WriteFile(a, []byte("a"), 0o755))
+	must(t, os.WriteFile(b, []byte("b"), 0o755))
+	_, err := h.sum(a)
+	must(t, err)
+	planted := strings.Repeat("0", 64)
+	plantHash(t, h.Path, b, keyOf(t, b), planted, 0o600)
+	if got, _ := (&Hashes{Path: h.Path}).sum(b); got != planted {
+		t.Fatalf("a new Hashes did not take the planted hash: %s", got)
+	}
+	real, err := (*Hashes)(nil).sum(b)
+	must(t, err)
+	if got, _ := h.sum(b); got != real {
+		t.Errorf("the kept file was read again: %s given, want %s", got, real)
+	}
+}
+
+// keyOf is the key of the file at path.
+func keyOf(t *testing.T, path string) fileKey {
+	t.Helper()
+	f, err := os.Open(path)
+	must(t, err)
+	defer f.Close()
+	k, ok := statKey(f)
+	if !ok {
+		t.Fatal("no key")
+	}
+	return k
+}
+
+// plantHash writes the kept file at kept with sum as the hash of file
+// whose key is k, in mode.
+func plantHash(t *testing.T, kept, file string, k fileKey, sum string, mode os.FileMode) {
+	t.Helper()
+	b, err := json.Marshal(map[string]keptHash{file: {Key: k, SHA256: sum}})
+	must(t, err)
+	must(t, os.WriteFile(kept, b, mode))
+	must(t, os.Chmod(kept, mode))
 }
 
 func must(t *testing.T, err error) {
