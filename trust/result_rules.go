@@ -1010,10 +1010,9 @@ func foldedByte(c byte, afterSpace bool) bool {
 func splitSentences(text string) []string {
 	out := make([]string, 0, len(text)/32+1) // sentences of prose are longer: one allocation, mostly
 	last := 0
-	for i := 0; i < len(text); {
-		if !breakStarts[text[i]] {
-			i++
-			continue
+	for i := 0; ; {
+		if i = nextBreakStart(text, i); i == len(text) {
+			break
 		}
 		end := sentenceBreak(text, i)
 		if end < 0 {
@@ -1032,6 +1031,27 @@ func splitSentences(text string) []string {
 
 // breakStarts are the bytes a sentence break starts with.
 var breakStarts = [256]bool{'.': true, '!': true, '?': true, '\n': true, '"': true, '\'': true}
+
+// nextBreakStart returns the index of the first byte from i on that a
+// break starts with (breakStarts), or len(text): eight bytes at a time.
+func nextBreakStart(text string, i int) int {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	for ; i+8 <= len(text); i += 8 {
+		w := word(text[i:])
+		// Each term's lowest bit is the first byte that is its character.
+		a, b, c, d, e, f := w^'.'*ones, w^'!'*ones, w^'?'*ones, w^'\n'*ones, w^'"'*ones, w^'\''*ones
+		m := ((a-ones)&^a | (b-ones)&^b | (c-ones)&^c | (d-ones)&^d | (e-ones)&^e | (f-ones)&^f) & high
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(text) && !breakStarts[text[i]]; i++ {
+	}
+	return i
+}
 
 // sentenceBreak returns the end of the break that starts at i, or -1.
 func sentenceBreak(text string, i int) int {
