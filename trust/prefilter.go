@@ -1,6 +1,7 @@
 package trust
 
 import (
+	"math"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -324,3 +325,120 @@ func minimal(ss []string) []string {
 	}
 	return out
 }
+
+// A cut is a set of a prefilter's literals one of which occurs in every
+// text it may match: a test of a few words of a found set that rules most
+// texts out before the prefilter's tree is walked.
+type cut []cutWord
+
+// cutWord is a word of a found set and the cut's literals in it.
+type cutWord struct {
+	w    int
+	bits uint64
+}
+
+// meets reports whether found holds a literal of c (nil: no cut, every
+// text may).
+func (c cut) meets(found []uint64) bool {
+	if c == nil {
+		return true
+	}
+	for _, cw := range c {
+		if found[cw.w]&cw.bits != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// cut returns the cut of p (bound) that looks rarest (cutCost), nil when
+// p knows nothing.
+func (p *prefilter) cut() cut {
+	ids, ok := p.cutIDs()
+	if !ok {
+		return nil
+	}
+	var c cut
+	for _, id := range ids {
+		w, bit := int(id>>6), uint64(1)<<(id&63)
+		k := 0
+		for k < len(c) && c[k].w != w {
+			k++
+		}
+		if k == len(c) {
+			c = append(c, cutWord{w: w})
+		}
+		c[k].bits |= bit
+	}
+	slices.SortFunc(c, func(a, b cutWord) int { return a.w - b.w })
+	return c
+}
+
+// cutIDs returns the ids of the literals of p's rarest cut: an opAny's
+// literals; of an opAnd, its rarest part's; of an opOr, every branch's.
+func (p *prefilter) cutIDs() ([]int32, bool) {
+	switch p.op {
+	case opAny:
+		return p.ids, true
+	case opAnd:
+		var best []int32
+		found, bestCost := false, 0.0
+		for _, s := range p.sub {
+			if ids, ok := s.cutIDs(); ok {
+				if cost := s.cutCost(ids); !found || cost < bestCost {
+					best, bestCost, found = ids, cost, true
+				}
+			}
+		}
+		return best, found
+	case opOr:
+		var all []int32
+		for _, s := range p.sub {
+			ids, ok := s.cutIDs()
+			if !ok {
+				return nil, false
+			}
+			all = append(all, ids...)
+		}
+		return all, true
+	}
+	return nil, false
+}
+
+// cutCost is how often one of the literals ids (of p's tree) may be
+// expected in a sentence: a literal of n bytes about 1/8^(n-1) of the
+// places, a word of the commonest few as often as a letter. Only the order
+// of two cuts' costs matters.
+func (p *prefilter) cutCost(ids []int32) float64 {
+	cost := 0.0
+	for _, id := range ids {
+		l := p.literal(id)
+		c := math.Pow(8, -float64(len(l)-1))
+		if commonWords[l] {
+			c = 1
+		}
+		cost += c
+	}
+	return cost
+}
+
+// literal returns the literal of p's tree whose id is id.
+func (p *prefilter) literal(id int32) string {
+	for k, i := range p.ids {
+		if i == id {
+			return p.lits[k]
+		}
+	}
+	for _, s := range p.sub {
+		if l := s.literal(id); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// commonWords are English words too common to rule a sentence out.
+var commonWords = map[string]bool{"the": true, "to": true, "of": true, "and": true, "in": true, "is": true, "it": true, "you": true,
+	"that": true, "for": true, "on": true, "with": true, "as": true, "be": true, "at": true, "by": true, "this": true, "have": true,
+	"from": true, "or": true, "an": true, "all": true, "any": true, "if": true, "not": true, "do": true, "when": true, "your": true,
+	"can": true, "will": true, "one": true, "use": true, "are": true, "has": true, "was": true, "new": true, "no": true}

@@ -124,6 +124,25 @@ func indexGo(x *resultIndex) string {
 	b.WriteString("},\n")
 	fmt.Fprintf(&b, "free: []uint64{%s},\nleads: []int{%s},\nasciiPre: []uint64{%s},\nasciiError: %v,\n", hexes(x.free), numbers(x.leads), hexes(x.asciiPre), x.asciiError)
 	fmt.Fprintf(&b, "addrOut: []int32{%s},\naddrOutAt: []int32{%s},\naddrFrom: %d,\naddrAssumed: []uint64{%s},\naddrNeed: []uint64{%s},\n", numbers(x.addrOut), numbers(x.addrOutAt), x.addrFrom, hexes(x.addrAssumed), hexes(x.addrNeed))
+	b.WriteString("cuts: []cut{")
+	for i, c := range x.cuts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if c == nil {
+			b.WriteString("nil")
+			continue
+		}
+		b.WriteString("{")
+		for k, cw := range c {
+			if k > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "{%d, %#x}", cw.w, cw.bits)
+		}
+		b.WriteString("}")
+	}
+	b.WriteString("},\n")
 	fmt.Fprintf(&b, "weight: []float64{%s},\naddr: []uint64{%s},\nframes: []uint64{%s},\ncompileCost: []float64{%s},\n}", numbers(x.weight), hexes(x.addr), hexes(x.frames), numbers(x.compileCost))
 	return b.String()
 }

@@ -93,6 +93,7 @@ type resultIndex struct {
 	needed     [][]int      // per literal: the cues that need it
 	free       []uint64     // the cues that need no word
 	pre        []*prefilter // per cue
+	cuts       []cut        // per cue: its prefilter's rarest cut, asked before it
 	anchors    []*anchor    // per cue, nil: run as it is
 	errorWords *prefilter
 	errorAt    *anchor
@@ -200,6 +201,10 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 		p.masks(x.lits.words())
 	}
 	x.errorWords.masks(x.lits.words())
+	x.cuts = make([]cut, len(x.pre))
+	for i, p := range x.pre {
+		x.cuts[i] = p.cut()
+	}
 	x.needed = make([][]int, len(x.lits.ids))
 	addrLits, needLits := make([]uint64, x.lits.words()), make([]uint64, x.lits.words())
 	for i, ids := range need {
@@ -363,7 +368,7 @@ func (x *resultIndex) meet(s *readSentence, addressing bool) {
 		for ; set != 0; set &= set - 1 {
 			b := bits.TrailingZeros64(set)
 			i := w*64 + b
-			if x.anchors[i].used(s) && !x.anchors[i].mayStart(s.found) || (s.ascii || s.plain && x.asciiPre[w]&(1<<b) != 0) && !x.pre[i].mayMatch(s.found) {
+			if x.anchors[i].used(s) && !x.anchors[i].mayStart(s.found) || (s.ascii || s.plain && x.asciiPre[w]&(1<<b) != 0) && (!x.cuts[i].meets(s.found) || !x.pre[i].mayMatch(s.found)) {
 				s.may[w] &^= 1 << b
 			}
 		}
