@@ -75,7 +75,9 @@
 // is returned as it came, never encoded again.
 //
 // The check runs on every result a tool gives, so it reads a sentence
-// once for the literals of all cues (one Aho-Corasick pass) and runs a
+// once for the literals of all cues (one Aho-Corasick pass; a sentence is
+// read first for those of the cues that address the model, the states
+// that end them numbered last so that a step tells them) and runs a
 // cue's expression only when the sentence holds what every match of it
 // needs (a prefilter derived from the expression, at development time:
 // result_prefilters.go, kept current by a test, and one of the strings a
