@@ -223,7 +223,8 @@ func newLocation(rel, abs string, inside bool) location {
 // match reports whether loc is matched (fold: ignore case).
 func (pp *pathPattern) match(loc location, fold bool) bool {
 	matched := false
-	for _, l := range pp.lines {
+	for i := range pp.lines {
+		l := &pp.lines[i]
 		if l.neg != matched {
 			continue // only a negation can undo a match, only a pattern can make one
 		}
@@ -234,7 +235,7 @@ func (pp *pathPattern) match(loc location, fold bool) bool {
 	return matched
 }
 
-func (l pathLine) matches(loc location, fold bool) bool {
+func (l *pathLine) matches(loc location, fold bool) bool {
 	pat, patDir, lit := l.pat, l.patDir, l.lit
 	rel, abs := loc.rel, loc.abs
 	if fold {

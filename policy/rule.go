@@ -458,9 +458,11 @@ func (r *rule) accessOf() access {
 // catches is the deny and ask reading of a rule: does any part of the call
 // match? Facts that cannot be judged (a bad URL) count as a match.
 func (r *rule) catches(f *facts) bool {
-	if !r.appliesTo(f) {
-		return false
-	}
+	return r.appliesTo(f) && r.caught(f)
+}
+
+// caught is catches for a rule known to apply to the call (appliesTo).
+func (r *rule) caught(f *facts) bool {
 	switch r.kind {
 	case specNone:
 		return true
@@ -499,7 +501,7 @@ func (r *rule) catches(f *facts) bool {
 func firstCatch(f *facts, lists ...[]*rule) *rule {
 	for _, l := range lists {
 		for _, r := range applicable(f, l) {
-			if r.catches(f) {
+			if r.caught(f) {
 				return r
 			}
 		}
