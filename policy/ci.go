@@ -124,12 +124,12 @@ func (p *Policy) AllowsChange(rel string) bool {
 	}
 	loc := c.roots.locate(rel)
 	for _, r := range c.deny {
-		if r.kind == specPath && r.accessOf()&accWrite != 0 && r.path.match(loc, true) {
+		if r.kind == specPath && r.accessOf()&accWrite != 0 && r.path.match(&loc, true) {
 			return false
 		}
 	}
 	for _, r := range c.allow {
-		if r.alias == aliasEdit && r.kind == specPath && r.path.match(loc, false) {
+		if r.alias == aliasEdit && r.kind == specPath && r.path.match(&loc, false) {
 			return true
 		}
 	}

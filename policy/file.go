@@ -603,7 +603,8 @@ func exampleMatches(p *Policy, r *rule, ex string, allow bool) (bool, error) {
 		}
 		return r.catches(f), nil
 	case specPath:
-		return r.path.match(p.roots.locate(ex), !allow), nil
+		loc := p.roots.locate(ex)
+		return r.path.match(&loc, !allow), nil
 	case specDomain:
 		h, ok := urlHost(ex)
 		if !ok {

@@ -47,6 +47,10 @@ type pathLine struct {
 	// longest literal run inside one segment of the pattern), checked
 	// before the glob: most paths are ruled out by one strings.Contains.
 	lit, litLow string
+	// litPair and litLowPair are the pairKey of the first two bytes of lit
+	// and litLow (-1 when shorter): a location whose pairs lack it does
+	// not hold the literal.
+	litPair, litLowPair int
 }
 
 func parsePathPattern(spec string) (*pathPattern, error) {
@@ -87,6 +91,7 @@ func parsePathPattern(spec string) (*pathPattern, error) {
 			l.pat, l.low = alt, strings.ToLower(alt)
 			l.patDir, l.lowDir = l.pat+"/**", l.low+"/**"
 			l.lit, l.litLow = RequiredLiteral(l.pat), RequiredLiteral(l.low)
+			l.litPair, l.litLowPair = firstPair(l.lit), firstPair(l.litLow)
 			pp.lines = append(pp.lines, l)
 		}
 	}
@@ -214,14 +219,56 @@ type location struct {
 	// relLow and absLow are rel and abs in lower case, made once for the
 	// rules that ignore case.
 	relLow, absLow string
+	// pairs holds every pair of adjacent bytes of the four, so that most
+	// lines are ruled out without looking for their literal.
+	pairs pairSet
 }
 
 func newLocation(rel, abs string, inside bool) location {
-	return location{rel: rel, abs: abs, inside: inside, relLow: strings.ToLower(rel), absLow: strings.ToLower(abs)}
+	loc := location{rel: rel, abs: abs, inside: inside, relLow: strings.ToLower(rel), absLow: strings.ToLower(abs)}
+	loc.pairs.add(abs)
+	if loc.absLow != abs {
+		loc.pairs.add(loc.absLow)
+	}
+	if !strings.HasSuffix(abs, rel) {
+		loc.pairs.add(rel)
+	}
+	if !strings.HasSuffix(loc.absLow, loc.relLow) {
+		loc.pairs.add(loc.relLow)
+	}
+	return loc
 }
 
+// pairSet is a filter of the pairs of adjacent bytes of some strings: a
+// pair it lacks is in none of them (a pair it has may be in none: keys
+// collide).
+type pairSet [pairKeys / 64]uint64
+
+const pairKeys = 1024
+
+func pairKey(a, b byte) int { return (int(a)*131 + int(b)) % pairKeys }
+
+// firstPair is the key of the first two bytes of s, -1 when it has fewer.
+func firstPair(s string) int {
+	if len(s) < 2 {
+		return -1
+	}
+	return pairKey(s[0], s[1])
+}
+
+func (ps *pairSet) add(s string) {
+	for i := 1; i < len(s); i++ {
+		k := pairKey(s[i-1], s[i])
+		ps[k/64] |= 1 << (k % 64)
+	}
+}
+
+// lacks reports whether the pair with key k (-1: none) is in none of the
+// strings added.
+func (ps *pairSet) lacks(k int) bool { return k >= 0 && ps[k/64]&(1<<(k%64)) == 0 }
+
 // match reports whether loc is matched (fold: ignore case).
-func (pp *pathPattern) match(loc location, fold bool) bool {
+func (pp *pathPattern) match(loc *location, fold bool) bool {
 	matched := false
 	for i := range pp.lines {
 		l := &pp.lines[i]
@@ -235,11 +282,11 @@ func (pp *pathPattern) match(loc location, fold bool) bool {
 	return matched
 }
 
-func (l *pathLine) matches(loc location, fold bool) bool {
-	pat, patDir, lit := l.pat, l.patDir, l.lit
+func (l *pathLine) matches(loc *location, fold bool) bool {
+	pat, patDir, lit, litPair := l.pat, l.patDir, l.lit, l.litPair
 	rel, abs := loc.rel, loc.abs
 	if fold {
-		pat, patDir, lit = l.low, l.lowDir, l.litLow
+		pat, patDir, lit, litPair = l.low, l.lowDir, l.litLow, l.litLowPair
 		rel, abs = loc.relLow, loc.absLow
 	}
 	var target string
@@ -258,7 +305,7 @@ func (l *pathLine) matches(loc location, fold bool) bool {
 	if target == "" {
 		return false
 	}
-	if !strings.Contains(target, lit) {
+	if loc.pairs.lacks(litPair) || !strings.Contains(target, lit) {
 		return false
 	}
 	return doublestar.MatchUnvalidated(pat, target) || doublestar.MatchUnvalidated(patDir, target)

@@ -479,7 +479,7 @@ func (r *rule) caught(f *facts) bool {
 	case specPath:
 		uses, locs := f.pathUses()
 		for i, u := range uses {
-			if u.acc&r.accessOf() != 0 && r.path.match(locs[i], true) {
+			if u.acc&r.accessOf() != 0 && r.path.match(&locs[i], true) {
 				return true
 			}
 		}
@@ -581,7 +581,7 @@ func allowedBy(f *facts, lists ...[]*rule) []*rule {
 			continue
 		}
 		if !cover(func(r *rule) bool {
-			return r.kind == specPath && u.acc&r.accessOf() != 0 && r.path.match(locs[i], false)
+			return r.kind == specPath && u.acc&r.accessOf() != 0 && r.path.match(&locs[i], false)
 		}) {
 			return nil
 		}
@@ -619,8 +619,8 @@ func guardedBy(f *facts, guarded []*rule, allows ...[]*rule) *rule {
 			continue
 		}
 		for _, g := range rules {
-			if g.kind == specPath && g.path.match(locs[i], true) {
-				if !namedBy(f, u, locs[i], allows) {
+			if g.kind == specPath && g.path.match(&locs[i], true) {
+				if !namedBy(f, u, &locs[i], allows) {
 					return g
 				}
 				break
@@ -632,7 +632,7 @@ func guardedBy(f *facts, guarded []*rule, allows ...[]*rule) *rule {
 
 // namedBy reports whether an allow rule of the lists with a path pattern
 // matches the path u at loc.
-func namedBy(f *facts, u pathUse, loc location, lists [][]*rule) bool {
+func namedBy(f *facts, u pathUse, loc *location, lists [][]*rule) bool {
 	for _, l := range lists {
 		for _, r := range l {
 			if r.kind == specPath && u.acc&r.accessOf() != 0 && r.appliesTo(f) && r.path.match(loc, false) {
