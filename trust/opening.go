@@ -35,6 +35,10 @@ func alternatives(group string) map[string]bool {
 	out := map[string]bool{}
 	for _, alt := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(group, "(?:"), ")"), "|") {
 		alt, _, _ = strings.Cut(alt, `\s`)
+		if !strings.Contains(alt, "[") { // most: a word as it is
+			out[alt] = true
+			continue
+		}
 		words := []string{""}
 		for len(alt) > 0 {
 			letters := alt[:1]

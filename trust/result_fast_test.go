@@ -2,6 +2,7 @@ package trust
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -394,4 +395,14 @@ func openingLeadEveryByte(t string) bool {
 		}
 	}
 	return false
+}
+
+// TestAlternatives: a vocabulary group's words, each up to its first \s,
+// with classes of letters expanded.
+func TestAlternatives(t *testing.T) {
+	got := alternatives(`(?:a|b\s+c|d[sz]e|authori[sz]e|go\s+to)`)
+	want := map[string]bool{"a": true, "b": true, "dse": true, "dze": true, "authorise": true, "authorize": true, "go": true}
+	if !maps.Equal(got, want) {
+		t.Fatalf("alternatives = %v, want %v", got, want)
+	}
 }
