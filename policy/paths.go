@@ -246,20 +246,20 @@ type pairSet [pairKeys / 64]uint64
 
 const pairKeys = 1024
 
-func pairKey(a, b byte) int { return (int(a)*131 + int(b)) % pairKeys }
+func pairKey(a, b byte) uint { return (uint(a)*131 + uint(b)) % pairKeys }
 
 // firstPair is the key of the first two bytes of s, -1 when it has fewer.
 func firstPair(s string) int {
 	if len(s) < 2 {
 		return -1
 	}
-	return pairKey(s[0], s[1])
+	return int(pairKey(s[0], s[1]))
 }
 
 func (ps *pairSet) add(s string) {
 	for i := 1; i < len(s); i++ {
 		k := pairKey(s[i-1], s[i])
-		ps[k/64] |= 1 << (k % 64)
+		ps[k/64%uint(len(ps))] |= 1 << (k % 64)
 	}
 }
 
@@ -275,6 +275,13 @@ func (pp *pathPattern) match(loc *location, fold bool) bool {
 		if l.neg != matched {
 			continue // only a negation can undo a match, only a pattern can make one
 		}
+		litPair := l.litPair
+		if fold {
+			litPair = l.litLowPair
+		}
+		if loc.pairs.lacks(litPair) {
+			continue // the path does not hold the line's literal
+		}
 		if l.matches(loc, fold) {
 			matched = !l.neg
 		}
@@ -283,10 +290,10 @@ func (pp *pathPattern) match(loc *location, fold bool) bool {
 }
 
 func (l *pathLine) matches(loc *location, fold bool) bool {
-	pat, patDir, lit, litPair := l.pat, l.patDir, l.lit, l.litPair
+	pat, patDir, lit := l.pat, l.patDir, l.lit
 	rel, abs := loc.rel, loc.abs
 	if fold {
-		pat, patDir, lit, litPair = l.low, l.lowDir, l.litLow, l.litLowPair
+		pat, patDir, lit = l.low, l.lowDir, l.litLow
 		rel, abs = loc.relLow, loc.absLow
 	}
 	var target string
@@ -305,7 +312,7 @@ func (l *pathLine) matches(loc *location, fold bool) bool {
 	if target == "" {
 		return false
 	}
-	if loc.pairs.lacks(litPair) || !strings.Contains(target, lit) {
+	if !strings.Contains(target, lit) {
 		return false
 	}
 	return doublestar.MatchUnvalidated(pat, target) || doublestar.MatchUnvalidated(patDir, target)

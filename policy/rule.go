@@ -478,8 +478,9 @@ func (r *rule) caught(f *facts) bool {
 		}
 	case specPath:
 		uses, locs := f.pathUses()
-		for i, u := range uses {
-			if u.acc&r.accessOf() != 0 && r.path.match(&locs[i], true) {
+		acc := r.accessOf()
+		for i := range uses {
+			if uses[i].acc&acc != 0 && r.path.match(&locs[i], true) {
 				return true
 			}
 		}
