@@ -299,10 +299,14 @@ type past struct {
 }
 
 // maxHistory bounds the calls remembered per session, maxSessions the
-// sessions remembered at once.
+// sessions remembered at once. maxCycles is the most repetitions a loop
+// limit may ask for: a cycle of two calls repeated more often does not fit
+// the history and the call that would complete it (a larger value would
+// overflow the look back).
 const (
 	maxHistory  = 256
 	maxSessions = 4096
+	maxCycles   = (maxHistory + 1) / 2
 )
 
 func (l *Limiter) checkLoop(session, key string) *tool.Error {

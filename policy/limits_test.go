@@ -143,6 +143,25 @@ func TestLoopGuard(t *testing.T) {
 			t.Fatalf("the third A-B round: %v, want loop_detected", err)
 		}
 	})
+	t.Run("the most cycles a policy allows", func(t *testing.T) {
+		p, err := policy.Parse([]byte("limits:\n  loop: {max: 1000, cycles: 128}\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := policy.NewLimiter(p.Limits.Config())
+		for i := 0; i < 255; i++ { // a-b 127 times and a
+			name := string(rune('a' + i%2))
+			release, err := l.Acquire(ctx, lcall(name, `{}`, "s", ""), tool.Definition{Name: name})
+			if err != nil {
+				t.Fatalf("call %d (%s) refused: %v", i+1, name, err)
+			}
+			release(tool.TextResult("x"))
+		}
+		_, terr := l.Acquire(ctx, lcall("b", `{}`, "s", ""), tool.Definition{Name: "b"})
+		if terr == nil || terr.Type != tool.LoopDetected {
+			t.Fatalf("the 128th A-B round: %v, want loop_detected", terr)
+		}
+	})
 	t.Run("repeat of a failed call", func(t *testing.T) {
 		l := policy.NewLimiter(policy.LimitConfig{})
 		def := tool.Definition{Name: "edit_file"}
