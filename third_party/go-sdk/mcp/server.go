@@ -2107,7 +2107,7 @@ func (x *CallToolResult) relayed() []byte {
 		return nil
 	}
 	if len(x.Meta) == 0 && x.resultType == "" {
-		return x.relay // nothing added: the head below would be {}
+		return x.relay // nothing added (a non-empty Meta or resultType is always written below)
 	}
 	head, err := json.Marshal(struct {
 		Meta       Meta       `json:"_meta,omitempty"`
@@ -2115,9 +2115,6 @@ func (x *CallToolResult) relayed() []byte {
 	}{x.Meta, x.resultType})
 	if err != nil {
 		return nil
-	}
-	if len(head) == 2 { // {}: nothing added
-		return x.relay
 	}
 	out := make([]byte, 0, len(head)+len(body))
 	out = append(out, head[:len(head)-1]...)
