@@ -55,7 +55,8 @@ func TestConcurrentGoroutines(t *testing.T) {
 // AUDIT_HELPER_NAME (default its pid). It waits for its standard input to
 // close, then appends AUDIT_HELPER_N records; with AUDIT_HELPER_N=busy it
 // appends from the start, one record after the other, until its standard
-// input closes.
+// input closes, with an idle timer of an hour (holdIdle): it lets the lock
+// go only when it looks on an append.
 func TestHelperProcess(t *testing.T) {
 	path := os.Getenv("AUDIT_HELPER_PATH")
 	if path == "" {
@@ -65,6 +66,10 @@ func TestHelperProcess(t *testing.T) {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
+	}
+	busy := os.Getenv("AUDIT_HELPER_N") == "busy"
+	if busy {
+		holdIdle = time.Hour
 	}
 	l, err := Open(path, Options{})
 	if err != nil {
@@ -77,7 +82,7 @@ func TestHelperProcess(t *testing.T) {
 		stop.Store(true)
 		close(closed)
 	}()
-	n, busy := 0, os.Getenv("AUDIT_HELPER_N") == "busy"
+	n := 0
 	if !busy {
 		<-closed // the parent's start signal
 		n, _ = strconv.Atoi(os.Getenv("AUDIT_HELPER_N"))

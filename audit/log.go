@@ -67,7 +67,7 @@ type Log struct {
 	mu     sync.Mutex
 	closed bool
 	held   bool        // this Log holds the file lock
-	check  *time.Timer // fires once holdCheck passes without an append: lets the lock go
+	check  *time.Timer // fires once holdIdle passes without an append: lets the lock go
 	looked time.Time   // when l last looked for a waiting writer
 	last   time.Time   // when l last appended
 	yield  bool        // the lock was given up to a waiting writer: let it go first
@@ -255,9 +255,9 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 // How a Log shares the file lock with other writers: it keeps the lock
 // between appends, looks whether another writer waits (a waiting flag, see
 // setWaiting) on an append when holdCheck passed since its last look, and
-// lets go when one does or when holdCheck passes without an append (a
+// lets go when one does or when holdIdle passes without an append (a
 // timer, pushed back by each append: a Log that appends more often than
-// every holdCheck wakes no thread for it). A writer waiting for the lock
+// every holdIdle wakes no thread for it). A writer waiting for the lock
 // tries it again at least every pollMax; one that let go for a waiting
 // writer gives it up to yieldWait to take the lock first.
 const (
@@ -265,6 +265,11 @@ const (
 	pollMax   = time.Millisecond
 	yieldWait = 20 * time.Millisecond
 )
+
+// holdIdle is how long the idle timer waits without an append: holdCheck
+// (a variable so a test can make the look on append the only way a busy
+// writer lets go).
+var holdIdle = holdCheck
 
 // acquire takes the file lock for l (the caller holds l.mu) and reads the
 // head back when the file changed since l last wrote or read it.
@@ -299,9 +304,9 @@ func (l *Log) acquire() error {
 		l.looked = time.Now()
 		l.last = l.looked
 		if l.check == nil {
-			l.check = time.AfterFunc(holdCheck, l.checkHold)
+			l.check = time.AfterFunc(holdIdle, l.checkHold)
 		} else {
-			l.check.Reset(holdCheck)
+			l.check.Reset(holdIdle)
 		}
 	}
 	return nil
@@ -350,20 +355,20 @@ func (l *Log) appended() error {
 	now := time.Now()
 	l.last = now
 	if now.Sub(l.looked) < holdCheck {
-		l.check.Reset(holdCheck)
+		l.check.Reset(holdIdle)
 		return nil
 	}
 	l.looked = now
 	waiting, err := othersWaiting(l.r.Fd())
 	if !waiting && err == nil {
-		l.check.Reset(holdCheck)
+		l.check.Reset(holdIdle)
 		return nil
 	}
 	l.yield = waiting
 	return l.release()
 }
 
-// checkHold runs once holdCheck passed without an append while l holds the
+// checkHold runs once holdIdle passed without an append while l holds the
 // lock: it lets the lock go (for a waiting writer first, when one waits).
 func (l *Log) checkHold() {
 	l.mu.Lock()
@@ -371,7 +376,7 @@ func (l *Log) checkHold() {
 	if !l.held || l.closed {
 		return
 	}
-	if d := holdCheck - time.Since(l.last); d > 0 { // an append came as it fired
+	if d := holdIdle - time.Since(l.last); d > 0 { // an append came as it fired
 		l.check.Reset(d)
 		return
 	}
