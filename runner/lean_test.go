@@ -399,3 +399,25 @@ func TestServeConnectionCap(t *testing.T) {
 	call1.Close()
 	healthz(200, "one of them closed")
 }
+
+// TestServeIdleHandedConnection: a connection handed to net/http that
+// showed a token is closed once idle for leanIdle after its request, as a
+// lean one is (it was held with no idle limit, keeping its slot of
+// Options.MaxConns for ever).
+func TestServeIdleHandedConnection(t *testing.T) {
+	defer func(d time.Duration) { leanIdle = d }(leanIdle)
+	leanIdle = 50 * time.Millisecond
+	r, addr := serveRunner(t, Options{MaxConns: 3, Open: calling(echo)}, true)
+	if _, err := r.Ensure("sb-a"); err != nil {
+		t.Fatal(err)
+	}
+	put, br := dialRunner(t, addr)
+	io.WriteString(put, "PUT /sandboxes/sb-a HTTP/1.1\r\nHost: runner\r\nAuthorization: Bearer "+Token(leanSecret, "sb-a")+"\r\nContent-Length: 0\r\n\r\n")
+	if code, _, err := readAnswer(br); err != nil || code != 200 {
+		t.Fatalf("the PUT: %d %v", code, err)
+	}
+	put.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound on the test only
+	if b, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the idle connection: read %q, %v; want it closed", b, err)
+	}
+}

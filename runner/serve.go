@@ -48,7 +48,7 @@ import (
 func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 	l := &lean{r: r, handed: make(chan net.Conn), stop: make(chan struct{}), addr: ln.Addr(),
 		conns: map[net.Conn]*watch{}, slots: map[net.Conn]*slot{}}
-	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, MaxHeaderBytes: 64 << 10,
+	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, IdleTimeout: leanIdle, MaxHeaderBytes: 64 << 10,
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
 			return context.WithValue(ctx, slotKey{}, nc.(*handedConn).s)
 		}}
@@ -78,14 +78,18 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 // to headerTimeout here, then as long again by net/http. A connection
 // beyond the cap takes the slot of the oldest held one on which no
 // request has shown a token (that one is closed: silent connections
-// cannot keep the gateways out), and is refused only when every held
-// one has shown one.
+// cannot evict one that showed a token, though under a flood they may
+// close a gateway's new connection before its first request is read),
+// and is refused only when every held one has shown one.
 const (
 	headerTimeout = 10 * time.Second // net/http's ReadHeaderTimeout
 	leanHead      = 4 << 10
-	leanIdle      = 2 * time.Minute
 	watchAfter    = 10 * time.Millisecond
 )
+
+// leanIdle is how long a connection may be idle after a request, on either
+// path (net/http's IdleTimeout); a variable so a test can shorten it.
+var leanIdle = 2 * time.Minute
 
 // lean serves connections: calls itself, other requests through the
 // net/http server it is the listener of (Accept hands them over).
