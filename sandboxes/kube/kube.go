@@ -394,13 +394,19 @@ func (b *Backend) Delete(ctx context.Context, id string) error {
 	return err
 }
 
+// runnerDeleteTimeout bounds DeleteKept's call to the pod's runner: its
+// answer is best-effort, and a hung runner must not hold the reaper, or a
+// user's Delete, for the 30 s of any other runner request.
+const runnerDeleteTimeout = 5 * time.Second
+
 // DeleteKept removes sandbox id as Delete does, but first, when its pod
 // answers, deletes the sandbox on the pod's runner (DELETE
 // /sandboxes/{id}), which stops its processes and answers the process
 // events it kept that no result carried (those after its last call, the
 // ends of the processes it stopped): they are returned, for the reaper to
 // tell (sandboxes.KeptDeleter). A runner that does not answer so (its pod
-// not Ready, or hung) does not keep the object: its events are lost.
+// not Ready, or hung: within runnerDeleteTimeout) does not keep the
+// object: its events are lost.
 func (b *Backend) DeleteKept(ctx context.Context, id string) (*runner.ProcessEvents, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
@@ -417,7 +423,9 @@ func (b *Backend) DeleteKept(ctx context.Context, id string) (*runner.ProcessEve
 	}
 	var kept *runner.ProcessEvents
 	if obj.addr != "" && !obj.deleting && obj.dead == "" {
-		kept, _ = sandboxes.DeleteOnRunner(ctx, b.http, b.secret, "http://"+obj.addr, id)
+		rctx, cancel := context.WithTimeout(ctx, runnerDeleteTimeout)
+		kept, _ = sandboxes.DeleteOnRunner(rctx, b.http, b.secret, "http://"+obj.addr, id)
+		cancel()
 	}
 	if err := b.kind.remove(ctx, id, obj.uid); err != nil && !apierrors.IsNotFound(err) {
 		return kept, b.apiError("delete", id, err)

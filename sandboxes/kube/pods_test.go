@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -264,6 +266,41 @@ func TestPodRunnerSilent(t *testing.T) {
 	_, created, err := b.Ensure(context.Background(), "sb-silent")
 	if !errors.Is(err, sandboxes.ErrUnavailable) || created || !strings.Contains(err.Error(), "127.0.9.250:8790 does not answer") {
 		t.Errorf("Ensure of a silent runner = %v, %v; want ErrUnavailable naming its address", created, err)
+	}
+}
+
+// TestPodDeleteRunnerHung: a pod whose runner accepts the pre-delete
+// call and never answers is deleted all the same, once
+// runnerDeleteTimeout gives up on the runner.
+func TestPodDeleteRunnerHung(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accepts, reads, never answers
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, nc); nc.Close() }()
+		}
+	}()
+	n := newNetwork()
+	n.set("127.0.9.251:8790", ln.Addr().String())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sb-hung", Namespace: testNS,
+		Labels: map[string]string{LabelManagedBy: "toolgate", LabelComponent: "sandbox", LabelDeployment: "team-a"}},
+		Spec: runnerSpec(),
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "127.0.9.251",
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	b, c := podBackend(t, time.Minute, n, pod)
+	ctx := context.Background()
+	if err := b.Delete(ctx, "sb-hung"); err != nil {
+		t.Fatalf("Delete with a hung runner: %v", err)
+	}
+	if _, err := getAs[corev1.Pod](ctx, c, podsResource, "sb-hung"); !apierrors.IsNotFound(err) {
+		t.Errorf("the pod of the hung runner: %v", err)
 	}
 }
 
