@@ -35,8 +35,8 @@ import (
 // *Hashes keeps nothing. The hash is taken from the opened file, the one
 // whose key is compared. The kept file is read once, at the first hash a
 // Hashes is asked for (a start hashes every upstream's executable and
-// files); what others write to it later is not read. Safe for concurrent
-// use.
+// files); what others write to it later is not given, only kept when this
+// Hashes writes the file (write). Safe for concurrent use.
 type Hashes struct {
 	Path string
 
@@ -98,7 +98,7 @@ func (h *Hashes) sum(path string) (string, error) {
 		h.kept = map[string]keptHash{}
 	}
 	h.kept[path] = keptHash{Key: before, SHA256: sum}
-	h.write(h.kept)
+	h.write(path)
 	return sum, nil
 }
 
@@ -140,13 +140,32 @@ func isSHA256Hex(s string) bool {
 	return true
 }
 
-// write replaces the kept hashes as the pin file is written
-// (writeAtomic); a failure keeps nothing, which only costs a hash next
-// time.
-func (h *Hashes) write(kept map[string]keptHash) {
-	if b, err := json.Marshal(kept); err == nil {
-		writeAtomic(h.Path, b)
-	}
+// write writes the kept file again with the hash of path just kept (the
+// caller holds h.mu): under the file's lock (withLock) it reads the file
+// again and adds what this Hashes kept that the file lacks, and path's
+// hash, so the hashes other processes kept since h read it are not lost;
+// more than maxKept: h's alone. Written as the pin file is (writeAtomic);
+// a failure keeps nothing, which only costs a hash next time.
+func (h *Hashes) write(path string) {
+	withLock(h.Path, func() error {
+		kept := h.read()
+		if kept == nil {
+			kept = map[string]keptHash{}
+		}
+		for p, k := range h.kept {
+			if _, ok := kept[p]; !ok || p == path {
+				kept[p] = k
+			}
+		}
+		if len(kept) > maxKept {
+			kept = h.kept
+		}
+		b, err := json.Marshal(kept)
+		if err != nil {
+			return err
+		}
+		return writeAtomic(h.Path, b)
+	})
 }
 
 // hashOpen hashes the open file f (at most maxHashed bytes).

@@ -135,6 +135,39 @@ func TestHashesReadOnce(t *testing.T) {
 	}
 }
 
+// TestHashesMerged: two Hashes on one kept file (two toolgate processes)
+// each keep their hash: the second to write reads the file again and
+// keeps the first's (it wrote its own map whole over the file).
+func TestHashesMerged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hashes.json")
+	h1, h2 := &Hashes{Path: path}, &Hashes{Path: path}
+	fresh := filepath.Join(t.TempDir(), "fresh")
+	must(t, os.WriteFile(fresh, []byte("fresh"), 0o755))
+	_, err := h2.sum(fresh) // h2 reads the kept file: none yet
+	must(t, err)
+	var progs []string
+	for _, name := range []string{"sh", "cat"} {
+		p, err := exec.LookPath(name)
+		must(t, err)
+		p, err = filepath.EvalSymlinks(p)
+		must(t, err)
+		progs = append(progs, p)
+	}
+	if progs[0] == progs[1] || !fsKept(t, progs[0]) || !fsKept(t, progs[1]) {
+		t.Fatalf("%q: this test needs two programs on a file system whose hashes are kept", progs)
+	}
+	_, err = h1.sum(progs[0])
+	must(t, err)
+	_, err = h2.sum(progs[1])
+	must(t, err)
+	kept := (&Hashes{Path: path}).read()
+	for _, p := range progs {
+		if _, ok := kept[p]; !ok {
+			t.Errorf("the hash of %s was lost: kept %v", p, kept)
+		}
+	}
+}
+
 // keyOf is the key of the file at path.
 func keyOf(t *testing.T, path string) fileKey {
 	t.Helper()
