@@ -442,9 +442,6 @@ func checkSections(p *Policy, at func(string, string, ...any) error) error {
 	if l := p.Limits.Loop; l.Window < 0 || l.Max < 0 || l.Cycles < 0 {
 		return at("$.limits.loop", "limits.loop: max, window and cycles must not be negative")
 	}
-	if c := p.Limits.Loop.Cycles; c > maxCycles {
-		return at("$.limits.loop", "limits.loop.cycles %d is out of range: 0 to %d (a cycle of two calls repeated more often does not fit the %d calls remembered)", c, maxCycles, maxHistory)
-	}
 	a := p.Approvals
 	if a.Timeout < 0 {
 		return at("$.approvals.timeout", "approvals.timeout must not be negative")

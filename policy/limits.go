@@ -299,14 +299,10 @@ type past struct {
 }
 
 // maxHistory bounds the calls remembered per session, maxSessions the
-// sessions remembered at once. maxCycles is the most repetitions a loop
-// limit may ask for: a cycle of two calls repeated more often does not fit
-// the history and the call that would complete it (a larger value would
-// overflow the look back).
+// sessions remembered at once.
 const (
 	maxHistory  = 256
 	maxSessions = 4096
-	maxCycles   = (maxHistory + 1) / 2
 )
 
 func (l *Limiter) checkLoop(session, key string) *tool.Error {
@@ -382,8 +378,14 @@ func (l *Limiter) Replay(call tool.Call, at time.Time) {
 // cycle reports the length (2 or 3) of a cycle that calls followed by key
 // would complete for the cycles-th time in a row, or 0. It reads the keys
 // in place, newest first, so a call that breaks the cycle (most calls)
-// ends the look at once.
+// ends the look at once. A cycles larger than the calls remembered can
+// never complete (a policy may set one to mean "never"; above 128 a cycle
+// of two no longer fits the history): it is 0 at once, before n*cycles
+// could overflow the look back.
 func cycle(calls []past, key string, cycles int) int {
+	if cycles > len(calls)+1 {
+		return 0
+	}
 	seq := func(j int) string { // the j-th key of calls followed by key
 		if j == len(calls) {
 			return key

@@ -143,7 +143,25 @@ func TestLoopGuard(t *testing.T) {
 			t.Fatalf("the third A-B round: %v, want loop_detected", err)
 		}
 	})
-	t.Run("the most cycles a policy allows", func(t *testing.T) {
+	t.Run("cycles beyond the history never fire", func(t *testing.T) {
+		// 2^62 once overflowed the look back and panicked every call.
+		for _, cycles := range []string{"129", "1000000", "4611686018427387904"} {
+			p, err := policy.Parse([]byte("limits:\n  loop: {max: 1000, cycles: " + cycles + "}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := policy.NewLimiter(p.Limits.Config())
+			for i := 0; i < 600; i++ { // a-b 300 times: more than the history holds
+				name := string(rune('a' + i%2))
+				release, err := l.Acquire(ctx, lcall(name, `{}`, "s", ""), tool.Definition{Name: name})
+				if err != nil {
+					t.Fatalf("cycles %s: call %d (%s) refused: %v", cycles, i+1, name, err)
+				}
+				release(tool.TextResult("x"))
+			}
+		}
+	})
+	t.Run("the most cycles that can fire", func(t *testing.T) {
 		p, err := policy.Parse([]byte("limits:\n  loop: {max: 1000, cycles: 128}\n"))
 		if err != nil {
 			t.Fatal(err)
