@@ -26,9 +26,12 @@ import (
 type anchor struct {
 	starts    []anchorStart
 	asciiOnly bool
-	// re is `^(?s:.)(?:EXPR)`, EXPR as the cue's pattern compiles it
-	// (ordered), written with the anchor at development time
-	// (result_prefilters.go).
+	// re is `^(?s:.)(?:EXPR)`, EXPR the cue's expression, and for a cue
+	// compileMatch makes, as ordered writes the anchored whole: branches
+	// sorted, case-insensitive literals kept as they are (it runs at a few
+	// places, not at every byte: compiling classes, at a process's first
+	// check, cost more than they spare). Written with the anchor at
+	// development time (result_prefilters.go).
 	re *pattern
 }
 

@@ -187,17 +187,17 @@ func anchorGo(a *anchor) string {
 	return fmt.Sprintf("{starts: []anchorStart{%s}, asciiOnly: %v, re: %s}", strings.Join(starts, ", "), a.asciiOnly, re)
 }
 
-// anchor gives a (nil: none) its expression: p's, as p compiles it,
-// anchored (see anchor).
+// anchor gives a (nil: none) its expression: p's anchored, ordered as a
+// whole when p is compileMatch's (see anchor).
 func (a *anchor) anchor(p *pattern) {
 	if a == nil {
 		return
 	}
-	src := p.src
+	src := `^(?s:.)(?:` + p.src + `)`
 	if p.matchOnly {
 		src = ordered(src)
 	}
-	a.re = &pattern{src: `^(?s:.)(?:` + src + `)`}
+	a.re = &pattern{src: src}
 }
 
 // matchOnly is every pattern compileMatch made, each expression once,
