@@ -361,18 +361,61 @@ func (r roots) locate(p string) location {
 		p = "."
 	}
 	if !strings.HasPrefix(p, "/") && !filepath.IsAbs(filepath.FromSlash(p)) {
-		rel := path.Clean(p)
+		rel := cleanPath(p)
 		escapes := rel == ".." || strings.HasPrefix(rel, "../")
 		if len(r.list) == 0 {
 			return newLocation(rel, "", !escapes)
 		}
-		abs := path.Clean(r.list[0] + "/" + rel)
+		abs := cleanPath(r.list[0] + "/" + rel)
 		if escapes {
 			return r.locateAbs(abs)
 		}
 		return newLocation(rel, abs, true)
 	}
-	return r.locateAbs(path.Clean(p))
+	return r.locateAbs(cleanPath(p))
+}
+
+// cleanPath is path.Clean(p): p itself when isClean says so (most paths a
+// call names are clean already), else path.Clean's answer.
+func cleanPath(p string) string {
+	if isClean(p) {
+		return p
+	}
+	return path.Clean(p)
+}
+
+// isClean reports whether path.Clean(p) is p: "/" or "."; else names
+// separated by single slashes, no trailing slash, no "." and no ".."
+// except leading ones of a relative path. False when in doubt.
+func isClean(p string) bool {
+	if p == "/" || p == "." {
+		return true
+	}
+	i, lead := 0, true // lead: only ".." seen so far in a relative path
+	if p != "" && p[0] == '/' {
+		i, lead = 1, false
+	}
+	for i < len(p) {
+		j := i
+		for j < len(p) && p[j] != '/' {
+			j++
+		}
+		switch p[i:j] {
+		case "", ".":
+			return false
+		case "..":
+			if !lead {
+				return false
+			}
+		default:
+			lead = false
+		}
+		if j == len(p) {
+			return true
+		}
+		i = j + 1
+	}
+	return false // "" or a trailing slash
 }
 
 func (r roots) locateAbs(abs string) location {
