@@ -128,7 +128,7 @@ type toolInfo struct {
 	// (appliesTo depends only on the rule and the definition), so that a
 	// call does not walk every rule of a long list (the protected paths)
 	// that cannot apply to it.
-	applies sync.Map // appliesKey → []*rule
+	applies sync.Map // appliesKey → *ruleSet
 	nApply  atomic.Int32
 }
 
@@ -146,13 +146,13 @@ type appliesKey struct {
 const maxApplies = 64
 
 // applicable returns the rules of l that apply to f's tool, in order.
-func applicable(f *facts, l []*rule) []*rule {
+func applicable(f *facts, l []*rule) *ruleSet {
 	if len(l) == 0 {
-		return nil
+		return &noRules
 	}
 	k := appliesKey{first: l[0], n: len(l), name: f.def.Name, readOnly: f.def.Annotations.ReadOnly}
 	if v, ok := f.info.applies.Load(k); ok {
-		return v.([]*rule)
+		return v.(*ruleSet)
 	}
 	var out []*rule
 	for _, r := range l {
@@ -160,13 +160,16 @@ func applicable(f *facts, l []*rule) []*rule {
 			out = append(out, r)
 		}
 	}
+	rs := newRuleSet(out)
 	if f.info.nApply.Add(1) > maxApplies {
 		f.info.applies.Clear()
 		f.info.nApply.Store(1)
 	}
-	f.info.applies.Store(k, out)
-	return out
+	f.info.applies.Store(k, rs)
+	return rs
 }
+
+var noRules ruleSet
 
 func (ti *toolInfo) isCommand() bool { return ti.command != "" || ti.argv != "" }
 func (ti *toolInfo) hasPaths() bool  { return len(ti.paths) > 0 || len(ti.patches) > 0 }
@@ -501,7 +504,14 @@ func (r *rule) caught(f *facts) bool {
 // firstCatch returns the first rule of the lists that catches the call.
 func firstCatch(f *facts, lists ...[]*rule) *rule {
 	for _, l := range lists {
-		for _, r := range applicable(f, l) {
+		rs := applicable(f, l)
+		rules := rs.rules
+		if rs.lits != nil {
+			if _, locs := f.pathUses(); rs.pathsOut(locs) {
+				rules = rs.others // no path rule can catch the call
+			}
+		}
+		for _, r := range rules {
 			if r.caught(f) {
 				return r
 			}
@@ -610,16 +620,16 @@ func guardedBy(f *facts, guarded []*rule, allows ...[]*rule) *rule {
 	if len(guarded) == 0 || f.info.isCommand() || !f.info.hasPaths() {
 		return nil
 	}
-	rules := applicable(f, guarded)
-	if len(rules) == 0 {
+	rs := applicable(f, guarded)
+	if len(rs.rules) == 0 {
 		return nil
 	}
 	uses, locs := f.pathUses()
 	for i, u := range uses {
-		if u.acc&accWrite == 0 {
+		if u.acc&accWrite == 0 || rs.pathsOut(locs[i:i+1]) {
 			continue
 		}
-		for _, g := range rules {
+		for _, g := range rs.rules {
 			if g.kind == specPath && g.path.match(&locs[i], true) {
 				if !namedBy(f, u, &locs[i], allows) {
 					return g
