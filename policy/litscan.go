@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -65,58 +66,64 @@ func (rs *ruleSet) pathsOut(locs []location) bool {
 // pass over a string whether it holds any of a set of literals.
 type litScan struct {
 	class [256]uint8 // byte → column; 0 for a byte no literal holds
-	cols  int
-	next  []uint16 // state*cols + column → state
-	final []bool   // a literal ends in this state
+	// next[state+column] is the next state, a state being the offset of
+	// its row (its number times the columns), or found when a literal
+	// ends there.
+	next []uint32
 }
+
+const found = math.MaxUint32
 
 // maxScanStates bounds an automaton (a state per byte of the literals):
 // past it there is no filter.
 const maxScanStates = 4096
 
 func newLitScan(lits []string) *litScan {
-	a := &litScan{cols: 1}
+	a := &litScan{}
+	cols := 1
 	for _, l := range lits {
 		for i := 0; i < len(l); i++ {
 			if a.class[l[i]] == 0 {
-				if a.cols == 256 {
+				if cols == 256 {
 					return nil
 				}
-				a.class[l[i]] = uint8(a.cols)
-				a.cols++
+				a.class[l[i]] = uint8(cols)
+				cols++
 			}
 		}
 	}
-	// the trie: state 0 is the root; -1 no edge yet
-	edge := func(s, c int) *uint16 { return &a.next[s*a.cols+c] }
+	// the trie, by state numbers: 0 is the root, and an edge to 0 is
+	// missing until the links are set
+	var next []uint32
+	var final []bool
+	edge := func(s, c int) *uint32 { return &next[s*cols+c] }
 	grow := func() int {
-		a.next = append(a.next, make([]uint16, a.cols)...)
-		a.final = append(a.final, false)
-		return len(a.final) - 1
+		next = append(next, make([]uint32, cols)...)
+		final = append(final, false)
+		return len(final) - 1
 	}
 	grow()
-	const none = 0 // an edge to the root is none until the links are set
 	for _, l := range lits {
 		s := 0
 		for i := 0; i < len(l); i++ {
 			c := int(a.class[l[i]])
-			if *edge(s, c) == none {
-				if len(a.final) >= maxScanStates {
+			if *edge(s, c) == 0 {
+				if len(final) >= maxScanStates {
 					return nil
 				}
-				n := grow()
-				*edge(s, c) = uint16(n)
+				n := grow() // before edge: grow moves next
+				*edge(s, c) = uint32(n)
 			}
 			s = int(*edge(s, c))
 		}
-		a.final[s] = true
+		final[s] = true
 	}
 	// breadth first: each state's missing edges are those of its link
 	// (the longest proper suffix that is a trie state); a state whose
 	// link is final is final (it ends a literal too).
-	link := make([]int, len(a.final))
+	link := make([]int, len(final))
 	queue := []int{}
-	for c := range a.cols {
+	for c := range cols {
 		if n := int(*edge(0, c)); n != 0 {
 			queue = append(queue, n)
 		}
@@ -124,8 +131,8 @@ func newLitScan(lits []string) *litScan {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		a.final[s] = a.final[s] || a.final[link[s]]
-		for c := range a.cols {
+		final[s] = final[s] || final[link[s]]
+		for c := range cols {
 			n := int(*edge(s, c))
 			if n == 0 {
 				*edge(s, c) = *edge(link[s], c)
@@ -135,15 +142,23 @@ func newLitScan(lits []string) *litScan {
 			queue = append(queue, n)
 		}
 	}
+	for i, n := range next {
+		if final[n] {
+			next[i] = found
+		} else {
+			next[i] = n * uint32(cols)
+		}
+	}
+	a.next = next
 	return a
 }
 
 // holds reports whether s holds one of the literals.
 func (a *litScan) holds(s string) bool {
-	st := 0
+	st := uint32(0)
 	for i := 0; i < len(s); i++ {
-		st = int(a.next[st*a.cols+int(a.class[s[i]])])
-		if a.final[st] {
+		st = a.next[st+uint32(a.class[s[i]])]
+		if st == found {
 			return true
 		}
 	}

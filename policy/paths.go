@@ -418,28 +418,34 @@ func isClean(p string) bool {
 	return false // "" or a trailing slash
 }
 
+// locateAbs places abs, an absolute path that path.Clean leaves as it is.
 func (r roots) locateAbs(abs string) location {
-	parts := splitComponents(abs)
 	for _, rp := range r.dirs {
-		if len(parts) < len(rp) {
-			continue
-		}
-		ok := true
-		for i, c := range rp {
-			if parts[i] != c {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			rel := strings.Join(parts[len(rp):], "/")
-			if rel == "" {
-				rel = "."
-			}
+		if rel, ok := below(abs, rp); ok {
 			return newLocation(rel, abs, true)
 		}
 	}
 	return newLocation("", abs, false)
+}
+
+// below returns the path of abs (absolute and clean) relative to the
+// folder whose components are dir, compared component by component ("."
+// for the folder itself); false when abs is not inside it.
+func below(abs string, dir []string) (string, bool) {
+	rest := abs
+	for _, c := range dir {
+		if len(rest) <= len(c) || rest[0] != '/' || rest[1:1+len(c)] != c {
+			return "", false
+		}
+		rest = rest[1+len(c):]
+		if rest != "" && rest[0] != '/' {
+			return "", false // a longer name
+		}
+	}
+	if rest == "" || rest == "/" {
+		return ".", true
+	}
+	return rest[1:], true
 }
 
 // patchPaths returns the files a patch names: apply_patch envelopes
