@@ -338,6 +338,17 @@ func TestNFKCStretches(t *testing.T) {
 			t.Fatalf("nfkc(%q) = %q, want %q", b.String(), got, want)
 		}
 	}
+	// nfkc gives an ellipsis as "...", its NFKC, without normalizing
+	// across it: right only while no character composes with a '.'
+	// before it (none decomposes into '.' and more).
+	if g := norm.NFKC.String(ellipsis); g != "..." {
+		t.Fatalf("NFKC of an ellipsis is %q", g)
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if d := norm.NFD.String(string(r)); len(d) > 1 && d[0] == '.' {
+			t.Fatalf("%U decomposes into %q: a '.' composes", r, d)
+		}
+	}
 }
 
 // TestOpeningLeadRandom: on random sentences of verbs, adverbs, colons,
