@@ -88,7 +88,8 @@
 // removed again when a command creates one that was missing. The
 // configuration a program reads in a folder directly below the top (a
 // package's .npmrc, a virtual environment's pip.conf:
-// policy.NestedConfigPaths) is compared after the command with what it
+// policy.NestedConfigPaths), or in a package folder the workspace
+// declares at any depth (policy.WorkspaceConfigPaths), is compared after the command with what it
 // was, by content, no folder pinned: one created is removed, one changed
 // or removed is put back.
 //

@@ -363,6 +363,9 @@ func (s *set) prepare(ctx context.Context, spec sandbox.Spec, cwd string, timeou
 	// Files that act later outside the sandbox (.git, IDE tasks, shell rc,
 	// toolgate's own) stay read-only even though the workspace is writable.
 	g, err := newGuard(s.opts.Root, s.opts.Protect, s.opts.AllowCI)
+	if we := (*policy.WorkspaceError)(nil); errors.As(err, &we) {
+		return spec, nil, nil, workspaceError(we)
+	}
 	if err != nil {
 		return spec, nil, nil, tool.Errorf(tool.Unavailable, "no command can run: toolgate cannot protect %v", err).
 			WithSuggestion("ask the operator to keep toolgate's policy file, audit log and state folder outside the workspace, or to make each a plain file or folder")

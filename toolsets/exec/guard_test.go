@@ -2,6 +2,8 @@ package exec
 
 import (
 	"context"
+	"fmt"
+	"go/build"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +22,7 @@ func configNames() []string {
 	return names
 }
 
-func writeFiles(t *testing.T, root string, files map[string]string) {
+func writeFiles(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for rel, c := range files {
 		p := filepath.Join(root, rel)
@@ -302,5 +304,33 @@ func TestLinkedConfigPath(t *testing.T) {
 	r := call(t, tools["execute_command"], context.Background(), map[string]any{"command": "rm .vscode && ln -s other .vscode"})
 	if r.Error == nil || r.Error.Type != tool.SandboxViolation || r.Error.Details["path"] != ".vscode" {
 		t.Fatalf("replacing the link: %s", r.Text())
+	}
+}
+
+// BenchmarkGuardTree: what guarding costs a command in real trees (this
+// repository, Go's source tree) and in a monorepo declaring 40 packages
+// (package.json workspaces), the nested configuration included.
+func BenchmarkGuardTree(b *testing.B) {
+	mono := b.TempDir()
+	files := map[string]string{"package.json": `{"workspaces": ["packages/*", "apps/*"]}`}
+	for i := range 20 {
+		files[fmt.Sprintf("packages/p%d/package.json", i)] = "{}"
+		files[fmt.Sprintf("apps/a%d/package.json", i)] = "{}"
+	}
+	writeFiles(b, mono, files)
+	for _, c := range []struct{ name, root string }{
+		{"repo", "../.."},
+		{"goroot", build.Default.GOROOT},
+		{"monorepo", mono},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				g, err := newGuard(c.root, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				g.check()
+			}
+		})
 	}
 }

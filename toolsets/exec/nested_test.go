@@ -84,3 +84,99 @@ func TestNestedConfigGuarded(t *testing.T) {
 		t.Fatalf("an ordinary command failed: %s", r.Text())
 	}
 }
+
+// TestWorkspaceConfigGuarded: the .npmrc of a package folder the
+// workspace declares (package.json workspaces, pnpm-workspace.yaml),
+// however deep, is guarded as one directly below the top is: planted,
+// changed, or reached by replacing a folder on its way with a link, the
+// call is a sandbox_violation and the change is undone. A deep package
+// folder the workspace does not declare is not guarded, as before; a
+// package folder that is a link out of the workspace is not followed.
+func TestWorkspaceConfigGuarded(t *testing.T) {
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"ext/package.json": "{}"})
+	files := map[string]string{
+		"package.json":              `{"name": "mono", "private": true, "workspaces": ["packages/*"]}`,
+		"pnpm-workspace.yaml":       "packages:\n  - apps/**\n",
+		"packages/app/package.json": "{}", "apps/group/web/package.json": "{}",
+		"apps/group/web/.npmrc":     "ignore-scripts=true\n",
+		"lib/deep/pkg/package.json": "{}",
+	}
+	setup := func(t *testing.T) string {
+		ws := t.TempDir()
+		writeFiles(t, ws, files)
+		if err := os.Symlink(filepath.Join(outside, "ext"), filepath.Join(ws, "packages", "ext")); err != nil {
+			t.Fatal(err)
+		}
+		return ws
+	}
+	for _, a := range []struct{ name, command, path string }{
+		{"planted", "echo registry=http://evil.example/ > packages/app/.npmrc", "packages/app/.npmrc"},
+		{"changed", "echo script-shell=./x >> apps/group/web/.npmrc", "apps/group/web/.npmrc"},
+		{"removed", "rm apps/group/web/.npmrc", "apps/group/web/.npmrc"},
+		{"folder above a link", "mv packages p2 && mkdir -p evil/app && echo script-shell=./x > evil/app/.npmrc && ln -s evil packages", "packages/app/.npmrc"},
+		{"node", "node -e \"require('fs').writeFileSync('apps/group/web/.npmrc', 'script-shell=./x')\"", "apps/group/web/.npmrc"},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			ws := setup(t)
+			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
+				map[string]any{"command": a.command + " && echo kept > ok.txt"})
+			if r.Error == nil || r.Error.Type != tool.SandboxViolation {
+				t.Fatalf("want a sandbox_violation: %s", r.Text())
+			}
+			if paths, _ := r.Error.Details["paths"].([]string); !slices.Contains(paths, a.path) {
+				t.Errorf("%s is not named: %v", a.path, paths)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, "packages/app/.npmrc")); err == nil {
+				t.Error("packages/app/.npmrc was left")
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "apps/group/web/.npmrc")); string(b) != files["apps/group/web/.npmrc"] {
+				t.Errorf("apps/group/web/.npmrc holds %q (%v)", b, err)
+			}
+			if fi, err := os.Lstat(filepath.Join(ws, "packages")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				t.Error("the link made in place of packages was left")
+			}
+			if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
+				t.Errorf("the rest of what the command wrote is gone: %v", err)
+			}
+		})
+	}
+
+	// Not declared, or the command's own: as before.
+	ws := setup(t)
+	r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
+		map[string]any{"command": "echo x=1 > lib/deep/pkg/.npmrc && mkdir -p packages/new && echo x=1 > packages/new/.npmrc"})
+	if r.Error != nil || r.Structured.(Output).ExitCode != 0 {
+		t.Fatalf("an undeclared folder's .npmrc: %s", r.Text())
+	}
+	for _, rel := range []string{"lib/deep/pkg/.npmrc", "packages/new/.npmrc"} {
+		if _, err := os.Stat(filepath.Join(ws, rel)); err != nil {
+			t.Errorf("%s: %v", rel, err)
+		}
+	}
+}
+
+// TestWorkspaceDeclarationRefused: a workspace whose declaration cannot be
+// expanded (malformed, a pattern leaving the workspace, braces) runs no
+// command: a conflict naming the file and saying what to fix, not a crash
+// and not a command run with its packages unguarded.
+func TestWorkspaceDeclarationRefused(t *testing.T) {
+	for _, c := range []struct{ file, decl string }{
+		{"package.json", `{"workspaces": ["packages/*"`},
+		{"pnpm-workspace.yaml", "packages:\n  - 'packages/*\n"},
+		{"package.json", `{"workspaces": ["../*"]}`},
+		{"pnpm-workspace.yaml", "packages: ['/tmp/*']\n"},
+		{"lerna.json", `{"packages": ["packages/{a,b}"]}`},
+	} {
+		ws := t.TempDir()
+		writeFiles(t, ws, map[string]string{c.file: c.decl, "packages/a/package.json": "{}"})
+		r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
+			map[string]any{"command": "echo x > ran.txt"})
+		if r.Error == nil || r.Error.Type != tool.Conflict || r.Error.Details["path"] != c.file || r.Error.Suggestion == "" {
+			t.Errorf("%s %s: %s", c.file, c.decl, r.Text())
+		}
+		if _, err := os.Lstat(filepath.Join(ws, "ran.txt")); err == nil {
+			t.Errorf("%s %s: the command ran", c.file, c.decl)
+		}
+	}
+}

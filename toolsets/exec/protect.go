@@ -70,8 +70,13 @@ import (
 // mode and bytes) is a violation and goes: a new entry is removed, a
 // changed or removed one is put back as it was, a link made in place of
 // its folder is removed. Those folders are found when the command starts,
-// one level deep: a folder the command makes a package or a virtual
-// environment is its own work, not guarded.
+// one level deep, and at any depth the package folders the workspace
+// declares (policy.WorkspaceConfigPaths: package.json's workspaces,
+// pnpm-workspace.yaml, lerna.json, their patterns expanded without
+// following a link, at most policy.MaxWorkspaceFolders folders); a
+// declaration that cannot be expanded runs no command (workspaceError). A
+// folder the command makes a package or a virtual environment, or one
+// deeper down that is not declared, is its own work, not guarded.
 //
 // Only the top of the workspace is guarded otherwise: a config name in a
 // subfolder (pkg/.vscode, sub/.git, docs/AGENTS.md) is not. Finding them means
@@ -110,7 +115,8 @@ type watchedEntry struct {
 }
 
 // nestedEntry is a configuration file in a folder directly below the top
-// (policy.NestedConfigPaths), as it was before the command: before is nil
+// or declared a package (policy.NestedConfigPaths,
+// policy.WorkspaceConfigPaths), as it was before the command: before is nil
 // when it was missing, else the file and data its bytes.
 type nestedEntry struct {
 	rel    string
@@ -178,7 +184,11 @@ func newGuard(root string, own []string, allowCI func(rel string) bool) (*guard,
 			return nil, err
 		}
 	}
-	if nested := policy.NestedConfigPaths(real); len(nested) > 0 {
+	declared, err := policy.WorkspaceConfigPaths(real)
+	if err != nil {
+		return nil, err
+	}
+	if nested := slices.Concat(policy.NestedConfigPaths(real), declared); len(nested) > 0 {
 		root, err := os.OpenRoot(real)
 		if err != nil {
 			return nil, err
@@ -485,12 +495,12 @@ func (g *guard) check() breach {
 
 // checkNested compares what the nested configuration file n's name
 // holds now with n, through root (nil: the workspace could not be
-// opened), and undoes a change into b: a link in place of its folder is
-// removed; an entry where there was none is removed; another file, or
-// none, where there was one is replaced by the file as it was. Its folder
-// gone (removed or renamed whole, the file with it) is no change.
+// opened), and undoes a change into b: a link in place of its folder, or
+// of a folder on the way to it, is removed; an entry where there was none
+// is removed; another file, or none, where there was one is replaced by
+// the file as it was. Its folder gone (removed or renamed whole, the file
+// with it) is no change.
 func (g *guard) checkNested(root *os.Root, n nestedEntry, b *breach) {
-	dir := path.Dir(n.rel)
 	kept := func(p string) {
 		b.paths = append(b.paths, n.rel)
 		b.kept = append(b.kept, p)
@@ -507,18 +517,24 @@ func (g *guard) checkNested(root *os.Root, n nestedEntry, b *breach) {
 		kept(n.rel)
 		return
 	}
-	fi, err := root.Lstat(dir)
-	switch {
-	case absent(err):
-		return
-	case err != nil:
-		kept(dir)
-		return
-	case fi.Mode()&fs.ModeSymlink != 0:
-		undone(dir, root.Remove(dir), &b.removed)
-		return
-	case !fi.IsDir():
-		return
+	dir := path.Dir(n.rel)
+	for i := 1; i <= len(dir); i++ { // each folder on the way, from the top: none was a link
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		fi, err := root.Lstat(dir[:i])
+		switch {
+		case absent(err):
+			return
+		case err != nil:
+			kept(dir[:i])
+			return
+		case fi.Mode()&fs.ModeSymlink != 0:
+			undone(dir[:i], root.Remove(dir[:i]), &b.removed)
+			return
+		case !fi.IsDir():
+			return
+		}
 	}
 	now, err := root.Lstat(n.rel)
 	switch {
@@ -661,6 +677,20 @@ func breachError(b breach) *tool.Error {
 	}
 	if len(b.kept) > 0 {
 		e.WithDetail("not_removed", b.kept)
+	}
+	return e
+}
+
+// workspaceError is the error for a command refused because the
+// workspace's package folders could not be told from its declaration
+// (policy.WorkspaceConfigPaths): their .npmrc could not be guarded.
+func workspaceError(we *policy.WorkspaceError) *tool.Error {
+	e := tool.Errorf(tool.Conflict, "no command can run: the sandbox guards the .npmrc of each package folder the workspace declares, and cannot tell them: %v", we).
+		WithSuggestion("fix %s with write_file or edit_file: a list of patterns of folders below the workspace (packages/*, apps/**), "+
+			"no braces, no .. and no absolute path, matching at most %d folders", we.File, policy.MaxWorkspaceFolders).
+		WithDetail("path", we.File)
+	if we.Pattern != "" {
+		e.WithDetail("pattern", we.Pattern)
 	}
 	return e
 }

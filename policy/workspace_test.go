@@ -1,0 +1,147 @@
+package policy_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolgate/toolgate/policy"
+)
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for rel, c := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func workspaceNames(t *testing.T, root string) []string {
+	t.Helper()
+	list, err := policy.WorkspaceConfigPaths(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range list {
+		if c.Reason == "" {
+			t.Errorf("%s has no reason", c.Name)
+		}
+		names = append(names, c.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestWorkspaceConfigPaths: the package folders a workspace declares
+// (package.json's workspaces in both forms, pnpm-workspace.yaml, lerna.json),
+// at any depth, give their .npmrc; a folder not declared, one without a
+// package.json, node_modules, a dot folder and a folder reached through a
+// link (in or out of the workspace) do not; nor does a pattern led by !.
+func TestWorkspaceConfigPaths(t *testing.T) {
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{"pkg/package.json": "{}"})
+	packages := map[string]string{
+		"packages/app/package.json": "{}", "packages/lib/package.json": "{}", "packages/docs/README.md": "",
+		"packages/node_modules/x/package.json": "{}", "packages/.hidden/package.json": "{}",
+		"apps/web/package.json": "{}", "apps/group/api/package.json": "{}", "apps/group/api/src/package.json": "{}",
+		"tools/cli/package.json": "{}", "deep/a/b/package.json": "{}", "pkg/package.json": "{}",
+	}
+	want := []string{"apps/group/api/.npmrc", "apps/group/api/src/.npmrc", "apps/web/.npmrc", "packages/app/.npmrc", "packages/lib/.npmrc", "tools/cli/.npmrc"}
+	for _, c := range []struct{ name, file, decl string }{
+		{"npm list", "package.json", `{"name": "mono", "workspaces": ["packages/*", "./apps/**/", "tools/cli", "!packages/lib", "missing/*"]}`},
+		{"yarn object", "package.json", `{"workspaces": {"packages": ["packages/*", "apps/**", "tools/cli"], "nohoist": ["**/x"]}}`},
+		{"pnpm", "pnpm-workspace.yaml", "packages:\n  - 'packages/*'\n  - apps/**\n  - tools/cli\n  - '!**/test/**'\n"},
+		{"lerna", "lerna.json", `{"packages": ["packages/*", "apps/**", "tools/*"]}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ws := t.TempDir()
+			writeTree(t, ws, packages)
+			writeTree(t, ws, map[string]string{c.file: c.decl})
+			if err := os.Symlink(filepath.Join(outside, "pkg"), filepath.Join(ws, "packages", "out")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../pkg", filepath.Join(ws, "packages", "in")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(outside, filepath.Join(ws, "apps", "ext")); err != nil {
+				t.Fatal(err)
+			}
+			if got := workspaceNames(t, ws); !slices.Equal(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+
+	ws := t.TempDir() // declaring nothing
+	writeTree(t, ws, map[string]string{"package.json": `{"name": "x"}`, "packages/app/package.json": "{}"})
+	if got := workspaceNames(t, ws); got != nil {
+		t.Errorf("nothing declared: %v", got)
+	}
+	// A virtual environment declared gives its pip.conf, as one level down.
+	writeTree(t, ws, map[string]string{"pnpm-workspace.yaml": "packages: [py/.*]\n", "py/.venv/pyvenv.cfg": ""})
+	if got := workspaceNames(t, ws); !slices.Equal(got, []string{"py/.venv/pip.conf", "py/.venv/pip.ini"}) {
+		t.Errorf("a declared dot folder: %v", got)
+	}
+}
+
+// TestWorkspaceRefused: a declaration that cannot be parsed, a pattern
+// that would leave the workspace or that is not expanded, and patterns
+// reaching more than MaxWorkspaceFolders folders are a WorkspaceError
+// naming the file (and the pattern), not a partial list.
+func TestWorkspaceRefused(t *testing.T) {
+	for _, c := range []struct{ file, decl, pattern string }{
+		{"package.json", `{"workspaces": ["packages/*"`, ""},
+		{"package.json", `{"workspaces": "packages/*"}`, ""},
+		{"package.json", `{"workspaces": {"packages": "packages/*"}}`, ""},
+		{"package.json", `{"workspaces": [1]}`, ""},
+		{"pnpm-workspace.yaml", "packages:\n  - 'packages/*\n  -", ""},
+		{"pnpm-workspace.yaml", "packages: {a: b}\n", ""},
+		{"lerna.json", `{"packages": "x"}`, ""},
+		{"package.json", `{"workspaces": ["../*"]}`, "../*"},
+		{"package.json", `{"workspaces": ["packages/../../x"]}`, "packages/../../x"},
+		{"pnpm-workspace.yaml", "packages: ['/etc/*']\n", "/etc/*"},
+		{"pnpm-workspace.yaml", "packages: ['packages/{a,b}']\n", "packages/{a,b}"},
+		{"pnpm-workspace.yaml", "packages: ['packages/@(a|b)']\n", "packages/@(a|b)"},
+		{"lerna.json", `{"packages": ["packages\\*"]}`, `packages\*`},
+		{"lerna.json", `{"packages": ["packages/[a"]}`, "packages/[a"},
+		{"package.json", `{"workspaces": [""]}`, ""},
+		{"package.json", `{"workspaces": ["many/*"]}`, "many/*"},
+		{"package.json", `{"workspaces": ["many/**"]}`, "many/**"},
+	} {
+		ws := t.TempDir()
+		writeTree(t, ws, map[string]string{c.file: c.decl, "packages/a/package.json": "{}"})
+		for i := 0; strings.Contains(c.decl, "many") && i < policy.MaxWorkspaceFolders; i++ {
+			if err := os.MkdirAll(filepath.Join(ws, "many", fmt.Sprint(i)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := policy.WorkspaceConfigPaths(ws)
+		var we *policy.WorkspaceError
+		if !errors.As(err, &we) || we.File != c.file || we.Pattern != c.pattern || list != nil {
+			t.Errorf("%s %s: %v %v, want a WorkspaceError naming %q", c.file, c.decl, list, err, c.pattern)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.file) {
+			t.Errorf("%v does not name %s", err, c.file)
+		}
+	}
+	// MaxWorkspaceFolders folders are expanded: many and those in it.
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"package.json": `{"workspaces": ["many/*"]}`})
+	for i := range policy.MaxWorkspaceFolders - 1 {
+		writeTree(t, ws, map[string]string{fmt.Sprintf("many/%d/package.json", i): "{}"})
+	}
+	if got := workspaceNames(t, ws); len(got) != policy.MaxWorkspaceFolders-1 {
+		t.Errorf("%d folders at the bound: %d paths", policy.MaxWorkspaceFolders, len(got))
+	}
+}
