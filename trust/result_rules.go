@@ -403,7 +403,14 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 		rest = strings.TrimLeft(rest[i+1:], " \t")
 		colonEnd = rest == "" || rest[0] == '\n' || rest[0] == '\r'
 	}
-	for at, st, piece := 0, 0, mayScorePiece; at < len(text); piece *= 2 {
+	piece := mayScorePiece
+	if len(text) < 3*mayScorePiece {
+		// Read in one piece: a second would cost more (another
+		// collect and meet, ~8 K instructions) than the rest of the
+		// text a first one may spare reading.
+		piece = len(text)
+	}
+	for at, st := 0, 0; at < len(text); piece *= 2 {
 		end := min(at+piece, len(text))
 		for end < len(text) && !utf8.RuneStart(text[end]) {
 			end++ // a piece ends between characters
@@ -428,7 +435,7 @@ func (x *resultIndex) mayScore(s *readSentence, text string) bool {
 }
 
 // mayScorePiece is the bytes mayScore reads before its first sum of the
-// cues.
+// cues (all of a text shorter than three).
 const mayScorePiece = 512
 
 // reach sums the weights of the cues that may hold in s, and says whether
