@@ -13,6 +13,7 @@ import (
 // protected paths is ~50 rules, and most paths hold none of their
 // literals.
 type ruleSet struct {
+	key   appliesKey // the list and the tool it was made for
 	rules []*rule
 	// others are the rules of rules that are not path rules, in order;
 	// lits, when not nil, holds the required literal (lower case) of every
