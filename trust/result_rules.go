@@ -923,11 +923,11 @@ func (f *folder) fold(s string) {
 // reaches across (its class is 0 and no character composes with one after
 // it), so the ASCII between the stretches is what the normalization of the
 // whole would copy. A stretch already normalized (most) is given as it
-// is. An ellipsis (…, the one character of the docs a normalization
-// changes) ends a stretch and is given as "...", what NFKC makes of it:
-// the normalization would then compose, and its first composition in a
-// process builds a table (0.6 M instructions) for what cannot happen
-// here, as no character composes with a '.' before it (TestNFKCStretches).
+// is. An ellipsis (…, common in prose) ends a stretch and is given as
+// "...", what NFKC makes of it: the normalization would then compose, and
+// its first composition in a process builds a table (0.6 M instructions)
+// for what cannot happen here, as no character composes with a '.'
+// before it (TestNFKCStretches).
 func nfkc(s string, emit func(string)) {
 	last := 0
 	for i := nonASCII(s); i < len(s); {
