@@ -220,23 +220,33 @@ type location struct {
 	// rules that ignore case.
 	relLow, absLow string
 	// pairs holds every pair of adjacent bytes of the four, so that most
-	// lines are ruled out without looking for their literal.
-	pairs pairSet
+	// lines are ruled out without looking for their literal; made at the
+	// first line matched (pairsDone), as most locations meet none (a rule
+	// set's literals rule them out first).
+	pairs     pairSet
+	pairsDone bool
 }
 
 func newLocation(rel, abs string, inside bool) location {
-	loc := location{rel: rel, abs: abs, inside: inside, relLow: strings.ToLower(rel), absLow: strings.ToLower(abs)}
-	loc.pairs.add(abs)
-	if loc.absLow != abs {
-		loc.pairs.add(loc.absLow)
+	return location{rel: rel, abs: abs, inside: inside, relLow: strings.ToLower(rel), absLow: strings.ToLower(abs)}
+}
+
+// pairSet returns loc's pairs, making them the first time.
+func (loc *location) pairSet() *pairSet {
+	if !loc.pairsDone {
+		loc.pairsDone = true
+		loc.pairs.add(loc.abs)
+		if loc.absLow != loc.abs {
+			loc.pairs.add(loc.absLow)
+		}
+		if !strings.HasSuffix(loc.abs, loc.rel) {
+			loc.pairs.add(loc.rel)
+		}
+		if !strings.HasSuffix(loc.absLow, loc.relLow) {
+			loc.pairs.add(loc.relLow)
+		}
 	}
-	if !strings.HasSuffix(abs, rel) {
-		loc.pairs.add(rel)
-	}
-	if !strings.HasSuffix(loc.absLow, loc.relLow) {
-		loc.pairs.add(loc.relLow)
-	}
-	return loc
+	return &loc.pairs
 }
 
 // pairSet is a filter of the pairs of adjacent bytes of some strings: a
@@ -270,6 +280,7 @@ func (ps *pairSet) lacks(k int) bool { return k >= 0 && ps[k/64]&(1<<(k%64)) == 
 // match reports whether loc is matched (fold: ignore case).
 func (pp *pathPattern) match(loc *location, fold bool) bool {
 	matched := false
+	pairs := loc.pairSet()
 	for i := range pp.lines {
 		l := &pp.lines[i]
 		if l.neg != matched {
@@ -279,7 +290,7 @@ func (pp *pathPattern) match(loc *location, fold bool) bool {
 		if fold {
 			litPair = l.litLowPair
 		}
-		if loc.pairs.lacks(litPair) {
+		if pairs.lacks(litPair) {
 			continue // the path does not hold the line's literal
 		}
 		if l.matches(loc, fold) {
