@@ -229,13 +229,14 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 		}
 	}
 	err := l.appendLocked(&rec)
-	switch {
-	case !holdLock && !l.opts.Exclusive:
-		if uerr := l.release(); err == nil {
-			err = uerr
+	if !l.opts.Exclusive {
+		var uerr error
+		if holdLock {
+			uerr = l.appended()
+		} else {
+			uerr = l.release()
 		}
-	case holdLock && !l.opts.Exclusive:
-		if uerr := l.appended(); err == nil {
+		if err == nil {
 			err = uerr
 		}
 	}

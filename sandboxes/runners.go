@@ -90,7 +90,7 @@ func (r *Runners) ensureAt(ctx context.Context, id, endpoint string) (string, bo
 	if base == "" {
 		base = r.place(id)
 	}
-	code, _, err := r.do(ctx, http.MethodPut, base+"/sandboxes/"+id, id)
+	code, _, err := request(ctx, r.client, r.secret, http.MethodPut, base+"/sandboxes/"+id, id)
 	if err != nil {
 		return "", false, err
 	}
@@ -143,7 +143,7 @@ func DeleteOnRunner(ctx context.Context, client *http.Client, secret []byte, bas
 func (r *Runners) Count(ctx context.Context) (int, error) {
 	n := 0
 	for _, base := range r.urls {
-		code, body, err := r.do(ctx, http.MethodGet, base+"/sandboxes", runner.ListID)
+		code, body, err := request(ctx, r.client, r.secret, http.MethodGet, base+"/sandboxes", runner.ListID)
 		if err != nil {
 			return 0, err
 		}
@@ -162,12 +162,6 @@ func (r *Runners) Count(ctx context.Context) (int, error) {
 // list a sandbox): one that accepts and never answers must not hold the
 // reaper, or a call, for ever.
 const runnerRequestTimeout = 30 * time.Second
-
-// do sends one request with the token of id; a failure to reach the
-// runner is ErrUnavailable.
-func (r *Runners) do(ctx context.Context, method, url, id string) (int, []byte, error) {
-	return request(ctx, r.client, r.secret, method, url, id)
-}
 
 // request sends one request through client with the token of id under
 // secret; a failure to reach the runner is ErrUnavailable.

@@ -165,6 +165,10 @@ type object struct {
 	waiting string
 }
 
+// serving reports whether o answers calls: it has an address and is
+// neither being deleted nor gone for good.
+func (o *object) serving() bool { return o.addr != "" && !o.deleting && o.dead == "" }
+
 // New checks the options, finds the template (a PodTemplate, else a
 // SandboxTemplate and its SandboxWarmPool) and checks it; ctx bounds the
 // look-ups.
@@ -305,7 +309,7 @@ func (b *Backend) placed(ctx, wctx context.Context, id string) (string, error) {
 			continue
 		case !b.ours(obj):
 			return "", fmt.Errorf("%s %s/%s exists but is not a sandbox of deployment %q (labels %s=toolgate, %s=%s): refusing to adopt it; delete it or use another namespace", b.kind.name(), b.ns, id, b.deployment, LabelManagedBy, LabelDeployment, b.deployment)
-		case obj.addr != "" && !obj.deleting && obj.dead == "":
+		case obj.serving():
 			return obj.addr, nil
 		case obj.dead != "" && !obj.deleting:
 			// Its workspace is gone: delete it, then make it anew.
@@ -422,7 +426,7 @@ func (b *Backend) DeleteKept(ctx context.Context, id string) (*runner.ProcessEve
 		return nil, fmt.Errorf("%s %s/%s is not a sandbox of deployment %q: not deleting it", b.kind.name(), b.ns, id, b.deployment)
 	}
 	var kept *runner.ProcessEvents
-	if obj.addr != "" && !obj.deleting && obj.dead == "" {
+	if obj.serving() {
 		rctx, cancel := context.WithTimeout(ctx, runnerDeleteTimeout)
 		kept, _ = sandboxes.DeleteOnRunner(rctx, b.http, b.secret, "http://"+obj.addr, id)
 		cancel()
