@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -202,11 +204,19 @@ func NestedConfigPaths(root string) []ConfigPath {
 		if !e.IsDir() {
 			continue
 		}
-		for _, n := range nestedConfigs {
-			if fi, err := os.Lstat(filepath.Join(root, e.Name(), n.marker)); err == nil && fi.Mode().IsRegular() {
-				for _, name := range n.names {
-					out = append(out, ConfigPath{Name: e.Name() + "/" + name, Reason: n.reason})
-				}
+		out = markedConfigs(out, func(rel string) (fs.FileInfo, error) { return os.Lstat(filepath.Join(root, rel)) }, e.Name())
+	}
+	return out
+}
+
+// markedConfigs appends to out the nested configuration of the folder dir
+// (relative, slash-separated), by the markers it holds as regular files;
+// lstat reads a path relative to the same top as dir.
+func markedConfigs(out []ConfigPath, lstat func(string) (fs.FileInfo, error), dir string) []ConfigPath {
+	for _, n := range nestedConfigs {
+		if fi, err := lstat(path.Join(dir, n.marker)); err == nil && fi.Mode().IsRegular() {
+			for _, name := range n.names {
+				out = append(out, ConfigPath{Name: dir + "/" + name, Reason: n.reason})
 			}
 		}
 	}

@@ -273,11 +273,5 @@ func (w *workspace) match(dir string) {
 		return
 	}
 	w.seen[dir] = true
-	for _, n := range nestedConfigs {
-		if fi, err := w.root.Lstat(path.Join(dir, n.marker)); err == nil && fi.Mode().IsRegular() {
-			for _, name := range n.names {
-				w.out = append(w.out, ConfigPath{Name: dir + "/" + name, Reason: n.reason})
-			}
-		}
-	}
+	w.out = markedConfigs(w.out, w.root.Lstat, dir)
 }

@@ -254,23 +254,14 @@ func encodeFast(msg Message) ([]byte, bool) {
 
 // plainMethod reports whether the encoder writes method as it is between
 // quotes: printable ASCII but the quote and the backslash, and not empty.
-func plainMethod(method string) bool {
+// PATCH(toolgate): patch 20 asks it of a frame's bytes too.
+func plainMethod[T ~string | ~[]byte](method T) bool {
 	for i := 0; i < len(method); i++ {
 		if c := method[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
 			return false
 		}
 	}
-	return method != ""
-}
-
-// plainMethodBytes is plainMethod of b's bytes. PATCH(toolgate): patch 20.
-func plainMethodBytes(b []byte) bool {
-	for _, c := range b {
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return len(b) > 0
+	return len(method) > 0
 }
 
 // EncodeIndent is like EncodeMessage, but honors indents.
@@ -410,7 +401,7 @@ func (msg *wireDecode) message() (Message, error) {
 		// PATCH(toolgate): patch 20. A method written as plainMethod has it
 		// (printable ASCII but the quote and the backslash, between quotes)
 		// decodes to the bytes between the quotes, without Unmarshal.
-		if m := msg.Method; len(m) > 2 && m[0] == '"' && m[len(m)-1] == '"' && plainMethodBytes(m[1:len(m)-1]) {
+		if m := msg.Method; len(m) > 2 && m[0] == '"' && m[len(m)-1] == '"' && plainMethod(m[1:len(m)-1]) {
 			method = string(m[1 : len(m)-1])
 		} else if err := internaljson.Unmarshal(msg.Method, &method); err != nil {
 			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
