@@ -280,7 +280,18 @@ func TestKilledWriterLetsGo(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if rep := verifyFile(t, path); !rep.OK {
+	// SIGKILL may land inside the busy writer's write(2): Linux checks for
+	// a fatal signal between the pages it copies, so a record across a page
+	// boundary can be cut short. That is the crash a torn line records: at
+	// most one, a warning, with the chain going on across it.
+	rep := verifyFile(t, path)
+	torn := 0
+	for _, p := range rep.Problems {
+		if p.Kind == KindTorn && p.Warning {
+			torn++
+		}
+	}
+	if torn > 1 || torn != len(rep.Problems) || rep.Omitted != 0 || rep.Records < 10 {
 		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
 	}
 }
