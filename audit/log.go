@@ -381,8 +381,7 @@ func (l *Log) checkHold() {
 		l.check.Reset(d)
 		return
 	}
-	waiting, err := othersWaiting(l.r.Fd())
-	l.yield = waiting && err == nil
+	l.yield, _ = othersWaiting(l.r.Fd()) // it lets go either way
 	if err := l.release(); err != nil && l.failed == nil {
 		l.failed = err
 	}

@@ -28,7 +28,8 @@ func setWaiting(fd uintptr, on bool) error {
 	return unix.FcntlFlock(fd, unix.F_OFD_SETLK, &lk)
 }
 
-// othersWaiting reports whether another handle raised its waiting flag.
+// othersWaiting reports whether another handle raised its waiting flag
+// (false with an error).
 func othersWaiting(fd uintptr) (bool, error) {
 	lk := flag(unix.F_WRLCK)
 	if err := unix.FcntlFlock(fd, unix.F_OFD_GETLK, &lk); err != nil {
