@@ -76,13 +76,13 @@ func walkAll(p *Policy, def tool.Definition, call tool.Call) Decision {
 func TestApplicableRulesBounded(t *testing.T) {
 	p := Default()
 	def := tool.Definition{Name: "noop", InputSchema: json.RawMessage(`{"type":"object"}`)}
-	for i := range 3 * maxApplies {
+	for i := range 3 * maxCached {
 		p.Deny = []string{fmt.Sprintf("tool_%d", i)}
 		p.Decide(def, tool.Call{Name: "noop"})
 	}
 	n := 0
 	p.info(def).applies.Range(func(any, any) bool { n++; return true })
-	if n > maxApplies {
-		t.Errorf("%d lists cached for one tool, want at most %d", n, maxApplies)
+	if n > maxCached {
+		t.Errorf("%d lists cached for one tool, want at most %d", n, maxCached)
 	}
 }

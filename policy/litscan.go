@@ -4,8 +4,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 )
 
 // ruleSet is the rules of a list that apply to one tool (applicable), with
@@ -19,17 +17,18 @@ type ruleSet struct {
 	// lits, when not nil, holds the required literal (lower case) of every
 	// line of the path rules that can make a match (not a negation): a
 	// location holding none of them is matched by none of the path rules.
-	// Nil when a line has no literal: every location must be walked.
+	// Both nil when there is no path rule, a line has no literal or they
+	// are too many: every location must be walked.
 	others []*rule
 	lits   *litScan
 }
 
 func newRuleSet(rules []*rule) *ruleSet {
-	rs := &ruleSet{rules: rules}
+	var others []*rule
 	var lits []string
 	for _, r := range rules {
 		if r.kind != specPath {
-			rs.others = append(rs.others, r)
+			others = append(others, r)
 			continue
 		}
 		for i := range r.path.lines {
@@ -38,15 +37,19 @@ func newRuleSet(rules []*rule) *ruleSet {
 				continue
 			}
 			if l.litLow == "" {
-				return rs
+				return &ruleSet{rules: rules} // no filter
 			}
 			lits = append(lits, l.litLow)
 		}
 	}
+	var a *litScan
 	if len(lits) > 0 {
-		rs.lits = scans.get(lits)
+		a = scanOf(lits) // nil: too many for an automaton
 	}
-	return rs
+	if a == nil {
+		return &ruleSet{rules: rules}
+	}
+	return &ruleSet{rules: rules, others: others, lits: a}
 }
 
 // pathsOut reports whether no path rule of rs matches (ignoring case, as
@@ -169,26 +172,18 @@ func (a *litScan) holds(s string) bool {
 // scans shares the automata among the tools (and policies) whose rule
 // sets hold the same literals: every read-only path tool has the same
 // protected paths.
-var scans scanCache
+var scans boundedMap // literals joined by "\x00", sorted → *litScan (nil: none)
 
-type scanCache struct {
-	m sync.Map // literals joined by "\x00", sorted → *litScan (nil: none)
-	n atomic.Int32
-}
-
-func (sc *scanCache) get(lits []string) *litScan {
+// scanOf returns the automaton of lits (nil: none), from scans.
+func scanOf(lits []string) *litScan {
 	lits = slices.Clone(lits)
 	slices.Sort(lits)
 	lits = slices.Compact(lits)
 	key := strings.Join(lits, "\x00")
-	if v, ok := sc.m.Load(key); ok {
+	if v, ok := scans.Load(key); ok {
 		return v.(*litScan)
 	}
 	a := newLitScan(lits)
-	if sc.n.Add(1) > maxApplies {
-		sc.m.Clear()
-		sc.n.Store(1)
-	}
-	sc.m.Store(key, a)
+	scans.add(key, a)
 	return a
 }

@@ -128,8 +128,7 @@ type toolInfo struct {
 	// (appliesTo depends only on the rule and the definition), so that a
 	// call does not walk every rule of a long list (the protected paths)
 	// that cannot apply to it.
-	applies sync.Map // the list's first rule → *ruleSet (whose key is checked)
-	nApply  atomic.Int32
+	applies boundedMap // the list's first rule → *ruleSet (whose key is checked)
 }
 
 // appliesKey names a rule list (by its first element and length: lists are
@@ -141,9 +140,23 @@ type appliesKey struct {
 	readOnly bool
 }
 
-// maxApplies bounds the lists cached per tool; a policy reloaded many
-// times starts the cache again.
-const maxApplies = 64
+// boundedMap is a sync.Map of at most maxCached entries: one more empties
+// it first (a policy reloaded many times starts its caches again).
+type boundedMap struct {
+	sync.Map
+	n atomic.Int32
+}
+
+const maxCached = 64
+
+// add stores v under k, emptying the map first when it is full.
+func (b *boundedMap) add(k, v any) {
+	if b.n.Add(1) > maxCached {
+		b.Clear()
+		b.n.Store(1)
+	}
+	b.Store(k, v)
+}
 
 // applicable returns the rules of l that apply to f's tool, in order.
 func applicable(f *facts, l []*rule) *ruleSet {
@@ -167,11 +180,7 @@ func applicable(f *facts, l []*rule) *ruleSet {
 	}
 	rs := newRuleSet(out)
 	rs.key = k
-	if f.info.nApply.Add(1) > maxApplies {
-		f.info.applies.Clear()
-		f.info.nApply.Store(1)
-	}
-	f.info.applies.Store(k.first, rs)
+	f.info.applies.add(k.first, rs)
 	return rs
 }
 
