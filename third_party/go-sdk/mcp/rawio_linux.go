@@ -7,6 +7,7 @@ package mcp
 import (
 	"io"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -31,6 +32,22 @@ import (
 type rawFile struct {
 	f    rawFiler
 	conn syscall.RawConn
+
+	// The system call of the Read (and of the Write) in progress, bound
+	// once with its buffer and results in these fields: a closure made per
+	// call escaped to the heap with the results it wrote, two allocations
+	// a Read and two a Write, four pipe calls of a gateway's call.
+	rmu  sync.Mutex
+	rp   []byte
+	rn   int
+	rerr syscall.Errno
+	read func(fd uintptr) bool
+
+	wmu   sync.Mutex
+	wq    []byte
+	wn    int
+	werr  syscall.Errno
+	write func(fd uintptr) bool
 }
 
 // rawFiler is an *os.File, or a type that embeds one (os/exec's stdin
@@ -63,7 +80,9 @@ func rawIO(x any) *rawFile {
 	}) != nil || !nonblocking {
 		return nil
 	}
-	return &rawFile{f: f, conn: conn}
+	r := &rawFile{f: f, conn: conn}
+	r.read, r.write = r.readFD, r.writeFD
+	return r
 }
 
 func (r *rawFile) Read(p []byte) (int, error) {
@@ -73,23 +92,12 @@ func (r *rawFile) Read(p []byte) (int, error) {
 	if len(p) > maxRW {
 		p = p[:maxRW]
 	}
-	var (
-		n     int
-		errno syscall.Errno
-	)
-	err := r.conn.Read(func(fd uintptr) bool {
-		for {
-			r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false // the poller waits
-			}
-			n, errno = int(r1), e
-			return true
-		}
-	})
+	r.rmu.Lock()
+	r.rp = p
+	err := r.conn.Read(r.read)
+	n, errno := r.rn, r.rerr
+	r.rp, r.rn, r.rerr = nil, 0, 0
+	r.rmu.Unlock()
 	switch {
 	case err != nil: // closed, or past its deadline: the file says so
 		return r.f.Read(p)
@@ -101,30 +109,35 @@ func (r *rawFile) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// readFD reads into r.rp, as the RawConn's Read calls it: false asks the
+// poller to wait.
+func (r *rawFile) readFD(fd uintptr) bool {
+	for {
+		r1, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.rp[0])), uintptr(len(r.rp)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false // the poller waits
+		}
+		r.rn, r.rerr = int(r1), e
+		return true
+	}
+}
+
 func (r *rawFile) Write(p []byte) (int, error) {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	defer func() { r.wq = nil }()
 	n := 0
 	for n < len(p) {
 		q := p[n:]
 		if len(q) > maxRW {
 			q = q[:maxRW]
 		}
-		var (
-			m     int
-			errno syscall.Errno
-		)
-		err := r.conn.Write(func(fd uintptr) bool {
-			for {
-				r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&q[0])), uintptr(len(q)))
-				switch e {
-				case syscall.EINTR:
-					continue
-				case syscall.EAGAIN:
-					return false
-				}
-				m, errno = int(r1), e
-				return true
-			}
-		})
+		r.wq, r.wn, r.werr = q, 0, 0
+		err := r.conn.Write(r.write)
+		m, errno := r.wn, r.werr
 		switch {
 		case err != nil:
 			k, err := r.f.Write(p[n:])
@@ -137,4 +150,19 @@ func (r *rawFile) Write(p []byte) (int, error) {
 		n += m
 	}
 	return n, nil
+}
+
+// writeFD writes r.wq, as the RawConn's Write calls it.
+func (r *rawFile) writeFD(fd uintptr) bool {
+	for {
+		r1, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&r.wq[0])), uintptr(len(r.wq)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		r.wn, r.werr = int(r1), e
+		return true
+	}
 }

@@ -63,6 +63,61 @@ func TestRawIO(t *testing.T) {
 	}
 }
 
+// TestRawFileAllocs: a raw Read or Write allocates nothing (its system call
+// is bound once), and reads and writes from several goroutines at once keep
+// every byte (run with -race: the bound call's fields are guarded).
+func TestRawFileAllocs(t *testing.T) {
+	r, w := pipe(t)
+	rr, rw := rawIO(r), rawIO(w)
+	msg, buf := []byte("0123456789"), make([]byte, 64)
+	if n := testing.AllocsPerRun(200, func() {
+		if _, err := rw.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := rr.Read(buf); err != nil || n != len(msg) {
+			t.Fatal(n, err)
+		}
+	}); n != 0 {
+		t.Errorf("a raw Write and Read allocate %v times, want 0", n)
+	}
+	const writers, each = 4, 500
+	done := make(chan error, writers)
+	for range writers {
+		go func() {
+			for range each {
+				if _, err := rw.Write(msg); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	got := make(chan int, 2)
+	for range 2 {
+		go func() {
+			n, b := 0, make([]byte, 7)
+			for {
+				k, err := rr.Read(b)
+				n += k
+				if err != nil {
+					got <- n
+					return
+				}
+			}
+		}()
+	}
+	for range writers {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if n := <-got + <-got; n != writers*each*len(msg) {
+		t.Errorf("read %d bytes, want %d", n, writers*each*len(msg))
+	}
+}
+
 // TestRawStreams: a connection reads raw what it reads inline, and writes
 // raw a command's stdin and an IOTransport's Writer that is a non-blocking
 // file; everything else as v1.8.0 did.
