@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/goccy/go-yaml"
 )
@@ -30,14 +32,22 @@ const maxDeclaration = 1 << 20
 type WorkspaceError struct {
 	File    string // the declaration, relative to the project: "package.json"
 	Pattern string // the pattern refused, if one is
+	Link    string // the link a pattern reached that cannot be followed, if one is: "packages/app"
 	Why     string
 }
 
 func (e *WorkspaceError) Error() string {
-	if e.Pattern != "" {
-		return fmt.Sprintf("%s: workspace pattern %q: %s", e.File, e.Pattern, e.Why)
+	var msg string
+	if e.File != "" {
+		msg = e.File + ": "
 	}
-	return e.File + ": " + e.Why
+	if e.Pattern != "" {
+		msg += fmt.Sprintf("workspace pattern %q: ", e.Pattern)
+	}
+	if e.Link != "" {
+		msg += e.Link + ": "
+	}
+	return msg + e.Why
 }
 
 // WorkspaceConfigPaths returns the configuration files that programs
@@ -51,21 +61,22 @@ func (e *WorkspaceError) Error() string {
 // below root whose parts are names, path.Match wildcards (*, ?, [...]) or
 // ** (any number of folders); one led by ! excludes folders from the
 // others in npm and pnpm, and is ignored here (guarding more is safe).
-// Folders are read through os.OpenRoot(root): a link is never followed
-// (a package folder that is a link is not looked in), nor are
-// node_modules or names led by a dot unless the pattern's part is.
+// Folders are read through root (the project), never node_modules nor
+// names led by a dot unless the pattern's part is. A folder a pattern
+// reaches that is a symbolic link is resolved inside root, one link at a
+// time (a relative target, at most maxLinkHops links): the configuration
+// is named in the folder it leads to, with no link on its way, and the
+// links crossed are its ConfigPath.Links. ** does not go down a link (as
+// globs do not), but matches the folder a link leads to.
 //
 // A declaration that cannot be read or parsed, a pattern with braces,
-// parentheses, a backslash, a .. part or a leading /, and patterns that
-// reach more than MaxWorkspaceFolders folders are a *WorkspaceError: the
-// caller cannot tell which folders npm or pnpm would treat as packages,
-// and should fail closed. A project declaring nothing returns nil, nil.
-func WorkspaceConfigPaths(root string) ([]ConfigPath, error) {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
+// parentheses, a backslash, a .. part or a leading /, a link a pattern
+// reaches that leads out of root (an absolute target, .. above the top)
+// or cannot be read, and patterns that reach more than
+// MaxWorkspaceFolders folders are a *WorkspaceError: the caller cannot
+// tell which folders npm or pnpm would treat as packages, and should fail
+// closed. A project declaring nothing returns nil, nil.
+func WorkspaceConfigPaths(r *os.Root) ([]ConfigPath, error) {
 	w := &workspace{root: r, seen: map[string]bool{}}
 	for _, d := range []struct {
 		file  string
@@ -88,7 +99,12 @@ func WorkspaceConfigPaths(root string) ([]ConfigPath, error) {
 		}
 		for _, p := range patterns {
 			if err := w.expand(p); err != nil {
-				return nil, &WorkspaceError{File: d.file, Pattern: p, Why: err.Error()}
+				we, ok := err.(*WorkspaceError)
+				if !ok {
+					we = &WorkspaceError{Why: err.Error()}
+				}
+				we.File, we.Pattern = d.file, p
+				return nil, we
 			}
 		}
 	}
@@ -162,12 +178,16 @@ func lernaWorkspaces(data []byte) ([]string, error) {
 	return decl.Packages, nil
 }
 
+// maxLinkHops bounds the links followed to resolve one package folder
+// (Linux's own bound on one path is 40).
+const maxLinkHops = 40
+
 // workspace expands patterns below root into the nested configuration of
 // the folders they match.
 type workspace struct {
 	root    *os.Root
 	visited int
-	seen    map[string]bool // folders matched
+	seen    map[string]bool // folders matched, with the links that led there
 	out     []ConfigPath
 }
 
@@ -198,44 +218,58 @@ func (w *workspace) expand(pattern string) error {
 		}
 		parts = append(parts, part)
 	}
-	return w.walk(".", parts)
+	return w.walk(".", nil, parts)
 }
 
 // walk matches parts below the folder dir (relative to root, no link on
-// its way).
-func (w *workspace) walk(dir string, parts []string) error {
+// its way), reached through links (nil: none).
+func (w *workspace) walk(dir string, links []string, parts []string) error {
 	if len(parts) == 0 {
-		w.match(dir)
+		w.match(dir, links)
 		return nil
 	}
 	part := parts[0]
 	if part == "**" {
-		if err := w.walk(dir, parts[1:]); err != nil { // none
+		if err := w.walk(dir, links, parts[1:]); err != nil { // none
 			return err
 		}
-		return w.each(dir, func(name string) bool { return name[0] != '.' }, func(sub string) error {
-			return w.walk(sub, parts) // one more
+		// One more: a folder, not a link (globs do not go down links for
+		// **), but a link is matched as the folder it leads to.
+		return w.each(dir, links, func(name string) bool { return name[0] != '.' }, func(f folder) error {
+			if f.link {
+				return w.walk(f.dir, f.links, parts[1:])
+			}
+			return w.walk(f.dir, f.links, parts)
 		})
 	}
 	if !strings.ContainsAny(part, "*?[") {
-		sub := path.Join(dir, part)
-		if fi, err := w.root.Lstat(sub); err != nil || !fi.IsDir() {
-			return nil // missing, a file or a link
+		f, ok, err := w.folder(dir, part, links)
+		if err != nil || !ok {
+			return err
 		}
 		if err := w.count(); err != nil {
 			return err
 		}
-		return w.walk(sub, parts[1:])
+		return w.walk(f.dir, f.links, parts[1:])
 	}
-	return w.each(dir, func(name string) bool {
+	return w.each(dir, links, func(name string) bool {
 		ok, _ := path.Match(part, name)
 		return ok && (name[0] != '.' || part[0] == '.')
-	}, func(sub string) error { return w.walk(sub, parts[1:]) })
+	}, func(f folder) error { return w.walk(f.dir, f.links, parts[1:]) })
 }
 
-// each calls fn on the folders in dir (not links, not node_modules) whose
-// name keep accepts.
-func (w *workspace) each(dir string, keep func(string) bool, fn func(string) error) error {
+// folder is a folder a pattern's part reached: dir relative to root with
+// no link on its way, the links that led there, and whether the part named
+// a link.
+type folder struct {
+	dir   string
+	links []string
+	link  bool
+}
+
+// each calls fn on the folders in dir (not node_modules; a link resolved)
+// whose name keep accepts.
+func (w *workspace) each(dir string, links []string, keep func(string) bool, fn func(folder) error) error {
 	f, err := w.root.Open(dir)
 	if err != nil {
 		return nil // gone, or not a folder
@@ -246,17 +280,104 @@ func (w *workspace) each(dir string, keep func(string) bool, fn func(string) err
 		return nil
 	}
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == "node_modules" || !keep(e.Name()) {
+		if !(e.IsDir() || e.Type()&fs.ModeSymlink != 0) || e.Name() == "node_modules" || !keep(e.Name()) {
+			continue
+		}
+		sub, ok, err := w.folder(dir, e.Name(), links)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			continue
 		}
 		if err := w.count(); err != nil {
 			return err
 		}
-		if err := fn(path.Join(dir, e.Name())); err != nil {
+		if err := fn(sub); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// folder returns the folder name in dir (no link on its way), ok false
+// when it is missing or not a folder; a link is resolved (resolve).
+func (w *workspace) folder(dir, name string, links []string) (folder, bool, error) {
+	sub := path.Join(dir, name)
+	fi, err := w.root.Lstat(sub)
+	switch {
+	case err != nil:
+		return folder{}, false, nil // missing, or cannot be looked at: no folder (a package without a marker seen)
+	case fi.IsDir():
+		return folder{dir: sub, links: links}, true, nil
+	case fi.Mode()&fs.ModeSymlink == 0:
+		return folder{}, false, nil
+	}
+	real, crossed, err := w.resolve(sub)
+	if err != nil || real == "" {
+		return folder{}, false, err
+	}
+	return folder{dir: real, links: append(slices.Clone(links), crossed...), link: true}, true, nil
+}
+
+// resolve follows the link at rel (no link on the way to it) to the folder
+// it leads to, inside root, one component at a time: it returns that
+// folder relative to root with no link on its way, and each link crossed
+// (rel first), or "" when the link leads to nothing or to a file. A link
+// that leads out of root (an absolute target, or .. above the top), one
+// that cannot be read, or more than maxLinkHops links are an error: npm
+// would read the package's .npmrc where it cannot be told, so the caller
+// fails closed.
+func (w *workspace) resolve(rel string) (string, []string, error) {
+	cur, rest := path.Dir(rel), []string{path.Base(rel)}
+	var crossed []string
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if cur == "." {
+				return "", nil, linkError(rel, "leads out of the project")
+			}
+			cur = path.Dir(cur)
+			continue
+		}
+		next := path.Join(cur, c)
+		fi, err := w.root.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			return "", nil, nil
+		case err != nil:
+			return "", nil, linkError(rel, "cannot be followed: "+err.Error())
+		case fi.Mode()&fs.ModeSymlink == 0:
+			if !fi.IsDir() {
+				return "", nil, nil
+			}
+			cur = next
+			continue
+		}
+		if len(crossed) == maxLinkHops {
+			return "", nil, linkError(rel, fmt.Sprintf("goes through more than %d links", maxLinkHops))
+		}
+		target, err := w.root.Readlink(next)
+		if err != nil {
+			return "", nil, linkError(rel, "cannot be read: "+err.Error())
+		}
+		if target == "" || strings.HasPrefix(target, "/") {
+			return "", nil, linkError(rel, "leads to an absolute path ("+target+")")
+		}
+		crossed = append(crossed, next)
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return cur, crossed, nil
+}
+
+// linkError is resolve's error for the link rel: the folder behind it
+// cannot be told.
+func linkError(rel, why string) *WorkspaceError {
+	return &WorkspaceError{Link: rel, Why: "a package folder is a symbolic link that " + why + ": only a relative link to a folder inside the project is followed"}
 }
 
 func (w *workspace) count() error {
@@ -267,11 +388,16 @@ func (w *workspace) count() error {
 }
 
 // match adds the nested configuration of the folder dir, by the markers
-// it holds.
-func (w *workspace) match(dir string) {
-	if dir == "." || w.seen[dir] {
+// it holds, each with the links that led there.
+func (w *workspace) match(dir string, links []string) {
+	key := strings.Join(append([]string{dir}, links...), "\x00")
+	if dir == "." || w.seen[key] {
 		return
 	}
-	w.seen[dir] = true
+	w.seen[key] = true
+	n := len(w.out)
 	w.out = markedConfigs(w.out, w.root.Lstat, dir)
+	for i := n; i < len(w.out); i++ {
+		w.out[i].Links = links
+	}
 }

@@ -25,9 +25,22 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 	}
 }
 
+// workspaceConfigPaths opens root and expands its declarations.
+func workspaceConfigPaths(t *testing.T, root string) ([]policy.ConfigPath, error) {
+	t.Helper()
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	return policy.WorkspaceConfigPaths(r)
+}
+
+// workspaceNames returns the names of root's workspace configuration,
+// each followed by the links that led to it ("lib/app/.npmrc <- packages/app").
 func workspaceNames(t *testing.T, root string) []string {
 	t.Helper()
-	list, err := policy.WorkspaceConfigPaths(root)
+	list, err := workspaceConfigPaths(t, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +49,11 @@ func workspaceNames(t *testing.T, root string) []string {
 		if c.Reason == "" {
 			t.Errorf("%s has no reason", c.Name)
 		}
-		names = append(names, c.Name)
+		n := c.Name
+		if len(c.Links) > 0 {
+			n += " <- " + strings.Join(c.Links, " ")
+		}
+		names = append(names, n)
 	}
 	slices.Sort(names)
 	return names
@@ -44,19 +61,18 @@ func workspaceNames(t *testing.T, root string) []string {
 
 // TestWorkspaceConfigPaths: the package folders a workspace declares
 // (package.json's workspaces in both forms, pnpm-workspace.yaml, lerna.json),
-// at any depth, give their .npmrc; a folder not declared, one without a
-// package.json, node_modules, a dot folder and a folder reached through a
-// link (in or out of the workspace) do not; nor does a pattern led by !.
+// at any depth, give their .npmrc, a link to a package folder inside the
+// workspace the .npmrc of that folder; a folder not declared, one without a
+// package.json, node_modules and a dot folder do not; nor does a pattern
+// led by !.
 func TestWorkspaceConfigPaths(t *testing.T) {
-	outside := t.TempDir()
-	writeTree(t, outside, map[string]string{"pkg/package.json": "{}"})
 	packages := map[string]string{
 		"packages/app/package.json": "{}", "packages/lib/package.json": "{}", "packages/docs/README.md": "",
 		"packages/node_modules/x/package.json": "{}", "packages/.hidden/package.json": "{}",
 		"apps/web/package.json": "{}", "apps/group/api/package.json": "{}", "apps/group/api/src/package.json": "{}",
 		"tools/cli/package.json": "{}", "deep/a/b/package.json": "{}", "pkg/package.json": "{}",
 	}
-	want := []string{"apps/group/api/.npmrc", "apps/group/api/src/.npmrc", "apps/web/.npmrc", "packages/app/.npmrc", "packages/lib/.npmrc", "tools/cli/.npmrc"}
+	want := []string{"apps/group/api/.npmrc", "apps/group/api/src/.npmrc", "apps/web/.npmrc", "packages/app/.npmrc", "packages/lib/.npmrc", "pkg/.npmrc <- packages/in", "tools/cli/.npmrc"}
 	for _, c := range []struct{ name, file, decl string }{
 		{"npm list", "package.json", `{"name": "mono", "workspaces": ["packages/*", "./apps/**/", "tools/cli", "!packages/lib", "missing/*"]}`},
 		{"yarn object", "package.json", `{"workspaces": {"packages": ["packages/*", "apps/**", "tools/cli"], "nohoist": ["**/x"]}}`},
@@ -67,13 +83,7 @@ func TestWorkspaceConfigPaths(t *testing.T) {
 			ws := t.TempDir()
 			writeTree(t, ws, packages)
 			writeTree(t, ws, map[string]string{c.file: c.decl})
-			if err := os.Symlink(filepath.Join(outside, "pkg"), filepath.Join(ws, "packages", "out")); err != nil {
-				t.Fatal(err)
-			}
 			if err := os.Symlink("../pkg", filepath.Join(ws, "packages", "in")); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink(outside, filepath.Join(ws, "apps", "ext")); err != nil {
 				t.Fatal(err)
 			}
 			if got := workspaceNames(t, ws); !slices.Equal(got, want) {
@@ -125,7 +135,7 @@ func TestWorkspaceRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		list, err := policy.WorkspaceConfigPaths(ws)
+		list, err := workspaceConfigPaths(t, ws)
 		var we *policy.WorkspaceError
 		if !errors.As(err, &we) || we.File != c.file || we.Pattern != c.pattern || list != nil {
 			t.Errorf("%s %s: %v %v, want a WorkspaceError naming %q", c.file, c.decl, list, err, c.pattern)
@@ -143,5 +153,73 @@ func TestWorkspaceRefused(t *testing.T) {
 	}
 	if got := workspaceNames(t, ws); len(got) != policy.MaxWorkspaceFolders-1 {
 		t.Errorf("%d folders at the bound: %d paths", policy.MaxWorkspaceFolders, len(got))
+	}
+}
+
+// symlinks makes each link (path relative to root: target).
+func symlinks(t *testing.T, root string, links map[string]string) {
+	t.Helper()
+	for rel, target := range links {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestWorkspaceLinks: a declared package folder that is a link, or lies
+// behind one, names the configuration of the folder the links lead to
+// (no link on its way), with every link crossed; ** matches a link but
+// does not go down it (a link to its own folder ends); a dangling link
+// and a link to a file are no package. A link leading out of the
+// workspace (absolute, or .. above the top), or a loop, is a WorkspaceError
+// naming it: npm would read a .npmrc the guard cannot tell.
+func TestWorkspaceLinks(t *testing.T) {
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{
+		"package.json":         `{"workspaces": ["packages/*", "group/*", "apps/**"]}`,
+		"lib/app/package.json": "{}", "lib/web/package.json": "{}", "src/group/one/package.json": "{}",
+		"README": "", "apps/x/real/package.json": "{}", "lib/deep/pkg/package.json": "{}",
+	})
+	symlinks(t, ws, map[string]string{
+		"packages/app":   "../lib/app",
+		"group":          "src/group",
+		"packages/chain": "../hop/web",
+		"hop":            "./lib/",
+		"apps/x/ln":      "../../lib/deep",
+		"apps/loop":      ".",
+		"packages/gone":  "../nothing",
+		"packages/file":  "../README",
+	})
+	want := []string{
+		"apps/x/real/.npmrc",
+		"lib/app/.npmrc <- packages/app",
+		"lib/web/.npmrc <- packages/chain hop",
+		"src/group/one/.npmrc <- group",
+	}
+	if got := workspaceNames(t, ws); !slices.Equal(got, want) {
+		t.Errorf("got %q,\nwant %q", got, want)
+	}
+
+	outside := t.TempDir()
+	writeTree(t, outside, map[string]string{"pkg/package.json": "{}"})
+	for _, c := range []struct{ link, target, why string }{
+		{"packages/out", filepath.Join(outside, "pkg"), "absolute"},
+		{"packages/up", "../../" + filepath.Base(outside) + "/pkg", "out of the project"},
+		{"packages/back", "../../" + filepath.Base(ws) + "/lib/app", "out of the project"}, // out and in again
+		{"packages/self", "self", "more than 40 links"},
+		{"hidden/in", "../../x", "out of the project"}, // behind a link a pattern reaches
+	} {
+		ws := t.TempDir()
+		writeTree(t, ws, map[string]string{"package.json": `{"workspaces": ["packages/*", "pk/*"]}`, "lib/app/package.json": "{}"})
+		symlinks(t, ws, map[string]string{c.link: c.target, "pk": "hidden"})
+		list, err := workspaceConfigPaths(t, ws)
+		var we *policy.WorkspaceError
+		if !errors.As(err, &we) || we.Link != c.link || we.File != "package.json" || list != nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("%s -> %s: %v %v, want a WorkspaceError naming the link, %q", c.link, c.target, list, err, c.why)
+		}
 	}
 }

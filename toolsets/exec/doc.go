@@ -89,9 +89,10 @@
 // configuration a program reads in a folder directly below the top (a
 // package's .npmrc, a virtual environment's pip.conf:
 // policy.NestedConfigPaths), or in a package folder the workspace
-// declares at any depth (policy.WorkspaceConfigPaths), is compared after the command with what it
-// was, by content, no folder pinned: one created is removed, one changed
-// or removed is put back.
+// declares at any depth (policy.WorkspaceConfigPaths; in the folder a
+// package link inside the workspace leads to, the link kept as it was), is
+// compared after the command with what it was, by content, no folder
+// pinned: one created is removed, one changed or removed is put back.
 //
 // Network: none, unless Options.Egress gives an egress proxy (package
 // sandbox/egress). Then each command reaches that proxy, served in this

@@ -90,11 +90,8 @@ func TestNestedConfigGuarded(t *testing.T) {
 // however deep, is guarded as one directly below the top is: planted,
 // changed, or reached by replacing a folder on its way with a link, the
 // call is a sandbox_violation and the change is undone. A deep package
-// folder the workspace does not declare is not guarded, as before; a
-// package folder that is a link out of the workspace is not followed.
+// folder the workspace does not declare is not guarded, as before.
 func TestWorkspaceConfigGuarded(t *testing.T) {
-	outside := t.TempDir()
-	writeFiles(t, outside, map[string]string{"ext/package.json": "{}"})
 	files := map[string]string{
 		"package.json":              `{"name": "mono", "private": true, "workspaces": ["packages/*"]}`,
 		"pnpm-workspace.yaml":       "packages:\n  - apps/**\n",
@@ -105,9 +102,6 @@ func TestWorkspaceConfigGuarded(t *testing.T) {
 	setup := func(t *testing.T) string {
 		ws := t.TempDir()
 		writeFiles(t, ws, files)
-		if err := os.Symlink(filepath.Join(outside, "ext"), filepath.Join(ws, "packages", "ext")); err != nil {
-			t.Fatal(err)
-		}
 		return ws
 	}
 	for _, a := range []struct{ name, command, path string }{
@@ -156,24 +150,112 @@ func TestWorkspaceConfigGuarded(t *testing.T) {
 	}
 }
 
+// TestWorkspaceLinkGuarded: a declared package folder that is a link to a
+// folder inside the workspace is guarded in the folder it leads to, and
+// the link stays as it was: the .npmrc changed or planted through the
+// link is put back or removed; the link pointed elsewhere, or replaced by
+// a folder of the command's with its own .npmrc, is a sandbox_violation
+// naming the link, and the link is made again. The link removed (the
+// package gone) is the command's.
+func TestWorkspaceLinkGuarded(t *testing.T) {
+	files := map[string]string{
+		"package.json":          `{"name": "mono", "private": true, "workspaces": ["packages/*"]}`,
+		"lib/shared/.npmrc":     "ignore-scripts=true\n",
+		"lib/bare/package.json": "{}", "lib/shared/package.json": "{}",
+		"evil/package.json": "{}", "evil/.npmrc": "script-shell=./x\n",
+	}
+	setup := func(t *testing.T) string {
+		ws := t.TempDir()
+		writeFiles(t, ws, files)
+		for link, target := range map[string]string{"packages/shared": "../lib/shared", "packages/bare": "../lib/bare"} {
+			if err := os.MkdirAll(filepath.Join(ws, "packages"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ws
+	}
+	for _, a := range []struct{ name, command, path string }{
+		{"changed through the link", "echo script-shell=./x >> packages/shared/.npmrc", "lib/shared/.npmrc"},
+		{"planted through the link", "echo registry=http://evil.example/ > packages/bare/.npmrc", "lib/bare/.npmrc"},
+		{"retargeted", "ln -sfn ../evil packages/shared", "packages/shared"},
+		{"replaced by a folder", "rm packages/shared && cp -r evil packages/shared", "packages/shared"},
+		{"replaced by a file", "rm packages/bare && echo x > packages/bare", "packages/bare"},
+		{"folder above a link", "mv packages p2 && mkdir -p e/shared && cp evil/.npmrc e/shared/ && ln -s e packages", "packages/shared"},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			ws := setup(t)
+			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
+				map[string]any{"command": a.command + " && echo kept > ok.txt"})
+			if r.Error == nil || r.Error.Type != tool.SandboxViolation {
+				t.Fatalf("want a sandbox_violation: %s", r.Text())
+			}
+			if paths, _ := r.Error.Details["paths"].([]string); !slices.Contains(paths, a.path) {
+				t.Errorf("%s is not named: %v", a.path, paths)
+			}
+			if b, err := os.ReadFile(filepath.Join(ws, "lib/shared/.npmrc")); string(b) != files["lib/shared/.npmrc"] {
+				t.Errorf("lib/shared/.npmrc holds %q (%v)", b, err)
+			}
+			if _, err := os.Lstat(filepath.Join(ws, "lib/bare/.npmrc")); err == nil {
+				t.Error("lib/bare/.npmrc was left")
+			}
+			if a.name != "folder above a link" {
+				for link, target := range map[string]string{"packages/shared": "../lib/shared", "packages/bare": "../lib/bare"} {
+					if got, err := os.Readlink(filepath.Join(ws, link)); got != target {
+						t.Errorf("%s -> %q (%v), want the link to %s back", link, got, err, target)
+					}
+				}
+			} else if fi, err := os.Lstat(filepath.Join(ws, "packages")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+				t.Error("the link made in place of packages was left")
+			}
+			if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
+				t.Errorf("the rest of what the command wrote is gone: %v", err)
+			}
+		})
+	}
+
+	ws := setup(t)
+	r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
+		map[string]any{"command": "cat packages/shared/.npmrc && echo x > packages/shared/index.js && rm packages/bare"})
+	if r.Error != nil || r.Structured.(Output).ExitCode != 0 {
+		t.Fatalf("an ordinary command through the link, the link removed: %s", r.Text())
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "packages/bare")); err == nil {
+		t.Error("the link the command removed was made again")
+	}
+}
+
 // TestWorkspaceDeclarationRefused: a workspace whose declaration cannot be
-// expanded (malformed, a pattern leaving the workspace, braces) runs no
-// command: a conflict naming the file and saying what to fix, not a crash
-// and not a command run with its packages unguarded.
+// expanded (malformed, a pattern leaving the workspace, braces, a package
+// folder that is a link out of the workspace) runs no command: a conflict
+// naming the file (or the link) and saying what to fix, not a crash and
+// not a command run with its packages unguarded.
 func TestWorkspaceDeclarationRefused(t *testing.T) {
-	for _, c := range []struct{ file, decl string }{
-		{"package.json", `{"workspaces": ["packages/*"`},
-		{"pnpm-workspace.yaml", "packages:\n  - 'packages/*\n"},
-		{"package.json", `{"workspaces": ["../*"]}`},
-		{"pnpm-workspace.yaml", "packages: ['/tmp/*']\n"},
-		{"lerna.json", `{"packages": ["packages/{a,b}"]}`},
+	outside := t.TempDir()
+	for _, c := range []struct{ file, decl, link string }{
+		{"package.json", `{"workspaces": ["packages/*"`, ""},
+		{"pnpm-workspace.yaml", "packages:\n  - 'packages/*\n", ""},
+		{"package.json", `{"workspaces": ["../*"]}`, ""},
+		{"pnpm-workspace.yaml", "packages: ['/tmp/*']\n", ""},
+		{"lerna.json", `{"packages": ["packages/{a,b}"]}`, ""},
+		{"package.json", `{"workspaces": ["packages/*"]}`, outside},
+		{"package.json", `{"workspaces": ["packages/*"]}`, "../../x"},
 	} {
 		ws := t.TempDir()
 		writeFiles(t, ws, map[string]string{c.file: c.decl, "packages/a/package.json": "{}"})
+		want := c.file
+		if c.link != "" {
+			if err := os.Symlink(c.link, filepath.Join(ws, "packages", "ln")); err != nil {
+				t.Fatal(err)
+			}
+			want = "packages/ln"
+		}
 		r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
 			map[string]any{"command": "echo x > ran.txt"})
-		if r.Error == nil || r.Error.Type != tool.Conflict || r.Error.Details["path"] != c.file || r.Error.Suggestion == "" {
-			t.Errorf("%s %s: %s", c.file, c.decl, r.Text())
+		if r.Error == nil || r.Error.Type != tool.Conflict || r.Error.Details["path"] != want || r.Error.Suggestion == "" {
+			t.Errorf("%s %s %s: %s", c.file, c.decl, c.link, r.Text())
 		}
 		if _, err := os.Lstat(filepath.Join(ws, "ran.txt")); err == nil {
 			t.Errorf("%s %s: the command ran", c.file, c.decl)

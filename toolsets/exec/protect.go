@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -72,9 +73,13 @@ import (
 // its folder is removed. Those folders are found when the command starts,
 // one level deep, and at any depth the package folders the workspace
 // declares (policy.WorkspaceConfigPaths: package.json's workspaces,
-// pnpm-workspace.yaml, lerna.json, their patterns expanded without
-// following a link, at most policy.MaxWorkspaceFolders folders); a
+// pnpm-workspace.yaml, lerna.json, their patterns expanded through the
+// workspace's os.Root, at most policy.MaxWorkspaceFolders folders); a
 // declaration that cannot be expanded runs no command (workspaceError). A
+// package folder reached through links inside the workspace is guarded in
+// the folder they lead to, and each link crossed must stay as it was
+// (linkEntry, checkLink): another link, a folder or a file in its place is
+// removed and the link made again; the link removed is no change. A
 // folder the command makes a package or a virtual environment, or one
 // deeper down that is not declared, is its own work, not guarded.
 //
@@ -94,6 +99,7 @@ type guard struct {
 	missing  []missingEntry
 	watched  []watchedEntry
 	nested   []nestedEntry
+	links    []linkEntry
 	// ci maps the CI definitions guarded (relative paths) to the allow
 	// rule that would let commands write them; globs are the CI patterns
 	// of one name with a wildcard, matched against new names at the top.
@@ -122,6 +128,15 @@ type nestedEntry struct {
 	rel    string
 	before fs.FileInfo
 	data   []byte
+}
+
+// linkEntry is a symbolic link through which a declared package folder
+// is reached (policy.ConfigPath.Links), as it was before the command: the
+// file and its target.
+type linkEntry struct {
+	rel    string
+	before fs.FileInfo
+	target string
 }
 
 // maxNested is the largest nested configuration file kept to be put back;
@@ -184,26 +199,36 @@ func newGuard(root string, own []string, allowCI func(rel string) bool) (*guard,
 			return nil, err
 		}
 	}
-	declared, err := policy.WorkspaceConfigPaths(real)
+	ws, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, err
 	}
-	if nested := slices.Concat(policy.NestedConfigPaths(real), declared); len(nested) > 0 {
-		root, err := os.OpenRoot(real)
-		if err != nil {
-			return nil, err
-		}
-		defer root.Close()
-		for _, c := range nested {
-			if seen[c.Name] {
+	defer ws.Close()
+	declared, err := policy.WorkspaceConfigPaths(ws)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range slices.Concat(policy.NestedConfigPaths(real), declared) {
+		for _, l := range c.Links {
+			if seen[l] {
 				continue
 			}
-			seen[c.Name] = true
-			if n, ok := readNested(root, c.Name); ok {
-				g.nested = append(g.nested, n)
-			} else {
-				g.watched = append(g.watched, watchedEntry{c.Name, g.state(c.Name)})
+			seen[l] = true
+			fi, err := ws.Lstat(l)
+			target, rerr := ws.Readlink(l)
+			if err = cmp.Or(err, rerr); err != nil {
+				return nil, &policy.WorkspaceError{Link: l, Why: "a link to a package folder changed while it was looked at: " + err.Error()}
 			}
+			g.links = append(g.links, linkEntry{l, fi, target})
+		}
+		if seen[c.Name] {
+			continue
+		}
+		seen[c.Name] = true
+		if n, ok := readNested(ws, c.Name); ok {
+			g.nested = append(g.nested, n)
+		} else {
+			g.watched = append(g.watched, watchedEntry{c.Name, g.state(c.Name)})
 		}
 	}
 	g.tidy()
@@ -472,7 +497,7 @@ func (g *guard) check() breach {
 			b.paths = append(b.paths, w.rel)
 		}
 	}
-	if len(g.nested) > 0 {
+	if len(g.nested)+len(g.links) > 0 {
 		if root == nil {
 			if r, err := os.OpenRoot(g.root); err == nil {
 				defer r.Close()
@@ -480,7 +505,10 @@ func (g *guard) check() breach {
 			}
 		}
 		for _, n := range g.nested {
-			g.checkNested(root, n, &b)
+			checkNested(root, n, &b)
+		}
+		for _, l := range g.links {
+			checkLink(root, l, &b)
 		}
 	}
 	slices.Sort(b.paths)
@@ -500,56 +528,99 @@ func (g *guard) check() breach {
 // is removed; another file, or none, where there was one is replaced by
 // the file as it was. Its folder gone (removed or renamed whole, the file
 // with it) is no change.
-func (g *guard) checkNested(root *os.Root, n nestedEntry, b *breach) {
-	kept := func(p string) {
-		b.paths = append(b.paths, n.rel)
-		b.kept = append(b.kept, p)
-	}
-	undone := func(p string, err error, done *[]string) { // err: how undoing it at p went
-		if err != nil {
-			kept(p)
-			return
-		}
-		b.paths = append(b.paths, n.rel)
-		*done = append(*done, p)
-	}
-	if root == nil {
-		kept(n.rel)
+func checkNested(root *os.Root, n nestedEntry, b *breach) {
+	if !way(root, n.rel, b) {
 		return
-	}
-	dir := path.Dir(n.rel)
-	for i := 1; i <= len(dir); i++ { // each folder on the way, from the top: none was a link
-		if i < len(dir) && dir[i] != '/' {
-			continue
-		}
-		fi, err := root.Lstat(dir[:i])
-		switch {
-		case absent(err):
-			return
-		case err != nil:
-			kept(dir[:i])
-			return
-		case fi.Mode()&fs.ModeSymlink != 0:
-			undone(dir[:i], root.Remove(dir[:i]), &b.removed)
-			return
-		case !fi.IsDir():
-			return
-		}
 	}
 	now, err := root.Lstat(n.rel)
 	switch {
 	case absent(err) && n.before == nil:
 		return
 	case err != nil && !absent(err):
-		kept(n.rel)
+		b.keep(n.rel, n.rel)
 		return
 	case err == nil && n.before == nil:
-		undone(n.rel, root.RemoveAll(n.rel), &b.removed)
+		b.undone(n.rel, n.rel, root.RemoveAll(n.rel), &b.removed)
 		return
 	case err == nil && sameNested(root, n, now):
 		return
 	}
-	undone(n.rel, putBack(root, n), &b.restored)
+	b.undone(n.rel, n.rel, putBack(root, n), &b.restored)
+}
+
+// checkLink compares what stands at the name of the link l now with l,
+// through root (nil: the workspace could not be opened), and undoes a
+// change into b: the same link (file and target), or nothing, is no
+// change; anything else (another link, a folder, a file) is removed and
+// the link made again, and a link in place of a folder on its way is
+// removed (way).
+func checkLink(root *os.Root, l linkEntry, b *breach) {
+	if !way(root, l.rel, b) {
+		return
+	}
+	now, err := root.Lstat(l.rel)
+	switch {
+	case absent(err):
+		return
+	case err != nil:
+		b.keep(l.rel, l.rel)
+		return
+	case now.Mode()&fs.ModeSymlink != 0 && os.SameFile(l.before, now):
+		if target, err := root.Readlink(l.rel); err == nil && target == l.target {
+			return
+		}
+	}
+	b.undone(l.rel, l.rel, replace(root, l.rel, func(tmp string) error { return root.Symlink(l.target, tmp) }), &b.restored)
+}
+
+// way checks each folder on the way to rel from the top, through root
+// (nil: it could not be opened), none of which was a link: one made in
+// place of a folder is removed, into b. It reports whether rel is to be
+// looked at: not when a folder on its way is gone (or a file: the entry
+// went with it) or was changed.
+func way(root *os.Root, rel string, b *breach) bool {
+	if root == nil {
+		b.keep(rel, rel)
+		return false
+	}
+	dir := path.Dir(rel)
+	for i := 1; i <= len(dir); i++ { // each folder on the way, from the top
+		if i < len(dir) && dir[i] != '/' {
+			continue
+		}
+		fi, err := root.Lstat(dir[:i])
+		switch {
+		case absent(err):
+			return false
+		case err != nil:
+			b.keep(rel, dir[:i])
+			return false
+		case fi.Mode()&fs.ModeSymlink != 0:
+			b.undone(rel, dir[:i], root.Remove(dir[:i]), &b.removed)
+			return false
+		case !fi.IsDir():
+			return false
+		}
+	}
+	return true
+}
+
+// keep records that the guarded entry rel changed and that p could not be
+// removed or put back.
+func (b *breach) keep(rel, p string) {
+	b.paths = append(b.paths, rel)
+	b.kept = append(b.kept, p)
+}
+
+// undone records that the guarded entry rel changed and that p was undone
+// into done (removed or restored), or kept when err says it could not be.
+func (b *breach) undone(rel, p string, err error, done *[]string) {
+	if err != nil {
+		b.keep(rel, p)
+		return
+	}
+	b.paths = append(b.paths, rel)
+	*done = append(*done, p)
 }
 
 // sameNested reports whether now, the entry at n's name, is the file n
@@ -568,27 +639,35 @@ func sameNested(root *os.Root, n nestedEntry, now fs.FileInfo) bool {
 	return err == nil && serr == nil && os.SameFile(now, st) && bytes.Equal(data, n.data)
 }
 
-// putBack writes n's file as it was under its name, through root: a new
-// file beside it, renamed over whatever holds the name (removed first when
-// it is a folder).
+// putBack writes n's file as it was under its name, through root.
 func putBack(root *os.Root, n nestedEntry) error {
+	return replace(root, n.rel, func(tmp string) error {
+		f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, n.before.Mode().Perm())
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(n.data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = root.Chmod(tmp, n.before.Mode().Perm()) // the umask took its share
+		}
+		return err
+	})
+}
+
+// replace puts what make makes at a new name beside rel, through root,
+// then renames it over whatever holds rel (removed first when it is a
+// folder).
+func replace(root *os.Root, rel string, make func(tmp string) error) error {
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	tmp := path.Join(path.Dir(n.rel), ".toolgate-"+hex.EncodeToString(rnd[:]))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, n.before.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(n.data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	tmp := path.Join(path.Dir(rel), ".toolgate-"+hex.EncodeToString(rnd[:]))
+	err := make(tmp)
 	if err == nil {
-		err = root.Chmod(tmp, n.before.Mode().Perm()) // the umask took its share
-	}
-	if err == nil {
-		if err = root.Rename(tmp, n.rel); err != nil && root.RemoveAll(n.rel) == nil {
-			err = root.Rename(tmp, n.rel)
+		if err = root.Rename(tmp, rel); err != nil && root.RemoveAll(rel) == nil {
+			err = root.Rename(tmp, rel)
 		}
 	}
 	if err != nil {
@@ -685,9 +764,15 @@ func breachError(b breach) *tool.Error {
 // workspace's package folders could not be told from its declaration
 // (policy.WorkspaceConfigPaths): their .npmrc could not be guarded.
 func workspaceError(we *policy.WorkspaceError) *tool.Error {
-	e := tool.Errorf(tool.Conflict, "no command can run: the sandbox guards the .npmrc of each package folder the workspace declares, and cannot tell them: %v", we).
-		WithSuggestion("fix %s with write_file or edit_file: a list of patterns of folders below the workspace (packages/*, apps/**), "+
-			"no braces, no .. and no absolute path, matching at most %d folders", we.File, policy.MaxWorkspaceFolders).
+	e := tool.Errorf(tool.Conflict, "no command can run: the sandbox guards the .npmrc of each package folder the workspace declares, and cannot tell them: %v", we)
+	if we.Link != "" {
+		// No tool of the agent's makes or removes a link.
+		return e.WithSuggestion("ask the user to make %s a folder, or a relative link to a folder inside the workspace, "+
+			"or to leave it out of the workspace's package patterns", we.Link).
+			WithDetail("path", we.Link)
+	}
+	e.WithSuggestion("fix %s with write_file or edit_file: a list of patterns of folders below the workspace (packages/*, apps/**), "+
+		"no braces, no .. and no absolute path, matching at most %d folders", we.File, policy.MaxWorkspaceFolders).
 		WithDetail("path", we.File)
 	if we.Pattern != "" {
 		e.WithDetail("pattern", we.Pattern)
