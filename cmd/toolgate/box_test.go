@@ -774,6 +774,38 @@ func TestBoxRefusedBelowLevel(t *testing.T) {
 	}
 }
 
+// TestBoxRefusesUndeclarableGrant: an upstream whose write grant declares
+// workspace packages the box cannot tell (a pattern with braces, a package
+// folder that is a link out of the grant) is not started: the gateway
+// says which file or link to fix, and the upstream never runs.
+func TestBoxRefusesUndeclarableGrant(t *testing.T) {
+	for _, c := range []struct{ decl, link, want string }{
+		{`{"workspaces": ["packages/{a,b}"]}`, "", "fix %s/package.json"},
+		{`{"workspaces": ["packages/*"]}`, "/etc", "make %s/packages/out a folder, or a relative link"},
+	} {
+		dir := t.TempDir()
+		work, marker := filepath.Join(dir, "work"), filepath.Join(dir, "started")
+		os.MkdirAll(filepath.Join(work, "packages"), 0o755)
+		os.WriteFile(filepath.Join(work, "package.json"), []byte(c.decl), 0o644)
+		if c.link != "" {
+			os.Symlink(c.link, filepath.Join(work, "packages", "out"))
+		}
+		config, pol := filepath.Join(dir, "gateway.yaml"), filepath.Join(dir, "policy.yaml")
+		os.WriteFile(config, []byte(fmt.Sprintf("servers:\n  - name: up\n    command: /bin/sh\n    args: [\"-c\", \"touch %s; sleep 60\"]\n    isolation:\n      write: [%q]\n", marker, work)), 0o644)
+		os.WriteFile(pol, []byte("allow: [\"*\"]\n"), 0o644)
+		cmd := exec.Command(bin, "proxy", "--config", config, "--policy", pol, "--audit", "off")
+		cmd.Env = append(os.Environ(), "TOOLGATE_STATE="+filepath.Join(dir, "state"))
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "upstream up: its write grant "+work) || !strings.Contains(string(out), fmt.Sprintf(c.want, work)) {
+			t.Errorf("%s %s: %v, want a refusal saying %q:\n%s", c.decl, c.link, err, fmt.Sprintf(c.want, work), out)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%s %s: the upstream started", c.decl, c.link)
+		}
+	}
+}
+
 // TestLauncherCacheAndResolvedPin: `npx -y PKG@VERSION` in the box, with
 // an empty cache, fetches the package from this machine's configured npm
 // registry through the box's egress proxy (the registry's exact host:port

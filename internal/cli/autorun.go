@@ -16,13 +16,13 @@ import (
 	"github.com/toolgate/toolgate/policy"
 )
 
-// guardedAutoRun returns the protected configuration entries
-// (policy.ConfigPaths) at the top of write grant w and in the folders
-// directly below it (policy.NestedConfigPaths: the pip.conf of a virtual
-// environment there when the upstream starts, the .npmrc of a package)
-// that the box cannot be trusted to leave as they are, for a watcher to
-// look at while the upstream runs and once it ended (watchAutoRun,
-// planted):
+// guardedAutoRun returns the protected configuration entries of write
+// grant w, configs (grantConfigs: policy.ConfigPaths at its top, the
+// nested configuration of the folders directly below it and of the
+// package folders it declares: the pip.conf of a virtual environment there
+// when the upstream starts, the .npmrc of a package) that the box cannot
+// be trusted to leave as they are, for a watcher to look at while the
+// upstream runs and once it ended (watchAutoRun, planted):
 //   - those that do not exist: a mount cannot cover them, so any that
 //     appears is moved out of the grant;
 //   - those below a folder of the grant that exist (mounted read-only by
@@ -35,17 +35,37 @@ import (
 //
 // An entry behind a link that leaves the grant is missing from it too; the
 // links on its way are remembered, so that only one made later is moved.
+// A link through which a declared package folder is reached
+// (policy.ConfigPath.Links) is an entry too: anything else in its place
+// (another link, a folder of the upstream's with an .npmrc) is moved out.
 // An error is a grant that cannot be checked (made unreadable): the
 // upstream is then not started.
-func guardedAutoRun(w string) ([]autoRunEntry, error) {
+func guardedAutoRun(w string, configs []policy.ConfigPath) ([]autoRunEntry, error) {
 	root, err := os.OpenRoot(w)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
-	mounted := autoRunEntries(w)
+	mounted := autoRunEntries(w, configs)
 	var out []autoRunEntry
-	for _, c := range slices.Concat(policy.ConfigPaths(), policy.NestedConfigPaths(w)) {
+	links := map[string]bool{}
+	for _, c := range configs {
+		for _, l := range c.Links {
+			if links[l] {
+				continue
+			}
+			links[l] = true
+			rel := filepath.FromSlash(l)
+			fi, err := root.Lstat(rel)
+			if err != nil {
+				return nil, err
+			}
+			target, err := root.Readlink(rel)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, autoRunEntry{grant: w, rel: rel, reason: c.Reason, own: &ownLink{fi, target}})
+		}
 		rel := filepath.FromSlash(c.Name)
 		e := autoRunEntry{grant: w, rel: rel, reason: c.Reason}
 		if fi, err := root.Lstat(rel); err == nil {
@@ -100,6 +120,10 @@ type autoRunEntry struct {
 	mounted fs.FileInfo
 	// links are the links on the way to rel when the upstream started.
 	links map[string]ownLink
+	// own is set when the entry is itself a link, through which a
+	// declared package folder is reached, as it was when the upstream
+	// started: it stays, or goes, but nothing else takes its name.
+	own *ownLink
 }
 
 // ownLink is a link as it was when the upstream started: the file and
@@ -124,6 +148,9 @@ func (e autoRunEntry) path() string { return filepath.Join(e.grant, e.rel) }
 // not be checked, with the folder that cannot be searched (made
 // unreadable on the way): it fails closed, as a refusal.
 func (e autoRunEntry) find(root *os.Root) (string, bool, error) {
+	if e.own != nil {
+		return e.findLink(root)
+	}
 	fi, err := root.Lstat(e.rel)
 	if err == nil {
 		if e.mounted != nil && os.SameFile(e.mounted, fi) {
@@ -156,6 +183,36 @@ func (e autoRunEntry) find(root *os.Root) (string, bool, error) {
 		}
 	}
 	return filepath.Dir(e.rel), false, err
+}
+
+// findLink is find for an entry that is a link (e.own): a link in place of
+// a folder on its way (there were none) is moved out, or else what stands
+// at its name when it is not the link as it was (by device and inode, and
+// target).
+func (e autoRunEntry) findLink(root *os.Root) (string, bool, error) {
+	for _, p := range append(parents(e.rel), e.rel) {
+		fi, err := root.Lstat(p)
+		switch {
+		case absent(err):
+			return "", false, nil
+		case err != nil:
+			return filepath.Dir(p), false, err
+		case p == e.rel:
+			if fi.Mode()&fs.ModeSymlink != 0 && os.SameFile(e.own.fi, fi) {
+				target, err := root.Readlink(p)
+				if err != nil {
+					return filepath.Dir(p), false, err
+				}
+				if target == e.own.target {
+					return "", false, nil
+				}
+			}
+			return p, true, nil
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return p, true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // planted moves the entries of missing that now exist (for an entry
@@ -274,6 +331,8 @@ func (m autoRunMoved) rule() string {
 	}
 	r := fmt.Sprintf("write: an auto-run entry created inside the write grant %s (%s); isolation.write {path, config: true} allows it", m.entry.grant, m.entry.reason)
 	switch {
+	case m.entry.own != nil && !m.link:
+		r = fmt.Sprintf("write: the link %s inside the write grant %s, through which a package folder the grant declares is reached, was pointed elsewhere or replaced (%s)", m.entry.path(), m.entry.grant, m.entry.reason)
 	case m.link:
 		r = fmt.Sprintf("write: a link made inside the write grant %s on the way to the auto-run entry %s, leading out of the grant (%s)", m.entry.grant, m.entry.path(), m.entry.reason)
 	case m.entry.mounted != nil:

@@ -14,9 +14,19 @@ import (
 	"time"
 )
 
+// guardedAt is what launch looks at in the write grant w when an
+// upstream starts.
+func guardedAt(w string) ([]autoRunEntry, error) {
+	cs, err := grantConfigs(w)
+	if err != nil {
+		return nil, err
+	}
+	return guardedAutoRun(w, cs)
+}
+
 func mustMissing(t *testing.T, w string) []autoRunEntry {
 	t.Helper()
-	m, err := guardedAutoRun(w)
+	m, err := guardedAt(w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +75,7 @@ func unreadableChild(dir string) {
 	}
 	work := filepath.Join(dir, "work")
 	os.MkdirAll(work, 0o755)
-	missing, err := guardedAutoRun(work)
+	missing, err := guardedAt(work)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -78,7 +88,7 @@ func unreadableChild(dir string) {
 	if len(got) == 0 || !got[0].unchecked || !strings.Contains(got[0].rule(), "could not be checked") {
 		fail("a grant made unreadable gave %+v", got)
 	}
-	if _, err := guardedAutoRun(work); err == nil {
+	if _, err := guardedAt(work); err == nil {
 		fail("an unreadable grant was taken as checked at start")
 	}
 	os.Chmod(work, 0o755)
@@ -390,7 +400,11 @@ func TestAutoRunNested(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ro := autoRunEntries(work); !slices.Contains(ro, filepath.Join(work, "pkg", ".npmrc")) {
+	cs, err := grantConfigs(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro := autoRunEntries(work, cs); !slices.Contains(ro, filepath.Join(work, "pkg", ".npmrc")) {
 		t.Errorf("read-only entries %v, want pkg/.npmrc", ro)
 	}
 	missing := mustMissing(t, work)
@@ -452,5 +466,91 @@ func TestAutoRunNestedRenamed(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(work, "pkg-old", ".npmrc")); err != nil || string(b) != "fund=false\n" {
 		t.Errorf("the mounted entry, renamed away: %q %v", b, err)
+	}
+}
+
+// TestAutoRunWorkspace: the box guards the .npmrc of every package folder
+// the grant declares as a workspace, at any depth (policy.
+// WorkspaceConfigPaths), not only one level down: an existing one is
+// mounted read-only, one planted in a declared package (directly, or
+// through a link to a package folder inside the grant) is moved out, and
+// the link pointed elsewhere by the upstream is moved out. A declaration
+// that cannot be expanded (braces, a package link out of the grant)
+// refuses the start, saying what to fix.
+func TestAutoRunWorkspace(t *testing.T) {
+	work := t.TempDir()
+	for p, c := range map[string]string{
+		"package.json":              `{"workspaces": ["packages/*"]}`,
+		"packages/app/package.json": "{}", "packages/app/.npmrc": "fund=false\n",
+		"packages/web/package.json": "{}", "lib/shared/package.json": "{}",
+		"evil/package.json": "{}", "evil/.npmrc": "script-shell=./x\n",
+	} {
+		os.MkdirAll(filepath.Join(work, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(work, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../lib/shared", filepath.Join(work, "packages", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := grantConfigs(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro := autoRunEntries(work, cs); !slices.Contains(ro, filepath.Join(work, "packages", "app", ".npmrc")) {
+		t.Errorf("read-only entries %v, want packages/app/.npmrc", ro)
+	}
+	missing := mustMissing(t, work)
+	quarantine := filepath.Join(t.TempDir(), "quarantine")
+	var seq int
+	if moved := planted(missing, quarantine, &seq); len(moved) != 0 {
+		t.Fatalf("nothing planted yet, moved %+v", moved)
+	}
+	for _, rel := range []string{"packages/web/.npmrc", "packages/linked/.npmrc"} {
+		if err := os.WriteFile(filepath.Join(work, rel), []byte("registry=http://index.example.test/\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var targets []string
+	for _, m := range planted(missing, quarantine, &seq) {
+		if m.err != nil {
+			t.Errorf("%s: %v", m.target, m.err)
+		}
+		targets = append(targets, m.target)
+	}
+	slices.Sort(targets)
+	if want := []string{filepath.Join(work, "lib/shared/.npmrc"), filepath.Join(work, "packages/web/.npmrc")}; !slices.Equal(slices.Compact(targets), want) {
+		t.Errorf("moved %v, want %v", targets, want)
+	}
+	// The link pointed at a folder of the upstream's with its own .npmrc.
+	os.Remove(filepath.Join(work, "packages", "linked"))
+	if err := os.Symlink("../evil", filepath.Join(work, "packages", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	moved := planted(missing, quarantine, &seq)
+	if len(moved) != 1 || moved[0].target != filepath.Join(work, "packages", "linked") || !strings.Contains(moved[0].rule(), "pointed elsewhere or replaced") {
+		t.Fatalf("moved %+v, want the link packages/linked", moved)
+	}
+	if _, err := os.Lstat(filepath.Join(work, "packages", "linked")); err == nil {
+		t.Error("the upstream's link is still there")
+	}
+
+	for _, c := range []struct{ decl, link, want string }{
+		{`{"workspaces": ["packages/{a,b}"]}`, "", "fix " + "%s/package.json"},
+		{`{"workspaces": ["packages/*"]}`, "/etc", "make %s/packages/out a folder, or a relative link"},
+	} {
+		w := t.TempDir()
+		os.MkdirAll(filepath.Join(w, "packages"), 0o755)
+		os.WriteFile(filepath.Join(w, "package.json"), []byte(c.decl), 0o644)
+		if c.link != "" {
+			os.Symlink(c.link, filepath.Join(w, "packages", "out"))
+		}
+		_, err := grantConfigs(w)
+		if err == nil {
+			t.Fatalf("%s: no error", c.decl)
+		}
+		if msg := grantError("up", w, err).Error(); !strings.Contains(msg, fmt.Sprintf(c.want, w)) || !strings.Contains(msg, "upstream up") {
+			t.Errorf("%s: %s, want it to say %q", c.decl, msg, fmt.Sprintf(c.want, w))
+		}
 	}
 }

@@ -78,7 +78,19 @@ func (iso *isolation) limits() sandbox.Limits {
 
 // launch is the upstream's mcpclient.Launcher.
 func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser, error) {
-	spec, cleanup, err := b.spec(c)
+	// The protected configuration of each write grant that guards it, read
+	// once: mounted read-only (spec) and watched (guardedAutoRun).
+	configs := map[string][]policy.ConfigPath{}
+	for _, w := range b.iso.write {
+		if !b.iso.config[w] {
+			cs, err := grantConfigs(w)
+			if err != nil {
+				return nil, grantError(c.Name, w, err)
+			}
+			configs[w] = cs
+		}
+	}
+	spec, cleanup, err := b.spec(c, configs)
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +101,10 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	var missing []autoRunEntry
 	for _, w := range b.iso.write {
 		if !b.iso.config[w] {
-			m, err := guardedAutoRun(w)
+			m, err := guardedAutoRun(w, configs[w])
 			if err != nil {
 				cleanup()
-				return nil, fmt.Errorf("upstream %s: its write grant %s cannot be checked for auto-run entries (%v): make it readable again (chmod u+rwx) and look at what it holds before starting the upstream", c.Name, w, err)
+				return nil, grantError(c.Name, w, err)
 			}
 			missing = append(missing, m...)
 		}
@@ -240,8 +252,9 @@ func (b *box) refusal(r boxRefusal, rule string) {
 }
 
 // spec is the sandbox spec of the upstream's command, and what to remove
-// once it is gone.
-func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
+// once it is gone; configs holds the protected configuration of each
+// write grant that guards it (grantConfigs).
+func (b *box) spec(c *mcpclient.Config, configs map[string][]policy.ConfigPath) (sandbox.Spec, func(), error) {
 	iso := b.iso
 	// Paths in the command line are given with their folders' links
 	// resolved: the box shows the real folders only.
@@ -291,7 +304,7 @@ func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
 			spec.Writable = append(spec.Writable, w)
 		}
 		if !iso.config[w] {
-			spec.ReadOnly = append(spec.ReadOnly, autoRunEntries(w)...)
+			spec.ReadOnly = append(spec.ReadOnly, autoRunEntries(w, configs[w])...)
 		}
 	}
 	switch {
@@ -321,15 +334,47 @@ func (b *box) spec(c *mcpclient.Config) (sandbox.Spec, func(), error) {
 	return spec, cleanup, nil
 }
 
-// autoRunEntries returns the protected configuration entries
-// (policy.ConfigPaths: .git, .vscode, .mcp.json, …) that exist at the top
-// of the write grant w, and those of the folders directly below it
+// grantConfigs returns the protected configuration of the write grant w:
+// the entries at its top (policy.ConfigPaths: .git, .vscode, .mcp.json,
+// …), the nested configuration of the folders directly below it
 // (policy.NestedConfigPaths: a virtual environment's pip.conf, a
-// package's .npmrc): they are mounted read-only over it. An entry that
-// is a link is left out (its target is what a mount would bring in).
-func autoRunEntries(w string) []string {
+// package's .npmrc) and of the package folders it declares as a
+// workspace, at any depth (policy.WorkspaceConfigPaths). An error is a
+// grant that cannot be opened, or a declaration that cannot be expanded
+// (*policy.WorkspaceError): the upstream is then not started.
+func grantConfigs(w string) ([]policy.ConfigPath, error) {
+	root, err := os.OpenRoot(w)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	declared, err := policy.WorkspaceConfigPaths(root)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Concat(policy.ConfigPaths(), policy.NestedConfigPaths(w), declared), nil
+}
+
+// grantError refuses to start upstream because its write grant w cannot
+// be guarded (grantConfigs, guardedAutoRun), saying what to do.
+func grantError(upstream, w string, err error) error {
+	var we *policy.WorkspaceError
+	switch {
+	case errors.As(err, &we) && we.Link != "":
+		return fmt.Errorf("upstream %s: its write grant %s declares a package folder the box cannot guard (%v): make %s a folder, or a relative link to a folder inside the grant, or leave it out of the workspace's package patterns, before starting the upstream", upstream, w, err, filepath.Join(w, filepath.FromSlash(we.Link)))
+	case errors.As(err, &we):
+		return fmt.Errorf("upstream %s: its write grant %s declares workspace packages the box cannot tell (%v): the .npmrc of each must be guarded; fix %s (a list of patterns of folders below the grant, such as packages/* or apps/**, no braces, no .. and no absolute path, matching at most %d folders) before starting the upstream", upstream, w, err, filepath.Join(w, we.File), policy.MaxWorkspaceFolders)
+	}
+	return fmt.Errorf("upstream %s: its write grant %s cannot be checked for auto-run entries (%v): make it readable again (chmod u+rwx) and look at what it holds before starting the upstream", upstream, w, err)
+}
+
+// autoRunEntries returns the entries of configs (grantConfigs) that exist
+// in the write grant w: they are mounted read-only over it. An entry that
+// is a link, or behind one, is left out (its target is what a mount would
+// bring in).
+func autoRunEntries(w string, configs []policy.ConfigPath) []string {
 	var out []string
-	for _, c := range slices.Concat(policy.ConfigPaths(), policy.NestedConfigPaths(w)) {
+	for _, c := range configs {
 		p := filepath.Join(w, filepath.FromSlash(c.Name))
 		fi, err := os.Lstat(p)
 		if err != nil || fi.Mode()&os.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
