@@ -8,3 +8,9 @@ import "net"
 // reading it here (no MSG_PEEK): a lean call is not cancelled by its
 // caller's close.
 func awaitClose(net.Conn) (closed bool, err error) { return false, nil }
+
+// peeks says that awaitClose cannot wait without reading here.
+func peeks(net.Conn) bool { return false }
+
+// waiting says that nc's unread bytes cannot be seen here.
+func waiting(net.Conn) bool { return false }

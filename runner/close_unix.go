@@ -39,3 +39,34 @@ func awaitClose(nc net.Conn) (closed bool, err error) {
 	})
 	return closed, err
 }
+
+// peeks says whether awaitClose waits for what nc's peer sends without
+// reading it, and waiting sees it: nc has a socket of its own.
+func peeks(nc net.Conn) bool {
+	_, ok := nc.(syscall.Conn)
+	return ok
+}
+
+// waiting reports whether nc's socket holds bytes not read yet (peeked,
+// MSG_DONTWAIT: it never waits).
+func waiting(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var n int
+	var b [1]byte
+	rc.Control(func(fd uintptr) {
+		for {
+			var err error
+			if n, _, err = unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT); err != unix.EINTR {
+				return
+			}
+		}
+	})
+	return n > 0
+}

@@ -421,3 +421,104 @@ func TestServeIdleHandedConnection(t *testing.T) {
 		t.Fatalf("the idle connection: read %q, %v; want it closed", b, err)
 	}
 }
+
+// TestEvictSparesRequestsIn: over the cap, the slot taken is that of the
+// oldest connection that showed no token and has no request in: one whose
+// request waits unread in its socket (a gateway's new connection whose
+// reader has not run yet) or whose head was read whole and is being
+// decided is spared, however old; when every one has a token or a request
+// in, none is taken. Real loopback sockets: the request waits in the
+// kernel's receive queue as it would under a flood. (Before, the oldest
+// without a token was closed, the gateway's included.)
+func TestEvictSparesRequestsIn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accept := func(write string) net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		io.WriteString(c, write)
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	head, body := leanCall("echo", `{}`)
+	gateway := accept(head + body)
+	for end := time.Now().Add(5 * time.Second); !waiting(gateway); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the gateway's request never reached its socket")
+		}
+	}
+	decided, silent1, silent2, proven := accept(""), accept(""), accept(""), accept("")
+	l := &lean{slots: map[net.Conn]*slot{}}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, nc := range []net.Conn{gateway, decided, silent1, silent2, proven} {
+		l.holdLocked(nc)
+	}
+	l.slots[decided].heard = true
+	l.slots[proven].proven = true
+	l.unproven.Remove(l.slots[proven].elem)
+	l.slots[proven].elem = nil
+	for _, want := range []net.Conn{silent1, silent2} {
+		if !l.evictLocked() {
+			t.Fatal("nothing evicted")
+		}
+		if _, held := l.slots[want]; held {
+			t.Fatalf("%v held, want it evicted (the oldest silent one)", want.LocalAddr())
+		}
+		if _, err := want.Read(make([]byte, 1)); err == nil {
+			t.Fatal("the evicted connection was not closed")
+		}
+	}
+	if l.evictLocked() {
+		t.Fatalf("evicted one of the gateway's, the decided or the proven connection: %d held", len(l.slots))
+	}
+	if len(l.slots) != 3 || l.unproven.Len() != 2 {
+		t.Fatalf("%d held, %d unproven; want 3 and 2", len(l.slots), l.unproven.Len())
+	}
+}
+
+// TestServeFloodKeepsGatewayCall: a gateway's call on a new connection,
+// sent as it connects, is answered though a flood of silent connections
+// (twice the cap) arrives right behind it each time; connections that
+// sent only part of a head hold no slot against it.
+func TestServeFloodKeepsGatewayCall(t *testing.T) {
+	const limit = 4
+	r, addr := serveRunner(t, Options{MaxConns: limit, Open: calling(echo)}, true)
+	if _, err := r.Ensure("sb-a"); err != nil {
+		t.Fatal(err)
+	}
+	for range limit {
+		nc, _ := dialRunner(t, addr)
+		io.WriteString(nc, "POST /sandboxes/sb-a/call HTTP/1.1\r\nHost: ru") // slow heads
+	}
+	head, body := leanCall("echo", `{"n":1}`)
+	for round := range 20 {
+		for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			gw, br := dialRunner(t, addr)
+			io.WriteString(gw, head+body)
+			for range 2 * limit {
+				dialRunner(t, addr)
+			}
+			code, got, err := readAnswer(br)
+			gw.Close()
+			if err == nil && code == 200 && strings.Contains(got, `echo {\"n\":1}`) {
+				break
+			}
+			if err != nil || code != 503 || time.Now().After(end) {
+				t.Fatalf("round %d: %d %q %v", round, code, got, err)
+			}
+			// 503: every held one had its request in a moment ago (the
+			// slow heads not read yet): once read, they hold no slot.
+		}
+	}
+}

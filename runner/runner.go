@@ -32,8 +32,9 @@ type Options struct {
 	Ready func(context.Context) (map[string]any, error)
 	// MaxConns caps the connections Serve holds at once (those it serves
 	// and those it handed to net/http). One beyond takes the slot of the
-	// oldest on which no request has shown a token (closed), and is
-	// answered 503 and closed when every one has. 0 means DefaultMaxConns.
+	// oldest on which no request has shown a token and none is in
+	// (closed), and is answered 503 and closed when every one has shown a
+	// token or has its request in. 0 means DefaultMaxConns.
 	MaxConns int
 }
 

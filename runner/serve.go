@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,7 +49,15 @@ import (
 func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 	l := &lean{r: r, handed: make(chan net.Conn), stop: make(chan struct{}), addr: ln.Addr(),
 		conns: map[net.Conn]*watch{}, slots: map[net.Conn]*slot{}}
-	hs := &http.Server{Handler: r.Handler(), ReadHeaderTimeout: headerTimeout, IdleTimeout: leanIdle, MaxHeaderBytes: 64 << 10,
+	h := r.Handler()
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h.ServeHTTP(w, req)
+		// Decided: shown a token (proven), or answered without one, this
+		// before the answer is flushed.
+		if s, ok := req.Context().Value(slotKey{}).(*slot); ok {
+			s.hear(false)
+		}
+	}), ReadHeaderTimeout: headerTimeout, IdleTimeout: leanIdle, MaxHeaderBytes: 64 << 10,
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
 			return context.WithValue(ctx, slotKey{}, nc.(*handedConn).s)
 		}}
@@ -77,10 +86,12 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 // handed ones included: a connection whose head comes slowly is held up
 // to headerTimeout here, then as long again by net/http. A connection
 // beyond the cap takes the slot of the oldest held one on which no
-// request has shown a token (that one is closed: silent connections
-// cannot evict one that showed a token, though under a flood they may
-// close a gateway's new connection before its first request is read),
-// and is refused only when every held one has shown one.
+// request has shown a token and none is in (that one is closed): silent
+// connections cannot evict one that showed a token, nor a gateway's new
+// connection whose first request came (waiting in its socket, or its head
+// whole in hand and being decided) but is not read or decided yet, however
+// many arrive meanwhile. One beyond is refused only when every held one
+// has shown a token or has its request in.
 const (
 	headerTimeout = 10 * time.Second // net/http's ReadHeaderTimeout
 	leanHead      = 4 << 10
@@ -99,14 +110,14 @@ type lean struct {
 	handed chan net.Conn
 	stop   chan struct{}
 
-	mu      sync.Mutex
-	slots   map[net.Conn]*slot  // the connections held, handed ones included
-	seq     uint64              // the next slot's
-	conns   map[net.Conn]*watch // the lean path's; nil: idle, else serving a call
-	stopped bool
-	wg      sync.WaitGroup
-	look    *time.Timer // looks for calls to watch, every watchAfter while any runs
-	armed   bool
+	mu       sync.Mutex
+	slots    map[net.Conn]*slot  // the connections held, handed ones included
+	unproven list.List           // the held slots that showed no token, oldest first
+	conns    map[net.Conn]*watch // the lean path's; nil: idle, else serving a call
+	stopped  bool
+	wg       sync.WaitGroup
+	look     *time.Timer // looks for calls to watch, every watchAfter while any runs
+	armed    bool
 }
 
 // watch is a call in progress on a connection, whose caller's close, once
@@ -146,13 +157,11 @@ func (l *lean) accept(ln net.Listener) error {
 			// not wait for the caller.
 			nc.SetWriteDeadline(time.Now().Add(time.Second))
 			nc.Write(errorAnswer(nil, "503 Service Unavailable", true, "unavailable",
-				fmt.Sprintf("the runner holds at most %d connections at once (--max-connections), each with a request that showed a token; retry on a connection it can take", limit)))
+				fmt.Sprintf("the runner holds at most %d connections at once (--max-connections), each with a request that showed a token or is being read; retry on a connection it can take", limit)))
 			nc.Close()
 			continue
 		}
-		s := &slot{l: l, nc: nc, seq: l.seq}
-		l.seq++
-		l.slots[nc] = s
+		s := l.holdLocked(nc)
 		l.conns[nc] = nil
 		l.wg.Add(1)
 		l.mu.Unlock()
@@ -165,32 +174,53 @@ func (l *lean) accept(ln net.Listener) error {
 type slot struct {
 	l      *lean
 	nc     net.Conn
-	seq    uint64 // the order of its accept
-	proven bool   // (lean.mu) a request on it showed a token: it is kept
+	proven bool          // (lean.mu) a request on it showed a token: it is kept
+	heard  bool          // (lean.mu) its first request is in: read whole and being decided
+	elem   *list.Element // (lean.mu) in lean.unproven; nil once proven or released
+}
+
+// holdLocked gives nc a slot, the newest. (l.mu held.)
+func (l *lean) holdLocked(nc net.Conn) *slot {
+	s := &slot{l: l, nc: nc}
+	s.elem = l.unproven.PushBack(s)
+	l.slots[nc] = s
+	return s
 }
 
 // evictLocked closes the oldest held connection on which no request has
-// shown a token, its slot free for another; false: every one has shown
-// one. (l.mu held.)
+// shown a token and none is in (heard, or bytes waiting in its socket: the
+// request is about to show one, or to be answered), its slot free for
+// another; false: there is none. (l.mu held.)
 func (l *lean) evictLocked() bool {
-	var old *slot
-	for _, s := range l.slots {
-		if !s.proven && (old == nil || s.seq < old.seq) {
-			old = s
+	for e := l.unproven.Front(); e != nil; e = e.Next() {
+		s := e.Value.(*slot)
+		if s.heard || waiting(s.nc) {
+			continue
 		}
+		l.forgetLocked(s.nc)
+		s.nc.Close() // its reader fails and lets it go (release: a no-op)
+		return true
 	}
-	if old == nil {
-		return false
+	return false
+}
+
+// forgetLocked frees nc's slot (again: a no-op). (l.mu held.)
+func (l *lean) forgetLocked(nc net.Conn) {
+	s := l.slots[nc]
+	if s == nil {
+		return
 	}
-	delete(l.slots, old.nc)
-	old.nc.Close() // its reader fails and lets it go (release: a no-op)
-	return true
+	delete(l.slots, nc)
+	if s.elem != nil {
+		l.unproven.Remove(s.elem)
+		s.elem = nil
+	}
 }
 
 // release frees nc's slot (again: a no-op).
 func (l *lean) release(nc net.Conn) {
 	l.mu.Lock()
-	delete(l.slots, nc)
+	l.forgetLocked(nc)
 	l.mu.Unlock()
 }
 
@@ -202,7 +232,19 @@ func (s *slot) prove() bool {
 	defer s.l.mu.Unlock()
 	_, held := s.l.slots[s.nc]
 	s.proven = held
+	if held && s.elem != nil {
+		s.l.unproven.Remove(s.elem)
+		s.elem = nil
+	}
 	return held
+}
+
+// hear marks s's first request as in (read whole, being decided: not to be
+// evicted) or no longer (answered without a token, or not whole).
+func (s *slot) hear(in bool) {
+	s.l.mu.Lock()
+	s.heard = in
+	s.l.mu.Unlock()
 }
 
 // slotKey is the context key of a handed connection's slot in its
@@ -372,7 +414,7 @@ func (l *lean) serve(s *slot) {
 		if !handed {
 			l.mu.Lock()
 			delete(l.conns, nc)
-			delete(l.slots, nc)
+			l.forgetLocked(nc)
 			l.mu.Unlock()
 			nc.Close()
 		}
@@ -398,12 +440,24 @@ func (l *lean) serve(s *slot) {
 	// from its accept to send the head (a head handed over gets net/http's
 	// own); only a caller with a valid token is given leanIdle.
 	nc.SetReadDeadline(time.Now().Add(headerTimeout))
-	for {
+	for first := true; ; first = false {
+		if first && peeks(nc) {
+			// The first request is marked in while it still waits in the
+			// socket (which evictLocked looks at), before it is read, so
+			// that no moment lies between the two.
+			if closed, err := awaitClose(nc); closed || err != nil {
+				return
+			}
+			s.hear(true)
+		}
 		if _, err := br.Peek(1); err != nil {
 			return
 		}
 		b, _ := br.Peek(br.Buffered())
 		h, ok := l.parse(b)
+		if first && h.size == 0 {
+			s.hear(false) // not whole in one read: a slow head holds no slot
+		}
 		var sb *Sandbox
 		if ok {
 			sb, ok = l.open(h)
