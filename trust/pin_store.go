@@ -311,7 +311,11 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // withLock runs fn holding an exclusive lock on path's lock file
-// (path + ".lock"), waiting for other holders.
+// (path + ".lock"), waiting for other holders. The lock file stays (empty,
+// mode 0600): the lock is its inode, which every holder must share, and
+// path itself cannot be it (each write renames a new file over it).
+// Removing the lock file when done would let a waiter lock the removed
+// inode while a newcomer makes and locks a new one: two writers at once.
 func withLock(path string, fn func() error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("trust: %w", err)
