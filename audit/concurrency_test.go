@@ -364,6 +364,59 @@ func TestTwoLogsTakeTurns(t *testing.T) {
 	}
 }
 
+// TestSparseWriterLetsGo: a Log keeps the lock after an append that
+// followed the one before within holdIdle, and lets it go as it ends an
+// append that came later than that, so a writer appending less often than
+// every holdIdle needs no timer to wake and let go between its appends.
+// (Where the waiting flag is missing, every append lets go.)
+func TestSparseWriterLetsGo(t *testing.T) {
+	defer func(d time.Duration) { holdIdle = d }(holdIdle)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	other := mustOpen(t, path)
+	held := func() bool {
+		t.Helper()
+		busy, err := tryLockFile(other.Fd())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !busy {
+			if err := unlockFile(other.Fd()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return busy
+	}
+	appendOne := func(n int) {
+		t.Helper()
+		if err := l.Append(context.Background(), testRecord(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holdIdle = time.Hour // every append follows the last within holdIdle
+	appendOne(0)
+	appendOne(1)
+	if held() != holdLock {
+		t.Fatalf("after a busy writer's append the lock is held: %v, want %v", !holdLock, holdLock)
+	}
+	holdIdle = time.Millisecond
+	appendOne(2) // arms the idle timer with the new holdIdle
+	for n := 3; n < 6; n++ {
+		time.Sleep(5 * holdIdle)
+		appendOne(n)
+		if held() {
+			t.Fatalf("append %d came %v after the one before and kept the lock", n, 5*holdIdle)
+		}
+	}
+	if rep := verifyFile(t, path); !rep.OK || rep.Records != 6 {
+		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
+	}
+}
+
 func mustOpen(t testing.TB, path string) *os.File {
 	t.Helper()
 	f, err := os.Open(path)

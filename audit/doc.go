@@ -68,8 +68,9 @@
 // can append to one file without forking the chain or interleaving lines.
 // A Log keeps the lock between appends, so that the common case, one
 // process writing its log, costs one write(2) per record; it lets the lock
-// go within about a millisecond once it is idle or another writer waits for
-// it (on Linux a waiting writer raises a flag: an open file description
+// go within about a millisecond once it is idle (at once, after an append
+// that itself came after such a pause) or another writer waits for it (on
+// Linux a waiting writer raises a flag: an open file description
 // lock on a byte far past the end of the file; elsewhere the lock is taken
 // and let go around each append), and then lets that writer go first.
 // Whenever it takes the lock again it checks the file's size and, when

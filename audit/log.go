@@ -223,7 +223,9 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 		return l.failed
 	}
 	l.args = appendArguments(l.args[:0], rec.Arguments)
+	sparse := false // holdIdle passed since the last append: let go right after this one
 	if !l.held {
+		sparse = time.Since(l.last) >= holdIdle
 		if err := l.acquire(); err != nil {
 			return err
 		}
@@ -231,10 +233,14 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 	err := l.appendLocked(&rec)
 	if !l.opts.Exclusive {
 		var uerr error
-		if holdLock {
-			uerr = l.appended()
-		} else {
+		switch {
+		case !holdLock:
 			uerr = l.release()
+		case sparse:
+			l.check.Stop() // acquire armed it
+			uerr = l.letGo()
+		default:
+			uerr = l.appended()
 		}
 		if err == nil {
 			err = uerr
@@ -258,9 +264,13 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 // setWaiting) on an append when holdCheck passed since its last look, and
 // lets go when one does or when holdIdle passes without an append (a
 // timer, pushed back by each append: a Log that appends more often than
-// every holdIdle wakes no thread for it). A writer waiting for the lock
-// tries it again at least every pollMax; one that let go for a waiting
-// writer gives it up to yieldWait to take the lock first.
+// every holdIdle wakes no thread for it). An append that came holdIdle or
+// more after the one before (the lock was let go meanwhile) lets go as it
+// ends and stops the timer: a Log appending less often than every holdIdle
+// would otherwise wake a thread between every two appends only to let go.
+// A writer waiting for the lock tries it again at least every pollMax; one
+// that let go for a waiting writer gives it up to yieldWait to take the
+// lock first.
 const (
 	holdCheck = time.Millisecond
 	pollMax   = time.Millisecond
@@ -381,10 +391,16 @@ func (l *Log) checkHold() {
 		l.check.Reset(d)
 		return
 	}
-	l.yield, _ = othersWaiting(l.r.Fd()) // it lets go either way
-	if err := l.release(); err != nil && l.failed == nil {
+	if err := l.letGo(); err != nil && l.failed == nil {
 		l.failed = err
 	}
+}
+
+// letGo lets the lock go as an idle Log does, for a waiting writer first
+// when one waits (the caller holds l.mu).
+func (l *Log) letGo() error {
+	l.yield, _ = othersWaiting(l.r.Fd()) // it lets go either way
+	return l.release()
 }
 
 // appendLocked builds and writes the line; the caller holds l.mu and the
