@@ -332,6 +332,27 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(r)
 }
 
+// wholeBodies reads each request's body whole before proxy forwards it.
+// Streamed, the body races net/http (golang/go#40747): the HTTP/1 server
+// drains and closes a request's body when the handler writes its answer's
+// headers, while the proxy's transport, having sent Content-Length bytes,
+// may not yet have made its one more read (to check that nothing follows);
+// that read fails on the closed body and the transport closes its
+// connection to the server mid-answer, cutting the body the proxy is
+// copying ("ReverseProxy read error during body copy: use of closed
+// network connection"; the client's fetch says "terminated").
+func wholeBodies(proxy http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	})
+}
+
 func toolNames(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
 	t.Helper()
 	var names []string
@@ -576,13 +597,13 @@ func TestServeConformanceAuthenticated(t *testing.T) {
 	root, auditLog := serveWorkspace(t)
 	u := startHTTP(t, "serve", "--root", root, "--audit", auditLog, "--policy", authPolicy(t, p, ""), "--http", "127.0.0.1:0")
 	target, _ := url.Parse(u)
-	front := httptest.NewServer(&httputil.ReverseProxy{
+	front := httptest.NewServer(wholeBodies(&httputil.ReverseProxy{
 		Director: func(r *http.Request) {
 			r.URL.Scheme, r.URL.Host = target.Scheme, target.Host
 			r.Header.Set("Authorization", "Bearer "+testAPIKey)
 		},
 		FlushInterval: -1,
-	})
+	}))
 	defer front.Close()
 	if resp := post(t, u, initializeBody); resp.StatusCode != 401 {
 		t.Fatalf("the server without the token: %d", resp.StatusCode)
