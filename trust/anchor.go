@@ -244,16 +244,15 @@ func wordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
-// appendLowerASCII appends s to b with its ASCII capitals lowered.
-func appendLowerASCII(b []byte, s string) []byte {
-	at := len(b)
-	b = append(b, s...)
-	for i := at; i < len(b); i++ {
-		if 'A' <= b[i] && b[i] <= 'Z' {
-			b[i] += 'a' - 'A'
+// lowerInto writes s into b (as long) with its ASCII capitals lowered.
+func lowerInto(b []byte, s string) {
+	for i := range len(b) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
 		}
+		b[i] = c
 	}
-	return b
 }
 
 // used reports whether a (nil: none) is used on s: else the expression
@@ -268,8 +267,15 @@ func (a *anchor) holds(p *pattern, s *readSentence) bool {
 		return p.MatchString(s.text)
 	}
 	if !s.made {
-		s.lower = appendLowerASCII(s.lower[:0], s.text)
-		s.padded = append(append(s.padded[:0], ' '), s.text...)
+		// Made in place when they have room (see setTo).
+		n := len(s.text)
+		if cap(s.padded) < n+1 {
+			s.lower, s.padded = make([]byte, n, 2*n+1), make([]byte, n+1, 2*n+1)
+		}
+		s.lower, s.padded = s.lower[:n], s.padded[:n+1]
+		lowerInto(s.lower, s.text)
+		s.padded[0] = ' '
+		copy(s.padded[1:], s.text)
 		s.made = true
 	}
 	return a.match(s)

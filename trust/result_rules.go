@@ -266,13 +266,15 @@ type readSentence struct {
 	made          bool
 }
 
-// read makes s the sentence text. A sentence is a finding only when a cue
+// read reads s.text, which the caller sets (a store into the caller's own
+// variable costs no write barrier while the collector marks; one through
+// s would, for every sentence). A sentence is a finding only when a cue
 // that addresses the model holds in it, and what it scores otherwise only
 // counts when one does (see checkString): those cues are asked first, from
 // their literals alone, and a sentence where none may hold is read no
 // further (partial) unless score or failed needs it (complete).
-func (x *resultIndex) read(s *readSentence, text string) {
-	x.reset(s, text)
+func (x *resultIndex) read(s *readSentence) {
+	x.reset(s)
 	x.lits.scanHot(s.scanText(), x.addrFrom, s.found, x.addrOut, x.addrOutAt)
 	for w, a := range x.addrAssumed {
 		s.found[w] |= a
@@ -327,9 +329,9 @@ func (s *readSentence) scanText() string {
 	return strings.ToLower(s.text)
 }
 
-// reset makes s the text, with no literal found.
-func (x *resultIndex) reset(s *readSentence, text string) {
-	s.text, s.ascii = text, isASCII(text)
+// reset makes s its text (s.text), with no literal found.
+func (x *resultIndex) reset(s *readSentence) {
+	s.ascii = isASCII(s.text)
 	s.plain = s.ascii || !s.anchorless()
 	s.made, s.partial, s.scanned = false, false, false
 	if s.found == nil {
@@ -340,11 +342,23 @@ func (x *resultIndex) reset(s *readSentence, text string) {
 	s.seen.clear()
 }
 
+// setTo makes *dst hold src's words, in place when it has room: a slice
+// stored through a pointer costs a write barrier while the collector
+// marks (two pointers shaded per store, a few per sentence), and
+// (*dst)[:n] stored back into itself does not (only its length is written).
+func setTo(dst *[]uint64, src []uint64) {
+	if cap(*dst) < len(src) {
+		*dst = make([]uint64, len(src))
+	}
+	*dst = (*dst)[:len(src)]
+	copy(*dst, src)
+}
+
 // meet sets s.met, the cues (those that address the model, or all) whose
 // need s.found meets, and s.may, those of them whose prefilter s.found
 // meets too.
 func (x *resultIndex) meet(s *readSentence, addressing bool) {
-	s.met = append(s.met[:0], x.free...)
+	setTo(&s.met, x.free)
 	for w, bitsSet := range s.found {
 		if addressing {
 			bitsSet &= x.addrNeed[w]
@@ -363,7 +377,7 @@ func (x *resultIndex) meet(s *readSentence, addressing bool) {
 	// A prefilter holds on ASCII, one of ASCII literals on a plain
 	// sentence too; an anchor's expression matches only where one of its
 	// starts is.
-	s.may = append(s.may[:0], s.met...)
+	setTo(&s.may, s.met)
 	for w, set := range s.met {
 		for ; set != 0; set &= set - 1 {
 			b := bits.TrailingZeros64(set)
@@ -390,7 +404,8 @@ func (x *resultIndex) mayHold(i int, s *readSentence) bool {
 // piece is twice the one before, so that a long text is summed a few times,
 // not once per piece.
 func (x *resultIndex) mayScore(s *readSentence, text string) bool {
-	x.reset(s, text)
+	s.text = text
+	x.reset(s)
 	// A sentence frames the next when a cue that frames holds in it (so
 	// may hold in text), or when it ends with a colon: a colon before a
 	// line break or the end, blanks between (see checkString).
@@ -489,7 +504,7 @@ type sentenceScore struct {
 func (x *resultIndex) score(s *readSentence, carry float64, finding, framing, colon bool) sentenceScore {
 	var out sentenceScore
 	x.complete(s)
-	s.left = append(s.left[:0], s.may...)
+	setTo(&s.left, s.may)
 	bound, addrs, frames := 0.0, 0, 0
 	for w, set := range s.left {
 		addrs += bits.OnesCount64(set & x.addr[w])
@@ -609,8 +624,8 @@ func (x *resultIndex) ruleOut(s *readSentence, excess float64, unaddressed bool)
 
 // failedText reports whether text reports a failure (resultErrorWords).
 func (x *resultIndex) failedText(text string) bool {
-	var s readSentence
-	x.read(&s, text)
+	s := readSentence{text: text}
+	x.read(&s)
 	return x.failed(&s)
 }
 
@@ -782,7 +797,8 @@ func checkString(s string) []resultHit {
 	seen := map[string]bool{}
 	carry := 0.0 // 1 when the sentence before frames this one
 	var next readSentence
-	x.read(&next, sentences[0])
+	next.text = sentences[0]
+	x.read(&next)
 	nextBound, nextAddr, _ := x.reach(&next)
 	for n, text := range sentences {
 		sent, next = next, sent
@@ -793,7 +809,8 @@ func checkString(s string) []resultHit {
 		// its own frame would depend on it), is read no further.
 		uses := false
 		if n+1 < len(sentences) {
-			x.read(&next, sentences[n+1])
+			next.text = sentences[n+1]
+			x.read(&next)
 			nextBound, nextAddr, _ = x.reach(&next)
 			uses = nextAddr && nextBound+1 >= resultThreshold || endsWithColon(sentences[n+1])
 		}
@@ -1045,14 +1062,12 @@ func splitSentences(text string) []string {
 			i++ // breaks start at ASCII bytes, never inside a character
 			continue
 		}
-		out = append(out, text[last:end])
+		// Trimmed as appended: each string stored costs a write barrier
+		// while the collector marks.
+		out = append(out, strings.TrimLeft(text[last:end], " "))
 		last, i = end, end
 	}
-	out = append(out, text[last:])
-	for i, s := range out {
-		out[i] = strings.TrimLeft(s, " ")
-	}
-	return out
+	return append(out, strings.TrimLeft(text[last:], " "))
 }
 
 // breakStarts are the bytes a sentence break starts with.
