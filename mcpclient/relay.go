@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/internal/jsonstr"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -226,8 +227,8 @@ func (s *scan) str() (body []byte, escaped, ok bool) {
 	}
 	start := s.i + 1
 	if s.plain {
-		end := closingQuote(s.b, start)
-		if end < 0 {
+		end := jsonstr.End(s.b, start)
+		if end == len(s.b) {
 			return nil, false, false
 		}
 		s.i = end + 1
@@ -260,27 +261,6 @@ func (s *scan) str() (body []byte, escaped, ok bool) {
 				return nil, false, false // a surrogate (d800-dfff): the SDK may read a lone one as U+FFFD
 			}
 			i += 4
-		}
-		i++
-	}
-}
-
-// closingQuote returns the index of the quote that ends the string of
-// valid JSON whose bytes start at i (the first quote with an even number of
-// backslashes right before it), or -1.
-func closingQuote(b []byte, i int) int {
-	for {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return -1
-		}
-		i += q
-		n := 0
-		for b[i-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return i
 		}
 		i++
 	}

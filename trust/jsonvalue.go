@@ -7,6 +7,8 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsonstr"
 )
 
 // parseJSON decodes data as encoding/json's Unmarshal decodes it into an
@@ -218,7 +220,7 @@ func (p *jsonParser) string() (any, bool) {
 	// What is left decodes to at most its bytes up to the closing quote
 	// (but invalid UTF-8, which grows: the Builder makes room).
 	var out strings.Builder // its String is not a copy
-	out.Grow(p.i - start + closingQuote(p.data[p.i:]))
+	out.Grow(jsonstr.End(p.data, p.i) - start)
 	out.Write(p.data[start:p.i])
 	for p.i < len(p.data) {
 		// A run of bytes that stay as they are is copied at once.
@@ -299,27 +301,6 @@ var plain = func() (t [256]bool) {
 	}
 	return t
 }()
-
-// closingQuote returns the length of data up to the first quote that no
-// backslash escapes (len(data) when there is none).
-func closingQuote(data []byte) int {
-	i := 0
-	for {
-		j := bytes.IndexByte(data[i:], '"')
-		if j < 0 {
-			return len(data)
-		}
-		i += j
-		k := 0 // backslashes right before the quote
-		for i-1-k >= 0 && data[i-1-k] == '\\' {
-			k++
-		}
-		if k%2 == 0 {
-			return i
-		}
-		i++
-	}
-}
 
 // hex4 reads the four hex digits of a \u escape.
 func (p *jsonParser) hex4() (rune, bool) {
