@@ -14,6 +14,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -224,7 +225,20 @@ func proxyTo(endpoints ...string) string {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
-	go http.Serve(ln, rp)
+	// Each request's body is read whole before rp forwards it. Streamed,
+	// it races net/http (golang/go#40747): the server drains and closes the
+	// body when rp writes the answer's headers, the transport's one more
+	// read past Content-Length can come after that, fail, and close the
+	// connection to the replica with the answer half copied.
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rp.ServeHTTP(w, r)
+	}))
 	return "http://" + ln.Addr().String() + "/mcp"
 }
 
