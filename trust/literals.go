@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"sync"
 )
 
 // literals finds which of a fixed set of strings occur in a text, in one
@@ -155,7 +156,6 @@ func (l *literals) scan(text string, found []uint64) {
 type entered struct {
 	states []uint16
 	bits   []uint64
-	bytes  []byte
 	long   bool // bits holds states
 }
 
@@ -177,6 +177,9 @@ func (l *literals) newEntered() *entered {
 // as a literal may span, so that it sees every literal that ends in its
 // quarter, and the last ends in the state a scan of the whole would (the
 // longest suffix of the text that begins a literal, shorter than that).
+// The quarters are cut to the loop's length and the states are marked in
+// an array a uint16 indexes, so that no bounds check holds a register:
+// with them the loop spilled its states (22 instructions a byte, 15 now).
 func (l *literals) scanFrom(st int, text string, seen *entered) int {
 	next, class, width := l.next, &l.class, l.width
 	if len(text) < 16*l.long {
@@ -189,32 +192,31 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 		}
 		return st
 	}
-	if seen.bytes == nil {
-		seen.bytes = make([]byte, len(seen.bits)*64)
-	}
 	seen.long = true
-	m := seen.bytes
+	m := stateBytes.Get().(*[1 << 16]byte)
 	q := len(text) / 4
 	a, b, c, d := text[:q], text[q-l.long:2*q], text[2*q-l.long:3*q], text[3*q-l.long:]
 	s2, s3, s4 := 0, 0, 0
-	for i := 0; i < len(a); i++ {
+	b1, c1, d1 := b[:q], c[:q], d[:q]
+	for i := range len(a) {
 		st = int(next[st*width+int(class[a[i]])])
-		s2 = int(next[s2*width+int(class[b[i]])])
-		s3 = int(next[s3*width+int(class[c[i]])])
-		s4 = int(next[s4*width+int(class[d[i]])])
-		m[st], m[s2], m[s3], m[s4] = 1, 1, 1, 1
+		s2 = int(next[s2*width+int(class[b1[i]])])
+		s3 = int(next[s3*width+int(class[c1[i]])])
+		s4 = int(next[s4*width+int(class[d1[i]])])
+		m[uint16(st)], m[uint16(s2)], m[uint16(s3)], m[uint16(s4)] = 1, 1, 1, 1
 	}
-	for i := len(a); i < len(b); i++ {
-		s2 = int(next[s2*width+int(class[b[i]])])
-		s3 = int(next[s3*width+int(class[c[i]])])
-		s4 = int(next[s4*width+int(class[d[i]])])
-		m[s2], m[s3], m[s4] = 1, 1, 1
+	c2, d2 := c[q:], d[q:len(b)]
+	for i, x := range []byte(b[q:]) {
+		s2 = int(next[s2*width+int(class[x])])
+		s3 = int(next[s3*width+int(class[c2[i]])])
+		s4 = int(next[s4*width+int(class[d2[i]])])
+		m[uint16(s2)], m[uint16(s3)], m[uint16(s4)] = 1, 1, 1
 	}
-	for i := len(b); i < len(d); i++ {
-		s4 = int(next[s4*width+int(class[d[i]])])
-		m[s4] = 1
+	for _, x := range []byte(d[len(b):]) {
+		s4 = int(next[s4*width+int(class[x])])
+		m[uint16(s4)] = 1
 	}
-	for w := 0; w+8 <= len(m); w += 8 {
+	for w := 0; w < len(seen.bits)*64; w += 8 {
 		if binary.LittleEndian.Uint64(m[w:]) == 0 {
 			continue
 		}
@@ -225,8 +227,14 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 			}
 		}
 	}
+	stateBytes.Put(m)
 	return s4
 }
+
+// stateBytes holds scanFrom's marks of the states a long text entered, a
+// byte per possible state, all zero between scans (a scan that panicked
+// does not put its array back).
+var stateBytes = sync.Pool{New: func() any { return new([1 << 16]byte) }}
 
 // collect sets in found the literals that end in the states seen holds,
 // and empties seen.
