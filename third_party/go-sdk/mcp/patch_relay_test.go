@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
+	"github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2"
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -218,8 +219,15 @@ func TestRelayedHead(t *testing.T) {
 	} {
 		x := &CallToolResult{Meta: c.meta, resultType: c.rt}
 		x.RelayJSON([]byte(c.relay))
-		if got := string(x.relayed()); got != c.want {
+		frame, room := x.relayed()
+		if got := string(frame[room:]); got != c.want {
 			t.Errorf("relayed(%q, %v, %q) = %q, want %q", c.relay, c.meta, c.rt, got, c.want)
+		}
+		// Patch 22: a new slice is laid as a jsonrpc2.Framed; the
+		// relayed bytes as they are are not.
+		if added := c.want != "" && c.want != c.relay; added != (room == jsonrpc2.FrameRoom) || !added && room != 0 ||
+			added && cap(frame)-len(frame) < 2 {
+			t.Errorf("relayed(%q, %v, %q): room %d, spare %d", c.relay, c.meta, c.rt, room, cap(frame)-len(frame))
 		}
 	}
 }

@@ -2050,13 +2050,17 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// they are not already (patch 9). On an error the result goes on as it
 	// is, so the error is the encoder's own.
 	if r, ok := res.(*CallToolResult); ok && r != nil {
-		if data := r.relayed(); data != nil { // see RelayJSON
+		if frame, room := r.relayed(); frame != nil { // see RelayJSON
+			data := frame[room:]
 			if !isCompact(data) {
 				var buf bytes.Buffer
 				if json.Compact(&buf, data) != nil {
 					return res, nil
 				}
-				data = buf.Bytes()
+				return jsonrpc2.Compact(buf.Bytes()), nil
+			}
+			if room > 0 {
+				return jsonrpc2.Framed(frame), nil // PATCH(toolgate): patch 22
 			}
 			return jsonrpc2.Compact(data), nil
 		}
@@ -2097,31 +2101,36 @@ func isCompact(data []byte) bool {
 
 // PATCH(toolgate): relayed is x's RelayJSON bytes with what the session
 // added to x (its _meta and resultType, in protocol 2026-07-28) written in
-// front, or nil when x has none or they do not start with an object.
-func (x *CallToolResult) relayed() []byte {
+// front, or nil when x has none or they do not start with an object: they
+// are frame[room:], where room is 0 (the RelayJSON bytes as they are) or
+// jsonrpc2.FrameRoom (a new slice, laid as a jsonrpc2.Framed).
+func (x *CallToolResult) relayed() (frame []byte, room int) {
 	if x.relay == nil {
-		return nil
+		return nil, 0
 	}
 	body := bytes.TrimLeft(x.relay, " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
-		return nil
+		return nil, 0
 	}
 	if len(x.Meta) == 0 && x.resultType == "" {
-		return x.relay // nothing added (a non-empty Meta or resultType is always written below)
+		return x.relay, 0 // nothing added (a non-empty Meta or resultType is always written below)
 	}
 	head, err := json.Marshal(struct {
 		Meta       Meta       `json:"_meta,omitempty"`
 		ResultType resultType `json:"resultType,omitempty"`
 	}{x.Meta, x.resultType})
 	if err != nil {
-		return nil
+		return nil, 0
 	}
-	out := make([]byte, 0, len(head)+len(body))
+	// PATCH(toolgate): patch 22: laid as a jsonrpc2.Framed, so that the
+	// response is written around it rather than copied again.
+	room = jsonrpc2.FrameRoom
+	out := make([]byte, room, room+len(head)+len(body)+2)
 	out = append(out, head[:len(head)-1]...)
 	if rest := bytes.TrimLeft(body[1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
 		out = append(out, ',')
 	}
-	return append(out, body[1:]...)
+	return append(out, body[1:]...), room
 }
 
 // annotateServerInfo sets [MetaKeyServerInfo] on the result's `_meta` unless

@@ -86,11 +86,29 @@ type Response struct {
 type Compact []byte
 
 // PATCH(toolgate): compactResult is the Extra of a Response that NewResponse
-// made of a Compact: EncodeMessage writes its Result as it is (patch 9).
-type compactResult struct{}
+// made of a Compact: EncodeMessage writes its Result as it is (patch 9). Of
+// a Framed, frame is its buffer, which encodeFast writes the response in
+// (patch 22).
+type compactResult struct{ frame []byte }
+
+// PATCH(toolgate): Framed is a Compact result laid in a buffer after
+// FrameRoom bytes, with room for two more after it: the result is
+// Framed[FrameRoom:]. EncodeMessage writes a response to an integer id
+// around it, in place (the head in the room before, its closing brace
+// after), instead of copying it into a new slice (patch 22). The caller
+// must not change the buffer or use it for anything else once the result
+// is returned.
+type Framed []byte
+
+// PATCH(toolgate): FrameRoom is the room a Framed result leaves before it:
+// the longest head encodeFast writes in front of a result.
+const FrameRoom = len(`{"jsonrpc":"2.0","id":-9223372036854775808,"result":`)
 
 // MarshalJSON implements [json.Marshaler].
 func (c Compact) MarshalJSON() ([]byte, error) { return c, nil }
+
+// MarshalJSON implements [json.Marshaler]: the result.
+func (f Framed) MarshalJSON() ([]byte, error) { return f[min(len(f), FrameRoom):], nil }
 
 // StringID creates a new string request identifier.
 func StringID(s string) ID { return ID{value: s} }
@@ -150,6 +168,12 @@ func (msg *Request) marshal(to *wireCombined) {
 // NewResponse constructs a new Response message that is a reply to the
 // supplied. If err is set result may be ignored.
 func NewResponse(id ID, result any, rerr error) (*Response, error) {
+	if f, ok := result.(Framed); ok { // PATCH(toolgate): patch 22
+		if len(f) > FrameRoom && cap(f)-len(f) >= 2 {
+			return &Response{ID: id, Result: json.RawMessage(f[FrameRoom:]), Error: rerr, Extra: compactResult{f}}, nil
+		}
+		result = Compact(f[min(len(f), FrameRoom):]) // no room: copied as a Compact
+	}
 	r, merr := marshalToRaw(result)
 	resp := &Response{ID: id, Result: r, Error: rerr}
 	if c, ok := result.(Compact); ok && len(c) > 0 { // PATCH(toolgate): patch 9
@@ -224,8 +248,18 @@ func encodeFast(msg Message) ([]byte, bool) {
 		if m.Error != nil {
 			return nil, false
 		}
-		_, compact = m.Extra.(compactResult)
+		var c compactResult
+		c, compact = m.Extra.(compactResult)
 		id, key, raw = m.ID.value, `,"result":`, m.Result
+		if f := c.frame; f != nil && len(raw) == len(f)-FrameRoom && &raw[0] == &f[FrameRoom] { // PATCH(toolgate): patch 22
+			if n, ok := id.(int64); ok {
+				var head [FrameRoom]byte
+				h := append(strconv.AppendInt(append(head[:0], `{"jsonrpc":"2.0","id":`...), n, 10), key...)
+				start := FrameRoom - len(h)
+				copy(f[start:], h)
+				return append(f[start:], '}'), true
+			}
+		}
 	default:
 		return nil, false
 	}

@@ -13,6 +13,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -449,6 +450,58 @@ func TestCompactIsNotCompactedAgain(t *testing.T) {
 		data, err := EncodeMessage(r)
 		if err != nil || string(data) != c.want {
 			t.Errorf("EncodeMessage(%s) = %s, %v; want %s", c.result, data, err, c.want)
+		}
+	}
+}
+
+// TestFramedResult: a Framed result (patch 22) is encoded as the same
+// bytes given as a Compact (patch 9) are, whatever the id and whether or
+// not the response is an error, again on a second encoding; a response to
+// an integer id is written in the frame's own array, the result's bytes
+// untouched, with room for a stream's newline after it. A frame without
+// that room is taken as a Compact.
+func TestFramedResult(t *testing.T) {
+	results := []string{`{}`, `{"a":1}`, `{"content":[{"type":"text","text":"x\ny <&>"}],"structuredContent":{"output":"\u003c"}}`}
+	ids := []ID{Int64ID(0), Int64ID(7), Int64ID(-1), Int64ID(math.MaxInt64), Int64ID(math.MinInt64), StringID("s"), StringID(`q"`)}
+	for _, result := range results {
+		for _, id := range ids {
+			for _, rerr := range []error{nil, NewError(-32000, "failed")} {
+				r, err := NewResponse(id, Compact(result), rerr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := EncodeMessage(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				frame := append(make([]byte, FrameRoom, FrameRoom+len(result)+2), result...)
+				fr, err := NewResponse(id, Framed(frame), rerr)
+				if err != nil || string(fr.Result) != result {
+					t.Fatalf("NewResponse(%v, Framed %s): result %s, %v", id, result, fr.Result, err)
+				}
+				for range 2 {
+					got, err := EncodeMessage(fr)
+					if err != nil || string(got) != string(want) {
+						t.Errorf("EncodeMessage(Framed %s, id %v, %v) = %s, %v; want %s", result, id, rerr, got, err, want)
+						continue
+					}
+					_, isInt := id.Raw().(int64)
+					if inPlace := &got[len(got)-2] == &frame[len(frame)-1]; inPlace != (isInt && rerr == nil) {
+						t.Errorf("Framed %s, id %v, %v: written in place %v", result, id, rerr, inPlace)
+					}
+					if line := append(got, '\n'); string(line[:len(got)]) != string(want) || string(frame[FrameRoom:]) != result {
+						t.Errorf("Framed %s, id %v: a newline changed the bytes", result, id)
+					}
+				}
+			}
+			short := append(make([]byte, FrameRoom, FrameRoom+len(result)), result...)
+			fr, err := NewResponse(id, Framed(short), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := EncodeMessage(fr); err != nil || &got[0] == &short[0] || !strings.Contains(string(got), `"result":`+result+`}`) {
+				t.Errorf("Framed %s without room, id %v: %s, %v", result, id, got, err)
+			}
 		}
 	}
 }
