@@ -283,9 +283,12 @@ func (w *workspace) each(dir string, links []string, keep func(string) bool, fn 
 		if !(e.IsDir() || e.Type()&fs.ModeSymlink != 0) || e.Name() == "node_modules" || !keep(e.Name()) {
 			continue
 		}
-		sub, ok, err := w.folder(dir, e.Name(), links)
-		if err != nil {
-			return err
+		sub, ok := folder{dir: path.Join(dir, e.Name()), links: links}, true
+		if !e.IsDir() { // a link: resolved
+			var err error
+			if sub, ok, err = w.folder(dir, e.Name(), links); err != nil {
+				return err
+			}
 		}
 		if !ok {
 			continue
