@@ -223,9 +223,10 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 		return l.failed
 	}
 	l.args = appendArguments(l.args[:0], rec.Arguments)
-	sparse := false // holdIdle passed since the last append: let go right after this one
+	// holdIdle passed since the last append: let go right after this one
+	// (whether or not the idle timer let go meanwhile).
+	sparse := time.Since(l.last) >= holdIdle
 	if !l.held {
-		sparse = time.Since(l.last) >= holdIdle
 		if err := l.acquire(); err != nil {
 			return err
 		}
@@ -265,8 +266,8 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 // lets go when one does or when holdIdle passes without an append (a
 // timer, pushed back by each append: a Log that appends more often than
 // every holdIdle wakes no thread for it). An append that came holdIdle or
-// more after the one before (the lock was let go meanwhile) lets go as it
-// ends and stops the timer: a Log appending less often than every holdIdle
+// more after the one before lets go as it ends and stops the timer (when
+// the timer has not let go yet): a Log appending less often than every holdIdle
 // would otherwise wake a thread between every two appends only to let go.
 // A writer waiting for the lock tries it again at least every pollMax; one
 // that let go for a waiting writer gives it up to yieldWait to take the
