@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -519,6 +521,53 @@ func TestServeFloodKeepsGatewayCall(t *testing.T) {
 			}
 			// 503: every held one had its request in a moment ago (the
 			// slow heads not read yet): once read, they hold no slot.
+		}
+	}
+}
+
+// TestServeDecidedPeersHoldNoSlot: connections whose first request was
+// answered without a token hold no slot against a gateway's call, even with
+// requests waiting unread in their sockets (pipelined by a caller that reads
+// no answer, so that net/http's write of the next answer waits for ever).
+func TestServeDecidedPeersHoldNoSlot(t *testing.T) {
+	const limit = 4
+	r, addr := serveRunner(t, Options{MaxConns: limit, Open: calling(echo)}, true)
+	if _, err := r.Ensure("sb-a"); err != nil {
+		t.Fatal(err)
+	}
+	const probe = "GET /sandboxes HTTP/1.1\r\nHost: a\r\n\r\n"
+	chunk := []byte(strings.Repeat(probe, 1024))
+	for range limit {
+		nc, br := dialRunner(t, addr)
+		nc.(*net.TCPConn).SetReadBuffer(4096)
+		io.WriteString(nc, probe)
+		if code, got, err := readAnswer(br); err != nil || code != http.StatusUnauthorized {
+			t.Fatalf("a request without a token: %d %q %v, want 401", code, got, err)
+		}
+		// Answered: decided. Now requests it does not read the answers of,
+		// until its writes stall: the runner's write of an answer waits, and
+		// the rest of the requests wait unread in the runner's socket.
+		stalled := false
+		for sent := 0; sent < 256<<20 && !stalled; sent += len(chunk) {
+			nc.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+			_, err := nc.Write(chunk)
+			stalled = errors.Is(err, os.ErrDeadlineExceeded)
+			if err != nil && !stalled {
+				t.Fatal(err)
+			}
+		}
+		if !stalled {
+			t.Fatal("the runner read 256 MiB of requests whose answers were not read")
+		}
+	}
+	head, body := leanCall("echo", `{"n":1}`)
+	for i := range 2 * limit {
+		gw, br := dialRunner(t, addr)
+		io.WriteString(gw, head+body)
+		code, got, err := readAnswer(br)
+		gw.Close()
+		if err != nil || code != 200 || !strings.Contains(got, `echo {\"n\":1}`) {
+			t.Fatalf("gateway call %d: %d %q %v", i, code, got, err)
 		}
 	}
 }

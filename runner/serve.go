@@ -55,7 +55,7 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 		// Decided: shown a token (proven), or answered without one, this
 		// before the answer is flushed.
 		if s, ok := req.Context().Value(slotKey{}).(*slot); ok {
-			s.hear(false)
+			s.decided()
 		}
 	}), ReadHeaderTimeout: headerTimeout, IdleTimeout: leanIdle, MaxHeaderBytes: 64 << 10,
 		ConnContext: func(ctx context.Context, nc net.Conn) context.Context {
@@ -90,7 +90,8 @@ func (r *Runner) Serve(ctx context.Context, ln net.Listener) error {
 // connections cannot evict one that showed a token, nor a gateway's new
 // connection whose first request came (waiting in its socket, or its head
 // whole in hand and being decided) but is not read or decided yet, however
-// many arrive meanwhile. One beyond is refused only when every held one
+// many arrive meanwhile (up to headerTimeout from its accept; once a request
+// on it is answered without a token it is spared no more). One beyond is refused only when every held one
 // has shown a token or has its request in.
 const (
 	headerTimeout = 10 * time.Second // net/http's ReadHeaderTimeout
@@ -176,25 +177,31 @@ type slot struct {
 	nc     net.Conn
 	proven bool          // (lean.mu) a request on it showed a token: it is kept
 	heard  bool          // (lean.mu) its first request is in: read whole and being decided
+	spare  time.Time     // (lean.mu) until when its first request, once in, is spared: accept + headerTimeout; zero once decided
 	elem   *list.Element // (lean.mu) in lean.unproven; nil once proven or released
 }
 
 // holdLocked gives nc a slot, the newest. (l.mu held.)
 func (l *lean) holdLocked(nc net.Conn) *slot {
-	s := &slot{l: l, nc: nc}
+	s := &slot{l: l, nc: nc, spare: time.Now().Add(headerTimeout)}
 	s.elem = l.unproven.PushBack(s)
 	l.slots[nc] = s
 	return s
 }
 
 // evictLocked closes the oldest held connection on which no request has
-// shown a token and none is in (heard, or bytes waiting in its socket: the
-// request is about to show one, or to be answered), its slot free for
-// another; false: there is none. (l.mu held.)
+// shown a token and the first is not in (heard, or bytes waiting in its
+// socket: the request is about to show one, or to be answered), its slot
+// free for another; false: there is none. Only a first request not decided
+// yet, and within headerTimeout of its connection's accept, is spared: a
+// connection answered without a token, or a head net/http never finishes
+// deciding, cannot hold its slot with requests it sends and does not read
+// the answers of. (l.mu held.)
 func (l *lean) evictLocked() bool {
+	now := time.Now()
 	for e := l.unproven.Front(); e != nil; e = e.Next() {
 		s := e.Value.(*slot)
-		if s.heard || waiting(s.nc) {
+		if now.Before(s.spare) && (s.heard || waiting(s.nc)) {
 			continue
 		}
 		l.forgetLocked(s.nc)
@@ -240,10 +247,18 @@ func (s *slot) prove() bool {
 }
 
 // hear marks s's first request as in (read whole, being decided: not to be
-// evicted) or no longer (answered without a token, or not whole).
+// evicted) or no longer (not whole in one read).
 func (s *slot) hear(in bool) {
 	s.l.mu.Lock()
 	s.heard = in
+	s.l.mu.Unlock()
+}
+
+// decided marks s's request as answered without a token: s is spared no
+// more, whatever waits in its socket.
+func (s *slot) decided() {
+	s.l.mu.Lock()
+	s.heard, s.spare = false, time.Time{}
 	s.l.mu.Unlock()
 }
 
