@@ -175,7 +175,7 @@ func (l *lean) accept(ln net.Listener) error {
 type slot struct {
 	l      *lean
 	nc     net.Conn
-	proven bool          // (lean.mu) a request on it showed a token: it is kept
+	proven bool          // (written under lean.mu) a request on it showed a token: it is kept
 	heard  bool          // (lean.mu) its first request is in: read whole and being decided
 	spare  time.Time     // (lean.mu) until when its first request, once in, is spared: accept + headerTimeout; zero once decided
 	elem   *list.Element // (lean.mu) in lean.unproven; nil once proven or released
@@ -233,8 +233,14 @@ func (l *lean) release(nc net.Conn) {
 
 // prove marks s as having carried a request that showed a token, kept
 // from now on; false: it was closed to free its slot (its request must
-// not run: no answer would reach its caller).
+// not run: no answer would reach its caller). Only the server of its
+// connection calls it (the lean path's goroutine, then net/http's, one
+// request at a time), so proven, which only prove writes, is read
+// without the lock: a proven slot is never evicted.
 func (s *slot) prove() bool {
+	if s.proven {
+		return true
+	}
 	s.l.mu.Lock()
 	defer s.l.mu.Unlock()
 	_, held := s.l.slots[s.nc]
@@ -477,7 +483,7 @@ func (l *lean) serve(s *slot) {
 		if ok {
 			sb, ok = l.open(h)
 		}
-		if ok && !s.proven && !s.prove() {
+		if ok && !s.prove() {
 			return // closed to free its slot
 		}
 		if !ok {
