@@ -5,6 +5,8 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
 // An anchor runs an expression only where a match may start. Go's matcher,
@@ -26,13 +28,17 @@ import (
 type anchor struct {
 	starts    []anchorStart
 	asciiOnly bool
-	// re is `^(?s:.)(?:EXPR)`, EXPR the cue's expression, and for a cue
+	// src is `^(?s:.)(?:EXPR)`, EXPR the cue's expression, and for a cue
 	// compileMatch makes, as ordered writes the anchored whole: branches
-	// sorted, case-insensitive literals kept as they are (it runs at a few
-	// places, not at every byte: compiling classes, at a process's first
-	// check, cost more than they spare). Written with the anchor at
-	// development time (result_prefilters.go).
-	re *pattern
+	// sorted, case-insensitive literals kept as they are (the smaller
+	// program). prog is its program as regexp compiles it (parsed,
+	// simplified, syntax.Compile), run by anchorProg.match: both are
+	// written with the anchor at development time (result_prefilters.go),
+	// so that no process parses and compiles the expressions of the
+	// anchors it runs at its first check (most of that check's cost, with
+	// the matcher's 32 KiB visited bitmap each).
+	src  string
+	prog *anchorProg
 }
 
 // anchorStart is a string a match may begin with (lower case), and whether
@@ -231,7 +237,7 @@ func (a *anchor) match(s *readSentence) bool {
 			if st.word && wordByte(s.padded[at]) == wordByte(st.lit[0]) {
 				continue // no \b here
 			}
-			if a.re.get().Match(s.padded[at:]) {
+			if a.prog.match(s.padded[at:]) {
 				return true
 			}
 		}
@@ -285,4 +291,127 @@ func (a *anchor) holds(p *pattern, s *readSentence) bool {
 // anchors cannot find.
 func (s *readSentence) anchorless() bool {
 	return strings.Contains(s.text, "\u212A") || strings.Contains(s.text, "\u017F")
+}
+
+// anchorProg is a program of regexp/syntax, laid out by the linker with no
+// pointer in it (the collector has nothing to read there).
+type anchorProg struct {
+	inst  []progInst
+	runes []rune // of every instruction, one after the other
+	start uint32
+}
+
+// progInst is a syntax.Inst whose runes are those of its program from lo
+// to hi.
+type progInst struct {
+	op               syntax.InstOp
+	out, arg         uint32
+	runesLo, runesHi uint32
+}
+
+// progMachine is what anchorProg.match runs with: the instructions of its
+// two lists of threads, and when each was last added to one (gen: the list
+// being made).
+type progMachine struct {
+	now, next, stack []uint32
+	added            []uint32
+	gen              uint32
+}
+
+var progMachines = sync.Pool{New: func() any { return new(progMachine) }}
+
+// match reports whether p, whose expression begins with \A, matches at the
+// start of b: what regexp's Match of the expression answers. It follows
+// every thread of the program a rune at a time (Pike's machine, as
+// regexp's own does): its cost is bounded by the runes read times the
+// program's size, and it ends when no thread is left or one matches.
+func (p *anchorProg) match(b []byte) bool {
+	m := progMachines.Get().(*progMachine)
+	defer progMachines.Put(m)
+	if len(m.added) < len(p.inst) {
+		m.added, m.gen = make([]uint32, len(p.inst)), 0
+	}
+	r, w := runeAt(b, 0)
+	m.newList()
+	m.now = m.follow(p, m.now[:0], p.start, syntax.EmptyOpContext(-1, r))
+	for at := 0; len(m.now) > 0; {
+		at += w
+		r2, w2 := runeAt(b, at)
+		context := syntax.EmptyOpContext(r, r2) // after r
+		m.next = m.next[:0]
+		m.newList()
+		for _, pc := range m.now {
+			in := &p.inst[pc]
+			var ok bool
+			switch in.op {
+			case syntax.InstMatch:
+				return true
+			case syntax.InstRune:
+				ok = w > 0 && (&syntax.Inst{Op: in.op, Arg: in.arg, Rune: p.runes[in.runesLo:in.runesHi]}).MatchRune(r)
+			case syntax.InstRune1:
+				ok = w > 0 && r == p.runes[in.runesLo]
+			case syntax.InstRuneAny:
+				ok = w > 0
+			case syntax.InstRuneAnyNotNL:
+				ok = w > 0 && r != '\n'
+			}
+			if ok {
+				m.next = m.follow(p, m.next, in.out, context)
+			}
+		}
+		if w == 0 {
+			return false
+		}
+		m.now, m.next = m.next, m.now
+		r, w = r2, w2
+	}
+	return false
+}
+
+// runeAt decodes the rune at i of b as regexp does (-1 and 0 at the end).
+func runeAt(b []byte, i int) (rune, int) {
+	if i >= len(b) {
+		return -1, 0
+	}
+	if c := b[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRune(b[i:])
+}
+
+// newList starts a list of threads: no instruction is in it.
+func (m *progMachine) newList() {
+	if m.gen++; m.gen == 0 {
+		clear(m.added)
+		m.gen = 1
+	}
+}
+
+// follow adds to list the threads pc leads to in context (the empty-width
+// assertions that hold where it is) without reading a rune: the
+// instructions that read one, or match.
+func (m *progMachine) follow(p *anchorProg, list []uint32, pc uint32, context syntax.EmptyOp) []uint32 {
+	stack := append(m.stack[:0], pc)
+	for len(stack) > 0 {
+		pc, stack = stack[len(stack)-1], stack[:len(stack)-1]
+		if m.added[pc] == m.gen {
+			continue
+		}
+		m.added[pc] = m.gen
+		switch in := &p.inst[pc]; in.op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.arg, in.out)
+		case syntax.InstNop, syntax.InstCapture:
+			stack = append(stack, in.out)
+		case syntax.InstEmptyWidth:
+			if syntax.EmptyOp(in.arg)&^context == 0 {
+				stack = append(stack, in.out)
+			}
+		case syntax.InstFail:
+		default:
+			list = append(list, pc)
+		}
+	}
+	m.stack = stack
+	return list
 }

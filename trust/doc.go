@@ -83,8 +83,10 @@
 // result_prefilters.go, kept current by a test, and one of the strings a
 // match may begin with) and the cue can still change the outcome: of the
 // cues that may, it asks first those that rule a finding out for the least
-// work, an expression not compiled yet counting its compiling (a
-// process's first check of prose compiles a few, not a dozen). Before the sentences, the whole text is read for
+// work, an expression not compiled yet counting its compiling (an
+// anchored one never is: its program is data, run by a matcher of its own;
+// a process's first check of prose compiles none). Before the sentences,
+// the whole text is read for
 // the same literals (two halves at once, the automaton's states marked,
 // their literals gathered after): when the cues that may hold anywhere in
 // it cannot add up to a finding, with the frame of a sentence before only
@@ -93,7 +95,8 @@
 // ASCII text with single blanks is read as it is, eight bytes at a time
 // to tell. A small file costs about 10 µs. The automaton, the tables of
 // what each cue needs of its literals and the expressions anchored where a
-// match may start are derived from the cues at development time and kept
+// match may start (their programs, as regexp/syntax compiles them) are
+// derived from the cues at development time and kept
 // as data (result_index.go, result_prefilters.go; a test regenerates them
 // and fails when they differ): a program builds nothing at its first
 // check. A test keeps the check as first written and compares the two on

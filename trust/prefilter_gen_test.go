@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"go/format"
 	"os"
+	"regexp/syntax"
 	"slices"
 	"strings"
 	"testing"
@@ -180,11 +181,15 @@ func anchorGo(a *anchor) string {
 	for _, s := range a.starts {
 		starts = append(starts, fmt.Sprintf("{lit: %q, word: %v, id: %d, b: []byte(%q)}", s.lit, s.word, s.id, s.b))
 	}
-	re := "nil"
-	if a.re != nil {
-		re = fmt.Sprintf("&pattern{src: %q}", a.re.src)
+	prog := "nil"
+	if a.prog != nil {
+		insts := make([]string, len(a.prog.inst))
+		for i, in := range a.prog.inst {
+			insts[i] = fmt.Sprintf("{%d, %d, %d, %d, %d}", in.op, in.out, in.arg, in.runesLo, in.runesHi)
+		}
+		prog = fmt.Sprintf("&anchorProg{start: %d, inst: []progInst{%s}, runes: []rune{%s}}", a.prog.start, strings.Join(insts, ", "), numbers(a.prog.runes))
 	}
-	return fmt.Sprintf("{starts: []anchorStart{%s}, asciiOnly: %v, re: %s}", strings.Join(starts, ", "), a.asciiOnly, re)
+	return fmt.Sprintf("{starts: []anchorStart{%s}, asciiOnly: %v, src: %q, prog: %s}", strings.Join(starts, ", "), a.asciiOnly, a.src, prog)
 }
 
 // anchor gives a (nil: none) its expression: p's anchored, ordered as a
@@ -197,7 +202,21 @@ func (a *anchor) anchor(p *pattern) {
 	if p.matchOnly {
 		src = ordered(src)
 	}
-	a.re = &pattern{src: src}
+	a.src = src
+	re, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		panic(err)
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		panic(err)
+	}
+	a.prog = &anchorProg{start: uint32(prog.Start)}
+	for _, in := range prog.Inst {
+		lo := uint32(len(a.prog.runes))
+		a.prog.runes = append(a.prog.runes, in.Rune...)
+		a.prog.inst = append(a.prog.inst, progInst{in.Op, in.Out, in.Arg, lo, uint32(len(a.prog.runes))})
+	}
 }
 
 // matchOnly is every pattern compileMatch made, each expression once,

@@ -357,3 +357,34 @@ func FuzzResultIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestAnchorProgs: an anchor's program (anchorProg.match) answers what
+// regexp answers of its expression, from every byte of a third of the
+// sentences (a few million runs) and of texts outside ASCII, invalid UTF-8
+// and empty.
+func TestAnchorProgs(t *testing.T) {
+	var texts []string
+	for i, s := range sentences(t) {
+		if i%3 == 0 {
+			texts = append(texts, s)
+		}
+	}
+	texts = append(texts, "", "\xff\xfeyou must", "Pleaſe ſend the \u212Aey", "— now, call the export_all tool — «NOTE: you must»")
+	runs := 0
+	for i, a := range append(theResultIndex().anchors, theResultIndex().errorAt) {
+		if a == nil {
+			continue
+		}
+		re := regexp.MustCompile(a.src)
+		for _, s := range texts {
+			b := []byte(" " + s)
+			for at := range b {
+				if got, want := a.prog.match(b[at:]), re.Match(b[at:]); got != want {
+					t.Fatalf("anchor %d on %q: %v, want %v", i, b[at:], got, want)
+				}
+				runs++
+			}
+		}
+	}
+	t.Logf("%d runs", runs)
+}

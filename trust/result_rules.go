@@ -550,13 +550,10 @@ func (x *resultIndex) score(s *readSentence, carry float64, finding, framing, co
 }
 
 // cost is what asking cue i of s costs: a run of its expression, and its
-// compiling when it is not compiled yet (compileCost).
+// compiling when it is not compiled yet (compileCost; an anchor's program
+// is laid out by the linker).
 func (x *resultIndex) cost(i int, s *readSentence) float64 {
-	p := resultCues()[i].re
-	if a := x.anchors[i]; a.used(s) {
-		p = a.re
-	}
-	if p.compiled() {
+	if x.anchors[i].used(s) || resultCues()[i].re.compiled() {
 		return 1
 	}
 	return 1 + x.compileCost[i]
