@@ -1,6 +1,8 @@
 package trust
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -23,9 +25,19 @@ func openingCue() resultCue {
 }
 
 // openingWords are the verbs' and the adverbs' words, lower case: a verb of
-// two words ("go to") by its first.
-var openingWords = sync.OnceValues(func() (verbs, adverbs map[string]bool) {
-	return alternatives(reVerbs), alternatives(reAdverb)
+// two words ("go to") by its first; and per first letter, a bit per length
+// one of them has (a word no bit allows is neither, found in no map).
+var openingWords = sync.OnceValue(func() (w struct {
+	verbs, adverbs map[string]bool
+	lengths        [26]uint16
+}) {
+	w.verbs, w.adverbs = alternatives(reVerbs), alternatives(reAdverb)
+	for _, words := range []map[string]bool{w.verbs, w.adverbs} {
+		for word := range words {
+			w.lengths[word[0]-'a'] |= 1 << len(word)
+		}
+	}
+	return w
 })
 
 // alternatives returns the words of a vocabulary group `(?:a|b\s+c|d[sz]e)`:
@@ -106,13 +118,16 @@ func indexAfter(t string, i int, c byte) int {
 // verbAt reports whether the word at i is a verb of the opening cue, or
 // an adverb of it followed (past blanks, a comma, blanks) by one.
 func verbAt(t string, i int) bool {
-	verbs, adverbs := openingWords()
+	words := openingWords()
 	var b [12]byte
 	n, end := letterWord(t, i, &b)
-	if verbs[string(b[:n])] {
+	if n == 0 || words.lengths[b[0]-'a']&(1<<n) == 0 {
+		return false
+	}
+	if words.verbs[string(b[:n])] {
 		return true
 	}
-	if !adverbs[string(b[:n])] {
+	if !words.adverbs[string(b[:n])] {
 		return false
 	}
 	j := spaces(t, end)
@@ -120,7 +135,7 @@ func verbAt(t string, i int) bool {
 		j = spaces(t, j+1)
 	}
 	n, _ = letterWord(t, j, &b)
-	return verbs[string(b[:n])]
+	return n > 0 && words.lengths[b[0]-'a']&(1<<n) != 0 && words.verbs[string(b[:n])]
 }
 
 // letterWord puts in b the run of ASCII letters at i, lowered, and returns
@@ -157,7 +172,7 @@ func led(c resultCue, lead func(string) bool) resultCue {
 // prefix of the run of letters there): the sentence's first word
 // character is where one of them begins.
 func firstWord(max int, group string) func(string) bool {
-	words := alternatives(group)
+	words := slices.Sorted(maps.Keys(alternatives(group))) // a slice: ranging over a map costs more than the words' test
 	return func(t string) bool {
 		i, n := 0, 0 // n: the characters before i
 		for ; i < len(t) && !wordByte(t[i]); i++ {
@@ -169,7 +184,7 @@ func firstWord(max int, group string) func(string) bool {
 		if max >= 0 && n > max {
 			return false
 		}
-		for w := range words {
+		for _, w := range words {
 			if len(t)-i >= len(w) && strings.EqualFold(t[i:i+len(w)], w) {
 				return true
 			}
