@@ -216,14 +216,24 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 		s4 = int(next[s4*width+int(class[x])])
 		m[uint16(s4)] = 1
 	}
-	for w := 0; w < len(seen.bits)*64; w += 8 {
-		if binary.LittleEndian.Uint64(m[w:]) == 0 {
+	// A scan enters few of the states: the marks are looked at 64 bytes
+	// (a word of bits) at a time, then 8.
+	for k := range seen.bits {
+		block := (*[64]byte)(m[k*64:])
+		le := binary.LittleEndian
+		if le.Uint64(block[0:])|le.Uint64(block[8:])|le.Uint64(block[16:])|le.Uint64(block[24:])|
+			le.Uint64(block[32:])|le.Uint64(block[40:])|le.Uint64(block[48:])|le.Uint64(block[56:]) == 0 {
 			continue
 		}
-		for j := w; j < w+8; j++ {
-			if m[j] != 0 {
-				seen.bits[j>>6] |= 1 << (j & 63)
-				m[j] = 0
+		for w := 0; w < 64; w += 8 {
+			if le.Uint64(block[w:]) == 0 {
+				continue
+			}
+			for j := w; j < w+8; j++ {
+				if block[j] != 0 {
+					seen.bits[k] |= 1 << j
+					block[j] = 0
+				}
 			}
 		}
 	}
