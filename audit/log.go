@@ -239,6 +239,7 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 			uerr = l.release()
 		case sparse:
 			l.check.Stop() // acquire armed it
+			l.last = time.Now()
 			uerr = l.letGo()
 		default:
 			uerr = l.appended()
