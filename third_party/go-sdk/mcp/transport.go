@@ -295,7 +295,13 @@ func callSubscriptionsListen(ctx context.Context, conn *jsonrpc2.Connection, met
 // translating errors into the mcp domain.
 func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params Params, result Result) error {
 	// The "%w"s in this function expose jsonrpc.Error as part of the API.
-	call := conn.Call(ctx, method, params)
+	var sent any = params
+	if p, ok := params.(*CallToolParams); ok { // PATCH(toolgate): patch 23
+		if b := p.plainJSON(); b != nil {
+			sent = jsonrpc2.Compact(b)
+		}
+	}
+	call := conn.Call(ctx, method, sent)
 	err := call.Await(ctx, result)
 	switch {
 	case errors.Is(err, jsonrpc2.ErrClientClosing), errors.Is(err, jsonrpc2.ErrServerClosing):
