@@ -83,8 +83,8 @@ func WorkspaceConfigPaths(r *os.Root) ([]ConfigPath, error) {
 		parse func([]byte) ([]string, error)
 	}{
 		{"package.json", npmWorkspaces},
-		{"pnpm-workspace.yaml", pnpmWorkspaces},
-		{"lerna.json", lernaWorkspaces},
+		{"pnpm-workspace.yaml", packagesList(yaml.Unmarshal)},
+		{"lerna.json", packagesList(json.Unmarshal)},
 	} {
 		data, err := readDeclaration(r, d.file)
 		if err != nil {
@@ -158,24 +158,18 @@ func npmWorkspaces(data []byte) ([]string, error) {
 	return obj.Packages, nil
 }
 
-func pnpmWorkspaces(data []byte) ([]string, error) {
-	var decl struct {
-		Packages []string `yaml:"packages"`
+// packagesList reads a declaration's list named packages with unmarshal
+// (pnpm-workspace.yaml's YAML, lerna.json's JSON).
+func packagesList(unmarshal func([]byte, any) error) func([]byte) ([]string, error) {
+	return func(data []byte) ([]string, error) {
+		var decl struct {
+			Packages []string `json:"packages" yaml:"packages"`
+		}
+		if err := unmarshal(data, &decl); err != nil {
+			return nil, err
+		}
+		return decl.Packages, nil
 	}
-	if err := yaml.Unmarshal(data, &decl); err != nil {
-		return nil, err
-	}
-	return decl.Packages, nil
-}
-
-func lernaWorkspaces(data []byte) ([]string, error) {
-	var decl struct {
-		Packages []string `json:"packages"`
-	}
-	if err := json.Unmarshal(data, &decl); err != nil {
-		return nil, err
-	}
-	return decl.Packages, nil
 }
 
 // maxLinkHops bounds the links followed to resolve one package folder
