@@ -40,9 +40,8 @@ import (
 type Hashes struct {
 	Path string
 
-	mu     sync.Mutex
-	kept   map[string]keptHash // as read from Path, and those kept since
-	loaded bool                // Path was read
+	mu   sync.Mutex
+	kept map[string]keptHash // as read from Path, and those kept since; nil: Path not read yet
 }
 
 // keptHash is one kept hash and the file's identity when it was taken.
@@ -75,8 +74,8 @@ func (h *Hashes) sum(path string) (string, error) {
 		return hashOpen(f, path)
 	}
 	h.mu.Lock()
-	if !h.loaded {
-		h.kept, h.loaded = h.read(), true
+	if h.kept == nil {
+		h.kept = h.read()
 	}
 	k, ok := h.kept[path]
 	h.mu.Unlock()
@@ -94,7 +93,7 @@ func (h *Hashes) sum(path string) (string, error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.kept == nil || len(h.kept) >= maxKept {
+	if len(h.kept) >= maxKept {
 		h.kept = map[string]keptHash{}
 	}
 	h.kept[path] = keptHash{Key: before, SHA256: sum}
@@ -103,21 +102,22 @@ func (h *Hashes) sum(path string) (string, error) {
 }
 
 // read returns the kept hashes whose value is a SHA-256 in lowercase hex;
-// none when the file is missing, damaged, larger than maxKeptFile or not
-// this user's alone.
+// none (an empty map, not nil) when the file is missing, damaged, larger
+// than maxKeptFile or not this user's alone.
 func (h *Hashes) read() map[string]keptHash {
+	none := map[string]keptHash{}
 	f, err := os.Open(h.Path)
 	if err != nil {
-		return nil
+		return none
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || !ownedAlone(fi) || fi.Size() > maxKeptFile {
-		return nil
+		return none
 	}
 	var kept map[string]keptHash
-	if json.NewDecoder(io.LimitReader(f, maxKeptFile)).Decode(&kept) != nil {
-		return nil
+	if json.NewDecoder(io.LimitReader(f, maxKeptFile)).Decode(&kept) != nil || kept == nil {
+		return none
 	}
 	for path, k := range kept {
 		if !isSHA256Hex(k.SHA256) {
@@ -149,9 +149,6 @@ func isSHA256Hex(s string) bool {
 func (h *Hashes) write(path string) {
 	withLock(h.Path, func() error {
 		kept := h.read()
-		if kept == nil {
-			kept = map[string]keptHash{}
-		}
 		for p, k := range h.kept {
 			if _, ok := kept[p]; !ok || p == path {
 				kept[p] = k

@@ -351,10 +351,10 @@ func (c cut) meets(found []uint64) bool {
 	return false
 }
 
-// cut returns the cut of p (bound) that looks rarest (cutCost), nil when
-// p knows nothing.
-func (p *prefilter) cut() cut {
-	ids, ok := p.cutIDs()
+// cut returns the cut of p (bound to lits, by id) that looks rarest
+// (cutCost), nil when p knows nothing.
+func (p *prefilter) cut(lits []string) cut {
+	ids, ok := p.cutIDs(lits)
 	if !ok {
 		return nil
 	}
@@ -376,7 +376,7 @@ func (p *prefilter) cut() cut {
 
 // cutIDs returns the ids of the literals of p's rarest cut: an opAny's
 // literals; of an opAnd, its rarest part's; of an opOr, every branch's.
-func (p *prefilter) cutIDs() ([]int32, bool) {
+func (p *prefilter) cutIDs(lits []string) ([]int32, bool) {
 	switch p.op {
 	case opAny:
 		return p.ids, true
@@ -384,8 +384,8 @@ func (p *prefilter) cutIDs() ([]int32, bool) {
 		var best []int32
 		found, bestCost := false, 0.0
 		for _, s := range p.sub {
-			if ids, ok := s.cutIDs(); ok {
-				if cost := s.cutCost(ids); !found || cost < bestCost {
+			if ids, ok := s.cutIDs(lits); ok {
+				if cost := cutCost(ids, lits); !found || cost < bestCost {
 					best, bestCost, found = ids, cost, true
 				}
 			}
@@ -394,7 +394,7 @@ func (p *prefilter) cutIDs() ([]int32, bool) {
 	case opOr:
 		var all []int32
 		for _, s := range p.sub {
-			ids, ok := s.cutIDs()
+			ids, ok := s.cutIDs(lits)
 			if !ok {
 				return nil, false
 			}
@@ -405,14 +405,14 @@ func (p *prefilter) cutIDs() ([]int32, bool) {
 	return nil, false
 }
 
-// cutCost is how often one of the literals ids (of p's tree) may be
-// expected in a sentence: a literal of n bytes about 1/8^(n-1) of the
-// places, a word of the commonest few as often as a letter. Only the order
-// of two cuts' costs matters.
-func (p *prefilter) cutCost(ids []int32) float64 {
+// cutCost is how often one of the literals ids (of lits) may be expected
+// in a sentence: a literal of n bytes about 1/8^(n-1) of the places, a
+// word of the commonest few as often as a letter. Only the order of two
+// cuts' costs matters.
+func cutCost(ids []int32, lits []string) float64 {
 	cost := 0.0
 	for _, id := range ids {
-		l := p.literal(id)
+		l := lits[id]
 		c := math.Pow(8, -float64(len(l)-1))
 		if commonWords[l] {
 			c = 1
@@ -420,21 +420,6 @@ func (p *prefilter) cutCost(ids []int32) float64 {
 		cost += c
 	}
 	return cost
-}
-
-// literal returns the literal of p's tree whose id is id.
-func (p *prefilter) literal(id int32) string {
-	for k, i := range p.ids {
-		if i == id {
-			return p.lits[k]
-		}
-	}
-	for _, s := range p.sub {
-		if l := s.literal(id); l != "" {
-			return l
-		}
-	}
-	return ""
 }
 
 // commonWords are English words too common to rule a sentence out.

@@ -203,7 +203,7 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 	x.errorWords.masks(x.lits.words())
 	x.cuts = make([]cut, len(x.pre))
 	for i, p := range x.pre {
-		x.cuts[i] = p.cut()
+		x.cuts[i] = p.cut(x.lits.list)
 	}
 	x.needed = make([][]int, len(x.lits.ids))
 	addrLits, needLits := make([]uint64, x.lits.words()), make([]uint64, x.lits.words())
@@ -230,8 +230,7 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 		addrLits[w] |= needLits[w]
 	}
 	x.addrNeed = needLits
-	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
-	x.addrFrom = x.lits.relabel(func(st int) bool { return x.addrOutAt[st] != x.addrOutAt[st+1] })
+	x.addrFrom = x.lits.relabel(func(st int) bool { return anyOf(addrLits, x.lits.out[x.lits.outAt[st]:x.lits.outAt[st+1]]) })
 	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
 	return x
 }
