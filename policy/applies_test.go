@@ -67,9 +67,9 @@ func TestApplicableRulesCache(t *testing.T) {
 // walkAll decides as DecideParsed does, with the cache emptied first.
 func walkAll(p *Policy, def tool.Definition, call tool.Call) Decision {
 	info := p.info(def)
-	info.applies.Clear()
+	info.applies.m.Clear()
 	d := p.Decide(def, call)
-	info.applies.Clear()
+	info.applies.m.Clear()
 	return d
 }
 
@@ -81,7 +81,7 @@ func TestApplicableRulesBounded(t *testing.T) {
 		p.Decide(def, tool.Call{Name: "noop"})
 	}
 	n := 0
-	p.info(def).applies.Range(func(any, any) bool { n++; return true })
+	p.info(def).applies.m.Range(func(any, any) bool { n++; return true })
 	if n > maxCached {
 		t.Errorf("%d lists cached for one tool, want at most %d", n, maxCached)
 	}

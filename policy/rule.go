@@ -141,21 +141,25 @@ type appliesKey struct {
 }
 
 // boundedMap is a sync.Map of at most maxCached entries: one more empties
-// it first (a policy reloaded many times starts its caches again).
+// it first (a policy reloaded many times starts its caches again). Only
+// Load and add reach the map, so nothing stores past the bound.
 type boundedMap struct {
-	sync.Map
+	m sync.Map
 	n atomic.Int32
 }
 
 const maxCached = 64
 
+// Load returns the value stored under k, if any.
+func (b *boundedMap) Load(k any) (any, bool) { return b.m.Load(k) }
+
 // add stores v under k, emptying the map first when it is full.
 func (b *boundedMap) add(k, v any) {
 	if b.n.Add(1) > maxCached {
-		b.Clear()
+		b.m.Clear()
 		b.n.Store(1)
 	}
-	b.Store(k, v)
+	b.m.Store(k, v)
 }
 
 // applicable returns the rules of l that apply to f's tool, in order.
