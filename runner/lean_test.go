@@ -377,8 +377,8 @@ func TestServeConnectionCap(t *testing.T) {
 	healthz := func(want int, why string) {
 		t.Helper()
 		// (A connection just closed may still be held a moment: dial again,
-		// at most 5 s.)
-		for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		// with no deadline; the test binary's timeout bounds it.)
+		for ; ; time.Sleep(10 * time.Millisecond) {
 			nc, br := dialRunner(t, addr)
 			io.WriteString(nc, "GET /healthz HTTP/1.1\r\nHost: runner\r\nConnection: close\r\n\r\n")
 			code, body, err := readAnswer(br)
@@ -391,9 +391,6 @@ func TestServeConnectionCap(t *testing.T) {
 					t.Fatalf("%s: %s", why, body)
 				}
 				return
-			}
-			if time.Now().After(end) {
-				t.Fatalf("%s: %d %s, want %d", why, code, body, want)
 			}
 		}
 	}
@@ -505,7 +502,7 @@ func TestServeFloodKeepsGatewayCall(t *testing.T) {
 	}
 	head, body := leanCall("echo", `{"n":1}`)
 	for round := range 20 {
-		for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for ; ; time.Sleep(10 * time.Millisecond) { // no deadline: the test binary's timeout bounds it
 			gw, br := dialRunner(t, addr)
 			io.WriteString(gw, head+body)
 			for range 2 * limit {
@@ -516,7 +513,7 @@ func TestServeFloodKeepsGatewayCall(t *testing.T) {
 			if err == nil && code == 200 && strings.Contains(got, `echo {\"n\":1}`) {
 				break
 			}
-			if err != nil || code != 503 || time.Now().After(end) {
+			if err != nil || code != 503 {
 				t.Fatalf("round %d: %d %q %v", round, code, got, err)
 			}
 			// 503: every held one had its request in a moment ago (the
