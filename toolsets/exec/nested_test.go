@@ -44,14 +44,7 @@ func TestNestedConfigGuarded(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			ws := t.TempDir()
 			writeFiles(t, ws, files)
-			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
-				map[string]any{"command": a.command + " && echo kept > ok.txt"})
-			if r.Error == nil || r.Error.Type != tool.SandboxViolation {
-				t.Fatalf("want a sandbox_violation: %s", r.Text())
-			}
-			if paths, _ := r.Error.Details["paths"].([]string); !slices.Contains(paths, a.path) {
-				t.Errorf("%s is not named: %v", a.path, paths)
-			}
+			violates(t, ws, a.command, a.path)
 			for rel, c := range files {
 				if a.name == "folder a link" && filepath.Dir(rel) == "app" {
 					rel = filepath.Join("app-real", filepath.Base(rel))
@@ -67,9 +60,6 @@ func TestNestedConfigGuarded(t *testing.T) {
 			}
 			if fi, err := os.Lstat(filepath.Join(ws, ".venv/pip.conf")); err != nil || fi.Mode().Perm() != 0o644 {
 				t.Errorf(".venv/pip.conf: %v %v, want a regular file of mode 0644", fi, err)
-			}
-			if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
-				t.Errorf("the rest of what the command wrote is gone: %v", err)
 			}
 		})
 	}
@@ -113,14 +103,7 @@ func TestWorkspaceConfigGuarded(t *testing.T) {
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			ws := setup(t)
-			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
-				map[string]any{"command": a.command + " && echo kept > ok.txt"})
-			if r.Error == nil || r.Error.Type != tool.SandboxViolation {
-				t.Fatalf("want a sandbox_violation: %s", r.Text())
-			}
-			if paths, _ := r.Error.Details["paths"].([]string); !slices.Contains(paths, a.path) {
-				t.Errorf("%s is not named: %v", a.path, paths)
-			}
+			violates(t, ws, a.command, a.path)
 			if _, err := os.Lstat(filepath.Join(ws, "packages/app/.npmrc")); err == nil {
 				t.Error("packages/app/.npmrc was left")
 			}
@@ -129,9 +112,6 @@ func TestWorkspaceConfigGuarded(t *testing.T) {
 			}
 			if fi, err := os.Lstat(filepath.Join(ws, "packages")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 				t.Error("the link made in place of packages was left")
-			}
-			if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
-				t.Errorf("the rest of what the command wrote is gone: %v", err)
 			}
 		})
 	}
@@ -187,14 +167,7 @@ func TestWorkspaceLinkGuarded(t *testing.T) {
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			ws := setup(t)
-			r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
-				map[string]any{"command": a.command + " && echo kept > ok.txt"})
-			if r.Error == nil || r.Error.Type != tool.SandboxViolation {
-				t.Fatalf("want a sandbox_violation: %s", r.Text())
-			}
-			if paths, _ := r.Error.Details["paths"].([]string); !slices.Contains(paths, a.path) {
-				t.Errorf("%s is not named: %v", a.path, paths)
-			}
+			violates(t, ws, a.command, a.path)
 			if b, err := os.ReadFile(filepath.Join(ws, "lib/shared/.npmrc")); string(b) != files["lib/shared/.npmrc"] {
 				t.Errorf("lib/shared/.npmrc holds %q (%v)", b, err)
 			}
@@ -209,9 +182,6 @@ func TestWorkspaceLinkGuarded(t *testing.T) {
 				}
 			} else if fi, err := os.Lstat(filepath.Join(ws, "packages")); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 				t.Error("the link made in place of packages was left")
-			}
-			if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
-				t.Errorf("the rest of what the command wrote is gone: %v", err)
 			}
 		})
 	}
@@ -260,5 +230,23 @@ func TestWorkspaceDeclarationRefused(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(ws, "ran.txt")); err == nil {
 			t.Errorf("%s %s: the command ran", c.file, c.decl)
 		}
+	}
+}
+
+// violates runs command in ws, then a write of ok.txt, and fails t unless
+// the call is a sandbox_violation naming path and the write after the
+// command stayed (only the guarded files are undone).
+func violates(t *testing.T, ws, command, path string) {
+	t.Helper()
+	r := call(t, toolMap(t, Options{Root: ws})["execute_command"], tool.WithApproval(context.Background()),
+		map[string]any{"command": command + " && echo kept > ok.txt"})
+	if r.Error == nil || r.Error.Type != tool.SandboxViolation {
+		t.Fatalf("want a sandbox_violation: %s", r.Text())
+	}
+	if paths, _ := r.Error.Details["paths"].([]string); !slices.Contains(paths, path) {
+		t.Errorf("%s is not named: %v", path, paths)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ok.txt")); err != nil {
+		t.Errorf("the rest of what the command wrote is gone: %v", err)
 	}
 }
