@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -253,7 +254,7 @@ func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) 
 		args = json.RawMessage(`{}`)
 	}
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
-	token := fmt.Sprintf("toolgate-%s-%d", u.cfg.Name, u.seq.Add(1))
+	token := "toolgate-" + u.cfg.Name + "-" + strconv.FormatUint(u.seq.Add(1), 10)
 	params.SetProgressToken(token)
 	done := u.flights.add(token, ctx, u.opts.peer(ctx))
 	res, err := cs.CallTool(ctx, params)
