@@ -48,8 +48,18 @@ type ConfigPath struct {
 	// package folder that is a link, or lies behind one), each relative
 	// to the top with no link on its way; Name itself has none on its
 	// way. A program reads Name through them: a link changed would lead
-	// it to another folder's configuration, so they must stay as they are.
-	Links []string
+	// it to another folder's configuration, so they must stay as they are
+	// (each with the target it was followed by: see KeepLink).
+	Links []Link
+}
+
+// Link is a symbolic link crossed to reach a package folder, with the
+// target read when it was followed: a caller that keeps the link as it is
+// checks that it still reads that target (the folder it guards is the one
+// the target led to).
+type Link struct {
+	Name   string // relative to the top, slash-separated, no link on its way
+	Target string // what Readlink gave when the link was followed
 }
 
 // ConfigPaths returns the files and folders that configure or instruct a

@@ -217,7 +217,7 @@ func (w *workspace) expand(pattern string) error {
 
 // walk matches parts below the folder dir (relative to root, no link on
 // its way), reached through links (nil: none).
-func (w *workspace) walk(dir string, links []string, parts []string) error {
+func (w *workspace) walk(dir string, links []Link, parts []string) error {
 	if len(parts) == 0 {
 		w.match(dir, links)
 		return nil
@@ -257,13 +257,13 @@ func (w *workspace) walk(dir string, links []string, parts []string) error {
 // a link.
 type folder struct {
 	dir   string
-	links []string
+	links []Link
 	link  bool
 }
 
 // each calls fn on the folders in dir (not node_modules; a link resolved)
 // whose name keep accepts.
-func (w *workspace) each(dir string, links []string, keep func(string) bool, fn func(folder) error) error {
+func (w *workspace) each(dir string, links []Link, keep func(string) bool, fn func(folder) error) error {
 	f, err := w.root.Open(dir)
 	if err != nil {
 		return nil // gone, or not a folder
@@ -299,7 +299,7 @@ func (w *workspace) each(dir string, links []string, keep func(string) bool, fn 
 
 // folder returns the folder name in dir (no link on its way), ok false
 // when it is missing or not a folder; a link is resolved (resolve).
-func (w *workspace) folder(dir, name string, links []string) (folder, bool, error) {
+func (w *workspace) folder(dir, name string, links []Link) (folder, bool, error) {
 	sub := path.Join(dir, name)
 	fi, err := w.root.Lstat(sub)
 	switch {
@@ -320,14 +320,14 @@ func (w *workspace) folder(dir, name string, links []string) (folder, bool, erro
 // resolve follows the link at rel (no link on the way to it) to the folder
 // it leads to, inside root, one component at a time: it returns that
 // folder relative to root with no link on its way, and each link crossed
-// (rel first), or "" when the link leads to nothing or to a file. A link
+// with the target it read (rel first), or "" when the link leads to nothing or to a file. A link
 // that leads out of root (an absolute target, or .. above the top), one
 // that cannot be read, or more than maxLinkHops links are an error: npm
 // would read the package's .npmrc where it cannot be told, so the caller
 // fails closed.
-func (w *workspace) resolve(rel string) (string, []string, error) {
+func (w *workspace) resolve(rel string) (string, []Link, error) {
 	cur, rest := path.Dir(rel), []string{path.Base(rel)}
-	var crossed []string
+	var crossed []Link
 	for len(rest) > 0 {
 		c := rest[0]
 		rest = rest[1:]
@@ -365,7 +365,7 @@ func (w *workspace) resolve(rel string) (string, []string, error) {
 		if target == "" || strings.HasPrefix(target, "/") {
 			return "", nil, linkError(rel, "leads to an absolute path ("+target+")")
 		}
-		crossed = append(crossed, next)
+		crossed = append(crossed, Link{next, target})
 		rest = append(strings.Split(target, "/"), rest...)
 	}
 	return cur, crossed, nil
@@ -377,6 +377,27 @@ func linkError(rel, why string) *WorkspaceError {
 	return &WorkspaceError{Link: rel, Why: "a package folder is a symbolic link that " + why + ": only a relative link to a folder inside the project is followed"}
 }
 
+// KeepLink returns the link l as it is now in root, to be kept so: an
+// error (a *WorkspaceError naming the link) when it cannot be read or no
+// longer reads l.Target, since the folder behind it is then not the one
+// whose configuration was found.
+func KeepLink(root *os.Root, l Link) (fs.FileInfo, error) {
+	fi, err := root.Lstat(l.Name)
+	if err == nil && fi.Mode()&fs.ModeSymlink == 0 {
+		err = errors.New("no longer a link")
+	}
+	if err == nil {
+		var target string
+		if target, err = root.Readlink(l.Name); err == nil && target != l.Target {
+			err = fmt.Errorf("it led to %q, now to %q", l.Target, target)
+		}
+	}
+	if err != nil {
+		return nil, &WorkspaceError{Link: l.Name, Why: "a link to a package folder changed while it was looked at: " + err.Error()}
+	}
+	return fi, nil
+}
+
 func (w *workspace) count() error {
 	if w.visited++; w.visited > MaxWorkspaceFolders {
 		return fmt.Errorf("reaches more than %d folders", MaxWorkspaceFolders)
@@ -386,8 +407,11 @@ func (w *workspace) count() error {
 
 // match adds the nested configuration of the folder dir, by the markers
 // it holds, each with the links that led there.
-func (w *workspace) match(dir string, links []string) {
-	key := strings.Join(append([]string{dir}, links...), "\x00")
+func (w *workspace) match(dir string, links []Link) {
+	key := dir
+	for _, l := range links {
+		key += "\x00" + l.Name + "\x00" + l.Target
+	}
 	if dir == "." || w.seen[key] {
 		return
 	}

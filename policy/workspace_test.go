@@ -37,7 +37,8 @@ func workspaceConfigPaths(t *testing.T, root string) ([]policy.ConfigPath, error
 }
 
 // workspaceNames returns the names of root's workspace configuration,
-// each followed by the links that led to it ("lib/app/.npmrc <- packages/app").
+// each followed by the links that led to it ("lib/app/.npmrc <- packages/app"),
+// and checks that each link's Target is what it reads now.
 func workspaceNames(t *testing.T, root string) []string {
 	t.Helper()
 	list, err := workspaceConfigPaths(t, root)
@@ -50,8 +51,14 @@ func workspaceNames(t *testing.T, root string) []string {
 			t.Errorf("%s has no reason", c.Name)
 		}
 		n := c.Name
-		if len(c.Links) > 0 {
-			n += " <- " + strings.Join(c.Links, " ")
+		for i, l := range c.Links {
+			if i == 0 {
+				n += " <-"
+			}
+			n += " " + l.Name
+			if target, err := os.Readlink(filepath.Join(root, l.Name)); err != nil || target != l.Target {
+				t.Errorf("%s: link %s has target %q, reads %q (%v)", c.Name, l.Name, l.Target, target, err)
+			}
 		}
 		names = append(names, n)
 	}
@@ -221,5 +228,39 @@ func TestWorkspaceLinks(t *testing.T) {
 		if !errors.As(err, &we) || we.Link != c.link || we.File != "package.json" || list != nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s -> %s: %v %v, want a WorkspaceError naming the link, %q", c.link, c.target, list, err, c.why)
 		}
+	}
+}
+
+// TestKeepLink: a link is kept only while it reads the target it was
+// followed by; one retargeted, replaced by a folder, or removed since is a
+// WorkspaceError naming it.
+func TestKeepLink(t *testing.T) {
+	ws := t.TempDir()
+	writeTree(t, ws, map[string]string{"lib/app/package.json": "{}", "evil/package.json": "{}"})
+	symlinks(t, ws, map[string]string{"packages/app": "../lib/app"})
+	r, err := os.OpenRoot(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	l := policy.Link{Name: "packages/app", Target: "../lib/app"}
+	if fi, err := policy.KeepLink(r, l); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link as followed: %v %v", fi, err)
+	}
+	link := filepath.Join(ws, "packages", "app")
+	for why, change := range map[string]func() error{
+		"retargeted": func() error { os.Remove(link); return os.Symlink("../evil", link) },
+		"a folder":   func() error { os.Remove(link); return os.Mkdir(link, 0o755) },
+		"removed":    func() error { return os.RemoveAll(link) },
+	} {
+		if err := change(); err != nil {
+			t.Fatal(err)
+		}
+		var we *policy.WorkspaceError
+		if fi, err := policy.KeepLink(r, l); !errors.As(err, &we) || we.Link != l.Name || fi != nil {
+			t.Errorf("%s: %v %v, want a WorkspaceError naming %s", why, fi, err, l.Name)
+		}
+		os.RemoveAll(link)
+		os.Symlink(l.Target, link)
 	}
 }

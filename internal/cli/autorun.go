@@ -48,24 +48,23 @@ func guardedAutoRun(w string, configs []policy.ConfigPath) ([]autoRunEntry, erro
 	defer root.Close()
 	mounted := autoRunEntries(w, configs)
 	var out []autoRunEntry
-	links := map[string]bool{}
+	seen := map[string]bool{} // links and names, each watched once
 	for _, c := range configs {
 		for _, l := range c.Links {
-			if links[l] {
+			if seen[l.Name] {
 				continue
 			}
-			links[l] = true
-			rel := filepath.FromSlash(l)
-			fi, err := root.Lstat(rel)
+			seen[l.Name] = true
+			fi, err := policy.KeepLink(root, l)
 			if err != nil {
 				return nil, err
 			}
-			target, err := root.Readlink(rel)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, autoRunEntry{grant: w, rel: rel, reason: c.Reason, own: &ownLink{fi, target}})
+			out = append(out, autoRunEntry{grant: w, rel: filepath.FromSlash(l.Name), reason: c.Reason, own: &ownLink{fi, l.Target}})
 		}
+		if seen[c.Name] {
+			continue
+		}
+		seen[c.Name] = true
 		rel := filepath.FromSlash(c.Name)
 		e := autoRunEntry{grant: w, rel: rel, reason: c.Reason}
 		if fi, err := root.Lstat(rel); err == nil {

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/policy"
 )
 
 // guardedAt is what launch looks at in the write grant w when an
@@ -519,7 +522,7 @@ func TestAutoRunWorkspace(t *testing.T) {
 		targets = append(targets, m.target)
 	}
 	slices.Sort(targets)
-	if want := []string{filepath.Join(work, "lib/shared/.npmrc"), filepath.Join(work, "packages/web/.npmrc")}; !slices.Equal(slices.Compact(targets), want) {
+	if want := []string{filepath.Join(work, "lib/shared/.npmrc"), filepath.Join(work, "packages/web/.npmrc")}; !slices.Equal(targets, want) {
 		t.Errorf("moved %v, want %v", targets, want)
 	}
 	// The link pointed at a folder of the upstream's with its own .npmrc.
@@ -551,6 +554,71 @@ func TestAutoRunWorkspace(t *testing.T) {
 		}
 		if msg := grantError("up", w, err).Error(); !strings.Contains(msg, fmt.Sprintf(c.want, w)) || !strings.Contains(msg, "upstream up") {
 			t.Errorf("%s: %s, want it to say %q", c.decl, msg, fmt.Sprintf(c.want, w))
+		}
+	}
+}
+
+// TestAutoRunLinkChanged: a package link retargeted between the look at
+// the grant's configuration and the watch refuses the start, naming the
+// link: the watch would otherwise keep the new target as the upstream's
+// own and guard the .npmrc of the old folder.
+func TestAutoRunLinkChanged(t *testing.T) {
+	work := t.TempDir()
+	for p, c := range map[string]string{
+		"package.json": `{"workspaces": ["packages/*"]}`, "lib/app/package.json": "{}", "evil/package.json": "{}",
+	} {
+		os.MkdirAll(filepath.Join(work, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(work, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(work, "packages", "app")
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink("../lib/app", link); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := grantConfigs(work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := guardedAutoRun(work, cs); err != nil {
+		t.Fatalf("the link unchanged: %v", err)
+	}
+	os.Remove(link)
+	if err := os.Symlink("../evil", link); err != nil {
+		t.Fatal(err)
+	}
+	var we *policy.WorkspaceError
+	if m, err := guardedAutoRun(work, cs); !errors.As(err, &we) || we.Link != "packages/app" {
+		t.Fatalf("retargeted: %+v %v, want a WorkspaceError naming packages/app", m, err)
+	}
+}
+
+// TestAutoRunWatchesOnce: a package folder one level down that is also
+// declared, and one reached through two links, are each watched once.
+func TestAutoRunWatchesOnce(t *testing.T) {
+	work := t.TempDir()
+	for p, c := range map[string]string{
+		"package.json": `{"workspaces": ["pkg", "packages/*"]}`, "pkg/package.json": "{}", "lib/app/package.json": "{}",
+	} {
+		os.MkdirAll(filepath.Join(work, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(work, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.MkdirAll(filepath.Join(work, "packages"), 0o755)
+	for _, l := range []string{"a", "b"} {
+		if err := os.Symlink("../lib/app", filepath.Join(work, "packages", l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := map[string]int{}
+	for _, e := range mustMissing(t, work) {
+		n[e.rel]++
+	}
+	for _, rel := range []string{"pkg/.npmrc", "lib/app/.npmrc", "packages/a", "packages/b"} {
+		if got := n[filepath.FromSlash(rel)]; got != 1 {
+			t.Errorf("%s watched %d times, want once", rel, got)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -132,7 +131,7 @@ type nestedEntry struct {
 
 // linkEntry is a symbolic link through which a declared package folder
 // is reached (policy.ConfigPath.Links), as it was before the command: the
-// file and its target.
+// file and the target it was followed by (policy.KeepLink).
 type linkEntry struct {
 	rel    string
 	before fs.FileInfo
@@ -210,16 +209,15 @@ func newGuard(root string, own []string, allowCI func(rel string) bool) (*guard,
 	}
 	for _, c := range slices.Concat(policy.NestedConfigPaths(real), declared) {
 		for _, l := range c.Links {
-			if seen[l] {
+			if seen[l.Name] {
 				continue
 			}
-			seen[l] = true
-			fi, err := ws.Lstat(l)
-			target, rerr := ws.Readlink(l)
-			if err = cmp.Or(err, rerr); err != nil {
-				return nil, &policy.WorkspaceError{Link: l, Why: "a link to a package folder changed while it was looked at: " + err.Error()}
+			seen[l.Name] = true
+			fi, err := policy.KeepLink(ws, l)
+			if err != nil {
+				return nil, err
 			}
-			g.links = append(g.links, linkEntry{l, fi, target})
+			g.links = append(g.links, linkEntry{l.Name, fi, l.Target})
 		}
 		if seen[c.Name] {
 			continue
