@@ -23,16 +23,18 @@ type flight struct {
 	peer Peer
 }
 
-// add records a call until the returned func is called.
-func (f *flights) add(token string, ctx context.Context, peer Peer) func() {
+// add records a call until remove.
+func (f *flights) add(token string, ctx context.Context, peer Peer) {
 	f.fmu.Lock()
 	f.m[token] = &flight{ctx: ctx, peer: peer}
 	f.fmu.Unlock()
-	return func() {
-		f.fmu.Lock()
-		delete(f.m, token)
-		f.fmu.Unlock()
-	}
+}
+
+// remove forgets a call: it is over.
+func (f *flights) remove(token string) {
+	f.fmu.Lock()
+	delete(f.m, token)
+	f.fmu.Unlock()
 }
 
 // sole returns a call in flight when every call in flight has one and the

@@ -256,9 +256,9 @@ func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) 
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	token := "toolgate-" + u.cfg.Name + "-" + strconv.FormatUint(u.seq.Add(1), 10)
 	params.SetProgressToken(token)
-	done := u.flights.add(token, ctx, u.opts.peer(ctx))
+	u.flights.add(token, ctx, u.opts.peer(ctx))
 	res, err := cs.CallTool(ctx, params)
-	done()
+	u.flights.remove(token)
 	if err != nil {
 		return tool.ErrorResult(u.callError(ctx, name, err))
 	}
