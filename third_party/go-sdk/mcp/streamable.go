@@ -23,7 +23,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,11 +222,6 @@ type StreamableHTTPOptions struct {
 	// SSE, as v1.8.0 does, instead of answering a stream whose only
 	// message is its answer as application/json.
 	sseAnswers bool
-
-	// readerHandles (PATCH(toolgate): patch 24), set by tests, hands every
-	// message to the connection's reading goroutine, as v1.8.0 does,
-	// instead of running a POST's call on its own goroutine.
-	readerHandles bool
 }
 
 // DefaultMaxRequestBodyBytes is the default value used for
@@ -439,7 +433,6 @@ func (h *StreamableHTTPHandler) serveStateless(w http.ResponseWriter, req *http.
 		EventStore:                  h.opts.EventStore,
 		jsonResponse:                h.opts.JSONResponse,
 		sseAnswers:                  h.opts.sseAnswers,
-		readerHandles:               h.opts.readerHandles,
 		logger:                      h.opts.Logger,
 		shouldPropagateCancellation: info.usesNewProtocol && (info.isSubscriptionsListen || h.opts.PropagateRequestCancellation),
 	}
@@ -666,13 +659,12 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 	sessionID = server.opts.GetSessionID()
 
 	transport := &StreamableServerTransport{
-		SessionID:     sessionID,
-		Stateless:     false,
-		EventStore:    h.opts.EventStore,
-		jsonResponse:  h.opts.JSONResponse,
-		sseAnswers:    h.opts.sseAnswers,
-		readerHandles: h.opts.readerHandles,
-		logger:        h.opts.Logger,
+		SessionID:    sessionID,
+		Stateless:    false,
+		EventStore:   h.opts.EventStore,
+		jsonResponse: h.opts.JSONResponse,
+		sseAnswers:   h.opts.sseAnswers,
+		logger:       h.opts.Logger,
 	}
 
 	// Sessions without a session ID (GetSessionID returned "") are ephemeral:
@@ -839,8 +831,6 @@ type StreamableServerTransport struct {
 
 	// sseAnswers: see [StreamableHTTPOptions.sseAnswers] (PATCH(toolgate)).
 	sseAnswers bool
-	// readerHandles: see [StreamableHTTPOptions.readerHandles] (PATCH(toolgate)).
-	readerHandles bool
 
 	// optional logger provided through the [StreamableHTTPOptions.Logger].
 	//
@@ -867,7 +857,6 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		eventStore:                  t.EventStore,
 		jsonResponse:                t.jsonResponse,
 		sseAnswers:                  t.sseAnswers,
-		readerHandles:               t.readerHandles,
 		logger:                      ensureLogger(t.logger), // see #556: must be non-nil
 		shouldPropagateCancellation: t.shouldPropagateCancellation,
 		incoming:                    make(chan jsonrpc.Message, 10),
@@ -875,7 +864,6 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 		streams:                     make(map[string]*stream),
 		requestStreams:              make(map[jsonrpc.ID]string),
 	}
-	t.connection.doneCtx, t.connection.cancelDone = context.WithCancel(context.Background()) // PATCH(toolgate): patch 24
 	// Stream 0 corresponds to the standalone SSE stream.
 	//
 	// It is always text/event-stream, since it must carry arbitrarily many
@@ -903,9 +891,7 @@ type streamableServerConn struct {
 	stateless    bool
 	jsonResponse bool
 	sseAnswers   bool // PATCH(toolgate)
-	// readerHandles: PATCH(toolgate), patch 24 (see runInline).
-	readerHandles bool
-	eventStore    EventStore
+	eventStore   EventStore
 
 	// shouldPropagateCancellation is true when the underlying HTTP request's
 	// lifetime IS the connection's cancellation signal (e.g., a stateless
@@ -926,18 +912,6 @@ type streamableServerConn struct {
 	// Sessions are closed exactly once.
 	isDone bool
 	done   chan struct{}
-
-	// PATCH(toolgate): patch 24. rpc is the jsonrpc2 connection reading
-	// this one (setRPC); doneCtx is cancelled when done is closed. pending
-	// counts the messages sent on incoming that readIncoming has not yet
-	// accepted (it has accepted one when it calls Read again; readOne is
-	// the reader's own); a POST's call is accepted on its goroutine only
-	// when none is pending (see servePOST).
-	rpc        *jsonrpc2.Connection
-	doneCtx    context.Context
-	cancelDone context.CancelFunc
-	pending    int
-	readOne    bool
 
 	// Sessions can have multiple logical connections (which we call streams),
 	// corresponding to HTTP requests. Additionally, streams may be resumed by
@@ -1747,7 +1721,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	if len(calls) == 0 {
 		for _, msg := range incoming {
 			select {
-			case c.publish() <- msg:
+			case c.incoming <- msg:
 			case <-c.done:
 				// The session is closing. Since we haven't yet written any data to the
 				// response, we can signal to the client that the session is gone.
@@ -1850,18 +1824,10 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		}
 	}
 
-	// PATCH(toolgate): patch 24. A POST whose one message is a call it
-	// answers as application/json has its call accepted, and when the
-	// handler queue is idle handled, on this goroutine (see runInline).
-	if jreq, ok := incoming[0].(*jsonrpc.Request); ok && !isBatch && len(incoming) == 1 && stream.jsonAnswer && !isSubscriptionsListen && c.runInline(req.Context(), stream, jreq) {
-		c.hangResponse(req.Context(), done)
-		return
-	}
-
 	// Publish incoming messages.
 	for _, msg := range incoming {
 		select {
-		case c.publish() <- msg:
+		case c.incoming <- msg:
 		// Note: don't select on req.Context().Done() here, since we've already
 		// received the requests and may have already published a response message
 		// or notification. The client could resume the stream.
@@ -1905,70 +1871,8 @@ func parseEventID(eventID string) (streamID string, idx int, ok bool) {
 	return streamID, idx, true
 }
 
-// PATCH(toolgate): patch 24. publish counts a message about to be sent on
-// c.incoming as pending and returns the channel.
-func (c *streamableServerConn) publish() chan<- jsonrpc.Message {
-	c.mu.Lock()
-	c.pending++
-	c.mu.Unlock()
-	return c.incoming
-}
-
-// PATCH(toolgate): patch 24. runInline accepts call, the one message of a
-// POST served on this goroutine whose answer goes to stream, on this
-// goroutine (jsonrpc2's AcceptInline), when every message sent on
-// c.incoming before has been accepted by readIncoming: the handler queue's
-// order is v1.8.0's. If the queue was idle, the handler runs here and its
-// answer is written to the stream before runInline returns. It reports
-// false, having done nothing, when the call must be published instead (a
-// message is pending, the session is done or not bound yet). While the
-// handler runs, the stream is released as soon as the POST's context ends
-// or the session is closed, as v1.8.0's hangResponse returning did.
-func (c *streamableServerConn) runInline(ctx context.Context, stream *stream, call *jsonrpc.Request) bool {
-	c.mu.Lock()
-	rpc := c.rpc
-	ok := rpc != nil && c.pending == 0 && !c.isDone && !c.readerHandles
-	c.mu.Unlock()
-	if !ok {
-		return false
-	}
-	stop1 := context.AfterFunc(ctx, stream.release)
-	stop2 := context.AfterFunc(c.doneCtx, stream.release)
-	defer func() {
-		if r := recover(); r != nil {
-			// A handler's panic ended the process in v1.8.0 (it ran on a
-			// goroutine of its own); net/http would recover it here and
-			// leave the handler queue held. It ends the process still.
-			stack := debug.Stack()
-			go func() { panic(fmt.Sprintf("%v\n\ngoroutine serving the POST:\n%s", r, stack)) }()
-			select {}
-		}
-	}()
-	ok = rpc.AcceptInline(call)
-	stop1()
-	stop2()
-	return ok
-}
-
-// PATCH(toolgate): patch 24. setRPC binds the jsonrpc2 connection reading
-// c (see runInline).
-func (c *streamableServerConn) setRPC(rpc *jsonrpc2.Connection) {
-	c.mu.Lock()
-	c.rpc = rpc
-	c.mu.Unlock()
-}
-
 // Read implements the [Connection] interface.
-//
-// PATCH(toolgate): patch 24. A call of Read tells that the message it
-// returned before was accepted (see runInline).
 func (c *streamableServerConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if c.readOne {
-		c.readOne = false
-		c.mu.Lock()
-		c.pending--
-		c.mu.Unlock()
-	}
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -1976,7 +1880,6 @@ func (c *streamableServerConn) Read(ctx context.Context) (jsonrpc.Message, error
 		if !ok {
 			return nil, io.EOF
 		}
-		c.readOne = true
 		return msg, nil
 	case <-c.done:
 		return nil, io.EOF
@@ -2136,9 +2039,6 @@ func (c *streamableServerConn) Close() error {
 	if !c.isDone {
 		c.isDone = true
 		close(c.done)
-		if c.cancelDone != nil { // PATCH(toolgate): patch 24 (nil for a conn made by hand)
-			c.cancelDone()
-		}
 		if c.eventStore != nil {
 			// TODO: find a way to plumb a context here, or an event store with a long-running
 			// close operation can take arbitrary time. Alternative: impose a fixed timeout here.

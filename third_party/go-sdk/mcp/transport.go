@@ -223,7 +223,7 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 	if cp, ok := mcpConn.(cancellationPropagator); ok {
 		propagateCancellation = cp.propagateCancellation()
 	}
-	rpc := jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
+	_ = jsonrpc2.NewConnection(ctx, jsonrpc2.ConnectionConfig{
 		Reader:    reader,
 		Writer:    writer,
 		Closer:    mcpConn,
@@ -238,9 +238,6 @@ func connect[H handler, State any](ctx context.Context, t Transport, b binder[H,
 		PropagateCancellation: propagateCancellation,
 	})
 	assert(preempter.conn != nil, "unbound preempter")
-	if b, ok := mcpConn.(interface{ setRPC(*jsonrpc2.Connection) }); ok {
-		b.setRPC(rpc) // PATCH(toolgate): patch 24, see streamableServerConn.runInline
-	}
 	return h, nil
 }
 

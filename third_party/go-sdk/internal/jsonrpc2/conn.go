@@ -55,11 +55,6 @@ type Connection struct {
 	// goroutine parked in handleAsync (state.parked): see park.
 	wake chan struct{}
 
-	// PATCH(toolgate): patch 24. The context and preempter readIncoming
-	// accepts requests with, for AcceptInline.
-	readCtx   context.Context
-	preempter Preempter
-
 	writer  Writer
 	handler Handler
 
@@ -271,7 +266,6 @@ func (c *Connection) start(ctx context.Context, reader Reader, preempter Preempt
 
 		// The goroutine started here will continue until the underlying stream is closed.
 		s.reading = true
-		c.readCtx, c.preempter = ctx, preempter // PATCH(toolgate): patch 24
 		go c.readIncoming(ctx, reader, preempter)
 	})
 }
@@ -418,16 +412,10 @@ func (r *releaser) release(soft bool) {
 		return
 	}
 	r.released = true
-	r.conn.handOn()
-}
-
-// handOn lets the handler queue go on without the calling goroutine, which
-// ran it: the queue goes to another goroutine, or is marked idle when empty.
-func (c *Connection) handOn() {
 	var run func()
-	c.updateInFlight(func(s *inFlightState) {
+	r.conn.updateInFlight(func(s *inFlightState) {
 		if len(s.handlerQueue) > 0 {
-			run = s.runQueue(c) // handlerRunning stays true
+			run = s.runQueue(r.conn) // handlerRunning stays true
 		} else {
 			s.handlerRunning = false
 		}
@@ -567,7 +555,7 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 
 		switch msg := msg.(type) {
 		case *Request:
-			c.acceptRequest(ctx, msg, preempter, false)
+			c.acceptRequest(ctx, msg, preempter)
 
 		case *Response:
 			c.updateInFlight(func(s *inFlightState) {
@@ -607,28 +595,9 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 	})
 }
 
-// PATCH(toolgate): patch 24. AcceptInline does with msg, a call, what
-// readIncoming does with a request it read, on the caller's goroutine; and
-// when no goroutine runs the handler queue (msg is then its head), the
-// caller runs msg's handler itself, as handleAsync would, and hands the rest
-// of the queue on (as Async does) when the handler returns. It returns false,
-// having done nothing, when the connection reads no more (readIncoming has
-// ended). The caller must order msg after every message readIncoming read
-// before: the queue's order is the order of the calls to acceptRequest.
-func (c *Connection) AcceptInline(msg *Request) bool {
-	if c.readCtx == nil {
-		return false // never read: see start
-	}
-	return c.acceptRequest(c.readCtx, msg, c.preempter, true)
-}
-
 // acceptRequest either handles msg synchronously or enqueues it to be handled
 // asynchronously.
-//
-// PATCH(toolgate): patch 24. With inline (AcceptInline), it accepts nothing
-// and returns false when the connection reads no more, and a request that
-// finds the queue idle is handled on the caller's goroutine.
-func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter, inline bool) bool {
+func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter) {
 	// In theory notifications cannot be cancelled, but we build them a cancel
 	// context anyway.
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -641,12 +610,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 	// If the request is a call, add it to the incoming map so it can be
 	// cancelled (or responded) by ID.
 	var err error
-	accepted := true
 	c.updateInFlight(func(s *inFlightState) {
-		if inline && !s.reading {
-			accepted = false
-			return
-		}
 		s.incoming++
 
 		if req.IsCall() {
@@ -668,13 +632,9 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			err = s.shuttingDown(ErrServerClosing)
 		}
 	})
-	if !accepted {
-		cancel(nil)
-		return false
-	}
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
-		return true
+		return
 	}
 
 	if preempter != nil {
@@ -682,7 +642,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 
 		if !errors.Is(err, ErrNotHandled) {
 			c.processResult("Preempt", req, result, err)
-			return true
+			return
 		}
 	}
 
@@ -718,11 +678,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			// when idle seems simpler than trying to implement either of those
 			// alternatives correctly.
 			s.handlerRunning = true
-			if inline {
-				run = c.handleInline // PATCH(toolgate): patch 24
-			} else {
-				run = s.runQueue(c)
-			}
+			run = s.runQueue(c)
 		}
 	})
 	if err != nil {
@@ -730,20 +686,6 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 	}
 	if run != nil {
 		run()
-	}
-	return true
-}
-
-// PATCH(toolgate): patch 24. handleInline, called with handlerRunning just
-// set for a queue of one request, handles it as handleAsync would, then,
-// unless the handler released the queue (Async), hands the queue on.
-func (c *Connection) handleInline() {
-	var req *incomingRequest
-	c.updateInFlight(func(s *inFlightState) {
-		req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
-	})
-	if c.handleOne(req) {
-		c.handOn()
 	}
 }
 
@@ -771,35 +713,27 @@ func (c *Connection) handleAsync() {
 			continue
 		}
 
-		if !c.handleOne(req) && !c.park() {
+		// Only deliver to the Handler if not already canceled. If the request
+		// was canceled with a cause (e.g. a write failure cancels every
+		// in-flight request), report that cause rather than the bare
+		// context.Canceled.
+		if err := req.ctx.Err(); err != nil {
+			if cause := context.Cause(req.ctx); cause != nil {
+				err = cause
+			}
+			c.processResult("handleAsync", req, nil, err)
+			continue
+		}
+
+		// PATCH(toolgate): handled here; Async hands the queue on (see releaser).
+		r := &releaser{conn: c}
+		ctx := context.WithValue(req.ctx, asyncKey, r)
+		result, err := c.handler.Handle(ctx, req.Request)
+		c.processResult(c.handler, req, result, err)
+		if !r.finish() && !c.park() {
 			return // released: the queue went on without this goroutine
 		}
 	}
-}
-
-// handleOne handles req, taken from the handler queue, on the calling
-// goroutine; it reports whether the goroutine still runs the queue (the
-// handler did not call Async).
-//
-// PATCH(toolgate): handled here; Async hands the queue on (see releaser).
-// Patch 24: shared by handleAsync and handleInline.
-func (c *Connection) handleOne(req *incomingRequest) (stillQueue bool) {
-	// Only deliver to the Handler if not already canceled. If the request
-	// was canceled with a cause (e.g. a write failure cancels every
-	// in-flight request), report that cause rather than the bare
-	// context.Canceled.
-	if err := req.ctx.Err(); err != nil {
-		if cause := context.Cause(req.ctx); cause != nil {
-			err = cause
-		}
-		c.processResult("handleAsync", req, nil, err)
-		return true
-	}
-	r := &releaser{conn: c}
-	ctx := context.WithValue(req.ctx, asyncKey, r)
-	result, err := c.handler.Handle(ctx, req.Request)
-	c.processResult(c.handler, req, result, err)
-	return r.finish()
 }
 
 // PATCH(toolgate): patch 14. maxParked bounds the goroutines a connection
