@@ -238,7 +238,7 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 		case !holdLock:
 			uerr = l.release()
 		case sparse:
-			l.check.Stop() // acquire armed it
+			l.check.Stop() // armed by acquire or by the append before
 			l.last = time.Now()
 			uerr = l.letGo()
 		default:

@@ -451,10 +451,8 @@ func TestEvictSparesRequestsIn(t *testing.T) {
 	}
 	head, body := leanCall("echo", `{}`)
 	gateway := accept(head + body)
-	for end := time.Now().Add(5 * time.Second); !waiting(gateway); time.Sleep(time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("the gateway's request never reached its socket")
-		}
+	for !waiting(gateway) { // the test binary's timeout bounds the wait
+		time.Sleep(time.Millisecond)
 	}
 	decided, silent1, silent2, proven := accept(""), accept(""), accept(""), accept("")
 	l := &lean{slots: map[net.Conn]*slot{}}

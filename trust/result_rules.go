@@ -491,9 +491,9 @@ type sentenceScore struct {
 //
 // Every cue that may hold is a question (its expression), and the order
 // in which they are asked decides only what they cost, never the
-// outcome: an expression that is not compiled yet costs its compiling (a
-// process's first check of prose compiled a dozen, more than the check
-// itself), one that is costs its run. While a finding is still possible,
+// outcome: an expression that is not compiled yet costs its compiling (an
+// anchored one never is: its program is data; the others are compiled at
+// first use), one that is costs its run. While a finding is still possible,
 // it asks first the cues that frame, when the frame is asked (each must be
 // asked unless one holds), then the cheapest way to rule the finding out:
 // the cues that may address the model, all of them, or the cues, the
