@@ -69,10 +69,10 @@ type target struct {
 	cmd  *exec.Cmd
 	cs   *mcp.ClientSession
 
-	seq, par   []time.Duration
-	startup    time.Duration    // starting the process until initialize is answered
-	cpu0, cpu1 [2]time.Duration // the process's and (through a proxy) its upstream's CPU time, before and after
-	upstream   int              // pid of the upstream behind a proxy, else 0
+	seq, par  []time.Duration
+	startup   time.Duration    // starting the process until initialize is answered
+	cpu0, cpu [2]time.Duration // the process's and (through a proxy) its upstream's CPU time: at the start of a run, and spent in the runs
+	upstream  int              // pid of the upstream behind a proxy, else 0
 }
 
 func main() {
@@ -173,20 +173,6 @@ func main() {
 		return
 	}
 	boxedStarts, bareStarts := startups[0].boxedStarts, startups[0].bareStarts
-	for _, t := range all {
-		t.connect(ctx)
-		defer t.cs.Close()
-		if strings.Contains(t.name, " via ") {
-			t.upstream = child(t.cmd.Process.Pid)
-		}
-		for range *warm {
-			t.call(ctx)
-		}
-	}
-
-	for _, t := range all {
-		t.cpu0 = t.cpuTimes()
-	}
 	// Each round starts with the next target: in a fixed order one target
 	// would always follow the same other one, and a call's latency
 	// depends on what the one before left running (a process's tail of
@@ -196,18 +182,44 @@ func main() {
 			f(all[(round+j)%len(all)])
 		}
 	}
-	for i := range *n {
-		inTurn(i, func(t *target) { t.seq = append(t.seq, t.call(ctx)) })
-	}
 	const block = 100
-	for done := 0; done < *n; done += block {
-		inTurn(done/block, func(t *target) { t.par = append(t.par, t.inFlight(ctx, min(block, *n-done), *conc)...) })
+	// The processes run twice, started in one order and then in the
+	// reverse one, for half the calls each: a process started first cost
+	// a few µs more a call for its whole life (two identical gateways:
+	// 3-14 µs, always the first one; cause not found), so one fixed start
+	// order biased every ratio of two gateways by a few per cent.
+	run := func(order []*target, calls int) {
+		for _, t := range order {
+			t.connect(ctx)
+			if strings.Contains(t.name, " via ") {
+				t.upstream = child(t.cmd.Process.Pid)
+			}
+			for range *warm {
+				t.call(ctx)
+			}
+		}
+		for _, t := range order {
+			t.cpu0 = t.cpuTimes()
+		}
+		for i := range calls {
+			inTurn(i, func(t *target) { t.seq = append(t.seq, t.call(ctx)) })
+		}
+		for done := 0; done < calls; done += block {
+			inTurn(done/block, func(t *target) { t.par = append(t.par, t.inFlight(ctx, min(block, calls-done), *conc)...) })
+		}
+		for _, t := range order {
+			c := t.cpuTimes()
+			t.cpu[0] += c[0] - t.cpu0[0]
+			t.cpu[1] += c[1] - t.cpu0[1]
+			t.cs.Close()
+		}
 	}
-	for _, t := range all {
-		t.cpu1 = t.cpuTimes()
-	}
+	run(all, *n/2)
+	reversed := slices.Clone(all)
+	slices.Reverse(reversed)
+	run(reversed, *n-*n/2)
 
-	fmt.Printf("%d reads of %s per target: sequential (targets in turn), then %d in flight (blocks of %d, targets in turn), each round starting with the next target; one go-sdk client over stdio\n\n", *n, *file, *conc, block)
+	fmt.Printf("%d reads of %s per target: sequential (targets in turn), then %d in flight (blocks of %d, targets in turn), each round starting with the next target; the processes started twice, in one order then the reverse, for half the calls each; one go-sdk client over stdio\n\n", *n, *file, *conc, block)
 	fmt.Printf("%-16s %9s %9s %9s %9s %11s %14s\n", "target", "seq p50", "seq p99", "par p50", "par p99", "CPU/call", "upstream CPU")
 	for _, t := range all {
 		up := ""
@@ -276,6 +288,9 @@ func command(argv []string) *exec.Cmd {
 
 func (t *target) connect(ctx context.Context) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "proxybench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	if t.cmd.Process != nil { // started before: once more
+		t.cmd = command(t.cmd.Args)
+	}
 	t0 := time.Now()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: t.cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	check(err)
@@ -326,7 +341,7 @@ func (t *target) cpuTimes() [2]time.Duration {
 
 // cpuPerCall is the CPU time per call of the process (0) or its upstream (1).
 func (t *target) cpuPerCall(i, calls int) time.Duration {
-	return (t.cpu1[i] - t.cpu0[i]) / time.Duration(calls)
+	return t.cpu[i] / time.Duration(calls)
 }
 
 // child returns the pid of pid's only child (a proxy's upstream).
