@@ -381,7 +381,7 @@ func linkError(rel, why string) *WorkspaceError {
 // error (a *WorkspaceError naming the link) when it cannot be read or no
 // longer reads l.Target, since the folder behind it is then not the one
 // whose configuration was found.
-func KeepLink(root *os.Root, l Link) (fs.FileInfo, error) {
+func KeepLink(root *os.Root, l Link) (KeptLink, error) {
 	fi, err := root.Lstat(l.Name)
 	if err == nil && fi.Mode()&fs.ModeSymlink == 0 {
 		err = errors.New("no longer a link")
@@ -393,9 +393,28 @@ func KeepLink(root *os.Root, l Link) (fs.FileInfo, error) {
 		}
 	}
 	if err != nil {
-		return nil, &WorkspaceError{Link: l.Name, Why: "a link to a package folder changed while it was looked at: " + err.Error()}
+		return KeptLink{}, &WorkspaceError{Link: l.Name, Why: "a link to a package folder changed while it was looked at: " + err.Error()}
 	}
-	return fi, nil
+	return KeptLink{l, fi}, nil
+}
+
+// KeptLink is a link as it was when a guard took it: its name, its target
+// and the file.
+type KeptLink struct {
+	Link
+	Info fs.FileInfo
+}
+
+// Holds reports whether now (what Lstat gives at k.Name) is still the link
+// kept: a link, the same file and reading the same target (a file system
+// reuses a removed link's inode for the next one made, ext4 at once, so
+// the file alone does not tell). err: it could not be read.
+func (k KeptLink) Holds(root *os.Root, now fs.FileInfo) (bool, error) {
+	if now.Mode()&fs.ModeSymlink == 0 || !os.SameFile(k.Info, now) {
+		return false, nil
+	}
+	target, err := root.Readlink(k.Name)
+	return err == nil && target == k.Target, err
 }
 
 func (w *workspace) count() error {

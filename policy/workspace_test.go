@@ -244,8 +244,8 @@ func TestKeepLink(t *testing.T) {
 	}
 	defer r.Close()
 	l := policy.Link{Name: "packages/app", Target: "../lib/app"}
-	if fi, err := policy.KeepLink(r, l); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Fatalf("the link as followed: %v %v", fi, err)
+	if k, err := policy.KeepLink(r, l); err != nil || k.Info.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link as followed: %v %v", k, err)
 	}
 	link := filepath.Join(ws, "packages", "app")
 	for why, change := range map[string]func() error{
@@ -257,8 +257,8 @@ func TestKeepLink(t *testing.T) {
 			t.Fatal(err)
 		}
 		var we *policy.WorkspaceError
-		if fi, err := policy.KeepLink(r, l); !errors.As(err, &we) || we.Link != l.Name || fi != nil {
-			t.Errorf("%s: %v %v, want a WorkspaceError naming %s", why, fi, err, l.Name)
+		if k, err := policy.KeepLink(r, l); !errors.As(err, &we) || we.Link != l.Name || k.Info != nil {
+			t.Errorf("%s: %v %v, want a WorkspaceError naming %s", why, k, err, l.Name)
 		}
 		os.RemoveAll(link)
 		os.Symlink(l.Target, link)

@@ -55,11 +55,11 @@ func guardedAutoRun(w string, configs []policy.ConfigPath) ([]autoRunEntry, erro
 				continue
 			}
 			seen[l.Name] = true
-			fi, err := policy.KeepLink(root, l)
+			k, err := policy.KeepLink(root, l)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, autoRunEntry{grant: w, rel: filepath.FromSlash(l.Name), reason: c.Reason, own: &ownLink{fi, l.Target}})
+			out = append(out, autoRunEntry{grant: w, rel: filepath.FromSlash(l.Name), reason: c.Reason, own: &k})
 		}
 		if seen[c.Name] {
 			continue
@@ -82,9 +82,9 @@ func guardedAutoRun(w string, configs []policy.ConfigPath) ([]autoRunEntry, erro
 					return nil, err
 				}
 				if e.links == nil {
-					e.links = map[string]ownLink{}
+					e.links = map[string]policy.KeptLink{}
 				}
-				e.links[p] = ownLink{fi, target}
+				e.links[p] = policy.KeptLink{Link: policy.Link{Name: p, Target: target}, Info: fi}
 			}
 		}
 		out = append(out, e)
@@ -118,21 +118,14 @@ type autoRunEntry struct {
 	// started; nil: the entry was missing.
 	mounted fs.FileInfo
 	// links are the links on the way to rel when the upstream started.
-	links map[string]ownLink
+	links map[string]policy.KeptLink
 	// own is set when the entry is itself a link, through which a
 	// declared package folder is reached, as it was when the upstream
 	// started: it stays, or goes, but nothing else takes its name.
-	own *ownLink
-}
-
-// ownLink is a link as it was when the upstream started: the file and
-// where it pointed. A link is the person's own only while both hold: a
-// file system reuses a removed link's inode for the next one made (ext4
-// at once), so the upstream could remove the person's link and make its
-// own, pointing elsewhere, on the same inode.
-type ownLink struct {
-	fi     fs.FileInfo
-	target string
+	// A link is the person's own only while it holds (policy.KeptLink):
+	// the upstream could remove the person's link and make its own,
+	// pointing elsewhere, on the same inode.
+	own *policy.KeptLink
 }
 
 // path is the entry's path on the host.
@@ -169,12 +162,12 @@ func (e autoRunEntry) find(root *os.Root) (string, bool, error) {
 			return filepath.Dir(p), false, err // the folder that cannot be searched
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
-			if old, ok := e.links[p]; ok && os.SameFile(old.fi, fi) {
-				target, err := root.Readlink(p)
+			if old, ok := e.links[p]; ok {
+				held, err := old.Holds(root, fi)
 				if err != nil {
 					return filepath.Dir(p), false, err
 				}
-				if target == old.target {
+				if held {
 					return "", false, nil // the user's own link, there before the upstream
 				}
 			}
@@ -197,14 +190,12 @@ func (e autoRunEntry) findLink(root *os.Root) (string, bool, error) {
 		case err != nil:
 			return filepath.Dir(p), false, err
 		case p == e.rel:
-			if fi.Mode()&fs.ModeSymlink != 0 && os.SameFile(e.own.fi, fi) {
-				target, err := root.Readlink(p)
-				if err != nil {
-					return filepath.Dir(p), false, err
-				}
-				if target == e.own.target {
-					return "", false, nil
-				}
+			held, err := e.own.Holds(root, fi)
+			if err != nil {
+				return filepath.Dir(p), false, err
+			}
+			if held {
+				return "", false, nil
 			}
 			return p, true, nil
 		case fi.Mode()&fs.ModeSymlink != 0:

@@ -77,7 +77,7 @@ import (
 // declaration that cannot be expanded runs no command (workspaceError). A
 // package folder reached through links inside the workspace is guarded in
 // the folder they lead to, and each link crossed must stay as it was
-// (linkEntry, checkLink): another link, a folder or a file in its place is
+// (policy.KeptLink, checkLink): another link, a folder or a file in its place is
 // removed and the link made again; the link removed is no change. A
 // folder the command makes a package or a virtual environment, or one
 // deeper down that is not declared, is its own work, not guarded.
@@ -98,7 +98,7 @@ type guard struct {
 	missing  []missingEntry
 	watched  []watchedEntry
 	nested   []nestedEntry
-	links    []linkEntry
+	links    []policy.KeptLink
 	// ci maps the CI definitions guarded (relative paths) to the allow
 	// rule that would let commands write them; globs are the CI patterns
 	// of one name with a wildcard, matched against new names at the top.
@@ -127,15 +127,6 @@ type nestedEntry struct {
 	rel    string
 	before fs.FileInfo
 	data   []byte
-}
-
-// linkEntry is a symbolic link through which a declared package folder
-// is reached (policy.ConfigPath.Links), as it was before the command: the
-// file and the target it was followed by (policy.KeepLink).
-type linkEntry struct {
-	rel    string
-	before fs.FileInfo
-	target string
 }
 
 // maxNested is the largest nested configuration file kept to be put back;
@@ -213,11 +204,11 @@ func newGuard(root string, own []string, allowCI func(rel string) bool) (*guard,
 				continue
 			}
 			seen[l.Name] = true
-			fi, err := policy.KeepLink(ws, l)
+			k, err := policy.KeepLink(ws, l)
 			if err != nil {
 				return nil, err
 			}
-			g.links = append(g.links, linkEntry{l.Name, fi, l.Target})
+			g.links = append(g.links, k)
 		}
 		if seen[c.Name] {
 			continue
@@ -552,23 +543,22 @@ func checkNested(root *os.Root, n nestedEntry, b *breach) {
 // change; anything else (another link, a folder, a file) is removed and
 // the link made again, and a link in place of a folder on its way is
 // removed (way).
-func checkLink(root *os.Root, l linkEntry, b *breach) {
-	if !way(root, l.rel, b) {
+func checkLink(root *os.Root, l policy.KeptLink, b *breach) {
+	if !way(root, l.Name, b) {
 		return
 	}
-	now, err := root.Lstat(l.rel)
+	now, err := root.Lstat(l.Name)
 	switch {
 	case absent(err):
 		return
 	case err != nil:
-		b.keep(l.rel, l.rel)
+		b.keep(l.Name, l.Name)
 		return
-	case now.Mode()&fs.ModeSymlink != 0 && os.SameFile(l.before, now):
-		if target, err := root.Readlink(l.rel); err == nil && target == l.target {
-			return
-		}
 	}
-	b.undone(l.rel, l.rel, replace(root, l.rel, func(tmp string) error { return root.Symlink(l.target, tmp) }), &b.restored)
+	if held, _ := l.Holds(root, now); held { // unreadable: changed
+		return
+	}
+	b.undone(l.Name, l.Name, replace(root, l.Name, func(tmp string) error { return root.Symlink(l.Target, tmp) }), &b.restored)
 }
 
 // way checks each folder on the way to rel from the top, through root
