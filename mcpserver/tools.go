@@ -175,11 +175,19 @@ func progressTo(ctx context.Context, ss *mcp.ServerSession, token any) tool.Prog
 	}
 }
 
-// logCall tells the session how a call ended (filtered by its log level).
+// logCall tells the session how a call ended (filtered by its log level:
+// nothing is built when the session would send nothing, as when the client
+// never set a level).
 func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.Call, res tool.Result) {
-	level, data := mcp.LoggingLevel("info"), map[string]any{"tool": call.Name, "outcome": "ok"}
+	level := mcp.LoggingLevel("info")
 	if res.Error != nil {
 		level = "warning"
+	}
+	if !ss.LogsAt(ctx, level) {
+		return
+	}
+	data := map[string]any{"tool": call.Name, "outcome": "ok"}
+	if res.Error != nil {
 		data["outcome"], data["error"] = "error", res.Error
 	}
 	ss.Log(context.WithoutCancel(ctx), &mcp.LoggingMessageParams{Logger: "toolgate", Level: level, Data: data})

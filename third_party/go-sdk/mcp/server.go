@@ -1815,6 +1815,21 @@ func (ss *ServerSession) NotifyElicitationComplete(ctx context.Context, params *
 // (at least twelve months). See
 // https://modelcontextprotocol.io/seps/2577-deprecate-roots-sampling-and-logging.
 func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) error {
+	// PATCH(toolgate): patch 24. The level test is LogsAt's.
+	if !ss.LogsAt(ctx, params.Level) {
+		return nil
+	}
+	return handleNotify(ctx, notificationLoggingMessage, newServerRequest(ss, orZero[Params](params)))
+}
+
+// LogsAt reports whether [ServerSession.Log] sends a message of the given
+// level in ctx: the level the request in ctx asked for in its _meta, or else
+// the one the client set, is set and not above level.
+//
+// PATCH(toolgate): patch 24. A caller that builds a message's data for each
+// request asks first, and builds nothing when no message would be sent (the
+// common case: most clients never set a level).
+func (ss *ServerSession) LogsAt(ctx context.Context, level LoggingLevel) bool {
 	logLevel, ok := logLevelFromContext(ctx)
 	if !ok {
 		ss.mu.Lock()
@@ -1825,12 +1840,9 @@ func (ss *ServerSession) Log(ctx context.Context, params *LoggingMessageParams) 
 		// The spec is unclear, but seems to imply that no log messages are sent until the client
 		// sets the level.
 		// TODO(jba): read other SDKs, possibly file an issue.
-		return nil
+		return false
 	}
-	if compareLevels(params.Level, logLevel) < 0 {
-		return nil
-	}
-	return handleNotify(ctx, notificationLoggingMessage, newServerRequest(ss, orZero[Params](params)))
+	return compareLevels(level, logLevel) >= 0
 }
 
 // AddSendingMiddleware wraps the current sending method handler using the provided
