@@ -35,8 +35,6 @@ type InputAnswer struct {
 	Content map[string]any // the form, on accept
 }
 
-type inputKey struct{}
-
 // inputCall is what callTool learnt of a call's input requests.
 type inputCall struct {
 	takes    bool // the client takes elicitation input requests
@@ -47,20 +45,22 @@ type inputCall struct {
 // InputAnswerFromContext returns the answer the call running in ctx
 // carries, if it carries a requestState or input responses.
 func InputAnswerFromContext(ctx context.Context) (InputAnswer, bool) {
-	c, _ := ctx.Value(inputKey{}).(inputCall)
-	return c.answer, c.answered
+	if ci := callInfoFrom(ctx); ci != nil {
+		return ci.input.answer, ci.input.answered
+	}
+	return InputAnswer{}, false
 }
 
 // TakesInputRequests reports whether the client of the call running in ctx
 // takes input requests (protocol 2026-07-28 or later) and answers
 // elicitation ones (it declared the capability with the call).
 func TakesInputRequests(ctx context.Context) bool {
-	c, _ := ctx.Value(inputKey{}).(inputCall)
-	return c.takes
+	ci := callInfoFrom(ctx)
+	return ci != nil && ci.input.takes
 }
 
-// withInput puts in ctx what the call's client takes and answered.
-func withInput(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolParamsRaw) context.Context {
+// inputOf returns what the call's client takes and answered.
+func inputOf(ss *mcp.ServerSession, p *mcp.CallToolParamsRaw) inputCall {
 	var c inputCall
 	if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion >= "2026-07-28" {
 		caps, _ := p.GetMeta()[mcp.MetaKeyClientCapabilities].(map[string]any)
@@ -72,7 +72,7 @@ func withInput(ctx context.Context, ss *mcp.ServerSession, p *mcp.CallToolParams
 			c.answer.Action, c.answer.Content = r.Action, r.Content
 		}
 	}
-	return context.WithValue(ctx, inputKey{}, c)
+	return c
 }
 
 // inputRequired renders an input_required error as the input request it

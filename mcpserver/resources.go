@@ -57,7 +57,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 		c := s.caller(req.Session, req.Extra, req.Params.GetMeta())
 		c.Name = name
 		c.Args, _ = json.Marshal(args)
-		return s.execute(ctx, st, c)
+		return s.execute(ctx, st, c, inputCall{})
 	}
 	for _, r := range s.roots {
 		if p == r.dir || p == r.real {

@@ -22,6 +22,7 @@ type callInfo struct {
 	narrowed bool     // client roots narrow the server roots
 	allowed  []string // the folders the call may touch when narrowed
 	base     string   // folder of relative paths (the first server root)
+	input    inputCall
 }
 
 type callInfoKey struct{}

@@ -105,11 +105,10 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
 	}
 	ctx = tool.WithLogger(ctx, st.logger(call.Name))
-	ctx = withInput(ctx, ss, req.Params)
 	// The result check, the redaction and the answer read the structured
 	// value's encoding: one, the bytes the client gets.
 	ctx = tool.WithEncoded(ctx)
-	res := s.execute(ctx, st, call)
+	res := s.execute(ctx, st, call, inputOf(ss, req.Params))
 	if ir := inputRequired(res.Error); ir != nil {
 		return ir, nil // the client asks its user and calls again
 	}
@@ -147,9 +146,10 @@ func growStack(n int) byte {
 	return frame[(n+1)%len(frame)]
 }
 
-// execute runs call through the engine with the session's roots in ctx.
-func (s *Server) execute(ctx context.Context, st *session, call tool.Call) tool.Result {
-	ci := &callInfo{session: st.ss}
+// execute runs call through the engine with the session's roots and what
+// the call's client takes and answered (input) in ctx.
+func (s *Server) execute(ctx context.Context, st *session, call tool.Call, input inputCall) tool.Result {
+	ci := &callInfo{session: st.ss, input: input}
 	if len(s.roots) > 0 {
 		ci.base = s.roots[0].dir
 	}
