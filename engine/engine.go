@@ -176,7 +176,11 @@ func chain(last handler, stages ...stage) handler {
 func (e *Engine) Execute(ctx context.Context, call tool.Call) tool.Result {
 	p := &pending{call: call}
 	if call.ID == "" {
-		p.call.ID, p.generatedID = e.idBase+strconv.FormatUint(e.idSeq.Add(1), 10), true
+		// idBase and the number written in one buffer on the stack: one
+		// allocation, the string's (FormatUint makes one of its own).
+		var buf [64]byte
+		id := strconv.AppendUint(append(buf[:0], e.idBase...), e.idSeq.Add(1), 10)
+		p.call.ID, p.generatedID = string(id), true
 	}
 	return e.chain(ctx, p)
 }

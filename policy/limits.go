@@ -151,9 +151,11 @@ func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Defi
 			return nil, refusal
 		}
 	}
+	var caller string // the loop guard's history's, made once for the check and the record
 	if shared == nil {
 		if !l.cfg.Loop.Off {
-			if err := l.checkLoop(call.Caller(), key); err != nil {
+			caller = call.Caller()
+			if err := l.checkLoop(caller, key); err != nil {
 				return nil, err
 			}
 		}
@@ -179,7 +181,7 @@ func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Defi
 		case shared != nil:
 			l.sharedRecord(shared, call, key, res)
 		default:
-			l.record(call.Caller(), key, res)
+			l.record(caller, key, res)
 		}
 	}, nil
 }
