@@ -273,7 +273,7 @@ type readSentence struct {
 // their literals alone, and a sentence where none may hold is read no
 // further (partial) unless score or failed needs it (complete).
 func (x *resultIndex) read(s *readSentence) {
-	x.reset(s)
+	x.reset(s, isASCII(s.text))
 	x.lits.scanHot(s.scanText(), x.addrFrom, s.found, x.addrOut, x.addrOutAt)
 	for w, a := range x.addrAssumed {
 		s.found[w] |= a
@@ -328,9 +328,9 @@ func (s *readSentence) scanText() string {
 	return strings.ToLower(s.text)
 }
 
-// reset makes s its text (s.text), with no literal found.
-func (x *resultIndex) reset(s *readSentence) {
-	s.ascii = isASCII(s.text)
+// reset makes s its text (s.text), ASCII or not, with no literal found.
+func (x *resultIndex) reset(s *readSentence, ascii bool) {
+	s.ascii = ascii
 	s.plain = s.ascii || !s.anchorless()
 	s.made, s.partial, s.scanned = false, false, false
 	if s.found == nil {
@@ -395,16 +395,16 @@ func (x *resultIndex) mayHold(i int, s *readSentence) bool {
 	return s.may[i/64]&(1<<(i%64)) != 0
 }
 
-// mayScore reports whether some sentence of text may score a finding: the
+// mayScore reports whether some sentence of text (ASCII or not, as ascii says) may score a finding: the
 // cues that may hold in text address the model and, with a frame of 1
 // where a sentence may frame the next, reach resultThreshold. The literals are read a piece at a time, until
 // the cues found so far reach it (the literals found only grow): a text
 // that may score costs its first piece or so, one that cannot a pass. Each
 // piece is twice the one before, so that a long text is summed a few times,
 // not once per piece.
-func (x *resultIndex) mayScore(s *readSentence, text string) bool {
+func (x *resultIndex) mayScore(s *readSentence, text string, ascii bool) bool {
 	s.text = text
-	x.reset(s)
+	x.reset(s, ascii)
 	// A sentence frames the next when a cue that frames holds in it (so
 	// may hold in text), or when it ends with a colon: a colon before a
 	// line break or the end, blanks between (see checkString).
@@ -768,8 +768,8 @@ func checkString(s string) []resultHit {
 		s = s[:resultMaxBytes]
 	}
 	var hits []resultHit
-	text := s
-	if !folded(s) { // else ASCII: no hidden character, nothing to fold
+	text, ascii := s, folded(s)
+	if !ascii { // else ASCII: no hidden character, nothing to fold
 		if h, ok := hiddenChars(s); ok {
 			hits = append(hits, h)
 		}
@@ -786,7 +786,7 @@ func checkString(s string) []resultHit {
 	// text (its words and prefilter's literals occur there too), so when
 	// the cues that may hold anywhere cannot add up, no sentence can: data
 	// and most plain text stop here, after one pass over the literals.
-	if !x.mayScore(&sent, text) {
+	if !x.mayScore(&sent, text, ascii || isASCII(text)) {
 		return hits
 	}
 	s0, sentences := text, splitSentences(text)
@@ -968,27 +968,20 @@ const ellipsis = "\u2026"
 
 // folded reports whether resultFold leaves s as it is: ASCII (NFKC and
 // valid, nothing invisible) with no blank but single spaces and line
-// breaks. It reads eight bytes at a time (plainWord); the words that test
-// cannot pass are read a byte at a time.
+// breaks. It reads eight bytes at a time (unfolded).
 func folded(s string) bool {
-	i, space := 0, false // space: the byte before i is a space
+	var bad, space uint64
+	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		if plainWord(word(s[i:])) && !(space && s[i] == ' ') {
-			space = s[i+7] == ' '
-			continue
-		}
-		for j := i; j < i+8; j++ {
-			if !foldedByte(s[j], space) {
-				return false
-			}
-			space = s[j] == ' '
-		}
-	}
-	for ; i < len(s); i++ {
-		if !foldedByte(s[i], space) {
+		if bad, space = unfolded(word(s[i:i+8]), space); bad != 0 {
 			return false
 		}
-		space = s[i] == ' '
+	}
+	for after := space != 0; i < len(s); i++ {
+		if !foldedByte(s[i], after) {
+			return false
+		}
+		after = s[i] == ' '
 	}
 	return true
 }
@@ -997,37 +990,36 @@ func folded(s string) bool {
 // resultFold leaves as they are (see folded), after a space or not; i when
 // there are none.
 func plainWords(s string, i int, afterSpace bool) int {
+	var space uint64
+	if afterSpace {
+		space = 0x80
+	}
 	for ; i+8 <= len(s); i += 8 {
-		if !plainWord(word(s[i:])) || afterSpace && s[i] == ' ' {
+		var bad uint64
+		if bad, space = unfolded(word(s[i:i+8]), space); bad != 0 {
 			break
 		}
-		afterSpace = s[i+7] == ' '
 	}
 	return i
 }
 
-// plainWord reports whether resultFold leaves the eight bytes of w (read
-// little-endian) as they are, whatever comes before: none is above 0x7F
-// or one of the blanks it makes a space (\t \v \f \r, 0x09 and 0x0B to
-// 0x0D: a line break, 0x0A, stays), and no two side by side are spaces.
-// A false answer may be wrong (two spaces told where a space is followed by
-// '!'): its bytes are then read one at a time.
-func plainWord(w uint64) bool {
+// unfolded returns the bytes of w (eight, read little-endian) that
+// resultFold changes, each as its high bit: one above 0x7F, a blank it
+// makes a space (\t \v \f \r, 0x09 and 0x0B to 0x0D: a line break, 0x0A,
+// stays), a space after a space; space is 0x80 when the byte before w is a
+// space, and so is last for w's last byte. Where every byte is below 0x80
+// adding up to 0x7F carries into no other, so the tests are exact; where
+// one is not, it alone makes the answer.
+func unfolded(w, space uint64) (bad, last uint64) {
 	const (
-		ones   = 0x0101010101010101
-		high   = 0x8080808080808080
-		spaces = 0x2020202020202020
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
 	)
-	if w&high != 0 {
-		return false
-	}
-	// Every byte is below 0x80: adding up to 0x7F carries into no other.
-	blank := (w + 0x77*ones) &^ (w + 0x72*ones) & high // 0x09 to 0x0D
-	lf := w ^ 0x0A*ones
-	lf = ^(lf + 0x7F*ones) & high // 0x0A
-	sp := w ^ spaces
-	sp = (sp - ones) &^ sp & high // a space, or the byte after one is '!'
-	return blank&^lf == 0 && sp&(sp<<8) == 0
+	blank := (w + 0x77*ones) &^ (w + 0x72*ones) // 0x09 to 0x0D
+	notLF := w ^ 0x0A*ones + 0x7F*ones
+	sp := ^(w ^ 0x20*ones + 0x7F*ones) // a space
+	bad = (w | blank&notLF | sp&(sp<<8|space)) & high
+	return bad, sp >> 56 & 0x80
 }
 
 // foldedByte reports whether c, after a space or not, is as resultFold
