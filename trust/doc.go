@@ -93,7 +93,12 @@
 // where one may frame (a framing cue, a colon ending a line), no sentence
 // is read: most data (file contents, logs, listings, JSON) stops there.
 // ASCII text with single blanks is read as it is, eight bytes at a time
-// to tell. A small file costs about 10 µs. The automaton, the tables of
+// to tell. Before all that, a small automaton of the words without which
+// no cue that addresses the model may hold (and of the bytes folding
+// changes) reads the text until it meets one, passing eight bytes at a time
+// where none can begin: data of digits and signs (a counter's output,
+// numbers, hashes) stops there, no finding possible. A small file costs
+// about 10 µs. The automaton, the tables of
 // what each cue needs of its literals and the expressions anchored where a
 // match may start (their programs, as regexp/syntax compiles them) are
 // derived from the cues at development time and kept

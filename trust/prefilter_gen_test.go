@@ -109,12 +109,7 @@ func current(t *testing.T, file string, src []byte) {
 // anchors: the automaton a row per state.
 func indexGo(x *resultIndex) string {
 	var b strings.Builder
-	l := &x.lits
-	fmt.Fprintf(&b, "resultIndex{\nlits: literals{n: %d, long: %d, width: %d,\nclass: [256]uint8{%s},\nnext: []uint16{\n", l.n, l.long, l.width, numbers(l.class[:]))
-	for st := 0; st*l.width < len(l.next); st++ {
-		fmt.Fprintf(&b, "%s,\n", numbers(l.next[st*l.width:(st+1)*l.width]))
-	}
-	fmt.Fprintf(&b, "},\nout: []int32{%s},\noutAt: []int32{%s}},\n", numbers(l.out), numbers(l.outAt))
+	fmt.Fprintf(&b, "resultIndex{\nlits: %s,\ngate: %s,\ngateFrom: %d,\n", literalsGo(&x.lits), literalsGo(&x.gate), x.gateFrom)
 	b.WriteString("needed: [][]int{")
 	for i, n := range x.needed {
 		if i > 0 {
@@ -145,6 +140,18 @@ func indexGo(x *resultIndex) string {
 	}
 	b.WriteString("},\n")
 	fmt.Fprintf(&b, "weight: []float64{%s},\naddr: []uint64{%s},\nframes: []uint64{%s},\ncompileCost: []float64{%s},\n}", numbers(x.weight), hexes(x.addr), hexes(x.frames), numbers(x.compileCost))
+	return b.String()
+}
+
+// literalsGo is l (built) as a Go composite literal: the automaton a row
+// per state.
+func literalsGo(l *literals) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "literals{n: %d, long: %d, width: %d,\nclass: [256]uint8{%s},\nnext: []uint16{\n", l.n, l.long, l.width, numbers(l.class[:]))
+	for st := 0; st*l.width < len(l.next); st++ {
+		fmt.Fprintf(&b, "%s,\n", numbers(l.next[st*l.width:(st+1)*l.width]))
+	}
+	fmt.Fprintf(&b, "},\nout: []int32{%s},\noutAt: []int32{%s}}", numbers(l.out), numbers(l.outAt))
 	return b.String()
 }
 

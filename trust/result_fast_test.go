@@ -417,3 +417,66 @@ func TestAlternatives(t *testing.T) {
 		t.Fatalf("alternatives = %v, want %v", got, want)
 	}
 }
+
+// TestUnaddressed: the gate passes data of digits and signs, and no text
+// in which a cue that addresses the model may hold. Each word such a cue
+// needs (the opening cue: each literal of its prefilter), and each byte
+// or pair resultFold changes, stops it wherever it stands in digits; on
+// random texts of digits, signs, blanks and pieces of those words, a text
+// it passes is folded and mayScore finds nothing in it, and the check
+// finds what the reference finds.
+func TestUnaddressed(t *testing.T) {
+	x := theResultIndex()
+	var seq strings.Builder
+	for i := 500000; seq.Len() < 8<<10; i++ {
+		fmt.Fprintf(&seq, "%d\n", i)
+	}
+	if !x.unaddressed(seq.String()) {
+		t.Fatal("8 KiB of seq's output is not passed")
+	}
+	words := []string{"\t", "\v", "\f", "\r", "  ", "é", "\xff", "\x80"}
+	var lits func(p *prefilter)
+	lits = func(p *prefilter) {
+		words = append(words, p.lits...)
+		for _, s := range p.sub {
+			lits(s)
+		}
+	}
+	for i, c := range resultCues() {
+		if c.addr {
+			words = append(words, c.need...)
+			if c.need == nil {
+				lits(x.pre[i])
+			}
+		}
+	}
+	digits := strings.Repeat("0123456789-:/.\n", 4)
+	for _, w := range words {
+		for n := range 17 {
+			for _, s := range []string{digits[:n] + w + digits, digits[:n] + strings.ToUpper(w)} {
+				if x.unaddressed(s) {
+					t.Fatalf("%q is passed", s)
+				}
+			}
+		}
+	}
+	alphabet := []string{"0", "7", "-", ":", "/", ".", ",", "\n", " ", "  ", "\t", "é", "yo", "u", "in", "t", "o", "g", "lo", "#", "<", "[", "a", "i", "ru", "n", "Us", "e"}
+	var passed, stopped int
+	for _, s := range randomTexts(13, 20000, 24, alphabet) {
+		if !x.unaddressed(s) {
+			stopped++
+			continue
+		}
+		passed++
+		var sent readSentence
+		if !foldedReference(s) || x.mayScore(&sent, s, true) {
+			t.Fatalf("%q is passed: folded %v", s, foldedReference(s))
+		}
+		if got, want := checkString(s), checkStringReference(s); !slices.Equal(got, want) {
+			t.Fatalf("checkString(%q) = %v, want %v", s, got, want)
+		}
+	}
+	if passed < 1000 || stopped < 1000 {
+		t.Fatalf("%d random texts passed, %d stopped: the test should see both", passed, stopped)
+	}
+}

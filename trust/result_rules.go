@@ -117,6 +117,11 @@ type resultIndex struct {
 	addrFrom    int
 	addrAssumed []uint64
 	addrNeed    []uint64 // the need words of the cues that address the model
+	// gate: what a text must hold for a cue that addresses the model to
+	// hold in it (see buildGate, unaddressed); its states from gateFrom
+	// on end a word.
+	gate     literals
+	gateFrom int
 	// Per cue: its weight, and bit sets of those that address the model
 	// and those that frame the next sentence.
 	weight       []float64
@@ -232,7 +237,82 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 	x.addrNeed = needLits
 	x.addrFrom = x.lits.relabel(func(st int) bool { return anyOf(addrLits, x.lits.out[x.lits.outAt[st]:x.lits.outAt[st+1]]) })
 	x.addrOut, x.addrOutAt = x.lits.only(addrLits)
+	x.buildGate(need)
 	return x
+}
+
+// buildGate makes x.gate, the automaton of the words without one of which
+// no cue that addresses the model may hold in an ASCII text (its need
+// words; a cue that needs none, every literal of its prefilter, which then
+// cannot hold), and of what makes a text one resultFold changes: a byte
+// above 0x7F (one class for all), a blank it makes a space, two spaces.
+// A word that holds another is left out: the other ends first. The states
+// that end a word are numbered from x.gateFrom on.
+func (x *resultIndex) buildGate(need [][]int32) {
+	cues := resultCues()
+	set := make([]uint64, x.lits.words())
+	for i, c := range cues {
+		if !c.addr {
+			continue
+		}
+		if c.need != nil {
+			for _, id := range need[i] {
+				set[id>>6] |= 1 << (id & 63)
+			}
+			continue
+		}
+		if x.pre[i].mayMatch(make([]uint64, x.lits.words())) {
+			panic("trust: a cue that addresses the model holds with no literal: no gate")
+		}
+		x.pre[i].mark(set)
+	}
+	words := []string{"\t", "\v", "\f", "\r", "  ", "\x80"}
+	for id, lit := range x.lits.list {
+		if set[id>>6]&(1<<(id&63)) != 0 && isASCII(lit) { // else it holds a byte above 0x7F
+			words = append(words, lit)
+		}
+	}
+	slices.Sort(words)
+	words = slices.Compact(words)
+	for _, w := range words {
+		if !slices.ContainsFunc(words, func(v string) bool { return v != w && strings.Contains(w, v) }) {
+			x.gate.add(w)
+		}
+	}
+	x.gate.build()
+	for c := 0x81; c <= 0xFF; c++ {
+		x.gate.class[c] = x.gate.class[0x80]
+	}
+	x.gateFrom = x.gate.relabel(func(st int) bool { return x.gate.outAt[st] < x.gate.outAt[st+1] })
+}
+
+// unaddressed reports whether s is a text no sentence of which can be a
+// finding, read by the gate alone: s is folded ASCII (resultFold leaves
+// it, no character is hidden) and holds none of the words a cue that
+// addresses the model needs, so that none may hold (mayScore is false).
+// Data of digits and signs (a counter's output, numbers, hashes) stop
+// here. In the root state eight bytes in which no word can begin (class
+// 0) are passed at a time.
+func (x *resultIndex) unaddressed(s string) bool {
+	g := &x.gate
+	next, class, width, from := g.next, &g.class, g.width, x.gateFrom
+	for i, st := 0, 0; i < len(s); i++ {
+		if st == 0 {
+			for ; i+8 <= len(s); i += 8 {
+				w := s[i : i+8]
+				if class[w[0]]|class[w[1]]|class[w[2]]|class[w[3]]|class[w[4]]|class[w[5]]|class[w[6]]|class[w[7]] != 0 {
+					break
+				}
+			}
+			if i == len(s) {
+				break
+			}
+		}
+		if st = int(next[st*width+int(class[s[i]])]); st >= from {
+			return false
+		}
+	}
+	return true
 }
 
 // readSentence is one sentence being read: the text, whether it is all
@@ -767,6 +847,10 @@ func checkString(s string) []resultHit {
 	if len(s) > resultMaxBytes {
 		s = s[:resultMaxBytes]
 	}
+	x := theResultIndex()
+	if x.unaddressed(s) {
+		return nil
+	}
 	var hits []resultHit
 	text, ascii := s, folded(s)
 	if !ascii { // else ASCII: no hidden character, nothing to fold
@@ -778,7 +862,6 @@ func checkString(s string) []resultHit {
 			text += "\n" + resultFold(tags)
 		}
 	}
-	x := theResultIndex()
 	var sent readSentence
 	// A sentence is a finding when cues that address the model add up to
 	// the threshold, with a frame from the sentence before (carry) at
