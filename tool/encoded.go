@@ -104,7 +104,7 @@ func (e *encoded) field(s string) (flatString, bool) {
 // encoded in a context of WithEncoded (else nil).
 func encodedOf(ctx context.Context, v any) ([]byte, *flatView, error) {
 	e, _ := ctx.Value(encodedKey{}).(*encoded)
-	if e == nil || v == nil || !reflect.ValueOf(v).Comparable() {
+	if e == nil || v == nil || !comparableValue(v) {
 		b, err := marshal(v, nil)
 		return b, nil, err
 	}
@@ -123,6 +123,43 @@ func encodedOf(ctx context.Context, v any) ([]byte, *flatView, error) {
 	}
 	e.v, e.b, e.view = v, b, view
 	return b, view, nil
+}
+
+// comparableTypes holds, for each type comparableValue asked about, whether
+// every value of it compares with == (a comparable type holding no
+// interface, whose values differ: reflect.Value.Comparable).
+var comparableTypes sync.Map // reflect.Type -> bool
+
+// comparableValue reports whether v, not nil, compares with == without a panic
+// (reflect.Value.Comparable), which walks a struct's fields on every call
+// (four times a process tool's answer in an MCP call); it asks that only
+// of a type that holds an interface or is not comparable.
+func comparableValue(v any) bool {
+	t := reflect.TypeOf(v)
+	always, ok := comparableTypes.Load(t)
+	if !ok {
+		always = t.Comparable() && !holdsInterface(t)
+		comparableTypes.Store(t, always)
+	}
+	return always.(bool) || reflect.ValueOf(v).Comparable()
+}
+
+// holdsInterface reports whether a value of t holds an interface value
+// in place (not behind a pointer, which compares by its address).
+func holdsInterface(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Array:
+		return holdsInterface(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsInterface(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // marshal is json.Marshal(v), a flat struct's by marshalFlat (which fills

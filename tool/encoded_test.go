@@ -140,3 +140,37 @@ func TestAppendEncodedString(t *testing.T) {
 		}
 	}
 }
+
+// TestComparableValue: comparableValue says what reflect.Value.Comparable
+// says, twice (the second time from what it kept of the type), for values
+// of types that hold an interface in place (in a field, an array, a field
+// of a field), behind a pointer, or none, and of types that are not
+// comparable.
+func TestComparableValue(t *testing.T) {
+	type inner struct{ A any }
+	type outer struct {
+		N int
+		I inner
+	}
+	type flat struct {
+		S string
+		P *int
+		B bool
+	}
+	type boxed struct{ P *inner }
+	values := []any{
+		flat{S: "x"}, &flat{}, boxed{P: &inner{A: map[string]int{}}},
+		inner{A: 1}, inner{A: map[string]int{}}, inner{},
+		outer{I: inner{A: "s"}}, outer{I: inner{A: []int{1}}},
+		[2]any{1, 2}, [2]any{1, []int{}}, [1]outer{{I: inner{A: func() {}}}},
+		"text", 1.5, map[string]any{}, []int{1}, func() {}, make(chan int),
+	}
+	for _, v := range values {
+		want := reflect.ValueOf(v).Comparable()
+		for range 2 {
+			if got := comparableValue(v); got != want {
+				t.Errorf("comparableValue(%#v) = %v, want %v", v, got, want)
+			}
+		}
+	}
+}
