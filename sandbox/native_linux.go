@@ -1151,6 +1151,14 @@ func helperConfig(p *prepared) (*initConfig, error) {
 			// through it, and its target is not shown.
 			return nil
 		}
+		// Two names of one place (a link and its target: a program's
+		// folder given both ways) are one mount: a second bind would
+		// only cover the first, and cost a mount at start and on every
+		// path walk through it. Read-only wins, as it does stacked.
+		if i := slices.IndexFunc(cfg.Mounts, func(m mountSpec) bool { return m.Path == real }); i >= 0 {
+			cfg.Mounts[i].Writable = cfg.Mounts[i].Writable && w
+			return nil
+		}
 		cfg.Mounts = append(cfg.Mounts, mountSpec{Path: real, Writable: w})
 		return nil
 	}

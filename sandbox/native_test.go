@@ -667,3 +667,41 @@ func leftGroups(t *testing.T) []string {
 	}
 	return left
 }
+
+// TestNativeOneMountPerPlace: a place the spec names twice (a folder and a
+// link to it, as a program's folder is given through a linked cache) is
+// bound once, and where it is named both writable and read-only it is
+// read-only, as the two stacked binds made it.
+func TestNativeOneMountPerPlace(t *testing.T) {
+	e := newEnv(t)
+	ro := filepath.Join(e.parent, "ro")
+	both := filepath.Join(e.parent, "both")
+	for _, d := range []string{ro, both} {
+		must(t, os.MkdirAll(d, 0o755))
+		must(t, os.WriteFile(filepath.Join(d, "f"), []byte("KEPT"), 0o644))
+	}
+	link := filepath.Join(e.parent, "link")
+	must(t, os.Symlink(ro, link))
+	count := `for p in %[1]s %[2]s; do printf '%%s ' "$(cut -d' ' -f5 /proc/self/mountinfo | grep -cx "$p")"; done; echo x > %[2]s/f; echo "write $?"`
+	for _, backend := range []string{"native", "reduced"} {
+		t.Run(backend, func(t *testing.T) {
+			spec := Spec{Shell: fmt.Sprintf(count, ro, both), Root: e.ws, ReadOnly: []string{ro, link, both}, Writable: []string{both}}
+			var o Outcome
+			if backend == "reduced" {
+				o = runReduced(t, spec)
+			} else {
+				o = e.run(t, spec)
+			}
+			out := string(o.Stdout)
+			if backend == "native" && !strings.HasPrefix(out, "1 1 ") {
+				t.Errorf("mounts of %s and %s: %q, want one each (stderr %s)", ro, both, out, o.Stderr)
+			}
+			if strings.Contains(out, "write 0") {
+				t.Errorf("%s, named writable and read-only, was written: %q", both, out)
+			}
+			if b, _ := os.ReadFile(filepath.Join(both, "f")); string(b) != "KEPT" {
+				t.Errorf("%s/f is %q", both, b)
+			}
+		})
+	}
+}
