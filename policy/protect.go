@@ -4,8 +4,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -205,25 +205,33 @@ var nestedConfigs = []struct {
 }
 
 // NestedConfigPaths returns the configuration files that programs read in
-// the folders directly below root, found by what those folders hold (a
-// virtual environment's pip.conf, a package's .npmrc; see nestedConfigs),
-// present or not, as ConfigPaths relative to root. A folder reached
-// through a link is not looked in. The file tools refuse these names at
+// the folders below the top of the project at r, found by what those
+// folders hold (a virtual environment's pip.conf, a package's .npmrc; see
+// nestedConfigs), present or not, as ConfigPaths relative to r: in each
+// folder directly below the top (a folder reached through a link is not
+// looked in), then in each package folder the project declares, at any
+// depth (WorkspaceConfigPaths, whose error it returns). Everything is
+// read through r: a folder swapped for a link while it is looked at
+// cannot lead it out of the project. The file tools refuse these names at
 // any depth (ConfigPaths holds them); this is for what guards only a
-// workspace's top.
-func NestedConfigPaths(root string) []ConfigPath {
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return nil
-	}
+// workspace's top and its declared packages.
+func NestedConfigPaths(r *os.Root) ([]ConfigPath, error) {
 	var out []ConfigPath
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
+	if f, err := r.Open("."); err == nil {
+		entries, _ := f.ReadDir(-1)
+		f.Close()
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, e := range entries {
+			if e.IsDir() {
+				out = markedConfigs(out, r.Lstat, e.Name())
+			}
 		}
-		out = markedConfigs(out, func(rel string) (fs.FileInfo, error) { return os.Lstat(filepath.Join(root, rel)) }, e.Name())
 	}
-	return out
+	declared, err := WorkspaceConfigPaths(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, declared...), nil
 }
 
 // markedConfigs appends to out the nested configuration of the folder dir

@@ -1,10 +1,12 @@
 package policy_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -135,7 +137,7 @@ func TestNestedConfigPaths(t *testing.T) {
 		known[c.Name] = true
 	}
 	var got []string
-	for _, c := range policy.NestedConfigPaths(root) {
+	for _, c := range nestedConfigPaths(t, root) {
 		got = append(got, c.Name)
 		if base := path.Base(c.Name); !known[base] {
 			t.Errorf("%s: %s is not one of ConfigPaths", c.Name, base)
@@ -148,4 +150,92 @@ func TestNestedConfigPaths(t *testing.T) {
 	if want := []string{"env/pip.conf", "env/pip.ini", "web/.npmrc"}; !slices.Equal(got, want) {
 		t.Fatalf("NestedConfigPaths = %q, want %q", got, want)
 	}
+}
+
+// nestedConfigPaths opens root and returns its nested configuration.
+func nestedConfigPaths(t *testing.T, root string) []policy.ConfigPath {
+	t.Helper()
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	list, err := policy.NestedConfigPaths(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// TestNestedConfigPathsSwapped: a folder the discovery looks in (one
+// level down, or a declared package) swapped again and again for a link
+// to a folder outside the project that holds the marker never gives the
+// configuration of that folder: it is read through the project's
+// os.Root, which does not follow a link out. Read by path, the look at
+// the marker after the folder was listed followed the link out.
+func TestNestedConfigPathsSwapped(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeTree(t, outside, map[string]string{"venv/pyvenv.cfg": "", "pkg/package.json": "{}"})
+	writeTree(t, root, map[string]string{"package.json": `{"workspaces": ["packages/*"]}`, "env/README": "", "packages/app/README": ""})
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	type swap struct{ dir, aside, target string }
+	swaps := []swap{
+		{filepath.Join(root, "env"), filepath.Join(root, "env.aside"), filepath.Join(outside, "venv")},
+		{filepath.Join(root, "packages", "app"), filepath.Join(root, "packages.aside"), filepath.Join(outside, "pkg")},
+	}
+	stop, done := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		defer func() { done <- n }()
+		for {
+			for _, s := range swaps { // the folder, then a link out in its place, then the folder again
+				if err := os.Rename(s.dir, s.aside); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := os.Symlink(s.target, s.dir); err != nil {
+					t.Error(err)
+					return
+				}
+				runtime.Gosched()
+				if err := os.Remove(s.dir); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := os.Rename(s.aside, s.dir); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+			n++
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	looks, refused := 0, 0
+	for ; looks < 3000 && !t.Failed(); looks++ {
+		list, err := policy.NestedConfigPaths(r)
+		var we *policy.WorkspaceError
+		switch {
+		case errors.As(err, &we) && we.Link == "packages/app":
+			refused++ // the package folder seen as the link: refused, as it leads out
+		case err != nil:
+			t.Errorf("look %d: %v", looks, err)
+		}
+		for _, c := range list {
+			t.Errorf("look %d: %s, from a folder outside the project", looks, c.Name)
+		}
+	}
+	close(stop)
+	if n := <-done; n == 0 {
+		t.Fatalf("no swap was made while the %d looks ran", looks)
+	}
+	t.Logf("%d looks, %d refused for the link", looks, refused)
 }

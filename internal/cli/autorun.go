@@ -17,7 +17,7 @@ import (
 )
 
 // guardedAutoRun returns the protected configuration entries of write
-// grant w, configs (grantConfigs: policy.ConfigPaths at its top, the
+// grant w (opened as root), configs (grantConfigs: policy.ConfigPaths at its top, the
 // nested configuration of the folders directly below it and of the
 // package folders it declares: the pip.conf of a virtual environment there
 // when the upstream starts, the .npmrc of a package) that the box cannot
@@ -40,12 +40,7 @@ import (
 // (another link, a folder of the upstream's with an .npmrc) is moved out.
 // An error is a grant that cannot be checked (made unreadable): the
 // upstream is then not started.
-func guardedAutoRun(w string, configs []policy.ConfigPath) ([]autoRunEntry, error) {
-	root, err := os.OpenRoot(w)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
+func guardedAutoRun(w string, root *os.Root, configs []policy.ConfigPath) ([]autoRunEntry, error) {
 	mounted := autoRunEntries(w, configs)
 	var out []autoRunEntry
 	seen := map[string]bool{} // links and names, each watched once

@@ -20,11 +20,29 @@ import (
 // guardedAt is what launch looks at in the write grant w when an
 // upstream starts.
 func guardedAt(w string) ([]autoRunEntry, error) {
-	cs, err := grantConfigs(w)
+	r, err := os.OpenRoot(w)
 	if err != nil {
 		return nil, err
 	}
-	return guardedAutoRun(w, cs)
+	defer r.Close()
+	cs, err := grantConfigs(r)
+	if err != nil {
+		return nil, err
+	}
+	return guardedAutoRun(w, r, cs)
+}
+
+// configsAt is grantConfigs of the write grant w, opened as launch opens
+// it; the grant stays open for the test.
+func configsAt(t *testing.T, w string) (*os.Root, []policy.ConfigPath, error) {
+	t.Helper()
+	r, err := os.OpenRoot(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	cs, err := grantConfigs(r)
+	return r, cs, err
 }
 
 func mustMissing(t *testing.T, w string) []autoRunEntry {
@@ -403,7 +421,7 @@ func TestAutoRunNested(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cs, err := grantConfigs(work)
+	_, cs, err := configsAt(t, work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -496,7 +514,7 @@ func TestAutoRunWorkspace(t *testing.T) {
 	if err := os.Symlink("../lib/shared", filepath.Join(work, "packages", "linked")); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := grantConfigs(work)
+	_, cs, err := configsAt(t, work)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -548,7 +566,7 @@ func TestAutoRunWorkspace(t *testing.T) {
 		if c.link != "" {
 			os.Symlink(c.link, filepath.Join(w, "packages", "out"))
 		}
-		_, err := grantConfigs(w)
+		_, _, err := configsAt(t, w)
 		if err == nil {
 			t.Fatalf("%s: no error", c.decl)
 		}
@@ -577,11 +595,11 @@ func TestAutoRunLinkChanged(t *testing.T) {
 	if err := os.Symlink("../lib/app", link); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := grantConfigs(work)
+	root, cs, err := configsAt(t, work)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := guardedAutoRun(work, cs); err != nil {
+	if _, err := guardedAutoRun(work, root, cs); err != nil {
 		t.Fatalf("the link unchanged: %v", err)
 	}
 	os.Remove(link)
@@ -589,7 +607,7 @@ func TestAutoRunLinkChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var we *policy.WorkspaceError
-	if m, err := guardedAutoRun(work, cs); !errors.As(err, &we) || we.Link != "packages/app" {
+	if m, err := guardedAutoRun(work, root, cs); !errors.As(err, &we) || we.Link != "packages/app" {
 		t.Fatalf("retargeted: %+v %v, want a WorkspaceError naming packages/app", m, err)
 	}
 }

@@ -79,15 +79,24 @@ func (iso *isolation) limits() sandbox.Limits {
 // launch is the upstream's mcpclient.Launcher.
 func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser, error) {
 	// The protected configuration of each write grant that guards it, read
-	// once: mounted read-only (spec) and watched (guardedAutoRun).
-	configs := map[string][]policy.ConfigPath{}
+	// once, through the grant opened once: mounted read-only (spec) and
+	// watched (guardedAutoRun).
+	configs, roots := map[string][]policy.ConfigPath{}, map[string]*os.Root{}
+	defer func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	}()
 	for _, w := range b.iso.write {
 		if !b.iso.config[w] {
-			cs, err := grantConfigs(w)
+			r, err := os.OpenRoot(w)
 			if err != nil {
 				return nil, grantError(c.Name, w, err)
 			}
-			configs[w] = cs
+			roots[w] = r
+			if configs[w], err = grantConfigs(r); err != nil {
+				return nil, grantError(c.Name, w, err)
+			}
 		}
 	}
 	spec, cleanup, err := b.spec(c, configs)
@@ -101,7 +110,7 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	var missing []autoRunEntry
 	for _, w := range b.iso.write {
 		if !b.iso.config[w] {
-			m, err := guardedAutoRun(w, configs[w])
+			m, err := guardedAutoRun(w, roots[w], configs[w])
 			if err != nil {
 				cleanup()
 				return nil, grantError(c.Name, w, err)
@@ -334,25 +343,19 @@ func (b *box) spec(c *mcpclient.Config, configs map[string][]policy.ConfigPath) 
 	return spec, cleanup, nil
 }
 
-// grantConfigs returns the protected configuration of the write grant w:
-// the entries at its top (policy.ConfigPaths: .git, .vscode, .mcp.json,
-// …), the nested configuration of the folders directly below it
-// (policy.NestedConfigPaths: a virtual environment's pip.conf, a
-// package's .npmrc) and of the package folders it declares as a
-// workspace, at any depth (policy.WorkspaceConfigPaths). An error is a
-// grant that cannot be opened, or a declaration that cannot be expanded
-// (*policy.WorkspaceError): the upstream is then not started.
-func grantConfigs(w string) ([]policy.ConfigPath, error) {
-	root, err := os.OpenRoot(w)
+// grantConfigs returns the protected configuration of the write grant
+// opened as root: the entries at its top (policy.ConfigPaths: .git,
+// .vscode, .mcp.json, …) and the nested configuration of the folders
+// below it (policy.NestedConfigPaths: a virtual environment's pip.conf, a
+// package's .npmrc, one level down and in the package folders it declares
+// as a workspace, at any depth). An error is a declaration that cannot be
+// expanded (*policy.WorkspaceError): the upstream is then not started.
+func grantConfigs(root *os.Root) ([]policy.ConfigPath, error) {
+	nested, err := policy.NestedConfigPaths(root)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	declared, err := policy.WorkspaceConfigPaths(root)
-	if err != nil {
-		return nil, err
-	}
-	return slices.Concat(policy.ConfigPaths(), policy.NestedConfigPaths(w), declared), nil
+	return slices.Concat(policy.ConfigPaths(), nested), nil
 }
 
 // grantError refuses to start upstream because its write grant w cannot

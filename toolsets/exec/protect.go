@@ -194,11 +194,11 @@ func newGuard(root string, own []string, allowCI func(rel string) bool) (*guard,
 		return nil, err
 	}
 	defer ws.Close()
-	declared, err := policy.WorkspaceConfigPaths(ws)
+	nested, err := policy.NestedConfigPaths(ws)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range slices.Concat(policy.NestedConfigPaths(real), declared) {
+	for _, c := range nested {
 		for _, l := range c.Links {
 			if seen[l.Name] {
 				continue
