@@ -37,7 +37,8 @@ import (
 // links on its way are remembered, so that only one made later is moved.
 // A link through which a declared package folder is reached
 // (policy.ConfigPath.Links) is an entry too: anything else in its place
-// (another link, a folder of the upstream's with an .npmrc) is moved out.
+// (another link, a folder of the upstream's with an .npmrc) is moved out,
+// and the link made again.
 // An error is a grant that cannot be checked (made unreadable): the
 // upstream is then not started.
 func guardedAutoRun(w string, root *os.Root, configs []policy.ConfigPath) ([]autoRunEntry, error) {
@@ -116,7 +117,8 @@ type autoRunEntry struct {
 	links map[string]policy.KeptLink
 	// own is set when the entry is itself a link, through which a
 	// declared package folder is reached, as it was when the upstream
-	// started: it stays, or goes, but nothing else takes its name.
+	// started: it stays, or goes, but nothing else takes its name (what
+	// does is moved out, and the link made again: putLinkBack).
 	// A link is the person's own only while it holds (policy.KeptLink):
 	// the upstream could remove the person's link and make its own,
 	// pointing elsewhere, on the same inode.
@@ -250,9 +252,30 @@ func planted(missing []autoRunEntry, quarantine string, seq *int) []autoRunMoved
 		if rel != m.rel {
 			mv.link = true
 		}
+		if m.own != nil && !mv.link && mv.err == nil {
+			mv.putBack = putLinkBack(root, m.own)
+		}
 		out = append(out, mv)
 	}
 	return out
+}
+
+// putLinkBack makes the link k again, through root, where what took its
+// name was moved out, and keeps it as the one now there: the link is the
+// person's, as exec's guard puts a package link back after a command.
+// It leads where it led: to the folder whose configuration is guarded.
+// An error (something made in its place meanwhile: the next look moves
+// it) leaves k as it was.
+func putLinkBack(root *os.Root, k *policy.KeptLink) error {
+	if err := root.Symlink(k.Target, filepath.FromSlash(k.Name)); err != nil {
+		return err
+	}
+	now, err := policy.KeepLink(root, k.Link)
+	if err != nil {
+		return err
+	}
+	*k = now
+	return nil
 }
 
 // The most of one planted entry that is copied into quarantine when it
@@ -307,6 +330,9 @@ type autoRunMoved struct {
 	// keeps of an entry, and to holds only a part of it.
 	partial bool
 	err     error
+	// putBack is why the entry's own link (entry.own) could not be made
+	// again once what took its name was moved out; nil: it was.
+	putBack error
 }
 
 // rule says what happened, for the audit record.
@@ -327,9 +353,17 @@ func (m autoRunMoved) rule() string {
 	case m.err != nil:
 		return r + "; it could not be moved away: " + m.err.Error()
 	case m.partial:
-		return r + "; removed: it is " + errQuarantineFull.Error() + ", so " + m.to + " holds only its first part"
+		r += "; removed: it is " + errQuarantineFull.Error() + ", so " + m.to + " holds only its first part"
+	default:
+		r += "; moved to " + m.to
 	}
-	return r + "; moved to " + m.to
+	if m.entry.own != nil && !m.link {
+		if m.putBack != nil {
+			return r + "; the link could not be made again: " + m.putBack.Error()
+		}
+		r += "; the link was made again"
+	}
+	return r
 }
 
 // copyTree copies a file, a link (as a link) or a folder from rel inside

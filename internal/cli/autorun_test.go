@@ -549,11 +549,28 @@ func TestAutoRunWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved := planted(missing, quarantine, &seq)
-	if len(moved) != 1 || moved[0].target != filepath.Join(work, "packages", "linked") || !strings.Contains(moved[0].rule(), "pointed elsewhere or replaced") {
-		t.Fatalf("moved %+v, want the link packages/linked", moved)
+	if len(moved) != 1 || moved[0].target != filepath.Join(work, "packages", "linked") || !strings.Contains(moved[0].rule(), "pointed elsewhere or replaced") || !strings.Contains(moved[0].rule(), "the link was made again") {
+		t.Fatalf("moved %+v, want the link packages/linked moved out and made again", moved)
 	}
-	if _, err := os.Lstat(filepath.Join(work, "packages", "linked")); err == nil {
-		t.Error("the upstream's link is still there")
+	if target, err := os.Readlink(filepath.Join(work, "packages", "linked")); err != nil || target != "../lib/shared" {
+		t.Errorf("the link reads %q (%v), want the person's ../lib/shared back", target, err)
+	}
+	if moved := planted(missing, quarantine, &seq); len(moved) != 0 {
+		t.Errorf("the link made again was taken for another: moved %+v", moved)
+	}
+	// Replaced by a folder of the upstream's with its own .npmrc: the
+	// folder goes, the link comes back, again.
+	os.Remove(filepath.Join(work, "packages", "linked"))
+	os.MkdirAll(filepath.Join(work, "packages", "linked"), 0o755)
+	if err := os.WriteFile(filepath.Join(work, "packages", "linked", ".npmrc"), []byte("registry=http://index.example.test/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	moved = planted(missing, quarantine, &seq)
+	if len(moved) != 1 || moved[0].err != nil || moved[0].putBack != nil {
+		t.Fatalf("moved %+v, want the folder packages/linked", moved)
+	}
+	if target, err := os.Readlink(filepath.Join(work, "packages", "linked")); err != nil || target != "../lib/shared" {
+		t.Errorf("after a folder: the link reads %q (%v), want ../lib/shared", target, err)
 	}
 
 	for _, c := range []struct{ decl, link, want string }{
