@@ -2,10 +2,8 @@ package policy
 
 import (
 	"io/fs"
-	"os"
 	"path"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -204,42 +202,14 @@ var nestedConfigs = []struct {
 	{"package.json", []string{".npmrc"}, "npm reads the .npmrc of the nearest folder holding a package.json: the programs its script-shell, node-options (--require) and git name run on every npm run and npm install there, and npx installs and runs what its registry serves"},
 }
 
-// NestedConfigPaths returns the configuration files that programs read in
-// the folders below the top of the project at r, found by what those
-// folders hold (a virtual environment's pip.conf, a package's .npmrc; see
-// nestedConfigs), present or not, as ConfigPaths relative to r: in each
-// folder directly below the top (a folder reached through a link is not
-// looked in), then in each package folder the project declares, at any
-// depth (WorkspaceConfigPaths, whose error it returns). Everything is
-// read through r: a folder swapped for a link while it is looked at
-// cannot lead it out of the project. The file tools refuse these names at
-// any depth (ConfigPaths holds them); this is for what guards only a
-// workspace's top and its declared packages.
-func NestedConfigPaths(r *os.Root) ([]ConfigPath, error) {
-	var out []ConfigPath
-	if f, err := r.Open("."); err == nil {
-		entries, _ := f.ReadDir(-1)
-		f.Close()
-		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-		for _, e := range entries {
-			if e.IsDir() {
-				out = markedConfigs(out, r.Lstat, e.Name())
-			}
-		}
-	}
-	declared, err := WorkspaceConfigPaths(r)
-	if err != nil {
-		return nil, err
-	}
-	return append(out, declared...), nil
-}
-
 // markedConfigs appends to out the nested configuration of the folder dir
-// (relative, slash-separated), by the markers it holds as regular files;
-// lstat reads a path relative to the same top as dir.
+// (relative, slash-separated), by the markers it holds: anything but a
+// folder (a link too, whatever it leads to: npm reads a package.json
+// through one, and guarding more is safe); lstat reads a path relative to
+// the same top as dir.
 func markedConfigs(out []ConfigPath, lstat func(string) (fs.FileInfo, error), dir string) []ConfigPath {
 	for _, n := range nestedConfigs {
-		if fi, err := lstat(path.Join(dir, n.marker)); err == nil && fi.Mode().IsRegular() {
+		if fi, err := lstat(path.Join(dir, n.marker)); err == nil && !fi.IsDir() {
 			for _, name := range n.names {
 				out = append(out, ConfigPath{Name: dir + "/" + name, Reason: n.reason})
 			}

@@ -152,6 +152,47 @@ func TestNestedConfigPaths(t *testing.T) {
 	}
 }
 
+// TestNestedConfigPathsLinks: a folder at the top that is a link inside
+// the project is looked in where it leads, with the link kept (npm run in
+// it reads the .npmrc there); one that leads out is not, and is no error;
+// a marker that is a link (to a file outside, or to nothing) makes its
+// folder a package all the same.
+func TestNestedConfigPathsLinks(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeTree(t, outside, map[string]string{"pkg/package.json": "{}", "package.json": "{}"})
+	writeTree(t, root, map[string]string{"lib/app/package.json": "{}", "lib/env/pyvenv.cfg": "", "marked/README": "", "dangling/README": ""})
+	symlinks(t, root, map[string]string{
+		"app":                   "lib/app",
+		"venv":                  "./lib/../lib/env",
+		"chain":                 "app",
+		"out":                   filepath.Join(outside, "pkg"),
+		"up":                    "../" + filepath.Base(outside) + "/pkg",
+		"loop":                  "loop",
+		"marked/package.json":   filepath.Join(outside, "package.json"),
+		"dangling/package.json": "nothing.json",
+	})
+	var got []string
+	for _, c := range nestedConfigPaths(t, root) {
+		n := c.Name
+		for _, l := range c.Links {
+			n += " " + l.Name + "->" + l.Target
+		}
+		got = append(got, n)
+	}
+	slices.Sort(got)
+	want := []string{
+		"dangling/.npmrc",
+		"lib/app/.npmrc app->lib/app",
+		"lib/app/.npmrc chain->app app->lib/app",
+		"lib/env/pip.conf venv->./lib/../lib/env",
+		"lib/env/pip.ini venv->./lib/../lib/env",
+		"marked/.npmrc",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q,\nwant %q", got, want)
+	}
+}
+
 // nestedConfigPaths opens root and returns its nested configuration.
 func nestedConfigPaths(t *testing.T, root string) []policy.ConfigPath {
 	t.Helper()

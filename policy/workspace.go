@@ -78,6 +78,54 @@ func (e *WorkspaceError) Error() string {
 // closed. A project declaring nothing returns nil, nil.
 func WorkspaceConfigPaths(r *os.Root) ([]ConfigPath, error) {
 	w := &workspace{root: r, seen: map[string]bool{}}
+	if err := w.declared(); err != nil {
+		return nil, err
+	}
+	return w.out, nil
+}
+
+// NestedConfigPaths returns the configuration files that programs read in
+// the folders below the top of the project at r, found by what those
+// folders hold (a virtual environment's pip.conf, a package's .npmrc; see
+// nestedConfigs), present or not, as ConfigPaths relative to r: in each
+// folder directly below the top, then in each package folder the project
+// declares, at any depth (WorkspaceConfigPaths, whose error it returns).
+// A folder at the top that is a link is resolved inside r as a declared
+// one is (its configuration named in the folder it leads to, the links
+// crossed its ConfigPath.Links); one that leads out of r, or cannot be
+// followed, is not looked in: what it leads to is not the project's (the
+// sandboxes give no write there), and a link out at the top is common
+// (a shared virtual environment, a data folder), so it is not refused.
+// Everything is read through r: a folder swapped for a link while it is
+// looked at cannot lead it out of the project. The file tools refuse
+// these names at any depth (ConfigPaths holds them); this is for what
+// guards only a workspace's top and its declared packages.
+func NestedConfigPaths(r *os.Root) ([]ConfigPath, error) {
+	w := &workspace{root: r, seen: map[string]bool{}}
+	if f, err := r.Open("."); err == nil {
+		entries, _ := f.ReadDir(-1)
+		f.Close()
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, e := range entries {
+			switch {
+			case e.IsDir():
+				w.match(e.Name(), nil)
+			case e.Type()&fs.ModeSymlink != 0:
+				if f, ok, err := w.folder(".", e.Name(), nil); err == nil && ok {
+					w.match(f.dir, f.links)
+				}
+			}
+		}
+	}
+	if err := w.declared(); err != nil {
+		return nil, err
+	}
+	return w.out, nil
+}
+
+// declared adds the nested configuration of the package folders the
+// project declares.
+func (w *workspace) declared() error {
 	for _, d := range []struct {
 		file  string
 		parse func([]byte) ([]string, error)
@@ -86,16 +134,16 @@ func WorkspaceConfigPaths(r *os.Root) ([]ConfigPath, error) {
 		{"pnpm-workspace.yaml", packagesList(yaml.Unmarshal)},
 		{"lerna.json", packagesList(json.Unmarshal)},
 	} {
-		data, err := readDeclaration(r, d.file)
+		data, err := readDeclaration(w.root, d.file)
 		if err != nil {
-			return nil, &WorkspaceError{File: d.file, Why: err.Error()}
+			return &WorkspaceError{File: d.file, Why: err.Error()}
 		}
 		if data == nil {
 			continue
 		}
 		patterns, err := d.parse(data)
 		if err != nil {
-			return nil, &WorkspaceError{File: d.file, Why: err.Error()}
+			return &WorkspaceError{File: d.file, Why: err.Error()}
 		}
 		for _, p := range patterns {
 			if err := w.expand(p); err != nil {
@@ -104,11 +152,11 @@ func WorkspaceConfigPaths(r *os.Root) ([]ConfigPath, error) {
 					we = &WorkspaceError{Why: err.Error()}
 				}
 				we.File, we.Pattern = d.file, p
-				return nil, we
+				return we
 			}
 		}
 	}
-	return w.out, nil
+	return nil
 }
 
 // readDeclaration returns the bytes of the declaration file name, nil

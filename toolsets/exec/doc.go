@@ -88,7 +88,8 @@
 // removed again when a command creates one that was missing. The
 // configuration a program reads in a folder directly below the top (a
 // package's .npmrc, a virtual environment's pip.conf:
-// policy.NestedConfigPaths), or in a package folder the workspace
+// policy.NestedConfigPaths; a folder there that is a link inside the
+// workspace in the folder it leads to, the link kept), or in a package folder the workspace
 // declares at any depth (policy.WorkspaceConfigPaths; in the folder a
 // package link inside the workspace leads to, the link kept as it was), is
 // compared after the command with what it was, by content, no folder

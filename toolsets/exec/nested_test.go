@@ -197,6 +197,43 @@ func TestWorkspaceLinkGuarded(t *testing.T) {
 	}
 }
 
+// TestTopLinkGuarded: a folder at the top that is a link inside the
+// workspace is guarded where it leads (npm run in it reads the .npmrc
+// there), the link kept; a package whose package.json is a link out of
+// the workspace is a package all the same.
+func TestTopLinkGuarded(t *testing.T) {
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"package.json": "{}"})
+	setup := func(t *testing.T) string {
+		ws := t.TempDir()
+		writeFiles(t, ws, map[string]string{"lib/app/package.json": "{}", "evil/package.json": "{}", "marked/README": ""})
+		for link, target := range map[string]string{"app": "lib/app", "marked/package.json": filepath.Join(outside, "package.json")} {
+			if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ws
+	}
+	for _, a := range []struct{ name, command, path string }{
+		{"planted through the link", "echo registry=http://evil.example/ > app/.npmrc", "lib/app/.npmrc"},
+		{"retargeted", "ln -sfn evil app", "app"},
+		{"marker a link out", "echo registry=http://evil.example/ > marked/.npmrc", "marked/.npmrc"},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			ws := setup(t)
+			violates(t, ws, a.command, a.path)
+			for _, p := range []string{"lib/app/.npmrc", "marked/.npmrc"} {
+				if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+					t.Errorf("%s was left", p)
+				}
+			}
+			if got, err := os.Readlink(filepath.Join(ws, "app")); got != "lib/app" {
+				t.Errorf("app -> %q (%v), want the link to lib/app back", got, err)
+			}
+		})
+	}
+}
+
 // TestWorkspaceDeclarationRefused: a workspace whose declaration cannot be
 // expanded (malformed, a pattern leaving the workspace, braces, a package
 // folder that is a link out of the workspace) runs no command: a conflict
