@@ -12,16 +12,16 @@ import (
 // awaitClose waits until nc's socket has something to read, and says
 // whether that is its peer's close (or a reset): it peeks (MSG_PEEK), so
 // what the peer sent stays to be read. It returns at nc's read deadline
-// (os.ErrDeadlineExceeded), and at once, not closed, for a connection
-// without a socket of its own.
-func awaitClose(nc net.Conn) (closed bool, err error) {
+// (os.ErrDeadlineExceeded), and at once, neither peeked nor closed, for a
+// connection without a socket of its own.
+func awaitClose(nc net.Conn) (peeked, closed bool, err error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return false, nil
+		return false, false, nil
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return false, nil
+		return false, false, nil
 	}
 	var b [1]byte
 	err = rc.Read(func(fd uintptr) bool {
@@ -37,14 +37,7 @@ func awaitClose(nc net.Conn) (closed bool, err error) {
 			return true
 		}
 	})
-	return closed, err
-}
-
-// peeks says whether awaitClose waits for what nc's peer sends without
-// reading it, and waiting sees it: nc has a socket of its own.
-func peeks(nc net.Conn) bool {
-	_, ok := nc.(syscall.Conn)
-	return ok
+	return true, closed, err
 }
 
 // waiting reports whether nc's socket holds bytes not read yet (peeked,

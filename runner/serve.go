@@ -386,7 +386,7 @@ func (l *lean) run(w *watch) {
 		}
 		w.nc.SetReadDeadline(time.Time{}) // before end's, which ends the wait
 		l.mu.Unlock()
-		closed, err := awaitClose(w.nc)
+		_, closed, err := awaitClose(w.nc)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			continue // end's, or the idle one: run looks at ended
@@ -462,14 +462,17 @@ func (l *lean) serve(s *slot) {
 	// own); only a caller with a valid token is given leanIdle.
 	nc.SetReadDeadline(time.Now().Add(headerTimeout))
 	for first := true; ; first = false {
-		if first && peeks(nc) {
+		if first {
 			// The first request is marked in while it still waits in the
 			// socket (which evictLocked looks at), before it is read, so
 			// that no moment lies between the two.
-			if closed, err := awaitClose(nc); closed || err != nil {
+			peeked, closed, err := awaitClose(nc)
+			if closed || err != nil {
 				return
 			}
-			s.hear(true)
+			if peeked {
+				s.hear(true)
+			}
 		}
 		if _, err := br.Peek(1); err != nil {
 			return
