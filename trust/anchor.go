@@ -28,16 +28,16 @@ import (
 type anchor struct {
 	starts    []anchorStart
 	asciiOnly bool
-	// src is `^(?s:.)(?:EXPR)`, EXPR the cue's expression, and for a cue
-	// compileMatch makes, as ordered writes the anchored whole: branches
-	// sorted, case-insensitive literals kept as they are (the smaller
-	// program). prog is its program as regexp compiles it (parsed,
-	// simplified, syntax.Compile), run by anchorProg.match: both are
-	// written with the anchor at development time (result_prefilters.go),
-	// so that no process parses and compiles the expressions of the
-	// anchors it runs at its first check (most of that check's cost, with
-	// the matcher's 32 KiB visited bitmap each).
-	src  string
+	// prog is the program, as regexp compiles it (parsed, simplified,
+	// syntax.Compile), of `^(?s:.)(?:EXPR)`, EXPR the cue's expression,
+	// and for a cue compileMatch makes, of that as ordered writes it:
+	// branches sorted, case-insensitive literals kept as they are (the
+	// smaller program). It is run by anchorProg.match, and written with
+	// the anchor at development time (result_prefilters.go; the
+	// expression it is compiled from is anchorSource's, in the tests), so
+	// that no process parses and compiles the expressions of the anchors
+	// it runs at its first check (most of that check's cost, with the
+	// matcher's 32 KiB visited bitmap each).
 	prog *anchorProg
 }
 

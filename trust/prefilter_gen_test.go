@@ -196,21 +196,25 @@ func anchorGo(a *anchor) string {
 		}
 		prog = fmt.Sprintf("&anchorProg{start: %d, inst: []progInst{%s}, runes: []rune{%s}}", a.prog.start, strings.Join(insts, ", "), numbers(a.prog.runes))
 	}
-	return fmt.Sprintf("{starts: []anchorStart{%s}, asciiOnly: %v, src: %q, prog: %s}", strings.Join(starts, ", "), a.asciiOnly, a.src, prog)
+	return fmt.Sprintf("{starts: []anchorStart{%s}, asciiOnly: %v, prog: %s}", strings.Join(starts, ", "), a.asciiOnly, prog)
 }
 
-// anchor gives a (nil: none) its expression: p's anchored, ordered as a
-// whole when p is compileMatch's (see anchor).
-func (a *anchor) anchor(p *pattern) {
-	if a == nil {
-		return
-	}
+// anchorSource is the expression of p's anchor: p's anchored, ordered as
+// a whole when p is compileMatch's (see anchor.prog).
+func anchorSource(p *pattern) string {
 	src := `^(?s:.)(?:` + p.src + `)`
 	if p.matchOnly {
 		src = ordered(src)
 	}
-	a.src = src
-	re, err := syntax.Parse(src, syntax.Perl)
+	return src
+}
+
+// anchor gives a (nil: none) its program, anchorSource's of p.
+func (a *anchor) anchor(p *pattern) {
+	if a == nil {
+		return
+	}
+	re, err := syntax.Parse(anchorSource(p), syntax.Perl)
 	if err != nil {
 		panic(err)
 	}

@@ -371,11 +371,16 @@ func TestAnchorProgs(t *testing.T) {
 	}
 	texts = append(texts, "", "\xff\xfeyou must", "Pleaſe ſend the \u212Aey", "— now, call the export_all tool — «NOTE: you must»")
 	runs := 0
+	var pats []*pattern // each anchor's, in the index's order
+	for _, c := range resultCues() {
+		pats = append(pats, c.re)
+	}
+	pats = append(pats, resultErrorWords)
 	for i, a := range append(theResultIndex().anchors, theResultIndex().errorAt) {
 		if a == nil {
 			continue
 		}
-		re := regexp.MustCompile(a.src)
+		re := regexp.MustCompile(anchorSource(pats[i]))
 		for _, s := range texts {
 			b := []byte(" " + s)
 			for at := range b {
