@@ -99,26 +99,63 @@ func TestSharedIdempotencyRunsOnce(t *testing.T) {
 	}
 }
 
+// TestSharedIdempotencyRenewsALongCall: while its call runs, the owner
+// renews its claim's lease, again and again, and a duplicate meanwhile
+// waits for the call and replays its result. No wall-clock margin: the
+// test pushes the lease an hour away, so that it cannot lapse whenever a
+// renewal comes, and waits for the owner's renewal to bring it back
+// within the lease (the only thing that shortens it); twice. With no
+// renewal that never happens (the binary's -timeout ends the test); one
+// that dropped the lease fails it.
 func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
 	srv := redistest.Start(t)
-	// The lease is renewed every third of it: 600 ms leaves a loaded
-	// machine 400 ms of slack before a renewal comes too late.
-	lease := 600 * time.Millisecond
+	const lease = 3 * time.Second
 	a := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Lease: lease}), time.Hour)
 	b := store.NewIdempotency(store.NewRedis(client(t, srv.URL()), store.RedisOptions{Lease: lease}), time.Hour)
-	started := make(chan struct{})
+	watch := client(t, srv.URL())
+	ctx := context.Background()
+	started, release := make(chan struct{}), make(chan struct{})
 	done := make(chan tool.Result)
 	go func() {
-		res, _ := a.Do(context.Background(), "k", func() tool.Result {
+		res, _ := a.Do(ctx, "k", func() tool.Result {
 			close(started)
-			time.Sleep(2 * lease) // outlives the lease: renewed meanwhile
+			<-release // outlives the lease: renewed meanwhile
 			return tool.TextResult("slow")
 		})
 		done <- res
 	}()
 	<-started
+	keys, err := watch.Keys(ctx, "*lease*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("the claim's lease: %v %v", keys, err)
+	}
+	renewed := make(chan error, 1)
+	go func() {
+		defer close(release)
+		for range 2 {
+			if ok, err := watch.PExpire(ctx, keys[0], time.Hour).Result(); err != nil || !ok {
+				renewed <- fmt.Errorf("the lease is gone while the call runs (%v)", err)
+				return
+			}
+			for {
+				ttl, err := watch.PTTL(ctx, keys[0]).Result()
+				if err != nil || ttl <= 0 {
+					renewed <- fmt.Errorf("the lease is gone while the call runs: %v (%v)", ttl, err)
+					return
+				}
+				if ttl <= lease {
+					break // the owner's renewal
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		renewed <- nil
+	}()
 	ran := false
-	res, replayed := b.Do(context.Background(), "k", func() tool.Result { ran = true; return tool.TextResult("twice") })
+	res, replayed := b.Do(ctx, "k", func() tool.Result { ran = true; return tool.TextResult("twice") })
+	if err := <-renewed; err != nil {
+		t.Fatal(err)
+	}
 	if ran || !replayed || res.Text() != "slow" {
 		t.Errorf("the duplicate ran (%v) or got %q (error %v), replayed %v", ran, res.Text(), res.Error, replayed)
 	}
