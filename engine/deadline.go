@@ -19,30 +19,51 @@ const (
 
 // runCtx is the context a tool runs with: the caller's, with the engine's
 // deadline. It costs two allocations until something asks for its Done
-// channel, its error after the deadline or its parent's cancellation, or a
-// value that is a context: only then is the context.WithDeadline made that
-// answers from there on, so a tool that never looks at its context pays
-// for no timer. The caller's wait for the deadline is the engine's
-// deadline list, one timer for every run.
+// channel: only then is the channel made, and the run put on the
+// engine's deadline list (one timer for every run) and, when the caller's
+// context can end, under a context.AfterFunc of it. It is cancelled by
+// whichever comes first of the deadline (context.DeadlineExceeded), the
+// caller's context (its error) and the end of the run (context.Canceled,
+// unless the run expired: then the deadline's or the caller's error, so
+// that the tool never sees the end's). A context derived from it is
+// registered by its AfterFunc method, without a goroutine, as package
+// context does for its own; one derived by its WithTimeout
+// (tool.WithTimeout) is a runCtx too, on the same list.
 type runCtx struct {
 	parent   context.Context
 	deadline time.Time
+	list     *deadlines // the engine's
 
 	mu     sync.Mutex
-	ctx    context.Context // context.WithDeadline(parent, deadline), once asked for
-	cancel context.CancelFunc
-	ended  bool // the run is over: the context is cancelled
+	done   chan struct{} // made when first asked; closed once err is set
+	err    error
+	afters []after     // run when err is set
+	first  [1]after    // afters' first room
+	seq    uint64      // of afters' ids
+	stop   func() bool // stops the AfterFunc of parent
 
 	state atomic.Int32  // running, finished or expired
 	res   tool.Result   // the tool's result, once finished
-	done  chan struct{} // signalled once, when state leaves running
+	wake  chan struct{} // signalled once, when state leaves running; nil: WithTimeout's
 
 	prev, next *runCtx // in the deadline list, sorted by deadline
 	listed     bool
 }
 
-func newRunCtx(parent context.Context, deadline time.Time) *runCtx {
-	return &runCtx{parent: parent, deadline: deadline, done: make(chan struct{}, 1)}
+// after is a function registered by AfterFunc.
+type after struct {
+	id uint64
+	f  func()
+}
+
+func newRunCtx(parent context.Context, deadline time.Time, list *deadlines) *runCtx {
+	return &runCtx{parent: parent, deadline: deadline, list: list, wake: make(chan struct{}, 1)}
+}
+
+// WithTimeout is context.WithTimeout(c, d) with its deadline on c's list.
+func (c *runCtx) WithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	t := &runCtx{parent: c, deadline: time.Now().Add(d), list: c.list}
+	return t, t.end
 }
 
 // Deadline is the earlier of the parent's deadline and the engine's.
@@ -53,86 +74,179 @@ func (c *runCtx) Deadline() (time.Time, bool) {
 	return c.deadline, true
 }
 
-func (c *runCtx) Done() <-chan struct{} { return c.real().Done() }
-
-func (c *runCtx) Err() error {
-	c.mu.Lock()
-	made, ended := c.ctx != nil, c.ended
-	c.mu.Unlock()
-	if !made && !ended && c.parent.Err() == nil && time.Until(c.deadline) > 0 {
-		return nil
-	}
-	return c.real().Err()
-}
-
-// Value is the parent's value for key, unless that value is a context (as
-// the value of the key by which package context finds a cancelable
-// parent): then it is the deadline context's.
-func (c *runCtx) Value(key any) any {
-	v := c.parent.Value(key)
-	if _, ok := v.(context.Context); ok {
-		return c.real().Value(key)
-	}
-	return v
-}
-
-// real returns the deadline context, making it on first use (cancelled
-// when the run is over).
-func (c *runCtx) real() context.Context {
+func (c *runCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.ctx == nil {
-		c.ctx, c.cancel = context.WithDeadline(c.parent, c.deadline)
-		if c.ended {
-			c.cancel()
-		}
-	}
-	return c.ctx
+	c.watch()
+	return c.done
 }
 
-// end cancels the context: the run is over. When the run expired (the
-// deadline passed or the caller's context ended), the context is made now
-// if it was not yet and end waits until it is done, so that the tool, and
-// anything it left running, sees context.DeadlineExceeded or the caller's
-// error, and never the context.Canceled of the end or of whatever the
-// caller does next.
-func (c *runCtx) end() {
+// watch makes the Done channel, unless it was made, and has the deadline
+// and the parent end the context from then on (c.mu held).
+func (c *runCtx) watch() {
+	if c.done != nil {
+		return
+	}
+	c.done = make(chan struct{})
+	c.list.add(c)
+	if p, ok := c.parent.(*runCtx); ok {
+		c.stop = p.AfterFunc(c.parentEnded)
+	} else if c.parent.Done() != nil {
+		c.stop = context.AfterFunc(c.parent, c.parentEnded)
+	}
+}
+
+func (c *runCtx) parentEnded() { c.cancel(c.parent.Err()) }
+
+// Err is the error the context was cancelled with, nil before. Asked
+// after its parent or its deadline ended it, it cancels it then, whether
+// or not anything asked for Done.
+func (c *runCtx) Err() error {
 	c.mu.Lock()
-	expired := c.state.Load() == expired
-	c.ended = true
-	if c.ctx == nil && !expired {
-		c.mu.Unlock()
-		return // the tool finished without looking: nothing to cancel
-	}
-	if c.ctx == nil {
-		c.ctx, c.cancel = context.WithDeadline(c.parent, c.deadline)
-	}
-	ctx, cancel := c.ctx, c.cancel
+	err := c.err
 	c.mu.Unlock()
-	if expired {
-		<-ctx.Done()
+	if err != nil {
+		return err
 	}
-	cancel()
+	if err = c.parent.Err(); err == nil && !time.Now().Before(c.deadline) {
+		err = context.DeadlineExceeded
+	}
+	if err == nil {
+		return nil
+	}
+	return c.cancel(err)
+}
+
+// Value is the parent's value for key, but for the key by which package
+// context finds a context's own cancelation (cancelKey): none, as for a
+// context of a type of its own, so that context.Cause answers Err and a
+// child registers through AfterFunc.
+func (c *runCtx) Value(key any) any {
+	if key == cancelKey {
+		return nil
+	}
+	return c.parent.Value(key)
+}
+
+// cancelKey is the key package context asks a context's Value for its
+// cancelation: context.Cause asks it of a context that has ended.
+var cancelKey = func() any {
+	var p keyProbe
+	context.Cause(&p)
+	return p.key
+}()
+
+// keyProbe is an ended context that keeps the last key it was asked.
+type keyProbe struct {
+	context.Context
+	key any
+}
+
+func (p *keyProbe) Value(key any) any { p.key = key; return nil }
+func (p *keyProbe) Err() error        { return context.Canceled }
+
+// AfterFunc arranges to call f once the context is cancelled (at once, on
+// a goroutine of its own, when it already is), as a cancelable context of
+// package context does for a child: f runs on the goroutine that cancels,
+// so f must not block. stop unregisters f; it reports whether that stopped
+// f from being called.
+func (c *runCtx) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	c.watch()
+	if c.afters == nil {
+		c.afters = c.first[:0]
+	}
+	c.seq++
+	id := c.seq
+	c.afters = append(c.afters, after{id, f})
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i, a := range c.afters {
+			if a.id == id {
+				c.afters = append(c.afters[:i], c.afters[i+1:]...)
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// cancel ends the context with err, unless it already ended, takes it
+// off the list and returns the error it ended with.
+func (c *runCtx) cancel(err error) error {
+	c.mu.Lock()
+	if c.err != nil {
+		defer c.mu.Unlock()
+		return c.err
+	}
+	c.err = err
+	if c.done == nil {
+		c.done = closed
+	} else {
+		close(c.done)
+	}
+	afters, stop := c.afters, c.stop
+	c.afters, c.stop = nil, nil
+	c.mu.Unlock()
+	c.list.remove(c)
+	if stop != nil {
+		stop()
+	}
+	for _, a := range afters {
+		a.f()
+	}
+	return err
+}
+
+// closed is the Done of a context cancelled before anything asked for it.
+var closed = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// end cancels the context: the run is over. A run that expired (its
+// deadline passed or its caller's context ended) ends with that error, so
+// that the tool, and anything it left running, never sees the
+// context.Canceled of the end or of whatever the caller does next.
+func (c *runCtx) end() {
+	err := c.parent.Err()
+	if err == nil && c.state.Load() == expired {
+		err = context.DeadlineExceeded
+	}
+	if err == nil {
+		err = context.Canceled
+	}
+	c.cancel(err)
 }
 
 // finish delivers the tool's result, unless the run expired first.
 func (c *runCtx) finish(res tool.Result) {
 	c.res = res
 	if c.state.CompareAndSwap(running, finished) {
-		c.done <- struct{}{}
+		c.wake <- struct{}{}
 	}
 }
 
-// expire wakes the caller at the deadline, unless the result came first.
+// expire wakes the caller at the deadline, unless the result came first,
+// and ends the tool's context.
 func (c *runCtx) expire() {
-	if c.state.CompareAndSwap(running, expired) {
-		c.done <- struct{}{}
+	if c.state.CompareAndSwap(running, expired) && c.wake != nil {
+		c.wake <- struct{}{}
 	}
+	c.cancel(context.DeadlineExceeded)
 }
 
-// deadlines keeps the runs in progress by deadline and expires them with
-// one timer, armed for the earliest; with one Timeout for every call,
-// deadlines come in the order runs start and a run is added at the tail.
+// deadlines keeps the runs in progress (and contexts made by their
+// WithTimeout) by deadline and expires them with one timer, armed for the
+// earliest; with one Timeout for every call, deadlines mostly come in the
+// order they are added, and one is added walking back from the tail.
 type deadlines struct {
 	mu         sync.Mutex
 	head, tail *runCtx
@@ -140,9 +254,13 @@ type deadlines struct {
 	armed      time.Time // when the timer fires; zero: not armed
 }
 
+// add puts c on the list, unless it is on it.
 func (d *deadlines) add(c *runCtx) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if c.listed {
+		return
+	}
 	at := d.tail
 	for at != nil && at.deadline.After(c.deadline) {
 		at = at.prev
@@ -196,19 +314,25 @@ func (d *deadlines) arm(t time.Time) {
 	}
 }
 
-// fire expires the runs past their deadline and arms the timer for the
-// next one. It may find none due: the run it was armed for ended.
+// fire expires the runs past their deadline (after letting go of the
+// list: expiring cancels their contexts, which calls what was registered
+// with them) and arms the timer for the next one. It may find none due:
+// the run it was armed for ended.
 func (d *deadlines) fire() {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	now := time.Now()
 	d.armed = time.Time{}
+	var due []*runCtx
 	for d.head != nil && !d.head.deadline.After(now) {
 		c := d.head
 		d.unlink(c)
-		c.expire()
+		due = append(due, c)
 	}
 	if d.head != nil {
 		d.arm(d.head.deadline)
+	}
+	d.mu.Unlock()
+	for _, c := range due {
+		c.expire()
 	}
 }

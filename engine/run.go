@@ -29,7 +29,7 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 		ctx, span = e.running(ctx, p)
 		defer func() { endRun(span, res) }()
 	}
-	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout))
+	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout), &e.deadlines)
 	defer c.end()
 	if e.opts.Inline || inlined(p.tool) {
 		res := e.invoke(c, p)
@@ -45,12 +45,12 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 	e.workers.dispatch(job{c, p})
 	if parent := ctx.Done(); parent != nil {
 		select {
-		case <-c.done:
+		case <-c.wake:
 		case <-parent:
 			c.state.CompareAndSwap(running, expired)
 		}
 	} else {
-		<-c.done
+		<-c.wake
 	}
 	e.deadlines.remove(c)
 	if c.state.Load() == finished {

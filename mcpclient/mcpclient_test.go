@@ -18,7 +18,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolgate/toolgate/engine"
 	"github.com/toolgate/toolgate/mcpclient"
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -231,6 +233,32 @@ func TestResults(t *testing.T) {
 	res = run(t, find(t, tools, "up__slow"), `{}`)
 	if res.Error == nil || res.Error.Type != tool.Timeout || !res.Error.Retryable {
 		t.Errorf("slow call past the timeout: %+v", res.Error)
+	}
+}
+
+// TestTimeoutThroughEngine: run by the engine as the gateway runs it (its
+// timeout the upstream's + 5 s), inline or on a worker, a call past the
+// upstream's timeout ends at that timeout with the upstream's own error.
+func TestTimeoutThroughEngine(t *testing.T) {
+	u, err := mcpclient.Connect(context.Background(), stdio(t, "up"), mcpclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	reg := registry.New()
+	if err := reg.Register(find(t, u.Tools(), "up__slow")); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse([]byte("allow: [up__slow]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, inline := range []bool{true, false} {
+		e := engine.New(engine.Options{Registry: reg, Policy: pol, Inline: inline, Timeout: 2*time.Second + 5*time.Second})
+		res := e.Execute(context.Background(), tool.Call{Name: "up__slow", Args: json.RawMessage(`{}`)})
+		if res.Error == nil || res.Error.Type != tool.Timeout || res.Error.Message != "upstream up did not answer slow within 2s" {
+			t.Errorf("inline %v: %+v", inline, res.Error)
+		}
 	}
 }
 

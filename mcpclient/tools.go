@@ -27,7 +27,7 @@ type remoteTool struct {
 func (t *remoteTool) Definition() tool.Definition { return t.def }
 
 func (t *remoteTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	return t.u.call(context.WithValue(ctx, principalKey{}, call.Principal), t.remote, call.Args), nil
+	return t.u.call(ctx, call.Principal, t.remote, call.Args), nil
 }
 
 type principalKey struct{}
@@ -241,15 +241,19 @@ func orRoot(at string) string {
 	return "#" + at
 }
 
-// call runs an upstream tool and maps its answer to a Result.
-func (u *Upstream) call(ctx context.Context, name string, args json.RawMessage) tool.Result {
-	cs, release, err := u.sessionFor(ctx)
+// call runs an upstream tool for principal and maps its answer to a
+// Result.
+func (u *Upstream) call(ctx context.Context, principal, name string, args json.RawMessage) tool.Result {
+	cs, release, err := u.sessionFor(context.WithValue(ctx, principalKey{}, principal))
 	if err != nil {
 		return tool.ErrorResult(tool.AsError(err))
 	}
 	defer release()
-	ctx, cancel := context.WithTimeout(ctx, u.cfg.Timeout)
+	// The timeout is made on the caller's context itself, the principal
+	// put over it: on the engine's run context, it then needs no timer.
+	ctx, cancel := tool.WithTimeout(ctx, u.cfg.Timeout)
 	defer cancel()
+	ctx = context.WithValue(ctx, principalKey{}, principal)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}

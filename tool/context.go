@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"log/slog"
+	"time"
 )
 
 // ProgressFunc receives a running tool's progress: done out of total (total
@@ -77,4 +78,17 @@ func (e *Error) AsksApproval() bool {
 	}
 	v, _ := e.Details["needs_approval"].(bool)
 	return v
+}
+
+// WithTimeout is context.WithTimeout(ctx, d) for a tool: on the context
+// the engine runs a tool with, it costs no timer of its own (the engine
+// keeps every deadline with one), and the derived context is cancelled
+// when ctx is, with no goroutine.
+func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if t, ok := ctx.(interface {
+		WithTimeout(time.Duration) (context.Context, context.CancelFunc)
+	}); ok {
+		return t.WithTimeout(d)
+	}
+	return context.WithTimeout(ctx, d)
 }
