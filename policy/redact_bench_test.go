@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,7 +9,9 @@ import (
 
 // BenchmarkRedact redacts bench/mcp's small file as the engine redacts a
 // read_file result (no secret: the common case), the same text with one
-// secret in it, and 64 KiB of text without one.
+// secret in it, and 64 KiB of text without one; and, as the engine redacts
+// a structured value's encoding, bench/processes' read_process answers (8
+// KiB of `seq` output each).
 func BenchmarkRedact(b *testing.B) {
 	r, err := NewRedactor(DefaultSecrets())
 	if err != nil {
@@ -32,4 +35,32 @@ func BenchmarkRedact(b *testing.B) {
 			}
 		})
 	}
+	// The windows bench/processes reads: 8 KiB of `seq 1 3000000`'s output
+	// at each multiple of 8 KiB below 1 MiB, in a value encoded as
+	// exec.ProcessAnswer is (the prefilter looks at every other byte, so
+	// where a line starts matters).
+	var seq strings.Builder
+	for i := 1; seq.Len() < 1<<20; i++ {
+		fmt.Fprintf(&seq, "%d\n", i)
+	}
+	var answers []string
+	for at := 0; at < 1<<20; at += 8 << 10 {
+		out, err := json.Marshal(seq.String()[at : at+8<<10])
+		if err != nil {
+			b.Fatal(err)
+		}
+		answers = append(answers, `{"state":"exited","reason":"exited","exit_code":0,"output":`+string(out)+
+			fmt.Sprintf(`,"cursor":%d,"dropped_bytes":0,"more":true}`, at+8<<10))
+	}
+	b.Run("8KiB-seq-json", func(b *testing.B) {
+		b.SetBytes(int64(len(answers[len(answers)/2])))
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			if _, n, quiet := r.RedactJSON(answers[i%len(answers)]); n != 0 || !quiet {
+				b.Fatal("seq's output holds no secret")
+			}
+			i++
+		}
+	})
 }
