@@ -42,7 +42,8 @@ Without --http the server speaks MCP on standard input and output (one client);
 it then runs its Go code on one processor, which costs less CPU per call, and
 gives a search the others while it runs (GOMAXPROCS in the environment wins).
 With --http ADDR it serves streamable HTTP at http://ADDR/mcp (many sessions,
-SSE streams); ` + statelessLong + `
+SSE streams), on one processor too while calls come one at a time and on all
+of them while they overlap; ` + statelessLong + `
 With the policy's auth block (docs/auth.md) every request needs
 a bearer token (a JWT of the configured issuer, or an API key): the caller is
 the call's principal, sees only the tools the policy lets it call, and the
@@ -204,7 +205,9 @@ both are served without authentication and reveal nothing else.`
 // The web console ui (nil: none) is served under /ui/; it authenticates
 // its users itself, as /mcp does.
 // More documents (more: path → handler, e.g. a Client ID Metadata
-// Document) are served beside them to anyone.
+// Document) are served beside them to anyone. Its Go code runs on one
+// processor while the requests to /mcp come one at a time, on all of them
+// while they overlap (procs.Demand).
 func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error, level *sandbox.Level, ui http.Handler, more ...map[string]http.Handler) error {
 	mux := http.NewServeMux()
 	for _, m := range more {
@@ -220,7 +223,8 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 			mux.Handle(p, authn.MetadataHandler())
 		}
 	}
-	mux.Handle("/mcp", h)
+	procs.Narrow() // and widened while requests overlap: see procs.Demand
+	mux.Handle("/mcp", (&procs.Demand{Calm: 100 * time.Millisecond}).Handler(h))
 	if ui != nil {
 		mux.Handle("/ui/", ui)
 	}

@@ -11,6 +11,11 @@
 // [Widen] for as long as it runs (the CLI gives Widen to the file tools as
 // fs.Options.Parallel).
 //
+// A server over HTTP serves many clients: a [Demand] counts its requests
+// and holds a Widen while they overlap, so it runs on one processor while
+// they come one at a time (one client's calls) and on all of them under
+// concurrent calls, changing at most as often as its Calm allows.
+//
 // [Narrow] leaves the process as it is when the GOMAXPROCS environment
 // variable is set: the user's choice wins. Without a Narrow, Widen does
 // nothing, so library users and one-shot commands keep Go's default.

@@ -18,11 +18,14 @@ func reset(t *testing.T) {
 }
 
 // narrow narrows the process as serve does, with GOMAXPROCS unset, and
-// returns the processors it had.
+// returns the processors it had (at least two).
 func narrow(t *testing.T) (def int) {
 	reset(t)
 	t.Setenv("GOMAXPROCS", "")
 	runtime.SetDefaultGOMAXPROCS()
+	if runtime.GOMAXPROCS(0) < 2 { // on one CPU: two, or widening changes nothing
+		runtime.GOMAXPROCS(2)
+	}
 	def = runtime.GOMAXPROCS(0)
 	Narrow()
 	return def
