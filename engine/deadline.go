@@ -40,7 +40,8 @@ type runCtx struct {
 	afters []after     // run when err is set
 	first  [1]after    // afters' first room
 	seq    uint64      // of afters' ids
-	stop   func() bool // stops the AfterFunc of parent
+	stop   func() bool // stops the context.AfterFunc of parent
+	kid    bool        // on its parent runCtx's afters
 
 	state atomic.Int32  // running, finished or expired
 	res   tool.Result   // the tool's result, once finished
@@ -50,10 +51,12 @@ type runCtx struct {
 	listed     bool
 }
 
-// after is a function registered by AfterFunc.
+// after is a function registered by AfterFunc, or a runCtx made by
+// WithTimeout.
 type after struct {
-	id uint64
-	f  func()
+	id  uint64
+	f   func()
+	kid *runCtx
 }
 
 func newRunCtx(parent context.Context, deadline time.Time, list *deadlines) *runCtx {
@@ -90,7 +93,9 @@ func (c *runCtx) watch() {
 	c.done = make(chan struct{})
 	c.list.add(c)
 	if p, ok := c.parent.(*runCtx); ok {
-		c.stop = p.AfterFunc(c.parentEnded)
+		if c.kid = p.adopt(c); !c.kid {
+			go c.parentEnded()
+		}
 	} else if c.parent.Done() != nil {
 		c.stop = context.AfterFunc(c.parent, c.parentEnded)
 	}
@@ -163,7 +168,7 @@ func (c *runCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 	c.seq++
 	id := c.seq
-	c.afters = append(c.afters, after{id, f})
+	c.afters = append(c.afters, after{id: id, f: f})
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -174,6 +179,34 @@ func (c *runCtx) AfterFunc(f func()) (stop func() bool) {
 			}
 		}
 		return false
+	}
+}
+
+// adopt registers kid, to be cancelled with c, unless c already is; it
+// reports whether it did.
+func (c *runCtx) adopt(kid *runCtx) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return false
+	}
+	c.watch()
+	if c.afters == nil {
+		c.afters = c.first[:0]
+	}
+	c.afters = append(c.afters, after{kid: kid})
+	return true
+}
+
+// forget unregisters kid.
+func (c *runCtx) forget(kid *runCtx) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, a := range c.afters {
+		if a.kid == kid {
+			c.afters = append(c.afters[:i], c.afters[i+1:]...)
+			return
+		}
 	}
 }
 
@@ -191,15 +224,22 @@ func (c *runCtx) cancel(err error) error {
 	} else {
 		close(c.done)
 	}
-	afters, stop := c.afters, c.stop
-	c.afters, c.stop = nil, nil
+	afters, stop, kid := c.afters, c.stop, c.kid
+	c.afters, c.stop, c.kid = nil, nil, false
 	c.mu.Unlock()
 	c.list.remove(c)
 	if stop != nil {
 		stop()
 	}
+	if kid {
+		c.parent.(*runCtx).forget(c)
+	}
 	for _, a := range afters {
-		a.f()
+		if a.kid != nil {
+			a.kid.parentEnded()
+		} else {
+			a.f()
+		}
 	}
 	return err
 }

@@ -242,6 +242,9 @@ func TestRunCtxAfterFunc(t *testing.T) {
 		t.Error("stop of a function registered after the end says it stopped it")
 	}
 	<-late
+	kid, cancel := c.WithTimeout(time.Hour) // made after the end: ended with it
+	defer cancel()
+	ended(t, "WithTimeout after the end", kid, context.Canceled)
 }
 
 // TestRunCtxValue: the caller's values pass; package context's own key
