@@ -128,7 +128,12 @@ signs in in the console (Tools page).`,
 				}
 			})}
 			go srv.Serve(ln)
-			defer srv.Close()
+			defer func() {
+				// The redirect's answer goes out before the server closes.
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				srv.Shutdown(sctx)
+			}()
 			select {
 			case err = <-done:
 			case <-ctx.Done():
