@@ -118,20 +118,29 @@ func TestRunCtxParentCancels(t *testing.T) {
 // shorter deadline ends only the derived context.
 func TestRunCtxDeadline(t *testing.T) {
 	var d deadlines
-	c := newRunCtx(context.Background(), time.Now().Add(50*time.Millisecond), &d)
-	d.add(c)
-	kids, called := derived(t, c)
-	short, cancel := c.WithTimeout(time.Millisecond)
+	// A shorter WithTimeout ends alone: its run, an hour away, goes on
+	// (however long the machine stalls between the two).
+	long := newRunCtx(context.Background(), time.Now().Add(time.Hour), &d)
+	d.add(long)
+	short, cancel := long.WithTimeout(time.Millisecond)
 	defer cancel()
 	ended(t, "shorter WithTimeout", short, context.DeadlineExceeded)
-	if sd, _ := short.Deadline(); !sd.Before(c.deadline) {
-		t.Errorf("WithTimeout's deadline %v is not before the run's %v", sd, c.deadline)
+	if sd, _ := short.Deadline(); !sd.Before(long.deadline) {
+		t.Errorf("WithTimeout's deadline %v is not before the run's %v", sd, long.deadline)
 	}
 	select {
-	case <-c.Done():
+	case <-long.Done():
 		t.Fatal("the run ended with its shorter child")
 	default:
 	}
+	d.remove(long)
+	long.end()
+
+	// The run's own deadline ends it and everything derived from it
+	// (derived before or after it passed: either way with its error).
+	c := newRunCtx(context.Background(), time.Now().Add(50*time.Millisecond), &d)
+	d.add(c)
+	kids, called := derived(t, c)
 	ended(t, "run", c, context.DeadlineExceeded)
 	<-c.wake // the caller is woken
 

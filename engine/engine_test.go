@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -463,5 +464,49 @@ func TestAuditorContextNeverCancelled(t *testing.T) {
 				t.Errorf("%s: the auditor saw %s, want %s", name, s, want)
 			}
 		}
+	}
+}
+
+// TestGeneratedCallIDs: a call without an ID gets call_<the engine's 12 hex
+// digits>_<n>, n counting from 1, the same prefix for every call of one
+// engine and another for another engine; a call's own ID is kept.
+func TestGeneratedCallIDs(t *testing.T) {
+	f := newFixture(t)
+	ids := func(calls ...tool.Call) []string {
+		a := &memAudit{}
+		e := engine.New(engine.Options{Registry: f.reg, Auditor: a})
+		for _, c := range calls {
+			e.Execute(context.Background(), c)
+		}
+		var out []string
+		for _, r := range a.recs {
+			out = append(out, r.CallID)
+		}
+		return out
+	}
+	own := call("add", `{"a":1}`)
+	own.ID = "mine"
+	first := ids(call("add", `{"a":1}`), own, call("add", `{"a":2}`), call("nope", `{}`))
+	form := regexp.MustCompile(`^(call_[0-9a-f]{12}_)([0-9]+)$`)
+	var prefix string
+	for i, n := range []string{"1", "", "2", "3"} {
+		if n == "" {
+			if first[i] != "mine" {
+				t.Errorf("call %d: ID %q, want its own %q", i, first[i], "mine")
+			}
+			continue
+		}
+		m := form.FindStringSubmatch(first[i])
+		if m == nil || m[2] != n {
+			t.Fatalf("call %d: ID %q, want call_<12 hex>_%s", i, first[i], n)
+		}
+		if prefix == "" {
+			prefix = m[1]
+		} else if m[1] != prefix {
+			t.Errorf("call %d: prefix %q, want the engine's %q", i, m[1], prefix)
+		}
+	}
+	if other := ids(call("add", `{"a":1}`)); strings.HasPrefix(other[0], prefix) {
+		t.Errorf("another engine's ID %q has this engine's prefix %q", other[0], prefix)
 	}
 }
