@@ -162,13 +162,9 @@ func (c *runCtx) AfterFunc(f func()) (stop func() bool) {
 		go f()
 		return func() bool { return false }
 	}
-	c.watch()
-	if c.afters == nil {
-		c.afters = c.first[:0]
-	}
 	c.seq++
 	id := c.seq
-	c.afters = append(c.afters, after{id: id, f: f})
+	c.push(after{id: id, f: f})
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -190,12 +186,18 @@ func (c *runCtx) adopt(kid *runCtx) bool {
 	if c.err != nil {
 		return false
 	}
+	c.push(after{kid: kid})
+	return true
+}
+
+// push registers a, watching the context if nothing did yet (c.mu held,
+// c not cancelled).
+func (c *runCtx) push(a after) {
 	c.watch()
 	if c.afters == nil {
 		c.afters = c.first[:0]
 	}
-	c.afters = append(c.afters, after{kid: kid})
-	return true
+	c.afters = append(c.afters, a)
 }
 
 // forget unregisters kid.
