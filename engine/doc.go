@@ -28,6 +28,15 @@
 // its own spans from the context. Arguments, results and secrets never go
 // into telemetry; Options.TelemetryArgumentNames adds argument names.
 //
+// A tool runs with the caller's context under the engine's deadline
+// (Options.Timeout), in a context of the engine's own (deadline.go): every
+// run's deadline is on one list with one timer, and its Done channel is
+// made only when the tool asks. A context the tool derives with
+// tool.WithTimeout goes on the same list; one derived with package
+// context's WithCancel or WithTimeout registers with it without a
+// goroutine (not so through a WithValue over it). context.Cause of it, or
+// of one derived from it, answers its Err, not the caller's cause.
+//
 // Execute returns a tool.Result; a failure anywhere is a Result with a
 // tool.Error, never a Go error or a panic. ExecuteAll runs a batch with
 // bounded parallelism and returns the results in call order.

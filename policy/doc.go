@@ -15,8 +15,12 @@
 // eval are parsed in turn, and what is only known at run time is never
 // allowed by a rule. DefaultDeny holds the protected paths every policy
 // starts with; Guarded holds the CI definitions (CIPaths), asked about
-// before a tool changes one unless an allow rule names the path. Every Decision names the rule, mode and level behind it, for
-// the audit log.
+// before a tool changes one unless an allow rule names the path.
+// ConfigPaths names the configuration other programs read at a
+// workspace's top; NestedConfigPaths, reading through an os.Root, names
+// the one they read in the folders below it and in the package folders
+// it declares (WorkspaceConfigPaths), for the sandboxes to guard. Every
+// Decision names the rule, mode and level behind it, for the audit log.
 //
 // A policy is built in code (Default) or read from a toolgate.yaml file
 // (Parse, Load; see testdata/toolgate.example.yaml and toolgate.schema.json)

@@ -42,8 +42,9 @@ type ConfigPath struct {
 	// Reason says whose file it is and why a change is dangerous.
 	Reason string
 	// Links are the symbolic links inside the project through which the
-	// folder holding Name was reached (WorkspaceConfigPaths: a declared
-	// package folder that is a link, or lies behind one), each relative
+	// folder holding Name was reached (NestedConfigPaths: a folder at the
+	// top that is a link, a declared package folder that is one or lies
+	// behind one), each relative
 	// to the top with no link on its way; Name itself has none on its
 	// way. A program reads Name through them: a link changed would lead
 	// it to another folder's configuration, so they must stay as they are

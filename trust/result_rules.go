@@ -475,13 +475,14 @@ func (x *resultIndex) mayHold(i int, s *readSentence) bool {
 	return s.may[i/64]&(1<<(i%64)) != 0
 }
 
-// mayScore reports whether some sentence of text (ASCII or not, as ascii says) may score a finding: the
-// cues that may hold in text address the model and, with a frame of 1
-// where a sentence may frame the next, reach resultThreshold. The literals are read a piece at a time, until
-// the cues found so far reach it (the literals found only grow): a text
-// that may score costs its first piece or so, one that cannot a pass. Each
-// piece is twice the one before, so that a long text is summed a few times,
-// not once per piece.
+// mayScore reports whether some sentence of text (ASCII or not, as ascii
+// says) may score a finding: the cues that may hold in text address the
+// model and, with a frame of 1 where a sentence may frame the next, reach
+// resultThreshold. The literals are read a piece at a time, until the
+// cues found so far reach it (the literals found only grow): a text that
+// may score costs its first piece or so, one that cannot a pass. Each
+// piece is twice the one before, so that a long text is summed a few
+// times, not once per piece.
 func (x *resultIndex) mayScore(s *readSentence, text string, ascii bool) bool {
 	s.text = text
 	x.reset(s, ascii)

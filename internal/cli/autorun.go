@@ -17,12 +17,13 @@ import (
 )
 
 // guardedAutoRun returns the protected configuration entries of write
-// grant w (opened as root), configs (grantConfigs: policy.ConfigPaths at its top, the
-// nested configuration of the folders directly below it and of the
-// package folders it declares: the pip.conf of a virtual environment there
-// when the upstream starts, the .npmrc of a package) that the box cannot
-// be trusted to leave as they are, for a watcher to look at while the
-// upstream runs and once it ended (watchAutoRun, planted):
+// grant w (opened as root), configs (grantConfigs: policy.ConfigPaths at
+// its top, the nested configuration of the folders directly below it and
+// of the package folders it declares: the pip.conf of a virtual
+// environment there when the upstream starts, the .npmrc of a package)
+// that the box cannot be trusted to leave as they are, for a watcher to
+// look at while the upstream runs and once it ended (watchAutoRun,
+// planted):
 //   - those that do not exist: a mount cannot cover them, so any that
 //     appears is moved out of the grant;
 //   - those below a folder of the grant that exist (mounted read-only by

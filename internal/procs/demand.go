@@ -16,7 +16,9 @@ import (
 // Changing the processors stops the world, so it is never done per request:
 // the process widens once requests overlap (a [Widen], held) and narrows
 // again only when a request ends with at most one other still running and
-// none has overlapped for Calm. Call [Narrow] first; without it, or with
+// none has overlapped for Calm (so a burst that ends within Calm leaves
+// the process wide, idle or not, until a later request ends). Call
+// [Narrow] first; without it, or with
 // GOMAXPROCS set in the environment, nothing changes.
 //
 // A request is counted from Begin to End (every Begin needs its End).

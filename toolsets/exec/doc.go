@@ -87,13 +87,12 @@
 // read-only when they exist, the folders above them unrenamable, and
 // removed again when a command creates one that was missing. The
 // configuration a program reads in a folder directly below the top (a
-// package's .npmrc, a virtual environment's pip.conf:
-// policy.NestedConfigPaths; a folder there that is a link inside the
-// workspace in the folder it leads to, the link kept), or in a package folder the workspace
-// declares at any depth (policy.WorkspaceConfigPaths; in the folder a
-// package link inside the workspace leads to, the link kept as it was), is
-// compared after the command with what it was, by content, no folder
-// pinned: one created is removed, one changed or removed is put back.
+// package's .npmrc, a virtual environment's pip.conf), or in a package
+// folder the workspace declares at any depth (policy.NestedConfigPaths;
+// where such a folder is a link inside the workspace, in the folder it
+// leads to, the link kept as it was), is compared after the command with
+// what it was, by content, no folder pinned: one created is removed, one
+// changed or removed is put back.
 //
 // Network: none, unless Options.Egress gives an egress proxy (package
 // sandbox/egress). Then each command reaches that proxy, served in this
