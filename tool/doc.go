@@ -24,9 +24,9 @@
 // definition but for the schemas): a program that builds every tool set to
 // run one call infers only that tool's schemas.
 //
-// A tool's context carries what the caller gives it (WithProgress,
-// WithLogger, WithApproval, WithEncoded); WithTimeout derives a deadline from it that, on the
-// engine's run context, costs no timer of its own.
+// A tool's context carries what its caller gives it (WithProgress,
+// WithLogger, WithApproval, WithEncoded); WithTimeout derives a deadline
+// from it that, on the engine's run context, costs no timer of its own.
 //
 // Package tool imports nothing else of toolgate's.
 package tool
