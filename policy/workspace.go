@@ -15,7 +15,7 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
-// MaxWorkspaceFolders bounds the folders WorkspaceConfigPaths looks at
+// MaxWorkspaceFolders bounds the folders NestedConfigPaths looks at
 // while it expands a project's workspace patterns (each folder a pattern
 // reaches counts, matched or not): a declaration that reaches more is
 // refused rather than looked at partly.
@@ -50,46 +50,12 @@ func (e *WorkspaceError) Error() string {
 	return msg + e.Why
 }
 
-// WorkspaceConfigPaths returns the configuration files that programs
-// read in the package folders the project at root declares as its
-// workspace, at any depth (a monorepo's packages/app/.npmrc), found as
-// NestedConfigPaths finds them in the folders directly below the top:
-// by what each folder holds (nestedConfigs), present or not, relative to
-// root. The declarations read are package.json's workspaces (a list of
-// patterns, or an object whose packages is one), pnpm-workspace.yaml's
-// packages and lerna.json's packages. A pattern is a slash-separated path
-// below root whose parts are names, path.Match wildcards (*, ?, [...]) or
-// ** (any number of folders); one led by ! excludes folders from the
-// others in npm and pnpm, and is ignored here (guarding more is safe).
-// Folders are read through root (the project), never node_modules nor
-// names led by a dot unless the pattern's part is. A folder a pattern
-// reaches that is a symbolic link is resolved inside root, one link at a
-// time (a relative target, at most maxLinkHops links): the configuration
-// is named in the folder it leads to, with no link on its way, and the
-// links crossed are its ConfigPath.Links. ** does not go down a link (as
-// globs do not), but matches the folder a link leads to.
-//
-// A declaration that cannot be read or parsed, a pattern with braces,
-// parentheses, a backslash, a .. part or a leading /, a link a pattern
-// reaches that leads out of root (an absolute target, .. above the top)
-// or cannot be read, and patterns that reach more than
-// MaxWorkspaceFolders folders are a *WorkspaceError: the caller cannot
-// tell which folders npm or pnpm would treat as packages, and should fail
-// closed. A project declaring nothing returns nil, nil.
-func WorkspaceConfigPaths(r *os.Root) ([]ConfigPath, error) {
-	w := &workspace{root: r, seen: map[string]bool{}}
-	if err := w.declared(); err != nil {
-		return nil, err
-	}
-	return w.out, nil
-}
-
 // NestedConfigPaths returns the configuration files that programs read in
 // the folders below the top of the project at r, found by what those
 // folders hold (a virtual environment's pip.conf, a package's .npmrc; see
 // nestedConfigs), present or not, as ConfigPaths relative to r: in each
 // folder directly below the top, then in each package folder the project
-// declares, at any depth (WorkspaceConfigPaths, whose error it returns).
+// declares, at any depth (declared, whose error it returns).
 // A folder at the top that is a link is resolved inside r as a declared
 // one is (its configuration named in the folder it leads to, the links
 // crossed its ConfigPath.Links); one that leads out of r, or cannot be
@@ -125,8 +91,32 @@ func NestedConfigPaths(r *os.Root) ([]ConfigPath, error) {
 	return w.out, nil
 }
 
-// declared adds the nested configuration of the package folders the
-// project declares.
+// declared adds the configuration files that programs read in the
+// package folders the project at w.root declares as its
+// workspace, at any depth (a monorepo's packages/app/.npmrc), found as
+// NestedConfigPaths finds them in the folders directly below the top:
+// by what each folder holds (nestedConfigs), present or not, relative to
+// the root. The declarations read are package.json's workspaces (a list of
+// patterns, or an object whose packages is one), pnpm-workspace.yaml's
+// packages and lerna.json's packages. A pattern is a slash-separated path
+// below root whose parts are names, path.Match wildcards (*, ?, [...]) or
+// ** (any number of folders); one led by ! excludes folders from the
+// others in npm and pnpm, and is ignored here (guarding more is safe).
+// Folders are read through root (the project), never node_modules nor
+// names led by a dot unless the pattern's part is. A folder a pattern
+// reaches that is a symbolic link is resolved inside root, one link at a
+// time (a relative target, at most maxLinkHops links): the configuration
+// is named in the folder it leads to, with no link on its way, and the
+// links crossed are its ConfigPath.Links. ** does not go down a link (as
+// globs do not), but matches the folder a link leads to.
+//
+// A declaration that cannot be read or parsed, a pattern with braces,
+// parentheses, a backslash, a .. part or a leading /, a link a pattern
+// reaches that leads out of root (an absolute target, .. above the top)
+// or cannot be read, and patterns that reach more than
+// MaxWorkspaceFolders folders are a *WorkspaceError: the caller cannot
+// tell which folders npm or pnpm would treat as packages, and should fail
+// closed. A project declaring nothing adds nothing.
 func (w *workspace) declared() error {
 	for _, d := range []struct {
 		file  string

@@ -33,7 +33,7 @@ func workspaceConfigPaths(t *testing.T, root string) ([]policy.ConfigPath, error
 		t.Fatal(err)
 	}
 	defer r.Close()
-	return policy.WorkspaceConfigPaths(r)
+	return policy.WorkspaceConfigPathsForTest(r)
 }
 
 // workspaceNames returns the names of root's workspace configuration,

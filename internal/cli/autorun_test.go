@@ -492,7 +492,7 @@ func TestAutoRunNestedRenamed(t *testing.T) {
 
 // TestAutoRunWorkspace: the box guards the .npmrc of every package folder
 // the grant declares as a workspace, at any depth (policy.
-// WorkspaceConfigPaths), not only one level down: an existing one is
+// NestedConfigPaths), not only one level down: an existing one is
 // mounted read-only, one planted in a declared package (directly, or
 // through a link to a package folder inside the grant) is moved out, and
 // the link pointed elsewhere by the upstream is moved out. A declaration

@@ -71,7 +71,7 @@ import (
 // changed or removed one is put back as it was, a link made in place of
 // its folder is removed. Those folders are found when the command starts,
 // one level deep, and at any depth the package folders the workspace
-// declares (policy.WorkspaceConfigPaths: package.json's workspaces,
+// declares (policy.NestedConfigPaths: package.json's workspaces,
 // pnpm-workspace.yaml, lerna.json, their patterns expanded through the
 // workspace's os.Root, at most policy.MaxWorkspaceFolders folders); a
 // declaration that cannot be expanded runs no command (workspaceError). A
@@ -120,8 +120,7 @@ type watchedEntry struct {
 }
 
 // nestedEntry is a configuration file in a folder directly below the top
-// or declared a package (policy.NestedConfigPaths,
-// policy.WorkspaceConfigPaths), as it was before the command: before is nil
+// or declared a package (policy.NestedConfigPaths), as it was before the command: before is nil
 // when it was missing, else the file and data its bytes.
 type nestedEntry struct {
 	rel    string
@@ -750,7 +749,7 @@ func breachError(b breach) *tool.Error {
 
 // workspaceError is the error for a command refused because the
 // workspace's package folders could not be told from its declaration
-// (policy.WorkspaceConfigPaths): their .npmrc could not be guarded.
+// (policy.NestedConfigPaths): their .npmrc could not be guarded.
 func workspaceError(we *policy.WorkspaceError) *tool.Error {
 	e := tool.Errorf(tool.Conflict, "no command can run: the sandbox guards the .npmrc of each package folder the workspace declares, and cannot tell them: %v", we)
 	if we.Link != "" {
