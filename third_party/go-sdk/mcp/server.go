@@ -48,6 +48,9 @@ type Server struct {
 	// this server advertises and negotiates: [supportedProtocolVersions],
 	// narrowed by [ServerOptions.SupportedProtocolVersions].
 	protocolVersions []string
+	// PATCH(toolgate): patch 26. metaMemo remembers the encoding of the last
+	// SEP-2575 clientInfo and clientCapabilities its sessions were sent.
+	metaMemo metaMemo
 
 	mu                          sync.Mutex
 	prompts                     *featureSet[*serverPrompt]
@@ -1960,7 +1963,22 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// `io.modelcontextprotocol/protocolVersion` in its `_meta` field, it
 	// follows the new sessionless protocol. The initialization gate is
 	// skipped for such requests.
-	validatedMeta, perRequestErr := validateRequestMeta(req)
+	//
+	// PATCH(toolgate): patch 26. A call whose params may hold a _meta has
+	// them decoded here, once: their _meta is the one validateRequestMeta
+	// would parse out of them, and the handler gets these params.
+	info, params, decoded := decodeAhead(req)
+	var validatedMeta *validatedMeta
+	var perRequestErr error
+	// An initialized session keeps none of the triple's values (below):
+	// validateMeta may give it values the memo holds (shared).
+	if decoded {
+		validatedMeta, perRequestErr = validateMeta(paramsMeta(params), &ss.server.metaMemo, initialized)
+	} else if req.IsCall() {
+		validatedMeta, perRequestErr = validateMeta(extractRequestMeta(req.Params), &ss.server.metaMemo, initialized)
+	} else {
+		validatedMeta, perRequestErr = validateRequestMeta(req)
+	}
 	if perRequestErr != nil {
 		return nil, perRequestErr
 	}
@@ -2047,7 +2065,13 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}()
 	}
 
-	res, err := handleReceive(ctx, ss, req)
+	var res Result
+	var err error
+	if decoded {
+		res, err = handleDecoded(ctx, ss, req, info, params) // PATCH(toolgate): patch 26
+	} else {
+		res, err = handleReceive(ctx, ss, req)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -2081,6 +2105,40 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 		}
 	}
 	return res, nil
+}
+
+// PATCH(toolgate): patch 26. decodeAhead decodes the params of a call to a
+// standard method when they may hold a _meta (noMetaKey), as handleReceive
+// would (its checkRequest and unmarshalParams), and reports whether it
+// did; when it did not (nothing to gain, a custom method, or params that
+// fail: handleReceive then reports why), the request takes v1.8.0's way.
+// Decoded params are the handler's; their _meta (paramsMeta) is the one
+// extractRequestMeta parses out of them (TestDecodeAhead), so it is
+// parsed once, not twice.
+func decodeAhead(req *jsonrpc.Request) (methodInfo, Params, bool) {
+	if !req.IsCall() || len(req.Params) == 0 || noMetaKey(req.Params) {
+		return methodInfo{}, nil, false
+	}
+	// A standard method's info is the server's (AddReceivingCustomMethod
+	// cannot shadow one).
+	info, err := checkRequest(req, serverMethodInfos)
+	if err != nil {
+		return methodInfo{}, nil, false
+	}
+	params, err := info.unmarshalParams(req.Params)
+	if err != nil {
+		return methodInfo{}, nil, false
+	}
+	return info, params, true
+}
+
+// paramsMeta is the _meta of decoded params, nil for none.
+// PATCH(toolgate): patch 26.
+func paramsMeta(p Params) Meta {
+	if p == nil || p.isNil() {
+		return nil
+	}
+	return p.GetMeta()
 }
 
 // PATCH(toolgate): isCompact reports whether the JSON text data has no white

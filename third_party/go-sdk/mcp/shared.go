@@ -12,15 +12,18 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -212,7 +215,13 @@ func handleReceive[S Session](ctx context.Context, session S, jreq *jsonrpc.Requ
 	if err != nil {
 		return nil, fmt.Errorf("handling '%s': %w", jreq.Method, err)
 	}
+	return handleDecoded(ctx, session, jreq, info, params)
+}
 
+// handleDecoded is what handleReceive does once it has the request's
+// params. PATCH(toolgate): patch 26 (ServerSession.handle decodes them
+// ahead for the _meta).
+func handleDecoded[S Session](ctx context.Context, session S, jreq *jsonrpc.Request, info methodInfo, params Params) (Result, error) {
 	mh := session.receivingMethodHandler()
 	re, _ := jreq.Extra.(*RequestExtra)
 	req := info.newRequest(session, params, re)
@@ -334,6 +343,14 @@ func newMethodInfo[P paramsPtr[T], R Result, T any](flags methodFlags) methodInf
 		flags: flags,
 		unmarshalParams: func(m json.RawMessage) (Params, error) {
 			var p P
+			// PATCH(toolgate): patch 26. Params that decode themselves in
+			// one pass (a tools/call's) are given the value bytes; what
+			// they do not decode goes on as before.
+			if _, ok := any(P(nil)).(internaljson.PlainUnmarshaler); ok && m != nil {
+				if t := P(new(T)); any(t).(internaljson.PlainUnmarshaler).UnmarshalPlainJSON(bytes.Trim(m, " \t\r\n")) {
+					return t, nil
+				}
+			}
 			if m != nil {
 				if err := internaljson.Unmarshal(m, &p); err != nil {
 					// Legacy behavior: pre-fix versions surfaced this as a
@@ -590,7 +607,17 @@ func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
 	if !req.IsCall() {
 		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
 	}
-	meta := extractRequestMeta(req.Params)
+	return validateMeta(extractRequestMeta(req.Params), nil, false)
+}
+
+// validateMeta is validateRequestMeta's check of a call's _meta.
+// PATCH(toolgate): patch 26, split from validateRequestMeta, so that
+// ServerSession.handle can give it the _meta of the params it decoded.
+// With memo (nil: none), clientInfo and clientCapabilities are decoded
+// from the encoding it remembers when they are the values it remembers,
+// not encoded again; with shared set, they are the values it decoded then,
+// which the caller must neither change nor keep (see decodeMetaValueMemo).
+func validateMeta(meta Meta, memo *metaMemo, shared bool) (*validatedMeta, error) {
 	if meta == nil {
 		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
 	}
@@ -601,7 +628,7 @@ func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
 	var clientInfo *Implementation
 	if _, present := meta[MetaKeyClientInfo]; present {
 		var ok bool
-		clientInfo, ok = decodeMetaValue[*Implementation](meta, MetaKeyClientInfo)
+		clientInfo, ok = decodeMetaValueMemo[*Implementation](memo.slot(0), meta, MetaKeyClientInfo, shared)
 		if !ok {
 			return nil, &jsonrpc.Error{
 				Code:    jsonrpc.CodeInvalidParams,
@@ -609,7 +636,7 @@ func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
 			}
 		}
 	}
-	capabilities, ok := decodeMetaValue[*clientCapabilitiesV2](meta, MetaKeyClientCapabilities)
+	capabilities, ok := decodeMetaValueMemo[*clientCapabilitiesV2](memo.slot(1), meta, MetaKeyClientCapabilities, shared)
 	if !ok {
 		return nil, &jsonrpc.Error{
 			Code:    jsonrpc.CodeInvalidParams,
@@ -772,6 +799,164 @@ func decodeMetaValue[T any](m map[string]any, key string) (T, bool) {
 		return zero, false
 	}
 	return v, true
+}
+
+// PATCH(toolgate): patch 26. A metaMemo remembers, for clientInfo (slot 0)
+// and clientCapabilities (slot 1) of the SEP-2575 triple, the last value
+// decoded from a request's _meta, its json.Marshal encoding and what that
+// decoded to. A v1.8.0 client sends the same triple with every call, and
+// decodeMetaValue encoded it again (encoding/json, by reflection, keys
+// sorted) and decoded it for each: ~18,000 instructions of a gateway's
+// tools/call.
+type metaMemo struct {
+	slots [2]atomic.Pointer[memoEntry]
+}
+
+// slot returns slot i of m, nil when m is nil.
+func (m *metaMemo) slot(i int) *atomic.Pointer[memoEntry] {
+	if m == nil {
+		return nil
+	}
+	return &m.slots[i]
+}
+
+// A memoEntry is never changed once stored.
+type memoEntry struct {
+	tree any    // a copy of the value (copyTree)
+	data []byte // json.Marshal(tree)
+	v    any    // what data decoded to, nil until it did
+}
+
+// maxMemoNodes bounds the values a metaMemo keeps.
+const maxMemoNodes = 256
+
+// decodeMetaValueMemo is decodeMetaValue with slot (nil: none): when m's
+// value is the value slot holds (sameTree), its encoding is the one slot
+// holds, and with shared set what it decoded to is the value slot holds,
+// which the caller must neither change nor keep; else the value is
+// encoded, and slot remembers it. The value decoded is decodeMetaValue's:
+// remarshal decodes json.Marshal's encoding, a function of the value.
+func decodeMetaValueMemo[T any](slot *atomic.Pointer[memoEntry], m map[string]any, key string, shared bool) (T, bool) {
+	var zero T
+	raw, ok := m[key]
+	if !ok || raw == nil || slot == nil {
+		return decodeMetaValue[T](m, key)
+	}
+	if v, ok := raw.(T); ok {
+		return v, true
+	}
+	e := slot.Load()
+	if e == nil || !sameTree(e.tree, raw) {
+		data, err := json.Marshal(raw)
+		if err != nil {
+			return zero, false
+		}
+		e = nil
+		if tree, ok := copyTree(raw, new(int)); ok {
+			e = &memoEntry{tree: tree, data: data}
+			slot.Store(e)
+		} else {
+			e = &memoEntry{data: data} // not kept
+		}
+	}
+	if e.tree != nil && e.v == nil {
+		// The memo's own decoded value, never given but shared, in a new
+		// entry: a stored one is never changed.
+		var v T
+		if internaljson.Unmarshal(e.data, &v) == nil {
+			e = &memoEntry{tree: e.tree, data: e.data, v: v}
+			slot.Store(e)
+		}
+	}
+	if v, ok := e.v.(T); ok && shared {
+		return v, true
+	}
+	var v T
+	if err := internaljson.Unmarshal(e.data, &v); err != nil {
+		return zero, false
+	}
+	return v, true
+}
+
+// sameTree reports whether a and b, values decoded from JSON into an any,
+// are the same value: json.Marshal encodes them to the same bytes. A
+// value of any other type is not the same as any.
+func sameTree(a, b any) bool {
+	switch a := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		b, ok := b.(bool)
+		return ok && a == b
+	case string:
+		b, ok := b.(string)
+		return ok && a == b
+	case float64:
+		b, ok := b.(float64)
+		return ok && math.Float64bits(a) == math.Float64bits(b) // -0 is not 0
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) || (a == nil) != (b == nil) {
+			return false
+		}
+		for i := range a {
+			if !sameTree(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) || (a == nil) != (b == nil) {
+			return false
+		}
+		for k, av := range a {
+			bv, ok := b[k]
+			if !ok || !sameTree(av, bv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// copyTree copies v, a value decoded from JSON into an any, counting its
+// nodes in *n; it reports false for a value of another type, or of more
+// than maxMemoNodes nodes.
+func copyTree(v any, n *int) (any, bool) {
+	if *n++; *n > maxMemoNodes {
+		return nil, false
+	}
+	switch v := v.(type) {
+	case nil, bool, string, float64:
+		return v, true
+	case []any:
+		if v == nil {
+			return v, true
+		}
+		c := make([]any, len(v))
+		for i := range v {
+			var ok bool
+			if c[i], ok = copyTree(v[i], n); !ok {
+				return nil, false
+			}
+		}
+		return c, true
+	case map[string]any:
+		if v == nil {
+			return v, true
+		}
+		c := make(map[string]any, len(v))
+		for k, x := range v {
+			var ok bool
+			if c[k], ok = copyTree(x, n); !ok {
+				return nil, false
+			}
+		}
+		return c, true
+	}
+	return nil, false
 }
 
 func serverRequestFor[P Params](s *ServerSession, p P) *ServerRequest[P] {
