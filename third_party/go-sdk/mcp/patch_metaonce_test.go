@@ -5,6 +5,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -305,5 +306,35 @@ func TestDecodeAhead(t *testing.T) {
 	}
 	if ahead < 10000 || newProtocol < 1000 || failed < 1000 {
 		t.Fatalf("%d decoded ahead, %d in the new protocol, %d refused: the cases do not tell the ways apart", ahead, newProtocol, failed)
+	}
+}
+
+// PATCH(toolgate): patch 26. metaProtocolVersion finds the protocolVersion
+// v1.8.0's HTTP transports found in the _meta they parsed, in params of
+// every shape.
+func TestMetaProtocolVersion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 3))
+	plain, found := 0, 0
+	for i := 0; i < 60000; i++ {
+		params := metaParams(rng)
+		want, _ := v180ExtractRequestMeta(params)[MetaKeyProtocolVersion].(string)
+		if got := metaProtocolVersion(params); got != want {
+			t.Fatalf("params %q: protocolVersion %q, v1.8.0's %q", params, got, want)
+		}
+		if _, ok := plainProtocolVersion(bytes.Trim(params, " \t\r\n")); ok {
+			plain++
+		}
+		if want != "" {
+			found++
+		}
+	}
+	if plain < 5000 || found < 5000 {
+		t.Fatalf("%d params scanned plain, %d with a protocolVersion: the cases do not tell the two apart", plain, found)
+	}
+	gateway := json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"drv","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},` +
+		`"name":"fs__read_text_file","arguments":{"path":"/tmp/x","n":5}}`)
+	if v, ok := plainProtocolVersion(gateway); !ok || v != "2026-07-28" {
+		t.Fatalf("a v1.8.0 client's tools/call: %q, %v", v, ok)
 	}
 }

@@ -562,6 +562,80 @@ func extractRequestMeta(rawParams json.RawMessage) Meta {
 	return meta.Meta
 }
 
+// metaProtocolVersion is the protocolVersion of the SEP-2575 triple in
+// params: extractRequestMeta(params)[MetaKeyProtocolVersion] when it is a
+// string, else "".
+//
+// PATCH(toolgate): patch 26. The HTTP transports wanted only that string,
+// and parsed the whole _meta for it (segmentio's decoder, a map of 64
+// entries for each of its objects). A plain scan finds it when params are
+// an object of unescaped keys with one _meta, an object of unescaped keys
+// whose values hold no number (what segmentio's decoder might refuse to
+// decode into an any): no value of _meta is then decoded, and the last
+// protocolVersion is the one the map holds. Any other params are parsed as
+// before.
+func metaProtocolVersion(params json.RawMessage) string {
+	if len(params) == 0 || noMetaKey(params) {
+		return ""
+	}
+	if v, ok := plainProtocolVersion(bytes.Trim(params, " \t\r\n")); ok {
+		return v
+	}
+	v, _ := extractRequestMeta(params)[MetaKeyProtocolVersion].(string)
+	return v
+}
+
+// plainProtocolVersion is metaProtocolVersion's scan; ok is false when it
+// cannot tell.
+func plainProtocolVersion(data []byte) (v string, ok bool) {
+	p := internaljson.NewPlain(data)
+	var meta bool
+	ok = p.Object(func(key string) bool {
+		if key != "_meta" {
+			_, ok := p.Skip(0)
+			return ok
+		}
+		if meta || p.Peek() != '{' {
+			return false
+		}
+		meta = true
+		return p.Object(func(key string) bool {
+			if key == MetaKeyProtocolVersion && p.Peek() == '"' {
+				var ok bool
+				v, ok = p.String()
+				return ok
+			}
+			if key == MetaKeyProtocolVersion {
+				v = ""
+			}
+			b, ok := p.Skip(1)
+			return ok && !hasNumber(b)
+		})
+	})
+	if !ok || !p.End() {
+		return "", false
+	}
+	return v, true
+}
+
+// hasNumber reports whether b, JSON that internaljson.Plain has read, holds
+// a number outside its strings.
+func hasNumber(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || '0' <= c && c <= '9':
+			return true
+		}
+	}
+	return false
+}
+
 // noMetaKey reports whether no member name in params can be "_meta", in
 // which case the decoding below finds no _meta (or fails) and returns nil:
 // params are ASCII without a backslash (no escape, no byte a case folding
