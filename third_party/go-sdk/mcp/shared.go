@@ -342,15 +342,16 @@ func newMethodInfo[P paramsPtr[T], R Result, T any](flags methodFlags) methodInf
 	return methodInfo{
 		flags: flags,
 		unmarshalParams: func(m json.RawMessage) (Params, error) {
-			var p P
 			// PATCH(toolgate): patch 26. Params that decode themselves in
 			// one pass (a tools/call's) are given the value bytes; what
-			// they do not decode goes on as before.
+			// they do not decode goes on as before (p declared after, so
+			// that its box is made only then).
 			if _, ok := any(P(nil)).(internaljson.PlainUnmarshaler); ok && m != nil {
 				if t := P(new(T)); any(t).(internaljson.PlainUnmarshaler).UnmarshalPlainJSON(bytes.Trim(m, " \t\r\n")) {
 					return t, nil
 				}
 			}
+			var p P
 			if m != nil {
 				if err := internaljson.Unmarshal(m, &p); err != nil {
 					// Legacy behavior: pre-fix versions surfaced this as a
