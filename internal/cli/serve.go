@@ -207,7 +207,7 @@ both are served without authentication and reveal nothing else.`
 // More documents (more: path → handler, e.g. a Client ID Metadata
 // Document) are served beside them to anyone. Its Go code runs on one
 // processor while the requests to /mcp come one at a time, on all of them
-// while they overlap (procs.Demand).
+// while they overlap (countCalls).
 func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Listener, o mcpserver.HTTPOptions, authn *auth.Authenticator, ready func(context.Context) error, level *sandbox.Level, ui http.Handler, more ...map[string]http.Handler) error {
 	mux := http.NewServeMux()
 	for _, m := range more {
@@ -223,8 +223,8 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 			mux.Handle(p, authn.MetadataHandler())
 		}
 	}
-	procs.Narrow() // and widened while requests overlap: see procs.Demand
-	mux.Handle("/mcp", (&procs.Demand{Calm: 100 * time.Millisecond}).Handler(h))
+	procs.Narrow() // and widened while requests overlap: see countCalls
+	mux.Handle("/mcp", countCalls(&procs.Demand{Calm: 100 * time.Millisecond}, h))
 	if ui != nil {
 		mux.Handle("/ui/", ui)
 	}
@@ -250,6 +250,21 @@ func serveHTTP(ctx context.Context, s *streams, srv *mcpserver.Server, ln net.Li
 		}
 	}
 	return serveUntil(ctx, hs, ln)
+}
+
+// countCalls counts the requests to next, the MCP endpoint, on d (Begin
+// to End), so the process widens while calls overlap, but for GETs: a GET
+// to an MCP endpoint is a session's standalone stream, open as long as the
+// session and idle, and counting it would keep the process wide for a
+// client whose calls come one at a time beside it.
+func countCalls(d *procs.Demand, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			d.Begin()
+			defer d.End()
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // probes adds /healthz (200 while the process is up) and /readyz (200

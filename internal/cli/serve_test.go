@@ -6,8 +6,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/toolgate/toolgate/internal/procs"
 )
 
 // closeListener tells the test when it accepts a connection and when one
@@ -96,5 +101,61 @@ func TestServeUntilClosesFresh(t *testing.T) {
 	}
 	if n, err := silent.Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("the silent connection read %d, %v; want EOF", n, err)
+	}
+}
+
+// TestCountCallsWidensUnderConcurrentCalls: calls to /mcp that wait for
+// each other widen the server; a session's GET stream does not count.
+func TestCountCallsWidensUnderConcurrentCalls(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "") // Narrow keeps a GOMAXPROCS the environment sets
+	procs.Narrow()             // as serveHTTP does; the process stays narrowed, as after any serve test
+	widen := procs.Widen()
+	def := runtime.GOMAXPROCS(0) // what a Widen gives back
+	widen()
+	if def < 2 {
+		t.Skip("the process had one processor before Narrow: widening changes nothing")
+	}
+	procsNow := func() int { return runtime.GOMAXPROCS(0) }
+	if got := procsNow(); got != 1 {
+		t.Fatalf("after Narrow: %d processors, want 1", got)
+	}
+	in, release := make(chan int, 3), make(chan struct{})
+	srv := httptest.NewServer(countCalls(&procs.Demand{}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in <- procsNow()
+		<-release
+	})))
+	defer srv.Close()
+	released := sync.OnceFunc(func() { close(release) })
+	defer released() // before srv.Close, which waits for the handlers
+	call := func(method string, done *sync.WaitGroup) {
+		done.Go(func() {
+			req, _ := http.NewRequest(method, srv.URL, strings.NewReader("{}"))
+			if resp, err := http.DefaultClient.Do(req); err != nil {
+				t.Error(err)
+			} else {
+				resp.Body.Close()
+			}
+		})
+	}
+	var stream, calls sync.WaitGroup
+	call(http.MethodGet, &stream)
+	<-in
+	call(http.MethodPost, &calls)
+	if got := <-in; got != 1 {
+		t.Fatalf("one call beside a GET stream: %d processors, want 1", got)
+	}
+	call(http.MethodPost, &calls)
+	<-in
+	if got := procsNow(); got != def {
+		t.Fatalf("two calls at once: %d processors, want %d", got, def)
+	}
+	released()
+	calls.Wait()
+	stream.Wait()
+	call(http.MethodPost, &calls) // alone again: narrows as it ends
+	<-in
+	calls.Wait()
+	if got := procsNow(); got != 1 {
+		t.Fatalf("a call alone after the overlap: %d processors, want 1", got)
 	}
 }

@@ -1,7 +1,6 @@
 package procs
 
 import (
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,7 +20,9 @@ import (
 // [Narrow] first; without it, or with
 // GOMAXPROCS set in the environment, nothing changes.
 //
-// A request is counted from Begin to End (every Begin needs its End).
+// A request is counted from Begin to End (every Begin needs its End);
+// which requests count is the caller's choice (the CLI's HTTP server
+// counts the calls to its MCP endpoint, not a session's GET stream).
 type Demand struct {
 	// Calm is how long no request has overlapped another before the
 	// process narrows again; 0: narrow as soon as they no longer overlap.
@@ -71,17 +72,4 @@ func (d *Demand) End() {
 // calm reports whether no request has overlapped another for Calm.
 func (d *Demand) calm() bool {
 	return time.Duration(int64(time.Since(epoch))-d.overlap.Load()) >= d.Calm
-}
-
-// Handler counts the requests to next, but for GETs: a GET to an MCP
-// endpoint is a session's standalone stream, open as long as the session
-// and idle.
-func (d *Demand) Handler(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
-			d.Begin()
-			defer d.End()
-		}
-		next.ServeHTTP(w, r)
-	})
 }

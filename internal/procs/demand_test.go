@@ -1,10 +1,7 @@
 package procs
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,51 +106,5 @@ func TestDemandConcurrently(t *testing.T) {
 	mu.Unlock()
 	if n != 0 || d.running.Load() != 0 {
 		t.Fatalf("%d Widens held, %d requests counted after all ended", n, d.running.Load())
-	}
-}
-
-// TestDemandHandlerWidensUnderConcurrentCalls: calls over HTTP that wait
-// for each other widen the server; a session's GET stream does not count.
-func TestDemandHandlerWidensUnderConcurrentCalls(t *testing.T) {
-	def := narrow(t)
-	d := &Demand{}
-	in, release := make(chan int, 3), make(chan struct{})
-	srv := httptest.NewServer(d.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		in <- procsNow()
-		<-release
-	})))
-	defer srv.Close()
-	released := sync.OnceFunc(func() { close(release) })
-	defer released() // before srv.Close, which waits for the handlers
-	call := func(method string, done *sync.WaitGroup) {
-		done.Go(func() {
-			req, _ := http.NewRequest(method, srv.URL, strings.NewReader("{}"))
-			if resp, err := http.DefaultClient.Do(req); err != nil {
-				t.Error(err)
-			} else {
-				resp.Body.Close()
-			}
-		})
-	}
-	var stream, calls sync.WaitGroup
-	call(http.MethodGet, &stream)
-	<-in
-	call(http.MethodPost, &calls)
-	if got := <-in; got != 1 {
-		t.Fatalf("one call beside a GET stream: %d processors, want 1", got)
-	}
-	call(http.MethodPost, &calls)
-	<-in
-	if got := procsNow(); got != def {
-		t.Fatalf("two calls at once: %d processors, want %d", got, def)
-	}
-	released()
-	calls.Wait()
-	stream.Wait()
-	call(http.MethodPost, &calls) // alone again: narrows as it ends
-	<-in
-	calls.Wait()
-	if got := procsNow(); got != 1 {
-		t.Fatalf("a call alone after the overlap: %d processors, want 1", got)
 	}
 }

@@ -11,10 +11,13 @@
 // [Widen] for as long as it runs (the CLI gives Widen to the file tools as
 // fs.Options.Parallel).
 //
-// A server over HTTP serves many clients: a [Demand] counts its requests
-// and holds a Widen while they overlap, so it runs on one processor while
-// they come one at a time (one client's calls) and on all of them under
-// concurrent calls, changing at most as often as its Calm allows.
+// A server over HTTP serves many clients: a [Demand] counts the requests
+// its caller begins and ends and holds a Widen while they overlap, so the
+// server runs on one processor while they come one at a time (one
+// client's calls) and on all of them under concurrent calls, changing at
+// most as often as its Calm allows. Which requests count is the caller's
+// rule (the CLI counts the calls to its MCP endpoint, not a session's
+// idle GET stream).
 //
 // [Narrow] leaves the process as it is when the GOMAXPROCS environment
 // variable is set: the user's choice wins. Without a Narrow, Widen does
