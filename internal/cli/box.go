@@ -288,7 +288,8 @@ func (b *box) spec(c *mcpclient.Config, configs map[string][]policy.ConfigPath) 
 	spec := sandbox.Spec{Argv: argv, Limits: iso.limits(), PrivateHome: true}
 	cleanup := func() {}
 	// The working folder: c.Dir inside a write grant (checked at load), else
-	// an empty folder of the upstream's own.
+	// an empty folder of the upstream's own (newBoxFolder), removed when it
+	// ends, or by the next gateway's start if this one is killed.
 	if c.Dir != "" {
 		dir, _ := filepath.EvalSymlinks(c.Dir)
 		for _, w := range iso.write {
@@ -301,12 +302,11 @@ func (b *box) spec(c *mcpclient.Config, configs map[string][]policy.ConfigPath) 
 		}
 	}
 	if spec.Root == "" {
-		tmp, err := os.MkdirTemp("", "toolgate-box-")
+		root, release, err := newBoxFolder()
 		if err != nil {
 			return spec, cleanup, err
 		}
-		spec.Root = tmp
-		cleanup = func() { os.RemoveAll(tmp) }
+		spec.Root, cleanup = root, release
 	}
 	for _, w := range iso.write {
 		if w != spec.Root {
@@ -655,6 +655,7 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 	}
 	native := &sandbox.Native{Executable: sandboxHelper()}
 	var boxes []*box
+	var swept bool
 	grants := map[string]boxIdentity{}
 	closeAll := func() {
 		for _, b := range boxes {
@@ -731,6 +732,14 @@ func boxUpstreams(p proxySetup, pins, require string, auditor engine.Auditor) (f
 		grants[c.Name] = id
 		if iso.off {
 			continue
+		}
+		if !swept {
+			// The empty folders of the boxes of gateways that were killed
+			// (their lock free), before this one makes its own.
+			swept = true
+			if gone := sweepBoxFolders(os.TempDir()); len(gone) > 0 && p.log != nil {
+				p.log.Info("removed the box folders of gateways that are gone", "folders", gone)
+			}
 		}
 		if c.Dir != "" {
 			dir, err := filepath.EvalSymlinks(c.Dir)

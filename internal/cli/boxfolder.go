@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// boxFolderPrefix names the folders made for upstreams that start in an
+// empty folder of their own (no cwd), in the temporary folder.
+const boxFolderPrefix = "toolgate-box-"
+
+// newBoxFolder makes the empty working folder of an upstream with no cwd,
+// TMP/toolgate-box-XXX/root, beside a file lock that this process holds
+// locked (flock) until release removes them: the box shows root only, so
+// the upstream cannot touch the lock. A gateway killed before release
+// leaves the folder, its lock free; the next start removes it
+// (sweepBoxFolders). The lock is made under another name and renamed
+// once locked, so that no sweep ever finds it free while this process
+// lives.
+func newBoxFolder() (root string, release func(), err error) {
+	dir, err := os.MkdirTemp("", boxFolderPrefix)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "lock.new"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		if err = lockFolder(f, true); err == nil || errors.Is(err, errors.ErrUnsupported) {
+			err = os.Rename(filepath.Join(dir, "lock.new"), filepath.Join(dir, "lock"))
+		}
+	}
+	if err == nil {
+		err = os.Mkdir(filepath.Join(dir, "root"), 0o700)
+	}
+	release = func() {
+		os.RemoveAll(dir) // the lock still held: no sweep sees it free
+		if f != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		release()
+		return "", nil, err
+	}
+	return filepath.Join(dir, "root"), release, nil
+}
+
+// sweepBoxFolders removes the folders of newBoxFolder in tmp whose
+// gateway is gone, and returns them: only folders of this user, not
+// links, holding a lock file (a regular file, not a link) that is free.
+// A folder whose lock is held (a live gateway), missing or unreadable is
+// left: nothing proves its owner gone.
+func sweepBoxFolders(tmp string) (removed []string) {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), boxFolderPrefix) || !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(tmp, e.Name())
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !ownedByUser(fi) {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDONLY|noFollow, 0)
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && ownedByUser(fi) && lockFolder(f, false) == nil {
+			if os.RemoveAll(dir) == nil {
+				removed = append(removed, dir)
+			}
+		}
+		f.Close()
+	}
+	return removed
+}
