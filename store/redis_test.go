@@ -105,8 +105,10 @@ func TestSharedIdempotencyRunsOnce(t *testing.T) {
 // test pushes the lease an hour away, so that it cannot lapse whenever a
 // renewal comes, and waits for the owner's renewal to bring it back
 // within the lease (the only thing that shortens it); twice. With no
-// renewal that never happens (the binary's -timeout ends the test); one
-// that dropped the lease fails it.
+// renewal that never happens: a wait gives up after stuck (a renewal
+// comes every third of the lease) and fails the test saying so, rather
+// than hang until the binary's -timeout; one that dropped the lease fails
+// it.
 func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
 	srv := redistest.Start(t)
 	const lease = 3 * time.Second
@@ -124,7 +126,9 @@ func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
 		})
 		done <- res
 	}()
-	<-started
+	// Every wait is bounded: stuck is sixty renewals missed.
+	const stuck = 20 * lease
+	await(t, started, stuck, "the owner's call to start")
 	keys, err := watch.Keys(ctx, "*lease*").Result()
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("the claim's lease: %v %v", keys, err)
@@ -137,7 +141,12 @@ func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
 				renewed <- fmt.Errorf("the lease is gone while the call runs (%v)", err)
 				return
 			}
+			deadline := time.Now().Add(stuck)
 			for {
+				if time.Now().After(deadline) {
+					renewed <- fmt.Errorf("no renewal of the lease in %v (the owner renews it every %v while its call runs): it stays where the test pushed it", stuck, lease/3)
+					return
+				}
 				ttl, err := watch.PTTL(ctx, keys[0]).Result()
 				if err != nil || ttl <= 0 {
 					renewed <- fmt.Errorf("the lease is gone while the call runs: %v (%v)", ttl, err)
@@ -151,16 +160,40 @@ func TestSharedIdempotencyRenewsALongCall(t *testing.T) {
 		}
 		renewed <- nil
 	}()
-	ran := false
-	res, replayed := b.Do(ctx, "k", func() tool.Result { ran = true; return tool.TextResult("twice") })
-	if err := <-renewed; err != nil {
+	var ran atomic.Bool
+	type duplicate struct {
+		res      tool.Result
+		replayed bool
+	}
+	dup := make(chan duplicate, 1)
+	go func() {
+		res, replayed := b.Do(ctx, "k", func() tool.Result { ran.Store(true); return tool.TextResult("twice") })
+		dup <- duplicate{res, replayed}
+	}()
+	if err := <-renewed; err != nil { // bounded: the watch gives up after stuck at each wait
 		t.Fatal(err)
 	}
-	if ran || !replayed || res.Text() != "slow" {
-		t.Errorf("the duplicate ran (%v) or got %q (error %v), replayed %v", ran, res.Text(), res.Error, replayed)
+	d := await(t, dup, stuck, "the duplicate's call, once the owner's ended")
+	if ran.Load() || !d.replayed || d.res.Text() != "slow" {
+		t.Errorf("the duplicate ran (%v) or got %q (error %v), replayed %v", ran.Load(), d.res.Text(), d.res.Error, d.replayed)
 	}
-	if r := <-done; r.Text() != "slow" {
+	if r := await(t, done, stuck, "the owner's call to end"); r.Text() != "slow" {
 		t.Errorf("owner got %q", r.Text())
+	}
+}
+
+// await returns what ch gives, failing the test if it gives nothing
+// within d (what: what it waits for), so that a test that fails says so
+// rather than hang until the binary's -timeout.
+func await[T any](t *testing.T, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("waited %v for %s: nothing came", d, what)
+		var zero T
+		return zero
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // v180Logs is v1.8.0's ServerSession.Log's test of whether a message of
@@ -82,7 +83,11 @@ func TestLogsAt(t *testing.T) {
 		if err := ss.NotifyProgress(ctx, &ProgressNotificationParams{ProgressToken: round, Progress: 1}); err != nil {
 			t.Fatal(err)
 		}
-		<-synced
+		select { // bounded: a lost notification fails the test rather than hang it
+		case <-synced:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: the progress notification sent after the messages did not arrive in a minute", what)
+		}
 		for len(logged) > 0 {
 			data := <-logged
 			if !want[data] {
