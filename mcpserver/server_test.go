@@ -575,6 +575,64 @@ func TestNewProtocolSession(t *testing.T) {
 	}
 }
 
+// TestCallLogLevels: the gateway's own log of a call (logger toolgate) is
+// at info for a call that succeeded and at warning for one that failed, so
+// a client at level warning gets the failures only. Notifications arrive
+// in order: the failure's is the first after the level was set, unless
+// the call before it (read_file, not called before in this session) was
+// logged too.
+func TestCallLogLevels(t *testing.T) {
+	f := newFixture(t)
+	logs := make(chan *mcp.LoggingMessageParams, 10)
+	cs := f.connect(t, client("warned", &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			if r.Params.Logger == "toolgate" {
+				logs <- r.Params
+			}
+		},
+	}))
+	ctx := ctxT(t)
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	// At info: the call that succeeds is logged (else the test below
+	// proves nothing).
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "y"}}); err != nil {
+		t.Fatal(err)
+	}
+	toolOf := func(m *mcp.LoggingMessageParams) string {
+		data, _ := m.Data.(map[string]any)
+		name, _ := data["tool"].(string)
+		return name
+	}
+	select {
+	case m := <-logs:
+		if toolOf(m) != "echo" || m.Level != "info" {
+			t.Fatalf("at level info, a call that succeeded logged %s at %q, want echo at info", toolOf(m), m.Level)
+		}
+	case <-ctx.Done():
+		t.Fatal("at level info, a call that succeeded was not logged")
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}}); err != nil || res.IsError {
+		t.Fatalf("read_file: %v %+v", err, res)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail"}); err != nil || !res.IsError {
+		t.Fatalf("fail: %v %+v", err, res)
+	}
+	select {
+	case m := <-logs:
+		data, _ := m.Data.(map[string]any)
+		if toolOf(m) != "fail" || m.Level != "warning" || data["outcome"] != "error" {
+			t.Fatalf("at level warning, the first call logged is %s at %q (%v), want fail at warning: a call that succeeded is logged at info", toolOf(m), m.Level, m.Data)
+		}
+	case <-ctx.Done():
+		t.Fatal("at level warning, a call that failed was not logged")
+	}
+}
+
 // TestToolLoggers checks that tool.Logger's records reach the session that
 // made the call, named for the tool that logged, with every tool and
 // session apart, under concurrent calls (each session keeps one logger per
