@@ -19,7 +19,9 @@
 // ConfigPaths names the configuration other programs read at a
 // workspace's top; NestedConfigPaths, reading through an os.Root, names
 // the one they read in the folders below it and in the package folders
-// it declares (package.json's workspaces and the like), for the sandboxes to guard. Every
+// it declares (package.json's workspaces and the like), and
+// FolderConfigPaths the one of a single folder (where a link from another
+// workspace leads), for the sandboxes to guard. Every
 // Decision names the rule, mode and level behind it, for the audit log.
 //
 // A policy is built in code (Default) or read from a toolgate.yaml file

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"sync"
@@ -201,6 +202,20 @@ var nestedConfigs = []struct {
 }{
 	{"pyvenv.cfg", []string{"pip.conf", "pip.ini"}, "pip takes its index from the pip.conf of the virtual environment it runs from (a folder holding pyvenv.cfg): pip install then runs the setup code of what that index serves"},
 	{"package.json", []string{".npmrc"}, "npm reads the .npmrc of the nearest folder holding a package.json: the programs its script-shell, node-options (--require) and git name run on every npm run and npm install there, and npx installs and runs what its registry serves"},
+}
+
+// FolderConfigPaths returns the nested configuration of the folder dir of
+// the project at r (relative to r, slash-separated, no link on its way;
+// "." is the top), by the markers it holds, as NestedConfigPaths names it
+// in a folder directly below the top, present or not. It is for a folder
+// that a link out of another project leads to: NestedConfigPaths does not
+// look there, though programs run in the link's folder read it.
+func FolderConfigPaths(r *os.Root, dir string) []ConfigPath {
+	out := markedConfigs(nil, r.Lstat, dir)
+	for i := range out {
+		out[i].Name = path.Clean(out[i].Name) // ./.npmrc at the top
+	}
+	return out
 }
 
 // markedConfigs appends to out the nested configuration of the folder dir

@@ -60,10 +60,10 @@ func (e *WorkspaceError) Error() string {
 // one is (its configuration named in the folder it leads to, the links
 // crossed its ConfigPath.Links); one that leads out of r, or cannot be
 // followed, is not looked in: what it leads to is not the project's (it
-// is guarded, if at all, as its own place is: one in another write grant
-// of a box deeper than that grant's first level is not), and a link out
-// at the top is common (a shared virtual environment, a data folder), so
-// it is not refused.
+// is guarded, if at all, as its own place is; a box guards a folder in one
+// of its write grants that such a link leads to with FolderConfigPaths),
+// and a link out at the top is common (a shared virtual environment, a
+// data folder), so it is not refused.
 // Everything is read through r: a folder swapped for a link while it is
 // looked at cannot lead it out of the project. The file tools refuse
 // these names at any depth (ConfigPaths holds them); this is for what

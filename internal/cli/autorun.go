@@ -20,10 +20,11 @@ import (
 // grant w (opened as root), configs (grantConfigs: policy.ConfigPaths at
 // its top, the nested configuration of the folders directly below it and
 // of the package folders it declares: the pip.conf of a virtual
-// environment there when the upstream starts, the .npmrc of a package)
-// that the box cannot be trusted to leave as they are, for a watcher to
-// look at while the upstream runs and once it ended (watchAutoRun,
-// planted):
+// environment there when the upstream starts, the .npmrc of a package;
+// with linkedConfigs, that of a folder in it a link at a grant's top leads
+// to, and such a link) that the box cannot be trusted to leave as they
+// are, for a watcher to look at while the upstream runs and once it ended
+// (watchAutoRun, planted):
 //   - those that do not exist: a mount cannot cover them, so any that
 //     appears is moved out of the grant;
 //   - those below a folder of the grant that exist (mounted read-only by
@@ -344,7 +345,7 @@ func (m autoRunMoved) rule() string {
 	r := fmt.Sprintf("write: an auto-run entry created inside the write grant %s (%s); isolation.write {path, config: true} allows it", m.entry.grant, m.entry.reason)
 	switch {
 	case m.entry.own != nil && !m.link:
-		r = fmt.Sprintf("write: the link %s inside the write grant %s, through which a package folder the grant declares is reached, was pointed elsewhere or replaced (%s)", m.entry.path(), m.entry.grant, m.entry.reason)
+		r = fmt.Sprintf("write: the link %s inside the write grant %s, through which a folder whose configuration is guarded (a package, a virtual environment) is reached, was pointed elsewhere or replaced (%s)", m.entry.path(), m.entry.grant, m.entry.reason)
 	case m.link:
 		r = fmt.Sprintf("write: a link made inside the write grant %s on the way to the auto-run entry %s, leading out of the grant (%s)", m.entry.grant, m.entry.path(), m.entry.reason)
 	case m.entry.mounted != nil:

@@ -657,3 +657,94 @@ func TestAutoRunWatchesOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAutoRunLinkIntoAnotherGrant: a link at the top of a write grant
+// into another write grant, deeper than its first level (lib ->
+// OTHER/deep/pkg, absolute; venv -> ../other/deep/env, relative), makes
+// the configuration of the folder it leads to the first grant's too
+// (npm in work/lib reads lib/.npmrc), though neither grant's own look
+// guards it: the .npmrc there is mounted read-only, a pip.conf planted in
+// the virtual environment is moved out, and the link pointed elsewhere is
+// moved out and made again. A link to a folder no grant holds adds
+// nothing; one into a grant with config: true refuses the start.
+func TestAutoRunLinkIntoAnotherGrant(t *testing.T) {
+	top := t.TempDir()
+	work, other, outside := filepath.Join(top, "work"), filepath.Join(top, "other"), filepath.Join(top, "outside")
+	for p, c := range map[string]string{
+		"other/deep/pkg/package.json": "{}", "other/deep/pkg/.npmrc": "fund=false\n",
+		"other/deep/env/pyvenv.cfg": "home = /usr/bin\n",
+		"other/evil/package.json":   "{}", "other/evil/.npmrc": "script-shell=./x\n",
+		"outside/pkg/package.json": "{}", "work/readme.md": "work\n",
+	} {
+		os.MkdirAll(filepath.Join(top, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(top, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{"lib": filepath.Join(other, "deep", "pkg"), "venv": "../other/deep/env", "ext": filepath.Join(outside, "pkg")}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(work, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	iso := &isolation{upstream: "up", write: []string{work, other}, config: map[string]bool{}}
+	configs, roots, err := guardedConfigs("up", iso)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, r := range roots {
+			r.Close()
+		}
+	})
+	npmrc := filepath.Join(other, "deep", "pkg", ".npmrc")
+	if ro := autoRunEntries(other, configs[other]); !slices.Contains(ro, npmrc) {
+		t.Errorf("read-only entries of %s: %v, want %s (reached from %s/lib)", other, ro, npmrc, work)
+	}
+	for _, c := range configs[work] {
+		if strings.HasPrefix(c.Name, "ext/") {
+			t.Errorf("a link to a folder no grant holds added %s", c.Name)
+		}
+	}
+	var missing []autoRunEntry
+	for _, w := range iso.write {
+		m, err := guardedAutoRun(w, roots[w], configs[w])
+		if err != nil {
+			t.Fatal(err)
+		}
+		missing = append(missing, m...)
+	}
+	quarantine := filepath.Join(t.TempDir(), "quarantine")
+	var seq int
+	if moved := planted(missing, quarantine, &seq); len(moved) != 0 {
+		t.Fatalf("nothing planted yet, moved %+v", moved)
+	}
+	pipConf := filepath.Join(other, "deep", "env", "pip.conf")
+	if err := os.WriteFile(pipConf, []byte("[global]\nindex-url = http://index.example.test/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if moved := planted(missing, quarantine, &seq); len(moved) != 1 || moved[0].target != pipConf || moved[0].err != nil {
+		t.Fatalf("moved %+v, want %s alone", moved, pipConf)
+	}
+	// lib pointed at a folder of the upstream's with its own .npmrc.
+	lib := filepath.Join(work, "lib")
+	os.Remove(lib)
+	if err := os.Symlink(filepath.Join(other, "evil"), lib); err != nil {
+		t.Fatal(err)
+	}
+	moved := planted(missing, quarantine, &seq)
+	if len(moved) != 1 || moved[0].target != lib || moved[0].err != nil || moved[0].putBack != nil {
+		t.Fatalf("moved %+v, want the link %s moved out and made again", moved, lib)
+	}
+	if target, err := os.Readlink(lib); err != nil || target != links["lib"] {
+		t.Errorf("the link reads %q (%v), want the person's %s back", target, err, links["lib"])
+	}
+	if moved := planted(missing, quarantine, &seq); len(moved) != 0 {
+		t.Errorf("the link made again was taken for another: moved %+v", moved)
+	}
+
+	iso.config[other] = true
+	if _, _, err := guardedConfigs("up", iso); err == nil || !strings.Contains(err.Error(), "upstream up: the link "+lib) || !strings.Contains(err.Error(), "config: true") {
+		t.Errorf("a link into a grant with config: true: %v, want a refusal naming the link", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -81,24 +82,15 @@ func (b *box) launch(_ context.Context, c *mcpclient.Config) (io.ReadWriteCloser
 	// The protected configuration of each write grant that guards it, read
 	// once, through the grant opened once: mounted read-only (spec) and
 	// watched (guardedAutoRun).
-	configs, roots := map[string][]policy.ConfigPath{}, map[string]*os.Root{}
+	configs, roots, err := guardedConfigs(c.Name, b.iso)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		for _, r := range roots {
 			r.Close()
 		}
 	}()
-	for _, w := range b.iso.write {
-		if !b.iso.config[w] {
-			r, err := os.OpenRoot(w)
-			if err != nil {
-				return nil, grantError(c.Name, w, err)
-			}
-			roots[w] = r
-			if configs[w], err = grantConfigs(r); err != nil {
-				return nil, grantError(c.Name, w, err)
-			}
-		}
-	}
 	spec, cleanup, err := b.spec(c, configs)
 	if err != nil {
 		return nil, err
@@ -356,6 +348,126 @@ func grantConfigs(root *os.Root) ([]policy.ConfigPath, error) {
 		return nil, err
 	}
 	return slices.Concat(policy.ConfigPaths(), nested), nil
+}
+
+// guardedConfigs opens each write grant of iso that guards its
+// configuration (not config: true) and returns its protected
+// configuration (grantConfigs, and what links at its top lead to:
+// linkedConfigs), and the grants opened, for the caller to close. An
+// error says which grant cannot be guarded and why (grantError), or which
+// link (linkedConfigs).
+func guardedConfigs(upstream string, iso *isolation) (map[string][]policy.ConfigPath, map[string]*os.Root, error) {
+	configs, roots := map[string][]policy.ConfigPath{}, map[string]*os.Root{}
+	fail := func(err error) (map[string][]policy.ConfigPath, map[string]*os.Root, error) {
+		for _, r := range roots {
+			r.Close()
+		}
+		return nil, nil, err
+	}
+	for _, w := range iso.write {
+		if !iso.config[w] {
+			r, err := os.OpenRoot(w)
+			if err != nil {
+				return fail(grantError(upstream, w, err))
+			}
+			roots[w] = r
+			if configs[w], err = grantConfigs(r); err != nil {
+				return fail(grantError(upstream, w, err))
+			}
+		}
+	}
+	if err := linkedConfigs(upstream, iso, configs, roots); err != nil {
+		return fail(err)
+	}
+	return configs, roots, nil
+}
+
+// linkedConfigs adds to configs (grantConfigs of each write grant that
+// guards it, opened in roots) what a link at the top of such a grant
+// leads to in a write grant (another, or its own by an absolute path or
+// .. out and back): policy.NestedConfigPaths looks only where a link
+// leads inside its grant, and the grant the folder lies in guards it only
+// at its first level, yet programs run in the link's folder read the
+// configuration there (npm in grant/lib reads lib/.npmrc: the .npmrc of
+// the folder it leads to). So the configuration of that folder, by the
+// markers it holds (policy.FolderConfigPaths), is guarded in the grant it
+// lies in (mounted read-only, or watched while missing, as that grant's
+// own), and the link in its grant (policy.ConfigPath.Links: replaced or
+// pointed elsewhere, it is moved out and made again). A link to such a
+// folder in a grant that guards nothing (config: true) refuses the start:
+// the two grants say opposite things of it. Links resolved inside their grant are left to
+// NestedConfigPaths, links to folders no grant holds to the box (the
+// upstream cannot write there).
+func linkedConfigs(upstream string, iso *isolation, configs map[string][]policy.ConfigPath, roots map[string]*os.Root) error {
+	for _, w := range iso.write {
+		root := roots[w]
+		if root == nil {
+			continue // config: true
+		}
+		resolved := map[string]bool{} // links NestedConfigPaths followed inside the grant
+		for _, c := range configs[w] {
+			for _, l := range c.Links {
+				resolved[l.Name] = true
+			}
+		}
+		f, err := root.Open(".")
+		if err != nil {
+			return grantError(upstream, w, err)
+		}
+		entries, err := f.ReadDir(-1)
+		f.Close()
+		if err != nil {
+			return grantError(upstream, w, err)
+		}
+		slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		for _, e := range entries {
+			if e.Type()&fs.ModeSymlink == 0 || resolved[e.Name()] {
+				continue
+			}
+			target, err := root.Readlink(e.Name())
+			if err != nil {
+				return grantError(upstream, w, err)
+			}
+			real, err := filepath.EvalSymlinks(filepath.Join(w, e.Name()))
+			if err != nil {
+				continue // leads to nothing
+			}
+			if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+				continue
+			}
+			for _, g := range iso.write {
+				if !within(real, g) {
+					continue
+				}
+				rel, err := filepath.Rel(g, real)
+				if err != nil {
+					return grantError(upstream, g, err)
+				}
+				gr := roots[g]
+				if gr == nil { // config: true: opened only to look
+					if gr, err = os.OpenRoot(g); err != nil {
+						return grantError(upstream, g, err)
+					}
+				}
+				found := policy.FolderConfigPaths(gr, filepath.ToSlash(rel))
+				if roots[g] == nil {
+					gr.Close()
+					if len(found) > 0 {
+						return fmt.Errorf("upstream %s: the link %s at the top of its write grant %s leads to %s, in its write grant %s, which lets it change configuration (config: true): the box cannot keep the configuration there from it while %s guards the folder the link makes part of it; give %s config: true too, remove config: true from %s, or remove the link", upstream, filepath.Join(w, e.Name()), w, real, g, w, w, g)
+					}
+				}
+				if len(found) == 0 {
+					continue
+				}
+				configs[g] = append(configs[g], found...)
+				// The link is the entry (guardedAutoRun keeps it as its
+				// Links say): what it leads to is guarded in g.
+				configs[w] = append(configs[w], policy.ConfigPath{Name: e.Name(), Reason: found[0].Reason,
+					Links: []policy.Link{{Name: e.Name(), Target: target}}})
+			}
+		}
+	}
+	return nil
 }
 
 // grantError refuses to start upstream because its write grant w cannot
