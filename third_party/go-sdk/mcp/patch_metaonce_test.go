@@ -6,6 +6,7 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -126,7 +127,7 @@ func metaParams(rng *rand.Rand) json.RawMessage {
 		case 8:
 			return `"` + MetaKeyLogLevel + `":` + pick(`"debug"`, `"warning"`, `5`, `null`, `"nonsense"`)
 		case 9:
-			return pick(`"progressToken"`, `"toolgate/conversation"`, `"x"`, `"\u005fmeta"`, `"io.modelcontextprotocol/protocolVersion "`) + ":" + value()
+			return pick(`"progressToken"`, `"toolgate/conversation"`, `"x"`, `"\u005fmeta"`, `"io.modelcontextprotocol/protocolVersion "`, "\"a\x01\"", "\"\x1f\"") + ":" + value()
 		default:
 			return `"` + pick("a", "b", "c") + `":` + value()
 		}
@@ -158,7 +159,7 @@ func metaParams(rng *rand.Rand) json.RawMessage {
 		case 5, 6:
 			return `"arguments":` + pick(`{"path":"/tmp/x"}`, `{}`, `null`, `[1,2]`, `"s"`, ` { "a" : 1 } `, `{"a":tru}`) + value()[:0]
 		case 7:
-			return pick(`"_META"`, `"Name"`, `"inputResponses"`, `"requestState"`, `"\u005fmeta"`, `"_meta "`, `"arguments"`, `"x"`) + ":" + value()
+			return pick(`"_META"`, `"Name"`, `"inputResponses"`, `"requestState"`, `"\u005fmeta"`, `"_meta "`, `"arguments"`, `"x"`, "\"a\x01\"", "\"\t\"") + ":" + value()
 		default:
 			return `"_meta":` + meta()
 		}
@@ -242,6 +243,10 @@ func TestMetaMemo(t *testing.T) {
 	// A different value is encoded again and remembered.
 	other := json.RawMessage(strings.Replace(string(params), `"version":"1"`, `"version":"2"`, 1))
 	got, err := validateMeta(extractRequestMeta(other), &memo, true)
+	if e := memo.slots[0].Load(); err != nil || e.tree != nil || e.v != nil {
+		t.Fatalf("a clientInfo seen once: %#v, %v; the memo holds %#v", got, err, e)
+	}
+	got, err = validateMeta(extractRequestMeta(other), &memo, true)
 	if err != nil || got.initializeParams.ClientInfo.Version != "2" || memo.slots[0].Load().tree.(map[string]any)["version"] != "2" {
 		t.Fatalf("another clientInfo: %#v, %v", got, err)
 	}
@@ -336,5 +341,100 @@ func TestMetaProtocolVersion(t *testing.T) {
 		`"name":"fs__read_text_file","arguments":{"path":"/tmp/x","n":5}}`)
 	if v, ok := plainProtocolVersion(gateway); !ok || v != "2026-07-28" {
 		t.Fatalf("a v1.8.0 client's tools/call: %q, %v", v, ok)
+	}
+}
+
+// PATCH(toolgate): patch 26. validateMeta on the _meta of two clients
+// calling in turn (clientInfo and clientCapabilities differ: the memo
+// misses every call), on one client's (the memo hits), and without a memo
+// (v1.8.0's decoding), for a session initialized (shared) or not:
+//
+//	go test -run XXX -bench BenchmarkValidateMeta -benchmem ./mcp/
+func BenchmarkValidateMeta(b *testing.B) {
+	triple := func(name, caps string) Meta {
+		params := json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":` + caps + `,` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"` + name + `","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"t"}`)
+		return extractRequestMeta(params)
+	}
+	a := triple("a", `{"roots":{"listChanged":true}}`)
+	c := triple("c", `{"roots":{"listChanged":true},"sampling":{}}`)
+	for _, bc := range []struct {
+		name  string
+		metas []Meta
+		memo  bool
+	}{
+		{"alternating", []Meta{a, c}, true},
+		{"same", []Meta{a}, true},
+		{"nomemo", []Meta{a, c}, false},
+	} {
+		for _, shared := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/shared=%v", bc.name, shared), func(b *testing.B) {
+				var memo *metaMemo
+				if bc.memo {
+					memo = new(metaMemo)
+				}
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := validateMeta(bc.metas[i%len(bc.metas)], memo, shared); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// PATCH(toolgate): patch 26. A session's state is never given the memo's
+// values: a session not yet initialized stores the triple of its first
+// call (validateMeta's fresh values), and an initialized one, given the
+// memo's (shared), stores nothing.
+func TestMetaMemoNotInState(t *testing.T) {
+	ctx := context.Background()
+	s := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	AddTool(s, &Tool{Name: "t"}, func(context.Context, *CallToolRequest, map[string]any) (*CallToolResult, any, error) {
+		return &CallToolResult{}, nil, nil
+	})
+	triple := json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"t"}`)
+	var sessions []*ServerSession
+	for k := range 2 {
+		ct, st := NewInMemoryTransports()
+		ss, err := s.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		sessions = append(sessions, ss)
+		conn, err := ct.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for n := range 3 {
+			id := jsonrpc2.Int64ID(int64(10*k + n))
+			if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: methodCallTool, Params: triple}); err != nil {
+				t.Fatal(err)
+			}
+			msg, err := conn.Read(ctx)
+			if r, ok := msg.(*jsonrpc.Response); err != nil || !ok || r.Error != nil || r.ID != id {
+				t.Fatalf("session %d call %d: %#v, %v", k, n, msg, err)
+			}
+		}
+	}
+	info, caps := s.metaMemo.slots[0].Load(), s.metaMemo.slots[1].Load()
+	if info == nil || info.v == nil || caps == nil || caps.v == nil {
+		t.Fatalf("the memo holds no shared value: %#v, %#v", info, caps)
+	}
+	for i, ss := range sessions {
+		st := ss.state.InitializeParams
+		if st == nil || st.ClientInfo == nil || st.Capabilities == nil {
+			t.Fatalf("session %d: state %#v", i, st)
+		}
+		if any(st.ClientInfo) == info.v {
+			t.Errorf("session %d: the state's clientInfo is the memo's", i)
+		}
+		if v2 := caps.v.(*clientCapabilitiesV2); v2.Roots != nil && st.Capabilities.RootsV2 == v2.Roots {
+			t.Errorf("session %d: the state's capabilities share the memo's", i)
+		}
 	}
 }

@@ -2020,6 +2020,11 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 			ss.server.opts.Logger.Error("method invalid during initialization", "method", req.Method)
 			return nil, fmt.Errorf("method %q is invalid during session initialization", req.Method)
 		}
+		// PATCH(toolgate): patch 26. The memo's values reach a session's
+		// state only here, and only when !initialized, i.e. when validateMeta
+		// gave fresh values (shared false): an initialized session is given
+		// the memo's own (shared) and must not keep them
+		// (TestMetaMemoNotInState).
 		if !initialized && validatedMeta.usesNewProtocol && validatedMeta.initializeParams != nil {
 			ss.updateState(func(state *ServerSessionState) {
 				state.InitializeParams = validatedMeta.initializeParams

@@ -592,6 +592,9 @@ func plainProtocolVersion(data []byte) (v string, ok bool) {
 	p := internaljson.NewPlain(data)
 	var meta bool
 	ok = p.Object(func(key string) bool {
+		if hasControl(key) {
+			return false // invalid JSON, which v1.8.0 fails to parse
+		}
 		if key != "_meta" {
 			_, ok := p.Skip(0)
 			return ok
@@ -601,6 +604,9 @@ func plainProtocolVersion(data []byte) (v string, ok bool) {
 		}
 		meta = true
 		return p.Object(func(key string) bool {
+			if hasControl(key) {
+				return false
+			}
 			if key == MetaKeyProtocolVersion && p.Peek() == '"' {
 				var ok bool
 				v, ok = p.String()
@@ -617,6 +623,17 @@ func plainProtocolVersion(data []byte) (v string, ok bool) {
 		return "", false
 	}
 	return v, true
+}
+
+// hasControl reports whether key, a member name internaljson.Plain has
+// read, holds a raw control byte: Plain.Object leaves that to the member.
+func hasControl(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // hasNumber reports whether b, JSON that internaljson.Plain has read, holds
@@ -897,9 +914,10 @@ func (m *metaMemo) slot(i int) *atomic.Pointer[memoEntry] {
 
 // A memoEntry is never changed once stored.
 type memoEntry struct {
-	tree any    // a copy of the value (copyTree)
-	data []byte // json.Marshal(tree)
+	tree any    // a copy of the value (copyTree), nil in a candidate
+	data []byte // json.Marshal(tree), or of the candidate's value
 	v    any    // what data decoded to, nil until it did
+	big  bool   // a candidate of more than maxMemoNodes nodes
 }
 
 // maxMemoNodes bounds the values a metaMemo keeps.
@@ -911,6 +929,12 @@ const maxMemoNodes = 256
 // which the caller must neither change nor keep; else the value is
 // encoded, and slot remembers it. The value decoded is decodeMetaValue's:
 // remarshal decodes json.Marshal's encoding, a function of the value.
+//
+// A value seen once is remembered by its encoding only (a candidate); it
+// is copied (copyTree) when the next call's value encodes the same, and
+// decoded into the slot at its first shared use. So a slot that two
+// clients' values take in turn costs each call decodeMetaValue's work and
+// an entry (no copy, no second decoding).
 func decodeMetaValueMemo[T any](slot *atomic.Pointer[memoEntry], m map[string]any, key string, shared bool) (T, bool) {
 	var zero T
 	raw, ok := m[key]
@@ -921,26 +945,27 @@ func decodeMetaValueMemo[T any](slot *atomic.Pointer[memoEntry], m map[string]an
 		return v, true
 	}
 	e := slot.Load()
-	if e == nil || !sameTree(e.tree, raw) {
+	if e == nil || e.tree == nil || !sameTree(e.tree, raw) {
 		data, err := json.Marshal(raw)
 		if err != nil {
 			return zero, false
 		}
-		e = nil
-		if tree, ok := copyTree(raw, new(int)); ok {
+		if e == nil || e.tree != nil || e.big || !bytes.Equal(e.data, data) {
+			slot.Store(&memoEntry{data: data}) // a candidate
+			e = nil
+		} else if tree, ok := copyTree(raw, new(int)); ok {
 			e = &memoEntry{tree: tree, data: data}
 			slot.Store(e)
 		} else {
-			e = &memoEntry{data: data} // not kept
+			slot.Store(&memoEntry{data: data, big: true})
+			e = nil
 		}
-	}
-	if e.tree != nil && e.v == nil {
-		// The memo's own decoded value, never given but shared, in a new
-		// entry: a stored one is never changed.
-		var v T
-		if internaljson.Unmarshal(e.data, &v) == nil {
-			e = &memoEntry{tree: e.tree, data: e.data, v: v}
-			slot.Store(e)
+		if e == nil || !shared {
+			var v T
+			if err := internaljson.Unmarshal(data, &v); err != nil {
+				return zero, false
+			}
+			return v, true
 		}
 	}
 	if v, ok := e.v.(T); ok && shared {
@@ -949,6 +974,11 @@ func decodeMetaValueMemo[T any](slot *atomic.Pointer[memoEntry], m map[string]an
 	var v T
 	if err := internaljson.Unmarshal(e.data, &v); err != nil {
 		return zero, false
+	}
+	if shared {
+		// The memo's own decoded value, never given but shared, in a new
+		// entry: a stored one is never changed.
+		slot.Store(&memoEntry{tree: e.tree, data: e.data, v: v})
 	}
 	return v, true
 }
