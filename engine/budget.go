@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -117,7 +118,10 @@ func (e *Engine) redact(ctx context.Context, res tool.Result) tool.Result {
 		}
 		if !relayed || r.MayMatchJSON(raw, res.Structured, quietTexts) {
 			if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
-				t, k, q := r.RedactJSON(string(b))
+				// MarshalJSON's bytes are never changed (they are kept
+				// for the call's other readers): read as a string in
+				// place, not copied.
+				t, k, q := r.RedactJSON(unsafe.String(unsafe.SliceData(b), len(b)))
 				if q {
 					quiet = b
 				}

@@ -217,7 +217,7 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 		// An upstream's result that nothing changed goes on as it came.
 		out.RelayJSON(data)
 	} else if data, ok := encode(ctx, out); ok {
-		out.RelayJSON(data)
+		out.RelayJSONRoom(data, encodeRoom)
 	} else if res.Error == nil && res.Structured != nil {
 		// The SDK encodes what encode leaves to it (a block other than
 		// text): with the bytes the check and the redaction read, not an
@@ -229,7 +229,13 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 	return out
 }
 
-// encode returns out as its MarshalJSON writes it, less the _meta member
+// encodeRoom is the room encode leaves before the result: enough for the
+// JSON-RPC response's head (jsonrpc2's FrameRoom, 52 bytes) and what the
+// session adds in front of a result (its _meta: the server's name and
+// version; toolgate's meta; resultType).
+const encodeRoom = 512
+
+// encode returns out as its MarshalJSON writes it, after encodeRoom bytes, less the _meta member
 // (the session writes out.Meta in front of what RelayJSON gives it, as
 // MarshalJSON does), each string encoded once (a text as json.Marshal
 // encodes it, by tool.AppendEncodedString): MarshalJSON encodes each
@@ -261,7 +267,12 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 		structured = b
 		size += len(b)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+	// The room in front and the two bytes after are the session's: what
+	// it adds in front (_meta, resultType) and the JSON-RPC response's
+	// head and closing brace are written around the result, in place
+	// (mcp.CallToolResult.RelayJSONRoom), not copied into a new slice.
+	size += encodeRoom + 2
+	buf := bytes.NewBuffer(make([]byte, encodeRoom, size))
 	buf.WriteString(`{"content":[`)
 	for i, c := range out.Content {
 		if i > 0 {

@@ -125,7 +125,8 @@ func (o *procOutput) kept() int64 {
 
 // read returns up to max bytes from offset cursor, the offset they start
 // at (later than cursor when bytes were dropped), and the total so far.
-// A cursor past the end reads nothing from the end.
+// A cursor past the end reads nothing from the end. The slice is new, the
+// caller's own (readOutput makes it a string in place).
 func (o *procOutput) read(cursor int64, max int) (data []byte, from, total int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

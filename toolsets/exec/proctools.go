@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/sandbox"
@@ -527,9 +528,14 @@ func readOutput(ans ProcessAnswer, out output, tty bool, cursor int64, tail, max
 	final := !running && from+int64(len(data)) == total
 	used := whole(data, final)
 	var text string
-	if tty && !raw {
+	switch _, own := out.(*procOutput); {
+	case tty && !raw:
 		text, used = screenText(data[:used], final)
-	} else {
+	case own && used > 0:
+		// procOutput.read's slice is the read's own, and nothing writes
+		// to it again: it is the text, not copied (8 KiB a read).
+		text = unsafe.String(&data[0], used)
+	default:
 		text = string(data[:used])
 	}
 	if tail > 0 {

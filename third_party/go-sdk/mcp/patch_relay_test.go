@@ -166,6 +166,13 @@ func TestRelayJSON(t *testing.T) {
 				return &out, nil
 			})
 		}
+		// Patch 27: the same bytes with room before them, a new buffer
+		// each call (the session writes in it).
+		server.AddTool(&Tool{Name: "room", InputSchema: &jsonschema.Schema{Type: "object"}}, func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+			out := fields
+			out.RelayJSONRoom(append(make([]byte, 300, 300+len(relay)+2), relay...), 300)
+			return &out, nil
+		})
 		ct, st := NewInMemoryTransports()
 		ss, err := server.Connect(ctx, st, nil)
 		if err != nil {
@@ -189,6 +196,13 @@ func TestRelayJSON(t *testing.T) {
 		}
 		if !bytes.HasSuffix(got.DecodedJSON(), compact.Bytes()[1:]) || bytes.Equal(got.DecodedJSON(), want.DecodedJSON()) && relay != "{}" {
 			t.Errorf("relay %d: the client decoded %s, not the relayed %s", i, got.DecodedJSON(), relay)
+		}
+		room, err := cs.CallTool(ctx, &CallToolParams{Name: "room", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(room.DecodedJSON(), got.DecodedJSON()) {
+			t.Errorf("relay %d: with room the client decoded %s, without %s", i, room.DecodedJSON(), got.DecodedJSON())
 		}
 		got.decoded, want.decoded = nil, nil
 		got.plain, want.plain = false, false
@@ -228,6 +242,54 @@ func TestRelayedHead(t *testing.T) {
 		if added := c.want != "" && c.want != c.relay; added != (room == jsonrpc2.FrameRoom) || !added && room != 0 ||
 			added && cap(frame)-len(frame) < 2 {
 			t.Errorf("relayed(%q, %v, %q): room %d, spare %d", c.relay, c.meta, c.rt, room, cap(frame)-len(frame))
+		}
+	}
+}
+
+// TestRelayedHeadInPlace: with RelayJSONRoom, relayed gives the bytes it
+// gives for the same object through RelayJSON (a new slice), laid in the
+// buffer given, exactly when its room holds the frame's room and the head
+// and two bytes are spare after it (patch 27).
+func TestRelayedHeadInPlace(t *testing.T) {
+	for _, c := range []struct {
+		meta  Meta
+		rt    resultType
+		relay string
+	}{
+		{nil, "", ` {"content":[]} `},
+		{nil, resultTypeComplete, `{"content":[]}`},
+		{Meta{"k": "v"}, resultTypeComplete, ` { } `},
+		{Meta{"k": "v"}, resultTypeComplete, `{}`},
+		{Meta{"k": "v"}, "", `{"a":1}`},
+		{Meta{"k": "v", "server": &Implementation{Name: "s", Version: "1"}}, resultTypeComplete, "\t{\n\"a\":\"{\"}"},
+		{nil, resultTypeComplete, `[]`},
+		{nil, "", ``},
+		{Meta{}, "", ` {"a":1}`},
+	} {
+		x := &CallToolResult{Meta: c.meta, resultType: c.rt}
+		x.RelayJSON([]byte(c.relay))
+		want, wantRoom := x.relayed()
+		for room := 0; room < 200; room++ {
+			for spare := 0; spare < 4; spare++ {
+				buf := make([]byte, room, room+len(c.relay)+spare)
+				copy(buf, bytes.Repeat([]byte{'x'}, room))
+				buf = append(buf, c.relay...)
+				x := &CallToolResult{Meta: c.meta, resultType: c.rt}
+				x.RelayJSONRoom(buf, room)
+				frame, r := x.relayed()
+				if r != wantRoom || !bytes.Equal(frame[r:], want[wantRoom:]) {
+					t.Errorf("relayed(%q, %v, %q) with room %d: %q (room %d), want %q (room %d)", c.relay, c.meta, c.rt, room, frame[r:], r, want[wantRoom:], wantRoom)
+					continue
+				}
+				if r == 0 {
+					continue
+				}
+				// In place, the frame is the end of buf.
+				inPlace := len(frame) > 0 && len(buf) > 0 && &frame[len(frame)-1] == &buf[len(buf)-1]
+				if fits := len(want) <= len(buf) && spare >= 2; inPlace != fits || cap(frame)-len(frame) < 2 {
+					t.Errorf("relayed(%q, %v, %q) with room %d, spare %d: in place %v, spare %d", c.relay, c.meta, c.rt, room, spare, inPlace, cap(frame)-len(frame))
+				}
+			}
 		}
 	}
 }

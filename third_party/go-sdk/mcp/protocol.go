@@ -331,6 +331,9 @@ type CallToolResult struct {
 	// the result from (DecodedJSON); relay the bytes a server answers with
 	// (RelayJSON). Neither is marshaled.
 	decoded, relay []byte
+	// PATCH(toolgate): patch 27. relayBuf is the buffer RelayJSONRoom
+	// gave, relay its end.
+	relayBuf []byte
 	// PATCH(toolgate): patch 21. plain reports whether decoded was read by
 	// plainResult (DecodedPlain).
 	plain bool
@@ -356,7 +359,16 @@ func (x *CallToolResult) DecodedPlain() bool { return x.plain }
 // encoded: a gateway sends an upstream's result on as it came. The caller
 // answers for data saying what x's other fields say. MarshalJSON ignores
 // it. PATCH(toolgate).
-func (x *CallToolResult) RelayJSON(data []byte) { x.relay = data }
+func (x *CallToolResult) RelayJSON(data []byte) { x.relay, x.relayBuf = data, nil }
+
+// RelayJSONRoom is RelayJSON(buf[room:]) that gives the session buf[:room]
+// and buf's spare capacity too: what it adds in front of the object (and
+// the JSON-RPC response's head) is written there, in place, when it fits,
+// instead of the object being copied into a new slice behind it. The
+// caller must not use buf again. PATCH(toolgate): patch 27.
+func (x *CallToolResult) RelayJSONRoom(buf []byte, room int) {
+	x.relay, x.relayBuf = buf[room:], buf
+}
 
 // SetError sets the error for the tool result and sets IsError to true.
 // If Content has not already been populated, it is set to the error text.

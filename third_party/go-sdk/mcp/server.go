@@ -2200,9 +2200,27 @@ func (x *CallToolResult) relayed() (frame []byte, room int) {
 	// PATCH(toolgate): patch 22: laid as a jsonrpc2.Framed, so that the
 	// response is written around it rather than copied again.
 	room = jsonrpc2.FrameRoom
+	comma := 0
+	if rest := bytes.TrimLeft(body[1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
+		comma = 1
+	}
+	// PATCH(toolgate): patch 27: in the room RelayJSONRoom gave, the head
+	// (without its closing brace, then the comma) ends where the body's
+	// opening brace was, and the frame's room lies before it; the two
+	// spare bytes after it are the buffer's spare capacity.
+	if buf := x.relayBuf; buf != nil {
+		at := len(buf) - len(body) // the body's opening brace
+		if start := at + 1 - comma - (len(head) - 1); start >= room && cap(buf)-len(buf) >= 2 {
+			copy(buf[start:], head[:len(head)-1])
+			if comma == 1 {
+				buf[at] = ','
+			}
+			return buf[start-room:], room
+		}
+	}
 	out := make([]byte, room, room+len(head)+len(body)+2)
 	out = append(out, head[:len(head)-1]...)
-	if rest := bytes.TrimLeft(body[1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
+	if comma == 1 {
 		out = append(out, ',')
 	}
 	return append(out, body[1:]...), room
