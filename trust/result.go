@@ -55,7 +55,9 @@ func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bo
 	// block often repeats its structured content).
 	var seen map[string][]resultHit
 	var flagged map[string]bool
-	add := func(field, s string) {
+	// A finding's field is made a string when there is one: the path is
+	// written in one buffer as the strings are walked.
+	add := func(field []byte, s string) {
 		hits, ok := seen[s]
 		if !ok {
 			hits = checkString(s)
@@ -65,7 +67,7 @@ func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bo
 			seen[s] = hits
 		}
 		for _, h := range hits {
-			out = append(out, Finding{Kind: h.kind, Field: field, Evidence: h.evidence, Why: resultWhy[h.kind]})
+			out = append(out, Finding{Kind: h.kind, Field: string(field), Evidence: h.evidence, Why: resultWhy[h.kind]})
 		}
 		if len(hits) > 0 {
 			if flagged == nil {
@@ -74,22 +76,24 @@ func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bo
 			flagged[s] = true
 		}
 	}
+	path := make([]byte, 0, 64)
 	for i, c := range res.Content {
+		block := strconv.AppendInt(append(path[:0], "/content/"...), int64(i), 10)
 		switch c.Type {
 		case "text":
-			add(fmt.Sprintf("/content/%d/text", i), c.Text)
+			add(append(block, "/text"...), c.Text)
 		case "resource":
-			add(fmt.Sprintf("/content/%d/resource/text", i), c.Text)
+			add(append(block, "/resource/text"...), c.Text)
 		}
 	}
 	if res.Structured != nil {
 		if v, ok := asJSON(ctx, res.Structured); ok {
-			walkStrings(v, "/structuredContent", add)
+			path = walkStrings(v, append(path[:0], "/structuredContent"...), add)
 		}
 	}
 	if e := res.Error; e != nil {
-		add("/error/message", e.Message)
-		add("/error/suggestion", e.Suggestion)
+		add(append(path[:0], "/error/message"...), e.Message)
+		add(append(path[:0], "/error/suggestion"...), e.Suggestion)
 	}
 	return out, flagged
 }
@@ -147,27 +151,41 @@ func decoded(v any) bool {
 	return false
 }
 
-// walkStrings calls fn with every string (and object key) in v.
-func walkStrings(v any, at string, fn func(field, s string)) {
+// walkStrings calls fn with every string (and object key) in v and the
+// JSON pointer to it, at followed by the path below: bytes of one buffer,
+// valid during the call only (fn copies what it keeps). It returns the
+// buffer, grown, for the next walk.
+func walkStrings(v any, at []byte, fn func(field []byte, s string)) []byte {
+	n := len(at)
 	switch v := v.(type) {
 	case string:
 		fn(at, v)
 	case map[string]any:
-		keys := make([]string, 0, len(v))
+		var room [16]string
+		keys := room[:0]
 		for k := range v {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := at + "/" + escapePointer(k)
-			fn(p, k)
-			walkStrings(v[k], p, fn)
+			at = appendPointer(append(at[:n], '/'), k)
+			fn(at, k)
+			at = walkStrings(v[k], at, fn)
 		}
 	case []any:
 		for i, e := range v {
-			walkStrings(e, at+"/"+strconv.Itoa(i), fn)
+			at = walkStrings(e, strconv.AppendInt(append(at[:n], '/'), int64(i), 10), fn)
 		}
 	}
+	return at[:n]
+}
+
+// appendPointer appends a key as a JSON pointer's token (escapePointer).
+func appendPointer(b []byte, k string) []byte {
+	if strings.ContainsAny(k, "~/") {
+		return append(b, escapePointer(k)...)
+	}
+	return append(b, k...)
 }
 
 // ResultCheck checks the result of every tool before the model sees it:

@@ -208,6 +208,15 @@ func TestResultCheckFields(t *testing.T) {
 			t.Errorf("%+v: findings at %v, want %s", tc.res, fields, tc.field)
 		}
 	}
+	// Paths of every length one after the other (one buffer holds them
+	// as the walk goes).
+	var fields []string
+	for _, f := range CheckResult(tool.Result{Structured: map[string]any{"a": []any{inj, map[string]any{"a long/key~": inj, "k": []any{"x", inj}}}, "b": inj, "c": 1}}) {
+		fields = append(fields, f.Field)
+	}
+	if want := []string{"/structuredContent/a/0", "/structuredContent/a/1/a long~1key~0", "/structuredContent/a/1/k/1", "/structuredContent/b"}; !reflect.DeepEqual(fields, want) {
+		t.Errorf("findings at %q, want %q", fields, want)
+	}
 	if fs := CheckResult(tool.Result{Content: []tool.Content{tool.ImageContent([]byte(inj), "image/png")}}); len(fs) != 0 {
 		t.Errorf("image bytes were read as text: %+v", fs)
 	}
