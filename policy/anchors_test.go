@@ -147,3 +147,25 @@ func FuzzPrefilter(f *testing.F) {
 		sameRedaction(t, filtered, ref, in)
 	})
 }
+
+// TestIsASCII: a byte above 0x7F anywhere in strings of every length to
+// 80 (the four-word, one-word and byte-at-a-time parts) makes isASCII
+// false, and only such a byte.
+func TestIsASCII(t *testing.T) {
+	for n := range 81 {
+		b := []byte(strings.Repeat("a\x7f~ 0", 20)[:n])
+		if !isASCII(string(b)) {
+			t.Fatalf("isASCII(%q) = false", b)
+		}
+		for i := range n {
+			for _, c := range []byte{0x80, 0xc3, 0xff} {
+				save := b[i]
+				b[i] = c
+				if isASCII(string(b)) {
+					t.Fatalf("isASCII(%q) = true", b)
+				}
+				b[i] = save
+			}
+		}
+	}
+}

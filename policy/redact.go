@@ -593,11 +593,13 @@ func lowerASCII(s string) string {
 
 // isASCII reports whether s is all ASCII, eight bytes at a time.
 func isASCII(s string) bool {
+	for ; len(s) >= 32; s = s[32:] { // four words, one test
+		if (load64(s)|load64(s[8:])|load64(s[16:])|load64(s[24:]))&0x8080808080808080 != 0 {
+			return false
+		}
+	}
 	for ; len(s) >= 8; s = s[8:] {
-		// One load on amd64 and arm64.
-		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-		if w&0x8080808080808080 != 0 {
+		if load64(s)&0x8080808080808080 != 0 {
 			return false
 		}
 	}
@@ -607,4 +609,12 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// load64 reads the first eight bytes of s, the first the lowest (one load
+// on amd64 and arm64).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
