@@ -2178,7 +2178,9 @@ func isCompact(data []byte) bool {
 // added to x (its _meta and resultType, in protocol 2026-07-28) written in
 // front, or nil when x has none or they do not start with an object: they
 // are frame[room:], where room is 0 (the RelayJSON bytes as they are) or
-// jsonrpc2.FrameRoom (a new slice, laid as a jsonrpc2.Framed).
+// jsonrpc2.FrameRoom (laid as a jsonrpc2.Framed: a new slice, or the end
+// of RelayJSONRoom's buffer, written in place, when the head fits its
+// room: patch 27).
 func (x *CallToolResult) relayed() (frame []byte, room int) {
 	if x.relay == nil {
 		return nil, 0
