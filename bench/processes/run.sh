@@ -7,7 +7,7 @@
 # at HEAD (toolgate uses the helper beside it only when both come from the
 # same clean commit).
 #
-#   bench/processes/run.sh [-n ROUNDS] [-reads N] [-idle DURATION] [-only start,read,floor,idle] [-policy YAML]
+#   bench/processes/run.sh [-n ROUNDS] [-reads N] [-warm N] [-idle DURATION] [-only start,read,floor,idle] [-policy YAML]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d)"
