@@ -56,7 +56,10 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 // another site (DNS rebinding, cross-site requests).
 func guard(next http.Handler, loopback bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin := r.Header.Get("Origin")
+		var origin string // r.Header.Get("Origin"), by its canonical key
+		if v := r.Header["Origin"]; len(v) > 0 {
+			origin = v[0]
+		}
 		if loopback {
 			if !loopbackHost(r.Host) {
 				http.Error(w, "Forbidden: the Host header must name this machine (localhost, 127.0.0.1 or [::1]); refusing a possible DNS-rebinding request", http.StatusForbidden)

@@ -323,7 +323,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Reque
 	// See: https://modelcontextprotocol.io/specification/2025-11-25/basic/security_best_practices#local-mcp-server-compromise
 	if !h.opts.DisableLocalhostProtection {
 		if localAddr, ok := req.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && localAddr != nil {
-			if util.IsLoopback(localAddr.String()) && !util.IsLoopback(req.Host) {
+			if localIsLoopback(localAddr) && !util.IsLoopback(req.Host) { // PATCH(toolgate): patch 28
 				http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", req.Host), http.StatusForbidden)
 				return
 			}
@@ -349,7 +349,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Reque
 	// version).
 	//
 	// [§2.7]: https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#protocol-version-header
-	protocolVersion := req.Header.Get(protocolVersionHeader)
+	protocolVersion := headerValue(req.Header, protocolVersionHeader) // PATCH(toolgate): patch 28
 	var supportedVersions []string
 	if server := h.getServer(req); server != nil {
 		supportedVersions = server.protocolVersions
@@ -360,13 +360,26 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, req *http.Reque
 		http.Error(w, fmt.Sprintf("Bad Request: Unsupported protocol version (supported versions: %s)", strings.Join(supportedVersions, ",")), http.StatusBadRequest)
 		return
 	}
-	req = req.WithContext(context.WithValue(req.Context(), protocolVersionContextKey{}, protocolVersion))
+	// PATCH(toolgate): patch 28: a POST to a stateful server gets the
+	// version as an argument; the request is copied with it in its
+	// context (req.WithContext) only where a session is made.
+	if !h.opts.Stateless && req.Method == http.MethodPost {
+		h.serveStatefulPOST(w, req, protocolVersion)
+		return
+	}
+	req = withProtocolVersion(req, protocolVersion)
 
 	if h.opts.Stateless {
 		h.serveStateless(w, req)
 	} else {
 		h.serveStateful(w, req)
 	}
+}
+
+// withProtocolVersion (PATCH(toolgate): patch 28) is req with the version
+// of its Mcp-Protocol-Version header in its context.
+func withProtocolVersion(req *http.Request, protocolVersion string) *http.Request {
+	return req.WithContext(context.WithValue(req.Context(), protocolVersionContextKey{}, protocolVersion))
 }
 
 // serveStateless handles requests for stateless servers.
@@ -548,7 +561,7 @@ func (h *StreamableHTTPHandler) serveStateful(w http.ResponseWriter, req *http.R
 	case http.MethodGet:
 		h.serveStatefulGET(w, req)
 	case http.MethodPost:
-		h.serveStatefulPOST(w, req)
+		h.serveStatefulPOST(w, req, protocolVersionFromContext(req.Context()))
 	case http.MethodDelete:
 		h.serveStatefulDELETE(w, req)
 	default:
@@ -624,19 +637,26 @@ func (h *StreamableHTTPHandler) serveStatefulDELETE(w http.ResponseWriter, req *
 // POST may arrive with or without a Mcp-Session-Id header. Without a session
 // ID, a new session is created (this is the normal path for the first
 // initialize request).
-func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *http.Request) {
-	if baseMediaType(req.Header.Get("Content-Type")) != "application/json" {
+//
+// PATCH(toolgate): patch 28: protocolVersion is the version of the
+// request's Mcp-Protocol-Version header, which ServeHTTP no longer puts in
+// req's context before it comes here: a POST to a session is served with
+// it as an argument, and req is copied with it in its context only before
+// a session is made.
+func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *http.Request, protocolVersion string) {
+	// PATCH(toolgate): patch 28: headers read by their canonical keys.
+	if baseMediaType(headerValue(req.Header, "Content-Type")) != "application/json" {
 		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
 		return
 	}
 
-	jsonOK, streamOK := streamableAccepts(req.Header.Values("Accept"))
+	jsonOK, streamOK := streamableAccepts(req.Header["Accept"])
 	if !jsonOK || !streamOK {
 		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 		return
 	}
 
-	sessionID := req.Header.Get(sessionIDHeader)
+	sessionID := headerValue(req.Header, sessionIDHeader)
 
 	// Look up existing session if a session ID was provided.
 	if sessionID != "" {
@@ -646,9 +666,10 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 		}
 		sessInfo.startPOST()
 		defer sessInfo.endPOST()
-		sessInfo.transport.ServeHTTP(w, req)
+		sessInfo.transport.servePOST(w, req, protocolVersion) // patch 28
 		return
 	}
+	req = withProtocolVersion(req, protocolVersion) // patch 28
 
 	// No session ID: create a new session.
 	server := h.getServer(req)
@@ -747,6 +768,9 @@ func (h *StreamableHTTPHandler) serveStatefulPOST(w http.ResponseWriter, req *ht
 }
 
 func streamableAccepts(values []string) (jsonOK, streamOK bool) {
+	if len(values) == 1 && values[0] == commonAccept { // PATCH(toolgate): patch 28
+		return true, true
+	}
 	for _, value := range values {
 		for _, raw := range strings.Split(value, ",") {
 			token := strings.TrimSpace(raw)
@@ -767,6 +791,9 @@ func streamableAccepts(values []string) (jsonOK, streamOK bool) {
 }
 
 func baseMediaType(value string) string {
+	if value == "application/json" { // PATCH(toolgate): patch 28, what ParseMediaType answers
+		return value
+	}
 	mediaType, _, err := mime.ParseMediaType(value)
 	if err != nil {
 		return ""
@@ -869,7 +896,7 @@ func (t *StreamableServerTransport) Connect(ctx context.Context) (Connection, er
 	// It is always text/event-stream, since it must carry arbitrarily many
 	// messages.
 	var err error
-	t.connection.streams[""], err = t.connection.newStream(ctx, nil, "")
+	t.connection.streams[""], err = t.connection.newStream(ctx, protocolVersionFromContext(ctx), nil, "")
 	if err != nil {
 		return nil, err
 	}
@@ -1152,9 +1179,9 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 		// application/json, which the client accepts (s.jsonAnswer), in
 		// one write with its length.
 		h := s.w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Del("Connection")
-		h.Set("Content-Length", strconv.Itoa(len(data)))
+		h["Content-Type"] = []string{"application/json"} // by canonical keys (patch 28)
+		delete(h, "Connection")
+		h["Content-Length"] = []string{strconv.Itoa(len(data))}
 		if _, err := s.w.Write(data); err != nil {
 			return done, err
 		}
@@ -1175,6 +1202,9 @@ func (s *stream) deliverLocked(data []byte, eventID string, responseTo jsonrpc.I
 // a number in (0, 1] counts as 0. Type and parameter names are
 // case-insensitive; whitespace around them is ignored.
 func jsonAccepted(values []string) bool {
+	if len(values) == 1 && values[0] == commonAccept { // patch 28
+		return true
+	}
 	best, ok := -1, false
 	for _, value := range values {
 		for _, elem := range strings.Split(value, ",") {
@@ -1211,6 +1241,63 @@ func jsonAccepted(values []string) bool {
 	return ok
 }
 
+// PATCH(toolgate): patch 28.
+const (
+	// commonAccept is the Accept header every go-sdk and TypeScript SDK
+	// client sends on a POST: streamableAccepts and jsonAccepted answer it
+	// without splitting it (both true, as their loops find).
+	commonAccept = "application/json, text/event-stream"
+	// lastEventIDKey is lastEventIDHeader as http.CanonicalHeaderKey
+	// writes it, the key under which net/http keeps it.
+	lastEventIDKey = "Last-Event-Id"
+	// maxPresized bounds the buffer readBody makes from a request's
+	// Content-Length: a client that announces more than it sends gets no
+	// larger buffer than that.
+	maxPresized = 64 << 10
+)
+
+// headerValue is h.Get(key) for a key in canonical form
+// (http.CanonicalHeaderKey(key) == key), without canonicalizing it again.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// localIsLoopback is util.IsLoopback(addr.String()): for a TCP address
+// without a zone (a local address has none but on IPv6 link-local ones),
+// its IP's own test, without writing the address out and parsing it back.
+func localIsLoopback(addr net.Addr) bool {
+	if a, ok := addr.(*net.TCPAddr); ok && a != nil && a.Zone == "" {
+		return a.IP.IsLoopback()
+	}
+	return util.IsLoopback(addr.String())
+}
+
+// readBody is io.ReadAll(r) (the same bytes and error), into a buffer of
+// the announced length n when 0 < n <= maxPresized: io.ReadAll starts at
+// 512 bytes and grows through chunks it then copies whole.
+func readBody(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n > maxPresized {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, n+1) // +1: the EOF after n bytes needs no growth
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // more than announced: grow
+		}
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+	}
+}
+
 // doneLocked reports whether the stream is logically complete.
 //
 // s.requests was populated when reading the POST body, requests are deleted as
@@ -1222,8 +1309,10 @@ func (s *stream) doneLocked() bool {
 	return len(s.requests) == 0 && s.id != ""
 }
 
-func (c *streamableServerConn) newStream(ctx context.Context, requests map[jsonrpc.ID]struct{}, id string) (*stream, error) {
-	if c.eventStore != nil && protocolVersionFromContext(ctx) < protocolVersion20260728 {
+// newStream: PATCH(toolgate): patch 28: protocolVersion is the request's
+// Mcp-Protocol-Version header (v1.8.0 read it from ctx).
+func (c *streamableServerConn) newStream(ctx context.Context, protocolVersion string, requests map[jsonrpc.ID]struct{}, id string) (*stream, error) {
+	if c.eventStore != nil && protocolVersion < protocolVersion20260728 {
 		if err := c.eventStore.Open(ctx, c.sessionID, id); err != nil {
 			return nil, err
 		}
@@ -1288,6 +1377,16 @@ func (t *StreamableServerTransport) ServeHTTP(w http.ResponseWriter, req *http.R
 		http.Error(w, "unsupported method", http.StatusMethodNotAllowed)
 		return
 	}
+}
+
+// servePOST (PATCH(toolgate): patch 28) is ServeHTTP of a POST whose
+// protocol version the caller read (not from req's context).
+func (t *StreamableServerTransport) servePOST(w http.ResponseWriter, req *http.Request, protocolVersion string) {
+	if t.connection == nil {
+		http.Error(w, "transport not connected", http.StatusInternalServerError)
+		return
+	}
+	t.connection.servePOSTVersion(w, req, protocolVersion)
 }
 
 // serveGET streams messages to a hanging http GET, with stream ID and last
@@ -1485,13 +1584,23 @@ func (c *streamableServerConn) acquireStream(ctx context.Context, w http.Respons
 //
 // It returns an HTTP status code and error message.
 func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Request) {
-	if len(req.Header.Values(lastEventIDHeader)) > 0 {
+	c.servePOSTVersion(w, req, protocolVersionFromContext(req.Context())) // PATCH(toolgate): patch 28
+}
+
+// servePOSTVersion (PATCH(toolgate): patch 28) is v1.8.0's servePOST, with
+// headerVersion the version of the request's Mcp-Protocol-Version header
+// ("" without one), which v1.8.0 read from req's context.
+func (c *streamableServerConn) servePOSTVersion(w http.ResponseWriter, req *http.Request, headerVersion string) {
+	// PATCH(toolgate): patch 28: the header's canonical key (what Values
+	// would canonicalize lastEventIDHeader to, allocating), and a body of
+	// a known length read into a buffer of that size.
+	if len(req.Header[lastEventIDKey]) > 0 {
 		http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
 		return
 	}
 
 	// Read incoming messages.
-	body, err := io.ReadAll(req.Body)
+	body, err := readBody(req.Body, req.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -1514,7 +1623,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 		return
 	}
 
-	protocolVersion := protocolVersionFromContext(req.Context())
+	protocolVersion := headerVersion // patch 28
 	if protocolVersion == "" {
 		protocolVersion = protocolVersion20250326
 	}
@@ -1585,7 +1694,7 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 			if (jreq.IsCall() && protocolVersion >= protocolVersion20260728) || metaVersion != "" {
 				// Extract again the protocol version from the context to see what the client
 				// is advertising in the Mcp-Protocol-Version HTTP header.
-				headerVersion := protocolVersionFromContext(req.Context())
+				// PATCH(toolgate): patch 28: headerVersion, servePOST's argument.
 				// server/discover is exempt from the stateful
 				// rejection as it should learn about the supported protocols from the
 				// DiscoverResult response.
@@ -1736,14 +1845,14 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	// Important: don't publish the incoming messages until the stream is
 	// registered, as the server may attempt to respond to incoming messages as
 	// soon as they're published.
-	stream, err := c.newStream(req.Context(), calls, crand.Text())
+	stream, err := c.newStream(req.Context(), headerVersion, calls, crand.Text()) // patch 28: the version
 	if err != nil {
 		http.Error(w, fmt.Sprintf("storing stream: %v", err), http.StatusInternalServerError)
 		return
 	}
 	stream.isListen = isSubscriptionsListen
 	stream.isBatch = isBatch
-	stream.jsonAnswer = !c.sseAnswers && jsonAccepted(req.Header.Values("Accept")) // PATCH(toolgate)
+	stream.jsonAnswer = !c.sseAnswers && jsonAccepted(req.Header["Accept"]) // PATCH(toolgate)
 
 	// subscriptions/listen is inherently a long-lived SSE endpoint (SEP-2575):
 	// it has no synchronous result, the response stream stays open until the
@@ -1753,12 +1862,14 @@ func (c *streamableServerConn) servePOST(w http.ResponseWriter, req *http.Reques
 	useSSE := !c.jsonResponse || isSubscriptionsListen
 
 	// Set response headers. Accept was checked in [StreamableHTTPHandler].
-	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	// PATCH(toolgate): patch 28: by their canonical keys, as Set would.
+	h := w.Header()
+	h["Cache-Control"] = []string{"no-cache, no-transform"}
 	if useSSE {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Connection", "keep-alive")
+		h["Content-Type"] = []string{"text/event-stream"}
+		h["Connection"] = []string{"keep-alive"}
 	} else {
-		w.Header().Set("Content-Type", "application/json")
+		h["Content-Type"] = []string{"application/json"}
 	}
 	if c.sessionID != "" && isInitialize {
 		w.Header().Set(sessionIDHeader, c.sessionID)

@@ -357,7 +357,7 @@ func isTChar(c rune) bool {
 }
 
 func validateMcpHeaders(header http.Header, msg jsonrpc.Message, toolLookup func(string) (*serverTool, bool)) error {
-	protocolVersion := header.Get(protocolVersionHeader)
+	protocolVersion := headerValue(header, protocolVersionHeader) // PATCH(toolgate): patch 28
 	if protocolVersion == "" || protocolVersion < minVersionForStandardHeaders {
 		return nil
 	}
