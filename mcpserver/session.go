@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -30,6 +31,8 @@ type session struct {
 	allowed  []string // client roots ∩ server roots, real paths
 
 	loggers map[string]*slog.Logger // tool name → its tool.Logger, made on first call
+
+	calls atomic.Int64 // tools/calls so far (callTool grows the stack of the first few)
 }
 
 // state returns the session's record, creating it on first use; it is
