@@ -58,10 +58,26 @@ func plainResult(data []byte) (r CallToolResult, ok bool) {
 // keeping a copy of it (DecodedJSON), and reports whether it did; else it
 // leaves x as it is. PATCH(toolgate): patch 11.
 func (x *CallToolResult) UnmarshalPlainJSON(data []byte) bool {
+	return x.unmarshalPlain(data, false)
+}
+
+// UnmarshalKeptJSON is UnmarshalPlainJSON of bytes that x may keep: they
+// are nothing else's, and their capacity ends at their end
+// (internaljson.KeptUnmarshaler). DecodedJSON then returns data itself, not
+// a copy. PATCH(toolgate): patch 29.
+func (x *CallToolResult) UnmarshalKeptJSON(data []byte) bool {
+	return x.unmarshalPlain(data, true)
+}
+
+func (x *CallToolResult) unmarshalPlain(data []byte, keep bool) bool {
 	r, ok := plainResult(data)
 	if ok {
 		*x = r
-		x.decoded = append([]byte(nil), data...)
+		if keep && cap(data) == len(data) {
+			x.decoded = data // PATCH(toolgate): patch 29
+		} else {
+			x.decoded = append([]byte(nil), data...)
+		}
 		x.plain = true // PATCH(toolgate): patch 21
 	}
 	return ok

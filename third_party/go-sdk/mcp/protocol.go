@@ -334,6 +334,13 @@ type CallToolResult struct {
 	// PATCH(toolgate): patch 27. relayBuf is the buffer RelayJSONRoom
 	// gave, relay its end.
 	relayBuf []byte
+	// PATCH(toolgate): patch 30. head is the head relayed writes in front
+	// of relay, from the server's cache (Server.headRelayed), when set.
+	head []byte
+	// PATCH(toolgate): patch 31. ownFrame reports whether relayed laid
+	// relay in a frame of its own (getFrame), which a stream connection
+	// gives back once written.
+	ownFrame bool
 	// PATCH(toolgate): patch 21. plain reports whether decoded was read by
 	// plainResult (DecodedPlain).
 	plain bool

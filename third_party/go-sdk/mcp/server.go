@@ -70,6 +70,9 @@ type Server struct {
 	// serverMethodInfos) plus any custom methods registered via
 	// [AddReceivingCustomMethod].
 	receiveMethods map[string]methodInfo
+	// PATCH(toolgate): patch 30. relayHead is the head last written in front
+	// of a relayed result (headRelayed).
+	relayHead atomic.Pointer[cachedHead]
 }
 
 // ServerOptions is used to configure behavior of the server.
@@ -2082,7 +2085,11 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	}
 	if validatedMeta.usesNewProtocol {
 		setCompleteResultType(res)
-		annotateServerInfo(res, ss.server.impl)
+		// PATCH(toolgate): patch 30. A relayed result is given its head
+		// as annotateServerInfo and relayed would make it, from a cache.
+		if !ss.server.headRelayed(res) {
+			annotateServerInfo(res, ss.server.impl)
+		}
 	}
 	// PATCH(toolgate): a tool's result is encoded here, once: its MarshalJSON
 	// returns json.Marshal's output, compact and valid, which the response
@@ -2101,6 +2108,9 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 				return jsonrpc2.Compact(buf.Bytes()), nil
 			}
 			if room > 0 {
+				if r.ownFrame { // PATCH(toolgate): patch 31
+					return jsonrpc2.OwnFramed(frame), nil
+				}
 				return jsonrpc2.Framed(frame), nil // PATCH(toolgate): patch 22
 			}
 			return jsonrpc2.Compact(data), nil
@@ -2182,22 +2192,19 @@ func isCompact(data []byte) bool {
 // of RelayJSONRoom's buffer, written in place, when the head fits its
 // room: patch 27).
 func (x *CallToolResult) relayed() (frame []byte, room int) {
-	if x.relay == nil {
+	body := relayBody(x.relay)
+	if body == nil {
 		return nil, 0
 	}
-	body := bytes.TrimLeft(x.relay, " \t\r\n")
-	if len(body) == 0 || body[0] != '{' {
-		return nil, 0
-	}
-	if len(x.Meta) == 0 && x.resultType == "" {
-		return x.relay, 0 // nothing added (a non-empty Meta or resultType is always written below)
-	}
-	head, err := json.Marshal(struct {
-		Meta       Meta       `json:"_meta,omitempty"`
-		ResultType resultType `json:"resultType,omitempty"`
-	}{x.Meta, x.resultType})
-	if err != nil {
-		return nil, 0
+	head := x.head // PATCH(toolgate): patch 30
+	if head == nil {
+		if len(x.Meta) == 0 && x.resultType == "" {
+			return x.relay, 0 // nothing added (a non-empty Meta or resultType is always written below)
+		}
+		var err error
+		if head, err = relayHead(x.Meta, x.resultType); err != nil {
+			return nil, 0
+		}
 	}
 	// PATCH(toolgate): patch 22: laid as a jsonrpc2.Framed, so that the
 	// response is written around it rather than copied again.
@@ -2220,12 +2227,103 @@ func (x *CallToolResult) relayed() (frame []byte, room int) {
 			return buf[start-room:], room
 		}
 	}
-	out := make([]byte, room, room+len(head)+len(body)+2)
+	out := getFrame(room + len(head) + len(body) + 2)[:room] // PATCH(toolgate): patch 31
+	x.ownFrame = true
 	out = append(out, head[:len(head)-1]...)
 	if comma == 1 {
 		out = append(out, ',')
 	}
 	return append(out, body[1:]...), room
+}
+
+// PATCH(toolgate): relayBody is relay less the white space before it, or
+// nil when it is not an object: relayed writes a head in front of it.
+func relayBody(relay []byte) []byte {
+	body := bytes.TrimLeft(relay, " \t\r\n")
+	if len(body) == 0 || body[0] != '{' {
+		return nil
+	}
+	return body
+}
+
+// PATCH(toolgate): relayHead is the head relayed writes, less its closing
+// brace, in front of a relayed result with meta and rt: json.Marshal's
+// bytes of them.
+func relayHead(meta Meta, rt resultType) ([]byte, error) {
+	return json.Marshal(struct {
+		Meta       Meta       `json:"_meta,omitempty"`
+		ResultType resultType `json:"resultType,omitempty"`
+	}{meta, rt})
+}
+
+// PATCH(toolgate): patch 30. headRelayed gives res, when it is a relayed
+// CallToolResult (relayed writes a head in front of it) with no Meta and no
+// resultType or a complete one, the head that annotateServerInfo's Meta
+// (MetaKeyServerInfo: s.impl) makes relayed write, from s's cache (the
+// last one made), instead of that Meta:
+// relayed writes the same bytes, without a map and an encoding per result.
+// It reports whether it did; else res is left to annotateServerInfo.
+func (s *Server) headRelayed(res Result) bool {
+	x, ok := res.(*CallToolResult)
+	if !ok || x == nil || s.impl == nil || x.Meta != nil || x.resultType != "" && x.resultType != resultTypeComplete || relayBody(x.relay) == nil {
+		return false
+	}
+	h := s.relayHead.Load()
+	if h == nil || h.rt != x.resultType || !h.impl.same(s.impl) {
+		head, err := relayHead(Meta{MetaKeyServerInfo: s.impl}, x.resultType)
+		if err != nil {
+			return false
+		}
+		h = &cachedHead{impl: s.impl.clone(), rt: x.resultType, head: head}
+		s.relayHead.Store(h)
+	}
+	x.head = h.head
+	return true
+}
+
+// PATCH(toolgate): patch 30. cachedHead is the head relayHead encoded of
+// Meta{MetaKeyServerInfo: &impl} and rt; it is never changed once made.
+type cachedHead struct {
+	impl Implementation
+	rt   resultType
+	head []byte
+}
+
+// PATCH(toolgate): patch 30. same reports whether impl and o hold the same
+// values: json.Marshal encodes them to the same bytes.
+func (impl *Implementation) same(o *Implementation) bool {
+	if impl.Name != o.Name || impl.Title != o.Title || impl.Description != o.Description || impl.Version != o.Version ||
+		impl.WebsiteURL != o.WebsiteURL || len(impl.Icons) != len(o.Icons) || (impl.Icons == nil) != (o.Icons == nil) {
+		return false
+	}
+	for i, a := range impl.Icons {
+		b := o.Icons[i]
+		if a.Source != b.Source || a.MIMEType != b.MIMEType || a.Theme != b.Theme || len(a.Sizes) != len(b.Sizes) || (a.Sizes == nil) != (b.Sizes == nil) {
+			return false
+		}
+		for j := range a.Sizes {
+			if a.Sizes[j] != b.Sizes[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// PATCH(toolgate): patch 30. clone copies impl, its icons and their sizes
+// too.
+func (impl *Implementation) clone() Implementation {
+	c := *impl
+	if impl.Icons != nil {
+		c.Icons = make([]Icon, len(impl.Icons))
+		for i, ic := range impl.Icons {
+			c.Icons[i] = ic
+			if ic.Sizes != nil {
+				c.Icons[i].Sizes = append([]string{}, ic.Sizes...)
+			}
+		}
+	}
+	return c
 }
 
 // annotateServerInfo sets [MetaKeyServerInfo] on the result's `_meta` unless

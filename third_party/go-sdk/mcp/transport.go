@@ -969,12 +969,15 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if plain && raw[0] == '{' {
 		// PATCH(toolgate): patch 20. A message read plain is not checked
 		// again, and keeps the frame's bytes (as readBatch would decode it).
-		var msg jsonrpc.Message
-		msg, err = jsonrpc2.DecodeValidMessage(raw)
-		msgs = []jsonrpc.Message{msg}
-	} else {
-		msgs, batch, err = readBatch(raw)
+		// Patch 29: it is returned as it is (one message, not a batch:
+		// nothing of what follows applies), not through a slice.
+		msg, err := jsonrpc2.DecodeValidMessage(raw)
+		if err != nil {
+			return nil, err
+		}
+		return msg, nil
 	}
+	msgs, batch, err = readBatch(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -1104,6 +1107,10 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	data = append(data, '\n') // newline delimited
 	_, err = t.writer().Write(data)
+	// PATCH(toolgate): patch 31. A relayed result's frame (relayed) is
+	// written: a Writer does not keep what it is given, and the response
+	// is not used again.
+	putFrame(jsonrpc2.FrameOf(msg))
 	return err
 }
 

@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/internal/json"
 	"github.com/modelcontextprotocol/go-sdk/internal/mcpgodebug"
 )
 
@@ -477,7 +476,7 @@ func (ac *AsyncCall) Await(ctx context.Context, result any) error {
 	if result == nil {
 		return nil
 	}
-	return json.Unmarshal(ac.response.Result, result)
+	return UnmarshalResult(ac.response, result) // PATCH(toolgate): patch 29
 }
 
 // Cancel cancels the Context passed to the Handle call for the inbound message

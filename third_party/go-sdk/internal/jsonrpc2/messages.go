@@ -89,7 +89,15 @@ type Compact []byte
 // made of a Compact: EncodeMessage writes its Result as it is (patch 9). Of
 // a Framed, frame is its buffer, which encodeFast writes the response in
 // (patch 22).
-type compactResult struct{ frame []byte }
+type compactResult struct {
+	frame []byte
+	own   bool // PATCH(toolgate): patch 31: an OwnFramed's
+}
+
+// PATCH(toolgate): patch 31. OwnFramed is a Framed whose buffer the
+// response may give back once it is written (FrameOf): nothing else holds
+// it.
+type OwnFramed []byte
 
 // PATCH(toolgate): Framed is a Compact result laid in a buffer after
 // FrameRoom bytes, with room for two more after it: the result is
@@ -99,6 +107,21 @@ type compactResult struct{ frame []byte }
 // must not change the buffer or use it for anything else once the result
 // is returned.
 type Framed []byte
+
+// PATCH(toolgate): patch 31. FrameOf returns the buffer of msg's
+// OwnFramed result (NewResponse's), when msg is a response whose Result is
+// still the result in it; else nil.
+func FrameOf(msg Message) []byte {
+	m, ok := msg.(*Response)
+	if !ok {
+		return nil
+	}
+	c, _ := m.Extra.(compactResult)
+	if f := c.frame; c.own && f != nil && len(m.Result) == len(f)-FrameRoom && len(m.Result) > 0 && &m.Result[0] == &f[FrameRoom] {
+		return f
+	}
+	return nil
+}
 
 // PATCH(toolgate): FrameRoom is the room a Framed result leaves before it:
 // the longest head encodeFast writes in front of a result.
@@ -168,9 +191,13 @@ func (msg *Request) marshal(to *wireCombined) {
 // NewResponse constructs a new Response message that is a reply to the
 // supplied. If err is set result may be ignored.
 func NewResponse(id ID, result any, rerr error) (*Response, error) {
+	own := false
+	if f, ok := result.(OwnFramed); ok { // PATCH(toolgate): patch 31
+		result, own = Framed(f), true
+	}
 	if f, ok := result.(Framed); ok { // PATCH(toolgate): patch 22
 		if len(f) > FrameRoom && cap(f)-len(f) >= 2 {
-			return &Response{ID: id, Result: json.RawMessage(f[FrameRoom:]), Error: rerr, Extra: compactResult{f}}, nil
+			return &Response{ID: id, Result: json.RawMessage(f[FrameRoom:]), Error: rerr, Extra: compactResult{f, own}}, nil
 		}
 		result = Compact(f[min(len(f), FrameRoom):]) // no room: copied as a Compact
 	}
@@ -417,7 +444,40 @@ func DecodeValidMessage(data []byte) (Message, error) {
 	if !msg.plain(data, true) {
 		return DecodeMessage(data)
 	}
-	return msg.message()
+	m, err := msg.message()
+	// PATCH(toolgate): patch 29. The result is a slice of data, which the
+	// message may keep: marked so that Await's result may keep it too.
+	if r, ok := m.(*Response); ok && len(r.Result) > 0 {
+		r.Extra = keptResult{&r.Result[0], len(r.Result)}
+	}
+	return m, err
+}
+
+// PATCH(toolgate): patch 29. keptResult is the Extra of a Response that
+// DecodeValidMessage made of a frame nothing else holds or changes: its
+// Result, as long as it is still these bytes (the first's address and the
+// length), is a slice of that frame whose capacity ends at its end, which
+// the value Await decodes it into may keep rather than copy.
+type keptResult struct {
+	first *byte
+	n     int
+}
+
+// PATCH(toolgate): patch 29. kept reports whether r's Result is the slice
+// DecodeValidMessage marked.
+func (r *Response) kept() bool {
+	k, ok := r.Extra.(keptResult)
+	return ok && len(r.Result) == k.n && k.n > 0 && &r.Result[0] == k.first
+}
+
+// PATCH(toolgate): patch 29. UnmarshalResult is what Await does with a
+// response that has no error: it decodes its Result into result, handing a
+// KeptUnmarshaler the bytes of a Result it may keep (kept).
+func UnmarshalResult(r *Response, result any) error {
+	if u, ok := result.(internaljson.KeptUnmarshaler); ok && r.kept() && u.UnmarshalKeptJSON(bytes.Trim(r.Result, " \t\r\n")) {
+		return nil
+	}
+	return internaljson.Unmarshal(r.Result, result)
 }
 
 // message is the rest of DecodeMessage (v1.8.0's), once msg is decoded.

@@ -33,8 +33,25 @@ func checkValidMessage(t *testing.T, data []byte) bool {
 	if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
 		t.Fatalf("%q: error %v, DecodeMessage %v", data, gotErr, wantErr)
 	}
+	// Patch 29: a response whose result is kept is marked so (its Extra,
+	// which DecodeMessage leaves nil); the rest is DecodeMessage's.
+	var w0 wireDecode
+	marked := false
+	if r, ok := got.(*Response); ok && r.Extra != nil {
+		if !w0.plain(data, true) || len(r.Result) == 0 || !r.kept() {
+			t.Fatalf("%q: Extra %#v", data, r.Extra)
+		}
+		c := *r
+		c.Extra, marked = nil, true
+		got = &c
+	} else if ok && len(r.Result) > 0 && w0.plain(data, true) {
+		t.Fatalf("%q: a kept result not marked", data)
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: %#v, DecodeMessage %#v", data, got, want)
+	}
+	if r, ok := got.(*Response); marked && ok && (!within(r.Result, data) || cap(r.Result) != len(r.Result)) {
+		t.Fatalf("%q: a marked result %q is not a slice of it", data, r.Result)
 	}
 	// What it keeps of data is data's own bytes, and no more.
 	var kept []byte
