@@ -33,7 +33,7 @@ cross:
 # tests build the images and packages (make image, make package) and check them.
 test: deps vet cross
 	$(GO) test -race -count=1 -timeout 20m ./...
-	cd third_party/go-sdk && $(GO) test -count=1 ./internal/... ./mcp/
+	cd third_party/go-sdk && $(GO) test -count=1 . ./internal/... ./mcp/
 	GO=$(GO) $(GO) -C tools test -count=1 -timeout 30m ./...
 
 # OCI image layouts of toolgate (the program on CA certificates and time

@@ -1,3 +1,7 @@
+// Copyright 2026 The Go MCP SDK Authors. All rights reserved.
+// Use of this source code is governed by the license
+// that can be found in the LICENSE file.
+
 // PATCH(toolgate): patch 18's tests.
 
 package mcp
