@@ -1971,17 +1971,15 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// them decoded here, once: their _meta is the one validateRequestMeta
 	// would parse out of them, and the handler gets these params.
 	info, params, decoded := decodeAhead(req)
-	var validatedMeta *validatedMeta
-	var perRequestErr error
+	var meta Meta // a notification's selects nothing (validateRequestMeta)
+	if decoded {
+		meta = paramsMeta(params)
+	} else if req.IsCall() {
+		meta = extractRequestMeta(req.Params)
+	}
 	// An initialized session keeps none of the triple's values (below):
 	// validateMeta may give it values the memo holds (shared).
-	if decoded {
-		validatedMeta, perRequestErr = validateMeta(paramsMeta(params), &ss.server.metaMemo, initialized)
-	} else if req.IsCall() {
-		validatedMeta, perRequestErr = validateMeta(extractRequestMeta(req.Params), &ss.server.metaMemo, initialized)
-	} else {
-		validatedMeta, perRequestErr = validateRequestMeta(req)
-	}
+	validatedMeta, perRequestErr := validateMeta(meta, &ss.server.metaMemo, initialized)
 	if perRequestErr != nil {
 		return nil, perRequestErr
 	}
