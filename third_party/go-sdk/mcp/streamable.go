@@ -561,6 +561,10 @@ func (h *StreamableHTTPHandler) serveStateful(w http.ResponseWriter, req *http.R
 	case http.MethodGet:
 		h.serveStatefulGET(w, req)
 	case http.MethodPost:
+		// PATCH(toolgate): patch 28: not reached, ServeHTTP serves a
+		// stateful POST itself (serveStatefulPOST with the header's
+		// version); kept so that serveStateful alone still serves every
+		// method.
 		h.serveStatefulPOST(w, req, protocolVersionFromContext(req.Context()))
 	case http.MethodDelete:
 		h.serveStatefulDELETE(w, req)
@@ -1692,9 +1696,10 @@ func (c *streamableServerConn) servePOSTVersion(w http.ResponseWriter, req *http
 			// TODO: this validation can be moved within validateMcpHeaders.
 			metaVersion := metaProtocolVersion(jreq.Params) // PATCH(toolgate): patch 26
 			if (jreq.IsCall() && protocolVersion >= protocolVersion20260728) || metaVersion != "" {
-				// Extract again the protocol version from the context to see what the client
-				// is advertising in the Mcp-Protocol-Version HTTP header.
-				// PATCH(toolgate): patch 28: headerVersion, servePOST's argument.
+				// PATCH(toolgate): patch 28: headerVersion, servePOSTVersion's
+				// argument, is what the client advertises in the
+				// Mcp-Protocol-Version HTTP header (v1.8.0 read it from the
+				// context again here).
 				// server/discover is exempt from the stateful
 				// rejection as it should learn about the supported protocols from the
 				// DiscoverResult response.
