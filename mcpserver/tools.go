@@ -249,17 +249,18 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 // version; toolgate's meta; resultType).
 const encodeRoom = 512
 
-// encode returns out as its MarshalJSON writes it, after encodeRoom bytes, less the _meta member
-// (the session writes out.Meta in front of what RelayJSON gives it, as
-// MarshalJSON does), each string encoded once (a text as json.Marshal
-// encodes it, by tool.AppendEncodedString): MarshalJSON encodes each
-// content block on its own and then scans the blocks' bytes again to
-// compact them into the result, which for a result of a few KiB of text
-// cost more than encoding it. It reports false for what callResult never
-// makes (input requests, annotated blocks), for blocks other than text
-// (rare: MarshalJSON encodes them) and when the structured value cannot be encoded;
-// MarshalJSON then encodes out and reports its own error. The structured
-// value is ctx's encoding of it (tool.MarshalJSON: json.Marshal's bytes).
+// encode returns out as its MarshalJSON writes it, after encodeRoom
+// bytes, less the _meta member (the session writes out.Meta in front of
+// what RelayJSONRoom gives it, in that room when it fits, as MarshalJSON
+// does), each string encoded once (a text as json.Marshal encodes it, by
+// tool.AppendEncodedString): MarshalJSON encodes each content block on its
+// own and then scans the blocks' bytes again to compact them into the
+// result, which for a result of a few KiB of text cost more than encoding
+// it. It reports false for what callResult never makes (input requests,
+// annotated blocks), for blocks other than text (rare: MarshalJSON encodes
+// them) and when the structured value cannot be encoded; MarshalJSON then
+// encodes out and reports its own error. The structured value is ctx's
+// encoding of it (tool.MarshalJSON: json.Marshal's bytes).
 func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 	if out.InputRequests != nil || out.RequestState != "" {
 		return nil, false
