@@ -157,7 +157,9 @@ func growStack(n int) byte {
 
 // freshCalls is how many of a session's calls grow their goroutine's
 // stack first: the go-sdk keeps up to 8 handler goroutines of a
-// connection parked (patch 14's maxParked), and one more.
+// connection parked (patch 14's maxParked), and one more. Nothing checks
+// it across the module: when the SDK's maxParked (internal/jsonrpc2's
+// conn.go) changes, change this too.
 const freshCalls = 9
 
 // execute runs call through the engine with the session's roots and what

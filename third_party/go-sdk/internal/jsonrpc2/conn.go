@@ -737,6 +737,7 @@ func (c *Connection) handleAsync() {
 
 // PATCH(toolgate): patch 14. maxParked bounds the goroutines a connection
 // keeps parked: as many as requests a client usually has in flight.
+// toolgate's mcpserver.freshCalls is this + 1: change both together.
 const maxParked = 8
 
 // PATCH(toolgate): patch 14. park waits, when fewer than maxParked
