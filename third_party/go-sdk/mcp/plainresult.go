@@ -64,7 +64,10 @@ func (x *CallToolResult) UnmarshalPlainJSON(data []byte) bool {
 // UnmarshalKeptJSON is UnmarshalPlainJSON of bytes that x may keep: they
 // are nothing else's, and their capacity ends at their end
 // (internaljson.KeptUnmarshaler). DecodedJSON then returns data itself, not
-// a copy. PATCH(toolgate): patch 29.
+// a copy. PATCH(toolgate): patch 29. It is the SDK's (jsonrpc2's
+// UnmarshalResult calls it), exported only because that interface lives in
+// another package: not for callers, since bytes a caller still uses would
+// be aliased by DecodedJSON.
 func (x *CallToolResult) UnmarshalKeptJSON(data []byte) bool {
 	return x.unmarshalPlain(data, true)
 }

@@ -81,10 +81,10 @@ type PlainUnmarshaler interface {
 	UnmarshalPlainJSON(data []byte) bool
 }
 
-// PATCH(toolgate): a KeptUnmarshaler decodes data as its
-// PlainUnmarshaler does, and reports whether it did, when data is its to
-// keep: nothing else holds or changes the bytes, and their capacity ends at
-// their end (an append copies them). It may keep them rather than copy
+// PATCH(toolgate): a KeptUnmarshaler decodes data as UnmarshalPlainJSON
+// would (PlainUnmarshaler), and reports whether it did, when data is its
+// to keep: nothing else holds or changes the bytes, and their capacity ends
+// at their end (an append copies them). It may keep them rather than copy
 // them (patch 29).
 type KeptUnmarshaler interface {
 	UnmarshalKeptJSON(data []byte) bool
