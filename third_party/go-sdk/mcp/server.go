@@ -2234,8 +2234,9 @@ func (x *CallToolResult) relayed() (frame []byte, room int) {
 	return append(out, body[1:]...), room
 }
 
-// PATCH(toolgate): relayBody is relay less the white space before it, or
-// nil when it is not an object: relayed writes a head in front of it.
+// PATCH(toolgate): patch 30. relayBody is relay less the white space
+// before it, or nil when it is not an object: relayed writes a head in
+// front of it.
 func relayBody(relay []byte) []byte {
 	body := bytes.TrimLeft(relay, " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
@@ -2244,9 +2245,9 @@ func relayBody(relay []byte) []byte {
 	return body
 }
 
-// PATCH(toolgate): relayHead is the head relayed writes, less its closing
-// brace, in front of a relayed result with meta and rt: json.Marshal's
-// bytes of them.
+// PATCH(toolgate): patch 30. relayHead is the head relayed writes, less
+// its closing brace, in front of a relayed result with meta and rt:
+// json.Marshal's bytes of them.
 func relayHead(meta Meta, rt resultType) ([]byte, error) {
 	return json.Marshal(struct {
 		Meta       Meta       `json:"_meta,omitempty"`
