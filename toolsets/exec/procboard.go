@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -219,7 +220,7 @@ func (b boardOutput) read(cursor int64, n int) ([]byte, int64, int64) {
 	cursor = min(max(cursor, 0), total)
 	from := max(cursor, start)
 	end := min(total, from+int64(n))
-	return b.e.Tail[from-start : end-start], from, total
+	return bytes.Clone(b.e.Tail[from-start : end-start]), from, total // the caller's own (output)
 }
 
 // entryAnswer is a board entry's state as an answer.

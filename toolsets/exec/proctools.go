@@ -481,7 +481,9 @@ func (pr *process) ready(cursor int64, until *regexp.Regexp, mode waitMode) bool
 }
 
 // output is what a process wrote, as a read sees it: this replica's
-// procOutput, or the tail another replica put on the board.
+// procOutput, or the tail another replica put on the board. read's data
+// is the caller's own: nothing writes to it again (readOutput makes it a
+// string in place).
 type output interface {
 	read(cursor int64, max int) (data []byte, from, total int64)
 	size() int64
@@ -528,15 +530,13 @@ func readOutput(ans ProcessAnswer, out output, tty bool, cursor int64, tail, max
 	final := !running && from+int64(len(data)) == total
 	used := whole(data, final)
 	var text string
-	switch _, own := out.(*procOutput); {
+	switch {
 	case tty && !raw:
 		text, used = screenText(data[:used], final)
-	case own && used > 0:
-		// procOutput.read's slice is the read's own, and nothing writes
-		// to it again: it is the text, not copied (8 KiB a read).
+	case used > 0:
+		// data is the caller's own (output): it is the text, not copied
+		// (8 KiB a read).
 		text = unsafe.String(&data[0], used)
-	default:
-		text = string(data[:used])
 	}
 	if tail > 0 {
 		lines := strings.SplitAfter(text, "\n")
