@@ -206,7 +206,7 @@ func TestCallToolParamsPlain(t *testing.T) {
 	}
 	gateway := json.RawMessage(`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},` +
 		`"io.modelcontextprotocol/clientInfo":{"name":"drv","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},` +
-		`"name":"fs__read_text_file","arguments":{"path":"/tmp/meta/gw/dir/small.txt"}}`)
+		`"name":"fs__read_text_file","arguments":{"path":"/tmp/dir/small.txt"}}`)
 	if !new(CallToolParamsRaw).UnmarshalPlainJSON(gateway) {
 		t.Fatalf("a v1.8.0 client's tools/call is not decoded plain")
 	}
