@@ -7,13 +7,19 @@ package mcp
 import "sync"
 
 // PATCH(toolgate): patch 31. frames holds the buffers of relayed results
-// (CallToolResult.relayed lays a result with a head in one, a
-// jsonrpc2.Framed) that a stream connection has written (ioConn.Write): the
+// (CallToolResult.relayed lays a result with a head in one of getFrame's, a
+// jsonrpc2.OwnFramed) that a stream connection has written as the jsonrpc2
+// connection's own Writer (ioConn.WriteFree, called where the whole chain
+// of Writes has returned and nothing holds the response any more): the
 // next relayed result is laid in one of them, memory the last answers
 // touched, rather than in a new allocation. At most maxFrames buffers of at
 // most maxFrame bytes each are kept; a larger buffer, or one over the count,
-// is left to the collector. A buffer a connection of another kind writes
-// (streamable HTTP, which may keep it for a replay) is never put back.
+// is left to the collector. A buffer is never put back when it is not
+// getFrame's (RelayJSONRoom's, patch 27), when a Writer wraps the stream
+// connection (LoggingTransport's encodes the response again after its
+// delegate's Write), when the response waits for the rest of a batch, or
+// when a connection of another kind writes it (streamable HTTP, which may
+// keep it for a replay).
 var frames struct {
 	mu   sync.Mutex
 	free [][]byte

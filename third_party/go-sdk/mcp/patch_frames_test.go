@@ -5,9 +5,13 @@
 package mcp
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -156,4 +160,234 @@ func TestFramesRelayed(t *testing.T) {
 	if jsonrpc2.FrameOf(resp) != nil {
 		t.Error("a frame for a replaced result")
 	}
+}
+
+// takeFrames empties the pool and returns how many frames it held.
+func takeFrames() int {
+	frames.mu.Lock()
+	defer frames.mu.Unlock()
+	n := len(frames.free)
+	frames.free = nil
+	return n
+}
+
+// framesTool relays {"content":[{"type":"text","text":TEXT}]}, TEXT the
+// call's argument "Text", with a _meta (a head relayed writes in front):
+// with RelayJSON when room < 0, else with RelayJSONRoom after room bytes
+// and two spare.
+func framesTool(room int) func(context.Context, *CallToolRequest) (*CallToolResult, error) {
+	return func(_ context.Context, req *CallToolRequest) (*CallToolResult, error) {
+		var args struct{ Text string }
+		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+			return nil, err
+		}
+		body := `{"content":[{"type":"text","text":"` + args.Text + `"}]}`
+		out := &CallToolResult{Meta: Meta{"k": "v"}}
+		if room < 0 {
+			out.RelayJSON([]byte(body))
+		} else {
+			buf := make([]byte, room, room+len(body)+2)
+			out.RelayJSONRoom(append(buf, body...), room)
+		}
+		return out, nil
+	}
+}
+
+func framesServer() *Server {
+	server := NewServer(&Implementation{Name: "s", Version: "1"}, nil)
+	for name, room := range map[string]int{"new": -1, "short": 0, "room": 600} {
+		server.AddTool(&Tool{Name: name, InputSchema: &jsonschema.Schema{Type: "object"}}, framesTool(room))
+	}
+	return server
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// TestFramesLogged (review s44's R12): a server connected through a
+// LoggingTransport over a stream connection, whose Write encodes each
+// response again after its delegate's, answers 8 goroutines calling at
+// once with results laid in frames of getFrame's: every write logged is
+// the one written, and no frame is given back (ioConn's Write gives none
+// back: only the jsonrpc2 connection, when the stream connection is its
+// own Writer, has the whole chain of Writes behind it). Given back at the
+// end of ioConn's Write (patch 31 before), a frame was read and written by
+// loggingConn while another result was laid in it: -race reports it, and
+// the pool is not empty.
+func TestFramesLogged(t *testing.T) {
+	ctx := context.Background()
+	takeFrames()
+	ct, st := NewInMemoryTransports()
+	log := &lockedBuffer{}
+	ss, err := framesServer().Connect(ctx, &LoggingTransport{Transport: st, Writer: log}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	const size = 2000
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := strings.Repeat(fmt.Sprint(g), size)
+			for i := 0; i < 200; i++ {
+				res, err := cs.CallTool(ctx, &CallToolParams{Name: "new", Arguments: map[string]any{"Text": text}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if tc, ok := res.Content[0].(*TextContent); !ok || tc.Text != text {
+					t.Errorf("goroutine %d, call %d: the client read another text", g, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Closed, the session has written (and logged) every answer.
+	cs.Close()
+	ss.Close()
+	log.mu.Lock()
+	logged := log.b.String()
+	log.mu.Unlock()
+	bad, results := 0, 0
+	for _, line := range strings.Split(logged, "\n") {
+		if !strings.HasPrefix(line, "write: ") || !strings.Contains(line, `"text":"`) {
+			continue
+		}
+		results++
+		i := strings.Index(line, `"text":"`) + len(`"text":"`)
+		if txt := line[i:min(len(line), i+size)]; len(txt) != size || strings.Count(txt, txt[:1]) != size || !strings.HasPrefix(line, `write: {"jsonrpc":"2.0","id":`) {
+			bad++
+		}
+	}
+	if results != 8*200 || bad > 0 {
+		t.Errorf("%d results logged (want %d), %d of them not what was written", results, 8*200, bad)
+	}
+	if n := takeFrames(); n != 0 {
+		t.Errorf("%d frames given back through a LoggingTransport", n)
+	}
+}
+
+// TestFramesNotOwned (review s44's R13 b): a frame is given back only when
+// it is getFrame's and the stream connection wrote it alone: never a result
+// laid in place in RelayJSONRoom's buffer (patch 27), nor results answered
+// in a batch (kept by the connection until the batch is complete), nor
+// results written over streamable HTTP. A result laid in a frame of
+// getFrame's and written alone over a stream connection is given back (the
+// control, with a room too short and with none).
+func TestFramesNotOwned(t *testing.T) {
+	ctx := context.Background()
+	text := strings.Repeat("t", 300)
+	want := `{"_meta":{"k":"v"},"content":[{"type":"text","text":"` + text + `"}]}`
+	// A protocol before 2026-07-28: the session adds nothing to the head.
+	opts := &ClientSessionOptions{ProtocolVersion: protocolVersion20251125}
+	call := func(t *testing.T, cs *ClientSession, tool string) {
+		for i := 0; i < 20; i++ {
+			res, err := cs.CallTool(ctx, &CallToolParams{Name: tool, Arguments: map[string]any{"Text": text}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(res.DecodedJSON()); got != want {
+				t.Fatalf("%s: the client read %.200s, want %.200s", tool, got, want)
+			}
+		}
+	}
+	t.Run("stream", func(t *testing.T) {
+		ct, st := NewInMemoryTransports()
+		ss, err := framesServer().Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		for tool, kept := range map[string]bool{"room": false, "new": true, "short": true} {
+			takeFrames()
+			call(t, cs, tool)
+			if n := takeFrames(); (n > 0) != kept {
+				t.Errorf("%s: %d frames kept", tool, n)
+			}
+		}
+	})
+	t.Run("batch", func(t *testing.T) {
+		c, s := NewInMemoryTransports()
+		ss, err := framesServer().Connect(ctx, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		conn := c.rwc
+		defer conn.Close()
+		in := bufio.NewReader(conn)
+		send := func(msg string) {
+			if _, err := conn.Write([]byte(msg + "\n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		if line, err := in.ReadBytes('\n'); err != nil || !bytes.Contains(line, []byte(`"protocolVersion":"2025-03-26"`)) {
+			t.Fatalf("initialize: %s %v", line, err)
+		}
+		send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		takeFrames()
+		for i := 0; i < 20; i++ {
+			var calls []string
+			for id := 1; id <= 3; id++ {
+				calls = append(calls, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"new","arguments":{"Text":%q}}}`, id, text))
+			}
+			send("[" + strings.Join(calls, ",") + "]")
+			line, err := in.ReadBytes('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			var answers []struct {
+				ID     int64
+				Result json.RawMessage
+			}
+			if err := json.Unmarshal(line, &answers); err != nil || len(answers) != 3 {
+				t.Fatalf("batch %d: %.300s (%v)", i, line, err)
+			}
+			for _, a := range answers {
+				if string(a.Result) != want {
+					t.Fatalf("batch %d, call %d: %.200s, want %.200s", i, a.ID, a.Result, want)
+				}
+			}
+		}
+		if n := takeFrames(); n != 0 {
+			t.Errorf("%d frames of batches kept", n)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		server := framesServer()
+		ts := httptest.NewServer(NewStreamableHTTPHandler(func(*http.Request) *Server { return server }, nil))
+		defer ts.Close()
+		cs, err := NewClient(&Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, &StreamableClientTransport{Endpoint: ts.URL}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		takeFrames()
+		call(t, cs, "new")
+		if n := takeFrames(); n != 0 {
+			t.Errorf("%d frames written over HTTP kept", n)
+		}
+	})
 }

@@ -339,7 +339,7 @@ type CallToolResult struct {
 	head []byte
 	// PATCH(toolgate): patch 31. ownFrame reports whether relayed laid
 	// relay in a frame of its own (getFrame), which a stream connection
-	// gives back once written.
+	// gives back once written, when nothing wraps it (ioConn.WriteFree).
 	ownFrame bool
 	// PATCH(toolgate): patch 21. plain reports whether decoded was read by
 	// plainResult (DecodedPlain).

@@ -1060,6 +1060,22 @@ func object(data []byte) bool {
 }
 
 func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	return t.write(ctx, msg, false)
+}
+
+// PATCH(toolgate): patch 31. WriteFree is Write for the jsonrpc2
+// connection whose Writer t is (jsonrpc2.FreeingWriter): nothing holds msg
+// once it returns, so a relayed result's frame (relayed lays it in one of
+// getFrame's and NewResponse marks it as the response's own: FrameOf) is
+// given back once written. A Writer wrapping t (LoggingTransport's) calls
+// Write, which gives nothing back: it may read msg after.
+func (t *ioConn) WriteFree(ctx context.Context, msg jsonrpc.Message) error {
+	return t.write(ctx, msg, true)
+}
+
+var _ jsonrpc2.FreeingWriter = (*ioConn)(nil) // PATCH(toolgate): patch 31
+
+func (t *ioConn) write(ctx context.Context, msg jsonrpc.Message, free bool) error {
 	// As in [ioConn.Read], enforce that Writes on a closed context are an error.
 	select {
 	case <-ctx.Done():
@@ -1107,10 +1123,13 @@ func (t *ioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	data = append(data, '\n') // newline delimited
 	_, err = t.writer().Write(data)
-	// PATCH(toolgate): patch 31. A relayed result's frame (relayed) is
-	// written: a Writer does not keep what it is given, and the response
-	// is not used again.
-	putFrame(jsonrpc2.FrameOf(msg))
+	// PATCH(toolgate): patch 31. A relayed result's frame is written (an
+	// io.Writer keeps nothing of what it is given) and, when free, used by
+	// nothing else (see WriteFree); a response kept for a batch above is
+	// never given back.
+	if free {
+		putFrame(jsonrpc2.FrameOf(msg))
+	}
 	return err
 }
 

@@ -57,6 +57,10 @@ type Connection struct {
 	writer  Writer
 	handler Handler
 
+	// PATCH(toolgate): patch 31. freeing is writer when it is a
+	// FreeingWriter, else nil.
+	freeing FreeingWriter
+
 	onInternalError func(error)
 	onDone          func()
 }
@@ -207,6 +211,21 @@ type Writer interface {
 	Write(context.Context, Message) error
 }
 
+// PATCH(toolgate): patch 31. A FreeingWriter is a Writer that may give back
+// for reuse what a message it writes holds (a response's frame: FrameOf)
+// when told that nothing holds the message once WriteFree returns.
+// WriteFree writes as Write does. A Connection calls WriteFree instead of
+// Write when its own Writer is one: it is the last to hold the messages it
+// writes. A Writer that wraps another (one that logs what it writes, say)
+// calls the other's Write, never its WriteFree, and is itself no
+// FreeingWriter unless it, too, keeps nothing of the message after: a
+// frame is then only ever given back where the whole chain of Writes has
+// returned.
+type FreeingWriter interface {
+	Writer
+	WriteFree(context.Context, Message) error
+}
+
 // A ConnectionConfig configures a bidirectional jsonrpc2 connection.
 type ConnectionConfig struct {
 	Reader          Reader                    // required
@@ -249,6 +268,7 @@ func NewConnection(ctx context.Context, cfg ConnectionConfig) *Connection {
 		onDone:          cfg.OnDone,
 		onInternalError: cfg.OnInternalError,
 	}
+	c.freeing, _ = cfg.Writer.(FreeingWriter) // PATCH(toolgate): patch 31
 	c.handler = cfg.Bind(c)
 	c.start(ctx, cfg.Reader, cfg.Preempter)
 	return c
@@ -850,7 +870,15 @@ func (c *Connection) write(ctx context.Context, msg Message) error {
 		err = s.shuttingDown(ErrServerClosing)
 	})
 	if err == nil {
-		err = c.writer.Write(ctx, msg)
+		if c.freeing != nil {
+			// PATCH(toolgate): patch 31. Nothing holds msg once this
+			// returns: not the callers of write (processResult drops
+			// its response, Call and Notify their request), and no
+			// Writer wraps this one.
+			err = c.freeing.WriteFree(ctx, msg)
+		} else {
+			err = c.writer.Write(ctx, msg)
+		}
 	}
 
 	// For cancelled or rejected requests, we don't set the writeErr (which would

@@ -96,7 +96,8 @@ type compactResult struct {
 
 // PATCH(toolgate): patch 31. OwnFramed is a Framed whose buffer the
 // response may give back once it is written (FrameOf): nothing else holds
-// it.
+// it. Only a FreeingWriter's WriteFree gives it back, which a Connection
+// calls when nothing holds the response after it.
 type OwnFramed []byte
 
 // PATCH(toolgate): Framed is a Compact result laid in a buffer after
