@@ -108,7 +108,13 @@ func TestServeUntilClosesFresh(t *testing.T) {
 // each other widen the server; a session's GET stream does not count.
 func TestCountCallsWidensUnderConcurrentCalls(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "") // Narrow keeps a GOMAXPROCS the environment sets
-	procs.Narrow()             // as serveHTTP does; the process stays narrowed, as after any serve test
+	// procs' state is the process's: an earlier test may have left it
+	// narrowed, or widened by a Demand whose last burst ended within its
+	// Calm (then Narrow would leave the process wide). Start from Go's
+	// default, and leave it so.
+	procs.ResetForTest()
+	t.Cleanup(procs.ResetForTest)
+	procs.Narrow() // as serveHTTP does
 	widen := procs.Widen()
 	def := runtime.GOMAXPROCS(0) // what a Widen gives back
 	widen()

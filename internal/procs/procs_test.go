@@ -9,12 +9,7 @@ import (
 // reset undoes Narrow for the next test (tests of this package share the
 // process's setting).
 func reset(t *testing.T) {
-	t.Cleanup(func() {
-		mu.Lock()
-		narrowed, wide = false, 0
-		mu.Unlock()
-		runtime.SetDefaultGOMAXPROCS()
-	})
+	t.Cleanup(ResetForTest)
 }
 
 // narrow narrows the process as serve does, with GOMAXPROCS unset, and
@@ -138,5 +133,39 @@ func BenchmarkWiden(b *testing.B) {
 	})
 	for b.Loop() {
 		Widen()()
+	}
+}
+
+// TestResetForTest: after ResetForTest the process has Go's default and is
+// not narrowed (a Widen changes nothing), and a Widen held across it does
+// nothing when done: a Narrow after it narrows, and a Widen then widens
+// and narrows again as if the earlier one had never been.
+func TestResetForTest(t *testing.T) {
+	def := narrow(t)
+	held := Widen() // left held, as a Demand's after a burst within Calm
+	if got := runtime.GOMAXPROCS(0); got != def {
+		t.Fatalf("widened: %d, want %d", got, def)
+	}
+	ResetForTest()
+	runtime.GOMAXPROCS(def) // Go's default may be one processor here: def as narrow made it
+	Widen()()
+	if got := runtime.GOMAXPROCS(0); got != def {
+		t.Fatalf("after ResetForTest a Widen's done changed GOMAXPROCS to %d, want %d", got, def)
+	}
+	Narrow()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("Narrow after ResetForTest: %d processors, want 1", got)
+	}
+	held() // of the era before: does nothing
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("the held Widen's done: %d processors, want 1", got)
+	}
+	done := Widen()
+	if got := runtime.GOMAXPROCS(0); got != def {
+		t.Fatalf("a Widen after: %d processors, want %d", got, def)
+	}
+	done()
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Fatalf("its done: %d processors, want 1", got)
 	}
 }
