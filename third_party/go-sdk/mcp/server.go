@@ -2186,9 +2186,11 @@ func isCompact(data []byte) bool {
 // added to x (its _meta and resultType, in protocol 2026-07-28) written in
 // front, or nil when x has none or they do not start with an object: they
 // are frame[room:], where room is 0 (the RelayJSON bytes as they are) or
-// jsonrpc2.FrameRoom (laid as a jsonrpc2.Framed: a new slice, or the end
-// of RelayJSONRoom's buffer, written in place, when the head fits its
-// room: patch 27).
+// jsonrpc2.FrameRoom (laid as a jsonrpc2.Framed). The head is x.head, the
+// server's cached encoding (patch 30), or else relayHead's. The frame is
+// the end of RelayJSONRoom's buffer, written in place when the head fits
+// its room (patch 27), or else a buffer from getFrame (patch 31), marked
+// by x.ownFrame so that the connection's own writer gives it back.
 func (x *CallToolResult) relayed() (frame []byte, room int) {
 	body := relayBody(x.relay)
 	if body == nil {
@@ -2245,9 +2247,9 @@ func relayBody(relay []byte) []byte {
 	return body
 }
 
-// PATCH(toolgate): patch 30. relayHead is the head relayed writes, less
-// its closing brace, in front of a relayed result with meta and rt:
-// json.Marshal's bytes of them.
+// PATCH(toolgate): patch 30. relayHead is the head of a relayed result
+// with meta and rt: json.Marshal's bytes of them, a whole object, of which
+// relayed writes all but the closing brace in front of the result.
 func relayHead(meta Meta, rt resultType) ([]byte, error) {
 	return json.Marshal(struct {
 		Meta       Meta       `json:"_meta,omitempty"`
