@@ -77,7 +77,9 @@ func TestBoxFolderOfAKilledGateway(t *testing.T) {
 	if err := killed.cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup runs
 		t.Fatal(err)
 	}
-	killed.cmd.Wait()
+	// The transport's Close waits for the process (os/exec's Wait): a
+	// second Wait here would race with the one it runs as it sees the end.
+	killed.cs.Close()
 	if _, err := os.Stat(killed.folder); err != nil {
 		t.Fatalf("the killed gateway's box folder is gone before the next start (the test proves nothing): %v", err)
 	}
@@ -92,8 +94,7 @@ func TestBoxFolderOfAKilledGateway(t *testing.T) {
 		t.Errorf("the running gateway after the sweep: %v %+v", err, res)
 	}
 	for _, g := range []*gateway{live, next} {
-		g.cs.Close()
-		g.cmd.Wait()
+		g.cs.Close() // and waits for the process
 		if _, err := os.Lstat(g.folder); !os.IsNotExist(err) {
 			t.Errorf("a gateway that ended left its box folder %s: %v", g.folder, err)
 		}
