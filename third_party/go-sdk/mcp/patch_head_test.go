@@ -61,7 +61,7 @@ func TestHeadRelayed(t *testing.T) {
 						before.RelayJSON([]byte(body))
 						setCompleteResultType(before)
 						annotateServerInfo(before, s.impl)
-						wantFrame, wantRoom := before.relayed()
+						wantFrame, wantRoom, _ := before.relayed()
 
 						after := &CallToolResult{Meta: meta(), resultType: rt}
 						after.RelayJSON([]byte(body))
@@ -74,7 +74,7 @@ func TestHeadRelayed(t *testing.T) {
 						} else {
 							annotateServerInfo(after, s.impl)
 						}
-						frame, room := after.relayed()
+						frame, room, _ := after.relayed()
 						if string(frame[room:]) != string(wantFrame[wantRoom:]) || room != wantRoom || (frame == nil) != (wantFrame == nil) {
 							t.Fatalf("%s: relayed %q (room %d), before %q (room %d)", name, frame[room:], room, wantFrame[wantRoom:], wantRoom)
 						}

@@ -233,7 +233,7 @@ func TestRelayedHead(t *testing.T) {
 	} {
 		x := &CallToolResult{Meta: c.meta, resultType: c.rt}
 		x.RelayJSON([]byte(c.relay))
-		frame, room := x.relayed()
+		frame, room, _ := x.relayed()
 		if got := string(frame[room:]); got != c.want {
 			t.Errorf("relayed(%q, %v, %q) = %q, want %q", c.relay, c.meta, c.rt, got, c.want)
 		}
@@ -268,7 +268,7 @@ func TestRelayedHeadInPlace(t *testing.T) {
 	} {
 		x := &CallToolResult{Meta: c.meta, resultType: c.rt}
 		x.RelayJSON([]byte(c.relay))
-		want, wantRoom := x.relayed()
+		want, wantRoom, _ := x.relayed()
 		for room := 0; room < 200; room++ {
 			for spare := 0; spare < 4; spare++ {
 				buf := make([]byte, room, room+len(c.relay)+spare)
@@ -276,7 +276,7 @@ func TestRelayedHeadInPlace(t *testing.T) {
 				buf = append(buf, c.relay...)
 				x := &CallToolResult{Meta: c.meta, resultType: c.rt}
 				x.RelayJSONRoom(buf, room)
-				frame, r := x.relayed()
+				frame, r, _ := x.relayed()
 				if r != wantRoom || !bytes.Equal(frame[r:], want[wantRoom:]) {
 					t.Errorf("relayed(%q, %v, %q) with room %d: %q (room %d), want %q (room %d)", c.relay, c.meta, c.rt, room, frame[r:], r, want[wantRoom:], wantRoom)
 					continue

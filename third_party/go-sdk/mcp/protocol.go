@@ -337,10 +337,6 @@ type CallToolResult struct {
 	// PATCH(toolgate): patch 30. head is the head relayed writes in front
 	// of relay, from the server's cache (Server.headRelayed), when set.
 	head []byte
-	// PATCH(toolgate): patch 31. ownFrame reports whether relayed laid
-	// relay in a frame of its own (getFrame), which a stream connection
-	// gives back once written, when nothing wraps it (ioConn.WriteFree).
-	ownFrame bool
 	// PATCH(toolgate): patch 21. plain reports whether decoded was read by
 	// plainResult (DecodedPlain).
 	plain bool

@@ -2096,7 +2096,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// they are not already (patch 9). On an error the result goes on as it
 	// is, so the error is the encoder's own.
 	if r, ok := res.(*CallToolResult); ok && r != nil {
-		if frame, room := r.relayed(); frame != nil { // see RelayJSON
+		if frame, room, own := r.relayed(); frame != nil { // see RelayJSON
 			data := frame[room:]
 			if !isCompact(data) {
 				var buf bytes.Buffer
@@ -2106,7 +2106,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 				return jsonrpc2.Compact(buf.Bytes()), nil
 			}
 			if room > 0 {
-				if r.ownFrame { // PATCH(toolgate): patch 31
+				if own { // PATCH(toolgate): patch 31
 					return jsonrpc2.OwnFramed(frame), nil
 				}
 				return jsonrpc2.Framed(frame), nil // PATCH(toolgate): patch 22
@@ -2189,21 +2189,21 @@ func isCompact(data []byte) bool {
 // jsonrpc2.FrameRoom (laid as a jsonrpc2.Framed). The head is x.head, the
 // server's cached encoding (patch 30), or else relayHead's. The frame is
 // the end of RelayJSONRoom's buffer, written in place when the head fits
-// its room (patch 27), or else a buffer from getFrame (patch 31), marked
-// by x.ownFrame so that the connection's own writer gives it back.
-func (x *CallToolResult) relayed() (frame []byte, room int) {
+// its room (patch 27), or else a buffer from getFrame (patch 31), which
+// own reports, so that the connection's own writer gives it back.
+func (x *CallToolResult) relayed() (frame []byte, room int, own bool) {
 	body := relayBody(x.relay)
 	if body == nil {
-		return nil, 0
+		return nil, 0, false
 	}
 	head := x.head // PATCH(toolgate): patch 30
 	if head == nil {
 		if len(x.Meta) == 0 && x.resultType == "" {
-			return x.relay, 0 // nothing added (a non-empty Meta or resultType is always written below)
+			return x.relay, 0, false // nothing added (a non-empty Meta or resultType is always written below)
 		}
 		var err error
 		if head, err = relayHead(x.Meta, x.resultType); err != nil {
-			return nil, 0
+			return nil, 0, false
 		}
 	}
 	// PATCH(toolgate): patch 22: laid as a jsonrpc2.Framed, so that the
@@ -2224,16 +2224,15 @@ func (x *CallToolResult) relayed() (frame []byte, room int) {
 			if comma == 1 {
 				buf[at] = ','
 			}
-			return buf[start-room:], room
+			return buf[start-room:], room, false
 		}
 	}
 	out := getFrame(room + len(head) + len(body) + 2)[:room] // PATCH(toolgate): patch 31
-	x.ownFrame = true
 	out = append(out, head[:len(head)-1]...)
 	if comma == 1 {
 		out = append(out, ',')
 	}
-	return append(out, body[1:]...), room
+	return append(out, body[1:]...), room, true
 }
 
 // PATCH(toolgate): patch 30. relayBody is relay less the white space
