@@ -165,7 +165,7 @@ func NewCall(id ID, method string, params any) (*Request, error) {
 	p, merr := marshalToRaw(params)
 	r := &Request{ID: id, Method: method, Params: p}
 	if merr == nil && len(p) > 0 { // PATCH(toolgate): patch 17
-		r.Extra = compactParams{&p[0], len(p)}
+		r.Extra = compactParams{markOf(p)}
 	}
 	return r, merr
 }
@@ -176,10 +176,21 @@ func NewCall(id ID, method string, params any) (*Request, error) {
 // JSON (an encoder writes no white space, and compacts what a MarshalJSON
 // returns; a Compact value is so by its contract), which encodeFast writes
 // as they are instead of compacting them again.
-type compactParams struct {
+type compactParams struct{ sliceMark }
+
+// PATCH(toolgate): patches 17 and 29. sliceMark marks a slice by its first
+// byte's address and its length: a message's Params or Result are still
+// the marked bytes as long as both are the same.
+type sliceMark struct {
 	first *byte
 	n     int
 }
+
+// markOf is b's mark; b is not empty.
+func markOf(b []byte) sliceMark { return sliceMark{&b[0], len(b)} }
+
+// marks reports whether b is the slice m marked.
+func (m sliceMark) marks(b []byte) bool { return len(b) == m.n && m.n > 0 && &b[0] == m.first }
 
 func (msg *Request) IsCall() bool { return msg.ID.IsValid() }
 
@@ -269,7 +280,7 @@ func encodeFast(msg Message) ([]byte, bool) {
 			return nil, false
 		}
 		id, method, key, raw = m.ID.value, m.Method, `,"params":`, m.Params
-		if c, ok := m.Extra.(compactParams); ok && len(raw) == c.n && &raw[0] == c.first {
+		if c, ok := m.Extra.(compactParams); ok && c.marks(raw) {
 			compact = true // PATCH(toolgate): patch 17
 		}
 	case *Response:
@@ -449,7 +460,7 @@ func DecodeValidMessage(data []byte) (Message, error) {
 	// PATCH(toolgate): patch 29. The result is a slice of data, which the
 	// message may keep: marked so that Await's result may keep it too.
 	if r, ok := m.(*Response); ok && len(r.Result) > 0 {
-		r.Extra = keptResult{&r.Result[0], len(r.Result)}
+		r.Extra = keptResult{markOf(r.Result)}
 	}
 	return m, err
 }
@@ -459,16 +470,13 @@ func DecodeValidMessage(data []byte) (Message, error) {
 // Result, as long as it is still these bytes (the first's address and the
 // length), is a slice of that frame whose capacity ends at its end, which
 // the value Await decodes it into may keep rather than copy.
-type keptResult struct {
-	first *byte
-	n     int
-}
+type keptResult struct{ sliceMark }
 
 // PATCH(toolgate): patch 29. kept reports whether r's Result is the slice
 // DecodeValidMessage marked.
 func (r *Response) kept() bool {
 	k, ok := r.Extra.(keptResult)
-	return ok && len(r.Result) == k.n && k.n > 0 && &r.Result[0] == k.first
+	return ok && k.marks(r.Result)
 }
 
 // PATCH(toolgate): patch 29. UnmarshalResult is what Await does with a
