@@ -14,15 +14,26 @@ import (
 // decoded into, when they say no more and no less than res: then a gateway
 // that changes nothing sends them on (tool.Relay) instead of encoding res.
 func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
-	raw := r.DecodedJSON()
+	d, ok := any(r).(decoded)
+	if !ok { // upstream go-sdk keeps no bytes: res is encoded again (the same JSON, slower)
+		return nil
+	}
+	raw := d.DecodedJSON()
 	if raw == nil {
 		return nil
 	}
-	structured, ok := relayable(raw, r)
+	structured, ok := relayable(raw, r, d.DecodedPlain())
 	if !ok {
 		return nil
 	}
 	return tool.NewRelay(raw, structured, res)
+}
+
+// decoded is the result of the patched go-sdk (third_party/go-sdk,
+// patches 6 and 21): the bytes it was decoded from, and how.
+type decoded interface {
+	DecodedJSON() []byte
+	DecodedPlain() bool
 }
 
 // relayable reports whether raw, which the SDK decoded into r, holds only
@@ -36,15 +47,10 @@ func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
 // returns the bytes of the structuredContent value (nil when there is none,
 // or null), which the SDK decoded into r.StructuredContent.
 //
-// When the SDK decoded r plain (mcp.CallToolResult.DecodedPlain), raw is
-// known to be valid UTF-8 without an escaped surrogate: then neither is
-// looked for, and strings are passed over to their closing quote.
-func relayable(raw []byte, r *mcp.CallToolResult) (structured []byte, ok bool) {
-	return relayableAs(raw, r, r.DecodedPlain())
-}
-
-// relayableAs is relayable, told whether raw was decoded plain.
-func relayableAs(raw []byte, r *mcp.CallToolResult, plain bool) (structured []byte, ok bool) {
+// When the SDK decoded r plain (plain: mcp.CallToolResult.DecodedPlain),
+// raw is known to be valid UTF-8 without an escaped surrogate: then neither
+// is looked for, and strings are passed over to their closing quote.
+func relayable(raw []byte, r *mcp.CallToolResult, plain bool) (structured []byte, ok bool) {
 	if r.IsError || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() || !plain && !utf8.Valid(raw) {
 		return nil, false
 	}

@@ -39,7 +39,7 @@ func TestRelayable(t *testing.T) {
 		if err := r.UnmarshalJSON([]byte(raw)); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if _, got := relayable(r.DecodedJSON(), &r); got != want {
+		if _, got := relayable(r.DecodedJSON(), &r, r.DecodedPlain()); got != want {
 			t.Errorf("relayable(%s) = %v, want %v", raw, got, want)
 		}
 	}
@@ -54,7 +54,7 @@ func TestRelayable(t *testing.T) {
 		if err := r.UnmarshalJSON([]byte(raw)); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if got, ok := relayable(r.DecodedJSON(), &r); !ok || string(got) != want || (got == nil) != (want == "") {
+		if got, ok := relayable(r.DecodedJSON(), &r, r.DecodedPlain()); !ok || string(got) != want || (got == nil) != (want == "") {
 			t.Errorf("relayable(%s) gave the structured value %q, %v; want %q", raw, got, ok, want)
 		}
 	}
@@ -63,11 +63,11 @@ func TestRelayable(t *testing.T) {
 	var r mcp.CallToolResult
 	whole := `{"content":[{"type":"text","text":"a\u0041"}],"structuredContent":{"n":[true,false,null,-12]}}`
 	for i := range len(whole) {
-		if _, ok := relayable([]byte(whole[:i]), &r); ok {
+		if _, ok := relayable([]byte(whole[:i]), &r, false); ok {
 			t.Errorf("the first %d bytes were relayable", i)
 		}
 	}
-	if _, ok := relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r); ok {
+	if _, ok := relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r, false); ok {
 		t.Error("invalid UTF-8 was relayable")
 	}
 }
@@ -105,8 +105,8 @@ func checkRelayablePlain(t *testing.T, raw []byte) bool {
 	if r.UnmarshalJSON(raw) != nil || !r.DecodedPlain() {
 		return false
 	}
-	got, ok := relayableAs(r.DecodedJSON(), &r, true)
-	want, wantOK := relayableAs(r.DecodedJSON(), &r, false)
+	got, ok := relayable(r.DecodedJSON(), &r, true)
+	want, wantOK := relayable(r.DecodedJSON(), &r, false)
 	if ok != wantOK || string(got) != string(want) || (got == nil) != (want == nil) {
 		t.Fatalf("%s: plain %q, %v; read whole %q, %v", raw, got, ok, want, wantOK)
 	}

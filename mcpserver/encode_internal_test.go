@@ -149,7 +149,8 @@ func (f fixed) Run(context.Context, tool.Call) (tool.Result, error) { return f.r
 // TestEncodedOverSession: a client of a real session (protocol 2025-11-25:
 // in 2026-07-28 the session adds members, as it does for any relayed
 // result: go-sdk patch 6) decodes each result from exactly the bytes go-sdk
-// v1.8.0's MarshalJSON wrote for it.
+// v1.8.0's MarshalJSON wrote for it, and that a server on upstream's go-sdk
+// (which relays nothing: callResult's fallback, sdkEncoded) sends.
 func TestEncodedOverSession(t *testing.T) {
 	ctx := context.Background()
 	reg := registry.New()
@@ -194,6 +195,16 @@ func TestEncodedOverSession(t *testing.T) {
 		}
 		if !bytes.Equal(got.DecodedJSON(), want) {
 			t.Errorf("%s:\n got %.400s\nwant %.400s", def.Name, got.DecodedJSON(), want)
+		}
+		// With upstream's go-sdk, the server leaves the whole result to
+		// the SDK (sdkEncoded; MarshalJSON ignores what callResult
+		// relays): the same bytes.
+		upstream, err := sdkEncoded(tool.WithEncoded(ctx), res, callResult(ctx, res)).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.DecodedJSON(), upstream) {
+			t.Errorf("%s, as upstream's SDK encodes it:\n got %.400s\nwant %.400s", def.Name, got.DecodedJSON(), upstream)
 		}
 	}
 }

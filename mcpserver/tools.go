@@ -199,7 +199,11 @@ func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.C
 	if res.Error != nil {
 		level = "warning"
 	}
-	if !ss.LogsAt(ctx, level) {
+	// LogsAt is the patched go-sdk's (patch 24); upstream's Log filters by
+	// level itself, after data is built (the same messages, slower).
+	if l, ok := any(ss).(interface {
+		LogsAt(context.Context, mcp.LoggingLevel) bool
+	}); ok && !l.LogsAt(ctx, level) {
 		return
 	}
 	data := map[string]any{"tool": call.Name, "outcome": "ok"}
@@ -213,8 +217,7 @@ func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.C
 // model-facing text as content and the structured error as
 // structuredContent. A result that says exactly what an upstream's bytes
 // said (tool.Relay) is answered with those bytes; any other, with encode's
-// or, where encode leaves it to the SDK, the SDK's, the structured value's
-// always as ctx has it (tool.MarshalJSON).
+// or, where encode leaves it to the SDK, the SDK's (sdkEncoded).
 func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{Content: mcpContent(res.Content)}
 	if res.Error != nil {
@@ -229,20 +232,40 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 	if len(res.Meta) > 0 {
 		out.Meta = mcp.Meta{"toolgate/meta": res.Meta}
 	}
-	if data, ok := res.Relay.For(res); ok {
-		// An upstream's result that nothing changed goes on as it came.
-		out.RelayJSON(data)
-	} else if data, ok := encode(ctx, out); ok {
-		out.RelayJSONRoom(data, encodeRoom)
-	} else if res.Error == nil && res.Structured != nil {
-		// The SDK encodes what encode leaves to it (a block other than
-		// text): with the bytes the check and the redaction read, not an
-		// encoding again.
+	// RelayJSON and RelayJSONRoom are the patched go-sdk's (patches 6, 27);
+	// upstream's encodes out itself (sdkEncoded: the same JSON, slower).
+	if r, ok := any(out).(relayer); ok {
+		if data, ok := res.Relay.For(res); ok {
+			// An upstream's result that nothing changed goes on as it came.
+			r.RelayJSON(data)
+			return out
+		}
+		if data, ok := encode(ctx, out); ok {
+			r.RelayJSONRoom(data, encodeRoom)
+			return out
+		}
+	}
+	return sdkEncoded(ctx, res, out)
+}
+
+// sdkEncoded leaves out, res in MCP's shape, to the SDK to encode (what
+// encode leaves to it, a block other than text; all of it on upstream's
+// SDK), the structured value as ctx has it (tool.MarshalJSON): the bytes
+// the check and the redaction read, not an encoding again.
+func sdkEncoded(ctx context.Context, res tool.Result, out *mcp.CallToolResult) *mcp.CallToolResult {
+	if res.Error == nil && res.Structured != nil {
 		if b, err := tool.MarshalJSON(ctx, res.Structured); err == nil {
 			out.StructuredContent = json.RawMessage(b)
 		}
 	}
 	return out
+}
+
+// relayer is the result of the patched go-sdk (third_party/go-sdk): it
+// answers with the bytes it is given instead of its encoding.
+type relayer interface {
+	RelayJSON(data []byte)
+	RelayJSONRoom(buf []byte, room int)
 }
 
 // encodeRoom is the room encode leaves before the result: enough for the

@@ -68,8 +68,10 @@ func compile(raw json.RawMessage, metaFast bool) (*Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
-	if metaFast && metaValid(doc) {
-		c.SkipMetaValidation()
+	// SkipMetaValidation is third_party/jsonschema's; upstream's compiler
+	// checks every schema against the meta-schema: same result, slower.
+	if skip, ok := any(c).(interface{ SkipMetaValidation() }); ok && metaFast && metaValid(doc) {
+		skip.SkipMetaValidation()
 	}
 	if err := c.AddResource(baseURL, doc); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
