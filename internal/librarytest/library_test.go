@@ -88,7 +88,7 @@ func TestUpstreamModules(t *testing.T) {
 	// module whose sum go.sum lacks fails the build (the checksum database
 	// is not asked: GONOSUMDB does not name it, and it is not reached).
 	env := []string{"GOFLAGS=-mod=mod", "GOWORK=off"}
-	goCmd(t, dir, env, "build", "-o", "consumer", ".")
+	goCmd(t, dir, env, "build", "-ldflags=-s -w", "-o", "consumer", ".") // no symbols: a shorter link
 	goCmd(t, dir, env, "vet", ".")
 	t.Logf("%d packages of toolgate built and vetted against %d upstream modules", n, upstream)
 
