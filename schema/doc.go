@@ -39,8 +39,10 @@
 // schema of only the common keywords, each holding a value of the type the
 // meta-schema wants, is checked by a few lines instead (meta.go), and the
 // validator's check is skipped (third_party/jsonschema's
-// SkipMetaValidation); any other schema goes to the meta-schema. A fuzz
-// test checks that the meta-schema accepts whatever the few lines accept.
+// SkipMetaValidation); any other schema goes to the meta-schema, and so
+// does every schema with upstream's jsonschema, which a module that
+// requires toolgate gets. A fuzz test checks that the meta-schema accepts
+// whatever the few lines accept.
 //
 // The JSON parser (jsontext.go) is written by hand: encoding/json reports
 // offsets but no hints, accepts duplicate keys and invalid UTF-8, and
