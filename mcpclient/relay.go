@@ -14,8 +14,10 @@ import (
 // decoded into, when they say no more and no less than res: then a gateway
 // that changes nothing sends them on (tool.Relay) instead of encoding res.
 func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
+	// DecodedJSON and DecodedPlain are the patched go-sdk's (patches 6, 21);
+	// upstream's result keeps no bytes: res is encoded (the same JSON, slower).
 	d, ok := any(r).(decoded)
-	if !ok { // upstream go-sdk keeps no bytes: res is encoded again (the same JSON, slower)
+	if !ok {
 		return nil
 	}
 	raw := d.DecodedJSON()
@@ -29,8 +31,8 @@ func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
 	return tool.NewRelay(raw, structured, res)
 }
 
-// decoded is the result of the patched go-sdk (third_party/go-sdk,
-// patches 6 and 21): the bytes it was decoded from, and how.
+// decoded is the result of the patched go-sdk (third_party/go-sdk): the
+// bytes it was decoded from, and how.
 type decoded interface {
 	DecodedJSON() []byte
 	DecodedPlain() bool
