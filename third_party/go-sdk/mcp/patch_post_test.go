@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -24,8 +25,8 @@ import (
 
 // TestReadBodyMatchesReadAll: readBody gives io.ReadAll's bytes and error
 // for bodies of many lengths, announced exactly, short, long, not at all
-// and beyond maxPresized, read whole, a byte or 7 bytes at a time, cut by
-// an error, and through http.MaxBytesReader below and above its limit.
+// and far beyond them, read whole, a byte or 7 bytes at a time, cut by an
+// error, and through http.MaxBytesReader below and above its limit.
 func TestReadBodyMatchesReadAll(t *testing.T) {
 	errCut := errors.New("cut")
 	readers := map[string]func(b []byte) io.Reader{
@@ -41,9 +42,9 @@ func TestReadBodyMatchesReadAll(t *testing.T) {
 		},
 	}
 	n := 0
-	for _, size := range []int{0, 1, 2, 99, 100, 101, 120, 511, 512, 513, 4096, maxPresized, maxPresized + 1, 200000} {
+	for _, size := range []int{0, 1, 2, 99, 100, 101, 120, 511, 512, 513, firstPresized - 1, firstPresized, firstPresized + 1, 3 * firstPresized, 64 << 10, 200000} {
 		body := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
-		for _, announced := range []int64{-1, 0, int64(size), int64(size) - 1, int64(size) + 1, int64(size) / 2, int64(size) * 2, maxPresized, maxPresized + 1} {
+		for _, announced := range []int64{-1, 0, int64(size), int64(size) - 1, int64(size) + 1, int64(size) / 2, int64(size) * 2, firstPresized, firstPresized + 1, 64 << 10, math.MaxInt64} {
 			for name, mk := range readers {
 				want, wantErr := io.ReadAll(mk(body))
 				got, gotErr := readBody(mk(body), announced)
@@ -61,6 +62,88 @@ func TestReadBodyMatchesReadAll(t *testing.T) {
 	if n < 500 {
 		t.Fatalf("only %d cases", n)
 	}
+}
+
+// TestReadBodyBounded: whatever Content-Length a client announces, readBody
+// offers its first Read no more than firstPresized bytes, and its buffer
+// is never larger than firstPresized or four times the bytes sent: a client
+// that announces 64 KiB, or 2^63-1 bytes, and sends a few holds no more
+// than a small body's buffer (before, 64 KiB).
+func TestReadBodyBounded(t *testing.T) {
+	n := 0
+	for _, size := range []int{0, 1, 150, firstPresized - 1, firstPresized, firstPresized + 1, 10000, 64 << 10, 300000} {
+		body := bytes.Repeat([]byte("x"), size)
+		for _, announced := range []int64{1, 150, firstPresized, 64 << 10, 64<<10 + 1, 4 << 20, math.MaxInt64} {
+			if announced < int64(size) {
+				continue
+			}
+			r := &firstReadSize{r: bytes.NewReader(body)}
+			got, err := readBody(r, announced)
+			if err != nil || len(got) != size {
+				t.Fatalf("size %d, announced %d: %d bytes, %v", size, announced, len(got), err)
+			}
+			if r.first > firstPresized {
+				t.Errorf("size %d, announced %d: the first Read was offered %d bytes, want at most %d", size, announced, r.first, firstPresized)
+			}
+			if limit := max(firstPresized, 4*size); cap(got) > limit {
+				t.Errorf("size %d, announced %d: a buffer of %d bytes, want at most %d", size, announced, cap(got), limit)
+			}
+			if announced == int64(size) && size < firstPresized && cap(got) != size+1 {
+				t.Errorf("size %d, announced exactly: a buffer of %d bytes, want %d", size, cap(got), size+1)
+			}
+			n++
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d cases", n)
+	}
+}
+
+// BenchmarkReadBody: a POST's body read by readBody and by io.ReadAll
+// (v1.8.0's), at sizes of a tools/call without arguments (150 bytes) to
+// one carrying a file (100 KB), announced exactly, read at most 4 KiB at a
+// time (as net/http's body gives a buffered connection's bytes); "lie" is
+// a client announcing 64 KiB that sends 150 bytes:
+//
+//	go test -run '^$' -bench BenchmarkReadBody -benchmem ./mcp/
+func BenchmarkReadBody(b *testing.B) {
+	for _, c := range []struct {
+		name      string
+		size      int
+		announced int64
+	}{{"150", 150, 150}, {"1K", 1000, 1000}, {"8K", 8000, 8000}, {"20K", 20000, 20000}, {"100K", 100000, 100000}, {"lie", 150, 64 << 10}} {
+		body := bytes.Repeat([]byte("x"), c.size)
+		for _, f := range []struct {
+			name string
+			read func(io.Reader, int64) ([]byte, error)
+		}{{"readBody", readBody}, {"ReadAll", func(r io.Reader, _ int64) ([]byte, error) { return io.ReadAll(r) }}} {
+			b.Run(c.name+"/"+f.name, func(b *testing.B) {
+				r := bytes.NewReader(body)
+				chunks := &sevenReader{r: r, n: 4 << 10}
+				b.ReportAllocs()
+				for b.Loop() {
+					r.Reset(body)
+					if got, err := f.read(chunks, c.announced); err != nil || len(got) != c.size {
+						b.Fatal(len(got), err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// firstReadSize notes how many bytes its first Read is offered.
+type firstReadSize struct {
+	r     io.Reader
+	first int
+	reads int
+}
+
+func (f *firstReadSize) Read(p []byte) (int, error) {
+	if f.reads++; f.reads == 1 {
+		f.first = len(p)
+	}
+	return f.r.Read(p)
 }
 
 type sevenReader struct {
