@@ -12,7 +12,11 @@ import (
 // TestSweepBoxFolders: the sweep removes a box folder whose lock is free
 // and leaves one whose lock a live gateway holds, one with no lock file,
 // one whose lock is a link, a link named like a box folder (and what it
-// leads to), and folders of other names.
+// leads to), folders of other names, and folders of an older release's
+// layout (the upstream's working folder itself) whose upstream wrote a
+// free file named lock, empty, of its own or with the mark and more (review
+// s44's R11: such a gateway may still run beside this one during an
+// upgrade).
 func TestSweepBoxFolders(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -35,17 +39,29 @@ func TestSweepBoxFolders(t *testing.T) {
 		}
 		return p
 	}
-	write := func(p string) {
-		if err := os.WriteFile(p, nil, 0o600); err != nil {
+	writeData := func(p, data string) {
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	write := func(p string) { writeData(p, "") }
+	if data, err := os.ReadFile(filepath.Join(filepath.Dir(live), "lock")); err != nil || string(data) != boxLockMark {
+		t.Fatalf("the live folder's lock holds %q (%v), want %q", data, err, boxLockMark)
 	}
 	// What a killed gateway leaves: its lock file, free, and the empty
 	// working folder (cmd/toolgate's TestBoxFolderOfAKilledGateway kills
 	// one).
 	dead := mkdir(filepath.Join(tmp, boxFolderPrefix+"dead"))
-	write(filepath.Join(dead, "lock"))
+	writeData(filepath.Join(dead, "lock"), boxLockMark)
 	mkdir(filepath.Join(dead, "root"))
+	var older []string
+	for name, data := range map[string]string{"empty": "", "pid": "4242\n", "more": boxLockMark + "x", "less": boxLockMark[:len(boxLockMark)-1]} {
+		dir := mkdir(filepath.Join(tmp, boxFolderPrefix+"older"+name))
+		writeData(filepath.Join(dir, "lock"), data)
+		mkdir(filepath.Join(dir, "root"))
+		writeData(filepath.Join(dir, "state.json"), "{}")
+		older = append(older, dir)
+	}
 	noLock := mkdir(filepath.Join(tmp, boxFolderPrefix+"nolock"))
 	elsewhere := mkdir(filepath.Join(t.TempDir(), "elsewhere"))
 	write(filepath.Join(elsewhere, "lock"))
@@ -64,7 +80,7 @@ func TestSweepBoxFolders(t *testing.T) {
 	if !slices.Equal(gone, []string{dead}) {
 		t.Errorf("swept %q, want only the folder whose lock is free %q", gone, dead)
 	}
-	for _, p := range []string{filepath.Dir(live), noLock, linkedLock, link, elsewhere, filepath.Join(elsewhere, "lock"), other} {
+	for _, p := range append([]string{filepath.Dir(live), noLock, linkedLock, link, elsewhere, filepath.Join(elsewhere, "lock"), other}, older...) {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s was removed: %v", p, err)
 		}
