@@ -748,3 +748,70 @@ func TestAutoRunLinkIntoAnotherGrant(t *testing.T) {
 		t.Errorf("a link into a grant with config: true: %v, want a refusal naming the link", err)
 	}
 }
+
+// TestAutoRunLinkIntoNestedGrants: with nested write grants (outer, and
+// outer/inner below it), a link at the top of a third grant into
+// outer/inner/pkg is judged by the innermost grant that holds the folder
+// (re-read s44's F14): the package's .npmrc is guarded in inner alone,
+// whatever outer says; inner with config: true refuses the start naming
+// it; outer with config: true does not, inner guarding the folder.
+func TestAutoRunLinkIntoNestedGrants(t *testing.T) {
+	top := t.TempDir()
+	work, outer := filepath.Join(top, "work"), filepath.Join(top, "outer")
+	inner := filepath.Join(outer, "inner")
+	for p, c := range map[string]string{
+		"outer/inner/pkg/package.json": "{}", "outer/inner/pkg/.npmrc": "fund=false\n", "work/readme.md": "work\n",
+	} {
+		os.MkdirAll(filepath.Join(top, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(top, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib := filepath.Join(work, "lib")
+	if err := os.Symlink(filepath.Join(inner, "pkg"), lib); err != nil {
+		t.Fatal(err)
+	}
+	npmrc := filepath.Join(inner, "pkg", ".npmrc")
+	for _, c := range []struct {
+		name         string
+		outerConfig  bool
+		innerConfig  bool
+		refusedNamed string // "": started
+	}{
+		{"both guard", false, false, ""},
+		{"outer config: true", true, false, ""},
+		{"inner config: true", false, true, inner},
+		{"both config: true", true, true, inner},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Both orders of the grants: the decision does not follow it.
+			for _, write := range [][]string{{work, outer, inner}, {inner, outer, work}} {
+				iso := &isolation{upstream: "up", write: write, config: map[string]bool{outer: c.outerConfig, inner: c.innerConfig}}
+				configs, roots, err := guardedConfigs("up", iso)
+				for _, r := range roots {
+					r.Close()
+				}
+				if c.refusedNamed != "" {
+					if err == nil || !strings.Contains(err.Error(), "the link "+lib) || !strings.Contains(err.Error(), "in its write grant "+c.refusedNamed+",") {
+						t.Errorf("grants %v: %v, want a refusal naming the link and %s", write, err, c.refusedNamed)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("grants %v: %v", write, err)
+				}
+				if ro := autoRunEntries(inner, configs[inner]); !slices.Contains(ro, npmrc) {
+					t.Errorf("grants %v: read-only entries of %s: %v, want %s", write, inner, ro, npmrc)
+				}
+				for _, e := range configs[outer] {
+					if strings.HasPrefix(e.Name, "inner/") {
+						t.Errorf("grants %v: %s guarded in the outer grant %s too, not in the innermost alone", write, e.Name, outer)
+					}
+				}
+				if !slices.ContainsFunc(configs[work], func(e policy.ConfigPath) bool { return e.Name == "lib" && len(e.Links) == 1 }) {
+					t.Errorf("grants %v: the link %s is not kept in %s: %+v", write, lib, work, configs[work])
+				}
+			}
+		})
+	}
+}

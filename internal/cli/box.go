@@ -391,11 +391,13 @@ func guardedConfigs(upstream string, iso *isolation) (map[string][]policy.Config
 // configuration there (npm in grant/lib reads lib/.npmrc: the .npmrc of
 // the folder it leads to). So the configuration of that folder, by the
 // markers it holds (policy.FolderConfigPaths), is guarded in the grant it
-// lies in (mounted read-only, or watched while missing, as that grant's
-// own), and the link in its grant (policy.ConfigPath.Links: replaced or
-// pointed elsewhere, it is moved out and made again). A link to such a
-// folder in a grant that guards nothing (config: true) refuses the start:
-// the two grants say opposite things of it. Links resolved inside their grant are left to
+// lies in, the innermost when grants nest (a/ and a/b/ both hold a/b/x:
+// a/b/ says what may change there), as that grant's own (mounted
+// read-only, or watched while missing), and the link in its grant
+// (policy.ConfigPath.Links: replaced or pointed elsewhere, it is moved
+// out and made again). A link to such a folder in a grant that guards
+// nothing (config: true) refuses the start: the two grants say opposite
+// things of it. Links resolved inside their grant are left to
 // NestedConfigPaths, links to folders no grant holds to the box (the
 // upstream cannot write there).
 func linkedConfigs(upstream string, iso *isolation, configs map[string][]policy.ConfigPath, roots map[string]*os.Root) error {
@@ -435,36 +437,41 @@ func linkedConfigs(upstream string, iso *isolation, configs map[string][]policy.
 			if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 				continue
 			}
-			for _, g := range iso.write {
-				if !within(real, g) {
-					continue
+			// The grant that holds the folder, the innermost.
+			g := ""
+			for _, h := range iso.write {
+				if within(real, h) && len(h) > len(g) {
+					g = h
 				}
-				rel, err := filepath.Rel(g, real)
-				if err != nil {
+			}
+			if g == "" {
+				continue // a folder no grant holds
+			}
+			rel, err := filepath.Rel(g, real)
+			if err != nil {
+				return grantError(upstream, g, err)
+			}
+			gr := roots[g]
+			if gr == nil { // config: true: opened only to look
+				if gr, err = os.OpenRoot(g); err != nil {
 					return grantError(upstream, g, err)
 				}
-				gr := roots[g]
-				if gr == nil { // config: true: opened only to look
-					if gr, err = os.OpenRoot(g); err != nil {
-						return grantError(upstream, g, err)
-					}
-				}
-				found := policy.FolderConfigPaths(gr, filepath.ToSlash(rel))
-				if roots[g] == nil {
-					gr.Close()
-					if len(found) > 0 {
-						return fmt.Errorf("upstream %s: the link %s at the top of its write grant %s leads to %s, in its write grant %s, which lets it change configuration (config: true): the box cannot keep the configuration there from it while %s guards the folder the link makes part of it; give %s config: true too, remove config: true from %s, or remove the link", upstream, filepath.Join(w, e.Name()), w, real, g, w, w, g)
-					}
-				}
-				if len(found) == 0 {
-					continue
-				}
-				configs[g] = append(configs[g], found...)
-				// The link is the entry (guardedAutoRun keeps it as its
-				// Links say): what it leads to is guarded in g.
-				configs[w] = append(configs[w], policy.ConfigPath{Name: e.Name(), Reason: found[0].Reason,
-					Links: []policy.Link{{Name: e.Name(), Target: target}}})
 			}
+			found := policy.FolderConfigPaths(gr, filepath.ToSlash(rel))
+			if roots[g] == nil {
+				gr.Close()
+				if len(found) > 0 {
+					return fmt.Errorf("upstream %s: the link %s at the top of its write grant %s leads to %s, in its write grant %s, which lets it change configuration (config: true): the box cannot keep the configuration there from it while %s guards the folder the link makes part of it; give %s config: true too, remove config: true from %s, or remove the link", upstream, filepath.Join(w, e.Name()), w, real, g, w, w, g)
+				}
+			}
+			if len(found) == 0 {
+				continue
+			}
+			configs[g] = append(configs[g], found...)
+			// The link is the entry (guardedAutoRun keeps it as its
+			// Links say): what it leads to is guarded in g.
+			configs[w] = append(configs[w], policy.ConfigPath{Name: e.Name(), Reason: found[0].Reason,
+				Links: []policy.Link{{Name: e.Name(), Target: target}}})
 		}
 	}
 	return nil
