@@ -23,6 +23,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
 fi
 go mod download
+# The upstream modules go.mod replaces by the patched copies in third_party:
+# internal/librarytest builds a module that requires toolgate against them.
+go mod download $(go list -m -f '{{.Path}}@{{.Version}}' github.com/modelcontextprotocol/go-sdk github.com/santhosh-tekuri/jsonschema/v6)
 
 # Node.js >= 22 and the MCP tools the tests run against toolgate's MCP server
 # (the official conformance suite, the MCP Inspector CLI and TypeScript SDK)
