@@ -52,19 +52,38 @@ func CheckResult(res tool.Result) []Finding {
 func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bool) {
 	var out []Finding
 	// A string is checked once, however often it occurs (a server's text
-	// block often repeats its structured content).
+	// block often repeats its structured content): the first few strings
+	// checked are remembered in an array on the stack, the rest in a map
+	// (a result of a text or two and its structured content makes none).
+	var few [4]checked
+	var nFew int
 	var seen map[string][]resultHit
 	var flagged map[string]bool
 	// A finding's field is made a string when there is one: the path is
 	// written in one buffer as the strings are walked.
 	add := func(field []byte, s string) {
-		hits, ok := seen[s]
+		var hits []resultHit
+		ok := false
+		for _, c := range few[:nFew] {
+			if c.s == s {
+				hits, ok = c.hits, true
+				break
+			}
+		}
+		if !ok && seen != nil {
+			hits, ok = seen[s]
+		}
 		if !ok {
 			hits = checkString(s)
-			if seen == nil {
-				seen = map[string][]resultHit{}
+			if nFew < len(few) {
+				few[nFew] = checked{s, hits}
+				nFew++
+			} else {
+				if seen == nil {
+					seen = map[string][]resultHit{}
+				}
+				seen[s] = hits
 			}
-			seen[s] = hits
 		}
 		for _, h := range hits {
 			out = append(out, Finding{Kind: h.kind, Field: string(field), Evidence: h.evidence, Why: resultWhy[h.kind]})
@@ -96,6 +115,12 @@ func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bo
 		add(append(path[:0], "/error/suggestion"...), e.Suggestion)
 	}
 	return out, flagged
+}
+
+// checked is a string checkResult checked and what it found in it.
+type checked struct {
+	s    string
+	hits []resultHit
 }
 
 // asJSON returns v as encoding/json decodes it into an any: v itself when it

@@ -838,6 +838,17 @@ var resultCues = sync.OnceValue(func() []resultCue {
 // resultErrorWords mark a text (or a sentence) that reports a failure.
 var resultErrorWords = compileMatch(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
 
+// scratch holds sentences that mayScore read a text into and that no
+// check uses any more: reading a text needs a sentence's slices (five of
+// them: the literals found, the states entered and their words, the cues
+// met, those that may hold), which a sentence from here already has,
+// sized for the index (reset clears them). A sentence given back keeps no
+// text, and its lower and padded copies only up to maxScratch bytes.
+var scratch = sync.Pool{New: func() any { return new(readSentence) }}
+
+// maxScratch bounds the lower-case copies a sentence in scratch keeps.
+const maxScratch = 4 << 10
+
 // resultHit is one sentence that scored.
 type resultHit struct {
 	kind, evidence string
@@ -863,16 +874,23 @@ func checkString(s string) []resultHit {
 			text += "\n" + resultFold(tags)
 		}
 	}
-	var sent readSentence
 	// A sentence is a finding when cues that address the model add up to
 	// the threshold, with a frame from the sentence before (carry) at
 	// most 1. A cue that may hold in a sentence may hold in the whole
 	// text (its words and prefilter's literals occur there too), so when
 	// the cues that may hold anywhere cannot add up, no sentence can: data
-	// and most plain text stop here, after one pass over the literals.
-	if !x.mayScore(&sent, text, ascii || isASCII(text)) {
+	// and most plain text stop here, after one pass over the literals,
+	// with a sentence whose slices an earlier check made (scratch).
+	sp := scratch.Get().(*readSentence)
+	if !x.mayScore(sp, text, ascii || isASCII(text)) {
+		sp.text = ""
+		if cap(sp.padded) > maxScratch {
+			sp.lower, sp.padded, sp.made = nil, nil, false
+		}
+		scratch.Put(sp)
 		return hits
 	}
+	sent := *sp // the text may score: sent has sp's slices, and sp is not put back
 	s0, sentences := text, splitSentences(text)
 	seen := map[string]bool{}
 	carry := 0.0 // 1 when the sentence before frames this one
