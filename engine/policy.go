@@ -20,7 +20,8 @@ func (e *Engine) authorize(next handler) handler {
 			return e.decided(ctx, p, next)
 		}
 		var res tool.Result
-		if n, open := b.Open(p.call.Caller(), p.def.Level, p.decision.Effect, time.Now()); open {
+		caller := p.call.Caller() // made once, for the check and the record
+		if n, open := b.Open(caller, p.def.Level, p.decision.Effect, time.Now()); open {
 			res = tool.ErrorResult(tool.Errorf(tool.CircuitOpen, "%d calls in a row were refused in this session, so calls that change anything are stopped for a while", n).
 				WithSuggestion("stop calling tools: tell the user what you were trying to do, what was refused and why, and ask how to proceed").
 				WithDetail("rule", p.decision.Rule))
@@ -29,11 +30,11 @@ func (e *Engine) authorize(next handler) handler {
 		}
 		switch {
 		case res.Error == nil, res.Meta["flagged"] != nil: // a result withheld by the check: the call ran
-			b.Record(p.call.Caller(), p.def.Level, false, time.Now())
+			b.Record(caller, p.def.Level, false, time.Now())
 		case policy.Refusal(res.Error.Type):
-			b.Record(p.call.Caller(), p.def.Level, true, time.Now())
+			b.Record(caller, p.def.Level, true, time.Now())
 		case res.Error.Type != tool.RateLimited && res.Error.Type != tool.LoopDetected && res.Error.Type != tool.InputRequired:
-			b.Record(p.call.Caller(), p.def.Level, false, time.Now()) // it ran, and failed
+			b.Record(caller, p.def.Level, false, time.Now()) // it ran, and failed
 		}
 		return res
 	}

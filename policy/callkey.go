@@ -14,7 +14,12 @@ import (
 // as the engine parses them and whichever form the audit log recorded.
 // args are the arguments already parsed, or nil to parse call.Args.
 func callKey(call tool.Call, args map[string]any) string {
-	b := make([]byte, 0, len(call.Name)+1+len(call.Args))
+	// Written on the stack when it fits: only the string is made.
+	var room [256]byte
+	b := room[:0]
+	if n := len(call.Name) + 1 + len(call.Args); n > len(room) {
+		b = make([]byte, 0, n)
+	}
 	b = append(append(b, call.Name...), 0)
 	if args != nil {
 		return string(appendCanonical(b, args))

@@ -35,3 +35,59 @@ func TestHistoryCount(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryRoom: calls moved back to the front of their array (add, when
+// forget has slid them to its end) are the calls a history that always
+// appends holds, and a session at its limit adds without allocating.
+func TestHistoryRoom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 100 {
+		h := &history{count: map[string]int{}, failed: map[string]*past{}}
+		var want []string
+		for op := range 3000 {
+			switch {
+			case r.IntN(7) == 0 && len(h.calls) > 0:
+				n := r.IntN(len(h.calls) + 1)
+				h.forget(n)
+				want = want[n:]
+			case r.IntN(50) == 0 && len(h.calls) > 0:
+				k := h.calls[r.IntN(len(h.calls))].key
+				h.unadd(k)
+				for i := len(want) - 1; i >= 0; i-- {
+					if want[i] == k {
+						want = append(want[:i:i], want[i+1:]...)
+						break
+					}
+				}
+			default:
+				k := fmt.Sprint("k", r.IntN(20), "-", op)
+				h.add(past{key: k, at: time.Unix(int64(op), 0)})
+				want = append(want, k)
+				if len(want) > maxHistory {
+					want = want[len(want)-maxHistory:]
+				}
+			}
+			if len(h.calls) != len(want) {
+				t.Fatalf("round %d, op %d: %d calls, want %d", round, op, len(h.calls), len(want))
+			}
+			for i, c := range h.calls {
+				if c.key != want[i] {
+					t.Fatalf("round %d, op %d: call %d is %q, want %q", round, op, i, c.key, want[i])
+				}
+			}
+		}
+	}
+	h := &history{count: map[string]int{}, failed: map[string]*past{}}
+	p := past{key: "k", at: time.Unix(1, 0)}
+	for range 4 * maxHistory {
+		h.add(p)
+	}
+	adds := func() {
+		for range 8 * maxHistory {
+			h.add(p)
+		}
+	}
+	if n := testing.AllocsPerRun(10, adds); n != 0 {
+		t.Fatalf("a history at its limit allocates %v times in %d calls, want 0", n, 8*maxHistory)
+	}
+}

@@ -273,11 +273,26 @@ type history struct {
 	calls  []past           // oldest first, within the window
 	count  map[string]int   // how many of calls have each key
 	failed map[string]*past // the last result of each key, when it failed for good
+	room   []past           // the array calls is in, from its start (calls is slid along it by forget)
 }
 
-// add appends a call, forgetting the oldest beyond maxHistory.
+// add appends a call, forgetting the oldest beyond maxHistory. When calls
+// has reached the end of its array, having been slid along it by forget,
+// and fills at most half of it, they are moved back to its front (the
+// rest of it cleared, so that it holds no forgotten call's result) instead
+// of appended into a new array: a session calling on at its limit moves
+// its calls once per array's worth of calls, not a new array each time.
 func (h *history) add(p past) {
+	if len(h.calls) == cap(h.calls) && 2*len(h.calls) <= cap(h.room) {
+		n := copy(h.room[:cap(h.room)], h.calls)
+		clear(h.room[n:cap(h.room)])
+		h.calls = h.room[:n]
+	}
+	grows := len(h.calls) == cap(h.calls)
 	h.calls = append(h.calls, p)
+	if grows {
+		h.room = h.calls[:0]
+	}
 	h.count[p.key]++
 	if n := len(h.calls) - maxHistory; n > 0 {
 		h.forget(n)
