@@ -121,7 +121,7 @@ func (p *Plain) Object(member func(key string) bool) bool {
 			return false
 		}
 		p.Space()
-		if !member(string(key)) {
+		if !member(keyString(key)) { // PATCH(toolgate): patch 33
 			return false
 		}
 		p.Space()
@@ -192,6 +192,9 @@ func (p *Plain) Value(depth int) (any, bool) {
 			}
 		}
 	case c == '"':
+		if v, ok := p.commonValue(); ok { // PATCH(toolgate): patch 33
+			return v, true
+		}
 		return p.String()
 	case c == 't' && p.Literal("true"):
 		return true, true
@@ -293,6 +296,9 @@ func (p *Plain) String() (string, bool) {
 		if c == '"' {
 			p.i = i + 1
 			if s.Cap() == 0 {
+				if c, ok := commonString(run); ok { // PATCH(toolgate): patch 33
+					return c, true
+				}
 				return string(run), true
 			}
 			s.Write(run)
@@ -539,4 +545,99 @@ func stringEnd(b []byte, i int) int {
 			return i
 		}
 	}
+}
+
+// PATCH(toolgate): patch 33. The names and values MCP and JSON-RPC spell
+// in every message (members, methods, the SEP-2575 _meta triple's keys,
+// protocol versions): a string a Plain reads that spells one of them
+// without an escape is this string, not a new copy of its bytes, and a
+// Value of it this interface, not a new one holding it. Strings are
+// immutable, so the same string is what a copy would be; nothing else
+// changes (the Plain reads as far, and reports the same).
+var commonStrings = [...]string{
+	"jsonrpc", "2.0", "id", "method", "params", "result", "error", "code", "message", "data",
+	"tools/call", "notifications/progress", "notifications/cancelled",
+	"_meta", "name", "arguments", "progressToken", "content", "structuredContent", "isError",
+	"type", "text", "resultType", "complete",
+	"io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo",
+	"io.modelcontextprotocol/protocolVersion",
+	"roots", "listChanged", "sampling", "elicitation", "experimental", "tools", "prompts",
+	"resources", "logging", "completions", "subscribe", "tasks",
+	"version", "title", "icons", "websiteUrl",
+	"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",
+}
+
+// commonIndex finds a common string by its bytes; commonValues holds each
+// as an interface; maxCommon is the longest's length.
+var (
+	commonIndex  = indexCommon()
+	commonValues = valuesCommon()
+	maxCommon    = maxLenCommon()
+)
+
+func indexCommon() map[string]int {
+	m := make(map[string]int, len(commonStrings))
+	for i, s := range commonStrings {
+		m[s] = i
+	}
+	return m
+}
+
+func valuesCommon() []any {
+	v := make([]any, len(commonStrings))
+	for i, s := range commonStrings {
+		v[i] = s
+	}
+	return v
+}
+
+func maxLenCommon() int {
+	n := 0
+	for _, s := range commonStrings {
+		n = max(n, len(s))
+	}
+	return n
+}
+
+// commonString returns the common string b spells, if any.
+func commonString(b []byte) (string, bool) {
+	if len(b) < 2 || len(b) > maxCommon {
+		return "", false
+	}
+	i, ok := commonIndex[string(b)]
+	if !ok {
+		return "", false
+	}
+	return commonStrings[i], true
+}
+
+// keyString is string(key), the common string when key spells one.
+func keyString(key []byte) string {
+	if c, ok := commonString(key); ok {
+		return c
+	}
+	return string(key)
+}
+
+// commonValue reads a string that spells a common string, without an
+// escape, as String would (it reads the same bytes, to the quote that
+// ends them), and returns its interface; else it reads nothing and
+// reports false. A common string holds no quote, backslash or control
+// byte and is valid UTF-8: bytes equal to one are a string String reads
+// whole, unescaped.
+func (p *Plain) commonValue() (any, bool) {
+	body := p.b[p.i+1:]
+	if len(body) > maxCommon+1 {
+		body = body[:maxCommon+1]
+	}
+	j := bytes.IndexByte(body, '"')
+	if j < 2 {
+		return nil, false
+	}
+	i, ok := commonIndex[string(body[:j])]
+	if !ok {
+		return nil, false
+	}
+	p.i += j + 2
+	return commonValues[i], true
 }
