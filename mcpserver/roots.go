@@ -27,8 +27,28 @@ type callInfo struct {
 
 type callInfoKey struct{}
 
-func withCallInfo(ctx context.Context, ci *callInfo) context.Context {
-	return context.WithValue(ctx, callInfoKey{}, ci)
+// callCtx is a call's context with its callInfo (newCallCtx): one
+// allocation for the two, where context.WithValue and a new callInfo make
+// two. It answers Value for callInfoKey and asks its parent for every
+// other key, as context.WithValue's would; Done, Err and Deadline are its
+// parent's.
+type callCtx struct {
+	context.Context
+	ci callInfo
+}
+
+// newCallCtx returns ctx with an empty callInfo, and that callInfo, for
+// the caller to fill in before the context is used.
+func newCallCtx(ctx context.Context) (context.Context, *callInfo) {
+	c := &callCtx{Context: ctx}
+	return c, &c.ci
+}
+
+func (c *callCtx) Value(key any) any {
+	if key == (callInfoKey{}) {
+		return &c.ci
+	}
+	return c.Context.Value(key)
 }
 
 func callInfoFrom(ctx context.Context) *callInfo {

@@ -165,12 +165,13 @@ const freshCalls = 9
 // execute runs call through the engine with the session's roots and what
 // the call's client takes and answered (input) in ctx.
 func (s *Server) execute(ctx context.Context, st *session, call tool.Call, input inputCall) tool.Result {
-	ci := &callInfo{session: st.ss, input: input}
+	cctx, ci := newCallCtx(ctx)
+	ci.session, ci.input = st.ss, input
 	if len(s.roots) > 0 {
 		ci.base = s.roots[0].dir
 	}
 	ci.allowed, ci.narrowed = s.narrowing(ctx, st)
-	return s.engine.Execute(withCallInfo(ctx, ci), call)
+	return s.engine.Execute(cctx, call)
 }
 
 // progressTo returns a ProgressFunc that notifies the client, dropping

@@ -24,7 +24,24 @@ type encoded struct {
 // they read, and the client gets, the same bytes. An MCP server sets it
 // for each call.
 func WithEncoded(ctx context.Context) context.Context {
-	return context.WithValue(ctx, encodedKey{}, &encoded{})
+	return &encodedCtx{Context: ctx}
+}
+
+// encodedCtx is WithEncoded's context: its parent with the call's
+// encoded, made in one allocation (context.WithValue and a new encoded
+// are two). It answers Value for encodedKey and asks its parent for every
+// other key, as context.WithValue's would; Done, Err and Deadline are its
+// parent's.
+type encodedCtx struct {
+	context.Context
+	e encoded
+}
+
+func (c *encodedCtx) Value(key any) any {
+	if key == (encodedKey{}) {
+		return &c.e
+	}
+	return c.Context.Value(key)
 }
 
 // MarshalJSON returns json.Marshal(v). In a context of WithEncoded, a value
