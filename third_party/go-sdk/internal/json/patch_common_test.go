@@ -32,6 +32,15 @@ func TestCommonStrings(t *testing.T) {
 		}
 	}
 	bodies = append(bodies, "", "a", `\"`, strings.Repeat("x", 200))
+	// Which bodies are common is read from the list, not from the lookup:
+	// a lookup that misses one of them fails the allocation checks below.
+	isCommon := map[string]bool{}
+	for i, c := range commonStrings {
+		isCommon[c] = true
+		if j := commonAt([]byte(c)); j != i {
+			t.Fatalf("commonAt(%q) = %d, want %d", c, j, i)
+		}
+	}
 	common := map[string]bool{}
 	for _, body := range bodies {
 		for _, data := range []string{`"` + body + `"`, `{"` + body + `":"` + body + `"}`, `["` + body + `",1,"` + body + `"]`, `"` + body, `"` + body + `"x`} {
@@ -60,7 +69,14 @@ func TestCommonStrings(t *testing.T) {
 				}
 			}
 		}
-		if _, ok := commonIndex[body]; ok {
+		if isCommon[body] {
+			key := []byte(`{"` + body + `":1}`)
+			var k string
+			if n := testing.AllocsPerRun(100, func() {
+				NewPlain(key).Object(func(s string) bool { k = s; return false })
+			}); n != 0 || k != body {
+				t.Errorf("Object's key %q: %v allocations, want 0", body, n)
+			}
 			common[body] = true
 			data := []byte(`"` + body + `"`)
 			var p Plain

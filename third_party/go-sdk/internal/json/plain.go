@@ -192,10 +192,11 @@ func (p *Plain) Value(depth int) (any, bool) {
 			}
 		}
 	case c == '"':
-		if v, ok := p.commonValue(); ok { // PATCH(toolgate): patch 33
-			return v, true
+		s, i, ok := p.str() // PATCH(toolgate): patch 33
+		if i >= 0 {
+			return commonValues[i], true
 		}
-		return p.String()
+		return s, ok
 	case c == 't' && p.Literal("true"):
 		return true, true
 	case c == 'f' && p.Literal("false"):
@@ -246,8 +247,15 @@ func (p *Plain) digits() bool {
 // invalid UTF-8 and an escaped surrogate (which segmentio replaces) are
 // refused.
 func (p *Plain) String() (string, bool) {
+	s, _, ok := p.str()
+	return s, ok
+}
+
+// str is String, and the index in commonStrings of the string it read
+// when it is one of them (else -1). PATCH(toolgate): patch 33.
+func (p *Plain) str() (string, int, bool) {
 	if !p.Next('"') {
-		return "", false
+		return "", -1, false
 	}
 	// PATCH(toolgate): patch 20. The bytes of a kept string followed by a
 	// quote are read as they were read then: they decode to the same
@@ -255,7 +263,7 @@ func (p *Plain) String() (string, bool) {
 	for _, k := range p.kept {
 		if end := p.i + len(k.body); end < len(p.b) && p.b[end] == '"' && string(p.b[p.i:end]) == string(k.body) {
 			p.i = end + 1
-			return k.s, true
+			return k.s, -1, true
 		}
 	}
 	var s strings.Builder // only for a string with an escape
@@ -276,12 +284,12 @@ func (p *Plain) String() (string, bool) {
 			}
 		}
 		if i >= len(b) {
-			return "", false
+			return "", -1, false
 		}
 		c := b[i]
 		if c != '"' && c != '\\' {
 			if c < 0x20 {
-				return "", false
+				return "", -1, false
 			}
 			if c >= 0x80 {
 				ascii = false
@@ -291,25 +299,25 @@ func (p *Plain) String() (string, bool) {
 		}
 		run := b[start:i]
 		if !ascii && !utf8.Valid(run) {
-			return "", false
+			return "", -1, false
 		}
 		if c == '"' {
 			p.i = i + 1
 			if s.Cap() == 0 {
-				if c, ok := commonString(run); ok { // PATCH(toolgate): patch 33
-					return c, true
+				if i := commonAt(run); i >= 0 { // PATCH(toolgate): patch 33
+					return commonStrings[i], i, true
 				}
-				return string(run), true
+				return string(run), -1, true
 			}
 			s.Write(run)
-			return s.String(), true
+			return s.String(), -1, true
 		}
 		if s.Cap() == 0 { // room for the string up to the next quote
 			s.Grow(i - start + bytes.IndexByte(b[i:], '"') + 1)
 		}
 		s.Write(run)
 		if i+1 >= len(b) {
-			return "", false
+			return "", -1, false
 		}
 		switch e := b[i+1]; e {
 		case '"', '\\', '/':
@@ -326,16 +334,16 @@ func (p *Plain) String() (string, bool) {
 			s.WriteByte('\t')
 		case 'u':
 			if i+6 > len(b) {
-				return "", false
+				return "", -1, false
 			}
 			u, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
 			if err != nil || u >= 0xd800 && u < 0xe000 {
-				return "", false
+				return "", -1, false
 			}
 			s.WriteRune(rune(u))
 			i += 4
 		default:
-			return "", false
+			return "", -1, false
 		}
 		i += 2
 		start, ascii = i, true
@@ -567,77 +575,56 @@ var commonStrings = [...]string{
 	"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28",
 }
 
-// commonIndex finds a common string by its bytes; commonValues holds each
-// as an interface; maxCommon is the longest's length.
+// commonSlots finds a common string by its length and its first and last
+// two bytes, hashed (commonSlot, a multiply and a shift) into 256 slots,
+// each empty or holding the one common string that hashes there, and
+// commonIndex its index; commonAt then compares the bytes once. A string
+// that is none of them is turned away by the lengths (an empty slot's is
+// 0) or by that one compare, without hashing its bytes. No two common
+// strings share a slot (valuesCommon panics if they would). commonValues
+// holds each as an interface.
+const commonMul = 0x9e377a39
+
 var (
-	commonIndex  = indexCommon()
+	commonSlots  [256]string
+	commonIndex  [256]uint8
 	commonValues = valuesCommon()
-	maxCommon    = maxLenCommon()
 )
 
-func indexCommon() map[string]int {
-	m := make(map[string]int, len(commonStrings))
-	for i, s := range commonStrings {
-		m[s] = i
-	}
-	return m
+func commonSlot(n int, first, last2, last byte) uint8 {
+	return uint8((uint32(n)<<24 | uint32(first)<<16 | uint32(last2)<<8 | uint32(last)) * commonMul >> 24)
 }
 
 func valuesCommon() []any {
 	v := make([]any, len(commonStrings))
 	for i, s := range commonStrings {
 		v[i] = s
+		h := commonSlot(len(s), s[0], s[len(s)-2], s[len(s)-1])
+		if commonSlots[h] != "" {
+			panic("json: common strings " + commonSlots[h] + " and " + s + " share a slot")
+		}
+		commonSlots[h], commonIndex[h] = s, uint8(i)
 	}
 	return v
 }
 
-func maxLenCommon() int {
-	n := 0
-	for _, s := range commonStrings {
-		n = max(n, len(s))
+// commonAt returns the index in commonStrings of the string b spells, or -1.
+func commonAt(b []byte) int {
+	n := len(b)
+	if n < 2 {
+		return -1
 	}
-	return n
-}
-
-// commonString returns the common string b spells, if any.
-func commonString(b []byte) (string, bool) {
-	if len(b) < 2 || len(b) > maxCommon {
-		return "", false
+	h := commonSlot(n, b[0], b[n-2], b[n-1])
+	if string(b) != commonSlots[h] {
+		return -1
 	}
-	i, ok := commonIndex[string(b)]
-	if !ok {
-		return "", false
-	}
-	return commonStrings[i], true
+	return int(commonIndex[h])
 }
 
 // keyString is string(key), the common string when key spells one.
 func keyString(key []byte) string {
-	if c, ok := commonString(key); ok {
-		return c
+	if i := commonAt(key); i >= 0 {
+		return commonStrings[i]
 	}
 	return string(key)
-}
-
-// commonValue reads a string that spells a common string, without an
-// escape, as String would (it reads the same bytes, to the quote that
-// ends them), and returns its interface; else it reads nothing and
-// reports false. A common string holds no quote, backslash or control
-// byte and is valid UTF-8: bytes equal to one are a string String reads
-// whole, unescaped.
-func (p *Plain) commonValue() (any, bool) {
-	body := p.b[p.i+1:]
-	if len(body) > maxCommon+1 {
-		body = body[:maxCommon+1]
-	}
-	j := bytes.IndexByte(body, '"')
-	if j < 2 {
-		return nil, false
-	}
-	i, ok := commonIndex[string(body[:j])]
-	if !ok {
-		return nil, false
-	}
-	p.i += j + 2
-	return commonValues[i], true
 }
