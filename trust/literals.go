@@ -226,20 +226,25 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 			continue
 		}
 		for w := 0; w < 64; w += 8 {
-			if le.Uint64(block[w:]) == 0 {
+			x := le.Uint64(block[w:])
+			if x == 0 {
 				continue
 			}
-			for j := w; j < w+8; j++ {
-				if block[j] != 0 {
-					seen.bits[k] |= 1 << j
-					block[j] = 0
-				}
-			}
+			// Each byte is 0 or 1: the multiply gathers them, byte j
+			// into bit 56+j (no two products meet in the top byte,
+			// and none carries into it).
+			seen.bits[k] |= x * packBytes >> 56 << w
+			le.PutUint64(block[w:], 0)
 		}
 	}
 	stateBytes.Put(m)
 	return s4
 }
+
+// packBytes gathers the low bits of a word's 8 bytes, each 0 or 1, into
+// its top byte: x*packBytes>>56 has bit j set when byte j (from the
+// bottom) of x is 1.
+const packBytes = 0x0102040810204080
 
 // stateBytes holds scanFrom's marks of the states a long text entered, a
 // byte per possible state, all zero between scans (a scan that panicked
