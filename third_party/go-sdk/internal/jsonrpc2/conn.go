@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -572,15 +573,17 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 			break
 		}
 
+		handed := false // PATCH(toolgate): patch 34
 		switch msg := msg.(type) {
 		case *Request:
-			c.acceptRequest(ctx, msg, preempter)
+			handed = c.acceptRequest(ctx, msg, preempter)
 
 		case *Response:
 			c.updateInFlight(func(s *inFlightState) {
 				if ac, ok := s.outgoingCalls[msg.ID]; ok {
 					delete(s.outgoingCalls, msg.ID)
 					ac.retire(msg)
+					handed = true
 				} else {
 					// TODO: How should we report unexpected responses?
 				}
@@ -588,6 +591,15 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 
 		default:
 			c.internalErrorf("Read returned an unexpected message of type %T", msg)
+		}
+		if handed {
+			// PATCH(toolgate): patch 34. The goroutine this message was
+			// handed to (a handler woken or started, a caller awaiting its
+			// response) runs before this one reads again: the next Read
+			// of a drained stream is a system call that finds nothing
+			// (EAGAIN) and parks in the poller, work that need not come
+			// before the handler's.
+			runtime.Gosched()
 		}
 	}
 
@@ -616,7 +628,10 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 
 // acceptRequest either handles msg synchronously or enqueues it to be handled
 // asynchronously.
-func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter) {
+//
+// PATCH(toolgate): patch 34. It reports whether it handed the request to
+// another goroutine (woke a parked one or started one).
+func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter Preempter) (handed bool) {
 	// In theory notifications cannot be cancelled, but we build them a cancel
 	// context anyway.
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -705,7 +720,9 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 	}
 	if run != nil {
 		run()
+		handed = true
 	}
+	return handed
 }
 
 // handleAsync invokes the handler on the requests in the handler queue
