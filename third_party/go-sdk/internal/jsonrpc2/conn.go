@@ -592,13 +592,15 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 		default:
 			c.internalErrorf("Read returned an unexpected message of type %T", msg)
 		}
-		if handed {
-			// PATCH(toolgate): patch 34. The goroutine this message was
-			// handed to (a handler woken or started, a caller awaiting its
-			// response) runs before this one reads again: the next Read
-			// of a drained stream is a system call that finds nothing
-			// (EAGAIN) and parks in the poller, work that need not come
-			// before the handler's.
+		if handed && runtime.GOMAXPROCS(0) == 1 {
+			// PATCH(toolgate): patch 34. On one processor, the goroutine
+			// this message was handed to (a handler woken or started, a
+			// caller awaiting its response) runs before this one reads
+			// again: the next Read of a drained stream is a system call
+			// that finds nothing (EAGAIN) and parks in the poller, work
+			// that need not come before the handler's. With more, the
+			// goroutine readied may run elsewhere at once, and a yield
+			// would take the scheduler's global lock for nothing.
 			runtime.Gosched()
 		}
 	}
