@@ -85,3 +85,38 @@ func depth(a []byte) int {
 	}
 	return most
 }
+
+var plainValidSink bool
+
+// PATCH(toolgate): patch 36's figure. plainValid against json.Valid (what
+// v1.8.0 ran) on a tools/call's arguments: a gateway's read of a file
+// (~40 bytes) and a write of ~1 KB of text with escaped line breaks.
+func BenchmarkPlainValid(b *testing.B) {
+	var text strings.Builder
+	for i := 1; text.Len() < 950; i++ {
+		text.WriteString("line " + strings.Repeat("x", i%7) + " of a file written by the MCP benchmark\\n")
+	}
+	args := []struct{ name, a string }{
+		{"40B", `{"path":"/tmp/toolgate-bench/small.txt"}`},
+		{"1KB", `{"path":"/tmp/toolgate-bench/notes.txt","content":"` + text.String() + `"}`},
+	}
+	checks := []struct {
+		name string
+		f    func([]byte) bool
+	}{{"plain", plainValid}, {"json", json.Valid}}
+	for _, a := range args {
+		arg := []byte(a.a)
+		if !plainValid(arg) || !json.Valid(arg) {
+			b.Fatalf("%s: not valid", a.name)
+		}
+		for _, c := range checks {
+			b.Run(c.name+"/"+a.name, func(b *testing.B) {
+				b.SetBytes(int64(len(arg)))
+				b.ReportAllocs()
+				for b.Loop() {
+					plainValidSink = c.f(arg)
+				}
+			})
+		}
+	}
+}
