@@ -79,7 +79,9 @@ func sweepBoxFolders(tmp string) (removed []string) {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !ownedByUser(fi) {
 			continue
 		}
-		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDONLY|noFollow, 0)
+		// noBlock: a FIFO named lock would block the open (and the
+		// gateway's start) until something writes to it.
+		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDONLY|noFollow|noBlock, 0)
 		if err != nil {
 			continue
 		}

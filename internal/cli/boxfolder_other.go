@@ -10,6 +10,9 @@ import (
 // noFollow: no such flag here (and no box).
 const noFollow = 0
 
+// noBlock: no FIFOs to open here.
+const noBlock = 0
+
 // lockFolder: no flock here; a folder is never proved free.
 func lockFolder(*os.File, bool) error { return errors.ErrUnsupported }
 

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestSweepBoxFolders: the sweep removes a box folder whose lock is free
@@ -76,11 +78,25 @@ func TestSweepBoxFolders(t *testing.T) {
 	other := mkdir(filepath.Join(tmp, "toolgate-other"))
 	write(filepath.Join(other, "lock"))
 
-	gone := sweepBoxFolders(tmp)
+	// A FIFO named lock (anything of this user may make one) is opened
+	// without waiting for a writer, and left.
+	fifo := mkdir(filepath.Join(tmp, boxFolderPrefix+"fifo"))
+	if err := syscall.Mkfifo(filepath.Join(fifo, "lock"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	swept := make(chan []string, 1)
+	go func() { swept <- sweepBoxFolders(tmp) }()
+	var gone []string
+	select {
+	case gone = <-swept:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sweep still waits after 30 s: it opened the FIFO named lock for reading and waits for a writer")
+	}
 	if !slices.Equal(gone, []string{dead}) {
 		t.Errorf("swept %q, want only the folder whose lock is free %q", gone, dead)
 	}
-	for _, p := range append([]string{filepath.Dir(live), noLock, linkedLock, link, elsewhere, filepath.Join(elsewhere, "lock"), other}, older...) {
+	for _, p := range append([]string{filepath.Dir(live), fifo, noLock, linkedLock, link, elsewhere, filepath.Join(elsewhere, "lock"), other}, older...) {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s was removed: %v", p, err)
 		}

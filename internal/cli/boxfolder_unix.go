@@ -10,6 +10,10 @@ import (
 // noFollow opens a path that is not a link.
 const noFollow = syscall.O_NOFOLLOW
 
+// noBlock opens a FIFO without waiting for its other end (a regular file
+// reads as without it).
+const noBlock = syscall.O_NONBLOCK
+
 // lockFolder takes an exclusive flock of a box folder's lock file f,
 // waiting for it or not (then an error if another holds it). The kernel
 // frees it when the holder's process ends, however it ends.
