@@ -99,6 +99,18 @@
 // the console) is answered to a 2025-11-25 client that declared URL-mode
 // elicitation with URLElicitationRequiredError (-32042) naming that page.
 //
+// # On upstream go-sdk
+//
+// toolgate's own programs build against the patched go-sdk in
+// third_party/go-sdk; a module that requires toolgate gets upstream
+// v1.8.0, and this package works on it through fallbacks with the same
+// results, slower (a relayed result is encoded again; a call's log message
+// is built before the SDK filters it by level). One patch is a fix, not a
+// speed-up: on upstream, a server request withdrawn after its call's answer
+// ended the POST's stream (an elicitation that policy.FirstAnswer withdrew
+// because the console answered first) is refused ("write to closed
+// stream"), so the client's user keeps a question no one waits for.
+//
 // # Telemetry
 //
 // With Options.TracerProvider or MeterProvider (package telemetry), every
