@@ -18,9 +18,10 @@ import (
 // message to (a handler it woke or started, a caller awaiting a response)
 // run before it reads again. What is handled, and in what order, is
 // v1.8.0's: TestQueueOrder, TestQueueCancelled and TestQueueMixed (which
-// pass on v1.8.0's conn.go too) run through the yield; these tests check
-// the yield itself, and that calls and responses read back to back are
-// all answered and delivered once.
+// pass on v1.8.0's conn.go too) and patch 14's parked-goroutine tests run
+// through the yield at one processor (TestYieldOneProc: the reader yields
+// only on one); these tests check the yield itself, and that calls and
+// responses read back to back are all answered and delivered once.
 
 // readyReader returns its messages, then io.EOF, each once the test has
 // read the answer to the one before (gate), and counts the Reads that
@@ -120,8 +121,9 @@ func (w idWriter) Write(_ context.Context, m Message) error {
 
 // TestYieldResponses: calls from several goroutines at once, their
 // responses read as soon as written: each caller gets its own response,
-// once (as in v1.8.0).
+// once (as in v1.8.0). At one processor, where the reader yields.
 func TestYieldResponses(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const callers, calls = 8, 100
 	ids := make(chan ID, callers)
 	c := NewConnection(context.Background(), ConnectionConfig{
@@ -153,4 +155,35 @@ func TestYieldResponses(t *testing.T) {
 		t.Error(err)
 	}
 	c.Close()
+}
+
+// TestYieldOneProc runs the queue and parked-goroutine tests again at one
+// processor, the only count at which the reader yields (at the machine's
+// count, as they run on their own, they take v1.8.0's path).
+func TestYieldOneProc(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, tt := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"QueueOrder", TestQueueOrder},
+		{"QueueCancelled", TestQueueCancelled},
+		{"QueueMixed", TestQueueMixed},
+		{"ParkedHandlerReused", TestParkedHandlerReused},
+		{"ParkedEndWithConnection", TestParkedEndWithConnection},
+	} {
+		t.Run(tt.name, tt.test)
+	}
+}
+
+// BenchmarkYieldGate: what the reader's gate costs a handed message on any
+// processor count, reading runtime.GOMAXPROCS (under the scheduler's lock).
+func BenchmarkYieldGate(b *testing.B) {
+	n := 0
+	for b.Loop() {
+		if runtime.GOMAXPROCS(0) == 1 {
+			n++
+		}
+	}
+	_ = n
 }
