@@ -35,6 +35,9 @@
 // the box: at most 30 ms more to start, the same cost per call (± 5 %).
 // With -only start it measures the start-ups alone, of this toolgate and
 // of each -compare binary (boxed and bare, all interleaved), and stops.
+// With -only timeline it times each hop of a call (client, gateway, Node
+// and the pipes between them) from perf's record of read(2) and write(2),
+// through the bare gateway and directly, and stops (timeline.go).
 package main
 
 import (
@@ -88,14 +91,14 @@ func main() {
 	pol := flag.String("policy", "", "policy file of toolgate proxy and serve")
 	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
 	starts := flag.Int("starts", 11, "start-ups of the boxed and the bare gateway, interleaved, for the start-up medians")
-	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop`)
+	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop; "timeline": time each hop of a call, through the bare gateway and directly (-n calls each, under perf record; root), and stop`)
 	var compare []string
 	flag.Func("compare", "another toolgate binary (e.g. an earlier commit's build) measured as a proxy in the same run, in turn with the others (repeatable)", func(s string) error {
 		compare = append(compare, s)
 		return nil
 	})
 	flag.Parse()
-	if *toolgate == "" || *fsServer == "" || *dir == "" || *work == "" || *pol == "" || (*only != "" && *only != "start") {
+	if *toolgate == "" || *fsServer == "" || *dir == "" || *work == "" || *pol == "" || (*only != "" && *only != "start" && *only != "timeline") {
 		fmt.Fprintln(os.Stderr, "usage: proxy -toolgate BIN -node NODE -fs SERVER_JS -dir DIR -work DIR -policy FILE [-n 2000] [-c 8] [-serve] [-compare BIN]...")
 		os.Exit(2)
 	}
@@ -145,6 +148,10 @@ func main() {
 		}
 	}
 	ctx := context.Background()
+	if *only == "timeline" {
+		timeline(ctx, direct, bare, *n, *warm, *work)
+		return
+	}
 	// Start-up: the boxed and the bare gateway started in turn, each
 	// connected (initialize answered) and closed, before the run below.
 	// One start is one sample of a noisy figure: the medians are printed.

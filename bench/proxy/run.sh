@@ -38,8 +38,26 @@
 # toolgate given (a build of another commit, with its toolgate-sandbox
 # beside it), boxed and bare, all interleaved: an A/B of the box's start.
 #
+# With --timeline, the profile of what remains of a relayed call, hop by
+# hop: N sequential read_text_file calls (default 1000) through the bare
+# gateway (--unisolated), then N directly, each while `perf record -a`
+# records every read(2) and write(2) on the machine (entry and exit,
+# perf's own excluded). Each call is the chain A client writes the
+# request, B the gateway's read returns it, C the gateway writes it to
+# Node, D Node's read returns it, E Node writes the answer, F the
+# gateway's read returns it, G the gateway writes it to the client, H the
+# client's read returns it (directly: A, D, E, H); each process's fds are
+# learnt from /proc/PID/fd (the client is proxybench itself, the gateway
+# its child, Node the gateway's). Prints p50 and p90 of each hop, what the
+# gateway adds of its own (B->C + F->G) and what the extra hop's wake-ups
+# add. Needs perf (Debian: linux-perf) and root. Limits: perf costs ~1-2
+# µs per event (two per syscall), which is in every figure; one run is one
+# placement of the processes on the CPUs (a wake-up on the same CPU and on
+# the other one differ); a difference of a few µs is not resolved.
+#
 #   bench/proxy/run.sh [--serve] [N] [IN_FLIGHT]      (defaults 2000 and 8)
 #   bench/proxy/run.sh --start [STARTS] [OTHER_TOOLGATE]...
+#   bench/proxy/run.sh --timeline [N]                 (default 1000; root, perf)
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -57,6 +75,14 @@ case "${1:-}" in
 		only+=(-compare "$(realpath "$other")")
 	done
 	set --
+	;;
+--timeline)
+	if ! command -v perf >/dev/null || [ "$(id -u)" != 0 ]; then
+		echo "bench/proxy/run.sh --timeline needs perf (Debian: apt-get install linux-perf) and root" >&2
+		exit 1
+	fi
+	only=(-only timeline)
+	set -- "${2:-1000}"
 	;;
 esac
 n="${1:-2000}"
