@@ -94,7 +94,11 @@ func timeline(ctx context.Context, direct, via *target, n, warm int, work string
 	var res [2]map[string][]time.Duration
 	var calls [2]int
 	var fdsText [2]string
-	for i, t := range []*target{via, direct} {
+	for i, r := range []struct {
+		t    *target
+		hops []hop
+	}{{via, viaHops}, {direct, directHops}} {
+		t := r.t
 		t.connect(ctx)
 		for range warm {
 			t.call(ctx)
@@ -133,11 +137,7 @@ func timeline(ctx context.Context, direct, via *target, n, warm int, work string
 		chains := parse(script(data), steps)
 		calls[i] = len(chains)
 		res[i] = map[string][]time.Duration{}
-		hops := viaHops
-		if t == direct {
-			hops = directHops
-		}
-		for _, h := range hops {
+		for _, h := range r.hops {
 			for _, c := range chains {
 				res[i][h.from+h.to] = append(res[i][h.from+h.to], c[h.to]-c[h.from])
 			}
@@ -145,13 +145,13 @@ func timeline(ctx context.Context, direct, via *target, n, warm int, work string
 		t.cs.Close()
 	}
 	fmt.Printf("timeline of a sequential read_text_file call (%d made per target under perf record -a on read/write entry and exit; the complete chains counted)\n", n)
-	p50 := func(i int, k string) float64 { return us(benchrun.Percentile(res[i][k], 50)) }
+	pct := func(i int, k string, p int) float64 { return us(benchrun.Percentile(res[i][k], p)) }
+	p50 := func(i int, k string) float64 { return pct(i, k, 50) }
 	show := func(i int, title string, hops []hop) {
 		fmt.Printf("\n%s: %d calls\n  fds (from /proc/PID/fd):%s\n", title, calls[i], strings.TrimSuffix(fdsText[i], ";"))
 		fmt.Printf("  %-5s %-46s %8s %8s\n", "hop", "", "p50 µs", "p90 µs")
 		for _, h := range hops {
-			d := res[i][h.from+h.to]
-			fmt.Printf("  %s->%s  %-46s %8.1f %8.1f\n", h.from, h.to, h.what, us(benchrun.Percentile(d, 50)), us(benchrun.Percentile(d, 90)))
+			fmt.Printf("  %s->%s  %-46s %8.1f %8.1f\n", h.from, h.to, h.what, p50(i, h.from+h.to), pct(i, h.from+h.to, 90))
 		}
 	}
 	show(0, via.name+" (toolgate proxy --unisolated)", viaHops)
