@@ -417,6 +417,72 @@ func TestSparseWriterLetsGo(t *testing.T) {
 	}
 }
 
+// TestIdleTimerNotPushedBack: an append does not touch the idle timer (a
+// reset timer still wakes the runtime when it was first due); the timer,
+// once it fires, waits for what is left of holdIdle since the last append,
+// and lets the lock go only when holdIdle passed without one.
+func TestIdleTimerNotPushedBack(t *testing.T) {
+	if !holdLock {
+		t.Skip("without the waiting flag every append lets the lock go: no idle timer")
+	}
+	defer func(d time.Duration) { holdIdle = d }(holdIdle)
+	holdIdle = time.Hour
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	other := mustOpen(t, path)
+	held := func() bool {
+		t.Helper()
+		busy, err := tryLockFile(other.Fd())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !busy {
+			if err := unlockFile(other.Fd()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return busy
+	}
+	if !l.check.Stop() {
+		t.Fatal("Open took the lock without arming the idle timer")
+	}
+	for n := range 3 {
+		if err := l.Append(context.Background(), testRecord(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.check.Stop() {
+		t.Fatal("an append armed the idle timer again")
+	}
+	if !held() {
+		t.Fatal("a busy writer let the lock go")
+	}
+	l.checkHold() // fired within holdIdle of the last append
+	if !held() {
+		t.Fatal("the idle timer let the lock go within holdIdle of an append")
+	}
+	if !l.check.Stop() {
+		t.Fatal("the idle timer did not wait again for the rest of holdIdle")
+	}
+	l.mu.Lock()
+	l.last = time.Now().Add(-holdIdle)
+	l.mu.Unlock()
+	l.checkHold() // fired holdIdle after the last append
+	if held() {
+		t.Fatal("the idle timer kept the lock after holdIdle without an append")
+	}
+	if err := l.Append(context.Background(), testRecord(3)); err != nil {
+		t.Fatal(err)
+	}
+	if rep := verifyFile(t, path); !rep.OK || rep.Records != 4 {
+		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
+	}
+}
+
 func mustOpen(t testing.TB, path string) *os.File {
 	t.Helper()
 	f, err := os.Open(path)

@@ -67,7 +67,7 @@ type Log struct {
 	mu     sync.Mutex
 	closed bool
 	held   bool        // this Log holds the file lock
-	check  *time.Timer // fires once holdIdle passes without an append: lets the lock go
+	check  *time.Timer // armed when the lock is taken to be kept; lets it go once holdIdle passed without an append
 	looked time.Time   // when l last looked for a waiting writer
 	last   time.Time   // when l last appended
 	yield  bool        // the lock was given up to a waiting writer: let it go first
@@ -124,7 +124,7 @@ func Open(path string, opts Options) (*Log, error) {
 		l.closeFiles()
 		return nil, err
 	}
-	if err := l.acquire(); err != nil {
+	if err := l.acquire(true); err != nil {
 		l.release()
 		l.closeFiles()
 		return nil, err
@@ -227,7 +227,7 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 	// (whether or not the idle timer let go meanwhile).
 	sparse := time.Since(l.last) >= holdIdle
 	if !l.held {
-		if err := l.acquire(); err != nil {
+		if err := l.acquire(!sparse); err != nil {
 			return err
 		}
 	}
@@ -238,7 +238,9 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 		case !holdLock:
 			uerr = l.release()
 		case sparse:
-			l.check.Stop() // armed by acquire or by the append before
+			if l.check != nil {
+				l.check.Stop() // armed when an earlier append took the lock to keep it
+			}
 			l.last = time.Now()
 			uerr = l.letGo()
 		default:
@@ -265,11 +267,16 @@ func (l *Log) Append(ctx context.Context, rec Record) error {
 // between appends, looks whether another writer waits (a waiting flag, see
 // setWaiting) on an append when holdCheck passed since its last look, and
 // lets go when one does or when holdIdle passes without an append (a
-// timer, pushed back by each append: a Log that appends more often than
-// every holdIdle wakes no thread for it). An append that came holdIdle or
-// more after the one before lets go as it ends and stops the timer (when
-// the timer has not let go yet): a Log appending less often than every holdIdle
-// would otherwise wake a thread between every two appends only to let go.
+// timer armed when the lock is taken, which fires holdIdle later and, when
+// an append came meanwhile, waits again for what is left of holdIdle since
+// the last one: appends do not push it back, so that a busy Log touches no
+// timer on an append and wakes for it at most once every holdIdle). An
+// append that came holdIdle or more after the one before takes the lock
+// without arming the timer and lets go as it ends: a Log appending less
+// often than every holdIdle would otherwise wake a thread between every two
+// appends only to let go. A timer that is reset and stopped is no cheaper:
+// the runtime still wakes when it was due (a stopped timer stays in its
+// heap until then), which was one wake-up of an idle gateway per call.
 // A writer waiting for the lock tries it again at least every pollMax; one
 // that let go for a waiting writer gives it up to yieldWait to take the
 // lock first.
@@ -285,8 +292,9 @@ const (
 var holdIdle = holdCheck
 
 // acquire takes the file lock for l (the caller holds l.mu) and reads the
-// head back when the file changed since l last wrote or read it.
-func (l *Log) acquire() error {
+// head back when the file changed since l last wrote or read it; with keep,
+// the lock is to be kept after the append: it arms the idle timer.
+func (l *Log) acquire(keep bool) error {
 	if l.yield {
 		l.yield = false
 		for end := time.Now().Add(yieldWait); time.Now().Before(end); {
@@ -313,7 +321,7 @@ func (l *Log) acquire() error {
 		l.release()
 		return err
 	}
-	if holdLock && !l.opts.Exclusive {
+	if keep && holdLock && !l.opts.Exclusive {
 		l.looked = time.Now()
 		l.last = l.looked
 		if l.check == nil {
@@ -362,19 +370,18 @@ func (l *Log) release() error {
 }
 
 // appended follows an append while l holds the lock (the caller holds
-// l.mu): it pushes the idle timer back and, when holdCheck passed since the
-// last look, looks whether another writer waits and if so lets go.
+// l.mu): it notes the time for the idle timer and, when holdCheck passed
+// since the last look, looks whether another writer waits and if so lets
+// go.
 func (l *Log) appended() error {
 	now := time.Now()
 	l.last = now
 	if now.Sub(l.looked) < holdCheck {
-		l.check.Reset(holdIdle)
 		return nil
 	}
 	l.looked = now
 	waiting, err := othersWaiting(l.r.Fd())
 	if !waiting && err == nil {
-		l.check.Reset(holdIdle)
 		return nil
 	}
 	l.yield = waiting
@@ -389,7 +396,7 @@ func (l *Log) checkHold() {
 	if !l.held || l.closed {
 		return
 	}
-	if d := holdIdle - time.Since(l.last); d > 0 { // an append came as it fired
+	if d := holdIdle - time.Since(l.last); d > 0 { // appended since it was armed: wait for the rest
 		l.check.Reset(d)
 		return
 	}
