@@ -10,7 +10,8 @@
 # for half the calls each: the process started first costs a few µs more a
 # call for its whole life, which a fixed order put on one gateway. Prints
 # p50/p99 of both, their ratio, and the CPU time per call of the gateway
-# process (its own) and of the Node server behind it; it ends with the
+# process (its own) and of the Node server behind it (the scheduler's count
+# of their threads' run time, in all and in each phase); it ends with the
 # goals of issue 30, each met or not: goal 1 (p50 through the proxy <=
 # 1.3x direct, one at a time and in flight), goal 2 (the gateway's CPU per
 # call <= 1/3 of the upstream's), both with the upstream bare, and goal 3
