@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -319,13 +320,14 @@ func waitGrowth(t *testing.T, path string, size int64) {
 }
 
 // TestTwoLogsTakeTurns: two Logs of one file in one process (two writers
-// as far as the lock is concerned) both append without a pause; neither
-// keeps the other out, and the chain holds.
+// as far as the lock is concerned, one of them making raw system calls)
+// both append without a pause; neither keeps the other out, and the chain
+// holds.
 func TestTwoLogsTakeTurns(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	var logs [2]*Log
 	for i := range logs {
-		l, err := Open(path, Options{LockTimeout: time.Minute})
+		l, err := Open(path, Options{LockTimeout: time.Minute, RawCalls: i == 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,12 +382,12 @@ func TestSparseWriterLetsGo(t *testing.T) {
 	other := mustOpen(t, path)
 	held := func() bool {
 		t.Helper()
-		busy, err := tryLockFile(other.Fd())
+		busy, err := tryLockFile(other.Fd(), false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !busy {
-			if err := unlockFile(other.Fd()); err != nil {
+			if err := unlockFile(other.Fd(), false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -436,12 +438,12 @@ func TestIdleTimerNotPushedBack(t *testing.T) {
 	other := mustOpen(t, path)
 	held := func() bool {
 		t.Helper()
-		busy, err := tryLockFile(other.Fd())
+		busy, err := tryLockFile(other.Fd(), false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !busy {
-			if err := unlockFile(other.Fd()); err != nil {
+			if err := unlockFile(other.Fd(), false); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -599,5 +601,47 @@ func TestExclusive(t *testing.T) {
 	other.Close()
 	if rep := verifyFile(t, path); !rep.OK || rep.Records != 6 {
 		t.Fatalf("report = %+v", rep)
+	}
+}
+
+// TestRawCallsSameLog: a Log with Options.RawCalls writes the same bytes as
+// one without, for the same records, whether or not another writer
+// appended to the file between them (the raw size and lock calls see the
+// other's appends, and the chain goes on from them).
+func TestRawCallsSameLog(t *testing.T) {
+	var files [2][]byte
+	for i, raw := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		l, err := Open(path, Options{RawCalls: raw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := range 40 {
+			w := l
+			if n%7 == 3 {
+				w = other
+			}
+			if err := w.Append(context.Background(), testRecord(n)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []*Log{l, other} {
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if files[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+		if rep := verifyFile(t, path); rep.Records != 40 {
+			t.Fatalf("raw %v: report: ok=%v records=%d problems=%v", raw, rep.OK, rep.Records, rep.Problems)
+		}
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Fatalf("the logs differ:\n%s\n---\n%s", files[0], files[1])
 	}
 }

@@ -10,7 +10,8 @@ var errUnsupported = errors.New("audit: file logs need a Unix system with flock(
 
 const extraOpenFlags = 0
 
-func tryLockFile(uintptr) (bool, error) { return false, errUnsupported }
-func unlockFile(uintptr) error          { return errUnsupported }
-func fileSize(uintptr) (int64, error)   { return 0, errUnsupported }
-func isSymlinkRefusal(error) bool       { return false }
+func tryLockFile(uintptr, bool) (bool, error) { return false, errUnsupported }
+func unlockFile(uintptr, bool) error          { return errUnsupported }
+func fileSize(uintptr, bool) (int64, error)   { return 0, errUnsupported }
+func rawWrite(uintptr, []byte) (int, error)   { return 0, errUnsupported }
+func isSymlinkRefusal(error) bool             { return false }

@@ -4,6 +4,7 @@ package audit
 
 import (
 	"errors"
+	"io"
 	"syscall"
 )
 
@@ -13,10 +14,11 @@ const extraOpenFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
 // tryLockFile tries to take the exclusive advisory lock that every process
 // appending to the same log takes around its append; busy reports that
-// another open file holds it.
-func tryLockFile(fd uintptr) (busy bool, err error) {
+// another open file holds it. With raw, this and the other calls of an
+// append are raw system calls where rawCalls says so (Options.RawCalls).
+func tryLockFile(fd uintptr, raw bool) (busy bool, err error) {
 	for {
-		err := syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := flock(fd, syscall.LOCK_EX|syscall.LOCK_NB, raw)
 		switch {
 		case err == nil:
 			return false, nil
@@ -28,15 +30,33 @@ func tryLockFile(fd uintptr) (busy bool, err error) {
 	}
 }
 
-func unlockFile(fd uintptr) error { return syscall.Flock(int(fd), syscall.LOCK_UN) }
+func unlockFile(fd uintptr, raw bool) error { return flock(fd, syscall.LOCK_UN, raw) }
 
 // fileSize is the current size of the open file fd.
-func fileSize(fd uintptr) (int64, error) {
+func fileSize(fd uintptr, raw bool) (int64, error) {
 	var st syscall.Stat_t
-	if err := syscall.Fstat(int(fd), &st); err != nil {
+	if err := fstat(fd, &st, raw); err != nil {
 		return 0, err
 	}
 	return st.Size, nil
+}
+
+// rawWrite writes b whole to fd with write(2) (raw where rawCalls),
+// again after a short write or EINTR.
+func rawWrite(fd uintptr, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := write(fd, b[n:], true)
+		n += m
+		switch {
+		case err == syscall.EINTR:
+		case err != nil:
+			return n, err
+		case m == 0:
+			return n, io.ErrShortWrite
+		}
+	}
+	return n, nil
 }
 
 // isSymlinkRefusal reports whether an open failed because of O_NOFOLLOW.

@@ -53,6 +53,18 @@ type Options struct {
 	// 0 means five seconds. When it runs out, Open or Append fails with
 	// ErrLocked.
 	LockTimeout time.Duration
+	// RawCalls makes an append's system calls (the lock, the file's size,
+	// the waiting flag, the write) on Linux without telling the Go
+	// scheduler, as a raw system call: they wake none of the runtime's
+	// threads, where each ordinary one wakes its monitor (sysmon) from
+	// the sleep it takes while every goroutine waits, and sets it looking
+	// every 20 µs for a while. The price: a write that the kernel makes
+	// wait (dirty-page throttling, a journal commit: rare, milliseconds)
+	// holds the goroutine's processor, and what is queued on it, until it
+	// returns. It is for a process whose other I/O is raw too, such as
+	// toolgate proxy (go-sdk reads and writes its pipes raw), which then
+	// wakes only when a message comes. Flushes (fsync) stay ordinary.
+	RawCalls bool
 }
 
 // Log is an open audit log file. Its methods are safe for concurrent use,
@@ -63,6 +75,7 @@ type Log struct {
 	w    *os.File // O_WRONLY|O_APPEND
 	r    *os.File // O_RDONLY, the same file: to read the head back
 	wfd  uintptr
+	rfd  uintptr
 
 	mu     sync.Mutex
 	closed bool
@@ -119,7 +132,7 @@ func Open(path string, opts Options) (*Log, error) {
 		w.Close()
 		return nil, err
 	}
-	l := &Log{path: path, opts: opts, w: w, r: r, wfd: w.Fd(), end: -1}
+	l := &Log{path: path, opts: opts, w: w, r: r, wfd: w.Fd(), rfd: r.Fd(), end: -1}
 	if err := l.checkSame(); err != nil {
 		l.closeFiles()
 		return nil, err
@@ -298,7 +311,7 @@ func (l *Log) acquire(keep bool) error {
 	if l.yield {
 		l.yield = false
 		for end := time.Now().Add(yieldWait); time.Now().Before(end); {
-			if w, err := othersWaiting(l.r.Fd()); err != nil || !w {
+			if w, err := othersWaiting(l.rfd, l.opts.RawCalls); err != nil || !w {
 				break
 			}
 			time.Sleep(pollMax / 4)
@@ -308,7 +321,7 @@ func (l *Log) acquire(keep bool) error {
 		return err
 	}
 	l.held = true
-	size, err := fileSize(l.wfd)
+	size, err := fileSize(l.wfd, l.opts.RawCalls)
 	switch {
 	case err != nil:
 		err = fmt.Errorf("audit: stat %s: %w", l.path, err)
@@ -336,10 +349,10 @@ func (l *Log) acquire(keep bool) error {
 // lock takes the file lock, waiting up to Options.LockTimeout with its
 // waiting flag raised.
 func (l *Log) lock() error {
-	busy, err := tryLockFile(l.wfd)
+	busy, err := tryLockFile(l.wfd, l.opts.RawCalls)
 	if err == nil && busy {
-		if setWaiting(l.r.Fd(), true) == nil { // a hint only: without it the holder lets go when idle
-			defer setWaiting(l.r.Fd(), false)
+		if setWaiting(l.rfd, l.opts.RawCalls, true) == nil { // a hint only: without it the holder lets go when idle
+			defer setWaiting(l.rfd, l.opts.RawCalls, false)
 		}
 		deadline := time.Now().Add(l.opts.LockTimeout)
 		for wait := 20 * time.Microsecond; busy && err == nil; wait = min(2*wait, pollMax) {
@@ -348,7 +361,7 @@ func (l *Log) lock() error {
 					ErrLocked, l.path, l.opts.LockTimeout)
 			}
 			time.Sleep(wait)
-			busy, err = tryLockFile(l.wfd)
+			busy, err = tryLockFile(l.wfd, l.opts.RawCalls)
 		}
 	}
 	if err != nil {
@@ -363,7 +376,7 @@ func (l *Log) release() error {
 		return nil
 	}
 	l.held = false
-	if err := unlockFile(l.wfd); err != nil {
+	if err := unlockFile(l.wfd, l.opts.RawCalls); err != nil {
 		return fmt.Errorf("audit: unlock %s: %w", l.path, err)
 	}
 	return nil
@@ -380,7 +393,7 @@ func (l *Log) appended() error {
 		return nil
 	}
 	l.looked = now
-	waiting, err := othersWaiting(l.r.Fd())
+	waiting, err := othersWaiting(l.rfd, l.opts.RawCalls)
 	if !waiting && err == nil {
 		return nil
 	}
@@ -408,7 +421,7 @@ func (l *Log) checkHold() {
 // letGo lets the lock go as an idle Log does, for a waiting writer first
 // when one waits (the caller holds l.mu).
 func (l *Log) letGo() error {
-	l.yield, _ = othersWaiting(l.r.Fd()) // it lets go either way
+	l.yield, _ = othersWaiting(l.rfd, l.opts.RawCalls) // it lets go either way
 	return l.release()
 }
 
@@ -416,7 +429,7 @@ func (l *Log) letGo() error {
 // file lock.
 func (l *Log) appendLocked(rec *Record) error {
 	if l.end < 0 { // our last write failed
-		size, err := fileSize(l.wfd)
+		size, err := fileSize(l.wfd, l.opts.RawCalls)
 		if err != nil {
 			return fmt.Errorf("audit: stat %s: %w", l.path, err)
 		}
@@ -437,7 +450,7 @@ func (l *Log) appendLocked(rec *Record) error {
 	if !l.needNL {
 		b = b[1:]
 	}
-	n, err := l.w.Write(b)
+	n, err := l.write(b)
 	if err != nil {
 		l.end = -1
 		return fmt.Errorf("audit: write %s: %w", l.path, err)
@@ -446,6 +459,14 @@ func (l *Log) appendLocked(rec *Record) error {
 	l.needNL = false
 	l.head = l.next
 	return nil
+}
+
+// write writes b to the file whole, raw with Options.RawCalls.
+func (l *Log) write(b []byte) (int, error) {
+	if l.opts.RawCalls {
+		return rawWrite(l.wfd, b)
+	}
+	return l.w.Write(b)
 }
 
 // readHead sets head and needNL from the end of a file of the given size.

@@ -19,20 +19,21 @@ func flag(typ int16) unix.Flock_t {
 	return unix.Flock_t{Type: typ, Whence: 0, Start: flagOffset, Len: 1}
 }
 
-// setWaiting raises (on) or lowers this handle's waiting flag.
-func setWaiting(fd uintptr, on bool) error {
+// setWaiting raises (on) or lowers this handle's waiting flag (raw: see
+// tryLockFile).
+func setWaiting(fd uintptr, raw, on bool) error {
 	lk := flag(unix.F_UNLCK)
 	if on {
 		lk.Type = unix.F_RDLCK
 	}
-	return unix.FcntlFlock(fd, unix.F_OFD_SETLK, &lk)
+	return fcntlLock(fd, unix.F_OFD_SETLK, &lk, raw)
 }
 
 // othersWaiting reports whether another handle raised its waiting flag
 // (false with an error).
-func othersWaiting(fd uintptr) (bool, error) {
+func othersWaiting(fd uintptr, raw bool) (bool, error) {
 	lk := flag(unix.F_WRLCK)
-	if err := unix.FcntlFlock(fd, unix.F_OFD_GETLK, &lk); err != nil {
+	if err := fcntlLock(fd, unix.F_OFD_GETLK, &lk, raw); err != nil {
 		return false, err
 	}
 	return lk.Type != unix.F_UNLCK, nil

@@ -7,5 +7,5 @@ package audit
 // (unless Options.Exclusive).
 const holdLock = false
 
-func setWaiting(uintptr, bool) error      { return nil }
-func othersWaiting(uintptr) (bool, error) { return false, nil }
+func setWaiting(uintptr, bool, bool) error      { return nil }
+func othersWaiting(uintptr, bool) (bool, error) { return false, nil }

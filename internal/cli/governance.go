@@ -61,8 +61,10 @@ func openState(pol *policy.Policy) (*redis.Client, error) {
 // the audit log. rc is the client of the policy's state.redis (nil:
 // none, see openState). Results over the budget spill into spillRoot's
 // .toolgate/spill, where read_file reaches them ("" : no spill unless the
-// policy names a folder). It returns what must be closed at the end.
-func govern(opts *engine.Options, pol *policy.Policy, rc *redis.Client, auditPath, spillRoot string) ([]func() error, error) {
+// policy names a folder). With rawAudit the log makes raw system calls
+// (audit.Options.RawCalls: toolgate proxy, see sysmon.go). It returns what
+// must be closed at the end.
+func govern(opts *engine.Options, pol *policy.Policy, rc *redis.Client, auditPath, spillRoot string, rawAudit bool) ([]func() error, error) {
 	opts.Policy = pol
 	var closers []func() error
 	var shared *policy.Shared
@@ -101,7 +103,7 @@ func govern(opts *engine.Options, pol *policy.Policy, rc *redis.Client, auditPat
 		return closers, nil
 	}
 	auditPath = auditLogPath(auditPath)
-	log, err := audit.Open(auditPath, audit.Options{})
+	log, err := audit.Open(auditPath, audit.Options{RawCalls: rawAudit})
 	if err != nil {
 		return closers, &exitError{exitTool, fmt.Errorf("opening the audit log: %w (use --audit FILE or --audit off)", err)}
 	}

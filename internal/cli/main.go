@@ -42,7 +42,7 @@ func Main(o Options) {
 	if sandbox.Init() {
 		return
 	}
-	quietSysmon() // toolgate proxy and serve start again with a setting of the runtime
+	quietSysmon() // toolgate serve starts again with a setting of the runtime
 	heapfloor.Keep(heapFloor)
 	// The relay of the signals is not stopped before os.Exit: stopping it
 	// wakes the runtime's signal thread (a thread more, to end at once).

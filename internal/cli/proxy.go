@@ -226,7 +226,7 @@ func runProxy(ctx context.Context, s *streams, p proxySetup) error {
 	}
 	opts.Approver = approver
 	opts.Limiter = ui.limiter()
-	more, err := govern(&opts, pol, rc, p.audit, "")
+	more, err := govern(&opts, pol, rc, p.audit, "", true)
 	closers = append(closers, more...)
 	defer func() {
 		for _, c := range closers {

@@ -316,7 +316,7 @@ func (c *common) build(opts engine.Options) (*setup, error) {
 		opts.Approver = a
 	}
 	opts.Registry = s.registry
-	closers, err := govern(&opts, pol, rc, c.auditPath, spillRoot)
+	closers, err := govern(&opts, pol, rc, c.auditPath, spillRoot, false)
 	s.closers = append(s.closers, closers...)
 	// The processes end (server_stopped) before the audit log closes, so
 	// that their ends are recorded.

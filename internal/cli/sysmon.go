@@ -10,24 +10,27 @@ import (
 // to wake it, so it backs off to one look every 10 ms and stays there. By
 // default it sleeps while every P is idle, the first system call after
 // that wakes it (a futex), and it then looks every 20 µs (a nanosleep and
-// two context switches each time) until every P is idle again: for a
-// gateway, which goes idle twice per call (waiting for the client, waiting
-// for the upstream) and makes system calls each time it wakes (the audit
-// log), that was the largest cost left of a call through toolgate proxy
-// after its pipes were read and written raw (go-sdk patch 7; bench notes
-// in third_party/go-sdk/PATCHES.md). toolgate serve goes idle once per
-// call and wakes it with its first read of the request: over HTTP, a
-// read_process with 8 KiB of output costs a tenth less CPU without the
-// deep sleep (bench/processes: 323 -> 289 µs, 2.2 context switches per
-// call fewer). The period is the largest the runtime takes (2^31-1 ms,
-// 24.8 days): it prints its one-line scheduler summary to standard error
-// only once the machine has been up that long, at start and every 24.8
-// days after.
+// two context switches each time) until every P is idle again. toolgate
+// serve goes idle once per call and wakes it with its first read of the
+// request: over HTTP, a read_process with 8 KiB of output costs a tenth
+// less CPU without the deep sleep (bench/processes: 323 -> 289 µs, 2.2
+// context switches per call fewer). The period is the largest the runtime
+// takes (2^31-1 ms, 24.8 days): it prints its one-line scheduler summary
+// to standard error only once the machine has been up that long, at start
+// and every 24.8 days after.
+//
+// toolgate proxy does without it: every system call of a relayed call is a
+// raw one (go-sdk reads and writes the pipes raw, patch 7; the audit log
+// appends with audit.Options.RawCalls), and a raw call wakes no sysmon, so
+// it sleeps deeply while the gateway waits for a call and stays asleep
+// through the call. With the setting it looked every 10 ms all along: 100
+// wake-ups a second of an idle gateway, and about one in three calls one
+// at a time paid one (each a context switch there and back).
 const sysmonSetting = "schedtrace=2147483647"
 
 // sysmonEnv says what to do about sysmonSetting in a process with args and
 // GODEBUG value godebug: start the program again (reexec) with GODEBUG
-// value, for toolgate proxy and toolgate serve only; or, in the process so
+// value, for toolgate serve only; or, in the process so
 // started, where the setting is in force (the runtime read it at start),
 // give GODEBUG its value before back (restore; "" unsets it) for the
 // processes it starts.
@@ -36,7 +39,7 @@ func sysmonEnv(args []string, godebug string) (value string, reexec, restore boo
 	if rest, ok := strings.CutSuffix(godebug, sysmonSetting); ok && (rest == "" || strings.HasSuffix(rest, ",")) {
 		return strings.TrimSuffix(rest, ","), false, true
 	}
-	if len(args) < 2 || args[1] != "proxy" && args[1] != "serve" || strings.Contains(godebug, "schedtrace=") {
+	if len(args) < 2 || args[1] != "serve" || strings.Contains(godebug, "schedtrace=") {
 		return "", false, false
 	}
 	if godebug != "" {
@@ -45,7 +48,7 @@ func sysmonEnv(args []string, godebug string) (value string, reexec, restore boo
 	return sysmonSetting, true, false
 }
 
-// quietSysmon starts toolgate proxy or serve again (the same process,
+// quietSysmon starts toolgate serve again (the same process,
 // program file and arguments) with sysmonSetting in GODEBUG, and in the
 // process started so takes it out again, so that the upstreams and helpers
 // it starts get the environment it was given. Where the program cannot be

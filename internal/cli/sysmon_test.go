@@ -2,12 +2,14 @@ package cli
 
 import "testing"
 
-// TestSysmonEnv: toolgate proxy and serve start again with the setting
-// added to GODEBUG (alone or after the user's), the process so started
-// gives GODEBUG its value before back, and nothing is done for other
-// commands or when the user names schedtrace.
+// TestSysmonEnv: toolgate serve starts again with the setting added to
+// GODEBUG (alone or after the user's), the process so started gives
+// GODEBUG its value before back, and nothing is done for other commands
+// (toolgate proxy among them: its calls wake no sysmon) or when the user
+// names schedtrace.
 func TestSysmonEnv(t *testing.T) {
 	proxy := []string{"toolgate", "proxy", "--", "node", "server.js"}
+	serve := []string{"toolgate", "serve", "--root", "."}
 	for _, tc := range []struct {
 		name            string
 		args            []string
@@ -15,13 +17,14 @@ func TestSysmonEnv(t *testing.T) {
 		value           string
 		reexec, restore bool
 	}{
-		{"proxy, no GODEBUG", proxy, "", sysmonSetting, true, false},
-		{"proxy, the user's GODEBUG", proxy, "http2client=0", "http2client=0," + sysmonSetting, true, false},
-		{"started again, no GODEBUG before", proxy, sysmonSetting, "", false, true},
-		{"started again, the user's GODEBUG before", proxy, "http2client=0," + sysmonSetting, "http2client=0", false, true},
-		{"the user's schedtrace", proxy, "schedtrace=1000", "", false, false},
-		{"the user's schedtrace=0", proxy, "schedtrace=0,http2client=0", "", false, false},
-		{"a setting that only ends like it", proxy, "xschedtrace=2147483647", "", false, false},
+		{"proxy, no GODEBUG", proxy, "", "", false, false},
+		{"proxy, the user's GODEBUG", proxy, "http2client=0", "", false, false},
+		{"serve, the user's GODEBUG", serve, "http2client=0", "http2client=0," + sysmonSetting, true, false},
+		{"started again, no GODEBUG before", serve, sysmonSetting, "", false, true},
+		{"started again, the user's GODEBUG before", serve, "http2client=0," + sysmonSetting, "http2client=0", false, true},
+		{"the user's schedtrace", serve, "schedtrace=1000", "", false, false},
+		{"the user's schedtrace=0", serve, "schedtrace=0,http2client=0", "", false, false},
+		{"a setting that only ends like it", serve, "xschedtrace=2147483647", "", false, false},
 		{"serve", []string{"toolgate", "serve", "--http", "127.0.0.1:0"}, "", sysmonSetting, true, false},
 		{"serve started again", []string{"toolgate", "serve"}, sysmonSetting, "", false, true},
 		{"call", []string{"toolgate", "call", "read_file"}, "", "", false, false},
