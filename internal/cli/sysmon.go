@@ -27,7 +27,7 @@ import (
 // wake-ups a second of an idle gateway, and about one in three calls one
 // at a time paid one (each a context switch there and back). What sysmon
 // does for a busy process waits for its next wake-up, at the next timer
-// (the audit log's sync: within a second) or the next ordinary system
+// (the audit log's sync, when it is on: within a second) or the next ordinary system
 // call: taking the processor from a goroutine that ran over 10 ms for
 // another (the collector preempts without it), which a relayed call's own
 // work, bounded by the output budget, does not come near.
