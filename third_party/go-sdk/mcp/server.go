@@ -1970,13 +1970,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// PATCH(toolgate): patch 26. A call whose params may hold a _meta has
 	// them decoded here, once: their _meta is the one validateRequestMeta
 	// would parse out of them, and the handler gets these params.
-	info, params, decoded := decodeAhead(req)
-	var meta Meta // a notification's selects nothing (validateRequestMeta)
-	if decoded {
-		meta = paramsMeta(params)
-	} else if req.IsCall() {
-		meta = extractRequestMeta(req.Params)
-	}
+	info, params, decoded, meta := requestMeta(req) // PATCH(toolgate): patch 37
 	// An initialized session keeps none of the triple's values (below):
 	// validateMeta may give it values the memo holds (shared).
 	validatedMeta, perRequestErr := validateMeta(meta, &ss.server.metaMemo, initialized)
@@ -2132,6 +2126,28 @@ func decodeAhead(req *jsonrpc.Request) (methodInfo, Params, bool) {
 	if !req.IsCall() || len(req.Params) == 0 || noMetaKey(req.Params) {
 		return methodInfo{}, nil, false
 	}
+	return decodeMetaAhead(req)
+}
+
+// PATCH(toolgate): patch 37. requestMeta is what ServerSession.handle
+// took from decodeAhead (info, params, decoded) and then from paramsMeta
+// (params decoded) or extractRequestMeta (a call's params not decoded):
+// the request's _meta, nil for a notification's. Both began with the
+// same test of the same params (a call's, not empty, noMetaKey), made
+// twice for each request that has no _meta; it is made once here.
+func requestMeta(req *jsonrpc.Request) (info methodInfo, params Params, decoded bool, meta Meta) {
+	if !req.IsCall() || len(req.Params) == 0 || noMetaKey(req.Params) {
+		return methodInfo{}, nil, false, nil
+	}
+	if info, params, decoded = decodeMetaAhead(req); decoded {
+		return info, params, true, paramsMeta(params)
+	}
+	return methodInfo{}, nil, false, parseRequestMeta(req.Params)
+}
+
+// decodeMetaAhead is decodeAhead for a call whose non-empty params may
+// hold a _meta. PATCH(toolgate): patch 37 (was decodeAhead's body).
+func decodeMetaAhead(req *jsonrpc.Request) (methodInfo, Params, bool) {
 	// A standard method's info is the server's (AddReceivingCustomMethod
 	// cannot shadow one).
 	info, err := checkRequest(req, serverMethodInfos)

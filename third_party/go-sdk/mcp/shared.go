@@ -554,6 +554,12 @@ func extractRequestMeta(rawParams json.RawMessage) Meta {
 	if len(rawParams) == 0 || noMetaKey(rawParams) {
 		return nil
 	}
+	return parseRequestMeta(rawParams)
+}
+
+// parseRequestMeta is extractRequestMeta for params that may hold a _meta.
+// PATCH(toolgate): patch 37 (was extractRequestMeta's body).
+func parseRequestMeta(rawParams json.RawMessage) Meta {
 	var meta struct {
 		Meta Meta `json:"_meta"`
 	}

@@ -51,6 +51,11 @@ type Connection struct {
 	state   inFlightState // accessed only in updateInFlight
 	done    chan struct{} // closed (under stateMu) when state.closed is true and all goroutines have completed
 
+	// PATCH(toolgate): patch 37. doneSet is set, under stateMu, as done
+	// is closed: updateInFlight reads it instead of trying to receive from
+	// done (a runtime call, ~60 instructions, 11 times a relayed call).
+	doneSet bool
+
 	// PATCH(toolgate): patch 14. wake hands the handler queue to the
 	// goroutine parked in handleAsync (state.parked): see park.
 	wake chan struct{}
@@ -116,8 +121,7 @@ func (c *Connection) updateInFlight(f func(*inFlightState)) {
 
 	f(s)
 
-	select {
-	case <-c.done:
+	if c.doneSet { // PATCH(toolgate): patch 37 (was a select on c.done)
 		// The connection was already completely done at the start of this call to
 		// updateInFlight, so it must remain so. (The call to f should have noticed
 		// that and avoided making any updates that would cause the state to be
@@ -126,7 +130,6 @@ func (c *Connection) updateInFlight(f func(*inFlightState)) {
 			panic("jsonrpc2: updateInFlight transitioned to non-idle when already done")
 		}
 		return
-	default:
 	}
 
 	if s.idle() && s.shuttingDown(ErrUnknown) != nil {
@@ -144,6 +147,7 @@ func (c *Connection) updateInFlight(f func(*inFlightState)) {
 			if c.onDone != nil {
 				c.onDone()
 			}
+			c.doneSet = true // PATCH(toolgate): patch 37
 			close(c.done)
 		}
 	}
@@ -186,6 +190,10 @@ type incomingRequest struct {
 	*Request // the request being processed
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
+
+	// PATCH(toolgate): patch 37. rel is the request's releaser (see
+	// handleAsync), allocated with it.
+	rel releaser
 }
 
 // Reader abstracts the transport mechanics from the JSON RPC protocol.
@@ -368,7 +376,10 @@ func (c *Connection) Call(ctx context.Context, method string, params any) *Async
 		return ac
 	}
 
-	if err := c.write(ctx, call); err != nil {
+	// PATCH(toolgate): patch 37. write's check (shuttingDown) passed in the
+	// update that registered the call, so the call is sent without another:
+	// shuttingDown is nil or not whatever error it is given.
+	if err := c.send(ctx, call, nil); err != nil {
 		// Sending failed. We will never get a response, so deliver a fake one if it
 		// wasn't already retired by the connection breaking.
 		c.Retire(ac, err)
@@ -432,17 +443,15 @@ func (r *releaser) release(soft bool) {
 		return
 	}
 	r.released = true
-	var run func()
+	var h handoff // PATCH(toolgate): patch 37 (was a func)
 	r.conn.updateInFlight(func(s *inFlightState) {
 		if len(s.handlerQueue) > 0 {
-			run = s.runQueue(r.conn) // handlerRunning stays true
+			h = s.runQueue() // handlerRunning stays true
 		} else {
 			s.handlerRunning = false
 		}
 	})
-	if run != nil {
-		run()
-	}
+	r.conn.handOn(h)
 }
 
 // finish marks a request handled; it reports whether the request was not
@@ -685,7 +694,7 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 		}
 	}
 
-	var run func() // PATCH(toolgate): patch 14, see runQueue
+	var h handoff // PATCH(toolgate): patch 14, see runQueue (patch 37: was a func)
 	c.updateInFlight(func(s *inFlightState) {
 		// If the connection is shutting down, don't enqueue anything to the
 		// handler — not even notifications. That ensures that if the handler
@@ -717,17 +726,13 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 			// when idle seems simpler than trying to implement either of those
 			// alternatives correctly.
 			s.handlerRunning = true
-			run = s.runQueue(c)
+			h = s.runQueue()
 		}
 	})
 	if err != nil {
 		c.processResult("acceptRequest", req, nil, err)
 	}
-	if run != nil {
-		run()
-		handed = true
-	}
-	return handed
+	return c.handOn(h)
 }
 
 // handleAsync invokes the handler on the requests in the handler queue
@@ -742,7 +747,17 @@ func (c *Connection) handleAsync() {
 		var req *incomingRequest
 		c.updateInFlight(func(s *inFlightState) {
 			if len(s.handlerQueue) > 0 {
-				req, s.handlerQueue = s.handlerQueue[0], s.handlerQueue[1:]
+				// PATCH(toolgate): patch 37. The slot is cleared, and a
+				// queue left empty keeps its array from the start: the
+				// next append needs no new one (v1.8.0's q[1:] left
+				// none free, and each request grew a new array).
+				req = s.handlerQueue[0]
+				s.handlerQueue[0] = nil
+				if len(s.handlerQueue) == 1 {
+					s.handlerQueue = s.handlerQueue[:0]
+				} else {
+					s.handlerQueue = s.handlerQueue[1:]
+				}
 			} else {
 				s.handlerRunning = false
 			}
@@ -767,7 +782,8 @@ func (c *Connection) handleAsync() {
 		}
 
 		// PATCH(toolgate): handled here; Async hands the queue on (see releaser).
-		r := &releaser{conn: c}
+		r := &req.rel // PATCH(toolgate): patch 37 (was a new releaser)
+		r.conn = c
 		ctx := context.WithValue(req.ctx, asyncKey, r)
 		result, err := c.handler.Handle(ctx, req.Request)
 		c.processResult(c.handler, req, result, err)
@@ -809,17 +825,43 @@ func (c *Connection) park() bool {
 }
 
 // PATCH(toolgate): patch 14. runQueue, called with handlerRunning just set
-// (or kept) for a queue that is not empty, returns what hands the queue to
-// a goroutine, to be called once the state is unlocked: the parked one is
+// (or kept) for a queue that is not empty, returns how the queue is handed
+// to a goroutine, by handOn once the state is unlocked: the parked one is
 // woken (it is on its way to, or in, park's select, and needs no lock to
 // get there; the parked are alike, any one takes it), else a new one is
 // started, as v1.8.0 did.
-func (s *inFlightState) runQueue(c *Connection) func() {
+//
+// PATCH(toolgate): patch 37. It returned a func doing that, a closure
+// allocated per request.
+func (s *inFlightState) runQueue() handoff {
 	if s.parked > 0 {
 		s.parked--
-		return func() { c.wake <- struct{}{} }
+		return wakeParked
 	}
-	return func() { go c.handleAsync() }
+	return startHandler
+}
+
+// PATCH(toolgate): patch 37. A handoff is how runQueue hands the queue on.
+type handoff uint8
+
+const (
+	noHandoff    handoff = iota // none: the queue was not handed on
+	wakeParked                  // to a parked goroutine
+	startHandler                // to a new goroutine
+)
+
+// PATCH(toolgate): patch 37. handOn hands the queue on as h says, and
+// reports whether it did (h is not noHandoff).
+func (c *Connection) handOn(h handoff) bool {
+	switch h {
+	case wakeParked:
+		c.wake <- struct{}{}
+	case startHandler:
+		go c.handleAsync()
+	default:
+		return false
+	}
+	return true
 }
 
 // processResult processes the result of a request and, if appropriate, sends a response.
@@ -843,11 +885,18 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 		// The caller could theoretically reuse the request's ID as soon as we've
 		// sent the response, so ensure that it is removed from the incoming map
 		// before sending.
+		//
+		// PATCH(toolgate): patch 37. write's check (shuttingDown) is made
+		// in the same update, and send writes after it.
+		var writeErr error
 		c.updateInFlight(func(s *inFlightState) {
 			delete(s.incomingByID, req.ID)
+			if respErr == nil {
+				writeErr = s.shuttingDown(ErrServerClosing)
+			}
 		})
 		if respErr == nil {
-			writeErr := c.write(notDone{req.ctx}, response)
+			writeErr = c.send(notDone{req.ctx}, response, writeErr)
 			if err == nil {
 				err = writeErr
 			}
@@ -891,6 +940,13 @@ func (c *Connection) write(ctx context.Context, msg Message) error {
 		}
 		err = s.shuttingDown(ErrServerClosing)
 	})
+	return c.send(ctx, msg, err)
+}
+
+// PATCH(toolgate): patch 37. send is write after its check: err is what
+// the check gave (nil: msg is written). Call and processResult make the
+// check in an update of their own and call send.
+func (c *Connection) send(ctx context.Context, msg Message, err error) error {
 	if err == nil {
 		if c.freeing != nil {
 			// PATCH(toolgate): patch 31. Nothing holds msg once this
