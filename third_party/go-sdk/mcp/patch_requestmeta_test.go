@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2"
@@ -75,5 +76,90 @@ func TestRequestMeta(t *testing.T) {
 	}
 	if ahead < 10000 || skipped < 5000 || parsed < 1000 {
 		t.Fatalf("%d decoded ahead, %d skipped, %d parsed: the cases do not tell the ways apart", ahead, skipped, parsed)
+	}
+}
+
+// noMetaKeyBytes is patch 25's noMetaKey, a loop over bytes.
+func noMetaKeyBytes(params []byte) bool {
+	for i, c := range params {
+		if c >= 0x80 || c == '\\' {
+			return false
+		}
+		if c|0x20 == 'm' && i+4 <= len(params) &&
+			params[i+1]|0x20 == 'e' && params[i+2]|0x20 == 't' && params[i+3]|0x20 == 'a' {
+			return false
+		}
+	}
+	return true
+}
+
+// PATCH(toolgate): patch 37. noMetaKey, 8 bytes at a time, answers as
+// patch 25's loop over bytes (whose answers TestExtractRequestMetaNoMetaKey
+// checks against v1.8.0's decoding) for: every string of up to 3 bytes of
+// an alphabet of what it looks for and near misses (m M e E t T a A and
+// letters near them, \ [ ], 0x7f 0x80 0xff 0xdc 0xcd 0xed, @ `); "meta"
+// in each case at every offset of strings of 1 to 40 bytes; and 300,000
+// random strings of up to 70 bytes of that alphabet. Dropping the word's
+// backslash test, its high-bit test, the byte look at a word with an m,
+// or the tail loop fails it.
+func TestNoMetaKeyWords(t *testing.T) {
+	// 0xdc, 0xcd and 0xed are the bytes of 0x80 or more that the word's
+	// zero tests, without the high-bit test, would take for none.
+	alphabet := []byte("mMeEtTaAlLnNsSuUdDfF`@\\[]\"{}:, x\x7f\x80\xff\xdc\xcd\xed\x0d\x2d\x00")
+	check := func(b []byte) {
+		t.Helper()
+		if got, want := noMetaKey(b), noMetaKeyBytes(b); got != want {
+			t.Fatalf("noMetaKey(%q) = %v, the loop over bytes %v", b, got, want)
+		}
+	}
+	var gen func(prefix []byte, n int)
+	gen = func(prefix []byte, n int) {
+		check(prefix)
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			gen(append(prefix[:len(prefix):len(prefix)], c), n-1)
+		}
+	}
+	gen(nil, 3)
+	both := 0
+	for n := 1; n <= 40; n++ {
+		for at := 0; at <= n; at++ {
+			for _, m := range []string{"meta", "META", "mEtA", "Meta", "met", "eta", "m\\eta", "me\x80ta"} {
+				b := []byte(strings.Repeat("x", n))
+				b = append(b[:at:at], append([]byte(m), b[at:]...)...)
+				check(b)
+				for k := 0; k < len(b); k += 5 {
+					c := append([]byte(nil), b...)
+					c[k] = '\\'
+					check(c)
+					c[k] = 0x80
+					check(c)
+				}
+				if !noMetaKey(b) {
+					both++
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(37, 2))
+	skip := 0
+	for i := 0; i < 300000; i++ {
+		b := make([]byte, rng.IntN(71))
+		for j := range b {
+			if rng.IntN(4) == 0 {
+				b[j] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[j] = "metaMETA\"{}:,xyz"[rng.IntN(16)]
+			}
+		}
+		check(b)
+		if noMetaKey(b) {
+			skip++
+		}
+	}
+	if skip < 10000 || both < 1000 {
+		t.Fatalf("%d random strings without a _meta, %d with: the cases do not tell the answers apart", skip, both)
 	}
 }

@@ -14,11 +14,13 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"math/bits"
 	"net/http"
 	"reflect"
 	"slices"
@@ -668,17 +670,49 @@ func hasNumber(b []byte) bool {
 // PATCH(toolgate): patch 25. The decoding parsed each request's params
 // whole (~3,800 instructions and an allocation for a gateway's tools/call
 // of ~150 bytes) to find the _meta most requests do not carry.
+//
+// PATCH(toolgate): patch 37. It reads 8 bytes at a time: a word with a
+// byte of 0x80 or more or a backslash ends it, and only where a word has
+// an m or M is "meta" looked for (metaAt). It was a loop over bytes, ~12
+// instructions a byte (noMetaKeyBytes in patch_requestmeta_test.go).
 func noMetaKey(params []byte) bool {
-	for i, c := range params {
-		if c >= 0x80 || c == '\\' {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(params); i += 8 {
+		w := binary.LittleEndian.Uint64(params[i:])
+		if w&highs != 0 {
 			return false
 		}
-		if c|0x20 == 'm' && i+4 <= len(params) &&
-			params[i+1]|0x20 == 'e' && params[i+2]|0x20 == 't' && params[i+3]|0x20 == 'a' {
+		// Every byte is below 0x80, and so is every byte of w^x for x of
+		// bytes below 0x80: then (v-ones)&highs is not zero exactly when
+		// a byte of v is zero (a borrow passes on only from a zero byte).
+		if (w^(ones*'\\')-ones)&highs != 0 {
+			return false
+		}
+		// A byte of v is zero where w has an m or M, where "meta" may
+		// start: each is looked at. A byte b of v is below 0x80, so
+		// b+0x7f carries into no other byte, its high bit set unless b
+		// is zero: z has the high bit of each zero byte, and only those.
+		v := (w | ones*0x20) ^ (ones * 'm')
+		for z := ^(v + ones*0x7f) & highs; z != 0; z &= z - 1 {
+			if metaAt(params, i+bits.TrailingZeros64(z)/8) {
+				return false
+			}
+		}
+	}
+	for ; i < len(params); i++ {
+		if c := params[i]; c >= 0x80 || c == '\\' || metaAt(params, i) {
 			return false
 		}
 	}
 	return true
+}
+
+// metaAt reports whether params holds "meta" in any ASCII case at i.
+// PATCH(toolgate): patch 37.
+func metaAt(params []byte, i int) bool {
+	return params[i]|0x20 == 'm' && i+4 <= len(params) &&
+		params[i+1]|0x20 == 'e' && params[i+2]|0x20 == 't' && params[i+3]|0x20 == 'a'
 }
 
 type validatedMeta struct {
