@@ -89,8 +89,12 @@ type inFlightState struct {
 	closer   io.Closer
 	closeErr error // error returned from closer.Close
 
-	outgoingCalls         map[ID]*AsyncCall // calls only
-	outgoingNotifications int               // # of notifications awaiting "write"
+	// PATCH(toolgate): patch 37. outgoingCalls is keyed by the int64 of
+	// the call's ID (Call makes every one an Int64ID): a map of int64 keys
+	// hashes and compares without the interface's type dispatch. A
+	// response's ID that is not an int64 matched no key of map[ID] either.
+	outgoingCalls         map[int64]*AsyncCall // calls only
+	outgoingNotifications int                  // # of notifications awaiting "write"
 
 	// incoming stores the total number of incoming calls and notifications
 	// that have not yet written or processed a result.
@@ -345,7 +349,8 @@ func (c *Connection) Notify(ctx context.Context, method string, params any) (err
 // If sending the call failed, the response will be ready and have the error in it.
 func (c *Connection) Call(ctx context.Context, method string, params any) *AsyncCall {
 	// Generate a new request identifier.
-	id := Int64ID(atomic.AddInt64(&c.seq, 1))
+	n := atomic.AddInt64(&c.seq, 1) // PATCH(toolgate): patch 37, outgoingCalls' key
+	id := Int64ID(n)
 
 	ac := &AsyncCall{
 		id:    id,
@@ -367,9 +372,9 @@ func (c *Connection) Call(ctx context.Context, method string, params any) *Async
 			return
 		}
 		if s.outgoingCalls == nil {
-			s.outgoingCalls = make(map[ID]*AsyncCall)
+			s.outgoingCalls = make(map[int64]*AsyncCall)
 		}
-		s.outgoingCalls[ac.id] = ac
+		s.outgoingCalls[n] = ac
 	})
 	if err != nil {
 		ac.retire(&Response{ID: id, Error: err})
@@ -393,8 +398,8 @@ func (c *Connection) Call(ctx context.Context, method string, params any) *Async
 // tracked, Retire is a no op.
 func (c *Connection) Retire(ac *AsyncCall, err error) {
 	c.updateInFlight(func(s *inFlightState) {
-		if s.outgoingCalls[ac.id] == ac {
-			delete(s.outgoingCalls, ac.id)
+		if n, ok := ac.id.value.(int64); ok && s.outgoingCalls[n] == ac { // PATCH(toolgate): patch 37
+			delete(s.outgoingCalls, n)
 			ac.retire(&Response{ID: ac.id, Error: err})
 		} else {
 			// ac was already retired elsewhere.
@@ -589,8 +594,9 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 
 		case *Response:
 			c.updateInFlight(func(s *inFlightState) {
-				if ac, ok := s.outgoingCalls[msg.ID]; ok {
-					delete(s.outgoingCalls, msg.ID)
+				n, isInt := msg.ID.value.(int64) // PATCH(toolgate): patch 37
+				if ac, ok := s.outgoingCalls[n]; ok && isInt {
+					delete(s.outgoingCalls, n)
 					ac.retire(msg)
 					handed = true
 				} else {
@@ -623,8 +629,8 @@ func (c *Connection) readIncoming(ctx context.Context, reader Reader, preempter 
 
 		// Retire any outgoing requests that were still in flight: with the Reader no
 		// longer being processed, they necessarily cannot receive a response.
-		for id, ac := range s.outgoingCalls {
-			ac.retire(&Response{ID: id, Error: err})
+		for _, ac := range s.outgoingCalls {
+			ac.retire(&Response{ID: ac.id, Error: err}) // PATCH(toolgate): patch 37 (ac.id is its key's Int64ID)
 		}
 		s.outgoingCalls = nil
 

@@ -113,7 +113,8 @@ func inflightResult(t *testing.T, id ID, result string) *Response {
 func errText(err error) string { return fmt.Sprint(err) }
 
 // TestInflightCalls: outgoing calls, one at a time and 8 at once, are
-// written with ids 1, 2, ... and get their own answers; a call whose
+// written with ids 1, 2, ... and get their own answers (answers with an id
+// of no call in flight, the id as a string or none are ignored); a call whose
 // write fails gets the write's error, and breaks the connection: while a
 // call from the peer is still handled, the next call fails with
 // ErrClientClosing wrapping it, unwritten (a notification is still
@@ -144,6 +145,17 @@ func TestInflightCalls(t *testing.T) {
 			t.Fatalf("call %d: %q, %v", i, got, err)
 		}
 	}
+	// Answers with another call's id, the id as a string, no id: ignored.
+	ac := p.Call(ctx, "m", nil)
+	req := (<-p.out).(*Request)
+	for _, id := range []ID{Int64ID(1), Int64ID(1000), StringID(fmt.Sprint(req.ID.Raw())), {}} {
+		p.send(inflightResult(t, id, "wrong"))
+	}
+	p.send(inflightResult(t, req.ID, "right"))
+	var got string
+	if err := ac.Await(ctx, &got); err != nil || got != "right" {
+		t.Fatalf("call %v answered by other ids first: %q, %v", req.ID, got, err)
+	}
 	var acs []*AsyncCall
 	for range 8 {
 		acs = append(acs, p.Call(ctx, "m", nil))
@@ -160,7 +172,7 @@ func TestInflightCalls(t *testing.T) {
 
 	p.send(inflightCall(t, 100, "hold"))
 	<-held
-	ac := p.Call(ctx, "nosend", nil)
+	ac = p.Call(ctx, "nosend", nil)
 	if err := ac.Await(ctx, nil); !errors.Is(err, errInflightBoom) || errText(err) != "boom" {
 		t.Fatalf("a call whose write fails: %v", err)
 	}
