@@ -144,7 +144,7 @@ func FuzzRelayablePlain(f *testing.F) {
 }
 
 // BenchmarkRelayTie: what relaying adds on the client side for
-// bench/proxy's answer: the scan of its bytes and the copy tool.NewRelay
+// bench/proxy's answer: the scan of its bytes and the record tool.NewRelay
 // keeps (mcpserver's BenchmarkAnswer: what it saves).
 func BenchmarkRelayTie(b *testing.B) {
 	var text strings.Builder

@@ -8,12 +8,41 @@ package tool
 // no more and no less than the Result it was made with, and for the
 // structured bytes being the JSON text its structured value was decoded
 // from.
+//
+// What the result said is kept as a record (its texts, its structured
+// value's nodes), not as a copy of the result: a change in place to the
+// result's content or structured value is seen, and the record of a result
+// of a few blocks and a small value is made in the Relay's one allocation.
 type Relay struct {
-	bytes      []byte
-	content    []Content // a copy: a change in place to the result's is seen
-	structured any       // a deep copy
-	rawValue   []byte    // the JSON text structured was decoded from
+	bytes    []byte
+	rawValue []byte   // the JSON text the structured value was decoded from
+	texts    []string // each block's text (every block is a text block)
+	shape    []node   // the structured value (see record)
+	textBuf  [2]string
+	shapeBuf [4]node
 }
+
+// node is one value of a structured value made of JSON's own types: what
+// record keeps of it and same compares.
+type node struct {
+	kind  kind
+	truth bool    // a bool's
+	n     int     // a map's or slice's length: the nodes of its elements follow
+	key   string  // the key it is under, when it is a map's element
+	str   string  // a string's
+	num   float64 // a number's
+}
+
+type kind uint8
+
+const (
+	kindNull kind = iota
+	kindString
+	kindNumber
+	kindBool
+	kindMap
+	kindSlice
+)
 
 // NewRelay ties data to r, or returns nil when r cannot be tied: a block
 // other than text, an error, metadata, or a structured value that is not
@@ -29,24 +58,29 @@ func NewRelay(data, structured []byte, r Result) *Relay {
 			return nil
 		}
 	}
-	s, ok := copyJSON(r.Structured)
-	if !ok {
+	x := &Relay{bytes: data, rawValue: structured}
+	x.texts = x.textBuf[:0]
+	for _, c := range r.Content {
+		x.texts = append(x.texts, c.Text)
+	}
+	x.shape = x.shapeBuf[:0]
+	if !x.record(r.Structured, "") {
 		return nil
 	}
-	return &Relay{bytes: data, content: append([]Content(nil), r.Content...), structured: s, rawValue: structured}
+	return x
 }
 
 // For returns the bytes when r says exactly what they were decoded into.
 func (x *Relay) For(r Result) ([]byte, bool) {
-	if x == nil || r.Error != nil || len(r.Meta) > 0 || len(r.Content) != len(x.content) {
+	if x == nil || r.Error != nil || len(r.Meta) > 0 || len(r.Content) != len(x.texts) {
 		return nil, false
 	}
 	for i, c := range r.Content {
-		if c.Type != x.content[i].Type || c.Text != x.content[i].Text || c.Data != nil || c.MIMEType != "" || c.URI != "" {
+		if c.Type != "text" || c.Text != x.texts[i] || c.Data != nil || c.MIMEType != "" || c.URI != "" {
 			return nil, false
 		}
 	}
-	if !equalJSON(r.Structured, x.structured) {
+	if rest, ok := same(r.Structured, x.shape); !ok || len(rest) != 0 {
 		return nil, false
 	}
 	return x.bytes, true
@@ -57,77 +91,106 @@ func (x *Relay) For(r Result) ([]byte, bool) {
 // result's structured value as JSON may read these bytes instead of
 // encoding v).
 func (x *Relay) StructuredFor(v any) ([]byte, bool) {
-	if x == nil || x.rawValue == nil || !equalJSON(v, x.structured) {
+	if x == nil || x.rawValue == nil {
+		return nil, false
+	}
+	if rest, ok := same(v, x.shape); !ok || len(rest) != 0 {
 		return nil, false
 	}
 	return x.rawValue, true
 }
 
-// copyJSON deep-copies a value made of JSON's own types.
-func copyJSON(v any) (any, bool) {
+// record appends the nodes of v, a value made of JSON's own types, to
+// x.shape, in pre-order: a map's or a slice's node, then its elements'
+// (a map's in the order range gave them, each node with its key). It
+// reports false for a value of another type. Nothing of v's maps and
+// slices is kept, only their lengths, keys and the values of their
+// leaves (which are immutable): a change in place to v is a change to what
+// same compares with.
+func (x *Relay) record(v any, key string) bool {
 	switch v := v.(type) {
-	case nil, string, float64, bool:
-		return v, true
+	case nil:
+		x.shape = append(x.shape, node{kind: kindNull, key: key})
+	case string:
+		x.shape = append(x.shape, node{kind: kindString, key: key, str: v})
+	case float64:
+		x.shape = append(x.shape, node{kind: kindNumber, key: key, num: v})
+	case bool:
+		x.shape = append(x.shape, node{kind: kindBool, key: key, truth: v})
 	case map[string]any:
-		m := make(map[string]any, len(v))
+		x.shape = append(x.shape, node{kind: kindMap, key: key, n: len(v)})
 		for k, e := range v {
-			c, ok := copyJSON(e)
-			if !ok {
-				return nil, false
+			if !x.record(e, k) {
+				return false
 			}
-			m[k] = c
 		}
-		return m, true
 	case []any:
-		s := make([]any, len(v))
-		for i, e := range v {
-			c, ok := copyJSON(e)
+		x.shape = append(x.shape, node{kind: kindSlice, key: key, n: len(v)})
+		for _, e := range v {
+			if !x.record(e, "") {
+				return false
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// same reports whether v is the value whose nodes record wrote first in
+// s, and returns the nodes that follow them. A map is the same when it has
+// as many keys as were recorded and each recorded key, with the same value
+// under it (the recorded keys are distinct: so are the key sets); a
+// slice, when it has as many elements and each is the same in its place.
+// Values compare as == does (a float64 NaN is no number's same; JSON has
+// none).
+func same(v any, s []node) ([]node, bool) {
+	if len(s) == 0 {
+		return nil, false
+	}
+	n := s[0]
+	s = s[1:]
+	switch n.kind {
+	case kindNull:
+		return s, v == nil
+	case kindString:
+		t, ok := v.(string)
+		return s, ok && t == n.str
+	case kindNumber:
+		f, ok := v.(float64)
+		return s, ok && f == n.num
+	case kindBool:
+		t, ok := v.(bool)
+		return s, ok && t == n.truth
+	case kindMap:
+		m, ok := v.(map[string]any)
+		if !ok || len(m) != n.n {
+			return nil, false
+		}
+		for range n.n {
+			if len(s) == 0 {
+				return nil, false
+			}
+			e, ok := m[s[0].key]
 			if !ok {
 				return nil, false
 			}
-			s[i] = c
+			if s, ok = same(e, s); !ok {
+				return nil, false
+			}
+		}
+		return s, true
+	case kindSlice:
+		a, ok := v.([]any)
+		if !ok || len(a) != n.n {
+			return nil, false
+		}
+		for _, e := range a {
+			if s, ok = same(e, s); !ok {
+				return nil, false
+			}
 		}
 		return s, true
 	}
 	return nil, false
-}
-
-// equalJSON compares a value with one copyJSON made.
-func equalJSON(a, b any) bool {
-	switch b := b.(type) {
-	case nil:
-		return a == nil
-	case string:
-		s, ok := a.(string)
-		return ok && s == b
-	case float64:
-		f, ok := a.(float64)
-		return ok && f == b
-	case bool:
-		t, ok := a.(bool)
-		return ok && t == b
-	case map[string]any:
-		m, ok := a.(map[string]any)
-		if !ok || len(m) != len(b) {
-			return false
-		}
-		for k, e := range b {
-			if f, ok := m[k]; !ok || !equalJSON(f, e) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		s, ok := a.([]any)
-		if !ok || len(s) != len(b) {
-			return false
-		}
-		for i, e := range b {
-			if !equalJSON(s[i], e) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }

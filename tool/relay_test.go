@@ -1,6 +1,10 @@
 package tool
 
-import "testing"
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
 
 // TestRelay: a Relay gives its bytes back only for the result it was made
 // with, however a stage changed it: a new value, a change in place to the
@@ -78,5 +82,253 @@ func TestRelayStructured(t *testing.T) {
 	var none *Relay
 	if _, ok := none.StructuredFor(r.Structured); ok {
 		t.Error("a nil Relay gave bytes")
+	}
+}
+
+// refRelay is the Relay as it was before it kept a record (a copy of the
+// content and a deep copy of the structured value, compared whole): the
+// reference TestRelayRecord holds the record to.
+type refRelay struct {
+	bytes      []byte
+	content    []Content
+	structured any
+	rawValue   []byte
+}
+
+func newRefRelay(data, structured []byte, r Result) *refRelay {
+	if r.Error != nil || len(r.Meta) > 0 {
+		return nil
+	}
+	for _, c := range r.Content {
+		if c.Type != "text" || c.Data != nil || c.MIMEType != "" || c.URI != "" {
+			return nil
+		}
+	}
+	s, ok := refCopy(r.Structured)
+	if !ok {
+		return nil
+	}
+	return &refRelay{bytes: data, content: append([]Content(nil), r.Content...), structured: s, rawValue: structured}
+}
+
+func (x *refRelay) For(r Result) ([]byte, bool) {
+	if x == nil || r.Error != nil || len(r.Meta) > 0 || len(r.Content) != len(x.content) {
+		return nil, false
+	}
+	for i, c := range r.Content {
+		if c.Type != x.content[i].Type || c.Text != x.content[i].Text || c.Data != nil || c.MIMEType != "" || c.URI != "" {
+			return nil, false
+		}
+	}
+	if !refEqual(r.Structured, x.structured) {
+		return nil, false
+	}
+	return x.bytes, true
+}
+
+func (x *refRelay) StructuredFor(v any) ([]byte, bool) {
+	if x == nil || x.rawValue == nil || !refEqual(v, x.structured) {
+		return nil, false
+	}
+	return x.rawValue, true
+}
+
+func refCopy(v any) (any, bool) {
+	switch v := v.(type) {
+	case nil, string, float64, bool:
+		return v, true
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			c, ok := refCopy(e)
+			if !ok {
+				return nil, false
+			}
+			m[k] = c
+		}
+		return m, true
+	case []any:
+		s := make([]any, len(v))
+		for i, e := range v {
+			c, ok := refCopy(e)
+			if !ok {
+				return nil, false
+			}
+			s[i] = c
+		}
+		return s, true
+	}
+	return nil, false
+}
+
+func refEqual(a, b any) bool {
+	switch b := b.(type) {
+	case nil:
+		return a == nil
+	case string:
+		s, ok := a.(string)
+		return ok && s == b
+	case float64:
+		f, ok := a.(float64)
+		return ok && f == b
+	case bool:
+		t, ok := a.(bool)
+		return ok && t == b
+	case map[string]any:
+		m, ok := a.(map[string]any)
+		if !ok || len(m) != len(b) {
+			return false
+		}
+		for k, e := range b {
+			if f, ok := m[k]; !ok || !refEqual(f, e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		s, ok := a.([]any)
+		if !ok || len(s) != len(b) {
+			return false
+		}
+		for i, e := range b {
+			if !refEqual(s[i], e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// randomValue is a value of JSON's own types (and now and then of
+// others: a typed nil, an int, a map of strings), nested at most depth
+// deep, with few distinct keys and leaves so that mutations often land on
+// an equal value.
+func randomValue(rng *rand.Rand, depth int) any {
+	leaves := []any{nil, "", "a", "b", "line 1\nline 2\n", 0.0, math.Copysign(0, -1), 1.0, math.NaN(), true, false}
+	n := rng.IntN(10)
+	if depth <= 0 && n >= 6 {
+		n = rng.IntN(6)
+	}
+	switch n {
+	case 0, 1, 2, 3, 4, 5:
+		return leaves[rng.IntN(len(leaves))]
+	case 6, 7:
+		if rng.IntN(12) == 0 {
+			return map[string]any(nil)
+		}
+		m := map[string]any{}
+		for range rng.IntN(5) {
+			m[[]string{"", "a", "b", "c", "content", "é"}[rng.IntN(6)]] = randomValue(rng, depth-1)
+		}
+		return m
+	case 8:
+		if rng.IntN(12) == 0 {
+			return []any(nil)
+		}
+		s := []any{}
+		for range rng.IntN(4) {
+			s = append(s, randomValue(rng, depth-1))
+		}
+		return s
+	}
+	return []any{1, map[string]string{"a": "b"}, []string{"x"}, (*int)(nil), 'r'}[rng.IntN(5)]
+}
+
+// mutate changes v in place, or returns another value, at a random place.
+func mutate(rng *rand.Rand, v any) any {
+	switch w := v.(type) {
+	case map[string]any:
+		if len(w) > 0 && rng.IntN(3) > 0 {
+			for k, e := range w { // one key of the map, at random
+				switch rng.IntN(5) {
+				case 0:
+					delete(w, k)
+				case 1: // the same number of keys, another one
+					delete(w, k)
+					w[k+"x"] = e
+				default:
+					w[k] = mutate(rng, e)
+				}
+				return w
+			}
+		}
+		if w != nil && rng.IntN(2) == 0 {
+			w[[]string{"a", "z", "content"}[rng.IntN(3)]] = randomValue(rng, 1)
+			return w
+		}
+	case []any:
+		if len(w) > 0 && rng.IntN(3) > 0 {
+			i := rng.IntN(len(w))
+			if rng.IntN(4) == 0 {
+				j := rng.IntN(len(w))
+				w[i], w[j] = w[j], w[i]
+			} else {
+				w[i] = mutate(rng, w[i])
+			}
+			return w
+		}
+		if rng.IntN(2) == 0 {
+			return w[:len(w)/2]
+		}
+	}
+	return randomValue(rng, 2)
+}
+
+// TestRelayRecord: the record gives the bytes back exactly when the copy
+// it replaced did (refRelay), for random results and random changes to
+// them, in place or not: values of JSON's types and others, nil maps and
+// slices, NaN, -0, keys swapped for others of the same count, texts
+// changed.
+func TestRelayRecord(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 46))
+	data, raw := []byte(`{"r":1}`), []byte(`{"v":1}`)
+	given, changed := 0, 0
+	for range 200000 {
+		r := Result{Structured: randomValue(rng, 4)}
+		for range rng.IntN(3) {
+			r.Content = append(r.Content, TextContent([]string{"", "a", "b"}[rng.IntN(3)]))
+		}
+		if rng.IntN(50) == 0 {
+			r.Content = append(r.Content, Content{Type: "resource", Text: "a", URI: "u"})
+		}
+		var sraw []byte
+		if rng.IntN(4) > 0 {
+			sraw = raw
+		}
+		x, ref := NewRelay(data, sraw, r), newRefRelay(data, sraw, r)
+		if (x == nil) != (ref == nil) {
+			t.Fatalf("%#v: tied %v, reference %v", r, x != nil, ref != nil)
+		}
+		for step := range 4 {
+			got, ok := x.For(r)
+			want, wantOK := ref.For(r)
+			if ok != wantOK || string(got) != string(want) {
+				t.Fatalf("%#v (after %d changes): For gave %q, %v; the reference %q, %v", r, step, got, ok, want, wantOK)
+			}
+			got, ok = x.StructuredFor(r.Structured)
+			want, wantOK = ref.StructuredFor(r.Structured)
+			if ok != wantOK || string(got) != string(want) {
+				t.Fatalf("%#v (after %d changes): StructuredFor gave %q, %v; the reference %q, %v", r, step, got, ok, want, wantOK)
+			}
+			if ok {
+				given++
+			}
+			switch rng.IntN(6) {
+			case 0:
+				if len(r.Content) > 0 { // in place: another text, of the same length or not
+					c := &r.Content[rng.IntN(len(r.Content))]
+					c.Text = map[string]string{"": "x", "a": "b", "b": "a"}[c.Text]
+				}
+			case 1:
+				r.Content = append(r.Content, TextContent("a"))
+			default:
+				r.Structured = mutate(rng, r.Structured)
+			}
+			changed++
+		}
+	}
+	if given < 100000 {
+		t.Errorf("only %d of %d checks gave the bytes", given, changed)
 	}
 }
