@@ -358,7 +358,9 @@ func insideStrings(lit string) bool {
 // plainJSON reports whether b's strings are written in b as compact JSON
 // writes them: b is valid UTF-8 and holds no '<', '>', '&', U+2028 or
 // U+2029, and no escape but \", \\, \n, \r and \t (a string with
-// another control character has one).
+// another control character has one). Bytes that are all ASCII (a JSON
+// text's usual case) are valid UTF-8 without U+2028 or U+2029: they are
+// not searched for either.
 func plainJSON(b []byte) bool {
 	if bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 {
 		return false
@@ -368,12 +370,17 @@ func plainJSON(b []byte) bool {
 		if i < 0 {
 			break
 		}
-		if i+1 == len(rest) || strings.IndexByte(`"\nrt`, rest[i+1]) < 0 {
+		if i+1 == len(rest) {
+			return false
+		}
+		switch rest[i+1] {
+		case '"', '\\', 'n', 'r', 't':
+		default:
 			return false
 		}
 		rest = rest[i+2:]
 	}
-	return utf8.Valid(b) && !bytes.Contains(b, []byte("\u2028")) && !bytes.Contains(b, []byte("\u2029"))
+	return isASCII(b) || utf8.Valid(b) && !bytes.Contains(b, []byte("\u2028")) && !bytes.Contains(b, []byte("\u2029"))
 }
 
 // Redact returns s with every secret replaced by [REDACTED:name], and how
@@ -592,7 +599,7 @@ func lowerASCII(s string) string {
 }
 
 // isASCII reports whether s is all ASCII, eight bytes at a time.
-func isASCII(s string) bool {
+func isASCII[T ~string | ~[]byte](s T) bool {
 	for ; len(s) >= 32; s = s[32:] { // four words, one test
 		if (load64(s)|load64(s[8:])|load64(s[16:])|load64(s[24:]))&0x8080808080808080 != 0 {
 			return false
@@ -613,7 +620,7 @@ func isASCII(s string) bool {
 
 // load64 reads the first eight bytes of s, the first the lowest (one load
 // on amd64 and arm64).
-func load64(s string) uint64 {
+func load64[T ~string | ~[]byte](s T) uint64 {
 	_ = s[7]
 	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56

@@ -64,3 +64,31 @@ func BenchmarkRedact(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMayMatchJSON is what the engine's redaction does for bench/proxy's
+// relayed answer (read_text_file of a 20-line file): Quiet on its text
+// block, then MayMatchJSON on the bytes of its structured value
+// ({"content": the same text}) with that text quiet.
+func BenchmarkMayMatchJSON(b *testing.B) {
+	r, err := NewRedactor(DefaultSecrets())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var text strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&text, "line %d of a small file read by the MCP benchmark\n", i)
+	}
+	raw, err := json.Marshal(map[string]any{"content": text.String()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := map[string]any{"content": text.String()}
+	quiet := []string{text.String()}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !r.Quiet(quiet[0]) || r.MayMatchJSON(raw, v, quiet) {
+			b.Fatal("the text holds no secret")
+		}
+	}
+}
