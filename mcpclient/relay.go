@@ -50,8 +50,10 @@ type decoded interface {
 // or null), which the SDK decoded into r.StructuredContent.
 //
 // When the SDK decoded r plain (plain: mcp.CallToolResult.DecodedPlain),
-// raw is known to be valid UTF-8 without an escaped surrogate: then neither
-// is looked for, and strings are passed over to their closing quote.
+// raw is known to be valid UTF-8 without an escaped surrogate, and the
+// result's members and its blocks' to be allowed ones, each once, without
+// an escape: then none of that is looked for, and strings are passed over
+// to their closing quote.
 func relayable(raw []byte, r *mcp.CallToolResult, plain bool) (structured []byte, ok bool) {
 	if r.IsError || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() || !plain && !utf8.Valid(raw) {
 		return nil, false
@@ -95,7 +97,8 @@ type scan struct {
 }
 
 func (s *scan) space() {
-	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+	// White space is at most ' ': one compare passes over anything else.
+	for s.i < len(s.b) && s.b[s.i] <= ' ' && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
 		s.i++
 	}
 }
@@ -149,16 +152,26 @@ func (s *scan) object(depth int, allowed []string) bool {
 	for {
 		s.space()
 		k, escaped, ok := s.str()
-		if !ok || escaped || len(keys) == maxRelayKeys {
+		if !ok {
 			return false
 		}
-		for _, seen := range keys {
-			if string(seen) == string(k) {
+		// Read plain, the result's keys and its blocks' are known to be
+		// allowed ones, each once, without an escape (DecodedPlain).
+		if !s.plain || allowed == nil {
+			if escaped || s.plain && bytes.IndexByte(k, '\\') >= 0 || len(keys) == maxRelayKeys {
+				return false
+			}
+			for _, seen := range keys {
+				if string(seen) == string(k) {
+					return false
+				}
+			}
+			keys = append(keys, k)
+			if allowed != nil && !member(k, allowed) {
 				return false
 			}
 		}
-		keys = append(keys, k)
-		if allowed != nil && !member(string(k), allowed) || !s.next(':') {
+		if !s.next(':') {
 			return false
 		}
 		switch {
@@ -226,7 +239,8 @@ func (s *scan) array(depth int, blocks []string) bool {
 }
 
 // str reads a string: its bytes between the quotes and whether they hold
-// an escape; false for an escaped surrogate. It finds the quotes and
+// an escape (when plain, not told: a key is searched for one, a value need
+// not be); false for an escaped surrogate. It finds the quotes and
 // backslashes with bytes.IndexByte: the bytes are valid JSON (the SDK
 // decoded them), so a string holds no control byte.
 func (s *scan) str() (body []byte, escaped, ok bool) {
@@ -240,7 +254,7 @@ func (s *scan) str() (body []byte, escaped, ok bool) {
 			return nil, false, false
 		}
 		s.i = end + 1
-		return s.b[start:end], bytes.IndexByte(s.b[start:end], '\\') >= 0, true
+		return s.b[start:end], false, true
 	}
 	end := -1 // the next quote at or after i
 	for i := start; ; {
@@ -290,9 +304,9 @@ func (s *scan) number() bool {
 	return true
 }
 
-func member(k string, set []string) bool {
+func member(k []byte, set []string) bool {
 	for _, m := range set {
-		if k == m {
+		if string(k) == m {
 			return true
 		}
 	}
