@@ -46,10 +46,13 @@ func cycleCopied(calls []past, key string, cycles int) int {
 // TestCycleMatchesCopied: cycle gives what the copying version gave, over
 // random histories of few keys (so that cycles of 2 and 3 complete, and
 // nearly complete, often) and every cycles from 1 to 5 and a large one.
+// Among them, calls repeating the call before them, which cycle answers
+// after one comparison, with and without a cycle before them.
 func TestCycleMatchesCopied(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	keys := []string{"a", "b", "c", "d"}
 	found := map[int]int{}
+	repeats := 0 // calls whose key is the one before it
 	for range 200000 {
 		calls := make([]past, r.IntN(20))
 		alphabet := 1 + r.IntN(len(keys))
@@ -75,8 +78,11 @@ func TestCycleMatchesCopied(t *testing.T) {
 			t.Fatalf("cycle(%q, %q, %d) = %d, the copying version %d", seq, key, cycles, got, want)
 		}
 		found[got]++
+		if len(calls) > 0 && calls[len(calls)-1].key == key && cycles <= len(calls)+1 {
+			repeats++
+		}
 	}
-	if found[2] == 0 || found[3] == 0 || found[0] == 0 {
-		t.Fatalf("the cases did not cover every answer: %v", found)
+	if found[2] == 0 || found[3] == 0 || found[0] == 0 || repeats < 10000 {
+		t.Fatalf("the cases did not cover every answer: %v, %d repeats", found, repeats)
 	}
 }

@@ -398,9 +398,16 @@ func (l *Limiter) Replay(call tool.Call, at time.Time) {
 // ends the look at once. A cycles larger than the calls remembered can
 // never complete (a policy may set one to mean "never"; above 128 a cycle
 // of two no longer fits the history): it is 0 at once, before n*cycles
-// could overflow the look back.
+// could overflow the look back. A key equal to the one before it (the same
+// call again, which the count of identical calls judges) completes no
+// cycle: in a cycle of n distinct keys, two neighbours differ. It is 0
+// after one comparison, where the look makes 5*cycles-3 (twelve with the
+// default three cycles).
 func cycle(calls []past, key string, cycles int) int {
 	if cycles > len(calls)+1 {
+		return 0
+	}
+	if cycles >= 1 && len(calls) > 0 && calls[len(calls)-1].key == key {
 		return 0
 	}
 	seq := func(j int) string { // the j-th key of calls followed by key
