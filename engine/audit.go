@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/policy"
@@ -33,7 +34,11 @@ func (e *Engine) audit(next handler) handler {
 		res := next(ctx, p)
 		rec := record(p, res)
 		if e.opts.Redactor != nil {
-			if args, n := e.opts.Redactor.Redact(string(rec.Arguments)); n > 0 {
+			// The arguments are read as a string in place, not copied:
+			// Redact keeps nothing of its input, and only a text it made
+			// (n > 0) is kept.
+			raw := unsafe.String(unsafe.SliceData(rec.Arguments), len(rec.Arguments))
+			if args, n := e.opts.Redactor.Redact(raw); n > 0 {
 				rec.Arguments = json.RawMessage(args)
 			}
 		}

@@ -45,7 +45,7 @@ type runCtx struct {
 
 	state atomic.Int32  // running, finished or expired
 	res   tool.Result   // the tool's result, once finished
-	wake  chan struct{} // signalled once, when state leaves running; nil: WithTimeout's
+	wake  chan struct{} // signalled once, when state leaves running; nil: an inline run's or WithTimeout's
 
 	prev, next *runCtx // in the deadline list, sorted by deadline
 	listed     bool

@@ -29,9 +29,12 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 		ctx, span = e.running(ctx, p)
 		defer func() { endRun(span, res) }()
 	}
-	c := newRunCtx(ctx, time.Now().Add(e.opts.Timeout), &e.deadlines)
-	defer c.end()
+	deadline := time.Now().Add(e.opts.Timeout)
 	if e.opts.Inline || inlined(p.tool) {
+		// No wake channel: nothing waits for an inline run but its
+		// caller, on this goroutine (expire wakes no one without one).
+		c := &runCtx{parent: ctx, deadline: deadline, list: &e.deadlines}
+		defer c.end()
 		res := e.invoke(c, p)
 		if ctx.Err() == nil && time.Now().Before(c.deadline) {
 			return res
@@ -41,6 +44,8 @@ func (e *Engine) run(ctx context.Context, p *pending) (res tool.Result) {
 		c.state.Store(expired)
 		return e.unfinished(ctx, p)
 	}
+	c := newRunCtx(ctx, deadline, &e.deadlines)
+	defer c.end()
 	e.deadlines.add(c)
 	e.workers.dispatch(job{c, p})
 	if parent := ctx.Done(); parent != nil {
