@@ -129,3 +129,42 @@ func TestBreakerIgnoresInputRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestBreakerCountsRefusedReads: the engine makes a session's key for the
+// breaker only when it looks; a read the policy allows is not looked at
+// before it runs, but one that is refused when it runs (the tool says
+// permission_denied) still counts, three of them open the breaker for a
+// write, and a read that runs leaves the streak as it is. Another session
+// is untouched.
+func TestBreakerCountsRefusedReads(t *testing.T) {
+	reg := registry.New()
+	var writes atomic.Int64
+	reg.Register(
+		tool.New("peek", "Reads a secret note.", func(ctx context.Context, in struct{}) (string, error) {
+			return "", tool.Errorf(tool.PermissionDenied, "the note is not yours")
+		}, tool.ReadOnly()),
+		tool.New("look", "Reads a note.", func(ctx context.Context, in struct{}) (string, error) {
+			return "seen", nil
+		}, tool.ReadOnly()),
+		tool.New("write", "Writes a note.", func(ctx context.Context, in struct{}) (string, error) {
+			writes.Add(1)
+			return "written", nil
+		}, tool.WithLevel(tool.LevelWrite)),
+	)
+	e := engine.New(engine.Options{Registry: reg, Policy: policy.Default(), Breaker: &policy.Breaker{}})
+	do := func(session, name string) tool.Result {
+		return e.Execute(context.Background(), tool.Call{Name: name, Args: json.RawMessage(`{}`), Session: session, Principal: "p"})
+	}
+	for i, name := range []string{"peek", "look", "peek", "look", "peek"} {
+		r := do("s1", name)
+		if name == "peek" && (r.Error == nil || r.Error.Type != tool.PermissionDenied) || name == "look" && r.IsError() {
+			t.Fatalf("call %d, %s: %+v %s", i+1, name, r.Error, r.Text())
+		}
+	}
+	if r := do("s1", "write"); r.Error == nil || r.Error.Type != tool.CircuitOpen || writes.Load() != 0 {
+		t.Fatalf("three reads refused when they ran did not open the breaker: %+v %s", r.Error, r.Text())
+	}
+	if r := do("s2", "write"); r.IsError() || writes.Load() != 1 {
+		t.Fatalf("another session was stopped: %+v %s", r.Error, r.Text())
+	}
+}

@@ -19,22 +19,38 @@ func (e *Engine) authorize(next handler) handler {
 		if b == nil {
 			return e.decided(ctx, p, next)
 		}
+		// The session's key is made once, for the check and the record,
+		// and only when the breaker looks at it: a read the policy allows
+		// and that is not refused (most calls) needs it for neither.
+		var caller string
+		open, n := false, 0
+		if b.Guards(p.def.Level, p.decision.Effect) {
+			caller = p.call.Caller()
+			n, open = b.Open(caller, p.def.Level, p.decision.Effect, time.Now())
+		}
 		var res tool.Result
-		caller := p.call.Caller() // made once, for the check and the record
-		if n, open := b.Open(caller, p.def.Level, p.decision.Effect, time.Now()); open {
+		if open {
 			res = tool.ErrorResult(tool.Errorf(tool.CircuitOpen, "%d calls in a row were refused in this session, so calls that change anything are stopped for a while", n).
 				WithSuggestion("stop calling tools: tell the user what you were trying to do, what was refused and why, and ask how to proceed").
 				WithDetail("rule", p.decision.Rule))
 		} else {
 			res = e.decided(ctx, p, next)
 		}
+		var refused bool
 		switch {
 		case res.Error == nil, res.Meta["flagged"] != nil: // a result withheld by the check: the call ran
-			b.Record(caller, p.def.Level, false, time.Now())
 		case policy.Refusal(res.Error.Type):
-			b.Record(caller, p.def.Level, true, time.Now())
+			refused = true
 		case res.Error.Type != tool.RateLimited && res.Error.Type != tool.LoopDetected && res.Error.Type != tool.InputRequired:
-			b.Record(caller, p.def.Level, false, time.Now()) // it ran, and failed
+			// it ran, and failed
+		default:
+			return res // neither ran nor was refused: not counted
+		}
+		if b.Counts(p.def.Level, refused) {
+			if caller == "" { // never a made key, which holds a NUL
+				caller = p.call.Caller()
+			}
+			b.Record(caller, p.def.Level, refused, time.Now())
 		}
 		return res
 	}

@@ -53,7 +53,7 @@ func (b *Breaker) limits() (int, time.Duration) {
 // Open reports whether the session's breaker is open at now for a call of
 // the given level and policy effect, and how many refusals in a row opened it.
 func (b *Breaker) Open(session string, level tool.Level, effect Effect, now time.Time) (int, bool) {
-	if level == tool.LevelRead && effect == Allow {
+	if !b.Guards(level, effect) {
 		return 0, false
 	}
 	n, cool := b.limits()
@@ -79,6 +79,22 @@ func (b *Breaker) Open(session string, level tool.Level, effect Effect, now time
 	return s.refusals, true
 }
 
+// Guards reports whether Open looks at the session for a call of the
+// given level and policy effect: false for a read the policy allows,
+// which Open lets pass whatever the session's streak. A caller may skip
+// Open (and making its session's key) when it is false.
+func (b *Breaker) Guards(level tool.Level, effect Effect) bool {
+	return level != tool.LevelRead || effect != Allow
+}
+
+// Counts reports whether Record changes the session's streak for a call of
+// the given level that was refused or not: false for a read that was not
+// refused, which leaves it as it is. A caller may skip Record (and making
+// its session's key) when it is false.
+func (b *Breaker) Counts(level tool.Level, refused bool) bool {
+	return refused || level != tool.LevelRead
+}
+
 func (b *Breaker) shared() *Shared {
 	if b.Shared == nil || b.Shared.Store == nil {
 		return nil
@@ -90,7 +106,7 @@ func (b *Breaker) shared() *Shared {
 // a refused approval or the breaker's own refusal; a call above read level
 // that ran (whatever its result) ends the streak; reads leave it as it is.
 func (b *Breaker) Record(session string, level tool.Level, refused bool, now time.Time) {
-	if !refused && level == tool.LevelRead {
+	if !b.Counts(level, refused) {
 		return
 	}
 	_, cool := b.limits()
