@@ -41,6 +41,14 @@ func fileSize(fd uintptr, raw bool) (int64, error) {
 	return st.Size, nil
 }
 
+// errno is e as an error: nil for 0.
+func errno(e syscall.Errno) error {
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
 // rawWrite writes b whole to fd with write(2) (raw where rawCalls),
 // again after a short write or EINTR.
 func rawWrite(fd uintptr, b []byte) (int, error) {

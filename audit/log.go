@@ -54,16 +54,17 @@ type Options struct {
 	// ErrLocked.
 	LockTimeout time.Duration
 	// RawCalls makes an append's system calls (the lock, the file's size,
-	// the waiting flag, the write) on Linux without telling the Go
-	// scheduler, as a raw system call: they wake none of the runtime's
-	// threads, where each ordinary one wakes its monitor (sysmon) from
-	// the sleep it takes while every goroutine waits, and sets it looking
-	// every 20 µs for a while. The price: a write that the kernel makes
-	// wait (dirty-page throttling, a journal commit: rare, milliseconds)
-	// holds the goroutine's processor, and what is queued on it, until it
-	// returns. It is for a process whose other I/O is raw too, such as
-	// toolgate proxy (go-sdk reads and writes its pipes raw), which then
-	// wakes only when a message comes. Flushes (fsync) stay ordinary.
+	// the waiting flag, the write) raw ones, which do not tell the Go
+	// scheduler (on Linux on amd64 and arm64; elsewhere it changes
+	// nothing): they wake none of the runtime's threads, where each
+	// ordinary one wakes its monitor (sysmon) from the sleep it takes while
+	// every goroutine waits, and sets it looking every 20 µs for a while.
+	// The price: a write that the kernel makes wait (dirty-page
+	// throttling, a journal commit: rare, milliseconds) holds the
+	// goroutine's processor, and what is queued on it, until it returns.
+	// It is for a process whose other I/O is raw too, such as toolgate
+	// proxy (go-sdk reads and writes its pipes raw), which then wakes only
+	// when a message comes. Flushes (fsync) stay ordinary.
 	RawCalls bool
 }
 

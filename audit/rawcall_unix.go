@@ -1,10 +1,12 @@
-//go:build darwin || freebsd || netbsd || openbsd || dragonfly
+//go:build darwin || freebsd || netbsd || openbsd || dragonfly || (linux && !(amd64 || arm64))
 
 package audit
 
 import "syscall"
 
-// Options.RawCalls changes nothing here: the calls are ordinary ones.
+// rawCalls: Options.RawCalls changes nothing here (raw calls are made on
+// Linux on amd64 and arm64): the calls are ordinary ones.
+const rawCalls = false
 
 func flock(fd uintptr, how int, _ bool) error { return syscall.Flock(int(fd), how) }
 

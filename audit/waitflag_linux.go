@@ -1,6 +1,10 @@
 package audit
 
-import "golang.org/x/sys/unix"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // A writer waiting for the file lock says so with an open file description
 // lock (F_OFD_SETLK) on one byte far past the end of the file, on its
@@ -37,4 +41,14 @@ func othersWaiting(fd uintptr, raw bool) (bool, error) {
 		return false, err
 	}
 	return lk.Type != unix.F_UNLCK, nil
+}
+
+// fcntlLock is fcntl(fd, cmd, lk) for the open file description locks of
+// the waiting flag (F_OFD_SETLK, F_OFD_GETLK: neither waits).
+func fcntlLock(fd uintptr, cmd int, lk *unix.Flock_t, raw bool) error {
+	if raw && rawCalls {
+		_, _, e := unix.RawSyscall(unix.SYS_FCNTL, fd, uintptr(cmd), uintptr(unsafe.Pointer(lk)))
+		return errno(e)
+	}
+	return unix.FcntlFlock(fd, cmd, lk)
 }
