@@ -10,6 +10,8 @@ var errUnsupported = errors.New("audit: file logs need a Unix system with flock(
 
 const extraOpenFlags = 0
 
+const rawCalls = false // Options.RawCalls changes nothing here
+
 func tryLockFile(uintptr, bool) (bool, error) { return false, errUnsupported }
 func unlockFile(uintptr, bool) error          { return errUnsupported }
 func fileSize(uintptr, bool) (int64, error)   { return 0, errUnsupported }

@@ -60,13 +60,20 @@ type Options struct {
 	// ordinary one wakes its monitor (sysmon) from the sleep it takes while
 	// every goroutine waits, and sets it looking every 20 µs for a while.
 	// The price: a write that the kernel makes wait (dirty-page
-	// throttling, a journal commit: rare, milliseconds) holds the
-	// goroutine's processor, and what is queued on it, until it returns.
-	// It is for a process whose other I/O is raw too, such as toolgate
-	// proxy (go-sdk reads and writes its pipes raw), which then wakes only
-	// when a message comes. Flushes (fsync) stay ordinary.
+	// throttling, a journal commit, a log on a network file system that
+	// stalls) holds the goroutine's processor, and what is queued on it,
+	// until it returns, and the collector's stop-the-world waits for it: the
+	// whole process waits. It is for a process whose other I/O is raw too,
+	// such as toolgate proxy (go-sdk reads and writes its pipes raw), which
+	// then wakes only when a message comes. Flushes (fsync: on a denial,
+	// with SyncAlways, and the periodic sync) stay ordinary. RawSupported
+	// says whether it makes raw calls here.
 	RawCalls bool
 }
+
+// RawSupported reports whether Options.RawCalls makes raw system calls on
+// this platform (Linux on amd64 and arm64); elsewhere it changes nothing.
+const RawSupported = rawCalls
 
 // Log is an open audit log file. Its methods are safe for concurrent use,
 // and several processes may append to the same file at once.

@@ -12,15 +12,18 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolgate/toolgate/audit"
 )
 
-// TestProxyQuietSysmon: toolgate proxy runs without the runtime setting
-// that keeps sysmon from its deep sleep (its calls wake no sysmon,
-// internal/cli sysmon.go), with the GODEBUG it was given, and the upstream
+// TestProxyGodebug: toolgate proxy runs without the runtime setting that
+// keeps sysmon from its deep sleep (its calls wake no sysmon, internal/cli
+// sysmon.go; where its audit log makes raw calls, else it starts itself
+// again with the setting), with the GODEBUG it was given, and the upstream
 // it starts gets that GODEBUG too: none, or the user's own (a shell notes
 // it, then becomes toolgate serve, which starts itself again with the
 // setting).
-func TestProxyQuietSysmon(t *testing.T) {
+func TestProxyGodebug(t *testing.T) {
 	root, _ := serveWorkspace(t)
 	for _, godebug := range []string{"", "http2client=0"} {
 		t.Run("GODEBUG="+godebug, func(t *testing.T) {
@@ -48,6 +51,9 @@ func TestProxyQuietSysmon(t *testing.T) {
 			proxyWant := ""
 			if godebug != "" {
 				proxyWant = "GODEBUG=" + godebug
+			}
+			if !audit.RawSupported { // the proxy starts itself again with the setting
+				proxyWant = "GODEBUG=" + strings.TrimPrefix(godebug+",schedtrace=2147483647", ",")
 			}
 			if got := environGodebug(t, cmd.Process.Pid); got != proxyWant {
 				t.Errorf("the proxy runs with %q, want %q", got, proxyWant)

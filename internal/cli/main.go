@@ -35,9 +35,10 @@ const heapFloor = 32 << 20
 
 // Main runs the command line of os.Args and exits with its status. A
 // process started as a command sandbox's helper becomes that helper first
-// (sandbox.Init), before anything else; toolgate proxy and serve then start
-// themselves again with a setting of the runtime (quietSysmon), and the collector
-// gets its floor (heapFloor).
+// (sandbox.Init), before anything else; toolgate serve then starts itself
+// again with a setting of the runtime (quietSysmon; toolgate proxy does not
+// where its audit log makes raw system calls, see sysmon.go), and the
+// collector gets its floor (heapFloor).
 func Main(o Options) {
 	if sandbox.Init() {
 		return

@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 	"strings"
+
+	"github.com/toolgate/toolgate/audit"
 )
 
 // sysmonSetting keeps the runtime's monitor thread (sysmon) from its deep
@@ -19,23 +21,29 @@ import (
 // to standard error only once the machine has been up that long, at start
 // and every 24.8 days after.
 //
-// toolgate proxy does without it: every system call of a relayed call is a
-// raw one (go-sdk reads and writes the pipes raw, patch 7; the audit log
-// appends with audit.Options.RawCalls), and a raw call wakes no sysmon, so
-// it sleeps deeply while the gateway waits for a call and stays asleep
-// through the call. With the setting it looked every 10 ms all along: 100
-// wake-ups a second of an idle gateway, and 0.3 to 0.8 a call for calls
-// 1.5 ms apart (each a context switch there and back). What sysmon does
-// for a busy process then waits for its next wake-up, at the next timer
-// (the audit log's sync, when the log is on: within a second) or ordinary
-// system call: taking the processor from a goroutine that ran over 10 ms
-// for another (the collector preempts without it), which a relayed call's
-// own work, bounded by the output budget, does not come near.
+// toolgate proxy does without it where its audit log makes raw system
+// calls (audit.RawSupported: Linux on amd64 and arm64): go-sdk reads and
+// writes the pipes raw (patch 7), the log appends with
+// audit.Options.RawCalls, and a raw call wakes no sysmon, so it sleeps
+// deeply while the gateway waits for a call and stays asleep through the
+// call. With the setting it looked every 10 ms all along: 100 wake-ups a
+// second of an idle gateway, and 0.3 to 0.8 a call for calls 1.5 ms apart
+// (each a context switch there and back). Ordinary calls remain off the
+// common path and wake it as they come: the fsync of a denial's record and
+// the periodic one, the state.redis client's network calls, a spilled
+// result's file. What sysmon does for a busy process then waits for its
+// next wake-up, at the next timer (the audit log's sync, when the log is
+// on: within a second) or ordinary call: taking the processor from a
+// goroutine that ran over 10 ms for another (the collector preempts
+// without it), which a relayed call's own work, bounded by the output
+// budget, does not come near. Elsewhere the proxy starts itself again with
+// the setting, as serve does.
 const sysmonSetting = "schedtrace=2147483647"
 
 // sysmonEnv says what to do about sysmonSetting in a process with args and
 // GODEBUG value godebug: start the program again (reexec) with GODEBUG
-// value, for toolgate serve only; or, in the process so
+// value, for toolgate serve (and proxy where audit.RawSupported is false);
+// or, in the process so
 // started, where the setting is in force (the runtime read it at start),
 // give GODEBUG its value before back (restore; "" unsets it) for the
 // processes it starts.
@@ -44,7 +52,7 @@ func sysmonEnv(args []string, godebug string) (value string, reexec, restore boo
 	if rest, ok := strings.CutSuffix(godebug, sysmonSetting); ok && (rest == "" || strings.HasSuffix(rest, ",")) {
 		return strings.TrimSuffix(rest, ","), false, true
 	}
-	if len(args) < 2 || args[1] != "serve" || strings.Contains(godebug, "schedtrace=") {
+	if len(args) < 2 || args[1] != "serve" && (args[1] != "proxy" || audit.RawSupported) || strings.Contains(godebug, "schedtrace=") {
 		return "", false, false
 	}
 	if godebug != "" {
@@ -53,10 +61,10 @@ func sysmonEnv(args []string, godebug string) (value string, reexec, restore boo
 	return sysmonSetting, true, false
 }
 
-// quietSysmon starts toolgate serve again (the same process,
-// program file and arguments) with sysmonSetting in GODEBUG, and in the
-// process started so takes it out again, so that the upstreams and helpers
-// it starts get the environment it was given. Where the program cannot be
+// quietSysmon starts toolgate serve (and proxy, see sysmonSetting) again
+// (the same process, program file and arguments) with sysmonSetting in
+// GODEBUG, and in the process started so takes it out again, so that the
+// upstreams and helpers it starts get the environment it was given. Where the program cannot be
 // started again (not Linux, or the exec failed) it goes on as it is.
 func quietSysmon() {
 	value, reexec, restore := sysmonEnv(os.Args, os.Getenv("GODEBUG"))

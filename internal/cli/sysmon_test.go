@@ -1,12 +1,16 @@
 package cli
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/toolgate/toolgate/audit"
+)
 
 // TestSysmonEnv: toolgate serve starts again with the setting added to
 // GODEBUG (alone or after the user's), the process so started gives
 // GODEBUG its value before back, and nothing is done for other commands
-// (toolgate proxy among them: its calls wake no sysmon) or when the user
-// names schedtrace.
+// (toolgate proxy among them where its audit log makes raw calls: its calls
+// wake no sysmon) or when the user names schedtrace.
 func TestSysmonEnv(t *testing.T) {
 	proxy := []string{"toolgate", "proxy", "--", "node", "server.js"}
 	serve := []string{"toolgate", "serve", "--root", "."}
@@ -17,8 +21,8 @@ func TestSysmonEnv(t *testing.T) {
 		value           string
 		reexec, restore bool
 	}{
-		{"proxy, no GODEBUG", proxy, "", "", false, false},
-		{"proxy, the user's GODEBUG", proxy, "http2client=0", "", false, false},
+		{"proxy, no GODEBUG", proxy, "", proxyValue(""), !audit.RawSupported, false},
+		{"proxy, the user's GODEBUG", proxy, "http2client=0", proxyValue("http2client=0"), !audit.RawSupported, false},
 		{"serve, the user's GODEBUG", serve, "http2client=0", "http2client=0," + sysmonSetting, true, false},
 		{"started again, no GODEBUG before", serve, sysmonSetting, "", false, true},
 		{"started again, the user's GODEBUG before", serve, "http2client=0," + sysmonSetting, "http2client=0", false, true},
@@ -38,4 +42,16 @@ func TestSysmonEnv(t *testing.T) {
 			}
 		})
 	}
+}
+
+// proxyValue is the GODEBUG toolgate proxy starts itself again with, given
+// godebug: none where its audit log makes raw calls.
+func proxyValue(godebug string) string {
+	switch {
+	case audit.RawSupported:
+		return ""
+	case godebug == "":
+		return sysmonSetting
+	}
+	return godebug + "," + sysmonSetting
 }
