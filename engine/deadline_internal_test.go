@@ -222,7 +222,10 @@ func TestRunCtxEnd(t *testing.T) {
 				ended(t, "derived "+string(rune('a'+i)), k, tc.want)
 			}
 			<-called
-			if d.head != nil {
+			d.mu.Lock() // the parent's end may have taken it off, on its own goroutine
+			listed := d.head != nil
+			d.mu.Unlock()
+			if listed {
 				t.Error("the run ended and is still on the list")
 			}
 		})
