@@ -380,19 +380,7 @@ func TestSparseWriterLetsGo(t *testing.T) {
 	}
 	defer l.Close()
 	other := mustOpen(t, path)
-	held := func() bool {
-		t.Helper()
-		busy, err := tryLockFile(other.Fd(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !busy {
-			if err := unlockFile(other.Fd(), false); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return busy
-	}
+	held := func() bool { t.Helper(); return lockHeld(t, other) }
 	appendOne := func(n int) {
 		t.Helper()
 		if err := l.Append(context.Background(), testRecord(n)); err != nil {
@@ -436,19 +424,7 @@ func TestIdleTimerNotPushedBack(t *testing.T) {
 	}
 	defer l.Close()
 	other := mustOpen(t, path)
-	held := func() bool {
-		t.Helper()
-		busy, err := tryLockFile(other.Fd(), false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !busy {
-			if err := unlockFile(other.Fd(), false); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return busy
-	}
+	held := func() bool { t.Helper(); return lockHeld(t, other) }
 	if !l.check.Stop() {
 		t.Fatal("Open took the lock without arming the idle timer")
 	}
@@ -483,6 +459,22 @@ func TestIdleTimerNotPushedBack(t *testing.T) {
 	if rep := verifyFile(t, path); !rep.OK || rep.Records != 4 {
 		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
 	}
+}
+
+// lockHeld reports whether another handle holds the file lock of other's
+// file: other tries it, and lets it go again when it got it.
+func lockHeld(t testing.TB, other *os.File) bool {
+	t.Helper()
+	busy, err := tryLockFile(other.Fd(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !busy {
+		if err := unlockFile(other.Fd(), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return busy
 }
 
 func mustOpen(t testing.TB, path string) *os.File {

@@ -54,7 +54,7 @@ func errno(e syscall.Errno) error {
 func rawWrite(fd uintptr, b []byte) (int, error) {
 	n := 0
 	for n < len(b) {
-		m, err := write(fd, b[n:], true)
+		m, err := writeOnce(fd, b[n:])
 		n += m
 		switch {
 		case err == syscall.EINTR:

@@ -26,17 +26,14 @@ func fstat(fd uintptr, st *syscall.Stat_t, raw bool) error {
 	return syscall.Fstat(int(fd), st)
 }
 
-func write(fd uintptr, b []byte, raw bool) (int, error) {
+// writeOnce makes one write(2) of b, raw: rawWrite's step.
+func writeOnce(fd uintptr, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	if raw {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		if e != 0 {
-			return 0, e
-		}
-		return int(n), nil
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
 	}
-	n, err := syscall.Write(int(fd), b)
-	return max(n, 0), err
+	return int(n), nil
 }

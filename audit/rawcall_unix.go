@@ -12,7 +12,8 @@ func flock(fd uintptr, how int, _ bool) error { return syscall.Flock(int(fd), ho
 
 func fstat(fd uintptr, st *syscall.Stat_t, _ bool) error { return syscall.Fstat(int(fd), st) }
 
-func write(fd uintptr, b []byte, _ bool) (int, error) {
+// writeOnce makes one write(2) of b: rawWrite's step.
+func writeOnce(fd uintptr, b []byte) (int, error) {
 	n, err := syscall.Write(int(fd), b)
 	return max(n, 0), err
 }

@@ -54,7 +54,7 @@ func NewRelay(data, structured []byte, r Result) *Relay {
 		return nil
 	}
 	for _, c := range r.Content {
-		if c.Type != "text" || c.Data != nil || c.MIMEType != "" || c.URI != "" {
+		if !plainText(c) {
 			return nil
 		}
 	}
@@ -70,13 +70,19 @@ func NewRelay(data, structured []byte, r Result) *Relay {
 	return x
 }
 
+// plainText reports whether c is a text block and nothing more: the only
+// blocks a Relay ties.
+func plainText(c Content) bool {
+	return c.Type == "text" && c.Data == nil && c.MIMEType == "" && c.URI == ""
+}
+
 // For returns the bytes when r says exactly what they were decoded into.
 func (x *Relay) For(r Result) ([]byte, bool) {
 	if x == nil || r.Error != nil || len(r.Meta) > 0 || len(r.Content) != len(x.texts) {
 		return nil, false
 	}
 	for i, c := range r.Content {
-		if c.Type != "text" || c.Text != x.texts[i] || c.Data != nil || c.MIMEType != "" || c.URI != "" {
+		if !plainText(c) || c.Text != x.texts[i] {
 			return nil, false
 		}
 	}
