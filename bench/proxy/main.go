@@ -27,7 +27,11 @@
 // it through bench/proxy/run.sh. With -compare BIN (repeatable)
 // another toolgate build (an earlier commit's, or a wrapper that sets an
 // environment variable) is measured as a proxy of its own in the same run,
-// in turn with the others: an A/B side by side.
+// in turn with the others: an A/B side by side. With -relay BIN
+// (bench/proxy/relay, which run.sh builds and passes) the upstream is
+// measured once more behind a process that only copies lines, in turn with
+// the others: the floor of goal 1 on the machine, printed after the goals
+// with the gateway's own share above it.
 //
 // The proxied upstream runs in its box (issue 26: --write DIR, nothing
 // else), and once more bare (--unisolated) in the same run: it prints the
@@ -92,6 +96,7 @@ func main() {
 	work := flag.String("work", "", "folder for the audit logs")
 	pol := flag.String("policy", "", "policy file of toolgate proxy and serve")
 	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
+	relay := flag.String("relay", "", "bench/proxy/relay's binary: a relay that only copies lines, measured in turn with the others as the floor of goal 1 on this machine")
 	starts := flag.Int("starts", 11, "start-ups of the boxed and the bare gateway, interleaved, for the start-up medians")
 	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop; "timeline": time each hop of a call, through the bare gateway and directly (-n calls each, under perf record; root), and stop`)
 	var compare []string
@@ -149,6 +154,14 @@ func main() {
 			}
 		}
 	}
+	// The floor: the same upstream behind a process that only copies
+	// lines, in turn with the others (its figures are printed apart from
+	// the goals').
+	var floor *target
+	if *relay != "" {
+		floor = &target{name: "node via relay", tool: "read_text_file", args: fsArgs, cmd: command(append([]string{*relay}, nodeCmd...))}
+		all = append(all, floor)
+	}
 	ctx := context.Background()
 	if *only == "timeline" {
 		timeline(ctx, direct, bare, *n, *warm, *work)
@@ -200,7 +213,7 @@ func main() {
 	run := func(order []*target, calls int) {
 		for _, t := range order {
 			t.connect(ctx)
-			if strings.Contains(t.name, " via ") {
+			if strings.Contains(t.name, " via ") { // a gateway or the relay: its upstream is its child
 				t.upstream = child(t.cmd.Process.Pid)
 			}
 			for range *warm {
@@ -265,8 +278,7 @@ func main() {
 			via.name, seq, par, maxLatencyRatio, verdict(max(seq, par) <= maxLatencyRatio))
 		fmt.Printf("%s: gateway CPU per call / upstream's: %s / %s = %.2f (goal <= 1/3): %s\n",
 			via.name, µs(gw), µs(up), cpu, verdict(cpu <= maxCPURatio))
-		s := [2]time.Duration{via.seqCPU[0] / time.Duration(*n), via.seqCPU[1] / time.Duration(*n)}
-		f := [2]time.Duration{(via.cpu[0] - via.seqCPU[0]) / time.Duration(*n), (via.cpu[1] - via.seqCPU[1]) / time.Duration(*n)}
+		s, f := via.phases(*n)
 		fmt.Printf("%s:   of which one at a time %s / %s = %.2f, in flight %s / %s = %.2f\n",
 			via.name, µs(s[0]), µs(s[1]), s[0].Seconds()/s[1].Seconds(), µs(f[0]), µs(f[1]), f[0].Seconds()/f[1].Seconds())
 	}
@@ -280,6 +292,16 @@ func main() {
 	fmt.Printf("  goal 2, gateway CPU per call / the upstream's:           %5.2f  (<= 0.33)  %s\n", b.cpu, verdict(b.cpu <= maxCPURatio))
 	fmt.Printf("  goal 3, the same with the upstream boxed:                %5.2fx, %.2fx, %.2f  %s\n", x.seq, x.par, x.cpu,
 		verdict(max(x.seq, x.par) <= maxLatencyRatio && x.cpu <= maxCPURatio))
+	if floor != nil {
+		seq := benchrun.Percentile(floor.seq, 50).Seconds() / benchrun.Percentile(direct.seq, 50).Seconds()
+		par := benchrun.Percentile(floor.par, 50).Seconds() / benchrun.Percentile(direct.par, 50).Seconds()
+		s, f := floor.phases(*n)
+		fmt.Printf("\nthe floor in this run, a relay that copies lines and does nothing else (bench/proxy/relay, Go):\n")
+		fmt.Printf("  p50 via the relay / direct: %.2fx one at a time, %.2fx in flight\n", seq, par)
+		fmt.Printf("  its CPU per call / the upstream's: %.2f (one at a time %.2f, in flight %.2f)\n",
+			floor.cpuPerCall(0, 2**n).Seconds()/floor.cpuPerCall(1, 2**n).Seconds(), s[0].Seconds()/s[1].Seconds(), f[0].Seconds()/f[1].Seconds())
+		fmt.Printf("  the gateway's own share of goal 1 (its p50 minus the relay's, / direct): %.2fx one at a time, %.2fx in flight\n", b.seq-seq, b.par-par)
+	}
 }
 
 // startup is one build's start-ups, boxed and bare.
@@ -355,6 +377,16 @@ func (t *target) cpuTimes() [2]time.Duration {
 		c[1] = cpuTime(t.upstream)
 	}
 	return c
+}
+
+// phases returns the CPU time per call of the process and its upstream in
+// each phase of n calls: one at a time, in flight.
+func (t *target) phases(n int) (seq, par [2]time.Duration) {
+	for i := range 2 {
+		seq[i] = t.seqCPU[i] / time.Duration(n)
+		par[i] = (t.cpu[i] - t.seqCPU[i]) / time.Duration(n)
+	}
+	return seq, par
 }
 
 // cpuPerCall is the CPU time per call of the process (0) or its upstream (1).
