@@ -59,9 +59,19 @@
 # placement of the processes on the CPUs (a wake-up on the same CPU and on
 # the other one differ); a difference of a few µs is not resolved.
 #
+# With --footprint, the code one relayed call runs: the bare gateway and
+# the floor relay each run under callgrind (valgrind), get 300 calls, then
+# N (default 200) counted ones; prints the instructions a call and the
+# distinct 64-byte lines of code the N calls ran, in all and by package.
+# One at a time every call finds that code cold (Node ran in between and
+# took the caches), so its cost beyond its instructions grows with it:
+# a measure of the gateway's own share of goal 1 that does not move with
+# the machine's load. About a minute.
+#
 #   bench/proxy/run.sh [--serve] [N] [IN_FLIGHT]      (defaults 2000 and 8)
 #   bench/proxy/run.sh --start [STARTS] [OTHER_TOOLGATE]...
 #   bench/proxy/run.sh --timeline [N]                 (default 1000; root, perf)
+#   bench/proxy/run.sh --footprint [N]                (default 200; valgrind)
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -87,6 +97,14 @@ case "${1:-}" in
 	fi
 	only=(-only timeline)
 	set -- "${2:-1000}"
+	;;
+--footprint)
+	if ! command -v valgrind >/dev/null; then
+		echo "bench/proxy/run.sh --footprint needs valgrind (Debian: apt-get install valgrind)" >&2
+		exit 1
+	fi
+	only=(-only footprint -warm 300)
+	set -- "${2:-200}"
 	;;
 esac
 n="${1:-2000}"
