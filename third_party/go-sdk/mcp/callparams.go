@@ -37,13 +37,25 @@ func (p *CallToolParams) plainJSON() []byte {
 	default:
 		return nil
 	}
-	b := make([]byte, 0, 64+len(p.Name)+len(args))
-	b = append(b, '{')
+	// PATCH(toolgate): patch 38. Room for all of it: a _meta's token
+	// (a quoted string, or an int of at most 20 bytes) is counted too, so
+	// that the slice is never grown.
+	size := len(`{"name":"","arguments":}`) + len(p.Name) + len(args)
+	var tok any
 	if len(p.Meta) > 0 {
-		tok, ok := p.Meta[progressTokenKey]
+		var ok bool
+		tok, ok = p.Meta[progressTokenKey]
 		if len(p.Meta) != 1 || !ok {
 			return nil
 		}
+		size += len(`"_meta":{"`+progressTokenKey+`":},`) + 20
+		if t, ok := tok.(string); ok {
+			size += len(t)
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	if len(p.Meta) > 0 {
 		b = append(b, `"_meta":{"`+progressTokenKey+`":`...)
 		switch t := tok.(type) {
 		case string:

@@ -97,8 +97,17 @@ func textBlocks(p *internaljson.Plain) ([]Content, bool) {
 	if p.Next(']') {
 		return blocks, true
 	}
-	for {
-		block := new(TextContent)
+	for first := true; ; first = false {
+		// PATCH(toolgate): patch 38. The first block is allocated with
+		// the slice that holds it (of one, as append makes it), in one
+		// allocation; a second is appended to a new slice as before.
+		var block *TextContent
+		if first {
+			one := new(oneBlock)
+			block, blocks = &one.text, one.content[:0:1]
+		} else {
+			block = new(TextContent)
+		}
 		var typ, text, ok bool
 		if !p.Object(func(key string) bool {
 			switch {
@@ -124,4 +133,11 @@ func textBlocks(p *internaljson.Plain) ([]Content, bool) {
 		}
 		p.Space()
 	}
+}
+
+// PATCH(toolgate): patch 38. oneBlock is the slice of textBlocks's first
+// block and the block, allocated together.
+type oneBlock struct {
+	content [1]Content
+	text    TextContent
 }

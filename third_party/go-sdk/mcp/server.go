@@ -1215,7 +1215,7 @@ func (s *Server) ResourceUpdated(ctx context.Context, params *ResourceUpdatedNot
 }
 
 func (s *Server) subscribe(ctx context.Context, req *SubscribeRequest) (*emptyResult, error) {
-	requestID, ok := ctx.Value(idContextKey{}).(jsonrpc.ID)
+	requestID, ok := requestIDOf(ctx) // PATCH(toolgate): patch 38
 	if !ok || !requestID.IsValid() {
 		return nil, fmt.Errorf("%w: subscribe requires a request ID", jsonrpc2.ErrInvalidRequest)
 	}
@@ -1260,7 +1260,7 @@ func (s *Server) unsubscribe(ctx context.Context, req *UnsubscribeRequest) (*emp
 }
 
 func (s *Server) subscriptionsListen(ctx context.Context, req *SubscriptionsListenRequest) (*SubscriptionsListenResult, error) {
-	requestID, ok := ctx.Value(idContextKey{}).(jsonrpc.ID)
+	requestID, ok := requestIDOf(ctx) // PATCH(toolgate): patch 38
 	if !ok || !requestID.IsValid() {
 		return nil, fmt.Errorf("%w: subscriptions/listen requires a request ID", jsonrpc2.ErrInvalidRequest)
 	}
@@ -2037,7 +2037,7 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	// For the streamable transport, we need the request ID to correlate
 	// server->client calls and notifications to the incoming request from which
 	// they originated. See [idContextKey] for details.
-	ctx = context.WithValue(ctx, idContextKey{}, req.ID)
+	ctx = context.WithValue(ctx, idContextKey{}, &req.ID) // PATCH(toolgate): patch 38 (requestIDOf)
 	if validatedMeta.usesNewProtocol {
 		ctx = context.WithValue(ctx, logLevelContextKey{}, validatedMeta.logLevel)
 	}

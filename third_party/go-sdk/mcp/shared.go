@@ -721,6 +721,11 @@ type validatedMeta struct {
 	logLevel         LoggingLevel
 }
 
+// PATCH(toolgate): patch 38. oldProtocolMeta is the validatedMeta of a
+// request that does not use the new protocol, shared (no one changes a
+// validatedMeta) rather than allocated for each request.
+var oldProtocolMeta = &validatedMeta{usesNewProtocol: false, initializeParams: nil}
+
 // validateRequestMeta inspects a JSON-RPC request to detect whether it follows
 // the >= 2026-07-28 protocol via the `_meta` field.
 // If the request has no _meta, or no protocolVersion in _meta, it returns a non-nil
@@ -737,7 +742,7 @@ func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
 	// neither selects the new protocol nor is discarded for carrying an
 	// incomplete triple.
 	if !req.IsCall() {
-		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
+		return oldProtocolMeta, nil // PATCH(toolgate): patch 38
 	}
 	return validateMeta(extractRequestMeta(req.Params), nil, false)
 }
@@ -751,11 +756,11 @@ func validateRequestMeta(req *jsonrpc.Request) (*validatedMeta, error) {
 // which the caller must neither change nor keep (see decodeMetaValueMemo).
 func validateMeta(meta Meta, memo *metaMemo, shared bool) (*validatedMeta, error) {
 	if meta == nil {
-		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
+		return oldProtocolMeta, nil // PATCH(toolgate): patch 38
 	}
 	protocolVersion, ok := meta[MetaKeyProtocolVersion].(string)
 	if !ok || protocolVersion < protocolVersion20260728 {
-		return &validatedMeta{usesNewProtocol: false, initializeParams: nil}, nil
+		return oldProtocolMeta, nil // PATCH(toolgate): patch 38
 	}
 	var clientInfo *Implementation
 	if _, present := meta[MetaKeyClientInfo]; present {

@@ -1366,6 +1366,21 @@ func (c *streamableServerConn) newStream(ctx context.Context, protocolVersion st
 // ID, we avoid having to make this API decision.
 type idContextKey struct{}
 
+// PATCH(toolgate): patch 38. requestIDOf returns the request ID a context
+// holds under idContextKey, and whether it holds one. ServerSession.handle
+// stores a pointer to its request's ID (which is not changed after), not
+// the ID, which an interface would hold in an allocation of its own; an
+// ID itself is read too.
+func requestIDOf(ctx context.Context) (jsonrpc.ID, bool) {
+	switch v := ctx.Value(idContextKey{}).(type) {
+	case *jsonrpc.ID:
+		return *v, true
+	case jsonrpc.ID:
+		return v, true
+	}
+	return jsonrpc.ID{}, false
+}
+
 // protocolVersionContextKey stores the protocol version extracted from the
 // MCP-Protocol-Version HTTP header for use by lower layers.
 type protocolVersionContextKey struct{}
@@ -2050,8 +2065,8 @@ func (c *streamableServerConn) Write(ctx context.Context, msg jsonrpc.Message) e
 		// Otherwise, we check to see if it request was made in the context of an
 		// ongoing request. This may not be the case if the request was made with
 		// an unrelated context.
-		if v := ctx.Value(idContextKey{}); v != nil {
-			relatedRequest = v.(jsonrpc.ID)
+		if v, ok := requestIDOf(ctx); ok { // PATCH(toolgate): patch 38
+			relatedRequest = v
 		}
 	}
 

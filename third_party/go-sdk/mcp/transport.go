@@ -295,13 +295,16 @@ func callSubscriptionsListen(ctx context.Context, conn *jsonrpc2.Connection, met
 // translating errors into the mcp domain.
 func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params Params, result Result) error {
 	// The "%w"s in this function expose jsonrpc.Error as part of the API.
-	var sent any = params
+	var call *jsonrpc2.AsyncCall
 	if p, ok := params.(*CallToolParams); ok { // PATCH(toolgate): patch 23
 		if b := p.plainJSON(); b != nil {
-			sent = jsonrpc2.Compact(b)
+			// PATCH(toolgate): patch 38. Not put in an interface.
+			call = conn.CallCompact(ctx, method, jsonrpc2.Compact(b))
 		}
 	}
-	call := conn.Call(ctx, method, sent)
+	if call == nil {
+		call = conn.Call(ctx, method, params)
+	}
 	err := call.Await(ctx, result)
 	switch {
 	case errors.Is(err, jsonrpc2.ErrClientClosing), errors.Is(err, jsonrpc2.ErrServerClosing):

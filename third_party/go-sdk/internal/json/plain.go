@@ -266,42 +266,29 @@ func (p *Plain) str() (string, int, bool) {
 			return k.s, -1, true
 		}
 	}
+	// PATCH(toolgate): patch 38. A run ends at the next backslash or
+	// quote, found with bytes.IndexByte (which the runtime vectorizes; the
+	// next quote once, and again only after an escaped one), and is
+	// checked by plainRun 8 bytes at a time.
 	var s strings.Builder // only for a string with an escape
 	b := p.b
-	for start, i, ascii := p.i, p.i, true; ; {
-		for ; i+8 <= len(b); i += 8 { // 8 bytes at a time up to the first that ends the run
-			x := binary.LittleEndian.Uint64(b[i:])
-			if m := stops(x); m != 0 {
-				n := bits.TrailingZeros64(m) &^ 7 // bits before the byte
-				if x&(1<<n-1)&hi8 != 0 {
-					ascii = false
-				}
-				i += n >> 3
-				break
-			}
-			if x&hi8 != 0 {
-				ascii = false
-			}
-		}
-		if i >= len(b) {
-			return "", -1, false
-		}
-		c := b[i]
-		if c != '"' && c != '\\' {
-			if c < 0x20 {
+	for start, q := p.i, -1; ; {
+		if q < start { // the next quote, at or after start
+			k := bytes.IndexByte(b[start:], '"')
+			if k < 0 {
 				return "", -1, false
 			}
-			if c >= 0x80 {
-				ascii = false
-			}
-			i++
-			continue
+			q = start + k
+		}
+		i := q
+		if e := bytes.IndexByte(b[start:q], '\\'); e >= 0 {
+			i = start + e
 		}
 		run := b[start:i]
-		if !ascii && !utf8.Valid(run) {
+		if !plainRun(run) {
 			return "", -1, false
 		}
-		if c == '"' {
+		if i == q {
 			p.i = i + 1
 			if s.Cap() == 0 {
 				if i := commonAt(run); i >= 0 { // PATCH(toolgate): patch 33
@@ -313,7 +300,7 @@ func (p *Plain) str() (string, int, bool) {
 			return s.String(), -1, true
 		}
 		if s.Cap() == 0 { // room for the string up to the next quote
-			s.Grow(i - start + bytes.IndexByte(b[i:], '"') + 1)
+			s.Grow(q - start + 1)
 		}
 		s.Write(run)
 		if i+1 >= len(b) {
@@ -345,8 +332,7 @@ func (p *Plain) str() (string, int, bool) {
 		default:
 			return "", -1, false
 		}
-		i += 2
-		start, ascii = i, true
+		start = i + 2
 	}
 }
 
@@ -435,12 +421,27 @@ func (p *Plain) skipString() ([]byte, bool) {
 	}
 	b := p.b
 	for i := p.i; i < len(b); i++ {
+		// PATCH(toolgate): patch 38. 16 bytes at a time, then 8, up to
+		// the first that ends the string or is an escape.
+		for ; i+16 <= len(b); i += 16 {
+			w := b[i : i+16]
+			x, y := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+			if m := stops(x); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				goto scanned
+			}
+			if m := stops(y); m != 0 {
+				i += 8 + bits.TrailingZeros64(m)>>3
+				goto scanned
+			}
+		}
 		for ; i+8 <= len(b); i += 8 { // 8 bytes at a time up to the first that ends the string or is an escape
 			if m := stops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 		}
+	scanned:
 		if i >= len(b) {
 			break
 		}
@@ -476,6 +477,54 @@ func (p *Plain) skipString() ([]byte, bool) {
 	return nil, false
 }
 
+// PATCH(toolgate): patch 38. noControl reports whether run holds no byte
+// below 0x20. (x - 0x20*lo8) &^ x & hi8 marks the bytes of x below 0x20
+// (and maybe bytes after the first such byte: not 0 exactly when there is
+// one), 8 bytes at a time.
+func noControl(run []byte) bool {
+	i := 0
+	for ; i+8 <= len(run); i += 8 {
+		x := binary.LittleEndian.Uint64(run[i:])
+		if (x-0x20*lo8)&^x&hi8 != 0 {
+			return false
+		}
+	}
+	for ; i < len(run); i++ {
+		if run[i] < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// PATCH(toolgate): patch 38. plainRun reports whether run holds no byte
+// below 0x20 and is valid UTF-8: 8 bytes at a time (the last word of a run
+// of 8 or more that is not whole is the run's last 8 bytes), utf8.Valid
+// only once a byte at or above 0x80 is met.
+func plainRun(run []byte) bool {
+	i := 0
+	for ; i+8 <= len(run); i += 8 {
+		x := binary.LittleEndian.Uint64(run[i:])
+		if ((x-0x20*lo8)&^x|x)&hi8 != 0 {
+			break
+		}
+	}
+	if i < len(run) && i+8 > len(run) && len(run) >= 8 {
+		x := binary.LittleEndian.Uint64(run[len(run)-8:])
+		if ((x-0x20*lo8)&^x|x)&hi8 == 0 {
+			return true
+		}
+	}
+	for ; i < len(run); i++ {
+		if c := run[i]; c < 0x20 {
+			return false
+		} else if c >= 0x80 {
+			return noControl(run[i:]) && utf8.Valid(run[i:])
+		}
+	}
+	return true
+}
+
 // PATCH(toolgate): the string scans (String, skipString) pass over 8 bytes
 // at a time (SWAR: the bytes of a uint64 compared at once) up to the first
 // that is a quote, a backslash or a control byte, and go on from it as
@@ -491,10 +540,14 @@ const (
 // the first's. (v - lo8) &^ v & hi8 marks the bytes of v that are 0: a
 // byte that is not 0 is marked only by a borrow, from a byte below it that
 // is; (x - 0x20*lo8) &^ x & hi8 likewise marks the bytes below 0x20.
+//
+// PATCH(toolgate): patch 38. The high bit of each byte of q and bs is
+// that of x ('"' and '\\' are below 0x80), so one &^ x does what &^ q,
+// &^ bs and &^ x did.
 func stops(x uint64) uint64 {
 	q := x ^ ('"' * lo8)
 	bs := x ^ ('\\' * lo8)
-	return ((q-lo8)&^q | (bs-lo8)&^bs | (x-0x20*lo8)&^x) & hi8
+	return ((q - lo8) | (bs - lo8) | (x - 0x20*lo8)) &^ x & hi8
 }
 
 // PATCH(toolgate): patch 20. SkipValid reads a value the way Skip does,
@@ -620,6 +673,10 @@ func commonAt(b []byte) int {
 	}
 	return int(commonIndex[h])
 }
+
+// PATCH(toolgate): patch 38. Common is string(b), the common string (not
+// a copy) when b spells one of MCP's and JSON-RPC's own names.
+func Common(b []byte) string { return keyString(b) }
 
 // keyString is string(key), the common string when key spells one.
 func keyString(key []byte) string {

@@ -348,6 +348,21 @@ func (c *Connection) Notify(ctx context.Context, method string, params any) (err
 // You do not have to wait for the response, it can just be ignored if not needed.
 // If sending the call failed, the response will be ready and have the error in it.
 func (c *Connection) Call(ctx context.Context, method string, params any) *AsyncCall {
+	return c.call(ctx, method, params, nil)
+}
+
+// PATCH(toolgate): patch 38. CallCompact is Call(ctx, method,
+// params) of params that are not empty, without params going into an
+// interface (an allocation of its own).
+func (c *Connection) CallCompact(ctx context.Context, method string, params Compact) *AsyncCall {
+	if len(params) == 0 {
+		return c.call(ctx, method, params, nil)
+	}
+	return c.call(ctx, method, nil, params)
+}
+
+// call is Call; with compact not empty, of Compact(compact) (params unused).
+func (c *Connection) call(ctx context.Context, method string, params any, compact Compact) *AsyncCall {
 	// Generate a new request identifier.
 	n := atomic.AddInt64(&c.seq, 1) // PATCH(toolgate): patch 37, outgoingCalls' key
 	id := Int64ID(n)
@@ -360,7 +375,15 @@ func (c *Connection) Call(ctx context.Context, method string, params any) *Async
 	// written successfully and the call is awaiting a response (to be provided by
 	// the readIncoming goroutine).
 
-	call, err := NewCall(ac.id, method, params)
+	var (
+		call *Request
+		err  error
+	)
+	if len(compact) > 0 { // PATCH(toolgate): patch 38
+		call = newCompactCall(ac.id, method, compact)
+	} else {
+		call, err = NewCall(ac.id, method, params)
+	}
 	if err != nil {
 		ac.retire(&Response{ID: id, Error: fmt.Errorf("marshaling call parameters: %w", err)})
 		return ac
@@ -902,7 +925,7 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			}
 		})
 		if respErr == nil {
-			writeErr = c.send(notDone{req.ctx}, response, writeErr)
+			writeErr = c.send((*requestNotDone)(req), response, writeErr) // PATCH(toolgate): patch 38
 			if err == nil {
 				err = writeErr
 			}
@@ -1021,3 +1044,13 @@ func (ic notDone) Value(key any) any {
 func (notDone) Done() <-chan struct{}       { return nil }
 func (notDone) Err() error                  { return nil }
 func (notDone) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// PATCH(toolgate): patch 38. requestNotDone is notDone{req.ctx} of an
+// incomingRequest req (whose ctx is set once, when it is made), as a
+// pointer: it goes into a context.Context without an allocation.
+type requestNotDone incomingRequest
+
+func (r *requestNotDone) Value(key any) any         { return r.ctx.Value(key) }
+func (*requestNotDone) Done() <-chan struct{}       { return nil }
+func (*requestNotDone) Err() error                  { return nil }
+func (*requestNotDone) Deadline() (time.Time, bool) { return time.Time{}, false }

@@ -163,11 +163,30 @@ func NewNotification(method string, params any) (*Request, error) {
 // length). Replace Params instead (a new slice is compacted and checked).
 func NewCall(id ID, method string, params any) (*Request, error) {
 	p, merr := marshalToRaw(params)
-	r := &Request{ID: id, Method: method, Params: p}
 	if merr == nil && len(p) > 0 { // PATCH(toolgate): patch 17
-		r.Extra = compactParams{markOf(p)}
+		// PATCH(toolgate): patch 38. The mark is allocated with the
+		// request, and Extra points at it (a pointer in an interface
+		// needs no allocation of its own).
+		rm := &markedRequest{Request: Request{ID: id, Method: method, Params: p}, mark: compactParams{markOf(p)}}
+		rm.Extra = &rm.mark
+		return &rm.Request, nil
 	}
-	return r, merr
+	return &Request{ID: id, Method: method, Params: p}, merr
+}
+
+// PATCH(toolgate): patch 38. newCompactCall is NewCall(id, method, p) of
+// a Compact p that is not empty (marshalToRaw returns it as it is).
+func newCompactCall(id ID, method string, p Compact) *Request {
+	rm := &markedRequest{Request: Request{ID: id, Method: method, Params: json.RawMessage(p)}, mark: compactParams{markOf(p)}}
+	rm.Extra = &rm.mark
+	return &rm.Request
+}
+
+// PATCH(toolgate): patch 38. markedRequest is a Request NewCall made and
+// the mark its Extra points at, in one allocation.
+type markedRequest struct {
+	Request
+	mark compactParams
 }
 
 // PATCH(toolgate): patch 17. compactParams is the Extra of a Request that
@@ -280,7 +299,7 @@ func encodeFast(msg Message) ([]byte, bool) {
 			return nil, false
 		}
 		id, method, key, raw = m.ID.value, m.Method, `,"params":`, m.Params
-		if c, ok := m.Extra.(compactParams); ok && c.marks(raw) {
+		if c, ok := m.Extra.(*compactParams); ok && c.marks(raw) { // PATCH(toolgate): patch 38 (a pointer)
 			compact = true // PATCH(toolgate): patch 17
 		}
 	case *Response:
@@ -307,7 +326,15 @@ func encodeFast(msg Message) ([]byte, bool) {
 		return nil, false
 	}
 	const head = `{"jsonrpc":"2.0","id":`
-	buf := bytes.NewBuffer(make([]byte, 0, len(head)+20+len(`,"method":""`)+len(method)+len(key)+len(raw)+2))
+	size := len(head) + 20 + len(`,"method":""`) + len(method) + len(key) + len(raw) + 2
+	if compact { // PATCH(toolgate): patch 38, appended without a bytes.Buffer
+		b := strconv.AppendInt(append(make([]byte, 0, size), head...), n, 10)
+		if method != "" {
+			b = append(append(append(b, `,"method":"`...), method...), '"')
+		}
+		return append(append(append(b, key...), raw...), '}'), true
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
 	buf.WriteString(head)
 	buf.Write(strconv.AppendInt(buf.AvailableBuffer(), n, 10))
 	if method != "" {
@@ -316,9 +343,7 @@ func encodeFast(msg Message) ([]byte, bool) {
 		buf.WriteByte('"')
 	}
 	buf.WriteString(key)
-	if compact { // PATCH(toolgate): patch 9
-		buf.Write(raw)
-	} else if json.Compact(buf, raw) != nil {
+	if json.Compact(buf, raw) != nil { // compact ones were written above (patches 9, 38)
 		return nil, false
 	}
 	buf.WriteByte('}')
@@ -363,6 +388,11 @@ type wireDecode struct {
 	Params     json.RawMessage `json:"params,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      *WireError      `json:"error,omitempty"`
+
+	// PATCH(toolgate): patch 38. plain sets num, and isNum, for an
+	// integer id rather than ID (which would be float64(num), boxed).
+	num   int64
+	isNum bool
 }
 
 // PATCH(toolgate): patch 12. UnmarshalPlainJSON decodes data, in one pass
@@ -416,12 +446,23 @@ func (m *wireDecode) plain(data []byte, valid bool) bool {
 				return false
 			}
 			n := p.Bytes(start)
-			if bytes.ContainsAny(n, ".eE") || len(bytes.TrimPrefix(n, []byte("-"))) > 15 {
+			digits := bytes.TrimPrefix(n, []byte("-"))
+			if bytes.ContainsAny(n, ".eE") || len(digits) > 15 {
 				return false
 			}
-			i, err := strconv.ParseInt(string(n), 10, 64)
-			w.ID = float64(i)
-			return err == nil
+			// PATCH(toolgate): patch 38. At most 15 digits (Number read
+			// them): what strconv.ParseInt returns, without a string of
+			// them, and kept as an integer (message makes the same ID
+			// of it as MakeID of float64(i), exact below 2^53).
+			var i int64
+			for _, c := range digits {
+				i = i*10 + int64(c-'0')
+			}
+			if len(digits) < len(n) {
+				i = -i
+			}
+			w.num, w.isNum = i, true
+			return true
 		case key == "method":
 			return raw(&w.Method)
 		case key == "params":
@@ -456,13 +497,10 @@ func DecodeValidMessage(data []byte) (Message, error) {
 	if !msg.plain(data, true) {
 		return DecodeMessage(data)
 	}
-	m, err := msg.message()
 	// PATCH(toolgate): patch 29. The result is a slice of data, which the
-	// message may keep: marked so that Await's result may keep it too.
-	if r, ok := m.(*Response); ok && len(r.Result) > 0 {
-		r.Extra = keptResult{markOf(r.Result)}
-	}
-	return m, err
+	// message may keep: marked so that Await's result may keep it too
+	// (message does, patch 38).
+	return msg.messageKept(true)
 }
 
 // PATCH(toolgate): patch 29. keptResult is the Extra of a Response that
@@ -472,10 +510,17 @@ func DecodeValidMessage(data []byte) (Message, error) {
 // the value Await decodes it into may keep rather than copy.
 type keptResult struct{ sliceMark }
 
+// PATCH(toolgate): patch 38. keptResponse is a Response DecodeValidMessage
+// made and the mark its Extra points at, in one allocation.
+type keptResponse struct {
+	Response
+	mark keptResult
+}
+
 // PATCH(toolgate): patch 29. kept reports whether r's Result is the slice
 // DecodeValidMessage marked.
 func (r *Response) kept() bool {
-	k, ok := r.Extra.(keptResult)
+	k, ok := r.Extra.(*keptResult) // PATCH(toolgate): patch 38 (a pointer)
 	return ok && k.marks(r.Result)
 }
 
@@ -490,12 +535,22 @@ func UnmarshalResult(r *Response, result any) error {
 }
 
 // message is the rest of DecodeMessage (v1.8.0's), once msg is decoded.
-func (msg *wireDecode) message() (Message, error) {
+func (msg *wireDecode) message() (Message, error) { return msg.messageKept(false) }
+
+// PATCH(toolgate): patch 38. messageKept is message; with keep set, a
+// response's result (not empty) is marked kept (patch 29), the mark
+// allocated with the response.
+func (msg *wireDecode) messageKept(keep bool) (Message, error) {
 	if msg.VersionTag != wireVersion {
 		return nil, fmt.Errorf("invalid message version tag %q; expected %q", msg.VersionTag, wireVersion)
 	}
-	id, err := MakeID(msg.ID)
-	if err != nil {
+	var (
+		id  ID
+		err error
+	)
+	if msg.isNum { // PATCH(toolgate): patch 38
+		id = Int64ID(msg.num)
+	} else if id, err = MakeID(msg.ID); err != nil {
 		return nil, err
 	}
 	if len(msg.Method) > 0 {
@@ -504,10 +559,17 @@ func (msg *wireDecode) message() (Message, error) {
 		// PATCH(toolgate): patch 20. A method written as plainMethod has it
 		// (printable ASCII but the quote and the backslash, between quotes)
 		// decodes to the bytes between the quotes, without Unmarshal.
+		// Patch 38: MCP's own method names are not copied (Common), and
+		// the string Unmarshal decodes into is its own variable, so that
+		// method does not escape.
 		if m := msg.Method; len(m) > 2 && m[0] == '"' && m[len(m)-1] == '"' && plainMethod(m[1:len(m)-1]) {
-			method = string(m[1 : len(m)-1])
-		} else if err := internaljson.Unmarshal(msg.Method, &method); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			method = internaljson.Common(m[1 : len(m)-1])
+		} else {
+			var um string
+			if err := internaljson.Unmarshal(msg.Method, &um); err != nil {
+				return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			}
+			method = um
 		}
 		return &Request{
 			Method: method,
@@ -519,9 +581,16 @@ func (msg *wireDecode) message() (Message, error) {
 	if !id.IsValid() {
 		return nil, ErrInvalidRequest
 	}
-	resp := &Response{
-		ID:     id,
-		Result: msg.Result,
+	var resp *Response
+	if keep && len(msg.Result) > 0 { // PATCH(toolgate): patch 38
+		rk := &keptResponse{Response: Response{ID: id, Result: msg.Result}, mark: keptResult{markOf(msg.Result)}}
+		rk.Extra = &rk.mark
+		resp = &rk.Response
+	} else {
+		resp = &Response{
+			ID:     id,
+			Result: msg.Result,
+		}
 	}
 	// we have to check if msg.Error is nil to avoid a typed error
 	if msg.Error != nil {
