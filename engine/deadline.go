@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,9 +20,10 @@ const (
 
 // runCtx is the context a tool runs with: the caller's, with the engine's
 // deadline. It costs two allocations until something asks for its Done
-// channel: only then is the channel made, and the run put on the
-// engine's deadline list (one timer for every run) and, when the caller's
-// context can end, under a context.AfterFunc of it. It is cancelled by
+// channel or registers with it (a child, an AfterFunc): only then is the
+// run put on the engine's deadline list (one timer for every run) and,
+// when the caller's context can end, under a context.AfterFunc of it; the
+// channel is made for Done alone. It is cancelled by
 // whichever comes first of the deadline (context.DeadlineExceeded), the
 // caller's context (its error) and the end of the run (context.Canceled,
 // unless the run expired: then the deadline's or the caller's error, so
@@ -33,6 +35,7 @@ type runCtx struct {
 	parent   context.Context
 	deadline time.Time
 	list     *deadlines // the engine's
+	key, val any        // WithTimeoutValue's; key nil: none
 
 	mu     sync.Mutex
 	done   chan struct{} // made when first asked; closed once err is set
@@ -42,6 +45,7 @@ type runCtx struct {
 	seq    uint64      // of afters' ids
 	stop   func() bool // stops the context.AfterFunc of parent
 	kid    bool        // on its parent runCtx's afters
+	armed  bool        // on the list and registered with its parent
 
 	state atomic.Int32  // running, finished or expired
 	res   tool.Result   // the tool's result, once finished
@@ -69,6 +73,19 @@ func (c *runCtx) WithTimeout(d time.Duration) (context.Context, context.CancelFu
 	return t, t.end
 }
 
+// WithTimeoutValue is context.WithValue(c.WithTimeout(d), key, val), the
+// value kept by the derived context itself (tool.WithTimeoutValue).
+func (c *runCtx) WithTimeoutValue(d time.Duration, key, val any) (context.Context, context.CancelFunc) {
+	if key == nil {
+		panic("nil key")
+	}
+	if !reflect.TypeOf(key).Comparable() {
+		panic("key is not comparable")
+	}
+	t := &runCtx{parent: c, deadline: time.Now().Add(d), list: c.list, key: key, val: val}
+	return t, t.end
+}
+
 // Deadline is the earlier of the parent's deadline and the engine's.
 func (c *runCtx) Deadline() (time.Time, bool) {
 	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
@@ -84,13 +101,26 @@ func (c *runCtx) Done() <-chan struct{} {
 	return c.done
 }
 
-// watch makes the Done channel, unless it was made, and has the deadline
-// and the parent end the context from then on (c.mu held).
+// watch makes the Done channel, unless it was made (or the context
+// ended), and arms the context (c.mu held).
 func (c *runCtx) watch() {
 	if c.done != nil {
 		return
 	}
 	c.done = make(chan struct{})
+	c.arm()
+}
+
+// arm has the deadline and the parent end the context from then on,
+// unless they already do (c.mu held, c not cancelled). It makes no Done
+// channel: a context that only a child or an AfterFunc registered with
+// ends them without one (cancel runs them), and Done makes it if it is
+// ever asked.
+func (c *runCtx) arm() {
+	if c.armed {
+		return
+	}
+	c.armed = true
 	c.list.add(c)
 	if p, ok := c.parent.(*runCtx); ok {
 		if c.kid = p.adopt(c); !c.kid {
@@ -125,10 +155,14 @@ func (c *runCtx) Err() error {
 // Value is the parent's value for key, but for the key by which package
 // context finds a context's own cancelation (cancelKey): none, as for a
 // context of a type of its own, so that context.Cause answers Err and a
-// child registers through AfterFunc.
+// child registers through AfterFunc; and for WithTimeoutValue's key: its
+// value.
 func (c *runCtx) Value(key any) any {
 	if key == cancelKey {
 		return nil
+	}
+	if c.key != nil && c.key == key {
+		return c.val
 	}
 	return c.parent.Value(key)
 }
@@ -190,10 +224,10 @@ func (c *runCtx) adopt(kid *runCtx) bool {
 	return true
 }
 
-// push registers a, watching the context if nothing did yet (c.mu held,
+// push registers a, arming the context if nothing did yet (c.mu held,
 // c not cancelled).
 func (c *runCtx) push(a after) {
-	c.watch()
+	c.arm()
 	if c.afters == nil {
 		c.afters = c.first[:0]
 	}

@@ -11,9 +11,10 @@ import (
 )
 
 // flights are the calls in flight on one upstream, by progress token.
+// A flight is kept by value: adding one makes no object of its own.
 type flights struct {
 	fmu sync.Mutex
-	m   map[string]*flight
+	m   map[string]flight
 }
 
 // flight is one call in flight: its context (progress, the downstream
@@ -26,7 +27,7 @@ type flight struct {
 // add records a call until remove.
 func (f *flights) add(token string, ctx context.Context, peer Peer) {
 	f.fmu.Lock()
-	f.m[token] = &flight{ctx: ctx, peer: peer}
+	f.m[token] = flight{ctx: ctx, peer: peer}
 	f.fmu.Unlock()
 }
 
@@ -48,7 +49,7 @@ func (f *flights) sole() *flight {
 		case fl.peer == nil:
 			return nil
 		case one == nil:
-			one = fl
+			one = &fl
 		case one.peer != fl.peer:
 			return nil
 		}
@@ -63,9 +64,9 @@ func (u *Upstream) forwardProgress(p *mcp.ProgressNotificationParams) {
 		return
 	}
 	u.fmu.Lock()
-	fl := u.m[token]
+	fl, ok := u.m[token]
 	u.fmu.Unlock()
-	if fl != nil {
+	if ok {
 		tool.ReportProgress(fl.ctx, p.Progress, p.Total, p.Message)
 	}
 }

@@ -245,23 +245,26 @@ func orRoot(at string) string {
 // call runs an upstream tool for principal and maps its answer to a
 // Result.
 func (u *Upstream) call(ctx context.Context, principal, name string, args json.RawMessage) tool.Result {
-	cs, release, err := u.sessionFor(context.WithValue(ctx, principalKey{}, principal))
+	// The principal is made an interface value once, for the contexts
+	// that carry it.
+	pv := any(principal)
+	cs, release, err := u.session(ctx, principal, pv)
 	if err != nil {
 		return tool.ErrorResult(tool.AsError(err))
 	}
 	defer release()
-	// The timeout is made on the caller's context itself, the principal
-	// put over it: on the engine's run context, it then needs no timer.
-	ctx, cancel := tool.WithTimeout(ctx, u.cfg.Timeout)
+	// The timeout is made on the caller's context itself, with the
+	// principal: on the engine's run context, it then needs no timer, and
+	// the context carries the principal itself.
+	ctx, cancel := tool.WithTimeoutValue(ctx, u.cfg.Timeout, principalKey{}, pv)
 	defer cancel()
-	ctx = context.WithValue(ctx, principalKey{}, principal)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage(`{}`)
 	}
 	params := callParams.Get().(*mcp.CallToolParams)
 	meta := params.Meta
 	params.Name, params.Arguments = name, args
-	token := "toolgate-" + u.cfg.Name + "-" + strconv.FormatUint(u.seq.Add(1), 10)
+	token := progressToken(u.cfg.Name, u.seq.Add(1))
 	params.SetProgressToken(token)
 	u.flights.add(token, ctx, u.opts.peer(ctx))
 	res, err := cs.CallTool(ctx, params)
@@ -273,6 +276,32 @@ func (u *Upstream) call(ctx context.Context, principal, name string, args json.R
 		return tool.ErrorResult(u.callError(ctx, name, err))
 	}
 	return u.result(name, res)
+}
+
+// session is u.sessionFor(ctx with the principal pv, principal as an
+// interface value), without that context where nothing would read it: the
+// upstream's one session (not per principal, or a call without one),
+// already connected, is taken as Session takes it.
+func (u *Upstream) session(ctx context.Context, principal string, pv any) (*mcp.ClientSession, func(), error) {
+	if !u.cfg.PerPrincipal || principal == "" {
+		u.mu.Lock()
+		cs := u.cs
+		u.mu.Unlock()
+		if cs != nil {
+			return cs, func() {}, nil
+		}
+	}
+	return u.sessionFor(context.WithValue(ctx, principalKey{}, pv))
+}
+
+// progressToken is the progress token of an upstream's call number seq:
+// "toolgate-" + upstream + "-" + seq, made in one allocation.
+func progressToken(upstream string, seq uint64) string {
+	var buf [64]byte
+	b := append(buf[:0], "toolgate-"...)
+	b = append(b, upstream...)
+	b = append(b, '-')
+	return string(strconv.AppendUint(b, seq, 10))
 }
 
 // callParams holds the params of upstream calls that have returned, each

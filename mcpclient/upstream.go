@@ -106,7 +106,7 @@ func newUpstream(cfg Config, o Options) (*Upstream, error) {
 		u.log = slog.New(slog.DiscardHandler)
 	}
 	u.log = u.log.With("upstream", cfg.Name)
-	u.flights.m = map[string]*flight{}
+	u.flights.m = map[string]flight{}
 	co := &mcp.ClientOptions{
 		// No roots; sampling and elicitation only when they can be
 		// forwarded to a downstream client.

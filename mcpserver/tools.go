@@ -106,10 +106,9 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if token := req.Params.GetProgressToken(); token != nil {
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
 	}
-	ctx = tool.WithLogger(ctx, st.logger(call.Name))
 	// The result check, the redaction and the answer read the structured
 	// value's encoding: one, the bytes the client gets.
-	ctx = tool.WithEncoded(ctx)
+	ctx = tool.WithEncodedLogger(ctx, st.logger(call.Name))
 	res := s.execute(ctx, st, call, inputOf(ss, req.Params))
 	if ir := inputRequired(res.Error); ir != nil {
 		return ir, nil // the client asks its user and calls again

@@ -92,3 +92,16 @@ func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	}
 	return context.WithTimeout(ctx, d)
 }
+
+// WithTimeoutValue is context.WithValue(WithTimeout(ctx, d)) with key
+// and val: on the context the engine runs a tool with, the derived
+// context carries val itself, one allocation fewer.
+func WithTimeoutValue(ctx context.Context, d time.Duration, key, val any) (context.Context, context.CancelFunc) {
+	if t, ok := ctx.(interface {
+		WithTimeoutValue(time.Duration, any, any) (context.Context, context.CancelFunc)
+	}); ok {
+		return t.WithTimeoutValue(d, key, val)
+	}
+	ctx, cancel := WithTimeout(ctx, d)
+	return context.WithValue(ctx, key, val), cancel
+}

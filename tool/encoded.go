@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"sync"
 )
@@ -27,19 +28,33 @@ func WithEncoded(ctx context.Context) context.Context {
 	return &encodedCtx{Context: ctx}
 }
 
+// WithEncodedLogger is WithEncoded(WithLogger(ctx, l)), made in one
+// allocation: an MCP server sets both for each call.
+func WithEncodedLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return &encodedCtx{Context: ctx, log: l, logged: true}
+}
+
 // encodedCtx is WithEncoded's context: its parent with the call's
 // encoded, made in one allocation (context.WithValue and a new encoded
-// are two). It answers Value for encodedKey and asks its parent for every
-// other key, as context.WithValue's would; Done, Err and Deadline are its
-// parent's.
+// are two), and WithEncodedLogger's, with its logger too. It answers
+// Value for encodedKey (and loggerKey, when logged) and asks its parent
+// for every other key, as context.WithValue's would; Done, Err and
+// Deadline are its parent's.
 type encodedCtx struct {
 	context.Context
-	e encoded
+	e      encoded
+	log    *slog.Logger
+	logged bool // log was given (WithEncodedLogger): the loggerKey's value
 }
 
 func (c *encodedCtx) Value(key any) any {
-	if key == (encodedKey{}) {
+	switch key {
+	case encodedKey{}:
 		return &c.e
+	case loggerKey{}:
+		if c.logged {
+			return c.log
+		}
 	}
 	return c.Context.Value(key)
 }

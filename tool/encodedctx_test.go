@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 )
@@ -40,3 +41,34 @@ func TestWithEncodedContext(t *testing.T) {
 }
 
 var encodedSink context.Context
+
+// TestWithEncodedLogger: WithEncodedLogger's context answers as
+// WithEncoded(WithLogger(ctx, l)) does: l for Logger (a nil l a discarding
+// logger, not the parent's), its own encoded, every other key from its
+// parent; WithEncoded's answers the parent's logger.
+func TestWithEncodedLogger(t *testing.T) {
+	type key struct{}
+	outer := slog.New(slog.DiscardHandler)
+	parent := WithLogger(context.WithValue(context.Background(), key{}, "v"), outer)
+	l := slog.New(slog.DiscardHandler)
+	for _, c := range []struct {
+		ctx, want context.Context
+	}{
+		{WithEncodedLogger(parent, l), WithEncoded(WithLogger(parent, l))},
+		{WithEncodedLogger(parent, nil), WithEncoded(WithLogger(parent, nil))},
+		{WithEncoded(parent), WithEncoded(parent)},
+	} {
+		if got, want := Logger(c.ctx), Logger(c.want); got != want && (got == outer || want == outer || got == l || want == l) {
+			t.Errorf("Logger: %p, want %p", got, want)
+		}
+		if e, ok := c.ctx.Value(encodedKey{}).(*encoded); !ok || e == nil {
+			t.Errorf("encoded: %#v", c.ctx.Value(encodedKey{}))
+		}
+		if c.ctx.Value(key{}) != "v" || c.ctx.Value("other") != nil {
+			t.Errorf("parent's values: %v %v", c.ctx.Value(key{}), c.ctx.Value("other"))
+		}
+	}
+	if Logger(WithEncodedLogger(parent, l)) != l || Logger(WithEncoded(parent)) != outer || Logger(WithEncodedLogger(parent, nil)) == outer {
+		t.Error("WithEncodedLogger does not answer its logger")
+	}
+}
