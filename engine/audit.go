@@ -42,7 +42,7 @@ func (e *Engine) audit(next handler) handler {
 				rec.Arguments = json.RawMessage(args)
 			}
 		}
-		if err := e.opts.Auditor.Append(detached(ctx), rec); err != nil {
+		if err := e.opts.Auditor.Append(p.detached(ctx), rec); err != nil {
 			failed := err // a copy, so that err is not moved to the heap on every call
 			broken.Store(&failed)
 			e.log.Error("audit log write failed; refusing further calls", "err", err)
@@ -52,17 +52,37 @@ func (e *Engine) audit(next handler) handler {
 	}
 }
 
-// detached is ctx without its cancellation (context.WithoutCancel), and ctx
-// itself when it is Background or TODO: then it costs no allocation. It
-// does not ask ctx for Done to learn whether it has a cancellation to
-// remove: a call's context (a cancelCtx of the MCP request, under values)
-// would make its Done channel for that alone, 96 bytes per call, where
-// WithoutCancel costs 16.
-func detached(ctx context.Context) context.Context {
+// detached is ctx without its cancellation (context.WithoutCancel), and
+// ctx itself when it is Background or TODO. It does not ask ctx for Done
+// to learn whether it has a cancellation to remove: a call's context (a
+// cancelCtx of the MCP request, under values) would make its Done channel
+// for that alone, 96 bytes per call, where WithoutCancel costs 16; and
+// the context it returns is p's (p.det): no allocation of its own.
+func (p *pending) detached(ctx context.Context) context.Context {
 	if ctx == context.Background() || ctx == context.TODO() {
 		return ctx
 	}
-	return context.WithoutCancel(ctx)
+	p.det.parent = ctx
+	return &p.det
+}
+
+// detachedCtx is context.WithoutCancel(parent), kept in a call's pending:
+// never done, no deadline, its parent's values but for the one by which
+// package context finds a context's own cancelation (cancelKey), as
+// WithoutCancel's context answers.
+type detachedCtx struct {
+	parent context.Context
+}
+
+func (*detachedCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*detachedCtx) Done() <-chan struct{}       { return nil }
+func (*detachedCtx) Err() error                  { return nil }
+
+func (c *detachedCtx) Value(key any) any {
+	if key == cancelKey {
+		return nil
+	}
+	return c.parent.Value(key)
 }
 
 // record describes a finished call for the audit log.

@@ -108,8 +108,9 @@ type pending struct {
 	repairs     []schema.Repair
 	decision    policy.Decision
 	approval    *policy.Approval
-	replayed    bool // the result came from the idempotency store
-	generatedID bool // the engine made up call.ID
+	replayed    bool        // the result came from the idempotency store
+	generatedID bool        // the engine made up call.ID
+	det         detachedCtx // the audit's context (detached)
 }
 
 // handler is one stage and everything after it.
