@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,31 @@ func (c *callCtx) Value(key any) any {
 		return &c.ci
 	}
 	return c.Context.Value(key)
+}
+
+// toolCallCtx is a tools/call's context: its parent with the call's
+// encoded values and logger (tool.CallContext) and its callInfo, in one
+// allocation where tool.WithEncodedLogger and newCallCtx make two. It
+// answers Value for callInfoKey, and for every other key as
+// tool.CallContext does.
+type toolCallCtx struct {
+	tool.CallContext
+	ci callInfo
+}
+
+// newToolCallCtx returns tool.WithEncodedLogger(ctx, l) with an empty
+// callInfo (newCallCtx), and that callInfo.
+func newToolCallCtx(ctx context.Context, l *slog.Logger) (context.Context, *callInfo) {
+	c := &toolCallCtx{}
+	c.Init(ctx, l)
+	return c, &c.ci
+}
+
+func (c *toolCallCtx) Value(key any) any {
+	if key == (callInfoKey{}) {
+		return &c.ci
+	}
+	return c.CallContext.Value(key)
 }
 
 func callInfoFrom(ctx context.Context) *callInfo {

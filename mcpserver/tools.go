@@ -107,9 +107,10 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
 	}
 	// The result check, the redaction and the answer read the structured
-	// value's encoding: one, the bytes the client gets.
-	ctx = tool.WithEncodedLogger(ctx, st.logger(call.Name))
-	res := s.execute(ctx, st, call, inputOf(ss, req.Params))
+	// value's encoding: one, the bytes the client gets. The context that
+	// carries it (tool.WithEncodedLogger) carries the call's callInfo too.
+	ctx, ci := newToolCallCtx(ctx, st.logger(call.Name))
+	res := s.executeIn(ctx, ctx, ci, st, call, inputOf(ss, req.Params))
 	if ir := inputRequired(res.Error); ir != nil {
 		return ir, nil // the client asks its user and calls again
 	}
@@ -165,6 +166,12 @@ const freshCalls = 9
 // the call's client takes and answered (input) in ctx.
 func (s *Server) execute(ctx context.Context, st *session, call tool.Call, input inputCall) tool.Result {
 	cctx, ci := newCallCtx(ctx)
+	return s.executeIn(ctx, cctx, ci, st, call, input)
+}
+
+// executeIn is execute in cctx, ctx's context with the callInfo ci
+// (empty), which it fills in.
+func (s *Server) executeIn(ctx, cctx context.Context, ci *callInfo, st *session, call tool.Call, input inputCall) tool.Result {
 	ci.session, ci.input = st.ss, input
 	if len(s.roots) > 0 {
 		ci.base = s.roots[0].dir
@@ -219,7 +226,7 @@ func (s *Server) logCall(ctx context.Context, ss *mcp.ServerSession, call tool.C
 // said (tool.Relay) is answered with those bytes; any other, with encode's
 // or, where encode leaves it to the SDK, the SDK's (sdkEncoded).
 func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
-	out := &mcp.CallToolResult{Content: mcpContent(res.Content)}
+	out := newResult(res.Content)
 	if res.Error != nil {
 		out.IsError = true
 		out.StructuredContent = res.Error
@@ -340,6 +347,26 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 
 // mcpContent converts content blocks; a block of an unknown type becomes
 // tool.UnknownContent.
+// newResult returns a result of the content cs (mcpContent): one of a
+// single text block, a tool's usual answer, made in one allocation.
+func newResult(cs []tool.Content) *mcp.CallToolResult {
+	if len(cs) == 1 && cs[0].Type == "text" {
+		r := &textResult{text: mcp.TextContent{Text: cs[0].Text}}
+		r.block[0] = &r.text
+		r.out.Content = r.block[:]
+		return &r.out
+	}
+	return &mcp.CallToolResult{Content: mcpContent(cs)}
+}
+
+// textResult is a result of one text block: the result, its content and
+// the block in one allocation, where they are three apart.
+type textResult struct {
+	out   mcp.CallToolResult
+	block [1]mcp.Content
+	text  mcp.TextContent
+}
+
 func mcpContent(cs []tool.Content) []mcp.Content {
 	out := make([]mcp.Content, 0, len(cs))
 	for _, c := range cs {

@@ -34,6 +34,21 @@ func WithEncodedLogger(ctx context.Context, l *slog.Logger) context.Context {
 	return &encodedCtx{Context: ctx, log: l, logged: true}
 }
 
+// CallContext is WithEncodedLogger's context as a value, for a server's
+// own context type to embed, so that a call's context and what the
+// server adds to it are made in one allocation. Init sets it up; its Value
+// answers as WithEncodedLogger's, and Done, Err and Deadline are its
+// parent's.
+type CallContext struct {
+	encodedCtx
+}
+
+// Init makes c WithEncodedLogger(parent, l); c is new (its zero value),
+// not yet used.
+func (c *CallContext) Init(parent context.Context, l *slog.Logger) {
+	c.Context, c.log, c.logged = parent, l, true
+}
+
 // encodedCtx is WithEncoded's context: its parent with the call's
 // encoded, made in one allocation (context.WithValue and a new encoded
 // are two), and WithEncodedLogger's, with its logger too. It answers
