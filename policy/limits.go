@@ -3,8 +3,10 @@ package policy
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/time/rate"
 
@@ -151,11 +153,15 @@ func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Defi
 			return nil, refusal
 		}
 	}
-	var caller string // the loop guard's history's, made once for the check and the record
+	var caller string // the loop guard's history's, for the record
 	if shared == nil {
 		if !l.cfg.Loop.Off {
-			caller = call.Caller()
-			if err := l.checkLoop(caller, key); err != nil {
+			// call.Caller() written on the stack, for the look-up alone:
+			// the history keeps a copy, made when it is made.
+			var room [128]byte
+			b := append(append(append(room[:0], call.Principal...), 0), call.Session...)
+			var err *tool.Error
+			if caller, err = l.checkLoop(unsafe.String(unsafe.SliceData(b), len(b)), key); err != nil {
 				return nil, err
 			}
 		}
@@ -270,6 +276,7 @@ func (l *Limiter) slot(name string) chan struct{} {
 
 // history is one session's recent calls.
 type history struct {
+	caller string           // its key in Limiter.sessions
 	calls  []past           // oldest first, within the window
 	count  map[string]int   // how many of calls have each key
 	failed map[string]*past // the last result of each key, when it failed for good
@@ -322,11 +329,19 @@ const (
 	maxSessions = 4096
 )
 
-func (l *Limiter) checkLoop(session, key string) *tool.Error {
+// checkLoop refuses a call with key that the loop guard finds looping in
+// session, or records it; it returns the session's history's key, equal
+// to session (which the caller may have made for this look-up alone).
+func (l *Limiter) checkLoop(session, key string) (string, *tool.Error) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.history(session, now)
+	return h.caller, h.check(l, key, now)
+}
+
+// check is checkLoop in h (l.mu held).
+func (h *history) check(l *Limiter, key string, now time.Time) *tool.Error {
 	// Forget what fell out of the window.
 	cut := 0
 	for cut < len(h.calls) && now.Sub(h.calls[cut].at) > l.cfg.Loop.Window {
@@ -452,8 +467,9 @@ func (l *Limiter) history(session string, now time.Time) *history {
 		if len(l.sessions) >= maxSessions {
 			l.forgetIdle(now)
 		}
-		h = &history{count: map[string]int{}, failed: map[string]*past{}}
-		l.sessions[session] = h
+		kept := strings.Clone(session) // session may be the caller's, for the look-up alone
+		h = &history{caller: kept, count: map[string]int{}, failed: map[string]*past{}}
+		l.sessions[kept] = h
 	}
 	return h
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"strings"
 	"testing"
 	"time"
 
@@ -304,6 +305,40 @@ func TestLoopGuardNoArguments(t *testing.T) {
 					t.Errorf("replayed %q, sent %q (parsed %v): %v; want loop_detected", replayed, sent, parsed, err)
 				}
 			}
+		}
+	}
+}
+
+// TestLoopGuardCallers: the loop guard keeps one history per principal and
+// session (tool.Call.Caller), whether the pair is short (looked up from
+// the stack) or long; a failure is recorded in the history the call was
+// counted in.
+func TestLoopGuardCallers(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("p", 200)
+	for _, who := range [][2]string{{"", "s1"}, {"alice", "s1"}, {long, "s1"}, {"alice", long}} {
+		l := policy.NewLimiter(policy.LimitConfig{Loop: policy.LoopConfig{Max: 2}})
+		def := tool.Definition{Name: "read_file"}
+		for i := 0; i < 2; i++ {
+			release, err := l.Acquire(ctx, lcall("read_file", `{"path":"a"}`, who[1], who[0]), def)
+			if err != nil {
+				t.Fatalf("%.10q: call %d refused: %v", who, i+1, err)
+			}
+			release(tool.TextResult("x"))
+		}
+		if _, err := l.Acquire(ctx, lcall("read_file", `{"path":"a"}`, who[1], who[0]), def); err == nil || err.Type != tool.LoopDetected {
+			t.Errorf("%.10q: 3rd identical call: %v, want loop_detected", who, err)
+		}
+		if _, err := l.Acquire(ctx, lcall("read_file", `{"path":"a"}`, who[1], who[0]+"x"), def); err != nil {
+			t.Errorf("%.10q: another principal is not in the loop: %v", who, err)
+		}
+		release, err := l.Acquire(ctx, lcall("read_file", `{"path":"f"}`, who[1], who[0]), def)
+		if err != nil {
+			t.Fatalf("%.10q: %v", who, err)
+		}
+		release(tool.ErrorResult(tool.Errorf(tool.NotFound, "no such file")))
+		if _, err := l.Acquire(ctx, lcall("read_file", `{"path":"f"}`, who[1], who[0]), def); err == nil || err.Details["repeated_failure"] != true {
+			t.Errorf("%.10q: a repeated failure: %v", who, err)
 		}
 	}
 }
