@@ -154,17 +154,17 @@ func (l *literals) scan(text string, found []uint64) {
 // entered is what scans entered (see scanFrom): for a short text the
 // states, one a byte in order (a store per byte, and collect reads only as
 // many as the text has bytes), for a long text a byte per state of the
-// automaton, which the scan moves into bits when it ends (a store per
-// byte where a bit needs a read and a write).
+// automaton (marks, from stateBytes: a store per byte where a bit needs a
+// read and a write), which collect reads and clear empties.
 type entered struct {
 	states []uint16
-	bits   []uint64
-	long   bool // bits holds states
+	marks  *[1 << 16]byte // nil, or long: the states long texts entered are marked here
+	n      int            // the number of states of the automaton
 }
 
 // newEntered returns an empty set of l's states.
 func (l *literals) newEntered() *entered {
-	return &entered{bits: make([]uint64, (len(l.outAt)-1+63)/64)}
+	return &entered{n: len(l.outAt) - 1}
 }
 
 // scanFrom runs the automaton over text from state st, the state a scan of
@@ -201,8 +201,10 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 		}
 		return st
 	}
-	seen.long = true
-	m := stateBytes.Get().(*[1 << 16]byte)
+	if seen.marks == nil {
+		seen.marks = stateBytes.Get().(*[1 << 16]byte)
+	}
+	m := seen.marks
 	q := len(text) / 4
 	a, b, c, d := text[:q], text[q-l.long:2*q], text[2*q-l.long:3*q], text[3*q-l.long:]
 	s2, s3, s4 := cols.lanes(m, a, b[:q], c[:q], d[:q], uint32(st))
@@ -217,28 +219,6 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 		s4 = cols.step(s4, x)
 		m[uint16(s4)] = 1
 	}
-	// A scan enters few of the states: the marks are looked at 64 bytes
-	// (a word of bits) at a time, then 8.
-	for k := range seen.bits {
-		block := (*[64]byte)(m[k*64:])
-		le := binary.LittleEndian
-		if le.Uint64(block[0:])|le.Uint64(block[8:])|le.Uint64(block[16:])|le.Uint64(block[24:])|
-			le.Uint64(block[32:])|le.Uint64(block[40:])|le.Uint64(block[48:])|le.Uint64(block[56:]) == 0 {
-			continue
-		}
-		for w := 0; w < 64; w += 8 {
-			x := le.Uint64(block[w:])
-			if x == 0 {
-				continue
-			}
-			// Each byte is 0 or 1: the multiply gathers them, byte j
-			// into bit 56+j (no two products meet in the top byte,
-			// and none carries into it).
-			seen.bits[k] |= x * packBytes >> 56 << w
-			le.PutUint64(block[w:], 0)
-		}
-	}
-	stateBytes.Put(m)
 	return int(s4)
 }
 
@@ -306,26 +286,25 @@ func (l *literals) byByte() *columns {
 	return l.cols.Load()
 }
 
-// packBytes gathers the low bits of a word's 8 bytes, each 0 or 1, into
-// its top byte: x*packBytes>>56 has bit j set when byte j (from the
-// bottom) of x is 1.
-const packBytes = 0x0102040810204080
-
-// stateBytes holds scanFrom's marks of the states a long text entered, a
-// byte per possible state, all zero between scans (a scan that panicked
-// does not put its array back).
+// stateBytes holds scanFrom's marks of the states long texts entered, a
+// byte per possible state (entered.marks), all zero between scans
+// (entered.clear empties them; a check that panicked does not put its
+// array back).
 var stateBytes = sync.Pool{New: func() any { return new([1 << 16]byte) }}
 
 // collect sets in found the literals that end in the states seen holds,
 // and empties seen.
 func (l *literals) collect(seen *entered, found []uint64) {
 	l.gather(seen, found, l.out, l.outAt)
-	seen.clear()
+	seen.cleared()
 }
 
 // gather sets in found the literals of out that end in the states seen
-// holds: those of state st are out[outAt[st]:outAt[st+1]] (l's own, or a
-// part of them, see only).
+// holds: those of state st are out[outAt[st]:outAt[st+1]]. A long text
+// enters few of the states: the marks are looked at 64 bytes at a time,
+// then 8, then a byte (a state) a set one, and emptied as read (a store
+// per word of eight that holds one, where clearing them all after costs
+// a pass over every state).
 func (l *literals) gather(seen *entered, found []uint64, out, outAt []int32) {
 	for _, st := range seen.states {
 		for k, end := outAt[st], outAt[st+1]; k < end; k++ {
@@ -333,15 +312,30 @@ func (l *literals) gather(seen *entered, found []uint64, out, outAt []int32) {
 			found[id>>6] |= 1 << (id & 63)
 		}
 	}
-	if !seen.long {
+	m := seen.marks
+	if m == nil {
 		return
 	}
-	for w, set := range seen.bits {
-		for ; set != 0; set &= set - 1 {
-			st := w*64 + bits.TrailingZeros64(set)
-			for k, end := outAt[st], outAt[st+1]; k < end; k++ {
-				id := out[k]
-				found[id>>6] |= 1 << (id & 63)
+	le := binary.LittleEndian
+	for at := 0; at < seen.n; at += 64 {
+		block := (*[64]byte)(m[at&(len(m)-64):]) // at is below len(m): the mask spares the checks
+		if le.Uint64(block[0:])|le.Uint64(block[8:])|le.Uint64(block[16:])|le.Uint64(block[24:])|
+			le.Uint64(block[32:])|le.Uint64(block[40:])|le.Uint64(block[48:])|le.Uint64(block[56:]) == 0 {
+			continue
+		}
+		for w := 0; w < 64; w += 8 {
+			x := le.Uint64(block[w:])
+			if x == 0 {
+				continue
+			}
+			le.PutUint64(block[w:], 0) // emptied as read (see collect)
+			// Each byte is 0 or 1: a set byte's lowest bit is bit 8j.
+			for ; x != 0; x &= x - 1 {
+				st := at + w + bits.TrailingZeros64(x)>>3
+				for k, end := outAt[st], outAt[st+1]; k < end; k++ {
+					id := out[k]
+					found[id>>6] |= 1 << (id & 63)
+				}
 			}
 		}
 	}
@@ -349,10 +343,18 @@ func (l *literals) gather(seen *entered, found []uint64, out, outAt []int32) {
 
 // clear empties seen.
 func (seen *entered) clear() {
+	if seen.marks != nil {
+		clear(seen.marks[:seen.n])
+	}
+	seen.cleared()
+}
+
+// cleared empties seen, whose marks gather emptied.
+func (seen *entered) cleared() {
 	seen.states = seen.states[:0]
-	if seen.long {
-		clear(seen.bits)
-		seen.long = false
+	if seen.marks != nil {
+		stateBytes.Put(seen.marks)
+		seen.marks = nil
 	}
 }
 

@@ -51,8 +51,12 @@ func statesOf(l *literals, seen *entered) []uint64 {
 	for _, st := range seen.states {
 		out[st/64] |= 1 << (st % 64)
 	}
-	for w, set := range seen.bits {
-		out[w] |= set
+	if seen.marks != nil {
+		for st, b := range seen.marks[:seen.n] {
+			if b != 0 {
+				out[st/64] |= 1 << (st % 64)
+			}
+		}
 	}
 	return out
 }
@@ -66,7 +70,7 @@ func checkColumns(t *testing.T, l *literals, st int, text string) {
 	seen := l.newEntered()
 	got := l.scanFrom(st, text, seen)
 	wantSeen, want := scanRows(l, st, text)
-	if !seen.long {
+	if seen.marks == nil {
 		t.Fatalf("text of %d bytes (longest literal %d) not read as four lanes", len(text), l.long)
 	}
 	if got != want || !slices.Equal(statesOf(l, seen), wantSeen) {
@@ -76,9 +80,26 @@ func checkColumns(t *testing.T, l *literals, st int, text string) {
 		}
 		t.Fatalf("from state %d, text %q: ends in %d, by rows %d; states entered differ (by rows %d)", st, text, got, want, n)
 	}
-	// The stateBytes array went back to its pool all zero.
-	m := stateBytes.Get().(*[1 << 16]byte)
-	defer stateBytes.Put(m)
+	// collect finds the literals of the states entered, and leaves the
+	// marks empty.
+	m := seen.marks
+	found := make([]uint64, l.words())
+	l.collect(seen, found)
+	wantFound := make([]uint64, l.words())
+	for w, set := range wantSeen {
+		for ; set != 0; set &= set - 1 {
+			st := w*64 + bits.TrailingZeros64(set)
+			for _, id := range l.out[l.outAt[st]:l.outAt[st+1]] {
+				wantFound[id>>6] |= 1 << (id & 63)
+			}
+		}
+	}
+	if !slices.Equal(found, wantFound) {
+		t.Fatalf("from state %d, text %q: collect found other literals than the states entered end", st, text)
+	}
+	if seen.marks != nil || len(seen.states) != 0 {
+		t.Fatal("collect left states entered")
+	}
 	for i, b := range m {
 		if b != 0 {
 			t.Fatalf("state mark %d left set", i)

@@ -393,21 +393,3 @@ func TestAnchorProgs(t *testing.T) {
 	}
 	t.Logf("%d runs", runs)
 }
-
-// TestPackBytes: for each of the 256 words whose bytes are 0 or 1 (the
-// marks scanFrom leaves), x*packBytes>>56 has bit j set exactly when byte j
-// is 1, as the byte-by-byte loop it replaced set them.
-func TestPackBytes(t *testing.T) {
-	for bits := range 256 {
-		var x, want uint64
-		for j := range 8 {
-			if bits>>j&1 != 0 {
-				x |= 1 << (8 * j)
-				want |= 1 << j
-			}
-		}
-		if got := x * packBytes >> 56; got != want {
-			t.Fatalf("%#016x: packed %08b, want %08b", x, got, want)
-		}
-	}
-}
