@@ -119,7 +119,7 @@ func indexGo(x *resultIndex) string {
 	}
 	b.WriteString("},\n")
 	fmt.Fprintf(&b, "free: []uint64{%s},\nleads: []int{%s},\nasciiPre: []uint64{%s},\nasciiError: %v,\n", hexes(x.free), numbers(x.leads), hexes(x.asciiPre), x.asciiError)
-	fmt.Fprintf(&b, "addrOut: []int32{%s},\naddrOutAt: []int32{%s},\naddrFrom: %d,\naddrAssumed: []uint64{%s},\naddrNeed: []uint64{%s},\n", numbers(x.addrOut), numbers(x.addrOutAt), x.addrFrom, hexes(x.addrAssumed), hexes(x.addrNeed))
+	fmt.Fprintf(&b, "addrOut: []int32{%s},\naddrOutAt: []int32{%s},\naddrFrom: %d,\naddrAssumed: []uint64{%s},\naddrNeed: []uint64{%s},\nneeds: []uint64{%s},\n", numbers(x.addrOut), numbers(x.addrOutAt), x.addrFrom, hexes(x.addrAssumed), hexes(x.addrNeed), hexes(x.needs))
 	b.WriteString("cuts: []cut{")
 	for i, c := range x.cuts {
 		if i > 0 {

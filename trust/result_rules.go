@@ -117,6 +117,10 @@ type resultIndex struct {
 	addrFrom    int
 	addrAssumed []uint64
 	addrNeed    []uint64 // the need words of the cues that address the model
+	// needs: the literals some cue needs (a bit each; needed has the
+	// cues): most literals a text holds are only its prefilters', which
+	// meet passes over.
+	needs []uint64
 	// gate: what a text must hold for a cue that addresses the model to
 	// hold in it (see buildGate, unaddressed); its states from gateFrom
 	// on end a word.
@@ -211,10 +215,12 @@ func buildResultIndex(pre []*prefilter, anchors []*anchor) *resultIndex {
 		x.cuts[i] = p.cut(x.lits.list)
 	}
 	x.needed = make([][]int, len(x.lits.ids))
+	x.needs = make([]uint64, x.lits.words())
 	addrLits, needLits := make([]uint64, x.lits.words()), make([]uint64, x.lits.words())
 	for i, ids := range need {
 		for _, id := range ids {
 			x.needed[id] = append(x.needed[id], i)
+			x.needs[id>>6] |= 1 << (id & 63)
 		}
 		if cues[i].addr {
 			for _, id := range ids {
@@ -441,6 +447,8 @@ func (x *resultIndex) meet(s *readSentence, addressing bool) {
 	for w, bitsSet := range s.found {
 		if addressing {
 			bitsSet &= x.addrNeed[w]
+		} else {
+			bitsSet &= x.needs[w]
 		}
 		for ; bitsSet != 0; bitsSet &= bitsSet - 1 {
 			for _, i := range x.needed[w*64+bits.TrailingZeros64(bitsSet)] {
