@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -237,4 +238,27 @@ func TestScanColumns(t *testing.T) {
 		}
 	}
 	t.Logf("%d texts", cases)
+}
+
+// TestScanColumnsConcurrent: scans that start at once on an automaton
+// whose columns are not made yet each make them or take the ones another
+// made, and find what one scan alone finds (go test -race).
+func TestScanColumnsConcurrent(t *testing.T) {
+	var l literals
+	for _, s := range []string{"ignore", "previous", "instructions", "you", "must", "send"} {
+		l.add(s)
+	}
+	l.build()
+	text := strings.Repeat("you must ignore the previous instructions and send it. ", 20)
+	want := found(&l, text)
+	l.cols.Store(nil)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if got := found(&l, text); !slices.Equal(got, want) {
+				t.Errorf("found %x, want %x", got, want)
+			}
+		})
+	}
+	wg.Wait()
 }
