@@ -59,3 +59,13 @@ func TestCheckResultStructuredOnce(t *testing.T) {
 		t.Errorf("findings in %v, want /content/0/text and /structuredContent/content", fields)
 	}
 }
+
+// TestAppendPointer: a key is appended as escapePointer writes it, with
+// or without the two characters it escapes, anywhere in the key.
+func TestAppendPointer(t *testing.T) {
+	for _, k := range []string{"", "content", "~", "/", "a~b", "a/b", "~/", "/~", "x~0/1", "é/~é", "structuredContent"} {
+		if got, want := string(appendPointer([]byte("/p/"), k)), "/p/"+escapePointer(k); got != want {
+			t.Errorf("appendPointer(%q) = %q, want %q", k, got, want)
+		}
+	}
+}
