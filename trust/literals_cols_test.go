@@ -262,3 +262,14 @@ func TestScanColumnsConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// BenchmarkColumns makes the result check's columns (literals.byByte),
+// what the first long text a process checks pays once.
+func BenchmarkColumns(b *testing.B) {
+	l := &theResultIndex().lits
+	defer l.byByte()
+	for b.Loop() {
+		l.cols.Store(nil)
+		l.byByte()
+	}
+}
