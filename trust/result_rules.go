@@ -847,9 +847,10 @@ var resultCues = sync.OnceValue(func() []resultCue {
 var resultErrorWords = compileMatch(`(?i)\b(?:error|errors|failed|failure|exception|denied|locked|expired|unauthori[sz]ed|forbidden|not\s+authori[sz]ed|access\s+(?:is\s+)?required|authentication\s+(?:is\s+)?required|invalid|timed?\s*out|unavailable|could\s+not|cannot)\b`)
 
 // scratch holds sentences that mayScore read a text into and that no
-// check uses any more: reading a text needs a sentence's slices (five of
-// them: the literals found, the states entered and their words, the cues
-// met, those that may hold), which a sentence from here already has,
+// check uses any more: reading a text needs a sentence's slices (four of
+// them: the literals found, the states entered, the cues met, those that
+// may hold; a long text's marks come from stateBytes), which a sentence
+// from here already has,
 // sized for the index (reset clears them). A sentence given back keeps no
 // text, and its lower and padded copies only up to maxScratch bytes.
 var scratch = sync.Pool{New: func() any { return new(readSentence) }}
