@@ -14,7 +14,7 @@ import (
 func TestHistoryCount(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
-		h := &history{count: map[string]int{}, failed: map[string]*past{}}
+		h := newHistory("")
 		keys := 1 + r.IntN(12)
 		for op := range 2000 {
 			if r.IntN(5) == 0 && len(h.calls) > 0 {
@@ -26,8 +26,8 @@ func TestHistoryCount(t *testing.T) {
 			for _, c := range h.calls {
 				want[c.key]++
 			}
-			if !maps.Equal(h.count, want) {
-				t.Fatalf("round %d, op %d: count %v, want %v", round, op, h.count, want)
+			if got := h.counts(t); !maps.Equal(got, want) {
+				t.Fatalf("round %d, op %d: count %v, want %v", round, op, got, want)
 			}
 			if len(h.calls) > maxHistory {
 				t.Fatalf("round %d, op %d: %d calls kept, want at most %d", round, op, len(h.calls), maxHistory)
@@ -42,7 +42,7 @@ func TestHistoryCount(t *testing.T) {
 func TestHistoryRoom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := range 100 {
-		h := &history{count: map[string]int{}, failed: map[string]*past{}}
+		h := newHistory("")
 		var want []string
 		for op := range 3000 {
 			switch {
@@ -77,7 +77,7 @@ func TestHistoryRoom(t *testing.T) {
 			}
 		}
 	}
-	h := &history{count: map[string]int{}, failed: map[string]*past{}}
+	h := newHistory("")
 	p := past{key: "k", at: time.Unix(1, 0)}
 	for range 4 * maxHistory {
 		h.add(p)
@@ -90,4 +90,32 @@ func TestHistoryRoom(t *testing.T) {
 	if n := testing.AllocsPerRun(10, adds); n != 0 {
 		t.Fatalf("a history at its limit allocates %v times in %d calls, want 0", n, 8*maxHistory)
 	}
+}
+
+// counts returns the count of each key that h keeps, after checking that
+// its entries agree: every key's entry has that key and a count above 0,
+// every call's entry is its key's, and the free entries are the others.
+func (h *history) counts(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for k, e := range h.keys {
+		if h.ents[e].key != k || h.ents[e].n <= 0 {
+			t.Fatalf("key %q: entry %d is %+v", k, e, h.ents[e])
+		}
+		out[k] = h.ents[e].n
+	}
+	for i, c := range h.calls {
+		if e, ok := h.keys[c.key]; !ok || e != c.ent {
+			t.Fatalf("call %d (%q) has entry %d, its key's is %d (%v)", i, c.key, c.ent, e, ok)
+		}
+	}
+	if len(h.keys)+len(h.free) != len(h.ents) {
+		t.Fatalf("%d keys and %d free entries, %d entries", len(h.keys), len(h.free), len(h.ents))
+	}
+	for _, e := range h.free {
+		if h.ents[e] != (keyCount{}) {
+			t.Fatalf("free entry %d is %+v", e, h.ents[e])
+		}
+	}
+	return out
 }

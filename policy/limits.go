@@ -278,18 +278,71 @@ func (l *Limiter) slot(name string) chan struct{} {
 type history struct {
 	caller string           // its key in Limiter.sessions
 	calls  []past           // oldest first, within the window
-	count  map[string]int   // how many of calls have each key
+	keys   map[string]int32 // the index in ents of each key of calls
+	ents   []keyCount       // the keys of calls and how many calls have each; a free one has n 0
+	free   []int32          // the free indexes of ents
 	failed map[string]*past // the last result of each key, when it failed for good
 	room   []past           // the array calls is in, from its start (calls is slid along it by forget)
 }
 
-// add appends a call, forgetting the oldest beyond maxHistory. When calls
+// keyCount is a key of a history's calls and how many of them have it.
+// A call keeps its key's index (past.ent), so that counting it in and out
+// costs no look-up of the key: the loop guard hashes a call's key once.
+type keyCount struct {
+	key string
+	n   int
+}
+
+func newHistory(caller string) *history {
+	return &history{caller: caller, keys: map[string]int32{}, failed: map[string]*past{}}
+}
+
+// entry returns the index in ents of key, made (with n 0) if need be.
+func (h *history) entry(key string) int32 {
+	if e, ok := h.keys[key]; ok {
+		return e
+	}
+	return h.newEntry(key)
+}
+
+// newEntry makes the entry of key, which has none.
+func (h *history) newEntry(key string) int32 {
+	var e int32
+	if n := len(h.free); n > 0 {
+		e = h.free[n-1]
+		h.free = h.free[:n-1]
+		h.ents[e] = keyCount{key: key}
+	} else {
+		e = int32(len(h.ents))
+		h.ents = append(h.ents, keyCount{key: key})
+	}
+	h.keys[key] = e
+	return e
+}
+
+// drop counts one call out of entry e, freed when no call has its key.
+func (h *history) drop(e int32) {
+	if h.ents[e].n--; h.ents[e].n == 0 {
+		delete(h.keys, h.ents[e].key)
+		h.ents[e] = keyCount{} // holds no forgotten key
+		h.free = append(h.free, e)
+	}
+}
+
+// add appends a call (its key's entry looked up), as push does.
+func (h *history) add(p past) {
+	p.ent = h.entry(p.key)
+	h.push(p)
+}
+
+// push appends a call whose ent is its key's entry, forgetting the oldest
+// beyond maxHistory. When calls
 // has reached the end of its array, having been slid along it by forget,
 // and fills at most half of it, they are moved back to its front (the
 // rest of it cleared, so that it holds no forgotten call's result) instead
 // of appended into a new array: a session calling on at its limit moves
 // its calls once per array's worth of calls, not a new array each time.
-func (h *history) add(p past) {
+func (h *history) push(p past) {
 	if len(h.calls) == cap(h.calls) && 2*len(h.calls) <= cap(h.room) {
 		n := copy(h.room[:cap(h.room)], h.calls)
 		clear(h.room[n:cap(h.room)])
@@ -300,7 +353,7 @@ func (h *history) add(p past) {
 	if grows {
 		h.room = h.calls[:0]
 	}
-	h.count[p.key]++
+	h.ents[p.ent].n++
 	if n := len(h.calls) - maxHistory; n > 0 {
 		h.forget(n)
 	}
@@ -309,9 +362,7 @@ func (h *history) add(p past) {
 // forget drops the n oldest calls.
 func (h *history) forget(n int) {
 	for _, c := range h.calls[:n] {
-		if h.count[c.key]--; h.count[c.key] == 0 {
-			delete(h.count, c.key)
-		}
+		h.drop(c.ent)
 	}
 	h.calls = h.calls[n:]
 }
@@ -320,6 +371,7 @@ type past struct {
 	key string
 	at  time.Time
 	res tool.Result
+	ent int32 // in a history's calls: the index of key's entry in its ents
 }
 
 // maxHistory bounds the calls remembered per session, maxSessions the
@@ -355,13 +407,22 @@ func (h *history) check(l *Limiter, key string, now time.Time) *tool.Error {
 	if f := h.failed[key]; f != nil && now.Sub(f.at) <= l.cfg.Loop.Window {
 		return repeatedFailure(f.res)
 	}
-	if same := h.count[key]; same >= l.cfg.Loop.Max {
-		return repeated(same, l.cfg.Loop.Window)
+	// key is hashed here once: its entry's index is kept in the call.
+	e, known := h.keys[key]
+	if known {
+		if same := h.ents[e].n; same >= l.cfg.Loop.Max {
+			return repeated(same, l.cfg.Loop.Window)
+		}
+	} else if l.cfg.Loop.Max <= 0 {
+		return repeated(0, l.cfg.Loop.Window)
 	}
 	if n := cycle(h.calls, key, l.cfg.Loop.Cycles); n > 0 {
 		return cycling(n, l.cfg.Loop.Cycles)
 	}
-	h.add(past{key: key, at: now})
+	if !known {
+		e = h.newEntry(key)
+	}
+	h.push(past{key: key, at: now, ent: e})
 	return nil
 }
 
@@ -468,7 +529,7 @@ func (l *Limiter) history(session string, now time.Time) *history {
 			l.forgetIdle(now)
 		}
 		kept := strings.Clone(session) // session may be the caller's, for the look-up alone
-		h = &history{caller: kept, count: map[string]int{}, failed: map[string]*past{}}
+		h = newHistory(kept)
 		l.sessions[kept] = h
 	}
 	return h
@@ -508,10 +569,9 @@ func (l *Limiter) record(session, key string, res tool.Result) {
 func (h *history) unadd(key string) {
 	for i := len(h.calls) - 1; i >= 0; i-- {
 		if h.calls[i].key == key {
+			e := h.calls[i].ent
 			h.calls = append(h.calls[:i], h.calls[i+1:]...)
-			if h.count[key]--; h.count[key] == 0 {
-				delete(h.count, key)
-			}
+			h.drop(e)
 			return
 		}
 	}
