@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // ruleSet is the rules of a list that apply to one tool (applicable), with
@@ -59,8 +60,16 @@ func (rs *ruleSet) pathsOut(locs []location) bool {
 		return false
 	}
 	for i := range locs {
-		if rs.lits.holds(locs[i].absLow) || rs.lits.holds(locs[i].relLow) {
+		loc := &locs[i]
+		absHeld, absOK := rs.lits.holdsFold(loc.abs)
+		relHeld, relOK := rs.lits.holdsFold(loc.rel)
+		if absHeld || relHeld {
 			return false
+		}
+		if !absOK || !relOK { // outside ASCII: the lower case itself
+			if relLow, absLow := loc.lower(); rs.lits.holds(absLow) || rs.lits.holds(relLow) {
+				return false
+			}
 		}
 	}
 	return true
@@ -70,6 +79,7 @@ func (rs *ruleSet) pathsOut(locs []location) bool {
 // pass over a string whether it holds any of a set of literals.
 type litScan struct {
 	class [256]uint8 // byte → column; 0 for a byte no literal holds
+	fold  [128]uint8 // ASCII byte → the column of its lower case
 	// next[state+column] is the next state, a state being the offset of
 	// its row (its number times the columns), or found when a literal
 	// ends there.
@@ -95,6 +105,13 @@ func newLitScan(lits []string) *litScan {
 				cols++
 			}
 		}
+	}
+	for c := range a.fold {
+		low := byte(c)
+		if 'A' <= low && low <= 'Z' {
+			low += 'a' - 'A'
+		}
+		a.fold[c] = a.class[low]
 	}
 	// the trie, by state numbers: 0 is the root, and an edge to 0 is
 	// missing until the links are set
@@ -167,6 +184,26 @@ func (a *litScan) holds(s string) bool {
 		}
 	}
 	return false
+}
+
+// holdsFold is holds(strings.ToLower(s)) when ok; ok is false, and held
+// says nothing, when s has a byte outside ASCII before a literal is found
+// (strings.ToLower may spell its lower case in other bytes: "\u212A" is
+// "k", an invalid byte "\ufffd"). An ASCII prefix's lower case is the
+// prefix of s's lower case, so a literal found in it is held.
+func (a *litScan) holdsFold(s string) (held, ok bool) {
+	st := uint32(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			return false, false
+		}
+		st = a.next[st+uint32(a.fold[c])]
+		if st == found {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // scans shares the automata among the tools (and policies) whose rule

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -119,5 +120,69 @@ func TestRuleSetExact(t *testing.T) {
 	}
 	if out < 1000 || in < 1000 {
 		t.Fatalf("%d locations ruled out, %d not: the paths do not test the filter", out, in)
+	}
+}
+
+// TestHoldsFold: holdsFold is holds of strings.ToLower when it says ok,
+// and says ok for every ASCII string; over strings of capitals, non-ASCII
+// letters whose lower case is other bytes or ASCII (İ, the Kelvin sign,
+// ẞ), and invalid UTF-8.
+func TestHoldsFold(t *testing.T) {
+	a := newLitScan([]string{".ssh", "id_rsa", ".env", "key", ".git/hooks", "ß", "i̇", ".pem"})
+	parts := []string{"/", ".", "S", "s", "SSH", "ssh", ".SSH", "Id_RSA", "ID_", "rsa", ".ENV", "env", "K", "k", "EY", "ey", "\u212A", "İ", "I", "i", "ẞ", "ß", "\xff", "\xc3", ".GIT", "/HOOKS", ".Pem", "Ä", "ä", "x"}
+	rng := rand.New(rand.NewPCG(9, 10))
+	seen := map[[2]bool]int{}
+	for range 200000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := b.String()
+		held, ok := a.holdsFold(s)
+		ascii := true
+		for i := 0; i < len(s); i++ {
+			ascii = ascii && s[i] < utf8.RuneSelf
+		}
+		if ascii && !ok {
+			t.Fatalf("%q is ASCII, holdsFold is not ok", s)
+		}
+		if want := a.holds(strings.ToLower(s)); ok && held != want {
+			t.Fatalf("%q: holdsFold %v, holds of its lower case %v", s, held, want)
+		}
+		seen[[2]bool{held, ok}]++
+	}
+	if len(seen) < 3 {
+		t.Fatalf("cases seen: %v", seen)
+	}
+}
+
+// TestPathsOutFold: a location with capitals or letters outside ASCII is
+// ruled out by pathsOut exactly when its lower case holds none of the
+// literals (pathsOut reads the lower case only when it must).
+func TestPathsOutFold(t *testing.T) {
+	rs := &ruleSet{lits: newLitScan([]string{".ssh", "key", "id"})}
+	r := newRoots([]string{"/tmp/Proj"})
+	for _, c := range []struct {
+		p   string
+		out bool
+	}{
+		{"/tmp/Proj/small.txt", true},
+		{"/tmp/Proj/.SSH/x", false},
+		{"/home/U/.Ssh", false},
+		{"/tmp/Proj/\u212Aey", false}, // the Kelvin sign's lower case is "k"
+		{"/tmp/Proj/KEY", false},
+		{"/tmp/Proj/\u212A", true},
+		{"/tmp/Proj/İD", false}, // İ is "i" in lower case
+		{"/tmp/Proj/ID", false},
+		{"/tmp/Proj/IX", true},
+		{"/tmp/Proj/\xffIx/ſsh", true}, // ſ's lower case is itself
+		{"/tmp/Proj/Äpfel/\xff", true},
+		{"/tmp/Proj/Äpfel/.ssH", false},
+		{"Rel/\u212AEY", false},
+	} {
+		loc := r.locate(c.p)
+		if got := rs.pathsOut([]location{loc}); got != c.out {
+			t.Errorf("%q: pathsOut %v, want %v", c.p, got, c.out)
+		}
 	}
 }

@@ -216,9 +216,12 @@ type location struct {
 	rel    string // slash-separated, relative to its root ("." for the root); "" when outside every root
 	abs    string // slash-separated absolute path; "" when unknown (a relative path without roots)
 	inside bool
-	// relLow and absLow are rel and abs in lower case, made once for the
-	// rules that ignore case.
+	// relLow and absLow are rel and abs in lower case, made (lowDone) the
+	// first time a rule that ignores case needs them (lower): a path with
+	// a capital would allocate its lower case, most calls need none
+	// (pathsOut rules most locations out without it).
 	relLow, absLow string
+	lowDone        bool
 	// pairs holds every pair of adjacent bytes of the four, so that most
 	// lines are ruled out without looking for their literal; made at the
 	// first line matched (pairsDone), as most locations meet none (a rule
@@ -228,22 +231,33 @@ type location struct {
 }
 
 func newLocation(rel, abs string, inside bool) location {
-	return location{rel: rel, abs: abs, inside: inside, relLow: strings.ToLower(rel), absLow: strings.ToLower(abs)}
+	return location{rel: rel, abs: abs, inside: inside}
+}
+
+// lower returns rel and abs in lower case (strings.ToLower), made the
+// first time.
+func (loc *location) lower() (rel, abs string) {
+	if !loc.lowDone {
+		loc.lowDone = true
+		loc.relLow, loc.absLow = strings.ToLower(loc.rel), strings.ToLower(loc.abs)
+	}
+	return loc.relLow, loc.absLow
 }
 
 // pairSet returns loc's pairs, making them the first time.
 func (loc *location) pairSet() *pairSet {
 	if !loc.pairsDone {
 		loc.pairsDone = true
+		relLow, absLow := loc.lower()
 		loc.pairs.add(loc.abs)
-		if loc.absLow != loc.abs {
-			loc.pairs.add(loc.absLow)
+		if absLow != loc.abs {
+			loc.pairs.add(absLow)
 		}
 		if !strings.HasSuffix(loc.abs, loc.rel) {
 			loc.pairs.add(loc.rel)
 		}
-		if !strings.HasSuffix(loc.absLow, loc.relLow) {
-			loc.pairs.add(loc.relLow)
+		if !strings.HasSuffix(absLow, relLow) {
+			loc.pairs.add(relLow)
 		}
 	}
 	return &loc.pairs
@@ -305,7 +319,7 @@ func (l *pathLine) matches(loc *location, fold bool) bool {
 	rel, abs := loc.rel, loc.abs
 	if fold {
 		pat, patDir, lit = l.low, l.lowDir, l.litLow
-		rel, abs = loc.relLow, loc.absLow
+		rel, abs = loc.lower()
 	}
 	var target string
 	switch {
