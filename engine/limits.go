@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
 
@@ -34,6 +35,19 @@ func acquire(ctx context.Context, l Limiter, call tool.Call, def tool.Definition
 func (e *Engine) limits(next handler) handler {
 	if e.opts.Limiter == nil {
 		return next
+	}
+	if l, ok := e.opts.Limiter.(*policy.Limiter); ok {
+		// AcquireTicket is acquire's AcquireArgs (or Acquire, args nil), its
+		// release a value: no release func allocated a call.
+		return func(ctx context.Context, p *pending) tool.Result {
+			t, err := l.AcquireTicket(ctx, p.call, p.def, p.args)
+			if err != nil {
+				return tool.ErrorResult(err)
+			}
+			res := next(ctx, p)
+			t.Release(res)
+			return res
+		}
 	}
 	return func(ctx context.Context, p *pending) tool.Result {
 		release, err := acquire(ctx, e.opts.Limiter, p.call, p.def, p.args)

@@ -133,8 +133,45 @@ func (l *Limiter) Acquire(ctx context.Context, call tool.Call, def tool.Definiti
 // already (as schema.ParseArguments does; nil: parse call.Args), so that
 // the loop guard does not parse them again.
 func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Definition, args map[string]any) (func(tool.Result), *tool.Error) {
+	a, err := l.AcquireTicket(ctx, call, def, args)
+	if err != nil {
+		return nil, err
+	}
+	return a.Release, nil
+}
+
+// Ticket is a call that a Limiter admitted: its Release must be called
+// once, with the call's result. It is a value, so that a caller that
+// knows the Limiter (the engine) keeps it without allocating a release
+// func.
+type Ticket struct {
+	l      *Limiter
+	slot   chan struct{} // the concurrency slot taken, or nil
+	shared *Shared       // the Shared that admitted the call, or nil
+	call   tool.Call     // for shared's record
+	key    string        // the loop guard's key of the call
+	caller string        // the loop guard's history's key, for the record
+}
+
+// Release gives back what the call took and records its result for the
+// loop guard.
+func (t Ticket) Release(res tool.Result) {
+	if t.slot != nil {
+		<-t.slot
+	}
+	switch {
+	case t.l.cfg.Loop.Off:
+	case t.shared != nil:
+		t.l.sharedRecord(t.shared, t.call, t.key, res)
+	default:
+		t.l.record(t.caller, t.key, res)
+	}
+}
+
+// AcquireTicket is AcquireArgs that returns its release as a Ticket.
+func (l *Limiter) AcquireTicket(ctx context.Context, call tool.Call, def tool.Definition, args map[string]any) (Ticket, *tool.Error) {
 	if l.invalid != nil {
-		return nil, l.invalid
+		return Ticket{}, l.invalid
 	}
 	var key string
 	if !l.cfg.Loop.Off {
@@ -150,7 +187,7 @@ func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Defi
 			shared = nil // on_error: allow, the local guard and buckets below
 		}
 		if refusal != nil {
-			return nil, refusal
+			return Ticket{}, refusal
 		}
 	}
 	var caller string // the loop guard's history's, for the record
@@ -162,11 +199,11 @@ func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Defi
 			b := append(append(append(room[:0], call.Principal...), 0), call.Session...)
 			var err *tool.Error
 			if caller, err = l.checkLoop(unsafe.String(unsafe.SliceData(b), len(b)), key); err != nil {
-				return nil, err
+				return Ticket{}, err
 			}
 		}
 		if err := l.take(buckets); err != nil {
-			return nil, err
+			return Ticket{}, err
 		}
 	}
 	slot := l.slot(def.Name)
@@ -174,22 +211,11 @@ func (l *Limiter) AcquireArgs(ctx context.Context, call tool.Call, def tool.Defi
 		select {
 		case slot <- struct{}{}:
 		case <-ctx.Done():
-			return nil, tool.Errorf(tool.RateLimited, "%s already runs %d calls at once and this call's time ran out waiting", def.Name, l.cfg.Concurrency).
+			return Ticket{}, tool.Errorf(tool.RateLimited, "%s already runs %d calls at once and this call's time ran out waiting", def.Name, l.cfg.Concurrency).
 				WithRetry(time.Second).WithSuggestion("wait for the running calls to finish, then retry")
 		}
 	}
-	return func(res tool.Result) {
-		if slot != nil {
-			<-slot
-		}
-		switch {
-		case l.cfg.Loop.Off:
-		case shared != nil:
-			l.sharedRecord(shared, call, key, res)
-		default:
-			l.record(caller, key, res)
-		}
-	}, nil
+	return Ticket{l: l, slot: slot, shared: shared, call: call, key: key, caller: caller}, nil
 }
 
 // shared returns the Shared in Redis, or nil when the limits are local.
