@@ -120,8 +120,7 @@ func TestHistoryDifferential(t *testing.T) {
 			}
 			if want == nil && r.IntN(3) == 0 {
 				res := results[r.IntN(len(results))]
-				l.sessions["s"] = h
-				l.record("s", key, res)
+				l.record(h, key, res)
 				if f := h.failed[key]; f != nil && failedForGood(res) {
 					f.at = now // record stamps time.Now(): the reference's time
 				}

@@ -150,7 +150,7 @@ type Ticket struct {
 	shared *Shared       // the Shared that admitted the call, or nil
 	call   tool.Call     // for shared's record
 	key    string        // the loop guard's key of the call
-	caller string        // the loop guard's history's key, for the record
+	h      *history      // the loop guard's history of the caller, for the record
 }
 
 // Release gives back what the call took and records its result for the
@@ -164,7 +164,7 @@ func (t Ticket) Release(res tool.Result) {
 	case t.shared != nil:
 		t.l.sharedRecord(t.shared, t.call, t.key, res)
 	default:
-		t.l.record(t.caller, t.key, res)
+		t.l.record(t.h, t.key, res)
 	}
 }
 
@@ -190,7 +190,7 @@ func (l *Limiter) AcquireTicket(ctx context.Context, call tool.Call, def tool.De
 			return Ticket{}, refusal
 		}
 	}
-	var caller string // the loop guard's history's, for the record
+	var h *history // the loop guard's history of the caller, for the record
 	if shared == nil {
 		if !l.cfg.Loop.Off {
 			// call.Caller() written on the stack, for the look-up alone:
@@ -198,7 +198,7 @@ func (l *Limiter) AcquireTicket(ctx context.Context, call tool.Call, def tool.De
 			var room [128]byte
 			b := append(append(append(room[:0], call.Principal...), 0), call.Session...)
 			var err *tool.Error
-			if caller, err = l.checkLoop(unsafe.String(unsafe.SliceData(b), len(b)), key); err != nil {
+			if h, err = l.checkLoop(unsafe.String(unsafe.SliceData(b), len(b)), key); err != nil {
 				return Ticket{}, err
 			}
 		}
@@ -215,7 +215,7 @@ func (l *Limiter) AcquireTicket(ctx context.Context, call tool.Call, def tool.De
 				WithRetry(time.Second).WithSuggestion("wait for the running calls to finish, then retry")
 		}
 	}
-	return Ticket{l: l, slot: slot, shared: shared, call: call, key: key, caller: caller}, nil
+	return Ticket{l: l, slot: slot, shared: shared, call: call, key: key, h: h}, nil
 }
 
 // shared returns the Shared in Redis, or nil when the limits are local.
@@ -302,13 +302,14 @@ func (l *Limiter) slot(name string) chan struct{} {
 
 // history is one session's recent calls.
 type history struct {
-	caller string           // its key in Limiter.sessions
-	calls  []past           // oldest first, within the window
-	keys   map[string]int32 // the index in ents of each key of calls
-	ents   []keyCount       // the keys of calls and how many calls have each; a free one has n 0
-	free   []int32          // the free indexes of ents
-	failed map[string]*past // the last result of each key, when it failed for good
-	room   []past           // the array calls is in, from its start (calls is slid along it by forget)
+	caller  string           // its key in Limiter.sessions
+	dropped bool             // no longer in Limiter.sessions (l.mu)
+	calls   []past           // oldest first, within the window
+	keys    map[string]int32 // the index in ents of each key of calls
+	ents    []keyCount       // the keys of calls and how many calls have each; a free one has n 0
+	free    []int32          // the free indexes of ents
+	failed  map[string]*past // the last result of each key, when it failed for good
+	room    []past           // the array calls is in, from its start (calls is slid along it by forget)
 }
 
 // keyCount is a key of a history's calls and how many of them have it.
@@ -408,14 +409,14 @@ const (
 )
 
 // checkLoop refuses a call with key that the loop guard finds looping in
-// session, or records it; it returns the session's history's key, equal
-// to session (which the caller may have made for this look-up alone).
-func (l *Limiter) checkLoop(session, key string) (string, *tool.Error) {
+// session, or records it; it returns the session's history (whose caller
+// is session, which the caller may have made for this look-up alone).
+func (l *Limiter) checkLoop(session, key string) (*history, *tool.Error) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.history(session, now)
-	return h.caller, h.check(l, key, now)
+	return h, h.check(l, key, now)
 }
 
 // check is checkLoop in h (l.mu held).
@@ -566,20 +567,28 @@ func (l *Limiter) history(session string, now time.Time) *history {
 func (l *Limiter) forgetIdle(now time.Time) {
 	for id, h := range l.sessions {
 		if len(h.calls) == 0 || now.Sub(h.calls[len(h.calls)-1].at) > l.cfg.Loop.Window {
+			h.dropped = true
 			delete(l.sessions, id)
 		}
 	}
 	if len(l.sessions) >= maxSessions {
+		for _, h := range l.sessions {
+			h.dropped = true
+		}
 		clear(l.sessions)
 	}
 }
 
-func (l *Limiter) record(session, key string, res tool.Result) {
+// record records a call's result in h, the history that admitted it,
+// or, when h has been dropped since, in its caller's history now, if any
+// (as a look-up of the caller at the release would).
+func (l *Limiter) record(h *history, key string, res tool.Result) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	h := l.sessions[session]
-	if h == nil {
-		return
+	if h.dropped {
+		if h = l.sessions[h.caller]; h == nil {
+			return
+		}
 	}
 	if failedForGood(res) {
 		h.failed[key] = &past{key: key, at: time.Now(), res: res}

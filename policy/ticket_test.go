@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/toolgate/toolgate/tool"
@@ -46,5 +47,40 @@ func TestTicket(t *testing.T) {
 	})
 	if tickets != funcs-1 {
 		t.Fatalf("AcquireTicket and Release allocate %v, AcquireArgs and its release %v: want one less", tickets, funcs)
+	}
+}
+
+// TestTicketDropped: a Ticket whose caller's history was dropped (the
+// Limiter remembered too many sessions) while its call ran records the
+// result in the caller's history made since, as a look-up of the caller
+// at the release did.
+func TestTicketDropped(t *testing.T) {
+	def := tool.Definition{Name: "read"}
+	ctx := context.Background()
+	l := NewLimiter(LimitConfig{Loop: LoopConfig{Max: 1 << 30}})
+	a := tool.Call{Name: "read", Args: []byte(`{"p":"a"}`), Session: "a"}
+	first, err := l.AcquireTicket(ctx, a, def, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxSessions { // every session busy: all are dropped
+		tk, err := l.AcquireTicket(ctx, tool.Call{Name: "read", Args: []byte(`{}`), Session: fmt.Sprint("s", i)}, def, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Release(tool.Result{})
+	}
+	if !first.h.dropped {
+		t.Fatal("the first caller's history was not dropped")
+	}
+	other := tool.Call{Name: "read", Args: []byte(`{"p":"b"}`), Session: "a"}
+	second, err := l.AcquireTicket(ctx, other, def, nil) // makes a's history again
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Release(tool.Result{})
+	first.Release(tool.ErrorResult(tool.Errorf(tool.NotFound, "no such file")))
+	if _, err := l.AcquireTicket(ctx, a, def, nil); err == nil || err.Message != "this exact call just failed and was not run again: no such file" {
+		t.Fatalf("the failure released after the drop: %v", err)
 	}
 }
