@@ -1079,10 +1079,35 @@ const ellipsis = "\u2026"
 
 // folded reports whether resultFold leaves s as it is: ASCII (NFKC and
 // valid, nothing invisible) with no blank but single spaces and line
-// breaks. It reads eight bytes at a time (unfolded).
+// breaks. It reads sixteen bytes at a time, then eight (unfolded), then
+// one. The sixteen are tested as unfolded tests eight, the space after a
+// space by what is not a space: notSpace has a byte's high bit clear
+// where the byte is a space, so a byte and the one before it (the word's
+// first, the last of the word before) are both spaces where neither's
+// bit is set in notSpace | notSpace<<8 | before>>56. One test for the
+// sixteen: the answer is the same whichever word it comes from.
 func folded(s string) bool {
-	var bad, space uint64
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	before := uint64(high) // the byte before s is no space
 	i := 0
+	for ; i+16 <= len(s); i += 16 {
+		t := s[i : i+16]
+		w, v := word(t), word(t[8:])
+		nw := w ^ 0x20*ones + 0x7F*ones // high bit clear: a space
+		nv := v ^ 0x20*ones + 0x7F*ones
+		bw := (w + 0x77*ones) &^ (w + 0x72*ones) & (w ^ 0x0A*ones + 0x7F*ones) // \t \v \f \r
+		bv := (v + 0x77*ones) &^ (v + 0x72*ones) & (v ^ 0x0A*ones + 0x7F*ones)
+		pairs := (nw | nw<<8 | before>>56) & (nv | nv<<8 | nw>>56) // high bit clear: a space after a space
+		if (w|v|bw|bv|^pairs)&high != 0 {
+			return false
+		}
+		before = nv
+	}
+	space := ^before >> 56 & 0x80
+	var bad uint64
 	for ; i+8 <= len(s); i += 8 {
 		if bad, space = unfolded(word(s[i:i+8]), space); bad != 0 {
 			return false
