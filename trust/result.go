@@ -106,9 +106,7 @@ func checkResult(ctx context.Context, res tool.Result) ([]Finding, map[string]bo
 		}
 	}
 	if res.Structured != nil {
-		if v, ok := asJSON(ctx, res.Structured); ok {
-			path = walkStrings(v, append(path[:0], "/structuredContent"...), add)
-		}
+		path = structuredStrings(ctx, res.Structured, append(path[:0], "/structuredContent"...), add)
 	}
 	if e := res.Error; e != nil {
 		add(append(path[:0], "/error/message"...), e.Message)
@@ -147,6 +145,71 @@ func asJSON(ctx context.Context, v any) (any, bool) {
 	return out, json.Unmarshal(raw, &out) == nil
 }
 
+// structuredStrings walks the strings of a result's structuredContent v
+// (walkStrings of asJSON's value; none where asJSON fails). An object of
+// a few members, as an upstream's structuredContent mostly is, is read
+// once (walkObject), not once by decoded and again by walkStrings.
+func structuredStrings(ctx context.Context, v any, at []byte, fn func(field []byte, s string)) []byte {
+	if m, ok := v.(map[string]any); ok {
+		if out, ok := walkObject(m, at, fn); ok {
+			return out
+		}
+	}
+	if v, ok := asJSON(ctx, v); ok {
+		return walkStrings(v, at, fn)
+	}
+	return at
+}
+
+// member is an object's member.
+type member struct {
+	k string
+	v any
+}
+
+// walkObject is walkStrings of m where decoded(m): the members read from
+// the map once, each checked as decoded checks it, then walked in key
+// order as walkStrings walks them (no look-up of a key). It reports
+// false, having called fn for nothing, where m has more than eight
+// members or is not decoded.
+func walkObject(m map[string]any, at []byte, fn func(field []byte, s string)) ([]byte, bool) {
+	var room [8]member
+	if len(m) > len(room) {
+		return at, false
+	}
+	ms := room[:0]
+	for k, e := range m {
+		if !validString(k) || !decoded(e) {
+			return at, false
+		}
+		ms = append(ms, member{k, e})
+	}
+	if len(ms) > 1 {
+		slices.SortFunc(ms, func(a, b member) int { return strings.Compare(a.k, b.k) })
+	}
+	n := len(at)
+	for _, e := range ms {
+		at = appendPointer(append(at[:n], '/'), e.k)
+		fn(at, e.k)
+		at = walkStrings(e.v, at, fn)
+	}
+	return at[:n], true
+}
+
+// validString is utf8.ValidString, read a byte at a time first where s is
+// short (as an object's keys mostly are): ASCII needs no call.
+func validString(s string) bool {
+	if len(s) <= 16 {
+		for i := 0; i < len(s); i++ {
+			if s[i] >= utf8.RuneSelf {
+				return utf8.ValidString(s[i:]) // after ASCII: valid as s is
+			}
+		}
+		return true
+	}
+	return utf8.ValidString(s)
+}
+
 // decoded reports whether v is made only of what encoding/json decodes
 // into an any, with strings it would keep as they are (valid UTF-8) and
 // finite numbers.
@@ -167,7 +230,7 @@ func decoded(v any) bool {
 		return true
 	case map[string]any:
 		for k, e := range v {
-			if !utf8.ValidString(k) || !decoded(e) {
+			if !validString(k) || !decoded(e) {
 				return false
 			}
 		}
