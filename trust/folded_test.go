@@ -101,3 +101,13 @@ func TestFoldedMain(t *testing.T) {
 	}
 	t.Logf("%d corpus texts, %d folded", len(texts), folds)
 }
+
+// FuzzFolded: folded agrees with main's on any bytes.
+func FuzzFolded(f *testing.F) {
+	for _, s := range []string{"", "a  b", strings.Repeat("line of a file\n", 3), "\t", "é", strings.Repeat("x", 15) + "  "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		checkFolded(t, s)
+	})
+}

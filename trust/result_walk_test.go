@@ -189,3 +189,26 @@ func TestValidString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStructuredStrings: structuredStrings walks as main's asJSON and
+// walkStrings on what encoding/json decodes from the fuzzer's bytes, and
+// on objects with the bytes as a key and as a value (valid UTF-8 or not).
+func FuzzStructuredStrings(f *testing.F) {
+	for _, s := range []string{`{"content":"a file"}`, `{"b":1,"a":[true,null,"x"],"~/":{"k":"v"}}`, "\xff", `{}`, `[1,2]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v any
+		values := []any{map[string]any{s: s}, map[string]any{"content": s, s: []any{s, 1.0}}}
+		if json.Unmarshal([]byte(s), &v) == nil {
+			values = append(values, v, map[string]any{"content": v, "a": s})
+		}
+		for _, v := range values {
+			gotCalls, gotOut := walked(structuredStrings, v)
+			wantCalls, wantOut := walked(structuredMain, v)
+			if gotCalls != wantCalls || gotOut != wantOut {
+				t.Fatalf("%#v:\ngot  %q %q\nwant %q %q", v, gotCalls, gotOut, wantCalls, wantOut)
+			}
+		}
+	})
+}
