@@ -6,6 +6,7 @@ package mcp
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -28,13 +29,30 @@ func checkKept(t *testing.T, in string) (compared, kept bool) {
 	if _, ok := p.Skip(0); !ok || p.Offset() != len(frame) {
 		return false, false // not a frame a stdio connection reads plain
 	}
-	m, err := jsonrpc2.DecodeValidMessage(frame)
+	// PATCH(toolgate): patch 39. With Skip's ASCII mark, as a stdio
+	// connection reads it (never set for a frame with a byte at or above
+	// 0x80), and decoded the same with the mark and without it.
+	ascii := p.ASCII()
+	if ascii && strings.IndexFunc(string(frame), func(r rune) bool { return r >= 0x80 }) >= 0 {
+		t.Fatalf("%q: ASCII", frame)
+	}
+	m, err := jsonrpc2.DecodeValidASCIIMessage(frame, ascii)
 	if err != nil {
 		return false, false
 	}
 	resp := m.(*jsonrpc2.Response)
 	var got CallToolResult
 	gotErr := jsonrpc2.UnmarshalResult(resp, &got)
+	if m2, err := jsonrpc2.DecodeValidASCIIMessage(append([]byte(nil), frame...), false); err == nil {
+		var got2 CallToolResult
+		err2 := jsonrpc2.UnmarshalResult(m2.(*jsonrpc2.Response), &got2)
+		if (err2 == nil) != (gotErr == nil) || !reflect.DeepEqual(got2.Content, got.Content) || !reflect.DeepEqual(got2.StructuredContent, got.StructuredContent) ||
+			got2.IsError != got.IsError || got2.DecodedPlain() != got.DecodedPlain() || string(got2.DecodedJSON()) != string(got.DecodedJSON()) {
+			t.Fatalf("%q: ASCII %v: %v %s; without the mark %v %s", in, ascii, gotErr, dump(got), err2, dump(got2))
+		}
+	} else {
+		t.Fatal(err)
+	}
 	var want CallToolResult
 	wantErr := unmarshalV180(&want, append([]byte(nil), resp.Result...))
 	if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
@@ -53,6 +71,9 @@ func checkKept(t *testing.T, in string) (compared, kept bool) {
 	}
 	d := got.DecodedJSON()
 	kept = len(d) > 0 && inside(d, frame)
+	if kept && ascii {
+		keptASCII++
+	}
 	if kept != got.DecodedPlain() || kept && cap(d) != len(d) {
 		t.Fatalf("%q: kept %v, plain %v, cap %d of %d", in, kept, got.DecodedPlain(), cap(d), len(d))
 	}
@@ -62,6 +83,9 @@ func checkKept(t *testing.T, in string) (compared, kept bool) {
 	}
 	return true, kept
 }
+
+// keptASCII counts the results checkKept decoded kept with the ASCII mark.
+var keptASCII int
 
 // inside reports whether b lies in data.
 func inside(b, data []byte) bool {
@@ -75,6 +99,7 @@ func inside(b, data []byte) bool {
 // own bytes exactly when decoded plain.
 func TestUnmarshalKept(t *testing.T) {
 	compared, kept := 0, 0
+	keptASCII = 0
 	for _, in := range append(plainInputs(), plainInvalid...) {
 		c, k := checkKept(t, in)
 		if c {
@@ -84,8 +109,8 @@ func TestUnmarshalKept(t *testing.T) {
 			kept++
 		}
 	}
-	if compared < 600 || kept < 300 {
-		t.Errorf("%d compared, %d kept", compared, kept)
+	if compared < 600 || kept < 300 || keptASCII < 100 || keptASCII == kept {
+		t.Errorf("%d compared, %d kept, %d of them with the ASCII mark", compared, kept, keptASCII)
 	}
 	// A response not marked (DecodeMessage's, or a Result replaced) is
 	// copied as before.

@@ -21,7 +21,12 @@ import (
 // check; and it reads each string once and copies its unescaped runs whole,
 // where the SDK's decoder walks them rune by rune.
 func plainResult(data []byte) (r CallToolResult, ok bool) {
-	p := internaljson.NewPlain(data)
+	return plainResultOf(internaljson.NewPlain(data))
+}
+
+// PATCH(toolgate): patch 39. plainResultOf is plainResult of p's bytes
+// (a Plain at their start).
+func plainResultOf(p *internaljson.Plain) (r CallToolResult, ok bool) {
 	var content, structured, isError bool
 	ok = p.Object(func(key string) bool {
 		switch {
@@ -58,7 +63,7 @@ func plainResult(data []byte) (r CallToolResult, ok bool) {
 // keeping a copy of it (DecodedJSON), and reports whether it did; else it
 // leaves x as it is. PATCH(toolgate): patch 11.
 func (x *CallToolResult) UnmarshalPlainJSON(data []byte) bool {
-	return x.unmarshalPlain(data, false)
+	return x.unmarshalPlain(data, false, false)
 }
 
 // UnmarshalKeptJSON is UnmarshalPlainJSON of bytes that x may keep: they
@@ -67,13 +72,20 @@ func (x *CallToolResult) UnmarshalPlainJSON(data []byte) bool {
 // a copy. PATCH(toolgate): patch 29. It is the SDK's (jsonrpc2's
 // UnmarshalResult calls it), exported only because that interface lives in
 // another package: not for callers, since bytes a caller still uses would
-// be aliased by DecodedJSON.
-func (x *CallToolResult) UnmarshalKeptJSON(data []byte) bool {
-	return x.unmarshalPlain(data, true)
+// be aliased by DecodedJSON. Patch 39: with ascii set, data lies in a
+// frame a Plain's Skip read whole and found all ASCII, and its strings'
+// bytes are not checked again (internaljson.NewASCIIPlain); a caller that
+// cannot promise it passes false.
+func (x *CallToolResult) UnmarshalKeptJSON(data []byte, ascii bool) bool {
+	return x.unmarshalPlain(data, true, ascii)
 }
 
-func (x *CallToolResult) unmarshalPlain(data []byte, keep bool) bool {
-	r, ok := plainResult(data)
+func (x *CallToolResult) unmarshalPlain(data []byte, keep, ascii bool) bool {
+	p := internaljson.NewPlain(data)
+	if ascii { // PATCH(toolgate): patch 39
+		p = internaljson.NewASCIIPlain(data)
+	}
+	r, ok := plainResultOf(p)
 	if ok {
 		*x = r
 		if keep && cap(data) == len(data) {

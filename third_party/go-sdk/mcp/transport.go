@@ -500,6 +500,9 @@ type ioConn struct {
 	// readFrame returned was read plain (Plain checked it whole, and it is
 	// a copy no one else holds); set by whoever calls readFrame.
 	plain bool
+	// PATCH(toolgate): patch 39. ascii reports whether that frame was
+	// also all ASCII (internaljson.Plain's ASCII after its Skip).
+	ascii bool
 
 	// If outgoiBatch has a positive capacity, it will be used to batch requests
 	// and notifications before sending.
@@ -523,6 +526,7 @@ type msgOrErr struct {
 	msg   json.RawMessage
 	err   error
 	plain bool // PATCH(toolgate): patch 20 (ioConn.plain)
+	ascii bool // PATCH(toolgate): patch 39 (ioConn.ascii)
 }
 
 func newIOConn(rwc io.ReadWriteCloser) *ioConn {
@@ -569,7 +573,7 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 		for {
 			raw, err := c.readFrame()
 			select {
-			case incoming <- msgOrErr{msg: raw, err: err, plain: c.plain}:
+			case incoming <- msgOrErr{msg: raw, err: err, plain: c.plain, ascii: c.ascii}:
 			case <-c.closed:
 				return
 			}
@@ -590,7 +594,7 @@ func newIOConnLimited(rwc io.ReadWriteCloser, maxLineLength int) *ioConn {
 // stream, as v1.8.0's did (the frame limit counts the bytes read during a
 // frame as before), until its buffer holds no more than white space.
 func (c *ioConn) readFrame() (json.RawMessage, error) {
-	c.plain = false
+	c.plain, c.ascii = false, false
 	if c.dec == nil {
 		if raw, ok := c.readPlainFrame(); ok {
 			if c.limiter != nil {
@@ -646,6 +650,7 @@ func (c *ioConn) readPlainFrame() (json.RawMessage, bool) {
 				return nil, false
 			}
 			c.inStart += p.Offset()
+			c.ascii = p.ASCII() // PATCH(toolgate): patch 39
 			return append(json.RawMessage(nil), v...), true
 		}
 		if c.inErr != nil {
@@ -937,10 +942,11 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 	var raw json.RawMessage
 	plain := false         // PATCH(toolgate): patch 20
+	ascii := false         // PATCH(toolgate): patch 39
 	if t.incoming == nil { // PATCH(toolgate): read here (see readsInline)
 		if t.readErr == nil && !t.closing.Load() {
 			raw, t.readErr = t.readFrame()
-			plain = t.plain
+			plain, ascii = t.plain, t.ascii
 		}
 		if t.closing.Load() {
 			return nil, io.EOF
@@ -957,7 +963,7 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			if v.err != nil {
 				return nil, v.err
 			}
-			raw, plain = v.msg, v.plain
+			raw, plain, ascii = v.msg, v.plain, v.ascii
 
 		case <-t.closed:
 			return nil, io.EOF
@@ -974,7 +980,7 @@ func (t *ioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		// again, and keeps the frame's bytes (as readBatch would decode it).
 		// Patch 29: it is returned as it is (one message, not a batch:
 		// nothing of what follows applies), not through a slice.
-		msg, err := jsonrpc2.DecodeValidMessage(raw)
+		msg, err := jsonrpc2.DecodeValidASCIIMessage(raw, ascii) // PATCH(toolgate): patch 39
 		if err != nil {
 			return nil, err
 		}

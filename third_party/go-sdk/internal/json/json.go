@@ -85,9 +85,11 @@ type PlainUnmarshaler interface {
 // would (PlainUnmarshaler), and reports whether it did, when data is its
 // to keep: nothing else holds or changes the bytes, and their capacity ends
 // at their end (an append copies them). It may keep them rather than copy
-// them (patch 29).
+// them (patch 29). Patch 39: with ascii set, data lies in a value a Plain's
+// Skip read whole and found all ASCII (Plain.ASCII), which it may read
+// with NewASCIIPlain.
 type KeptUnmarshaler interface {
-	UnmarshalKeptJSON(data []byte) bool
+	UnmarshalKeptJSON(data []byte, ascii bool) bool
 }
 
 // PATCH(toolgate): ParseValid parses data, a value Unmarshal has checked, into

@@ -24,6 +24,13 @@ type Plain struct {
 	b    []byte
 	i    int
 	kept []kept // PATCH(toolgate): patch 20 (KeptString)
+	// PATCH(toolgate): patch 39. wide is the OR of the words and bytes
+	// skipString loaded (every byte of the strings it read, and maybe some
+	// after them): its high bits are clear when those bytes are all ASCII.
+	// ascii is set for a Plain of bytes Skip found valid and all ASCII
+	// (NewASCIIPlain): str then does not check its runs again.
+	wide  uint64
+	ascii bool
 }
 
 // PATCH(toolgate): patch 20. kept is a string KeptString read: its bytes
@@ -42,6 +49,21 @@ const MaxPlainDepth = 64
 
 // NewPlain reads data.
 func NewPlain(data []byte) *Plain { return &Plain{b: data} }
+
+// PATCH(toolgate): patch 39. NewASCIIPlain reads data, which is (or lies
+// inside) a value a Plain's Skip read whole and found all ASCII (ASCII):
+// its strings hold no control byte (Skip refuses one) and no invalid UTF-8
+// (ASCII is valid UTF-8), so String does not check their runs again. It
+// reads, and reports, what NewPlain(data) does; on any other data it may
+// accept a string with a control byte or invalid UTF-8.
+func NewASCIIPlain(data []byte) *Plain { return &Plain{b: data, ascii: true} }
+
+// PATCH(toolgate): patch 39. ASCII reports whether every byte of the
+// strings this Plain's Skip read (and so, when Skip read a value whole, of
+// the value: its other bytes are JSON's ASCII grammar) is below 0x80. It
+// may report false for a value that is all ASCII (bytes after a string
+// were loaded with it), never true for one that is not.
+func (p *Plain) ASCII() bool { return p.wide&hi8 == 0 }
 
 // Offset is how far the Plain has read.
 func (p *Plain) Offset() int { return p.i }
@@ -285,7 +307,7 @@ func (p *Plain) str() (string, int, bool) {
 			i = start + e
 		}
 		run := b[start:i]
-		if !plainRun(run) {
+		if !p.ascii && !plainRun(run) { // PATCH(toolgate): patch 39
 			return "", -1, false
 		}
 		if i == q {
@@ -420,12 +442,14 @@ func (p *Plain) skipString() ([]byte, bool) {
 		return nil, false
 	}
 	b := p.b
+	wide := p.wide // PATCH(toolgate): patch 39
 	for i := p.i; i < len(b); i++ {
 		// PATCH(toolgate): patch 38. 16 bytes at a time, then 8, up to
 		// the first that ends the string or is an escape.
 		for ; i+16 <= len(b); i += 16 {
 			w := b[i : i+16]
 			x, y := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+			wide |= x | y // PATCH(toolgate): patch 39
 			if m := stops(x); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto scanned
@@ -436,7 +460,9 @@ func (p *Plain) skipString() ([]byte, bool) {
 			}
 		}
 		for ; i+8 <= len(b); i += 8 { // 8 bytes at a time up to the first that ends the string or is an escape
-			if m := stops(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			wide |= x // PATCH(toolgate): patch 39
+			if m := stops(x); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
@@ -448,7 +474,7 @@ func (p *Plain) skipString() ([]byte, bool) {
 		switch c := b[i]; {
 		case c == '"':
 			s := b[p.i:i]
-			p.i = i + 1
+			p.i, p.wide = i+1, wide
 			return s, true
 		case c < 0x20:
 			return nil, false
@@ -472,6 +498,8 @@ func (p *Plain) skipString() ([]byte, bool) {
 			default:
 				return nil, false
 			}
+		default: // PATCH(toolgate): patch 39, one of the last 7 bytes
+			wide |= uint64(c)
 		}
 	}
 	return nil, false

@@ -493,6 +493,15 @@ func DecodeMessage(data []byte) (Message, error) {
 // message is not checked a second time, and its params or result are
 // slices of data.
 func DecodeValidMessage(data []byte) (Message, error) {
+	return DecodeValidASCIIMessage(data, false)
+}
+
+// PATCH(toolgate): patch 39. DecodeValidASCIIMessage is
+// DecodeValidMessage; with ascii set, data is all ASCII too, as the Plain
+// that read it reported (internaljson.Plain's ASCII after its Skip), and a
+// response's kept result is marked so: Await decodes it without checking
+// its strings' bytes again (internaljson.NewASCIIPlain).
+func DecodeValidASCIIMessage(data []byte, ascii bool) (Message, error) {
 	var msg wireDecode
 	if !msg.plain(data, true) {
 		return DecodeMessage(data)
@@ -500,15 +509,20 @@ func DecodeValidMessage(data []byte) (Message, error) {
 	// PATCH(toolgate): patch 29. The result is a slice of data, which the
 	// message may keep: marked so that Await's result may keep it too
 	// (message does, patch 38).
-	return msg.messageKept(true)
+	return msg.messageKept(true, ascii)
 }
 
 // PATCH(toolgate): patch 29. keptResult is the Extra of a Response that
 // DecodeValidMessage made of a frame nothing else holds or changes: its
 // Result, as long as it is still these bytes (the first's address and the
 // length), is a slice of that frame whose capacity ends at its end, which
-// the value Await decodes it into may keep rather than copy.
-type keptResult struct{ sliceMark }
+// the value Await decodes it into may keep rather than copy. Patch 39:
+// ascii is set when that frame was found valid and all ASCII
+// (DecodeValidASCIIMessage).
+type keptResult struct {
+	sliceMark
+	ascii bool
+}
 
 // PATCH(toolgate): patch 38. keptResponse is a Response DecodeValidMessage
 // made and the mark its Extra points at, in one allocation.
@@ -528,19 +542,22 @@ func (r *Response) kept() bool {
 // response that has no error: it decodes its Result into result, handing a
 // KeptUnmarshaler the bytes of a Result it may keep (kept).
 func UnmarshalResult(r *Response, result any) error {
-	if u, ok := result.(internaljson.KeptUnmarshaler); ok && r.kept() && u.UnmarshalKeptJSON(bytes.Trim(r.Result, " \t\r\n")) {
-		return nil
+	if u, ok := result.(internaljson.KeptUnmarshaler); ok {
+		// PATCH(toolgate): patch 39. With the frame's ASCII mark.
+		if k, ok := r.Extra.(*keptResult); ok && k.marks(r.Result) && u.UnmarshalKeptJSON(bytes.Trim(r.Result, " \t\r\n"), k.ascii) {
+			return nil
+		}
 	}
 	return internaljson.Unmarshal(r.Result, result)
 }
 
 // message is the rest of DecodeMessage (v1.8.0's), once msg is decoded.
-func (msg *wireDecode) message() (Message, error) { return msg.messageKept(false) }
+func (msg *wireDecode) message() (Message, error) { return msg.messageKept(false, false) }
 
 // PATCH(toolgate): patch 38. messageKept is message; with keep set, a
 // response's result (not empty) is marked kept (patch 29), the mark
-// allocated with the response.
-func (msg *wireDecode) messageKept(keep bool) (Message, error) {
+// allocated with the response; patch 39: and ASCII when ascii is set.
+func (msg *wireDecode) messageKept(keep, ascii bool) (Message, error) {
 	if msg.VersionTag != wireVersion {
 		return nil, fmt.Errorf("invalid message version tag %q; expected %q", msg.VersionTag, wireVersion)
 	}
@@ -583,7 +600,7 @@ func (msg *wireDecode) messageKept(keep bool) (Message, error) {
 	}
 	var resp *Response
 	if keep && len(msg.Result) > 0 { // PATCH(toolgate): patch 38
-		rk := &keptResponse{Response: Response{ID: id, Result: msg.Result}, mark: keptResult{markOf(msg.Result)}}
+		rk := &keptResponse{Response: Response{ID: id, Result: msg.Result}, mark: keptResult{markOf(msg.Result), ascii}}
 		rk.Extra = &rk.mark
 		resp = &rk.Response
 	} else {

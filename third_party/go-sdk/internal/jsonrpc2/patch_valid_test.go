@@ -29,9 +29,21 @@ func checkValidMessage(t *testing.T, data []byte) bool {
 		return false
 	}
 	want, wantErr := DecodeMessage(append([]byte(nil), data...))
-	got, gotErr := DecodeValidMessage(data)
+	// PATCH(toolgate): patch 39. With Skip's ASCII mark, which a kept
+	// result carries; else the same message.
+	got, gotErr := DecodeValidASCIIMessage(data, p.ASCII())
 	if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
 		t.Fatalf("%q: error %v, DecodeMessage %v", data, gotErr, wantErr)
+	}
+	if r, ok := got.(*Response); ok && r.Extra != nil {
+		if k := r.Extra.(*keptResult); k.ascii != p.ASCII() {
+			t.Fatalf("%q: kept with ASCII %v, Skip's %v", data, k.ascii, p.ASCII())
+		}
+		k := *r.Extra.(*keptResult)
+		k.ascii = false
+		c := *r
+		c.Extra = &k
+		got = &c
 	}
 	// Patch 29: a response whose result is kept is marked so (its Extra,
 	// which DecodeMessage leaves nil); the rest is DecodeMessage's.
