@@ -23,6 +23,17 @@ import (
 // map, the interface, and a compaction of the arguments) on a gateway's
 // tools/call of ~150 bytes.
 func (p *CallToolParams) plainJSON() []byte {
+	if b := p.plainJSONIn(0); b != nil {
+		return b
+	}
+	return nil
+}
+
+// PATCH(toolgate): patch 39. plainJSONIn is plainJSON laid in a buffer
+// after room bytes, with room for two more after it (the request's closing
+// brace and a stream's newline): the params are its bytes from room on
+// (jsonrpc2.Connection.CallFramed).
+func (p *CallToolParams) plainJSONIn(room int) []byte {
 	if p == nil || len(p.InputResponses) > 0 || p.RequestState != "" || !plainString(p.Name) {
 		return nil
 	}
@@ -40,7 +51,7 @@ func (p *CallToolParams) plainJSON() []byte {
 	// PATCH(toolgate): patch 38. Room for all of it: a _meta's token
 	// (a quoted string, or an int of at most 20 bytes) is counted too, so
 	// that the slice is never grown.
-	size := len(`{"name":"","arguments":}`) + len(p.Name) + len(args)
+	size := room + len(`{"name":"","arguments":}`) + len(p.Name) + len(args) + 2 // PATCH(toolgate): patch 39, room and two
 	var tok any
 	if len(p.Meta) > 0 {
 		var ok bool
@@ -53,7 +64,7 @@ func (p *CallToolParams) plainJSON() []byte {
 			size += len(t)
 		}
 	}
-	b := make([]byte, 0, size)
+	b := make([]byte, room, size)
 	b = append(b, '{')
 	if len(p.Meta) > 0 {
 		b = append(b, `"_meta":{"`+progressTokenKey+`":`...)

@@ -89,5 +89,14 @@ func TestPlainJSONNotGrown(t *testing.T) {
 		if n := testing.AllocsPerRun(10, func() { p.plainJSON() }); n > 1 {
 			t.Errorf("%v: %v allocations", tok, n)
 		}
+		// PATCH(toolgate): patch 39. After a call's room, with two bytes
+		// after: the same bytes, one allocation.
+		room := jsonrpc2.CallRoom("tools/call")
+		if got := p.plainJSONIn(room); len(got) < room || string(got[room:]) != string(want.Params) || cap(got)-len(got) < 2 {
+			t.Errorf("%v: after room %d: %q (cap %d)", tok, room, got, cap(got))
+		}
+		if n := testing.AllocsPerRun(10, func() { p.plainJSONIn(room) }); n > 1 {
+			t.Errorf("%v: %v allocations after room", tok, n)
+		}
 	}
 }

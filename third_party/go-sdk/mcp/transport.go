@@ -297,9 +297,11 @@ func call(ctx context.Context, conn *jsonrpc2.Connection, method string, params 
 	// The "%w"s in this function expose jsonrpc.Error as part of the API.
 	var call *jsonrpc2.AsyncCall
 	if p, ok := params.(*CallToolParams); ok { // PATCH(toolgate): patch 23
-		if b := p.plainJSON(); b != nil {
-			// PATCH(toolgate): patch 38. Not put in an interface.
-			call = conn.CallCompact(ctx, method, jsonrpc2.Compact(b))
+		// PATCH(toolgate): patch 38. Not put in an interface. Patch 39:
+		// laid after room for the request's head, which encodeFast writes
+		// there rather than copy the params into a new slice.
+		if b := p.plainJSONIn(jsonrpc2.CallRoom(method)); b != nil {
+			call = conn.CallFramed(ctx, method, b)
 		}
 	}
 	if call == nil {

@@ -348,7 +348,7 @@ func (c *Connection) Notify(ctx context.Context, method string, params any) (err
 // You do not have to wait for the response, it can just be ignored if not needed.
 // If sending the call failed, the response will be ready and have the error in it.
 func (c *Connection) Call(ctx context.Context, method string, params any) *AsyncCall {
-	return c.call(ctx, method, params, nil)
+	return c.call(ctx, method, params, nil, nil)
 }
 
 // PATCH(toolgate): patch 38. CallCompact is Call(ctx, method,
@@ -356,13 +356,37 @@ func (c *Connection) Call(ctx context.Context, method string, params any) *Async
 // interface (an allocation of its own).
 func (c *Connection) CallCompact(ctx context.Context, method string, params Compact) *AsyncCall {
 	if len(params) == 0 {
-		return c.call(ctx, method, params, nil)
+		return c.call(ctx, method, params, nil, nil)
 	}
-	return c.call(ctx, method, nil, params)
+	return c.call(ctx, method, nil, params, nil)
 }
 
-// call is Call; with compact not empty, of Compact(compact) (params unused).
-func (c *Connection) call(ctx context.Context, method string, params any, compact Compact) *AsyncCall {
+// PATCH(toolgate): patch 39. CallFramed is CallCompact(ctx, method,
+// framed[CallRoom(method):]): params laid in a buffer after room for the
+// request's head, with room for two more bytes after them (a closing brace
+// and a stream's newline). encodeFast writes the request around them in
+// place (the head in the room before, the brace after), as patch 22 writes
+// a Framed result, instead of copying them into a new slice. The caller
+// must not change the buffer or use it for anything else after the call.
+// Without that room the params are sent as CallCompact sends them.
+func (c *Connection) CallFramed(ctx context.Context, method string, framed []byte) *AsyncCall {
+	room := CallRoom(method)
+	if len(framed) <= room || cap(framed)-len(framed) < 2 {
+		return c.CallCompact(ctx, method, Compact(framed[min(room, len(framed)):]))
+	}
+	return c.call(ctx, method, nil, Compact(framed[room:]), framed)
+}
+
+// PATCH(toolgate): patch 39. CallRoom is the room CallFramed's buffer
+// leaves before the params: the longest head encodeFast writes in front of
+// them (an integer id, method as it is between quotes).
+func CallRoom(method string) int {
+	return len(`{"jsonrpc":"2.0","id":-9223372036854775808,"method":"","params":`) + len(method)
+}
+
+// call is Call; with compact not empty, of Compact(compact) (params unused),
+// laid at the end of frame when frame is not nil (CallFramed).
+func (c *Connection) call(ctx context.Context, method string, params any, compact Compact, frame []byte) *AsyncCall {
 	// Generate a new request identifier.
 	n := atomic.AddInt64(&c.seq, 1) // PATCH(toolgate): patch 37, outgoingCalls' key
 	id := Int64ID(n)
@@ -380,7 +404,7 @@ func (c *Connection) call(ctx context.Context, method string, params any, compac
 		err  error
 	)
 	if len(compact) > 0 { // PATCH(toolgate): patch 38
-		call = newCompactCall(ac.id, method, compact)
+		call = newCompactCall(ac.id, method, compact, frame)
 	} else {
 		call, err = NewCall(ac.id, method, params)
 	}

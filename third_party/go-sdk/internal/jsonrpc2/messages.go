@@ -167,7 +167,7 @@ func NewCall(id ID, method string, params any) (*Request, error) {
 		// PATCH(toolgate): patch 38. The mark is allocated with the
 		// request, and Extra points at it (a pointer in an interface
 		// needs no allocation of its own).
-		rm := &markedRequest{Request: Request{ID: id, Method: method, Params: p}, mark: compactParams{markOf(p)}}
+		rm := &markedRequest{Request: Request{ID: id, Method: method, Params: p}, mark: compactParams{sliceMark: markOf(p)}}
 		rm.Extra = &rm.mark
 		return &rm.Request, nil
 	}
@@ -175,9 +175,14 @@ func NewCall(id ID, method string, params any) (*Request, error) {
 }
 
 // PATCH(toolgate): patch 38. newCompactCall is NewCall(id, method, p) of
-// a Compact p that is not empty (marshalToRaw returns it as it is).
-func newCompactCall(id ID, method string, p Compact) *Request {
-	rm := &markedRequest{Request: Request{ID: id, Method: method, Params: json.RawMessage(p)}, mark: compactParams{markOf(p)}}
+// a Compact p that is not empty (marshalToRaw returns it as it is). Patch
+// 39: p is the end of frame when frame is not nil (CallFramed); Params
+// then is p without the capacity after it.
+func newCompactCall(id ID, method string, p Compact, frame []byte) *Request {
+	if frame != nil {
+		p = p[:len(p):len(p)]
+	}
+	rm := &markedRequest{Request: Request{ID: id, Method: method, Params: json.RawMessage(p)}, mark: compactParams{markOf(p), frame}}
 	rm.Extra = &rm.mark
 	return &rm.Request
 }
@@ -194,8 +199,12 @@ type markedRequest struct {
 // first's address and the length), are marshalToRaw's, compact and valid
 // JSON (an encoder writes no white space, and compacts what a MarshalJSON
 // returns; a Compact value is so by its contract), which encodeFast writes
-// as they are instead of compacting them again.
-type compactParams struct{ sliceMark }
+// as they are instead of compacting them again. Patch 39: frame is
+// CallFramed's buffer, whose end the params are.
+type compactParams struct {
+	sliceMark
+	frame []byte
+}
 
 // PATCH(toolgate): patches 17 and 29. sliceMark marks a slice by its first
 // byte's address and its length: a message's Params or Result are still
@@ -301,6 +310,23 @@ func encodeFast(msg Message) ([]byte, bool) {
 		id, method, key, raw = m.ID.value, m.Method, `,"params":`, m.Params
 		if c, ok := m.Extra.(*compactParams); ok && c.marks(raw) { // PATCH(toolgate): patch 38 (a pointer)
 			compact = true // PATCH(toolgate): patch 17
+			// PATCH(toolgate): patch 39. Params at the end of CallFramed's
+			// buffer: the head written in the room before them, the brace
+			// after (the buffer has room for it and a newline).
+			if f, n, ok := c.frame, len(raw), false; f != nil && len(f) > n && &f[len(f)-n] == &raw[0] && cap(f)-len(f) >= 2 {
+				var num int64
+				if num, ok = id.(int64); ok {
+					var digits [20]byte
+					d := strconv.AppendInt(digits[:0], num, 10)
+					start := len(f) - n - (len(`{"jsonrpc":"2.0","id":,"method":"","params":`) + len(d) + len(method))
+					if start >= 0 {
+						b := append(f[start:start], `{"jsonrpc":"2.0","id":`...)
+						b = append(append(b, d...), `,"method":"`...)
+						b = append(append(b, method...), `","params":`...)
+						return append(f[start:], '}'), true
+					}
+				}
+			}
 		}
 	case *Response:
 		if m.Error != nil {
