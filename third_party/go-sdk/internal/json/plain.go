@@ -449,7 +449,7 @@ func (p *Plain) skipString() ([]byte, bool) {
 		for ; i+16 <= len(b); i += 16 {
 			w := b[i : i+16]
 			x, y := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
-			wide |= x | y // PATCH(toolgate): patch 39
+			wide = wide | x | y // PATCH(toolgate): patch 39
 			if m := stops(x); m != 0 {
 				i += bits.TrailingZeros64(m) >> 3
 				goto scanned
