@@ -24,6 +24,7 @@ type literals struct {
 	long  int                     // the length of the longest literal
 	n     int                     // the number of literals
 	cols  atomic.Pointer[columns] // next by byte, for long texts (byByte)
+	read  atomic.Int64            // bytes of long texts scanned before cols was made (byByte)
 }
 
 // add returns the id of s, adding it (before build).
@@ -187,11 +188,7 @@ func (l *literals) newEntered() *entered {
 // byte, then 15 through the rows, 9 through the columns).
 func (l *literals) scanFrom(st int, text string, seen *entered) int {
 	next, class, width := l.next, &l.class, l.width
-	var cols *columns
-	if len(text) >= 16*l.long {
-		cols = l.byByte()
-	}
-	if cols == nil {
+	if len(text) < 16*l.long {
 		at := len(seen.states)
 		seen.states = slices.Grow(seen.states, len(text))[:at+len(text)]
 		states := seen.states[at:]
@@ -207,6 +204,10 @@ func (l *literals) scanFrom(st int, text string, seen *entered) int {
 	m := seen.marks
 	q := len(text) / 4
 	a, b, c, d := text[:q], text[q-l.long:2*q], text[2*q-l.long:3*q], text[3*q-l.long:]
+	cols := l.byByte(len(text))
+	if cols == nil {
+		return l.rowLanes(m, a, b, c, d, st)
+	}
 	s2, s3, s4 := cols.lanes(m, a, b[:q], c[:q], d[:q], uint32(st))
 	c2, d2 := c[q:], d[q:len(b)]
 	for i, x := range []byte(b[q:]) {
@@ -259,14 +260,57 @@ func (c *columns) lanes(m *[1 << 16]byte, a, b, cc, d string, st uint32) (s2, s3
 	return s2, s3, s4
 }
 
+// rowLanes is scanFrom's four lanes over the quarters a, b, c and d (b,
+// c and d begin l.long bytes before their quarter) through the rows of
+// next, for a process that has no columns yet: the marks and the state
+// returned are those of the columns' scan.
+func (l *literals) rowLanes(m *[1 << 16]byte, a, b, c, d string, st int) int {
+	next, class, width := l.next, &l.class, l.width
+	q := len(a)
+	s2, s3, s4 := 0, 0, 0
+	b1, c1, d1 := b[:q], c[:q], d[:q]
+	for i := range len(a) {
+		st = int(next[st*width+int(class[a[i]])])
+		s2 = int(next[s2*width+int(class[b1[i]])])
+		s3 = int(next[s3*width+int(class[c1[i]])])
+		s4 = int(next[s4*width+int(class[d1[i]])])
+		m[uint16(st)], m[uint16(s2)], m[uint16(s3)], m[uint16(s4)] = 1, 1, 1, 1
+	}
+	c2, d2 := c[q:], d[q:len(b)]
+	for i, x := range []byte(b[q:]) {
+		s2 = int(next[s2*width+int(class[x])])
+		s3 = int(next[s3*width+int(class[c2[i]])])
+		s4 = int(next[s4*width+int(class[d2[i]])])
+		m[uint16(s2)], m[uint16(s3)], m[uint16(s4)] = 1, 1, 1
+	}
+	for _, x := range []byte(d[len(b):]) {
+		s4 = int(next[s4*width+int(class[x])])
+		m[uint16(s4)] = 1
+	}
+	return s4
+}
+
 // columnsMask masks an index into columns.table.
 const columnsMask = 1<<18 - 1
 
-// byByte returns l's columns, made at its first call (build and relabel
-// drop them), or nil when the automaton has more entries than they hold.
-func (l *literals) byByte() *columns {
+// columnsAfter is how many bytes of long texts a process scans through
+// the rows before it makes the columns: making them costs about two
+// million instructions, which they win back over some 300 KB, so a
+// process that reads one long result (toolgate call read_file of a
+// megabyte) never pays for them, and a gateway does after its first
+// thousand results of a kilobyte.
+const columnsAfter = 1 << 20
+
+// byByte returns l's columns for the scan of a long text of n bytes, made
+// once the texts scanned before it add up to columnsAfter (build and
+// relabel drop them), or nil: before then, or when the automaton has
+// more entries than they hold.
+func (l *literals) byByte(n int) *columns {
 	if c := l.cols.Load(); c != nil {
 		return c
+	}
+	if l.read.Add(int64(n))-int64(n) < columnsAfter {
+		return nil
 	}
 	states := len(l.outAt) - 1
 	w := l.width

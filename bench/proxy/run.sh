@@ -60,7 +60,7 @@
 # the other one differ); a difference of a few µs is not resolved.
 #
 # With --footprint, the code one relayed call runs: the bare gateway and
-# the floor relay each run under callgrind (valgrind), get 300 calls, then
+# the floor relay each run under callgrind (valgrind), get 1,500 calls, then
 # N (default 200) counted ones; prints the instructions a call and the
 # distinct 64-byte lines of code the N calls ran, in all and by package.
 # One at a time every call finds that code cold (Node ran in between and
@@ -103,7 +103,7 @@ case "${1:-}" in
 		echo "bench/proxy/run.sh --footprint needs valgrind (Debian: apt-get install valgrind)" >&2
 		exit 1
 	fi
-	only=(-only footprint -warm 300)
+	only=(-only footprint -warm 1500)
 	set -- "${2:-200}"
 	;;
 esac
