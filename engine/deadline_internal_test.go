@@ -6,9 +6,14 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/toolgate/toolgate/tool"
 )
 
 type runKey struct{}
+
+// keptKey is the key of the value derived's WithTimeoutValue keeps.
+type keptKey struct{}
 
 // derived makes every kind of context a tool derives from c: package
 // context's cancel, timeout and AfterFunc, and WithTimeout's own.
@@ -22,9 +27,14 @@ func derived(t *testing.T, c *runCtx) (kids []context.Context, called chan struc
 	ot, cancel := c.WithTimeout(time.Hour)
 	t.Cleanup(cancel)
 	ot.Done()
+	ov, cancel := c.WithTimeoutValue(time.Hour, keptKey{}, "kept")
+	t.Cleanup(cancel)
+	if v := ov.Value(keptKey{}); v != "kept" {
+		t.Fatalf("WithTimeoutValue's context gives %v for its key", v)
+	}
 	stop := context.AfterFunc(c, func() { close(called) })
 	t.Cleanup(func() { stop() })
-	return []context.Context{wc, wt, ot}, called
+	return []context.Context{wc, wt, ot, ov}, called
 }
 
 func ended(t *testing.T, what string, ctx context.Context, want error) {
@@ -270,5 +280,45 @@ func TestRunCtxValue(t *testing.T) {
 	c := newRunCtx(parent, time.Now().Add(time.Hour), &deadlines{})
 	if c.Value(runKey{}) != "v" || c.Value(cancelKey) != nil || parent.Value(cancelKey) == nil {
 		t.Errorf("values: %v, %v; the parent's %v", c.Value(runKey{}), c.Value(cancelKey), parent.Value(cancelKey))
+	}
+}
+
+// TestRunCtxWithTimeoutValue: WithTimeoutValue's context carries its value
+// (and its parent's), ends at its own deadline with DeadlineExceeded while
+// the parent runs on, refuses the keys context.WithValue refuses, and
+// tool.WithTimeoutValue gives the same on a context not the engine's.
+func TestRunCtxWithTimeoutValue(t *testing.T) {
+	type other struct{}
+	var d deadlines
+	c := newRunCtx(context.WithValue(context.Background(), other{}, "parent's"), time.Now().Add(time.Hour), &d)
+	d.add(c)
+	defer func() { d.remove(c); c.end() }()
+	kid, cancel := c.WithTimeoutValue(20*time.Millisecond, runKey{}, "kid's")
+	defer cancel()
+	if kid.Value(runKey{}) != "kid's" || kid.Value(other{}) != "parent's" || c.Value(runKey{}) != nil {
+		t.Errorf("values: kid %v/%v, parent %v", kid.Value(runKey{}), kid.Value(other{}), c.Value(runKey{}))
+	}
+	ended(t, "WithTimeoutValue's context at its deadline", kid, context.DeadlineExceeded)
+	if c.Err() != nil {
+		t.Errorf("the parent ended with its kid: %v", c.Err())
+	}
+	for _, key := range []any{nil, []byte("x")} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("WithTimeoutValue took the key %#v", key)
+				}
+			}()
+			c.WithTimeoutValue(time.Hour, key, 1)
+		}()
+	}
+	plain, cancel := tool.WithTimeoutValue(context.Background(), time.Hour, runKey{}, "plain")
+	defer cancel()
+	if _, ok := plain.Deadline(); !ok || plain.Value(runKey{}) != "plain" {
+		t.Error("tool.WithTimeoutValue on a context not the engine's: no deadline or no value")
+	}
+	cancel()
+	if plain.Err() != context.Canceled {
+		t.Errorf("tool.WithTimeoutValue's cancel: Err %v", plain.Err())
 	}
 }

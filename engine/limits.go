@@ -38,7 +38,10 @@ func (e *Engine) limits(next handler) handler {
 	}
 	if l, ok := e.opts.Limiter.(*policy.Limiter); ok {
 		// AcquireTicket is acquire's AcquireArgs (or Acquire, args nil), its
-		// release a value: no release func allocated a call.
+		// release a value: no release func allocated a call. Only a
+		// *policy.Limiter itself takes this way (toolgate proxy's); a
+		// chain of limiters (ChainLimiters: serve with client roots, the
+		// console) goes the general way below.
 		return func(ctx context.Context, p *pending) tool.Result {
 			t, err := l.AcquireTicket(ctx, p.call, p.def, p.args)
 			if err != nil {

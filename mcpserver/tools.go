@@ -345,8 +345,6 @@ func encode(ctx context.Context, out *mcp.CallToolResult) ([]byte, bool) {
 	return buf.Bytes(), true
 }
 
-// mcpContent converts content blocks; a block of an unknown type becomes
-// tool.UnknownContent.
 // newResult returns a result of the content cs (mcpContent): one of a
 // single text block, a tool's usual answer, made in one allocation.
 func newResult(cs []tool.Content) *mcp.CallToolResult {
@@ -367,6 +365,8 @@ type textResult struct {
 	text  mcp.TextContent
 }
 
+// mcpContent converts content blocks; a block of an unknown type becomes
+// tool.UnknownContent.
 func mcpContent(cs []tool.Content) []mcp.Content {
 	out := make([]mcp.Content, 0, len(cs))
 	for _, c := range cs {

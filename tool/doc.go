@@ -25,8 +25,10 @@
 // run one call infers only that tool's schemas.
 //
 // A tool's context carries what its caller gives it (WithProgress,
-// WithLogger, WithApproval, WithEncoded); WithTimeout derives a deadline
-// from it that, on the engine's run context, costs no timer of its own.
+// WithLogger, WithApproval, WithEncoded; WithEncodedLogger and CallContext
+// carry a logger and an encoding in one value); WithTimeout derives a
+// deadline from it that, on the engine's run context, costs no timer of
+// its own, and WithTimeoutValue the same with a value in one object.
 //
 // Package tool imports nothing else of toolgate's.
 package tool

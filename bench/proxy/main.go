@@ -109,7 +109,7 @@ func main() {
 	})
 	flag.Parse()
 	if *toolgate == "" || *fsServer == "" || *dir == "" || *work == "" || *pol == "" || !slices.Contains([]string{"", "start", "timeline", "footprint"}, *only) {
-		fmt.Fprintln(os.Stderr, "usage: proxy -toolgate BIN -node NODE -fs SERVER_JS -dir DIR -work DIR -policy FILE [-n 2000] [-c 8] [-serve] [-compare BIN]...")
+		fmt.Fprintln(os.Stderr, "usage: proxy -toolgate BIN -node NODE -fs SERVER_JS -dir DIR -work DIR -policy FILE [-relay BIN] [-n 2000] [-c 8] [-serve] [-compare BIN]... [-only start|timeline|footprint]")
 		os.Exit(2)
 	}
 	abs, err := filepath.Abs(filepath.Join(*dir, *file))
