@@ -145,21 +145,7 @@ func TestScanColumns(t *testing.T) {
 	l := &x.lits
 	// The generated automaton keeps no strings: those of the one built
 	// from the cues, the same (TestResultIndexCurrent).
-	var src []string
-	for _, c := range resultCues() {
-		src = append(src, c.re.src)
-	}
-	src = append(src, resultErrorWords.src)
-	var pre []*prefilter
-	var anchors []*anchor
-	for _, s := range src {
-		pre, anchors = append(pre, newPrefilter(s)), append(anchors, newAnchor(s))
-	}
-	for i, c := range resultCues() {
-		anchors[i].anchor(c.re)
-	}
-	anchors[len(anchors)-1].anchor(resultErrorWords)
-	built := buildResultIndex(pre, anchors)
+	_, _, built := builtResultIndex()
 	list := built.lits.list
 	if len(list) != l.n || !slices.Equal(built.lits.next, l.next) {
 		t.Fatal("the generated automaton is not the cues' (TestResultIndexCurrent)")
