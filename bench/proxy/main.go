@@ -42,7 +42,8 @@
 // of each -compare binary (boxed and bare, all interleaved), and stops.
 // With -only timeline it times each hop of a call (client, gateway, Node
 // and the pipes between them) from perf's record of read(2) and write(2),
-// through the bare gateway and directly, and stops (timeline.go). With
+// through the bare gateway, through the -relay and directly, and stops
+// (timeline.go). With
 // -only footprint it runs the bare gateway and the relay under callgrind
 // and prints the instructions and the distinct code of a call
 // (footprint.go), and stops.
@@ -101,7 +102,7 @@ func main() {
 	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
 	relay := flag.String("relay", "", "bench/proxy/relay's binary: a relay that only copies lines, measured in turn with the others as the floor of goal 1 on this machine")
 	starts := flag.Int("starts", 11, "start-ups of the boxed and the bare gateway, interleaved, for the start-up medians")
-	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop; "timeline": time each hop of a call, through the bare gateway and directly (-n calls each, under perf record; root), and stop; "footprint": run the bare gateway and the -relay under callgrind (-n calls each after -warm) and print the code a call runs, and stop`)
+	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop; "timeline": time each hop of a call, through the bare gateway, through the -relay and directly (-n calls each, under perf record; root), and stop; "footprint": run the bare gateway and the -relay under callgrind (-n calls each after -warm) and print the code a call runs, and stop`)
 	var compare []string
 	flag.Func("compare", "another toolgate binary (e.g. an earlier commit's build) measured as a proxy in the same run, in turn with the others (repeatable)", func(s string) error {
 		compare = append(compare, s)
@@ -167,7 +168,11 @@ func main() {
 	}
 	ctx := context.Background()
 	if *only == "timeline" {
-		timeline(ctx, direct, bare, *n, *warm, *work)
+		vias := []*target{bare}
+		if floor != nil {
+			vias = append(vias, floor)
+		}
+		timeline(ctx, direct, vias, *n, *warm, *work)
 		return
 	}
 	if *only == "footprint" {

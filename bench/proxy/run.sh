@@ -44,7 +44,8 @@
 #
 # With --timeline, the profile of what remains of a relayed call, hop by
 # hop: N sequential read_text_file calls (default 1000) through the bare
-# gateway (--unisolated), then N directly, each while `perf record -a`
+# gateway (--unisolated), then N through the floor relay, then N
+# directly, each while `perf record -a`
 # records every read(2) and write(2) on the machine (entry and exit,
 # perf's own excluded). Each call is the chain A client writes the
 # request, B the gateway's read returns it, C the gateway writes it to
@@ -54,7 +55,10 @@
 # learnt from /proc/PID/fd (the client is proxybench itself, the gateway
 # its child, Node the gateway's). Prints p50 and p90 of each hop, what the
 # gateway adds of its own (B->C + F->G) and what the extra hop's wake-ups
-# add. Needs perf (Debian: linux-perf) and root. Limits: perf costs ~1-2
+# add, and the same for the relay: its wake-ups are the hop's own, the
+# gateway's beyond them follow what it does after a write before it
+# sleeps (a pipe write wakes its reader on the writer's CPU when it can).
+# Needs perf (Debian: linux-perf) and root. Limits: perf costs ~1-2
 # µs per event (two per syscall), which is in every figure; one run is one
 # placement of the processes on the CPUs (a wake-up on the same CPU and on
 # the other one differ); a difference of a few µs is not resolved.

@@ -18,7 +18,13 @@ package main
 //	G gateway writes it to the client    (entry of write)
 //	H client's read returns it           (exit of read, > 0 bytes)
 //
-// and, called directly, A, D, E, H. Each hop's p50 and p90 are printed.
+// and, called directly, A, D, E, H. Each hop's p50 and p90 are printed,
+// for the gateway, for the floor relay in its place (bench/proxy/relay:
+// "gateway" in its hops is the relay) and directly. The relay's own time
+// is a few µs; the wake-ups beside it show what the gateway's add beyond
+// the hop itself: a pipe write wakes its reader on the writer's CPU when
+// it can, so what a process does after its write, before it sleeps, is
+// in the next hop.
 
 import (
 	"bufio"
@@ -81,9 +87,10 @@ var perfEvents = func() []string {
 	return a
 }()
 
-// timeline measures direct and via (a gateway with its upstream as its
-// child) with n sequential calls each under perf, and prints the hops.
-func timeline(ctx context.Context, direct, via *target, n, warm int, work string) {
+// timeline measures direct and each of vias (a process with the upstream
+// as its child: the gateway, the floor relay) with n sequential calls each
+// under perf, and prints the hops of each.
+func timeline(ctx context.Context, direct *target, vias []*target, n, warm int, work string) {
 	if _, err := exec.LookPath("perf"); err != nil {
 		check(fmt.Errorf("-only timeline needs perf (Debian: apt-get install linux-perf), run as root: %v", err))
 	}
@@ -91,21 +98,19 @@ func timeline(ctx context.Context, direct, via *target, n, warm int, work string
 		check(fmt.Errorf("-only timeline needs root (perf record -a on syscall tracepoints)"))
 	}
 	me := os.Getpid()
-	var res [2]map[string][]time.Duration
-	var calls [2]int
-	var fdsText [2]string
-	for i, r := range []struct {
-		t    *target
-		hops []hop
-	}{{via, viaHops}, {direct, directHops}} {
-		t := r.t
+	targets := append(slices.Clone(vias), direct)
+	res := make([]map[string][]time.Duration, len(targets))
+	calls := make([]int, len(targets))
+	fdsText := make([]string, len(targets))
+	for i, t := range targets {
 		t.connect(ctx)
 		for range warm {
 			t.call(ctx)
 		}
 		p := t.cmd.Process.Pid
+		hops := viaHops
 		var steps []step
-		if t == via {
+		if t != direct {
 			u := child(p)
 			steps = []step{
 				{"A", me, true, sameFds(me, p, 0)},
@@ -118,6 +123,7 @@ func timeline(ctx context.Context, direct, via *target, n, warm int, work string
 				{"H", me, false, sameFds(me, p, 1)},
 			}
 		} else {
+			hops = directHops
 			steps = []step{
 				{"A", me, true, sameFds(me, p, 0)},
 				{"D", p, false, sameFds(p, p, 0)},
@@ -137,7 +143,7 @@ func timeline(ctx context.Context, direct, via *target, n, warm int, work string
 		chains := parse(script(data), steps)
 		calls[i] = len(chains)
 		res[i] = map[string][]time.Duration{}
-		for _, h := range r.hops {
+		for _, h := range hops {
 			for _, c := range chains {
 				res[i][h.from+h.to] = append(res[i][h.from+h.to], c[h.to]-c[h.from])
 			}
@@ -147,20 +153,25 @@ func timeline(ctx context.Context, direct, via *target, n, warm int, work string
 	fmt.Printf("timeline of a sequential read_text_file call (%d made per target under perf record -a on read/write entry and exit; the complete chains counted)\n", n)
 	pct := func(i int, k string, p int) float64 { return us(benchrun.Percentile(res[i][k], p)) }
 	p50 := func(i int, k string) float64 { return pct(i, k, 50) }
-	show := func(i int, title string, hops []hop) {
-		fmt.Printf("\n%s: %d calls\n  fds (from /proc/PID/fd):%s\n", title, calls[i], strings.TrimSuffix(fdsText[i], ";"))
+	d := len(targets) - 1 // direct
+	for i, t := range targets {
+		hops := viaHops
+		if i == d {
+			hops = directHops
+		}
+		fmt.Printf("\n%s: %d calls\n  fds (from /proc/PID/fd):%s\n", t.name, calls[i], strings.TrimSuffix(fdsText[i], ";"))
 		fmt.Printf("  %-5s %-46s %8s %8s\n", "hop", "", "p50 µs", "p90 µs")
 		for _, h := range hops {
 			fmt.Printf("  %s->%s  %-46s %8.1f %8.1f\n", h.from, h.to, h.what, p50(i, h.from+h.to), pct(i, h.from+h.to, 90))
 		}
 	}
-	show(0, via.name+" (toolgate proxy --unisolated)", viaHops)
-	show(1, direct.name, directHops)
-	gw := p50(0, "BC") + p50(0, "FG")
-	wakeVia := p50(0, "AB") + p50(0, "CD") + p50(0, "EF") + p50(0, "GH")
-	wakeDirect := p50(1, "AD") + p50(1, "EH")
-	fmt.Printf("\n(sums of p50s) the gateway adds B->C + F->G = %.1f µs of its own; the extra hop's wake-ups add (A->B + C->D + E->F + G->H) - (A->D + E->H) = %.1f - %.1f = %.1f µs; Node D->E %.1f via vs %.1f direct; total p50 %.1f via vs %.1f direct\n",
-		gw, wakeVia, wakeDirect, wakeVia-wakeDirect, p50(0, "DE"), p50(1, "DE"), p50(0, "AH"), p50(1, "AH"))
+	wakeDirect := p50(d, "AD") + p50(d, "EH")
+	fmt.Println("\n(sums of p50s; \"gateway\" in the hops is the process between client and Node)")
+	for i, t := range targets[:d] {
+		wake := p50(i, "AB") + p50(i, "CD") + p50(i, "EF") + p50(i, "GH")
+		fmt.Printf("%s: adds B->C + F->G = %.1f µs of its own; the extra hop's wake-ups add (A->B + C->D + E->F + G->H) - (A->D + E->H) = %.1f - %.1f = %.1f µs; Node D->E %.1f via vs %.1f direct; total p50 %.1f via vs %.1f direct\n",
+			t.name, p50(i, "BC")+p50(i, "FG"), wake, wakeDirect, wake-wakeDirect, p50(i, "DE"), p50(d, "DE"), p50(i, "AH"), p50(d, "AH"))
+	}
 	fmt.Println("perf's own cost is in every figure (~1-2 µs per event, 2 events per syscall); one run is one placement of the processes on the CPUs; differences of a few µs are not resolved")
 }
 
