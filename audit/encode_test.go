@@ -455,3 +455,150 @@ func FuzzRecordAsBefore(f *testing.F) {
 		}
 	})
 }
+
+// stringCases are strings of every length up to 40 made of bytes appendString
+// treats each its own way (plain ASCII, '"', '\\', control characters, DEL,
+// UTF-8 of two, three and four bytes, U+2028, U+2029, invalid bytes), at
+// every position, so that each lies in an eight-byte word, in the short
+// tail and across both.
+func stringCases() []string {
+	parts := []string{"a", "Z", " ", "~", "\x7f", `"`, `\`, "\x00", "\x1f", "\n", "\t", "é", "日", "😀",
+		"\u2028", "\u2029", "\xff", "\xc3", "\xed\xa0\x80", "<", "&"}
+	cases := append([]string{}, hostileStrings...)
+	r := rand.New(rand.NewPCG(7, 8))
+	for n := range 41 {
+		cases = append(cases, strings.Repeat("p", n))
+		for _, p := range parts {
+			for at := 0; at+len(p) <= n; at++ { // one special part at each place of a plain string
+				cases = append(cases, strings.Repeat("p", at)+p+strings.Repeat("q", n-at-len(p)))
+			}
+		}
+		for range 200 {
+			var sb strings.Builder
+			for sb.Len() < n {
+				if r.IntN(4) == 0 {
+					sb.WriteString(parts[r.IntN(len(parts))])
+				} else {
+					sb.WriteByte(byte(0x20 + r.IntN(0x60)))
+				}
+			}
+			cases = append(cases, sb.String())
+		}
+	}
+	return cases
+}
+
+// TestStringAsBefore: appendString, of a string and of bytes, writes what the
+// former encoder wrote.
+func TestStringAsBefore(t *testing.T) {
+	for _, s := range stringCases() {
+		want := refString([]byte("x"), s)
+		if got := appendString([]byte("x"), s); !bytes.Equal(got, want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		}
+		if got := appendString([]byte("x"), []byte(s)); !bytes.Equal(got, want) {
+			t.Errorf("appendString([]byte(%q)) = %s, want %s", s, got, want)
+		}
+		isp := true
+		for i := 0; i < len(s); i++ {
+			isp = isp && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\'
+		}
+		if isPlain(s) != isp {
+			t.Errorf("isPlain(%q) = %v, want %v", s, !isp, isp)
+		}
+	}
+}
+
+// FuzzStringAsBefore is TestStringAsBefore over any string.
+func FuzzStringAsBefore(f *testing.F) {
+	for _, s := range hostileStrings {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := appendString(nil, s), refString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+// TestHexAsBefore: appendHex writes what hex.AppendEncode writes.
+func TestHexAsBefore(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	sums := [][32]byte{{}, sha256.Sum256(nil)}
+	for i := range 256 {
+		var s [32]byte
+		for j := range s {
+			s[j] = byte(i + j)
+		}
+		sums = append(sums, s)
+	}
+	for range 1000 {
+		var s [32]byte
+		for j := range s {
+			s[j] = byte(r.Uint32())
+		}
+		sums = append(sums, s)
+	}
+	for _, s := range sums {
+		if got, want := appendHex([]byte("x"), &s), hex.AppendEncode([]byte("x"), s[:]); !bytes.Equal(got, want) {
+			t.Errorf("appendHex(%x) = %s, want %s", s, got, want)
+		}
+	}
+}
+
+// TestTimeInAsBefore: appendTimeIn writes what AppendFormat(RFC3339Nano)
+// of the time in UTC writes, through one secondText, for times in the same
+// second, in the next, back in an earlier one, and in years it does not
+// keep.
+func TestTimeInAsBefore(t *testing.T) {
+	var sc secondText
+	r := rand.New(rand.NewPCG(11, 12))
+	times := timeCases()
+	base := time.Date(2026, 12, 7, 19, 59, 58, 0, time.UTC)
+	for i := range 5000 {
+		switch r.IntN(4) {
+		case 0: // the same second
+			base = base.Truncate(time.Second).Add(time.Duration(r.Int64N(1e9)))
+		case 1: // a later one
+			base = base.Add(time.Duration(r.Int64N(3e9)))
+		case 2: // an earlier one, in another zone
+			base = base.Add(-time.Duration(r.Int64N(3e9))).In(time.FixedZone("z", -3600))
+		default: // any
+			base = times[i%len(times)]
+		}
+		want := base.UTC().AppendFormat([]byte("x"), time.RFC3339Nano)
+		if got := appendTimeIn([]byte("x"), base, &sc); !bytes.Equal(got, want) {
+			t.Fatalf("appendTimeIn(%v) = %s, want %s", base, got, want)
+		}
+	}
+}
+
+// TestLogWritesAsBeforeSameSecond is TestLogWritesAsBefore for records many
+// a second, as a busy log writes them: the date and time of day are taken
+// from the record before.
+func TestLogWritesAsBeforeSameSecond(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{SyncInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := recordCases()
+	tm := time.Date(2026, 12, 7, 23, 59, 59, 0, time.UTC)
+	for i := range recs {
+		tm = tm.Add(time.Duration(i%7) * 99_999_937)
+		recs[i].Time = tm
+		if err := l.Append(context.Background(), recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	prev := GenesisHash
+	for i, line := range readLines(t, path) {
+		if want := refRecord(recs[i], prev); !bytes.Equal(line, want) {
+			t.Fatalf("record %d:\n got %.300s\nwant %.300s", i, line, want)
+		}
+		prev = string(line[len(line)-67 : len(line)-3])
+	}
+}

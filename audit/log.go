@@ -98,6 +98,7 @@ type Log struct {
 	needNL bool        // the file ends in a torn line: start the next write with "\n"
 	buf    []byte      // line being built
 	args   []byte      // arguments being built
+	second secondText  // the date and time of day of the last record's second
 	failed error       // a background sync failed: fail every later append
 
 	dirty    atomic.Bool
@@ -446,12 +447,12 @@ func (l *Log) appendLocked(rec *Record) error {
 		}
 	}
 	b := append(l.buf[:0], '\n')
-	b = appendFields(b, rec, l.args)
+	b = appendFields(b, rec, l.args, &l.second)
 	b = append(b, '"')
 	b = append(b, l.head[:]...) // hex digits: nothing to escape
 	b = append(b, `","hash":""}`...)
 	sum := sha256.Sum256(b[1:])
-	b = hex.AppendEncode(b[:len(b)-2], sum[:])
+	b = appendHex(b[:len(b)-2], &sum)
 	copy(l.next[:], b[len(b)-64:])
 	b = append(b, '"', '}', '\n')
 	l.buf = b

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -148,7 +149,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 // appendRecord appends r's line (no newline) with args already prepared by
 // appendArguments and the given prev_hash and hash values.
 func appendRecord(b []byte, r *Record, args []byte, prev, hash string) []byte {
-	b = appendFields(b, r, args)
+	b = appendFields(b, r, args, nil)
 	b = appendString(b, prev)
 	b = append(b, `,"hash":`...)
 	b = appendString(b, hash)
@@ -156,10 +157,11 @@ func appendRecord(b []byte, r *Record, args []byte, prev, hash string) []byte {
 }
 
 // appendFields appends r's line up to the value of prev_hash: everything
-// from the opening brace to `,"prev_hash":`.
-func appendFields(b []byte, r *Record, args []byte) []byte {
+// from the opening brace to `,"prev_hash":`. sc, when not nil, keeps the
+// text of the last second written (see appendTimeIn).
+func appendFields(b []byte, r *Record, args []byte, sc *secondText) []byte {
 	b = append(b, `{"time":"`...)
-	b = appendTime(b, r.Time)
+	b = appendTimeIn(b, r.Time, sc)
 	b = append(b, `","call_id":`...)
 	b = appendString(b, r.CallID)
 	b = append(b, `,"session":`...)
@@ -192,25 +194,56 @@ func appendFields(b []byte, r *Record, args []byte) []byte {
 
 // appendTime appends t in UTC as t.UTC().AppendFormat(b, time.RFC3339Nano)
 // does, by hand for the years 0 to 9999 (AppendFormat for the others).
-func appendTime(b []byte, t time.Time) []byte {
+func appendTime(b []byte, t time.Time) []byte { return appendTimeIn(b, t, nil) }
+
+// secondText is the text of one second's date and time of day in UTC
+// ("2006-01-02T15:04:05", years 0 to 9999), which a log's records, written
+// many a second, mostly share: appendTimeIn writes it again only for
+// another second.
+type secondText struct {
+	sec  int64 // seconds since the Unix epoch
+	ok   bool  // text holds sec's text
+	text [19]byte
+}
+
+// digitPairs holds the two decimal digits of each number below 100, at
+// twice its value.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendTimeIn is appendTime, taking the date and time of day from sc when
+// t is in the second sc holds, and leaving them in sc otherwise (sc may be
+// nil).
+func appendTimeIn(b []byte, t time.Time, sc *secondText) []byte {
 	t = t.UTC()
-	year, month, day := t.Date()
-	if year < 0 || year > 9999 {
-		return t.AppendFormat(b, time.RFC3339Nano)
+	if sec := t.Unix(); sc != nil && sc.ok && sc.sec == sec {
+		b = append(b, sc.text[:]...)
+	} else {
+		year, month, day := t.Date()
+		if year < 0 || year > 9999 {
+			return t.AppendFormat(b, time.RFC3339Nano)
+		}
+		hour, minute, second := t.Clock()
+		two := func(n int) (byte, byte) { return digitPairs[2*n], digitPairs[2*n+1] }
+		y1, y2 := two(year / 100)
+		y3, y4 := two(year % 100)
+		mo1, mo2 := two(int(month))
+		d1, d2 := two(day)
+		h1, h2 := two(hour)
+		mi1, mi2 := two(minute)
+		s1, s2 := two(second)
+		b = append(b, y1, y2, y3, y4, '-', mo1, mo2, '-', d1, d2, 'T', h1, h2, ':', mi1, mi2, ':', s1, s2)
+		if sc != nil {
+			sc.sec, sc.ok = sec, true
+			copy(sc.text[:], b[len(b)-len(sc.text):])
+		}
 	}
-	hour, minute, sec := t.Clock()
-	two := func(n int) (byte, byte) { return byte('0' + n/10), byte('0' + n%10) }
-	mo1, mo2 := two(int(month))
-	d1, d2 := two(day)
-	h1, h2 := two(hour)
-	mi1, mi2 := two(minute)
-	s1, s2 := two(sec)
-	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10),
-		'-', mo1, mo2, '-', d1, d2, 'T', h1, h2, ':', mi1, mi2, ':', s1, s2)
 	if ns := t.Nanosecond(); ns != 0 {
-		frac := [10]byte{'.'}
-		for i := 9; i > 0; i-- {
-			frac[i], ns = byte('0'+ns%10), ns/10
+		// Nine digits: one, then four pairs; then the trailing zeros cut.
+		frac := [10]byte{'.', byte('0' + ns/1e8)}
+		for i, p := range [4]int{ns / 1e6 % 100, ns / 1e4 % 100, ns / 100 % 100, ns % 100} {
+			frac[2+2*i], frac[3+2*i] = digitPairs[2*p], digitPairs[2*p+1]
 		}
 		n := len(frac)
 		for frac[n-1] == '0' {
@@ -271,6 +304,27 @@ func appendAuth(b []byte, a Auth) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// hexPairs holds the two lowercase hex digits of each byte, at twice its
+// value.
+var hexPairs = func() (t [512]byte) {
+	for i := range 256 {
+		t[2*i], t[2*i+1] = hexDigits[i>>4], hexDigits[i&0xf]
+	}
+	return t
+}()
+
+// appendHex appends sum in lowercase hex, as hex.AppendEncode does, a byte
+// at a time through hexPairs.
+func appendHex(b []byte, sum *[32]byte) []byte {
+	n := len(b)
+	b = append(b, make([]byte, 64)...)
+	h := b[n : n+64]
+	for i, c := range sum {
+		h[2*i], h[2*i+1] = hexPairs[2*int(c)], hexPairs[2*int(c)+1]
+	}
+	return b
+}
+
 // plain holds the bytes appendString copies as they are: printable ASCII
 // but '"' and '\\'.
 var plain = [256]bool{
@@ -291,8 +345,20 @@ var plain = [256]bool{
 // invalid UTF-8 becomes U+FFFD; everything else is written as it is.
 func appendString[T string | []byte](b []byte, s T) []byte {
 	b = append(b, '"')
+	if isPlain(s) { // the common case: nothing to escape
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
 	for i := 0; i < len(s); {
+		if len(s)-i >= 8 { // eight bytes at a time up to the first not plain
+			if bad := notPlain(load64(s[i:])); bad == 0 {
+				i += 8
+				continue
+			} else {
+				i += bits.TrailingZeros64(bad) >> 3
+			}
+		}
 		c := s[i]
 		if plain[c] {
 			i++
@@ -342,6 +408,64 @@ func appendString[T string | []byte](b []byte, s T) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// Word tests over eight bytes, the first the lowest (load64): each sets
+// the high bit of every byte that is (for its kind), and perhaps of later
+// ones (a borrow carries only past a byte that is), never of an earlier
+// one, so the lowest bit set marks the first such byte and a zero says
+// there is none.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// less marks the bytes of x below n (n <= 0x80).
+func less(x uint64, n byte) uint64 { return (x - ones*uint64(n)) &^ x & highs }
+
+// equal marks the bytes of x equal to c.
+func equal(x uint64, c byte) uint64 { return less(x^(ones*uint64(c)), 1) }
+
+// notPlain marks the bytes of x that are not plain: control characters,
+// '"', '\\' and bytes outside ASCII.
+func notPlain(x uint64) uint64 {
+	return less(x, 0x20) | equal(x, '"') | equal(x, '\\') | x&highs
+}
+
+// isPlain reports whether every byte of s is plain (appendString copies it
+// as it is): eight at a time, the last eight overlapping the ones before
+// when the length is not a multiple of eight.
+func isPlain[T string | []byte](s T) bool {
+	if len(s) < 8 {
+		if len(s) >= 4 { // the first four and the last four, in one word
+			return notPlain(load32(s)|load32(s[len(s)-4:])<<32) == 0
+		}
+		for i := 0; i < len(s); i++ {
+			if !plain[s[i]] {
+				return false
+			}
+		}
+		return true
+	}
+	var bad uint64
+	for i := 0; len(s)-i > 8; i += 8 {
+		bad |= notPlain(load64(s[i:]))
+	}
+	return bad|notPlain(load64(s[len(s)-8:])) == 0
+}
+
+// load32 reads the first four bytes of s, the first the lowest.
+func load32[T string | []byte](s T) uint64 {
+	_ = s[3]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+}
+
+// load64 reads the first eight bytes of s, the first the lowest (one load
+// on amd64 and arm64).
+func load64[T string | []byte](s T) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // appendArguments appends the logged form of raw arguments (see
@@ -512,6 +636,19 @@ func (c *compactor) str() (tok []byte, escaped, ascii bool) {
 	src, start := c.src, c.i
 	ascii = true
 	for i := start + 1; i < len(src); i++ {
+		// Eight bytes at a time up to the first that is not plain (an
+		// ASCII byte past it, such as the closing quote, is read one by
+		// one below).
+		for len(src)-i >= 8 {
+			bad := notPlain(load64(src[i:]))
+			i += bits.TrailingZeros64(bad) >> 3 // 8 when bad is 0
+			if bad != 0 {
+				break
+			}
+		}
+		if i == len(src) {
+			break
+		}
 		switch ch := src[i]; {
 		case ch == '"':
 			c.i = i + 1

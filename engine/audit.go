@@ -33,13 +33,18 @@ func (e *Engine) audit(next handler) handler {
 		}
 		res := next(ctx, p)
 		rec := record(p, res)
-		if e.opts.Redactor != nil {
+		if r := e.opts.Redactor; r != nil {
 			// The arguments are read as a string in place, not copied:
 			// Redact keeps nothing of its input, and only a text it made
-			// (n > 0) is kept.
+			// (n > 0) is kept. Arguments that Quiet vouches for (no
+			// pattern's literal in them: Redact would replace nothing)
+			// are not given to Redact, whose own look for the literals
+			// is the same scan but then walks every pattern.
 			raw := unsafe.String(unsafe.SliceData(rec.Arguments), len(rec.Arguments))
-			if args, n := e.opts.Redactor.Redact(raw); n > 0 {
-				rec.Arguments = json.RawMessage(args)
+			if !r.Quiet(raw) {
+				if args, n := r.Redact(raw); n > 0 {
+					rec.Arguments = json.RawMessage(args)
+				}
 			}
 		}
 		if err := e.opts.Auditor.Append(p.detached(ctx), rec); err != nil {
