@@ -123,6 +123,9 @@ func record(p *pending, res tool.Result) audit.Record {
 	if p.replayed {
 		rec.Outcome += " (replayed)"
 	}
+	if len(res.Meta) == 0 { // the common case: neither look below can find anything
+		return rec
+	}
 	// A tool wrapped with a fallback (orchestrate.Fallback) says in its
 	// result's metadata that another tool answered; the record says so too.
 	if fb, ok := res.Meta["fallback"].(map[string]any); ok {
