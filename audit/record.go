@@ -160,36 +160,25 @@ func appendRecord(b []byte, r *Record, args []byte, prev, hash string) []byte {
 // from the opening brace to `,"prev_hash":`. sc, when not nil, keeps the
 // text of the last second written (see appendTimeIn).
 func appendFields(b []byte, r *Record, args []byte, sc *secondText) []byte {
+	// Each string's quotes are written with the text around it (see
+	// appendStringBody).
 	b = append(b, `{"time":"`...)
 	b = appendTimeIn(b, r.Time, sc)
-	b = append(b, `","call_id":`...)
-	b = appendString(b, r.CallID)
-	b = append(b, `,"session":`...)
-	b = appendString(b, r.Session)
-	b = append(b, `,"principal":`...)
-	b = appendString(b, r.Principal)
-	b = appendAuth(b, r.Auth)
-	b = append(b, `,"tool":`...)
-	b = appendString(b, r.Tool)
-	b = append(b, `,"arguments":`...)
-	b = append(b, args...)
-	b = append(b, `,"decision":`...)
-	b = appendString(b, r.Decision)
-	b = append(b, `,"rule":`...)
-	b = appendString(b, r.Rule)
-	b = append(b, `,"mode":`...)
-	b = appendString(b, r.Mode)
-	b = append(b, `,"approver":`...)
-	b = appendString(b, r.Approver)
-	b = append(b, `,"scope":`...)
-	b = appendString(b, r.Scope)
-	b = append(b, `,"duration_ms":`...)
-	b = appendMillis(b, r.Duration.Microseconds())
-	b = append(b, `,"outcome":`...)
-	b = appendString(b, r.Outcome)
-	b = append(b, `,"error_type":`...)
-	b = appendString(b, r.ErrorType)
-	return append(b, `,"prev_hash":`...)
+	b = appendStringBody(append(b, `","call_id":"`...), r.CallID)
+	b = appendStringBody(append(b, `","session":"`...), r.Session)
+	b = appendStringBody(append(b, `","principal":"`...), r.Principal)
+	b = appendAuth(append(b, '"'), r.Auth)
+	b = appendStringBody(append(b, `,"tool":"`...), r.Tool)
+	b = append(append(b, `","arguments":`...), args...)
+	b = appendStringBody(append(b, `,"decision":"`...), r.Decision)
+	b = appendStringBody(append(b, `","rule":"`...), r.Rule)
+	b = appendStringBody(append(b, `","mode":"`...), r.Mode)
+	b = appendStringBody(append(b, `","approver":"`...), r.Approver)
+	b = appendStringBody(append(b, `","scope":"`...), r.Scope)
+	b = appendMillis(append(b, `","duration_ms":`...), r.Duration.Microseconds())
+	b = appendStringBody(append(b, `,"outcome":"`...), r.Outcome)
+	b = appendStringBody(append(b, `","error_type":"`...), r.ErrorType)
+	return append(b, `","prev_hash":`...)
 }
 
 // appendTime appends t in UTC as t.UTC().AppendFormat(b, time.RFC3339Nano)
@@ -282,24 +271,21 @@ func appendMillis(b []byte, us int64) []byte {
 
 // appendAuth appends the auth member of a record.
 func appendAuth(b []byte, a Auth) []byte {
-	b = append(b, `,"auth":{"kind":`...)
+	b = append(b, `,"auth":{"kind":"`...)
 	switch a.Kind {
 	case AuthJWT:
-		b = appendString(b, a.Kind)
-		b = append(b, `,"issuer":`...)
-		b = appendString(b, a.Issuer)
-		b = append(b, `,"jti":`...)
-		b = appendString(b, a.JTI)
+		b = appendStringBody(b, a.Kind)
+		b = appendStringBody(append(b, `","issuer":"`...), a.Issuer)
+		b = appendStringBody(append(b, `","jti":"`...), a.JTI)
 	case AuthAPIKey:
-		b = appendString(b, a.Kind)
-		b = append(b, `,"key":`...)
-		b = appendString(b, a.Key)
+		b = appendStringBody(b, a.Kind)
+		b = appendStringBody(append(b, `","key":"`...), a.Key)
 	case "", AuthLocal:
-		b = appendString(b, AuthLocal)
+		b = append(b, AuthLocal...) // plain: nothing to escape
 	default:
-		b = appendString(b, a.Kind)
+		b = appendStringBody(b, a.Kind)
 	}
-	return append(b, '}')
+	return append(b, `"}`...)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -344,10 +330,13 @@ var plain = [256]bool{
 // are escaped (\n, \r, \t, else \u00XX), U+2028 and U+2029 are escaped, and
 // invalid UTF-8 becomes U+FFFD; everything else is written as it is.
 func appendString[T string | []byte](b []byte, s T) []byte {
-	b = append(b, '"')
+	return append(appendStringBody(append(b, '"'), s), '"')
+}
+
+// appendStringBody appends what appendString writes between the quotes.
+func appendStringBody[T string | []byte](b []byte, s T) []byte {
 	if isPlain(s) { // the common case: nothing to escape
-		b = append(b, s...)
-		return append(b, '"')
+		return append(b, s...)
 	}
 	start := 0
 	for i := 0; i < len(s); {
@@ -406,8 +395,7 @@ func appendString[T string | []byte](b []byte, s T) []byte {
 		}
 		i += size
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // Word tests over eight bytes, the first the lowest (load64): each sets
