@@ -26,11 +26,13 @@ func (e *Engine) arguments(next handler) handler {
 				WithSuggestion("this tool cannot be called until its author fixes its schema; use another tool"))
 		}
 		p.schema = s
-		args, perr := schema.ParseArguments(p.call.Args)
+		args, repairable, perr := s.ParseArguments(p.call.Args)
 		if perr != nil {
 			return tool.ErrorResult(perr)
 		}
-		args, p.repairs = s.Repair(args)
+		if repairable { // else Repair would return args and no repairs
+			args, p.repairs = s.Repair(args)
+		}
 		p.args = args
 		if len(p.repairs) > 0 {
 			raw, err := json.Marshal(args)

@@ -14,10 +14,14 @@ import (
 func (e *Engine) lookup(next handler) handler {
 	return func(ctx context.Context, p *pending) tool.Result {
 		t, ok := e.opts.Registry.Lookup(p.call.Name)
-		if !ok || !e.Visible(t.Definition(), p.call) {
+		if !ok {
 			return tool.ErrorResult(unknownTool(p.call.Name, e.VisibleNames(p.call)))
 		}
-		p.tool, p.def = t, t.Definition()
+		def := t.Definition() // once: a Definition is a large struct, copied
+		if !e.Visible(def, p.call) {
+			return tool.ErrorResult(unknownTool(p.call.Name, e.VisibleNames(p.call)))
+		}
+		p.tool, p.def = t, def
 		return next(ctx, p)
 	}
 }

@@ -31,23 +31,52 @@ const (
 // and exponents beyond ±1000 are refused, so that every later stage sees the
 // same value.
 func ParseArguments(raw []byte) (map[string]any, *tool.Error) {
+	args, _, err := parseArguments(raw, nil)
+	return args, err
+}
+
+// ParseArguments is the package's ParseArguments for the arguments of a
+// tool with this input schema; it also reports whether s.Repair could
+// change them. When repairable is false, Repair would return args itself
+// and no repairs: the caller need not call it. The answer errs on the side
+// of true: Repair decides.
+//
+// It costs little: each member of the object is looked at against the
+// schema's repair plan as it is decoded, rather than by a second walk over
+// the map (which Repair would take).
+func (s *Schema) ParseArguments(raw []byte) (args map[string]any, repairable bool, err *tool.Error) {
+	if s.repair == nil {
+		args, _, err = parseArguments(raw, nil)
+		return args, false, err
+	}
+	args, repairable, err = parseArguments(raw, s.repair)
+	if err == nil && s.repair.wanted != 0 && !typeMatches(s.repair.wanted, args) {
+		repairable = true // a schema that wants no object: let Repair see
+	}
+	return args, repairable, err
+}
+
+// parseArguments is ParseArguments, looking at each top-level member
+// against plan when plan is not nil.
+func parseArguments(raw []byte, plan *rnode) (map[string]any, bool, *tool.Error) {
 	if len(raw) > MaxArgumentBytes {
-		return nil, tool.Errorf(tool.TooLarge, "the arguments are %d bytes, over the limit of %d bytes", len(raw), MaxArgumentBytes).
+		return nil, false, tool.Errorf(tool.TooLarge, "the arguments are %d bytes, over the limit of %d bytes", len(raw), MaxArgumentBytes).
 			WithSuggestion("send smaller arguments: pass large content by reference (a path or URL) instead of inline").
 			WithDetail("size", len(raw)).WithDetail("limit", MaxArgumentBytes)
 	}
 	if isBlankOrNull(raw) {
-		return map[string]any{}, nil
+		return map[string]any{}, false, nil
 	}
-	v, serr := decodeJSON(raw, MaxArgumentDepth)
+	d := decoder{src: string(raw), maxDepth: MaxArgumentDepth, plan: plan}
+	v, serr := d.top()
 	if serr != nil {
-		return nil, syntaxToolError(raw, serr)
+		return nil, false, syntaxToolError(raw, serr)
 	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, notObjectError(v)
+		return nil, false, notObjectError(v)
 	}
-	return obj, nil
+	return obj, d.repairable, nil
 }
 
 func isBlankOrNull(raw []byte) bool {

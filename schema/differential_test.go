@@ -316,6 +316,20 @@ func sameValidate(t *testing.T, name string, s *Schema, raw string, args map[str
 	}
 }
 
+// decodeSchemas are schemas whose ParseArguments sameDecode compares with
+// the package's.
+var decodeSchemas = func() []*Schema {
+	var out []*Schema
+	for _, raw := range []string{editSchema, `{"type":"object","additionalProperties":{"type":"integer"}}`, `{"type":"array"}`} {
+		s, err := Compile(json.RawMessage(raw))
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}()
+
 // sameDecode checks the decoder against the old one on raw.
 func sameDecode(t *testing.T, raw []byte) {
 	t.Helper()
@@ -323,6 +337,13 @@ func sameDecode(t *testing.T, raw []byte) {
 	ov, oobjects, oerr := oldDecodeCounting(raw, MaxArgumentDepth)
 	if !reflect.DeepEqual(v, ov) || objects != oobjects || !reflect.DeepEqual(err, oerr) {
 		t.Fatalf("decoding %q: %#v %d %+v; the old decoder: %#v %d %+v", raw, v, objects, err, ov, oobjects, oerr)
+	}
+	for _, s := range decodeSchemas {
+		sa, _, serr := s.ParseArguments(raw)
+		pa, perr := ParseArguments(raw)
+		if !reflect.DeepEqual(sa, pa) || !reflect.DeepEqual(serr, perr) {
+			t.Fatalf("Schema.ParseArguments(%q): %v %v; ParseArguments: %v %v", raw, sa, serr, pa, perr)
+		}
 	}
 	a, aerr := ParseArguments(raw)
 	if aerr != nil {
@@ -343,9 +364,9 @@ func sameDecode(t *testing.T, raw []byte) {
 }
 
 func TestDifferentialArguments(t *testing.T) {
-	random := 400
+	random := 200
 	if testing.Short() {
-		random = 120
+		random = 60
 	}
 	schemas := diffSchemas(t, random)
 	names := make([]string, 0, len(schemas))
@@ -362,9 +383,21 @@ func TestDifferentialArguments(t *testing.T) {
 	for _, raw := range texts {
 		sameDecode(t, []byte(raw))
 	}
-	cases, valid, changed := 0, 0, 0
+	cases, valid, changed, unrepairable := 0, 0, 0, 0
 	check := func(name string, s *Schema, raw string, args map[string]any) {
 		t.Helper()
+		// Schema.ParseArguments: the same arguments, and repairable
+		// whenever the old Repair repairs something.
+		sargs, repairable, serr := s.ParseArguments([]byte(raw))
+		if serr != nil || !reflect.DeepEqual(sargs, args) {
+			t.Fatalf("%s, %s: Schema.ParseArguments gives %v, %v; ParseArguments %v", name, raw, sargs, serr, args)
+		}
+		if _, reps := s.oldRepair(args); len(reps) > 0 && !repairable {
+			t.Fatalf("%s, %s: not repairable, but the old Repair makes %+v", name, raw, reps)
+		}
+		if !repairable {
+			unrepairable++
+		}
 		sameValidate(t, name, s, raw, args)
 		repaired := sameRepair(t, name, s, raw, args)
 		sameValidate(t, name, s, raw+" (repaired)", repaired)
@@ -399,7 +432,8 @@ func TestDifferentialArguments(t *testing.T) {
 			check(name, s, raw, args)
 		}
 	}
-	t.Logf("%d schemas, %d argument texts, %d (schema, arguments) pairs: %d valid, %d repaired", len(schemas), len(texts), cases, valid, changed)
+	t.Logf("%d schemas, %d argument texts, %d (schema, arguments) pairs: %d valid, %d repaired, %d not repairable by Schema.ParseArguments",
+		len(schemas), len(texts), cases, valid, changed, unrepairable)
 }
 
 // TestDifferentialStrings decodes strings with each kind of byte the

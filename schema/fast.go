@@ -2,7 +2,9 @@ package schema
 
 import (
 	"encoding/json"
+	"maps"
 	"math/big"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -27,19 +29,24 @@ const (
 
 // fnode is a compiled schema node, reduced to what the fast validator needs.
 type fnode struct {
-	always     *bool // a boolean schema
-	types      uint8 // 0: any type
-	enum       []any
-	hasConst   bool
-	constV     any
-	ref        *fnode
-	refOnly    bool // draft-07 $ref: siblings other than type/enum/const are ignored
-	allOf      []*fnode
-	anyOf      []*fnode
-	oneOf      []*fnode
-	not        *fnode
-	props      map[string]*fnode
-	required   []string
+	always   *bool // a boolean schema
+	types    uint8 // 0: any type
+	enum     []any
+	hasConst bool
+	constV   any
+	ref      *fnode
+	refOnly  bool // draft-07 $ref: siblings other than type/enum/const are ignored
+	allOf    []*fnode
+	anyOf    []*fnode
+	oneOf    []*fnode
+	not      *fnode
+	props    map[string]*fnode
+	required []string
+	// plist is props with each one's required flag, sorted by name, and
+	// reqOut the required names that props lacks: an object may be
+	// checked by looking these up instead of walking its members.
+	plist      []fprop
+	reqOut     []string
 	noExtra    bool   // additionalProperties: false
 	extra      *fnode // additionalProperties: {schema}
 	minProps   int
@@ -56,6 +63,12 @@ type fnode struct {
 	exMaximum  bound
 	multipleOf bound
 	numeric    bool // some numeric bound is set
+}
+
+type fprop struct {
+	name     string
+	node     *fnode
+	required bool
 }
 
 // bound is a numeric keyword's value, with an int64 copy when it is a small
@@ -167,6 +180,14 @@ func buildFast(root *jsonschema.Schema) *fnode {
 			}
 		}
 		n.required = s.Required
+		for _, k := range slices.Sorted(maps.Keys(n.props)) {
+			n.plist = append(n.plist, fprop{k, n.props[k], slices.Contains(s.Required, k)})
+		}
+		for _, r := range s.Required {
+			if _, ok := n.props[r]; !ok {
+				n.reqOut = append(n.reqOut, r)
+			}
+		}
 		switch a := s.AdditionalProperties.(type) {
 		case bool:
 			n.noExtra = !a
@@ -234,6 +255,36 @@ func (n *fnode) valid(v any, depth int) bool {
 	case map[string]any:
 		if len(v) < n.minProps || n.maxProps >= 0 && len(v) > n.maxProps {
 			return false
+		}
+		if n.extra == nil && len(n.plist) <= len(v)+4 {
+			// Look the properties up rather than walk the map (which costs
+			// more for a few keys): without an additionalProperties schema,
+			// a key outside props only matters under noExtra, and then it
+			// shows as fewer keys found than the map holds.
+			found := 0
+			for i := range n.plist {
+				p := &n.plist[i]
+				x, ok := v[p.name]
+				if !ok {
+					if p.required {
+						return false
+					}
+					continue
+				}
+				found++
+				if !p.node.valid(x, depth+1) {
+					return false
+				}
+			}
+			for _, r := range n.reqOut {
+				if _, ok := v[r]; !ok {
+					return false
+				}
+			}
+			if n.noExtra && found != len(v) {
+				return false
+			}
+			break
 		}
 		for _, r := range n.required {
 			if _, ok := v[r]; !ok {

@@ -102,6 +102,9 @@ func FuzzRepair(f *testing.F) {
 		if after, _ := json.Marshal(args); string(after) != string(before) {
 			t.Fatalf("Repair modified its input: %s → %s", before, after)
 		}
+		if _, repairable, _ := s.ParseArguments([]byte(raw)); !repairable && len(reps) > 0 {
+			t.Fatalf("Schema.ParseArguments says %s needs no repair, Repair makes %+v", raw, reps)
+		}
 		if valid && len(reps) > 0 {
 			t.Fatalf("repaired valid arguments %s: %+v", raw, reps)
 		}

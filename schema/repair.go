@@ -77,6 +77,20 @@ func (s *Schema) Repair(args map[string]any) (map[string]any, []Repair) {
 type rnode struct {
 	wanted  uint8     // types every applicable schema allows (integer implied by number); 0: any
 	members []*member // this node and its $ref/allOf schemas
+	// live is set when some value here or below could be repaired: the
+	// node wants a type that a value can be converted to, or has a live
+	// member schema. needsRepair stops at a node that is not live.
+	live bool
+	// liveProps are the members' properties whose schema is live, and
+	// liveExtra is set when a member's additionalProperties is: without
+	// it, only the values of liveProps can need a repair.
+	liveProps []liveProp
+	liveExtra bool
+}
+
+type liveProp struct {
+	key   string
+	child *rnode
 }
 
 type member struct {
@@ -152,7 +166,44 @@ func buildRepair(root *jsonschema.Schema) *rnode {
 		}
 		return n
 	}
-	return build(root)
+	top := build(root)
+	markLive(slices.Collect(maps.Values(memo)))
+	return top
+}
+
+// markLive sets live, liveProps and liveExtra on every node of a repair
+// plan (nodes may refer to each other in cycles: it repeats until nothing
+// changes).
+func markLive(nodes []*rnode) {
+	isLive := func(n *rnode) bool { return n != nil && n.live }
+	for _, n := range nodes {
+		n.live = n.wanted&(tNumber|tInteger|tBoolean|tObject|tArray) != 0 // convert's targets
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, n := range nodes {
+			if n.live {
+				continue
+			}
+			for _, mb := range n.members {
+				if isLive(mb.extra) || isLive(mb.rest) || slices.ContainsFunc(mb.prefix, isLive) ||
+					slices.ContainsFunc(slices.Collect(maps.Values(mb.props)), isLive) {
+					n.live, changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for _, n := range nodes {
+		for _, mb := range n.members {
+			n.liveExtra = n.liveExtra || isLive(mb.extra)
+			for _, k := range slices.Sorted(maps.Keys(mb.props)) {
+				if isLive(mb.props[k]) {
+					n.liveProps = append(n.liveProps, liveProp{k, mb.props[k]})
+				}
+			}
+		}
+	}
 }
 
 type repairer struct {
@@ -244,7 +295,7 @@ func (r *repairer) value(n *rnode, v any, at *step, depth int) (any, bool) {
 // needsRepair reports whether value would change anything, without
 // recording where (that would cost allocations on every call).
 func needsRepair(n *rnode, v any, depth int) bool {
-	if n == nil || depth > MaxArgumentDepth {
+	if n == nil || !n.live || depth > MaxArgumentDepth {
 		return false
 	}
 	if n.wanted != 0 && v != nil && !typeMatches(n.wanted, v) {
@@ -254,6 +305,16 @@ func needsRepair(n *rnode, v any, depth int) bool {
 	}
 	switch x := v.(type) {
 	case map[string]any:
+		if !n.liveExtra && len(n.liveProps) <= len(x)*len(n.members)+4 {
+			// Only the live properties can need a repair: look them up
+			// rather than walk the map (which costs more for a few keys).
+			for _, p := range n.liveProps {
+				if item, ok := x[p.key]; ok && needsRepair(p.child, item, depth+1) {
+					return true
+				}
+			}
+			return false
+		}
 		for k, item := range x {
 			for _, mb := range n.members {
 				child := mb.extra
@@ -276,6 +337,24 @@ func needsRepair(n *rnode, v any, depth int) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// memberRepairable reports whether the member key: v of an object at n
+// may need a repair: false only when needsRepair(n, object) would find
+// none in it.
+func (n *rnode) memberRepairable(key string, v any) bool {
+	if !n.live {
+		return false
+	}
+	if n.liveExtra {
+		return true // any key may fall to additionalProperties: let Repair look
+	}
+	for _, p := range n.liveProps {
+		if p.key == key && needsRepair(p.child, v, 1) {
+			return true
 		}
 	}
 	return false
