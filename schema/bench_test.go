@@ -82,12 +82,31 @@ func BenchmarkArgumentsPipeline(b *testing.B) {
 	s := mustCompile(b, benchSchema)
 	b.ReportAllocs()
 	for b.Loop() {
-		args, err := ParseArguments(benchArgs)
+		args, repairable, err := s.ParseArguments(benchArgs)
 		if err != nil {
 			b.Fatal(err)
 		}
-		args, _ = s.Repair(args)
+		if repairable {
+			args, _ = s.Repair(args)
+		}
 		if errs := s.Validate(args); errs != nil {
+			b.Fatal(errs)
+		}
+	}
+}
+
+// BenchmarkArgumentsPipelineOld is BenchmarkArgumentsPipeline with the
+// code before session 48 (old_test.go), for an A/B in one run.
+func BenchmarkArgumentsPipelineOld(b *testing.B) {
+	s := mustCompile(b, benchSchema)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, serr := oldDecodeJSON(benchArgs, MaxArgumentDepth)
+		if serr != nil {
+			b.Fatal(serr)
+		}
+		args, _ := s.oldRepair(v.(map[string]any))
+		if errs := s.oldValidate(args); errs != nil {
 			b.Fatal(errs)
 		}
 	}

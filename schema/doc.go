@@ -7,7 +7,10 @@
 // valid call's meaning ("42" → 42 where an integer is wanted, …) and reports
 // them, and Schema.Validate lists every failing field with its JSON pointer,
 // what was expected and what was there; ValidationError turns that list into
-// the one error a model reads.
+// the one error a model reads. Schema.ParseArguments is ParseArguments
+// that also says, from each top-level member as it is decoded, whether
+// Repair could change anything: most calls need no repair, and then skip
+// Repair's walk over the arguments.
 //
 // # Validator
 //

@@ -86,6 +86,7 @@ type rnode struct {
 	// it, only the values of liveProps can need a repair.
 	liveProps []liveProp
 	liveExtra bool
+	liveFirst uint64 // bit c&63 set for each first byte c of liveProps' keys
 }
 
 type liveProp struct {
@@ -200,6 +201,9 @@ func markLive(nodes []*rnode) {
 			for _, k := range slices.Sorted(maps.Keys(mb.props)) {
 				if isLive(mb.props[k]) {
 					n.liveProps = append(n.liveProps, liveProp{k, mb.props[k]})
+					if k != "" {
+						n.liveFirst |= 1 << (k[0] & 63)
+					}
 				}
 			}
 		}
@@ -351,6 +355,9 @@ func (n *rnode) memberRepairable(key string, v any) bool {
 	}
 	if n.liveExtra {
 		return true // any key may fall to additionalProperties: let Repair look
+	}
+	if key != "" && n.liveFirst&(1<<(key[0]&63)) == 0 {
+		return false // no live property starts with key's first byte
 	}
 	for _, p := range n.liveProps {
 		if p.key == key && needsRepair(p.child, v, 1) {
