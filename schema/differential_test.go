@@ -456,3 +456,12 @@ func TestDifferentialStrings(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecoderAgrees compares the decoder with the old one on any text.
+func FuzzDecoderAgrees(f *testing.F) {
+	for _, a := range fuzzArgs {
+		f.Add([]byte(a))
+	}
+	f.Add([]byte(`{"k":"abcdefgh\"ijklmnop\\qrst\u00e9uvwx\u0001"}`))
+	f.Fuzz(func(t *testing.T, raw []byte) { sameDecode(t, raw) })
+}
