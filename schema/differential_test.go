@@ -404,6 +404,10 @@ func TestDifferentialArguments(t *testing.T) {
 		cases++
 		if s.Validate(args) == nil {
 			valid++
+			// Repair's promise: valid arguments stay valid.
+			if err := s.Validate(repaired); err != nil {
+				t.Fatalf("%s, %s: valid, but repaired to %v, which is not: %v", name, raw, repaired, err)
+			}
 		}
 		if !reflect.DeepEqual(repaired, args) {
 			changed++

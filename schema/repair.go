@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -52,7 +53,8 @@ type Repair struct {
 // invalid, and repairing twice changes nothing the second time.
 //
 // args is not modified: when something is repaired, Repair returns a copy
-// (sharing what did not change); otherwise it returns args itself.
+// (sharing what did not change) and the repairs in the order of their
+// pointers; otherwise it returns args itself.
 func (s *Schema) Repair(args map[string]any) (map[string]any, []Repair) {
 	if s.repair == nil || len(args) == 0 {
 		return args, nil
@@ -69,6 +71,9 @@ func (s *Schema) Repair(args map[string]any) (map[string]any, []Repair) {
 	if !ok { // cannot happen: the root is an object and is never replaced by another type
 		return args, nil
 	}
+	// In the order of their pointers, not of the walk over maps: the
+	// same call gets the same metadata (and audit record).
+	slices.SortFunc(r.done, func(a, b Repair) int { return strings.Compare(a.Pointer, b.Pointer) })
 	return m, r.done
 }
 
@@ -135,7 +140,10 @@ func buildRepair(root *jsonschema.Schema) *rnode {
 				}
 				mb.props[k] = build(p)
 			}
-			if a, ok := x.AdditionalProperties.(*jsonschema.Schema); ok {
+			// A key a pattern matches is not an additional property:
+			// which keys match is not guessed, so with patternProperties
+			// additionalProperties repairs nothing.
+			if a, ok := x.AdditionalProperties.(*jsonschema.Schema); ok && len(x.PatternProperties) == 0 {
 				mb.extra = build(a)
 			}
 			for _, p := range x.PrefixItems {

@@ -140,3 +140,45 @@ func TestRepairThenValidate(t *testing.T) {
 		t.Errorf("errors = %+v, want /count got integer 0", errs)
 	}
 }
+
+func TestRepairPatternProperties(t *testing.T) {
+	// A key a patternProperties pattern matches is not an additional
+	// property: repairing it by additionalProperties would break valid
+	// arguments. Which keys a pattern matches is not guessed: where an
+	// object has patternProperties, additionalProperties repairs nothing.
+	s := mustCompile(t, `{"type":"object","patternProperties":{"^n":{"type":"string"}},"additionalProperties":{"type":"number"}}`)
+	for _, raw := range []string{`{"n1":"42"}`, `{"n1":"42","x":7}`} {
+		args := parse(t, raw)
+		if errs := s.Validate(args); errs != nil {
+			t.Fatalf("%s: Validate = %+v, want valid", raw, errs)
+		}
+		if got, reps := s.Repair(args); reps != nil || !reflect.DeepEqual(got, args) {
+			t.Errorf("%s: Repair = %v, %+v; want no repair", raw, got, reps)
+		}
+		if _, repairable, err := s.ParseArguments([]byte(raw)); err != nil || repairable {
+			t.Errorf("%s: ParseArguments says repairable %v (%v); want false", raw, repairable, err)
+		}
+	}
+	// Without patternProperties, additionalProperties still repairs.
+	s = mustCompile(t, `{"type":"object","additionalProperties":{"type":"number"}}`)
+	if got, reps := s.Repair(parse(t, `{"x":"7"}`)); len(reps) != 1 || reps[0].Pointer != "/x" {
+		t.Errorf("Repair = %v, %+v; want x repaired to 7", got, reps)
+	}
+}
+
+func TestRepairsSorted(t *testing.T) {
+	// The repairs of one call come in the order of their pointers, not of
+	// a walk over a map: the result's metadata (and the audit log) is the
+	// same for the same call.
+	s := mustCompile(t, `{"type":"object","additionalProperties":{"type":"integer"}}`)
+	for range 20 {
+		_, reps := s.Repair(parse(t, `{"e":"5","a":"1","d":"4","b":"2","c":"3"}`))
+		var got []string
+		for _, r := range reps {
+			got = append(got, r.Pointer)
+		}
+		if want := []string{"/a", "/b", "/c", "/d", "/e"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("pointers %v, want %v", got, want)
+		}
+	}
+}
