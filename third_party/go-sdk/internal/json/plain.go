@@ -437,72 +437,110 @@ func (p *Plain) Skip(depth int) ([]byte, bool) {
 // skipString reads a string without unescaping it and returns its bytes
 // between the quotes; a control byte or an escape JSON does not have is
 // refused (invalid UTF-8 is valid JSON).
+//
+// PATCH(toolgate): patch 40. A string whose closing quote is among its
+// first 8 bytes, with nothing before it that stops (stops), is read from
+// that one word. Else its closing quote is found with bytes.IndexByte
+// (which the runtime vectorizes: once, and again only after an escaped
+// quote), and its escapes likewise, each checked as before; then its bytes
+// up to that quote are checked for control bytes (an escape's bytes are
+// none) 32 bytes at a time (runBits). Patch 38's 16-byte turn looked for
+// all three stops in each word, at ~60 instructions for 16 bytes: 11.9 K
+// instructions a relayed call. wide then holds exactly the string's bytes
+// (patch 39's mark).
 func (p *Plain) skipString() ([]byte, bool) {
 	if !p.Next('"') {
 		return nil, false
 	}
 	b := p.b
-	wide := p.wide // PATCH(toolgate): patch 39
-	for i := p.i; i < len(b); i++ {
-		// PATCH(toolgate): patch 38. 16 bytes at a time, then 8, up to
-		// the first that ends the string or is an escape.
-		for ; i+16 <= len(b); i += 16 {
-			w := b[i : i+16]
-			x, y := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
-			wide = wide | x | y // PATCH(toolgate): patch 39
-			if m := stops(x); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				goto scanned
+	start := p.i
+	if start+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[start:])
+		if m := stops(x); m != 0 {
+			if k := bits.TrailingZeros64(m) >> 3; b[start+k] == '"' {
+				p.i, p.wide = start+k+1, p.wide|x&(1<<(8*k)-1)
+				return b[start : start+k], true
 			}
-			if m := stops(y); m != 0 {
-				i += 8 + bits.TrailingZeros64(m)>>3
-				goto scanned
-			}
-		}
-		for ; i+8 <= len(b); i += 8 { // 8 bytes at a time up to the first that ends the string or is an escape
-			x := binary.LittleEndian.Uint64(b[i:])
-			wide |= x // PATCH(toolgate): patch 39
-			if m := stops(x); m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-		}
-	scanned:
-		if i >= len(b) {
-			break
-		}
-		switch c := b[i]; {
-		case c == '"':
-			s := b[p.i:i]
-			p.i, p.wide = i+1, wide
-			return s, true
-		case c < 0x20:
-			return nil, false
-		case c == '\\':
-			if i+1 >= len(b) {
-				return nil, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if i+6 > len(b) {
-					return nil, false
-				}
-				for _, h := range b[i+2 : i+6] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						return nil, false
-					}
-				}
-				i += 5
-			default:
-				return nil, false
-			}
-		default: // PATCH(toolgate): patch 39, one of the last 7 bytes
-			wide |= uint64(c)
 		}
 	}
-	return nil, false
+	q := -1
+	for i := start; ; {
+		if q < i { // the next quote, at or after i
+			k := bytes.IndexByte(b[i:], '"')
+			if k < 0 {
+				return nil, false
+			}
+			q = i + k
+		}
+		e := bytes.IndexByte(b[i:q], '\\')
+		if e < 0 {
+			break
+		}
+		e += i // e < q: b[e+1] is in b
+		switch c := b[e+1]; {
+		case shortEscape[c]:
+			i = e + 2
+		case c == 'u':
+			if e+6 > len(b) {
+				return nil, false
+			}
+			for _, h := range b[e+2 : e+6] {
+				if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+					return nil, false
+				}
+			}
+			i = e + 6
+		default:
+			return nil, false
+		}
+	}
+	s := b[start:q]
+	wide, ctl := runBits(s)
+	if ctl&hi8 != 0 {
+		return nil, false
+	}
+	p.i, p.wide = q+1, p.wide|wide
+	return s, true
+}
+
+// PATCH(toolgate): patch 40. shortEscape holds the bytes that make a
+// two-byte escape after a backslash.
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+
+// PATCH(toolgate): patch 40. runBits returns the OR of run's bytes (in
+// some byte of a word: its high bits are clear exactly when run is all
+// ASCII) and a word whose high bits are not all clear exactly when run
+// holds a byte below 0x20 (noControl's (x - 0x20*lo8) &^ x, ORed), 32
+// bytes at a time, then 8 (the last word of a run of 8 or more that is not
+// whole is the run's last 8 bytes).
+func runBits(run []byte) (wide, ctl uint64) {
+	i := 0
+	for ; i+32 <= len(run); i += 32 {
+		w := run[i : i+32]
+		x0, x1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+		x2, x3 := binary.LittleEndian.Uint64(w[16:]), binary.LittleEndian.Uint64(w[24:])
+		wide |= x0 | x1 | x2 | x3
+		ctl |= (x0-0x20*lo8)&^x0 | (x1-0x20*lo8)&^x1 | (x2-0x20*lo8)&^x2 | (x3-0x20*lo8)&^x3
+	}
+	for ; i+8 <= len(run); i += 8 {
+		x := binary.LittleEndian.Uint64(run[i : i+8])
+		wide, ctl = wide|x, ctl|(x-0x20*lo8)&^x
+	}
+	if i == len(run) {
+		return wide, ctl
+	}
+	if len(run) >= 8 {
+		x := binary.LittleEndian.Uint64(run[len(run)-8:])
+		return wide | x, ctl | (x-0x20*lo8)&^x
+	}
+	for ; i < len(run); i++ {
+		c := uint64(run[i])
+		wide |= c
+		if c < 0x20 {
+			ctl |= hi8
+		}
+	}
+	return wide, ctl
 }
 
 // PATCH(toolgate): patch 38. noControl reports whether run holds no byte
