@@ -198,6 +198,10 @@ type incomingRequest struct {
 	// PATCH(toolgate): patch 37. rel is the request's releaser (see
 	// handleAsync), allocated with it.
 	rel releaser
+
+	// PATCH(toolgate): patch 40. resp is the request's response
+	// (processResult's), allocated with it.
+	resp Response
 }
 
 // Reader abstracts the transport mechanics from the JSON RPC protocol.
@@ -389,25 +393,31 @@ func CallRoom(method string) int {
 func (c *Connection) call(ctx context.Context, method string, params any, compact Compact, frame []byte) *AsyncCall {
 	// Generate a new request identifier.
 	n := atomic.AddInt64(&c.seq, 1) // PATCH(toolgate): patch 37, outgoingCalls' key
-	id := Int64ID(n)
 
-	ac := &AsyncCall{
-		id:    id,
-		ready: make(chan struct{}),
-	}
-	// When this method returns, either ac is retired, or the request has been
-	// written successfully and the call is awaiting a response (to be provided by
-	// the readIncoming goroutine).
-
+	// PATCH(toolgate): patch 40. The call, its ID's value (int64IDAt) and,
+	// of Compact params, its request are allocated together.
 	var (
+		ac   *AsyncCall
 		call *Request
 		err  error
 	)
 	if len(compact) > 0 { // PATCH(toolgate): patch 38
-		call = newCompactCall(ac.id, method, compact, frame)
+		cc := &compactCall{num: n}
+		ac = &cc.ac
+		ac.id = int64IDAt(&cc.num)
+		call = cc.req.fill(ac.id, method, compact, frame)
 	} else {
+		nc := &numCall{num: n}
+		ac = &nc.ac
+		ac.id = int64IDAt(&nc.num)
 		call, err = NewCall(ac.id, method, params)
 	}
+	id := ac.id
+	ac.ready = make(chan struct{})
+	// When this method returns, either ac is retired, or the request has been
+	// written successfully and the call is awaiting a response (to be provided by
+	// the readIncoming goroutine).
+
 	if err != nil {
 		ac.retire(&Response{ID: id, Error: fmt.Errorf("marshaling call parameters: %w", err)})
 		return ac
@@ -437,6 +447,21 @@ func (c *Connection) call(ctx context.Context, method string, params any, compac
 		c.Retire(ac, err)
 	}
 	return ac
+}
+
+// PATCH(toolgate): patch 40. numCall is an AsyncCall and its ID's value;
+// compactCall also its request (newCompactCall's), which the call then
+// holds as long as it is held (the request's params are the caller's,
+// whose buffer is not reused: CallFramed).
+type numCall struct {
+	ac  AsyncCall
+	num int64
+}
+
+type compactCall struct {
+	ac  AsyncCall
+	num int64
+	req markedRequest
 }
 
 // Retire stops tracking the call, and reports err as its terminal error.
@@ -933,7 +958,8 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 			err = c.internalErrorf("%#v returned a nil result and nil error for a %q Request that requires a Response", from, req.Method)
 		}
 
-		response, respErr := NewResponse(req.ID, result, err)
+		response := &req.resp // PATCH(toolgate): patch 40 (was NewResponse's)
+		respErr := response.set(req.ID, result, err)
 
 		// The caller could theoretically reuse the request's ID as soon as we've
 		// sent the response, so ensure that it is removed from the incoming map

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	internaljson "github.com/modelcontextprotocol/go-sdk/internal/json"
 )
@@ -140,6 +141,21 @@ func StringID(s string) ID { return ID{value: s} }
 // Int64ID creates a new integer request identifier.
 func Int64ID(i int64) ID { return ID{value: i} }
 
+// PATCH(toolgate): patch 40. int64IDAt is Int64ID(*n) whose value holds n
+// itself rather than a new copy of *n (converting an int64 of 256 or more
+// to an interface allocates 8 bytes): n is a field of an object allocated
+// for the message anyway, set before and never changed after (an
+// interface's value is never written through). An interface's data word
+// is a pointer to its value for every type that is not pointer-shaped
+// (int64 is not), which the collector follows as it does any pointer into
+// an object, so n's object lives as long as the ID; the ID's type, value,
+// ==, hash and Raw are those of Int64ID(*n) (TestInt64IDAt).
+func int64IDAt(n *int64) ID {
+	v := any(int64(0)) // the runtime's static zero: no allocation
+	(*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] = unsafe.Pointer(n)
+	return ID{value: v}
+}
+
 // IsValid returns true if the ID is a valid identifier.
 // The default value for ID will return false.
 func (id ID) IsValid() bool { return id.value != nil }
@@ -179,10 +195,17 @@ func NewCall(id ID, method string, params any) (*Request, error) {
 // 39: p is the end of frame when frame is not nil (CallFramed); Params
 // then is p without the capacity after it.
 func newCompactCall(id ID, method string, p Compact, frame []byte) *Request {
+	return new(markedRequest).fill(id, method, p, frame)
+}
+
+// PATCH(toolgate): patch 40. fill makes rm newCompactCall(id, method, p,
+// frame) and returns its request (Connection.call's rm is allocated with
+// its call).
+func (rm *markedRequest) fill(id ID, method string, p Compact, frame []byte) *Request {
 	if frame != nil {
 		p = p[:len(p):len(p)]
 	}
-	rm := &markedRequest{Request: Request{ID: id, Method: method, Params: json.RawMessage(p)}, mark: compactParams{markOf(p), frame}}
+	*rm = markedRequest{Request: Request{ID: id, Method: method, Params: json.RawMessage(p)}, mark: compactParams{markOf(p), frame}}
 	rm.Extra = &rm.mark
 	return &rm.Request
 }
@@ -231,22 +254,31 @@ func (msg *Request) marshal(to *wireCombined) {
 // NewResponse constructs a new Response message that is a reply to the
 // supplied. If err is set result may be ignored.
 func NewResponse(id ID, result any, rerr error) (*Response, error) {
+	resp := new(Response)
+	return resp, resp.set(id, result, rerr) // PATCH(toolgate): patch 40
+}
+
+// PATCH(toolgate): patch 40. set makes resp, a zero Response, what
+// NewResponse(id, result, rerr) returns, and returns its error
+// (processResult's resp is allocated with its request).
+func (resp *Response) set(id ID, result any, rerr error) error {
 	own := false
 	if f, ok := result.(OwnFramed); ok { // PATCH(toolgate): patch 31
 		result, own = Framed(f), true
 	}
 	if f, ok := result.(Framed); ok { // PATCH(toolgate): patch 22
 		if len(f) > FrameRoom && cap(f)-len(f) >= 2 {
-			return &Response{ID: id, Result: json.RawMessage(f[FrameRoom:]), Error: rerr, Extra: compactResult{f, own}}, nil
+			*resp = Response{ID: id, Result: json.RawMessage(f[FrameRoom:]), Error: rerr, Extra: compactResult{f, own}}
+			return nil
 		}
 		result = Compact(f[min(len(f), FrameRoom):]) // no room: copied as a Compact
 	}
 	r, merr := marshalToRaw(result)
-	resp := &Response{ID: id, Result: r, Error: rerr}
+	*resp = Response{ID: id, Result: r, Error: rerr}
 	if c, ok := result.(Compact); ok && len(c) > 0 { // PATCH(toolgate): patch 9
 		resp.Extra = compactResult{}
 	}
-	return resp, merr
+	return merr
 }
 
 func (msg *Response) marshal(to *wireCombined) {
@@ -551,10 +583,20 @@ type keptResult struct {
 }
 
 // PATCH(toolgate): patch 38. keptResponse is a Response DecodeValidMessage
-// made and the mark its Extra points at, in one allocation.
+// made and the mark its Extra points at, in one allocation. Patch 40: and
+// its integer ID's value (num, int64IDAt).
 type keptResponse struct {
 	Response
 	mark keptResult
+	num  int64
+}
+
+// PATCH(toolgate): patch 40. numRequest is a Request message made of a
+// message with an integer ID, and that ID's value (int64IDAt), in one
+// allocation.
+type numRequest struct {
+	Request
+	num int64
 }
 
 // PATCH(toolgate): patch 29. kept reports whether r's Result is the slice
@@ -592,7 +634,8 @@ func (msg *wireDecode) messageKept(keep, ascii bool) (Message, error) {
 		err error
 	)
 	if msg.isNum { // PATCH(toolgate): patch 38
-		id = Int64ID(msg.num)
+		// PATCH(toolgate): patch 40. The ID is made below, its value in
+		// the message's allocation (int64IDAt).
 	} else if id, err = MakeID(msg.ID); err != nil {
 		return nil, err
 	}
@@ -614,6 +657,11 @@ func (msg *wireDecode) messageKept(keep, ascii bool) (Message, error) {
 			}
 			method = um
 		}
+		if msg.isNum { // PATCH(toolgate): patch 40
+			nr := &numRequest{Request: Request{Method: method, Params: msg.Params}, num: msg.num}
+			nr.ID = int64IDAt(&nr.num)
+			return &nr.Request, nil
+		}
 		return &Request{
 			Method: method,
 			ID:     id,
@@ -621,13 +669,20 @@ func (msg *wireDecode) messageKept(keep, ascii bool) (Message, error) {
 		}, nil
 	}
 	// no method key, should be a response
-	if !id.IsValid() {
+	if !id.IsValid() && !msg.isNum { // PATCH(toolgate): patch 40 (an integer ID is made below)
 		return nil, ErrInvalidRequest
 	}
 	var resp *Response
-	if keep && len(msg.Result) > 0 { // PATCH(toolgate): patch 38
-		rk := &keptResponse{Response: Response{ID: id, Result: msg.Result}, mark: keptResult{markOf(msg.Result), ascii}}
-		rk.Extra = &rk.mark
+	if kept := keep && len(msg.Result) > 0; kept || msg.isNum { // PATCH(toolgate): patches 38 and 40
+		rk := &keptResponse{Response: Response{ID: id, Result: msg.Result}}
+		if kept {
+			rk.mark = keptResult{markOf(msg.Result), ascii}
+			rk.Extra = &rk.mark
+		}
+		if msg.isNum {
+			rk.num = msg.num
+			rk.ID = int64IDAt(&rk.num)
+		}
 		resp = &rk.Response
 	} else {
 		resp = &Response{
