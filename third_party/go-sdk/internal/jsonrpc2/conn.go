@@ -821,9 +821,17 @@ func (c *Connection) acceptRequest(ctx context.Context, msg *Request, preempter 
 // queue again rather than end: the next request does not start a new
 // goroutine, whose stack grows again, copying itself, through the handler.
 func (c *Connection) handleAsync() {
+	// PATCH(toolgate): patch 40. handled is set when the request this
+	// goroutine handled last is answered (respond) but not yet retired
+	// from the count of incoming requests: the next update retires it
+	// (processResult's own update did, one more lock round a request).
+	handled := false
 	for {
 		var req *incomingRequest
 		c.updateInFlight(func(s *inFlightState) {
+			if handled {
+				s.retireIncoming()
+			}
 			if len(s.handlerQueue) > 0 {
 				// PATCH(toolgate): patch 37. The slot is cleared, and a
 				// queue left empty keeps its array from the start: the
@@ -840,8 +848,9 @@ func (c *Connection) handleAsync() {
 				s.handlerRunning = false
 			}
 		})
+		handled = false
 		if req == nil {
-			if !c.park() {
+			if !c.park(false) {
 				return
 			}
 			continue
@@ -855,7 +864,8 @@ func (c *Connection) handleAsync() {
 			if cause := context.Cause(req.ctx); cause != nil {
 				err = cause
 			}
-			c.processResult("handleAsync", req, nil, err)
+			c.respond("handleAsync", req, nil, err) // PATCH(toolgate): patch 40, see handled
+			handled = true
 			continue
 		}
 
@@ -864,9 +874,13 @@ func (c *Connection) handleAsync() {
 		r.conn = c
 		ctx := context.WithValue(req.ctx, asyncKey, r)
 		result, err := c.handler.Handle(ctx, req.Request)
-		c.processResult(c.handler, req, result, err)
-		if !r.finish() && !c.park() {
-			return // released: the queue went on without this goroutine
+		c.respond(c.handler, req, result, err) // PATCH(toolgate): patch 40, see handled
+		handled = true
+		if !r.finish() {
+			handled = false // retired by park
+			if !c.park(true) {
+				return // released: the queue went on without this goroutine
+			}
 		}
 	}
 }
@@ -881,9 +895,16 @@ const maxParked = 8
 // queue is this goroutine's to run, handlerRunning is set) or the
 // connection is done (false). It returns false at once when maxParked
 // goroutines are parked already.
-func (c *Connection) park() bool {
+//
+// PATCH(toolgate): patch 40. With retire set, the request the goroutine
+// answered last is retired from the count of incoming requests in the
+// same update (see handleAsync's handled).
+func (c *Connection) park(retire bool) bool {
 	parked := false
 	c.updateInFlight(func(s *inFlightState) {
+		if retire {
+			s.retireIncoming()
+		}
 		if s.parked < maxParked {
 			s.parked++
 			parked = true
@@ -943,7 +964,29 @@ func (c *Connection) handOn(h handoff) bool {
 }
 
 // processResult processes the result of a request and, if appropriate, sends a response.
+//
+// PATCH(toolgate): patch 40. It is respond, then the request retired from
+// the count of incoming requests in an update of its own; handleAsync
+// calls respond and retires the request in its next update.
 func (c *Connection) processResult(from any, req *incomingRequest, result any, err error) error {
+	c.respond(from, req, result, err)
+	c.updateInFlight(func(s *inFlightState) { s.retireIncoming() })
+	return nil
+}
+
+// PATCH(toolgate): patch 40. retireIncoming is v1.8.0's end of
+// processResult: a request answered leaves the count of incoming ones.
+func (s *inFlightState) retireIncoming() {
+	if s.incoming == 0 {
+		panic("jsonrpc2: processResult called when incoming count is already zero")
+	}
+	s.incoming--
+}
+
+// PATCH(toolgate): patch 40. respond is v1.8.0's processResult up to its
+// last update (the request is answered and cancelled; the caller retires
+// it: retireIncoming).
+func (c *Connection) respond(from any, req *incomingRequest, result any, err error) {
 	if nomethodnotfoundcodeinerror != "1" && (errors.Is(err, ErrNotHandled) || errors.Is(err, ErrMethodNotFound)) {
 		err = fmt.Errorf("%w: %q", ErrMethodNotFound, req.Method)
 	}
@@ -996,13 +1039,6 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 
 	// Cancel the request to free any associated resources.
 	req.cancel(nil)
-	c.updateInFlight(func(s *inFlightState) {
-		if s.incoming == 0 {
-			panic("jsonrpc2: processResult called when incoming count is already zero")
-		}
-		s.incoming--
-	})
-	return nil
 }
 
 // write is used by all things that write outgoing messages, including replies.

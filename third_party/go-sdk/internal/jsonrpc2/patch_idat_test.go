@@ -143,3 +143,43 @@ func TestCallIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestRetiredInNextUpdate: handleAsync retires a request it answered in
+// its next update (or in park's): after requests handled in turn, released
+// (Async) or cancelled before they ran, every one is answered and retired
+// (the count of incoming requests is back at 0, so Close returns and the
+// connection is done, as on v1.8.0).
+func TestRetiredInNextUpdate(t *testing.T) {
+	block := make(chan struct{})
+	p := newInflightConn(func(ctx context.Context, req *Request) (any, error) {
+		switch req.Method {
+		case "async":
+			Async(ctx)
+		case "block":
+			<-block
+		}
+		return req.Method, nil
+	}, nil)
+	methods := []string{"plain", "async", "plain", "async", "async", "plain"}
+	for i := range 40 {
+		p.in <- inflightCall(t, int64(i+1), methods[i%len(methods)])
+	}
+	for range 40 {
+		<-p.out
+	}
+	p.in <- inflightCall(t, 100, "block")
+	p.in <- inflightCall(t, 101, "plain")
+	p.Cancel(Int64ID(101))
+	close(block)
+	<-p.out
+	<-p.out
+	p.Close()
+	if err := p.Connection.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.updateInFlight(func(s *inFlightState) {
+		if s.incoming != 0 {
+			t.Errorf("%d incoming requests left", s.incoming)
+		}
+	})
+}
