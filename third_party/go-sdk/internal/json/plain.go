@@ -23,7 +23,11 @@ import (
 type Plain struct {
 	b    []byte
 	i    int
-	kept []kept // PATCH(toolgate): patch 20 (KeptString)
+	// PATCH(toolgate): patch 20 (KeptString). Patch 40: an array in the
+	// Plain and the count of those kept (was a slice grown by append:
+	// an allocation of each Plain that kept a string).
+	kept  [maxKept]kept
+	nkept int
 	// PATCH(toolgate): patch 39. wide is the OR of the words and bytes
 	// skipString loaded (every byte of the strings it read, and maybe some
 	// after them): its high bits are clear when those bytes are all ASCII.
@@ -282,7 +286,7 @@ func (p *Plain) str() (string, int, bool) {
 	// PATCH(toolgate): patch 20. The bytes of a kept string followed by a
 	// quote are read as they were read then: they decode to the same
 	// string, and that quote ends it.
-	for _, k := range p.kept {
+	for _, k := range p.kept[:p.nkept] {
 		if end := p.i + len(k.body); end < len(p.b) && p.b[end] == '"' && string(p.b[p.i:end]) == string(k.body) {
 			p.i = end + 1
 			return k.s, -1, true
@@ -365,8 +369,9 @@ func (p *Plain) str() (string, int, bool) {
 func (p *Plain) KeptString() (string, bool) {
 	start := p.i
 	s, ok := p.String()
-	if ok && len(p.kept) < maxKept {
-		p.kept = append(p.kept, kept{body: p.b[start+1 : p.i-1], s: s})
+	if ok && p.nkept < maxKept {
+		p.kept[p.nkept] = kept{body: p.b[start+1 : p.i-1], s: s}
+		p.nkept++
 	}
 	return s, ok
 }
