@@ -21,8 +21,8 @@ import (
 // value it reads is one Unmarshal finds valid, decoded as Unmarshal decodes
 // it.
 type Plain struct {
-	b    []byte
-	i    int
+	b []byte
+	i int
 	// PATCH(toolgate): patch 20 (KeptString). Patch 40: an array in the
 	// Plain and the count of those kept (was a slice grown by append:
 	// an allocation of each Plain that kept a string).
