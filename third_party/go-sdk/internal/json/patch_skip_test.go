@@ -34,3 +34,25 @@ func TestSkipStringLongRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestSpace: Space skips what v1.8.0's (patch 11's) loop skipped: runs of
+// each pair of bytes, every byte value, before any byte or the end.
+func TestSpace(t *testing.T) {
+	old := func(b []byte) int {
+		i := 0
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+		return i
+	}
+	for c := range 256 {
+		for d := range 256 {
+			for _, b := range [][]byte{{byte(c)}, {byte(c), byte(d)}, {' ', byte(c), '\t', byte(d)}, {byte(c), byte(c), byte(c), byte(d)}} {
+				p := NewPlain(b)
+				if p.Space(); p.i != old(b) {
+					t.Fatalf("Space(%q) at %d; v1.8.0's loop %d", b, p.i, old(b))
+				}
+			}
+		}
+	}
+}

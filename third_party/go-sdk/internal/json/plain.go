@@ -90,8 +90,15 @@ func (p *Plain) End() bool {
 }
 
 // Space skips white space.
+//
+// PATCH(toolgate): patch 40. A byte above ' ' (what comes next in a
+// message written compact) is turned away with one compare, before the
+// four (~280 calls a relayed call, 2.8 K instructions).
 func (p *Plain) Space() {
-	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\n' || p.b[p.i] == '\r') {
+	for p.i < len(p.b) {
+		if c := p.b[p.i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return
+		}
 		p.i++
 	}
 }
