@@ -5,6 +5,7 @@
 package json
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,33 @@ func TestSpace(t *testing.T) {
 				p := NewPlain(b)
 				if p.Space(); p.i != old(b) {
 					t.Fatalf("Space(%q) at %d; v1.8.0's loop %d", b, p.i, old(b))
+				}
+			}
+		}
+	}
+}
+
+// TestShortString: shortString finds the first quote, or gives up (-1),
+// and gives up on a string with a backslash or a control byte before it:
+// Object then reads the key as before (the first quote, a backslash
+// refused). Bodies of up to 24 bytes with each of TestStringScans's
+// bytes put at every place, and the bytes cut after each.
+func TestShortString(t *testing.T) {
+	specials := []string{`"`, `\`, "\x00", "\x1f", "\x20", "\x7f", "\x80", "\xff", "é"}
+	for n := 0; n <= 24; n++ {
+		for k := 0; k <= n; k++ {
+			for _, s := range specials {
+				body := strings.Repeat("k", k) + s + strings.Repeat("y", n-k) + `"` + "tail"
+				for cut := 0; cut <= len(body); cut++ {
+					b := []byte(body[:cut])
+					j := shortString(b, 0)
+					q := bytes.IndexByte(b, '"')
+					if j >= 0 && (j != q || bytes.ContainsFunc(b[:q], func(r rune) bool { return r == '\\' || r < 0x20 })) {
+						t.Fatalf("shortString(%q) = %d; first quote %d", b, j, q)
+					}
+					if j < 0 && q >= 0 && q < 8 && len(b) >= 16 && !bytes.ContainsAny(b[:q], "\\\x00\x1f") {
+						t.Fatalf("shortString(%q) gave up on a quote at %d", b, q)
+					}
 				}
 			}
 		}

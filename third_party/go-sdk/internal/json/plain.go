@@ -137,17 +137,24 @@ func (p *Plain) Object(member func(key string) bool) bool {
 		if !p.Next('"') {
 			return false
 		}
-		j := bytes.IndexByte(p.b[p.i:], '"')
+		// PATCH(toolgate): patch 40. A key whose quote is among its first
+		// 16 bytes, nothing before it a backslash, a quote or a control
+		// byte (stops), is found from those words, without the two
+		// IndexByte calls.
+		j := shortString(p.b, p.i)
 		if j < 0 {
-			return false
+			j = bytes.IndexByte(p.b[p.i:], '"')
+			if j < 0 {
+				return false
+			}
+			// A key with an escape is refused; one with a control byte, which
+			// JSON does not allow, is the member's to refuse (a key it knows
+			// has none).
+			if bytes.IndexByte(p.b[p.i:p.i+j], '\\') >= 0 {
+				return false
+			}
 		}
 		key := p.b[p.i : p.i+j]
-		// A key with an escape is refused; one with a control byte, which
-		// JSON does not allow, is the member's to refuse (a key it knows
-		// has none).
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
 		p.i += j + 1
 		p.Space()
 		if !p.Next(':') {
@@ -513,6 +520,28 @@ func (p *Plain) skipString() ([]byte, bool) {
 	}
 	p.i, p.wide = q+1, p.wide|wide
 	return s, true
+}
+
+// PATCH(toolgate): patch 40. shortString returns the index, from i, of
+// the quote that ends the string whose bytes start at i when it is among
+// the 16 bytes from i (the 8 when fewer are left) and no byte before it
+// is a backslash or a control byte (the first stop, stops); else -1.
+func shortString(b []byte, i int) int {
+	if i+8 > len(b) {
+		return -1
+	}
+	k := 0
+	m := stops(binary.LittleEndian.Uint64(b[i:]))
+	if m == 0 && i+16 <= len(b) {
+		k, m = 8, stops(binary.LittleEndian.Uint64(b[i+8:]))
+	}
+	if m == 0 {
+		return -1
+	}
+	if k += bits.TrailingZeros64(m) >> 3; b[i+k] != '"' {
+		return -1
+	}
+	return k
 }
 
 // PATCH(toolgate): patch 40. shortEscape holds the bytes that make a
