@@ -164,29 +164,18 @@ func (f *prefilter) scan(s string, may []bool) {
 	i := 0
 	var high uint64 // every byte looked at, or'ed: a non-ASCII one sets 0x80 of one of its bytes
 	if f.triples {
-		// Three triples, at i, i+2 and i+4, from one load of eight bytes.
-		for ; i+7 < len(s); i += 6 {
-			b := s[i : i+8] // one load on amd64 and arm64
-			w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-			high |= w
-			if f.hasTriple(uint32(w) & 0xFFFFFF) {
-				f.matchAround(s, i, may)
+		// The triples at every other byte that have four bytes from
+		// there, in order, each hit compared where it is (nextTriple
+		// stays a loop without calls).
+		for {
+			var h uint64
+			i, h = f.nextTriple(s, i)
+			high |= h
+			if i+4 > len(s) {
+				break
 			}
-			if f.hasTriple(uint32(w>>16) & 0xFFFFFF) {
-				f.matchAround(s, i+2, may)
-			}
-			if f.hasTriple(uint32(w>>32) & 0xFFFFFF) {
-				f.matchAround(s, i+4, may)
-			}
-		}
-		for ; i+3 < len(s); i += 2 {
-			b := s[i : i+4] // one load on amd64 and arm64
-			w := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-			high |= uint64(w)
-			if f.hasTriple(w & 0xFFFFFF) {
-				f.matchAround(s, i, may)
-			}
+			f.matchAround(s, i, may)
+			i += 2
 		}
 		// The last bytes, each compared: a literal starting there has
 		// its first triple, or its second, from i-1 on.
@@ -208,6 +197,40 @@ func (f *prefilter) scan(s string, may []bool) {
 			may[i] = true
 		}
 	}
+}
+
+// nextTriple returns the first of the bytes i, i+2, i+4... (i even) with
+// four bytes from there whose triple is in both sets, or the first byte
+// of them without four bytes from there when there is none, and the bytes
+// it loaded, or'ed. Three triples, at j, j+2 and j+4, come from one load
+// of eight bytes, then one from four. It calls nothing, so that its
+// variables stay in registers (with the hits' calls in the loop, the
+// compiler kept them on the stack: a third of the scan's instructions).
+func (f *prefilter) nextTriple(s string, i int) (int, uint64) {
+	var high uint64
+	for t := s[i:]; len(t) >= 8; t = t[6:] {
+		w := load64(t) // one load on amd64 and arm64
+		high |= w
+		if f.hasTriple(uint32(w) & 0xFFFFFF) {
+			return i, high
+		}
+		if f.hasTriple(uint32(w>>16) & 0xFFFFFF) {
+			return i + 2, high
+		}
+		if f.hasTriple(uint32(w>>32) & 0xFFFFFF) {
+			return i + 4, high
+		}
+		i += 6
+	}
+	for ; i+3 < len(s); i += 2 {
+		b := s[i : i+4] // one load on amd64 and arm64
+		w := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+		high |= uint64(w)
+		if f.hasTriple(w & 0xFFFFFF) {
+			return i, high
+		}
+	}
+	return i, high
 }
 
 // matchAround sets may for the literals that start at i-1 or at i, where a
