@@ -400,8 +400,12 @@ func (r *Redactor) redact(s string, keep func(s string, start, end int) bool) (s
 	if !r.noFilter && r.filter != nil {
 		may = append(may, make([]bool, len(r.patterns))...)
 		r.filter.scan(s, may)
+		if r.literals && !slices.Contains(may, true) {
+			return s, 0 // no pattern can match: the loop below would skip each
+		}
 	}
-	for i, p := range r.patterns {
+	for i := range r.patterns {
+		p := &r.patterns[i] // not a copy of its twelve words for each pattern
 		if !r.noFilter && len(p.need.lits) > 0 && !may[i] {
 			continue
 		}
