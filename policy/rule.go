@@ -352,6 +352,11 @@ func (f *facts) pathUses() ([]pathUse, []location) {
 	if f.def.Annotations.ReadOnly {
 		acc = accRead
 	}
+	// Gathered on the stack, then kept as they are counted: one allocation
+	// for a call with one path (most that have any), not one for the path
+	// and one for its location.
+	var room [4]pathUse
+	paths := room[:0]
 	if args, err := f.arguments(); err == nil {
 		for _, name := range f.info.paths {
 			v, ok := args[name]
@@ -359,29 +364,42 @@ func (f *facts) pathUses() ([]pathUse, []location) {
 				continue
 			}
 			if s, ok := v.(string); ok {
-				f.paths = append(f.paths, pathUse{p: s, acc: acc, origin: name})
+				paths = append(paths, pathUse{p: s, acc: acc, origin: name})
 			} else if list, ok := stringList(v); ok {
 				for _, s := range list {
-					f.paths = append(f.paths, pathUse{p: s, acc: acc, origin: name})
+					paths = append(paths, pathUse{p: s, acc: acc, origin: name})
 				}
 			}
 		}
 		for _, name := range f.info.patches {
 			if s, ok := args[name].(string); ok {
 				for _, p := range patchPaths(s) {
-					f.paths = append(f.paths, pathUse{p: p, acc: accWrite, origin: name})
+					paths = append(paths, pathUse{p: p, acc: accWrite, origin: name})
 				}
 			}
 		}
 	}
 	if sh := f.command(); sh != nil {
-		f.paths = append(f.paths, sh.paths...)
+		paths = append(paths, sh.paths...)
 	}
-	f.locs = make([]location, len(f.paths))
+	switch len(paths) {
+	case 0:
+	case 1:
+		one := &onePath{path: [1]pathUse{paths[0]}}
+		f.paths, f.locs = one.path[:], one.loc[:]
+	default:
+		f.paths, f.locs = slices.Clone(paths), make([]location, len(paths))
+	}
 	for i, u := range f.paths {
 		f.locs[i] = f.roots.locate(u.p)
 	}
 	return f.paths, f.locs
+}
+
+// onePath is the path of a call that has one, and its location.
+type onePath struct {
+	path [1]pathUse
+	loc  [1]location
 }
 
 // urlHosts returns the hosts the call's url arguments reach; bad is true
