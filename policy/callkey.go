@@ -16,25 +16,30 @@ import (
 func callKey(call tool.Call, args map[string]any) string {
 	// Written on the stack when it fits: only the string is made.
 	var room [256]byte
-	b := room[:0]
-	if n := len(call.Name) + 1 + len(call.Args); n > len(room) {
-		b = make([]byte, 0, n)
+	return string(appendCallKey(room[:0], call, args))
+}
+
+// appendCallKey appends callKey(call, args) to b, growing it once to the
+// size the key most likely has when it is too short.
+func appendCallKey(b []byte, call tool.Call, args map[string]any) []byte {
+	if n := len(b) + len(call.Name) + 1 + len(call.Args); n > cap(b) {
+		b = append(make([]byte, 0, n), b...)
 	}
 	b = append(append(b, call.Name...), 0)
 	if args != nil {
-		return string(appendCanonical(b, args))
+		return appendCanonical(b, args)
 	}
 	raw := bytes.TrimSpace(call.Args)
 	if len(raw) == 0 || string(raw) == "null" {
-		return string(append(b, "{}"...))
+		return append(b, "{}"...)
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(call.Args)) // not raw: JSON space is narrower than TrimSpace's
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return string(append(b, call.Args...))
+		return append(b, call.Args...)
 	}
-	return string(appendCanonical(b, v))
+	return appendCanonical(b, v)
 }
 
 // appendCanonical appends v, a decoded JSON value, as json.Marshal writes

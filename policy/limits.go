@@ -173,13 +173,22 @@ func (l *Limiter) AcquireTicket(ctx context.Context, call tool.Call, def tool.De
 	if l.invalid != nil {
 		return Ticket{}, l.invalid
 	}
+	// The loop guard's key is written on the stack (keyBytes) and made a
+	// string only where it is kept: a key the caller's history already
+	// holds is that history's string (checkLoop), so that repeating a call
+	// allocates no key.
+	var keyRoom [256]byte
+	var keyBytes []byte
 	var key string
 	if !l.cfg.Loop.Off {
-		key = callKey(call, args)
+		keyBytes = appendCallKey(keyRoom[:0], call, args)
 	}
 	buckets := l.bucketsOf(call, def)
 	shared := l.shared()
 	if shared != nil {
+		if !l.cfg.Loop.Off {
+			key = string(keyBytes)
+		}
 		refusal, err := l.sharedAdmit(ctx, shared, call, buckets, key)
 		if err == nil {
 			shared.answered()
@@ -198,7 +207,7 @@ func (l *Limiter) AcquireTicket(ctx context.Context, call tool.Call, def tool.De
 			var room [128]byte
 			b := append(append(append(room[:0], call.Principal...), 0), call.Session...)
 			var err *tool.Error
-			if h, err = l.checkLoop(unsafe.String(unsafe.SliceData(b), len(b)), key); err != nil {
+			if h, key, err = l.checkLoop(unsafe.String(unsafe.SliceData(b), len(b)), unsafe.String(unsafe.SliceData(keyBytes), len(keyBytes))); err != nil {
 				return Ticket{}, err
 			}
 		}
@@ -411,16 +420,29 @@ const (
 // checkLoop refuses a call with key that the loop guard finds looping in
 // session, or records it; it returns the session's history (whose caller
 // is session, which the caller may have made for this look-up alone).
-func (l *Limiter) checkLoop(session, key string) (*history, *tool.Error) {
+//
+// key is only read (it may be on the caller's stack): what is returned is
+// key as the history keeps it, the string of its entry (made when the
+// entry was), to be given to record.
+func (l *Limiter) checkLoop(session, key string) (*history, string, *tool.Error) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h := l.history(session, now)
-	return h, h.check(l, key, now)
+	kept, err := h.checkKept(l, key, now)
+	return h, kept, err
 }
 
 // check is checkLoop in h (l.mu held).
 func (h *history) check(l *Limiter, key string, now time.Time) *tool.Error {
+	_, err := h.checkKept(l, key, now)
+	return err
+}
+
+// checkKept is check, returning (when it admits the call) key as h keeps
+// it: its entry's string, a copy of key made for a new entry. key itself
+// is only read.
+func (h *history) checkKept(l *Limiter, key string, now time.Time) (string, *tool.Error) {
 	// Forget what fell out of the window.
 	cut := 0
 	for cut < len(h.calls) && now.Sub(h.calls[cut].at) > l.cfg.Loop.Window {
@@ -432,25 +454,29 @@ func (h *history) check(l *Limiter, key string, now time.Time) *tool.Error {
 	}
 
 	if f := h.failed[key]; f != nil && now.Sub(f.at) <= l.cfg.Loop.Window {
-		return repeatedFailure(f.res)
+		return "", repeatedFailure(f.res)
 	}
 	// key is hashed here once: its entry's index is kept in the call.
 	e, known := h.keys[key]
 	if known {
 		if same := h.ents[e].n; same >= l.cfg.Loop.Max {
-			return repeated(same, l.cfg.Loop.Window)
+			return "", repeated(same, l.cfg.Loop.Window)
 		}
 	} else if l.cfg.Loop.Max <= 0 {
-		return repeated(0, l.cfg.Loop.Window)
+		return "", repeated(0, l.cfg.Loop.Window)
 	}
 	if n := cycle(h.calls, key, l.cfg.Loop.Cycles); n > 0 {
-		return cycling(n, l.cfg.Loop.Cycles)
+		return "", cycling(n, l.cfg.Loop.Cycles)
 	}
-	if !known {
-		e = h.newEntry(key)
+	var kept string
+	if known {
+		kept = h.ents[e].key
+	} else {
+		kept = strings.Clone(key)
+		e = h.newEntry(kept)
 	}
-	h.push(past{key: key, at: now, ent: e})
-	return nil
+	h.push(past{key: kept, at: now, ent: e})
+	return kept, nil
 }
 
 // The loop guard's refusals, the same from local and shared history.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"unsafe"
 
 	"github.com/toolgate/toolgate/tool"
 )
@@ -82,5 +83,54 @@ func TestTicketDropped(t *testing.T) {
 	first.Release(tool.ErrorResult(tool.Errorf(tool.NotFound, "no such file")))
 	if _, err := l.AcquireTicket(ctx, a, def, nil); err == nil || err.Message != "this exact call just failed and was not run again: no such file" {
 		t.Fatalf("the failure released after the drop: %v", err)
+	}
+}
+
+// TestTicketKeyKept: the loop guard's key of a call, written on the
+// stack, is kept as the caller's history's string: a Ticket holds callKey's
+// key (equal after other calls reused the stack), the history the same
+// string for each call with it, and repeating a call allocates nothing in
+// AcquireTicket and Release (no key made); a new key is kept, and the
+// loop guard still counts the repeats and refuses past its maximum.
+func TestTicketKeyKept(t *testing.T) {
+	def := tool.Definition{Name: "read"}
+	ctx := context.Background()
+	l := NewLimiter(LimitConfig{Loop: LoopConfig{Max: 1 << 30}})
+	a := tool.Call{Name: "read", Args: []byte(`{"p":"a"}`), Session: "s"}
+	b := tool.Call{Name: "read", Args: []byte(`{"p":"b"}`), Session: "s"}
+	argsA, argsB := map[string]any{"p": "a"}, map[string]any{"p": "b"}
+	first, err := l.AcquireTicket(ctx, a, def, argsA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := l.AcquireTicket(ctx, b, def, argsB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.key != callKey(a, nil) || other.key != callKey(b, nil) {
+		t.Fatalf("keys %q and %q, want %q and %q", first.key, other.key, callKey(a, nil), callKey(b, nil))
+	}
+	again, _ := l.AcquireTicket(ctx, a, def, argsA)
+	if unsafe.StringData(again.key) != unsafe.StringData(first.key) {
+		t.Fatal("a repeated call's key is not its history's string")
+	}
+	for _, tk := range []Ticket{first, other, again} {
+		tk.Release(tool.Result{})
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		tk, _ := l.AcquireTicket(ctx, a, def, argsA)
+		tk.Release(tool.Result{})
+	}); n != 0 {
+		t.Fatalf("a repeated call allocates %v, want 0", n)
+	}
+	l = NewLimiter(LimitConfig{Loop: LoopConfig{Max: 3}})
+	for i := range 4 {
+		tk, err := l.AcquireTicket(ctx, a, def, argsA)
+		if (err != nil) != (i == 3) {
+			t.Fatalf("call %d: %v (the fourth of three allowed is refused)", i, err)
+		}
+		if err == nil {
+			tk.Release(tool.Result{})
+		}
 	}
 }
