@@ -47,6 +47,7 @@ type prefilter struct {
 	keys2   [1 << 16 / 64]uint64 // triples hashed by triple2
 	triples bool                 // keys are hashed triples, looked at every other byte; else pairs
 	heads   [256][]head          // literals by their first byte (each case of it when folded)
+	minLen  int                  // the shortest literal's length (1 when there is none)
 	fold    []int                // the patterns whose literals ignore case
 }
 
@@ -64,8 +65,12 @@ func newPrefilter(need []anchors) *prefilter {
 	for _, a := range need {
 		for _, l := range a.lits {
 			f.triples = f.triples && len(l) >= 3
+			if f.minLen == 0 || len(l) < f.minLen {
+				f.minLen = len(l)
+			}
 		}
 	}
+	f.minLen = max(f.minLen, 1)
 	any := make([]byte, 256) // any byte may follow, and the text may end here
 	for i := range any {
 		any[i] = byte(i)
@@ -188,9 +193,13 @@ func (f *prefilter) scan(s string, may []bool) {
 			}
 		}
 	}
-	for ; i < len(s); i++ {
+	// A literal starts no later than minLen bytes before the end.
+	for ; i <= len(s)-f.minLen; i++ {
 		high |= uint64(s[i])
 		f.match(s[i:], may)
+	}
+	for ; i < len(s); i++ {
+		high |= uint64(s[i])
 	}
 	if high&0x8080808080808080 != 0 {
 		for _, i := range f.fold {
