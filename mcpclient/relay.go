@@ -10,25 +10,26 @@ import (
 	"github.com/toolgate/toolgate/tool"
 )
 
-// relay ties the bytes an upstream's result came as to res, what they were
-// decoded into, when they say no more and no less than res: then a gateway
-// that changes nothing sends them on (tool.Relay) instead of encoding res.
-func relay(r *mcp.CallToolResult, res tool.Result) *tool.Relay {
+// relayIn ties the bytes an upstream's result came as to res, what they
+// were decoded into, when they say no more and no less than res: then a
+// gateway that changes nothing sends them on (tool.Relay) instead of
+// encoding res. It makes x (zero) that Relay and reports whether it could.
+func relayIn(x *tool.Relay, r *mcp.CallToolResult, res tool.Result) bool {
 	// DecodedJSON and DecodedPlain are the patched go-sdk's (patches 6, 21);
 	// upstream's result keeps no bytes: res is encoded (the same JSON, slower).
 	d, ok := any(r).(decoded)
 	if !ok {
-		return nil
+		return false
 	}
 	raw := d.DecodedJSON()
 	if raw == nil {
-		return nil
+		return false
 	}
 	structured, ok := relayable(raw, r, d.DecodedPlain())
 	if !ok {
-		return nil
+		return false
 	}
-	return tool.NewRelay(raw, structured, res)
+	return x.Tie(raw, structured, res)
 }
 
 // decoded is the result of the patched go-sdk (third_party/go-sdk): the

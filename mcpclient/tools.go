@@ -246,8 +246,8 @@ func orRoot(at string) string {
 // Result.
 func (u *Upstream) call(ctx context.Context, principal, name string, args json.RawMessage) tool.Result {
 	// The principal is made an interface value once, for the contexts
-	// that carry it.
-	pv := any(principal)
+	// that carry it (once for the calls of one principal in a row).
+	pv := u.principalValue(principal)
 	cs, release, err := u.session(ctx, principal, pv)
 	if err != nil {
 		return tool.ErrorResult(tool.AsError(err))
@@ -292,6 +292,24 @@ func (u *Upstream) session(ctx context.Context, principal string, pv any) (*mcp.
 		}
 	}
 	return u.sessionFor(context.WithValue(ctx, principalKey{}, pv))
+}
+
+// principalValue is any(principal), the one made for the last call's
+// principal when it is the same: a gateway's calls come from one principal
+// in a row, mostly, and each would allocate the same interface value.
+func (u *Upstream) principalValue(principal string) any {
+	if p := u.lastPrincipal.Load(); p != nil && p.name == principal {
+		return p.value
+	}
+	p := &principalAny{name: principal, value: principal}
+	u.lastPrincipal.Store(p)
+	return p.value
+}
+
+// principalAny is a principal and its interface value.
+type principalAny struct {
+	name  string
+	value any
 }
 
 // progressToken is the progress token of an upstream's call number seq:
@@ -371,18 +389,42 @@ func (u *Upstream) exitError() *tool.Error {
 
 // result maps an upstream CallToolResult to a Result.
 func (u *Upstream) result(name string, r *mcp.CallToolResult) tool.Result {
+	if r.IsError {
+		return tool.VetUpstream(name, tool.Result{Content: contents(r.Content), Error: upstreamError(r.StructuredContent)})
+	}
+	// The Relay and the one content block of a result that has one (a
+	// tool's usual answer) are allocated together.
+	x := new(relayedResult)
 	var res tool.Result
-	for _, c := range r.Content {
-		res.Content = append(res.Content, content(c))
+	if len(r.Content) == 1 {
+		x.block[0] = content(r.Content[0])
+		res.Content = x.block[:]
+	} else {
+		res.Content = contents(r.Content)
 	}
 	if r.StructuredContent != nil {
 		res.Structured = r.StructuredContent
 	}
-	if !r.IsError {
-		res.Relay = relay(r, res)
-		return res
+	if relayIn(&x.relay, r, res) {
+		res.Relay = &x.relay
 	}
-	return tool.VetUpstream(name, tool.Result{Content: res.Content, Error: upstreamError(r.StructuredContent)})
+	return res
+}
+
+// relayedResult is a result's Relay and its content block, when it has
+// one, in one allocation.
+type relayedResult struct {
+	relay tool.Relay
+	block [1]tool.Content
+}
+
+// contents maps content blocks (nil for none).
+func contents(cs []mcp.Content) []tool.Content {
+	var out []tool.Content
+	for _, c := range cs {
+		out = append(out, content(c))
+	}
+	return out
 }
 
 // content maps one content block.

@@ -48,6 +48,8 @@ type Upstream struct {
 	seq     atomic.Uint64
 	proc    io.ReadWriteCloser // the process Config.Launch last started
 
+	lastPrincipal atomic.Pointer[principalAny] // see principalValue
+
 	connecting sync.Mutex // one (re)connect at a time
 
 	// principals are the principals' own sessions (Config.PerPrincipal),

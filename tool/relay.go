@@ -50,24 +50,33 @@ const (
 // bools, nil). structured is the part of data r.Structured was decoded
 // from (nil when r has none).
 func NewRelay(data, structured []byte, r Result) *Relay {
-	if r.Error != nil || len(r.Meta) > 0 {
+	x := new(Relay)
+	if !x.Tie(data, structured, r) {
 		return nil
+	}
+	return x
+}
+
+// Tie makes x, a zero Relay, what NewRelay(data, structured, r) returns,
+// and reports whether r could be tied (when not, x is not to be used). A
+// caller that allocates x with other values (a gateway's result and its
+// one content block) saves an allocation.
+func (x *Relay) Tie(data, structured []byte, r Result) bool {
+	if r.Error != nil || len(r.Meta) > 0 {
+		return false
 	}
 	for _, c := range r.Content {
 		if !plainText(c) {
-			return nil
+			return false
 		}
 	}
-	x := &Relay{bytes: data, rawValue: structured}
+	x.bytes, x.rawValue = data, structured
 	x.texts = x.textBuf[:0]
 	for _, c := range r.Content {
 		x.texts = append(x.texts, c.Text)
 	}
 	x.shape = x.shapeBuf[:0]
-	if !x.record(r.Structured, "") {
-		return nil
-	}
-	return x
+	return x.record(r.Structured, "")
 }
 
 // plainText reports whether c is a text block and nothing more: the only
