@@ -25,11 +25,14 @@ func relayIn(x *tool.Relay, r *mcp.CallToolResult, res tool.Result) bool {
 	if raw == nil {
 		return false
 	}
-	structured, ok := relayable(raw, r, d.DecodedPlain())
-	if !ok {
+	structured, compact, ok := relayable(raw, r, d.DecodedPlain())
+	if !ok || !x.Tie(raw, structured, res) {
 		return false
 	}
-	return x.Tie(raw, structured, res)
+	if compact {
+		x.MarkCompact()
+	}
+	return true
 }
 
 // decoded is the result of the patched go-sdk (third_party/go-sdk): the
@@ -55,25 +58,28 @@ type decoded interface {
 // result's members and its blocks' to be allowed ones, each once, without
 // an escape: then none of that is looked for, and strings are passed over
 // to their closing quote.
-func relayable(raw []byte, r *mcp.CallToolResult, plain bool) (structured []byte, ok bool) {
+func relayable(raw []byte, r *mcp.CallToolResult, plain bool) (structured []byte, compact, ok bool) {
 	if r.IsError || r.Meta != nil || r.InputRequests != nil || r.RequestState != "" || r.NeedsInput() || !plain && !utf8.Valid(raw) {
-		return nil, false
+		return nil, false, false
 	}
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); !ok || t.Meta != nil || t.Annotations != nil {
-			return nil, false
+			return nil, false, false
 		}
 	}
 	s := &scan{b: raw, plain: plain}
 	s.space()
 	if !s.object(0, topKeys) {
-		return nil, false
+		return nil, false, false
 	}
 	s.space()
-	if s.i != len(s.b) || r.StructuredContent == nil {
-		return nil, s.i == len(s.b)
+	if s.i != len(s.b) {
+		return nil, false, false
 	}
-	return s.structured, true
+	if r.StructuredContent == nil {
+		return nil, !s.spaced, true
+	}
+	return s.structured, !s.spaced, true
 }
 
 // The members a relayed result and its content blocks may have.
@@ -95,12 +101,17 @@ type scan struct {
 	i          int
 	plain      bool   // decoded plain: valid UTF-8, no escaped surrogate
 	structured []byte // the top object's structuredContent value
+	spaced     bool   // white space was read (outside the strings: space)
 }
 
+// space reads white space. Every byte outside a string that a scan reads
+// is a token's or white space read here: a scan that read all of b
+// without spaced set read bytes without white space outside their strings.
 func (s *scan) space() {
 	// White space is at most ' ': one compare passes over anything else.
 	for s.i < len(s.b) && s.b[s.i] <= ' ' && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
 		s.i++
+		s.spaced = true
 	}
 }
 

@@ -1,6 +1,8 @@
 package mcpclient
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,7 +41,11 @@ func TestRelayable(t *testing.T) {
 		if err := r.UnmarshalJSON([]byte(raw)); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if _, got := relayable(r.DecodedJSON(), &r, r.DecodedPlain()); got != want {
+		_, compact, got := relayable(r.DecodedJSON(), &r, r.DecodedPlain())
+		if got {
+			checkCompact(t, r.DecodedJSON(), compact)
+		}
+		if got != want {
 			t.Errorf("relayable(%s) = %v, want %v", raw, got, want)
 		}
 	}
@@ -54,7 +60,7 @@ func TestRelayable(t *testing.T) {
 		if err := r.UnmarshalJSON([]byte(raw)); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if got, ok := relayable(r.DecodedJSON(), &r, r.DecodedPlain()); !ok || string(got) != want || (got == nil) != (want == "") {
+		if got, _, ok := relayable(r.DecodedJSON(), &r, r.DecodedPlain()); !ok || string(got) != want || (got == nil) != (want == "") {
 			t.Errorf("relayable(%s) gave the structured value %q, %v; want %q", raw, got, ok, want)
 		}
 	}
@@ -63,11 +69,11 @@ func TestRelayable(t *testing.T) {
 	var r mcp.CallToolResult
 	whole := `{"content":[{"type":"text","text":"a\u0041"}],"structuredContent":{"n":[true,false,null,-12]}}`
 	for i := range len(whole) {
-		if _, ok := relayable([]byte(whole[:i]), &r, false); ok {
+		if _, _, ok := relayable([]byte(whole[:i]), &r, false); ok {
 			t.Errorf("the first %d bytes were relayable", i)
 		}
 	}
-	if _, ok := relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r, false); ok {
+	if _, _, ok := relayable([]byte("{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}"), &r, false); ok {
 		t.Error("invalid UTF-8 was relayable")
 	}
 }
@@ -105,12 +111,30 @@ func checkRelayablePlain(t *testing.T, raw []byte) bool {
 	if r.UnmarshalJSON(raw) != nil || !r.DecodedPlain() {
 		return false
 	}
-	got, ok := relayable(r.DecodedJSON(), &r, true)
-	want, wantOK := relayable(r.DecodedJSON(), &r, false)
+	got, compact, ok := relayable(r.DecodedJSON(), &r, true)
+	want, wantCompact, wantOK := relayable(r.DecodedJSON(), &r, false)
 	if ok != wantOK || string(got) != string(want) || (got == nil) != (want == nil) {
 		t.Fatalf("%s: plain %q, %v; read whole %q, %v", raw, got, ok, want, wantOK)
 	}
+	if ok {
+		checkCompact(t, r.DecodedJSON(), compact)
+		checkCompact(t, r.DecodedJSON(), wantCompact)
+	}
 	return ok
+}
+
+// checkCompact: relayable's compact is whether encoding/json's Compact
+// leaves raw as it is (no white space outside its strings: what the
+// go-sdk's isCompact looks for, patch 41).
+func checkCompact(t *testing.T, raw []byte, compact bool) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if want := bytes.Equal(buf.Bytes(), raw); compact != want {
+		t.Fatalf("relayable(%s): compact %v, want %v", raw, compact, want)
+	}
 }
 
 // TestRelayablePlain: checkRelayablePlain on relayInputs; most are

@@ -239,12 +239,19 @@ func callResult(ctx context.Context, res tool.Result) *mcp.CallToolResult {
 	if len(res.Meta) > 0 {
 		out.Meta = mcp.Meta{"toolgate/meta": res.Meta}
 	}
-	// RelayJSON and RelayJSONRoom are the patched go-sdk's (patches 6, 27);
-	// upstream's encodes out itself (sdkEncoded: the same JSON, slower).
+	// RelayJSON, RelayJSONRoom and RelayCompactJSON are the patched
+	// go-sdk's (patches 6, 27, 41); upstream's encodes out itself
+	// (sdkEncoded: the same JSON, slower).
 	if r, ok := any(out).(relayer); ok {
 		if data, ok := res.Relay.For(res); ok {
-			// An upstream's result that nothing changed goes on as it came.
-			r.RelayJSON(data)
+			// An upstream's result that nothing changed goes on as it came
+			// (without the SDK's look for white space to compact, when
+			// the gateway's scan of it read none).
+			if res.Relay.Compact() {
+				r.RelayCompactJSON(data)
+			} else {
+				r.RelayJSON(data)
+			}
 			return out
 		}
 		if data, ok := encode(ctx, out); ok {
@@ -273,6 +280,7 @@ func sdkEncoded(ctx context.Context, res tool.Result, out *mcp.CallToolResult) *
 type relayer interface {
 	RelayJSON(data []byte)
 	RelayJSONRoom(buf []byte, room int)
+	RelayCompactJSON(data []byte) // patch 41: data known compact
 }
 
 // encodeRoom is the room encode leaves before the result: enough for the

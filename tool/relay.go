@@ -20,6 +20,7 @@ type Relay struct {
 	shape    []node   // the structured value (see record)
 	textBuf  [2]string
 	shapeBuf [4]node
+	compact  bool // no white space outside the bytes' strings (MarkCompact)
 }
 
 // node is one value of a structured value made of JSON's own types: what
@@ -78,6 +79,15 @@ func (x *Relay) Tie(data, structured []byte, r Result) bool {
 	x.shape = x.shapeBuf[:0]
 	return x.record(r.Structured, "")
 }
+
+// MarkCompact records that x's bytes have no white space outside their
+// strings: its caller read every byte of them (a gateway's scan of an
+// upstream's result). A server then sends them without looking for white
+// space to compact again (Compact).
+func (x *Relay) MarkCompact() { x.compact = true }
+
+// Compact reports whether MarkCompact was called on x (false for nil).
+func (x *Relay) Compact() bool { return x != nil && x.compact }
 
 // plainText reports whether c is a text block and nothing more: the only
 // blocks a Relay ties.

@@ -332,3 +332,45 @@ func TestRelayRecord(t *testing.T) {
 		t.Errorf("only %d of %d checks gave the bytes", given, changed)
 	}
 }
+
+// TestRelayTieCompact: Tie makes a zero Relay what NewRelay returns (the
+// same bytes for the result, none for a changed one, false where NewRelay
+// gives nil), and Compact is false until MarkCompact (and for nil).
+func TestRelayTieCompact(t *testing.T) {
+	data := []byte(`{"raw":true}`)
+	r := Result{Content: []Content{TextContent("a")}, Structured: map[string]any{"k": []any{"v", 1.0}}}
+	var x Relay
+	if !x.Tie(data, []byte(`{"k":["v",1]}`), r) {
+		t.Fatal("Tie refused a text result")
+	}
+	if got, ok := x.For(r); !ok || string(got) != string(data) {
+		t.Errorf("For after Tie = %q, %v", got, ok)
+	}
+	if got, ok := x.StructuredFor(r.Structured); !ok || string(got) != `{"k":["v",1]}` {
+		t.Errorf("StructuredFor after Tie = %q, %v", got, ok)
+	}
+	changed := r
+	changed.Content = []Content{TextContent("b")}
+	if _, ok := x.For(changed); ok {
+		t.Error("For of a changed result after Tie")
+	}
+	for _, bad := range []Result{
+		{Error: Errorf(Internal, "x")},
+		{Meta: map[string]any{"k": 1}},
+		{Content: []Content{ImageContent([]byte("x"), "image/png")}},
+		{Structured: map[string]int{"k": 1}},
+	} {
+		var y Relay
+		if y.Tie(data, nil, bad) || NewRelay(data, nil, bad) != nil {
+			t.Errorf("Tie or NewRelay tied %+v", bad)
+		}
+	}
+	var none *Relay
+	if none.Compact() || x.Compact() || NewRelay(data, nil, r).Compact() {
+		t.Error("Compact before MarkCompact")
+	}
+	x.MarkCompact()
+	if !x.Compact() {
+		t.Error("Compact after MarkCompact is false")
+	}
+}

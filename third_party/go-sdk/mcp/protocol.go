@@ -340,6 +340,9 @@ type CallToolResult struct {
 	// PATCH(toolgate): patch 21. plain reports whether decoded was read by
 	// plainResult (DecodedPlain).
 	plain bool
+	// PATCH(toolgate): patch 41. relayCompact reports that relay has no
+	// white space outside its strings (RelayCompactJSON).
+	relayCompact bool
 }
 
 // DecodedJSON returns the bytes x was decoded from by UnmarshalJSON (a copy
@@ -362,7 +365,17 @@ func (x *CallToolResult) DecodedPlain() bool { return x.plain }
 // encoded: a gateway sends an upstream's result on as it came. The caller
 // answers for data saying what x's other fields say. MarshalJSON ignores
 // it. PATCH(toolgate).
-func (x *CallToolResult) RelayJSON(data []byte) { x.relay, x.relayBuf = data, nil }
+func (x *CallToolResult) RelayJSON(data []byte) {
+	x.relay, x.relayBuf, x.relayCompact = data, nil, false // PATCH(toolgate): patch 41, relayCompact
+}
+
+// RelayCompactJSON is RelayJSON of data that the caller knows to be
+// compact (no white space outside its strings: a gateway's check of an
+// upstream's result read every byte of it): the session does not look for
+// white space to compact again. PATCH(toolgate): patch 41.
+func (x *CallToolResult) RelayCompactJSON(data []byte) {
+	x.relay, x.relayBuf, x.relayCompact = data, nil, true
+}
 
 // RelayJSONRoom is RelayJSON(buf[room:]) that gives the session buf[:room]
 // and buf's spare capacity too: what it adds in front of the object (and
@@ -370,7 +383,7 @@ func (x *CallToolResult) RelayJSON(data []byte) { x.relay, x.relayBuf = data, ni
 // instead of the object being copied into a new slice behind it. The
 // caller must not use buf again. PATCH(toolgate): patch 27.
 func (x *CallToolResult) RelayJSONRoom(buf []byte, room int) {
-	x.relay, x.relayBuf = buf[room:], buf
+	x.relay, x.relayBuf, x.relayCompact = buf[room:], buf, false // PATCH(toolgate): patch 41, relayCompact
 }
 
 // SetError sets the error for the tool result and sets IsError to true.

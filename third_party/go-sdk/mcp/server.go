@@ -2092,7 +2092,10 @@ func (ss *ServerSession) handle(ctx context.Context, req *jsonrpc.Request) (any,
 	if r, ok := res.(*CallToolResult); ok && r != nil {
 		if frame, room, own := r.relayed(); frame != nil { // see RelayJSON
 			data := frame[room:]
-			if !isCompact(data) {
+			// PATCH(toolgate): patch 41. Data given as compact
+			// (RelayCompactJSON) is not looked at again: its head is
+			// json.Marshal's (compact), its body the data.
+			if !r.relayCompact && !isCompact(data) {
 				var buf bytes.Buffer
 				if json.Compact(&buf, data) != nil {
 					return res, nil
@@ -2226,7 +2229,7 @@ func (x *CallToolResult) relayed() (frame []byte, room int, own bool) {
 	// response is written around it rather than copied again.
 	room = jsonrpc2.FrameRoom
 	comma := 0
-	if rest := bytes.TrimLeft(body[1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
+	if rest := trimLeftSpace(body[1:]); len(rest) == 0 || rest[0] != '}' { // PATCH(toolgate): patch 41, was bytes.TrimLeft
 		comma = 1
 	}
 	// PATCH(toolgate): patch 27: in the room RelayJSONRoom gave, the head
@@ -2251,11 +2254,32 @@ func (x *CallToolResult) relayed() (frame []byte, room int, own bool) {
 	return append(out, body[1:]...), room, true
 }
 
+// PATCH(toolgate): patch 41. trimLeftSpace is bytes.TrimLeft(b, " \t\r\n")
+// and trimSpace bytes.Trim(b, " \t\r\n"), nil when nothing is left as
+// theirs are, without the set of the cutset they build at each call.
+func trimLeftSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func trimSpace(b []byte) []byte {
+	b = trimLeftSpace(b)
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
 // PATCH(toolgate): patch 30. relayBody is relay less the white space
 // before it, or nil when it is not an object: relayed writes a head in
 // front of it.
 func relayBody(relay []byte) []byte {
-	body := bytes.TrimLeft(relay, " \t\r\n")
+	body := trimLeftSpace(relay) // PATCH(toolgate): patch 41, was bytes.TrimLeft(relay, " \t\r\n")
 	if len(body) == 0 || body[0] != '{' {
 		return nil
 	}

@@ -349,7 +349,7 @@ func newMethodInfo[P paramsPtr[T], R Result, T any](flags methodFlags) methodInf
 			// they do not decode goes on as before (p declared after, so
 			// that its box is made only then).
 			if _, ok := any(P(nil)).(internaljson.PlainUnmarshaler); ok && m != nil {
-				if t := P(new(T)); any(t).(internaljson.PlainUnmarshaler).UnmarshalPlainJSON(bytes.Trim(m, " \t\r\n")) {
+				if t := P(new(T)); any(t).(internaljson.PlainUnmarshaler).UnmarshalPlainJSON(trimSpace(m)) { // PATCH(toolgate): patch 41, was bytes.Trim(m, " \t\r\n")
 					return t, nil
 				}
 			}
@@ -385,7 +385,16 @@ func newMethodInfo[P paramsPtr[T], R Result, T any](flags methodFlags) methodInf
 		// R is a pointer to a result struct. There is no way to "unpointer" it without reflection.
 		// TODO(jba): explore generic approaches to this, perhaps by treating R in
 		// the signature as the unpointered type.
-		newResult: func() Result { return reflect.New(reflect.TypeFor[R]().Elem()).Interface().(R) },
+		newResult: func() Result {
+			// PATCH(toolgate): patch 41. A tools/call's result (the one a
+			// client sends for each call) is made without reflection: the
+			// same zero *CallToolResult.
+			var zero R
+			if _, ok := any(zero).(*CallToolResult); ok {
+				return any(new(CallToolResult)).(R)
+			}
+			return reflect.New(reflect.TypeFor[R]().Elem()).Interface().(R)
+		},
 	}
 }
 
