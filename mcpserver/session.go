@@ -68,13 +68,22 @@ func (s *Server) state(ss *mcp.ServerSession) *session {
 // with none, "": the principal's session-free calls then count together
 // (one loop guard and denial breaker per principal, never one per request).
 func (s *Server) caller(ss *mcp.ServerSession, extra *mcp.RequestExtra, meta mcp.Meta) tool.Call {
+	return s.callerIn(ss, nil, extra, meta)
+}
+
+// callerIn is caller given ss's state st (s.state(ss)) when the caller has
+// it already (a tools/call), or nil: it is then looked up where needed.
+func (s *Server) callerIn(ss *mcp.ServerSession, st *session, extra *mcp.RequestExtra, meta mcp.Meta) tool.Call {
 	var call tool.Call
 	switch {
 	case ss == nil:
 	case ss.ID() == "" && extra != nil && extra.Header != nil:
 		call.Session = conversation(meta)
 	default:
-		call.Session = s.state(ss).id
+		if st == nil {
+			st = s.state(ss)
+		}
+		call.Session = st.id
 	}
 	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
 		if cred, ok := extra.TokenInfo.Extra[tool.CredentialKey].(*tool.Credential); ok {

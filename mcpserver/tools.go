@@ -101,7 +101,7 @@ func (s *Server) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.C
 	if st.calls.Add(1) <= freshCalls {
 		growStack(len(req.Params.Name))
 	}
-	call := s.caller(ss, req.Extra, req.Params.GetMeta())
+	call := s.callerIn(ss, st, req.Extra, req.Params.GetMeta())
 	call.Name, call.Args = req.Params.Name, req.Params.Arguments
 	if token := req.Params.GetProgressToken(); token != nil {
 		ctx = tool.WithProgress(ctx, progressTo(ctx, ss, token))
