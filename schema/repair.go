@@ -72,8 +72,10 @@ func (s *Schema) Repair(args map[string]any) (map[string]any, []Repair) {
 		return args, nil
 	}
 	// In the order of their pointers, not of the walk over maps: the
-	// same call gets the same metadata (and audit record).
-	slices.SortFunc(r.done, func(a, b Repair) int { return strings.Compare(a.Pointer, b.Pointer) })
+	// same call gets the same metadata (and audit record). Stable: a value
+	// repaired twice (by two allOf members' schemas of its key) keeps its
+	// repairs in the order they were made.
+	slices.SortStableFunc(r.done, func(a, b Repair) int { return strings.Compare(a.Pointer, b.Pointer) })
 	return m, r.done
 }
 

@@ -2,7 +2,9 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -179,6 +181,39 @@ func TestRepairsSorted(t *testing.T) {
 		}
 		if want := []string{"/a", "/b", "/c", "/d", "/e"}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("pointers %v, want %v", got, want)
+		}
+	}
+}
+
+func TestRepairsSameKeyInOrder(t *testing.T) {
+	// A key two allOf members give a schema each is repaired twice ("5"
+	// to 5 by the first, 5 to [5] by the second): with more repairs than
+	// an insertion sort takes (12), an unstable sort put the second first
+	// in some calls, so that one call got many different repair lists.
+	var p1, p2, a []string
+	for i := range 14 {
+		k := fmt.Sprintf("k%02d", i)
+		p1 = append(p1, `"`+k+`":{"type":"number"}`)
+		p2 = append(p2, `"`+k+`":{"type":"array","items":{"type":"number"}}`)
+		a = append(a, `"`+k+`":"5"`)
+	}
+	s := mustCompile(t, `{"type":"object","allOf":[{"properties":{`+strings.Join(p1, ",")+`}},{"properties":{`+strings.Join(p2, ",")+`}}]}`)
+	args := "{" + strings.Join(a, ",") + "}"
+	var first string
+	for n := range 100 {
+		_, reps := s.Repair(parse(t, args))
+		if len(reps) != 28 {
+			t.Fatalf("%d repairs, want 28: %+v", len(reps), reps)
+		}
+		for i := 0; i < len(reps); i += 2 {
+			if reps[i].Pointer != reps[i+1].Pointer || reps[i].Kind != RepairStringToNumber || reps[i+1].Kind != RepairWrapInArray {
+				t.Fatalf("call %d: repairs %d and %d out of order: %+v, %+v", n, i, i+1, reps[i], reps[i+1])
+			}
+		}
+		if got := fmt.Sprint(reps); n == 0 {
+			first = got
+		} else if got != first {
+			t.Fatalf("call %d: repairs %s, the first call's %s", n, got, first)
 		}
 	}
 }
