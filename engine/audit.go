@@ -36,15 +36,11 @@ func (e *Engine) audit(next handler) handler {
 		if r := e.opts.Redactor; r != nil {
 			// The arguments are read as a string in place, not copied:
 			// Redact keeps nothing of its input, and only a text it made
-			// (n > 0) is kept. Arguments that Quiet vouches for (no
-			// pattern's literal in them: Redact would replace nothing)
-			// are not given to Redact, whose own look for the literals
-			// is the same scan but then walks every pattern.
+			// (n > 0) is kept. Redact returns after its scan for the
+			// literals when it finds none (no pattern can match).
 			raw := unsafe.String(unsafe.SliceData(rec.Arguments), len(rec.Arguments))
-			if !r.Quiet(raw) {
-				if args, n := r.Redact(raw); n > 0 {
-					rec.Arguments = json.RawMessage(args)
-				}
+			if args, n := r.Redact(raw); n > 0 {
+				rec.Arguments = json.RawMessage(args)
 			}
 		}
 		if err := e.opts.Auditor.Append(p.detached(ctx), rec); err != nil {
