@@ -19,6 +19,9 @@ import (
 // Int64ID in every way a caller sees one, that what is decoded and written
 // is v1.8.0's, and the allocations the patch spares.
 
+// idAtSink holds TestInt64IDAt's objects that take freed memory.
+var idAtSink []*[4]int64
+
 var idAtValues = []int64{0, 1, 255, 256, 300, -1, -256, 1 << 40, math.MaxInt64, math.MinInt64}
 
 // TestInt64IDAt: int64IDAt(&n) is Int64ID(n): ==, as a map key both ways,
@@ -52,10 +55,14 @@ func TestInt64IDAt(t *testing.T) {
 	}
 	for range 3 {
 		for range 1000 {
-			_ = make([]int64, 4) // reuse what was freed
+			// Reuse what was freed: objects of the boxes' size, on the
+			// heap (a make that does not escape is on the stack, and
+			// reuses nothing), filled with another value.
+			idAtSink = append(idAtSink, &[4]int64{-7, -7, -7, -7})
 		}
 		runtime.GC()
 	}
+	idAtSink = nil
 	for i, n := range idAtValues {
 		if held[i] != Int64ID(n) {
 			t.Errorf("after collections: %#v; want %d", held[i], n)
