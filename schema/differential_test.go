@@ -276,10 +276,11 @@ func sameRepair(t *testing.T, name string, s *Schema, raw string, args map[strin
 	t.Helper()
 	got, reps := s.Repair(args)
 	want, wantReps := s.oldRepair(args)
-	// Repairs are listed in the order of a walk over maps, which Go
-	// randomises (so did the old Repair): compare them sorted.
+	// The old Repair listed its repairs in the order of a walk over maps,
+	// which Go randomises: compare them sorted, stably (a value repaired
+	// twice keeps its repairs in the order made, as Repair lists them).
 	byPointer := func(r []Repair) {
-		sort.Slice(r, func(i, j int) bool { return r[i].Pointer < r[j].Pointer })
+		sort.SliceStable(r, func(i, j int) bool { return r[i].Pointer < r[j].Pointer })
 	}
 	byPointer(reps)
 	byPointer(wantReps)
