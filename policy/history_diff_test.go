@@ -141,3 +141,10 @@ func TestHistoryDifferential(t *testing.T) {
 	}
 	t.Logf("verdicts: %v", verdicts)
 }
+
+// check is checkLoop in h (l.mu held): what the code before the Ticket way
+// called, here for the comparison with it.
+func (h *history) check(l *Limiter, key string, now time.Time) *tool.Error {
+	_, err := h.checkKept(l, key, now)
+	return err
+}

@@ -433,11 +433,6 @@ func (l *Limiter) checkLoop(session, key string) (*history, string, *tool.Error)
 	return h, kept, err
 }
 
-// check is checkLoop in h (l.mu held).
-func (h *history) check(l *Limiter, key string, now time.Time) *tool.Error {
-	_, err := h.checkKept(l, key, now)
-	return err
-}
 
 // checkKept is check, returning (when it admits the call) key as h keeps
 // it: its entry's string, a copy of key made for a new entry. key itself

@@ -978,7 +978,7 @@ func (c *Connection) processResult(from any, req *incomingRequest, result any, e
 // processResult: a request answered leaves the count of incoming ones.
 func (s *inFlightState) retireIncoming() {
 	if s.incoming == 0 {
-		panic("jsonrpc2: processResult called when incoming count is already zero")
+		panic("jsonrpc2: a request retired when incoming count is already zero")
 	}
 	s.incoming--
 }
