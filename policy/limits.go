@@ -433,7 +433,6 @@ func (l *Limiter) checkLoop(session, key string) (*history, string, *tool.Error)
 	return h, kept, err
 }
 
-
 // checkKept is check, returning (when it admits the call) key as h keeps
 // it: its entry's string, a copy of key made for a new entry. key itself
 // is only read.
