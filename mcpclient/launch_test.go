@@ -112,3 +112,61 @@ func testLaunch(t *testing.T, piped bool) {
 		t.Error("Close did not stop the launched process")
 	}
 }
+
+// slowClose is a launched process whose Close takes a while (a boxed
+// upstream's gives it seconds to end): the session's end is known later.
+type slowClose struct{ *pipedStreams }
+
+func (p slowClose) Close() error {
+	time.Sleep(1500 * time.Millisecond)
+	return p.pipedStreams.Close()
+}
+
+// TestReconnectAtOnce: the call after a crash starts the upstream again
+// even before the crashed session's transport has closed (a slow Close),
+// not the dead session's error a second time.
+func TestReconnectAtOnce(t *testing.T) {
+	cfg := stdio(t, "up")
+	var launches atomic.Int32
+	cfg.Launch = func(ctx context.Context, c *mcpclient.Config) (io.ReadWriteCloser, error) {
+		launches.Add(1)
+		cmd := exec.Command(c.Command, c.Args...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		for k, v := range c.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return nil, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		p := &procStreams{Reader: out, WriteCloser: in, cmd: cmd}
+		return slowClose{&pipedStreams{p, out.(*os.File), in.(*os.File)}}, nil
+	}
+	u, err := mcpclient.Connect(context.Background(), cfg, mcpclient.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	tools := u.Tools()
+	if res := run(t, find(t, tools, "up__crash"), `{}`); res.Error == nil || res.Error.Type != tool.Unavailable {
+		t.Fatalf("crash: %+v", res.Error)
+	} else {
+		t.Logf("crash: %s", res.Error.Message)
+	}
+	start := time.Now()
+	res := run(t, find(t, tools, "up__echo"), `{"text":"again"}`)
+	if res.Error != nil || res.Content[0].Text != "again" {
+		t.Fatalf("the call right after the crash: %+v", res)
+	}
+	if n := launches.Load(); n != 2 {
+		t.Errorf("%d launches, want 2 (start and reconnect)", n)
+	}
+	t.Logf("reconnected in %v", time.Since(start))
+}

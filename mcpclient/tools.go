@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strconv"
@@ -273,6 +274,9 @@ func (u *Upstream) call(ctx context.Context, principal, name string, args json.R
 	*params = mcp.CallToolParams{Meta: meta}
 	callParams.Put(params)
 	if err != nil {
+		if u.ended(err) {
+			u.down(cs, err) // a per-principal session is not u.cs: left to its own watch
+		}
 		return tool.ErrorResult(u.callError(ctx, name, err))
 	}
 	return u.result(name, res)
@@ -373,6 +377,13 @@ func (u *Upstream) callError(ctx context.Context, name string, err error) *tool.
 		return e
 	}
 	return u.unavailable(err, 0)
+}
+
+// ended says whether err, a call's failure, says that its session ended:
+// the connection closed, or (a command's) its output ended.
+func (u *Upstream) ended(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) ||
+		u.cfg.URL == "" && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF))
 }
 
 // exitError is why the launched process of u ended, when it can say

@@ -481,7 +481,15 @@ func (u *Upstream) makeRoomLocked() (evicted *mcp.ClientSession, full bool) {
 
 // watch marks the upstream down when cs ends.
 func (u *Upstream) watch(cs *mcp.ClientSession) {
-	err := cs.Wait()
+	u.down(cs, cs.Wait())
+}
+
+// down marks the upstream down when its session is cs, which ended (err:
+// why, when known): the next call reconnects at once. A call that found
+// cs closed calls it too, before watch's Wait returns (which waits for
+// the transport's Close: a boxed upstream's takes up to seconds), so that
+// the call after it does not take the dead session again.
+func (u *Upstream) down(cs *mcp.ClientSession, err error) {
 	u.mu.Lock()
 	if u.cs != cs {
 		u.mu.Unlock()
