@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsonstr"
 )
 
 // refArguments is the arguments encoder the package had before its one-pass
@@ -427,12 +429,13 @@ func TestLogWritesAsBefore(t *testing.T) {
 	}
 }
 
-// TestPlainTable: appendString's table copies exactly the bytes the former
-// encoder copied.
+// TestPlainTable: appendString copies as they are exactly the bytes the
+// former encoder copied (jsonstr.Plain's).
 func TestPlainTable(t *testing.T) {
 	for c := range 256 {
-		if want := c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'; plain[c] != want {
-			t.Errorf("plain[%#x] = %v, want %v", c, plain[c], want)
+		plain := jsonstr.Plain([]byte{byte(c)}) == 1
+		if want := c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\'; plain != want {
+			t.Errorf("plain[%#x] = %v, want %v", c, plain, want)
 		}
 	}
 }
@@ -503,7 +506,7 @@ func TestStringAsBefore(t *testing.T) {
 		for i := 0; i < len(s); i++ {
 			isp = isp && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\'
 		}
-		if isPlain(s) != isp {
+		if jsonstr.IsPlain(s) != isp {
 			t.Errorf("isPlain(%q) = %v, want %v", s, !isp, isp)
 		}
 	}

@@ -6,10 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
-	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsonstr"
 )
 
 // Decisions a policy can make about a call.
@@ -311,21 +312,6 @@ func appendHex(b []byte, sum *[32]byte) []byte {
 	return b
 }
 
-// plain holds the bytes appendString copies as they are: printable ASCII
-// but '"' and '\\'.
-var plain = [256]bool{
-	' ': true, '!': true, '#': true, '$': true, '%': true, '&': true, '\'': true, '(': true, ')': true, '*': true,
-	'+': true, ',': true, '-': true, '.': true, '/': true, '0': true, '1': true, '2': true, '3': true, '4': true,
-	'5': true, '6': true, '7': true, '8': true, '9': true, ':': true, ';': true, '<': true, '=': true, '>': true,
-	'?': true, '@': true, 'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true, 'G': true, 'H': true,
-	'I': true, 'J': true, 'K': true, 'L': true, 'M': true, 'N': true, 'O': true, 'P': true, 'Q': true, 'R': true,
-	'S': true, 'T': true, 'U': true, 'V': true, 'W': true, 'X': true, 'Y': true, 'Z': true, '[': true, ']': true,
-	'^': true, '_': true, '`': true, 'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true, 'g': true,
-	'h': true, 'i': true, 'j': true, 'k': true, 'l': true, 'm': true, 'n': true, 'o': true, 'p': true, 'q': true,
-	'r': true, 's': true, 't': true, 'u': true, 'v': true, 'w': true, 'x': true, 'y': true, 'z': true, '{': true,
-	'|': true, '}': true, '~': true, 0x7f: true,
-}
-
 // appendString appends s as a JSON string: '"', '\\' and control characters
 // are escaped (\n, \r, \t, else \u00XX), U+2028 and U+2029 are escaped, and
 // invalid UTF-8 becomes U+FFFD; everything else is written as it is.
@@ -335,24 +321,15 @@ func appendString[T string | []byte](b []byte, s T) []byte {
 
 // appendStringBody appends what appendString writes between the quotes.
 func appendStringBody[T string | []byte](b []byte, s T) []byte {
-	if isPlain(s) { // the common case: nothing to escape
+	if jsonstr.IsPlain(s) { // the common case: nothing to escape
 		return append(b, s...)
 	}
 	start := 0
 	for i := 0; i < len(s); {
-		if len(s)-i >= 8 { // eight bytes at a time up to the first not plain
-			if bad := notPlain(load64(s[i:])); bad == 0 {
-				i += 8
-				continue
-			} else {
-				i += bits.TrailingZeros64(bad) >> 3
-			}
+		if i += jsonstr.Plain(s[i:]); i == len(s) {
+			break
 		}
 		c := s[i]
-		if plain[c] {
-			i++
-			continue
-		}
 		if c < utf8.RuneSelf {
 			b = append(b, s[start:i]...)
 			switch c {
@@ -396,64 +373,6 @@ func appendStringBody[T string | []byte](b []byte, s T) []byte {
 		i += size
 	}
 	return append(b, s[start:]...)
-}
-
-// Word tests over eight bytes, the first the lowest (load64): each sets
-// the high bit of every byte that is (for its kind), and perhaps of later
-// ones (a borrow carries only past a byte that is), never of an earlier
-// one, so the lowest bit set marks the first such byte and a zero says
-// there is none.
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// less marks the bytes of x below n (n <= 0x80).
-func less(x uint64, n byte) uint64 { return (x - ones*uint64(n)) &^ x & highs }
-
-// equal marks the bytes of x equal to c.
-func equal(x uint64, c byte) uint64 { return less(x^(ones*uint64(c)), 1) }
-
-// notPlain marks the bytes of x that are not plain: control characters,
-// '"', '\\' and bytes outside ASCII.
-func notPlain(x uint64) uint64 {
-	return less(x, 0x20) | equal(x, '"') | equal(x, '\\') | x&highs
-}
-
-// isPlain reports whether every byte of s is plain (appendString copies it
-// as it is): eight at a time, the last eight overlapping the ones before
-// when the length is not a multiple of eight.
-func isPlain[T string | []byte](s T) bool {
-	if len(s) < 8 {
-		if len(s) >= 4 { // the first four and the last four, in one word
-			return notPlain(load32(s)|load32(s[len(s)-4:])<<32) == 0
-		}
-		for i := 0; i < len(s); i++ {
-			if !plain[s[i]] {
-				return false
-			}
-		}
-		return true
-	}
-	var bad uint64
-	for i := 0; len(s)-i > 8; i += 8 {
-		bad |= notPlain(load64(s[i:]))
-	}
-	return bad|notPlain(load64(s[len(s)-8:])) == 0
-}
-
-// load32 reads the first four bytes of s, the first the lowest.
-func load32[T string | []byte](s T) uint64 {
-	_ = s[3]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
-}
-
-// load64 reads the first eight bytes of s, the first the lowest (one load
-// on amd64 and arm64).
-func load64[T string | []byte](s T) uint64 {
-	_ = s[7]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // appendArguments appends the logged form of raw arguments (see
@@ -624,17 +543,9 @@ func (c *compactor) str() (tok []byte, escaped, ascii bool) {
 	src, start := c.src, c.i
 	ascii = true
 	for i := start + 1; i < len(src); i++ {
-		// Eight bytes at a time up to the first that is not plain (an
-		// ASCII byte past it, such as the closing quote, is read one by
-		// one below).
-		for len(src)-i >= 8 {
-			bad := notPlain(load64(src[i:]))
-			i += bits.TrailingZeros64(bad) >> 3 // 8 when bad is 0
-			if bad != 0 {
-				break
-			}
-		}
-		if i == len(src) {
+		// Up to the first byte that is not plain (the closing quote, an
+		// escape, a control or non-ASCII byte), eight at a time.
+		if i += jsonstr.Plain(src[i:]); i == len(src) {
 			break
 		}
 		switch ch := src[i]; {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolgate/toolgate/internal/jsonstr"
 )
 
 // syntaxError is where and why a JSON text is malformed, with a hint that
@@ -302,7 +304,7 @@ func (d *decoder) array() (any, *syntaxError) {
 func (d *decoder) str() (string, *syntaxError) {
 	start := d.pos + 1
 	i := start
-	i = plainRun(d.src, i) // the loop below takes over where a byte needs a look
+	i += jsonstr.Plain(d.src[i:]) // the loop below takes over where a byte needs a look
 	for i < len(d.src) {
 		c := d.src[i]
 		switch {
@@ -327,30 +329,6 @@ func (d *decoder) str() (string, *syntaxError) {
 	}
 	d.pos = len(d.src)
 	return "", d.eof()
-}
-
-// plainRun returns i advanced by eight bytes at a time while none of the
-// eight is a quote, a backslash, a control character or a byte of a
-// multi-byte UTF-8 sequence (the bytes str looks at one by one), and while
-// eight bytes remain.
-func plainRun(s string, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		_ = w[7] // one bounds check
-		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		q := x ^ ones*'"'  // a zero byte where x has a quote
-		b := x ^ ones*'\\' // a zero byte where x has a backslash
-		// (v - ones) &^ v sets the high bit of the lowest zero byte of v
-		// (and maybe of bytes above it, where a borrow reaches): never of
-		// none when v has one. x - ones*0x20 likewise for a byte below
-		// 0x20; x itself has the high bit of every non-ASCII byte.
-		if ((q-ones)&^q|(b-ones)&^b|(x-ones*0x20)&^x|x)&highs != 0 {
-			return i
-		}
-	}
-	return i
 }
 
 // strSlow decodes a string with escapes; i is the first backslash.
