@@ -44,6 +44,28 @@ func (p *pipedStreams) Write([]byte) (int, error) {
 	return 0, errors.New("written through Write, not the pipe")
 }
 
+// start starts c's command as the test's launchers do: with c's
+// environment and PATH alone, its streams pipes.
+func start(c *mcpclient.Config) (*pipedStreams, error) {
+	cmd := exec.Command(c.Command, c.Args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	for k, v := range c.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &pipedStreams{&procStreams{Reader: out, WriteCloser: in, cmd: cmd}, out.(*os.File), in.(*os.File)}, nil
+}
+
 // TestLaunch: a stdio upstream with a launcher is started by it, on every
 // (re)connect, with the environment the launcher gives (not this
 // process's), and stopped through it; a launched process that gives its
@@ -61,28 +83,15 @@ func testLaunch(t *testing.T, piped bool) {
 	var last atomic.Pointer[procStreams]
 	cfg.Launch = func(ctx context.Context, c *mcpclient.Config) (io.ReadWriteCloser, error) {
 		launches.Add(1)
-		cmd := exec.Command(c.Command, c.Args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-		for k, v := range c.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		in, err := cmd.StdinPipe()
+		p, err := start(c)
 		if err != nil {
 			return nil, err
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		if err := cmd.Start(); err != nil {
-			return nil, err
-		}
-		p := &procStreams{Reader: out, WriteCloser: in, cmd: cmd}
-		last.Store(p)
+		last.Store(p.procStreams)
 		if piped {
-			return &pipedStreams{p, out.(*os.File), in.(*os.File)}, nil
+			return p, nil
 		}
-		return p, nil
+		return p.procStreams, nil
 	}
 	u, err := mcpclient.Connect(context.Background(), cfg, mcpclient.Options{})
 	if err != nil {
@@ -130,24 +139,11 @@ func TestReconnectAtOnce(t *testing.T) {
 	var launches atomic.Int32
 	cfg.Launch = func(ctx context.Context, c *mcpclient.Config) (io.ReadWriteCloser, error) {
 		launches.Add(1)
-		cmd := exec.Command(c.Command, c.Args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-		for k, v := range c.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
-		in, err := cmd.StdinPipe()
+		p, err := start(c)
 		if err != nil {
 			return nil, err
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, err
-		}
-		if err := cmd.Start(); err != nil {
-			return nil, err
-		}
-		p := &procStreams{Reader: out, WriteCloser: in, cmd: cmd}
-		return slowClose{&pipedStreams{p, out.(*os.File), in.(*os.File)}}, nil
+		return slowClose{p}, nil
 	}
 	u, err := mcpclient.Connect(context.Background(), cfg, mcpclient.Options{})
 	if err != nil {
@@ -157,8 +153,6 @@ func TestReconnectAtOnce(t *testing.T) {
 	tools := u.Tools()
 	if res := run(t, find(t, tools, "up__crash"), `{}`); res.Error == nil || res.Error.Type != tool.Unavailable {
 		t.Fatalf("crash: %+v", res.Error)
-	} else {
-		t.Logf("crash: %s", res.Error.Message)
 	}
 	start := time.Now()
 	res := run(t, find(t, tools, "up__echo"), `{"text":"again"}`)
