@@ -407,6 +407,39 @@ func TestSparseWriterLetsGo(t *testing.T) {
 	}
 }
 
+// TestSteadyWriterKeepsLock: a Log appending every few milliseconds (a
+// gateway serving one call at a time) keeps the lock between its appends:
+// holdIdle is long beside the kernel's tick (10 ms at 100 Hz, 4 at 250),
+// so neither does every append take and let go of the lock nor is the idle
+// timer due within a tick of most of the process's sleeps (see holdIdle).
+func TestSteadyWriterKeepsLock(t *testing.T) {
+	if !holdLock {
+		t.Skip("without the waiting flag every append lets the lock go")
+	}
+	if holdIdle < 50*time.Millisecond {
+		t.Fatalf("holdIdle %v: a timer due that soon is within a tick (10 ms at 100 Hz) of a sleep for a fifth of the time or more", holdIdle)
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	other := mustOpen(t, path)
+	for n := range 10 {
+		time.Sleep(3 * time.Millisecond)
+		if err := l.Append(context.Background(), testRecord(n)); err != nil {
+			t.Fatal(err)
+		}
+		if !lockHeld(t, other) {
+			t.Fatalf("append %d, 3 ms after the one before, let the lock go", n)
+		}
+	}
+	if rep := verifyFile(t, path); !rep.OK || rep.Records != 10 {
+		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
+	}
+}
+
 // TestIdleTimerNotPushedBack: an append does not touch the idle timer (a
 // reset timer still wakes the runtime when it was first due); the timer,
 // once it fires, waits for what is left of holdIdle since the last append,
