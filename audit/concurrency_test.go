@@ -373,14 +373,8 @@ func TestTwoLogsTakeTurns(t *testing.T) {
 // (Where the waiting flag is missing, every append lets go.)
 func TestSparseWriterLetsGo(t *testing.T) {
 	defer func(d time.Duration) { holdIdle = d }(holdIdle)
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, path, held := watchedLog(t)
 	defer l.Close()
-	other := mustOpen(t, path)
-	held := func() bool { t.Helper(); return lockHeld(t, other) }
 	appendOne := func(n int) {
 		t.Helper()
 		if err := l.Append(context.Background(), testRecord(n)); err != nil {
@@ -419,19 +413,14 @@ func TestSteadyWriterKeepsLock(t *testing.T) {
 	if holdIdle < 50*time.Millisecond {
 		t.Fatalf("holdIdle %v: a timer due that soon is within a tick (10 ms at 100 Hz) of a sleep for a fifth of the time or more", holdIdle)
 	}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, path, held := watchedLog(t)
 	defer l.Close()
-	other := mustOpen(t, path)
 	for n := range 10 {
 		time.Sleep(3 * time.Millisecond)
 		if err := l.Append(context.Background(), testRecord(n)); err != nil {
 			t.Fatal(err)
 		}
-		if !lockHeld(t, other) {
+		if !held() {
 			t.Fatalf("append %d, 3 ms after the one before, let the lock go", n)
 		}
 	}
@@ -450,14 +439,8 @@ func TestIdleTimerNotPushedBack(t *testing.T) {
 	}
 	defer func(d time.Duration) { holdIdle = d }(holdIdle)
 	holdIdle = time.Hour
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	l, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, path, held := watchedLog(t)
 	defer l.Close()
-	other := mustOpen(t, path)
-	held := func() bool { t.Helper(); return lockHeld(t, other) }
 	if !l.check.Stop() {
 		t.Fatal("Open took the lock without arming the idle timer")
 	}
@@ -492,6 +475,20 @@ func TestIdleTimerNotPushedBack(t *testing.T) {
 	if rep := verifyFile(t, path); !rep.OK || rep.Records != 4 {
 		t.Fatalf("report: ok=%v records=%d problems=%v", rep.OK, rep.Records, rep.Problems)
 	}
+}
+
+// watchedLog opens a Log on a new file, and a second handle of the file
+// that held asks whether the Log holds the file lock (lockHeld). The
+// caller closes the Log.
+func watchedLog(t *testing.T) (l *Log, path string, held func() bool) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "audit.jsonl")
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := mustOpen(t, path)
+	return l, path, func() bool { t.Helper(); return lockHeld(t, other) }
 }
 
 // lockHeld reports whether another handle holds the file lock of other's
