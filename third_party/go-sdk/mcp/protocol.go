@@ -374,7 +374,8 @@ func (x *CallToolResult) RelayJSON(data []byte) {
 // upstream's result read every byte of it): the session does not look for
 // white space to compact again. PATCH(toolgate): patch 41.
 func (x *CallToolResult) RelayCompactJSON(data []byte) {
-	x.relay, x.relayBuf, x.relayCompact = data, nil, true
+	x.RelayJSON(data)
+	x.relayCompact = true
 }
 
 // RelayJSONRoom is RelayJSON(buf[room:]) that gives the session buf[:room]

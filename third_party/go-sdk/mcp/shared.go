@@ -385,17 +385,19 @@ func newMethodInfo[P paramsPtr[T], R Result, T any](flags methodFlags) methodInf
 		// R is a pointer to a result struct. There is no way to "unpointer" it without reflection.
 		// TODO(jba): explore generic approaches to this, perhaps by treating R in
 		// the signature as the unpointered type.
-		newResult: func() Result {
-			// PATCH(toolgate): patch 41. A tools/call's result (the one a
-			// client sends for each call) is made without reflection: the
-			// same zero *CallToolResult.
-			var zero R
-			if _, ok := any(zero).(*CallToolResult); ok {
-				return any(new(CallToolResult)).(R)
-			}
-			return reflect.New(reflect.TypeFor[R]().Elem()).Interface().(R)
-		},
+		newResult: newResultOf[R](),
 	}
+}
+
+// PATCH(toolgate): patch 41. newResultOf returns newResult for R, decided
+// once: a tools/call's result (the one a client sends for each call) is
+// made without reflection, the same zero *CallToolResult.
+func newResultOf[R Result]() func() Result {
+	var zero R
+	if _, ok := any(zero).(*CallToolResult); ok {
+		return func() Result { return new(CallToolResult) }
+	}
+	return func() Result { return reflect.New(reflect.TypeFor[R]().Elem()).Interface().(R) }
 }
 
 // serverMethod is glue for creating a typedMethodHandler from a method on Server.

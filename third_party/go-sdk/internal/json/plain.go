@@ -28,9 +28,9 @@ type Plain struct {
 	// an allocation of each Plain that kept a string).
 	kept  [maxKept]kept
 	nkept int
-	// PATCH(toolgate): patch 39. wide is the OR of the words and bytes
-	// skipString loaded (every byte of the strings it read, and maybe some
-	// after them): its high bits are clear when those bytes are all ASCII.
+	// PATCH(toolgate): patch 39. wide is the OR of the bytes of the
+	// strings skipString read (patch 40: exactly those): its high bits are
+	// clear when those bytes are all ASCII.
 	// ascii is set for a Plain of bytes Skip found valid and all ASCII
 	// (NewASCIIPlain): str then does not check its runs again.
 	wide  uint64
@@ -64,9 +64,7 @@ func NewASCIIPlain(data []byte) *Plain { return &Plain{b: data, ascii: true} }
 
 // PATCH(toolgate): patch 39. ASCII reports whether every byte of the
 // strings this Plain's Skip read (and so, when Skip read a value whole, of
-// the value: its other bytes are JSON's ASCII grammar) is below 0x80. It
-// may report false for a value that is all ASCII (bytes after a string
-// were loaded with it), never true for one that is not.
+// the value: its other bytes are JSON's ASCII grammar) is below 0x80.
 func (p *Plain) ASCII() bool { return p.wide&hi8 == 0 }
 
 // Offset is how far the Plain has read.

@@ -200,7 +200,7 @@ type incomingRequest struct {
 	rel releaser
 
 	// PATCH(toolgate): patch 40. resp is the request's response
-	// (processResult's), allocated with it.
+	// (respond's), allocated with it.
 	resp Response
 }
 
@@ -450,7 +450,7 @@ func (c *Connection) call(ctx context.Context, method string, params any, compac
 }
 
 // PATCH(toolgate): patch 40. numCall is an AsyncCall and its ID's value;
-// compactCall also its request (newCompactCall's), which the call then
+// compactCall also its request (markedRequest.fill's), which the call then
 // holds as long as it is held (the request's params are the caller's,
 // whose buffer is not reused: CallFramed).
 type numCall struct {

@@ -190,17 +190,11 @@ func NewCall(id ID, method string, params any) (*Request, error) {
 	return &Request{ID: id, Method: method, Params: p}, merr
 }
 
-// PATCH(toolgate): patch 38. newCompactCall is NewCall(id, method, p) of
-// a Compact p that is not empty (marshalToRaw returns it as it is). Patch
-// 39: p is the end of frame when frame is not nil (CallFramed); Params
-// then is p without the capacity after it.
-func newCompactCall(id ID, method string, p Compact, frame []byte) *Request {
-	return new(markedRequest).fill(id, method, p, frame)
-}
-
-// PATCH(toolgate): patch 40. fill makes rm newCompactCall(id, method, p,
-// frame) and returns its request (Connection.call's rm is allocated with
-// its call).
+// PATCH(toolgate): patch 38. fill makes rm NewCall(id, method, p) of a
+// Compact p that is not empty (marshalToRaw returns it as it is) and
+// returns its request. Patch 39: p is the end of frame when frame is not
+// nil (CallFramed); Params then is p without the capacity after it. Patch
+// 40: Connection.call's rm is allocated with its call.
 func (rm *markedRequest) fill(id ID, method string, p Compact, frame []byte) *Request {
 	if frame != nil {
 		p = p[:len(p):len(p)]
@@ -258,9 +252,9 @@ func NewResponse(id ID, result any, rerr error) (*Response, error) {
 	return resp, resp.set(id, result, rerr) // PATCH(toolgate): patch 40
 }
 
-// PATCH(toolgate): patch 40. set makes resp, a zero Response, what
-// NewResponse(id, result, rerr) returns, and returns its error
-// (processResult's resp is allocated with its request).
+// PATCH(toolgate): patch 40. set makes resp what NewResponse(id, result,
+// rerr) returns, and returns its error (respond's resp is allocated with
+// its request).
 func (resp *Response) set(id ID, result any, rerr error) error {
 	own := false
 	if f, ok := result.(OwnFramed); ok { // PATCH(toolgate): patch 31
@@ -633,11 +627,12 @@ func (msg *wireDecode) messageKept(keep, ascii bool) (Message, error) {
 		id  ID
 		err error
 	)
-	if msg.isNum { // PATCH(toolgate): patch 38
-		// PATCH(toolgate): patch 40. The ID is made below, its value in
-		// the message's allocation (int64IDAt).
-	} else if id, err = MakeID(msg.ID); err != nil {
-		return nil, err
+	// PATCH(toolgate): patch 38. Patch 40: an integer ID is made below,
+	// its value in the message's allocation (int64IDAt).
+	if !msg.isNum {
+		if id, err = MakeID(msg.ID); err != nil {
+			return nil, err
+		}
 	}
 	if len(msg.Method) > 0 {
 		// The "method" key was present. Decode its value (including "").

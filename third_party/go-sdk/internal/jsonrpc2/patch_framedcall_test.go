@@ -14,11 +14,11 @@ import (
 // PATCH(toolgate): patch 39. A call's params laid after room for its head
 // (CallFramed) are written around in place, in v1.8.0's bytes.
 
-// framedCall is newCompactCall of params laid in a buffer after room
+// framedCall is markedRequest.fill of params laid in a buffer after room
 // bytes, with after bytes of capacity after them.
 func framedCall(id ID, method string, params []byte, room, after int) *Request {
 	f := append(make([]byte, room, room+len(params)+after), params...)
-	return newCompactCall(id, method, Compact(f[room:]), f)
+	return new(markedRequest).fill(id, method, Compact(f[room:]), f)
 }
 
 // TestEncodeFramedCallMatchesV180: every id, method and params of patch
