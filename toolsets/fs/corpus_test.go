@@ -168,11 +168,16 @@ func (e *env) setupLine(t *testing.T, line string) (loop string, swap func(Locat
 	return "", nil
 }
 
+// env is the environment of a setup script: WS, WS_PARENT and HOME set.
+func (e *env) env() []string {
+	return append(os.Environ(), "WS="+e.ws, "WS_PARENT="+e.parent, "HOME="+e.home())
+}
+
 func (e *env) sh(t *testing.T, script string) {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = e.ws
-	cmd.Env = append(os.Environ(), "WS="+e.ws, "WS_PARENT="+e.parent, "HOME="+e.home())
+	cmd.Env = e.env()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("setup %q: %v\n%s", script, err, out)
 	}
@@ -210,10 +215,16 @@ func TestAttackCorpus(t *testing.T) {
 			before := snapshot(t, e.parent)
 			args := mapArgs(name, e.expandAny(c.Arguments).(map[string]any))
 			runs := 1
+			// Each loop runs until the stop file exists, then ends after
+			// the step it is in: killed, its shell could leave a command
+			// it started running, which changed the tree after the loop
+			// was settled below.
+			stop := filepath.Join(t.TempDir(), "stop")
 			var procs []*exec.Cmd
 			for _, l := range loops {
-				cmd := exec.Command("/bin/sh", "-c", "while :; do "+l+"; done")
+				cmd := exec.Command("/bin/sh", "-c", `while [ ! -e "$STOP" ]; do `+l+"; done")
 				cmd.Dir = e.ws
+				cmd.Env = append(e.env(), "STOP="+stop)
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
@@ -241,8 +252,10 @@ func TestAttackCorpus(t *testing.T) {
 					t.Logf("denied: %s", err.Error())
 				}
 			}
+			if err := os.WriteFile(stop, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
 			for _, p := range procs {
-				p.Process.Kill()
 				p.Wait()
 			}
 			for _, l := range loops {
