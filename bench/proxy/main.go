@@ -102,7 +102,7 @@ func main() {
 	serve := flag.Bool("serve", false, "also measure toolgate serve as the upstream")
 	relay := flag.String("relay", "", "bench/proxy/relay's binary: a relay that only copies lines, measured in turn with the others as the floor of goal 1 on this machine")
 	starts := flag.Int("starts", 11, "start-ups of the boxed and the bare gateway, interleaved, for the start-up medians")
-	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop; "timeline": time each hop of a call, through the bare gateway, through the -relay and directly (-n calls each, under perf record; root), and stop; "footprint": run the bare gateway and the -relay under callgrind (-n calls each after -warm) and print the code a call runs, and stop`)
+	only := flag.String("only", "", `"start": measure the start-ups only (of this toolgate and of each -compare binary, boxed and bare, interleaved) and stop; "timeline": time each hop of a call, through the bare gateway (and each -compare binary, bare), through the -relay and directly (-n calls each, in turn, under perf record; root), and stop; "footprint": run the bare gateway and the -relay under callgrind (-n calls each after -warm) and print the code a call runs, and stop`)
 	var compare []string
 	flag.Func("compare", "another toolgate binary (e.g. an earlier commit's build) measured as a proxy in the same run, in turn with the others (repeatable)", func(s string) error {
 		compare = append(compare, s)
@@ -169,6 +169,9 @@ func main() {
 	ctx := context.Background()
 	if *only == "timeline" {
 		vias := []*target{bare}
+		for i, bin := range compare {
+			vias = append(vias, &target{name: fmt.Sprintf("node via cmp%d bare", i+1), tool: "bare__read_text_file", args: fsArgs, cmd: command(bareWith(bin, fmt.Sprintf("proxy-cmp%d-bare", i+1)))})
+		}
 		if floor != nil {
 			vias = append(vias, floor)
 		}

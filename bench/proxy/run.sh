@@ -44,10 +44,11 @@
 #
 # With --timeline, the profile of what remains of a relayed call, hop by
 # hop: N sequential read_text_file calls (default 1000) through the bare
-# gateway (--unisolated), then N through the floor relay, then N
-# directly, each while `perf record -a`
-# records every read(2) and write(2) on the machine (entry and exit,
-# perf's own excluded). Each call is the chain A client writes the
+# gateway (--unisolated), through each other toolgate given (bare too: an
+# A/B in one trace), through the floor relay and directly, the targets in
+# turn as goal 1's one-at-a-time phase calls them (each finds its code
+# cold, as there), while `perf record -a` records every read(2) and
+# write(2) on the machine (entry and exit, perf's own excluded). Each call is the chain A client writes the
 # request, B the gateway's read returns it, C the gateway writes it to
 # Node, D Node's read returns it, E Node writes the answer, F the
 # gateway's read returns it, G the gateway writes it to the client, H the
@@ -74,7 +75,7 @@
 #
 #   bench/proxy/run.sh [--serve] [N] [IN_FLIGHT]      (defaults 2000 and 8)
 #   bench/proxy/run.sh --start [STARTS] [OTHER_TOOLGATE]...
-#   bench/proxy/run.sh --timeline [N]                 (default 1000; root, perf)
+#   bench/proxy/run.sh --timeline [N [OTHER_TOOLGATE]...]  (default 1000; root, perf)
 #   bench/proxy/run.sh --footprint [N]                (default 200; valgrind)
 set -euo pipefail
 
@@ -100,7 +101,13 @@ case "${1:-}" in
 		exit 1
 	fi
 	only=(-only timeline)
-	set -- "${2:-1000}"
+	shift
+	calls="${1:-1000}"
+	[ $# -gt 0 ] && shift
+	for other in "$@"; do
+		only+=(-compare "$(realpath "$other")")
+	done
+	set -- "$calls"
 	;;
 --footprint)
 	if ! command -v valgrind >/dev/null; then

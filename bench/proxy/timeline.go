@@ -2,7 +2,9 @@ package main
 
 // The timeline mode (-only timeline): where the time of one relayed call
 // goes, hop by hop, from the kernel's view of the pipes. While this
-// process makes sequential calls to a target, `perf record -a` records
+// process makes sequential calls to the targets in turn (as goal 1's
+// one-at-a-time phase does; in a shuffled order each round),
+// `perf record -a` records
 // every read(2) and write(2) on the machine (entry and exit); the events
 // of this process, the gateway and the Node server on the pipes between
 // them (each process's fds learnt from /proc/PID/fd: the fds whose link is
@@ -19,7 +21,8 @@ package main
 //	H client's read returns it           (exit of read, > 0 bytes)
 //
 // and, called directly, A, D, E, H. Each hop's p50 and p90 are printed,
-// for the gateway, for the floor relay in its place (bench/proxy/relay:
+// for the gateway (and each -compare build, bare), for the floor relay in
+// its place (bench/proxy/relay:
 // "gateway" in its hops is the relay) and directly. The relay's own time
 // is a few µs; the wake-ups beside it show what the gateway's add beyond
 // the hop itself: a pipe write wakes its reader on the writer's CPU when
@@ -33,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,17 +106,16 @@ func timeline(ctx context.Context, direct *target, vias []*target, n, warm int, 
 	res := make([]map[string][]time.Duration, len(targets))
 	calls := make([]int, len(targets))
 	fdsText := make([]string, len(targets))
+	steps := make([][]step, len(targets))
 	for i, t := range targets {
 		t.connect(ctx)
 		for range warm {
 			t.call(ctx)
 		}
 		p := t.cmd.Process.Pid
-		hops := viaHops
-		var steps []step
 		if t != direct {
 			u := child(p)
-			steps = []step{
+			steps[i] = []step{
 				{"A", me, true, sameFds(me, p, 0)},
 				{"B", p, false, sameFds(p, p, 0)},
 				{"C", p, true, sameFds(p, u, 0)},
@@ -123,24 +126,44 @@ func timeline(ctx context.Context, direct *target, vias []*target, n, warm int, 
 				{"H", me, false, sameFds(me, p, 1)},
 			}
 		} else {
-			hops = directHops
-			steps = []step{
+			steps[i] = []step{
 				{"A", me, true, sameFds(me, p, 0)},
 				{"D", p, false, sameFds(p, p, 0)},
 				{"E", p, true, sameFds(p, p, 1)},
 				{"H", me, false, sameFds(me, p, 1)},
 			}
 		}
-		for _, s := range steps {
+		for _, s := range steps[i] {
 			fdsText[i] += fmt.Sprintf(" %s pid %d fd %s;", s.name, s.pid, fdList(s.fds))
 		}
-		data := filepath.Join(work, fmt.Sprintf("timeline-%d.data", i))
-		record(data, func() {
-			for range n {
+	}
+	// The targets in turn, as goal 1's one-at-a-time phase calls them:
+	// each process idles while the others are called, and its call finds
+	// its code and data as that phase's calls do (back to back, the same
+	// target's calls would find them warm). Each round takes them in
+	// another order, shuffled: a gateway called right after another of
+	// the same executable finds their shared code warmer than one called
+	// after Node, and a fixed order would give that to one target. One
+	// trace holds them all; each target's chains are its own pids' and
+	// fds' events.
+	data := filepath.Join(work, "timeline.data")
+	rng := rand.New(rand.NewPCG(1, 2))
+	order := slices.Clone(targets)
+	record(data, func() {
+		for range n {
+			rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			for _, t := range order {
 				t.call(ctx)
 			}
-		})
-		chains := parse(script(data), steps)
+		}
+	})
+	trace := script(data)
+	for i, t := range targets {
+		hops := viaHops
+		if t == direct {
+			hops = directHops
+		}
+		chains := parse(bytes.NewReader(trace), steps[i])
 		calls[i] = len(chains)
 		res[i] = map[string][]time.Duration{}
 		for _, h := range hops {
@@ -150,7 +173,7 @@ func timeline(ctx context.Context, direct *target, vias []*target, n, warm int, 
 		}
 		t.cs.Close()
 	}
-	fmt.Printf("timeline of a sequential read_text_file call (%d made per target under perf record -a on read/write entry and exit; the complete chains counted)\n", n)
+	fmt.Printf("timeline of a sequential read_text_file call (%d made per target, the targets in turn, under perf record -a on read/write entry and exit; the complete chains counted)\n", n)
 	pct := func(i int, k string, p int) float64 { return us(benchrun.Percentile(res[i][k], p)) }
 	p50 := func(i int, k string) float64 { return pct(i, k, 50) }
 	d := len(targets) - 1 // direct
@@ -222,14 +245,14 @@ func record(data string, f func()) {
 }
 
 // script runs perf script on data: one line per event, in time order.
-func script(data string) io.Reader {
+func script(data string) []byte {
 	var out, stderr bytes.Buffer
 	cmd := exec.Command("perf", "script", "--ns", "-i", data, "-F", "pid,tid,time,event,trace")
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
 		check(fmt.Errorf("perf script: %v: %s", err, stderr.String()))
 	}
-	return &out
+	return out.Bytes()
 }
 
 // parse reads perf script's lines ("PID/TID SEC.NS: syscalls:sys_enter_read:
