@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/benchcold"
 	"github.com/toolgate/toolgate/internal/benchcpu"
 )
 
@@ -27,6 +28,25 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAppendCold appends as a gateway does one call at a time: each
+// append finds the caches cold (benchcold) and comes a few milliseconds
+// after the one before (the sweep's time), so the Log keeps its lock and
+// looks for a waiting writer on each.
+func BenchmarkAppendCold(b *testing.B) {
+	l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	rec := testRecord(1)
+	ctx := context.Background()
+	benchcold.Run(b, func() {
+		if err := l.Append(ctx, rec); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // BenchmarkAppendParallel appends from GOMAXPROCS goroutines to one Log.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolgate/toolgate/audit"
 	"github.com/toolgate/toolgate/engine"
+	"github.com/toolgate/toolgate/internal/benchcold"
 	"github.com/toolgate/toolgate/internal/benchcpu"
 	"github.com/toolgate/toolgate/registry"
 	"github.com/toolgate/toolgate/tool"
@@ -81,6 +82,15 @@ func benchExecute(b *testing.B, c tool.Call) {
 					b.Fatal(res.Text())
 				}
 			}
+		})
+		b.Run(name+"/cold", func(b *testing.B) { // one call at a time, as a gateway's (benchcold)
+			e := benchEngine(b, withAudit)
+			ctx := context.Background()
+			benchcold.Run(b, func() {
+				if res := e.Execute(ctx, c); res.IsError() {
+					b.Fatal(res.Text())
+				}
+			})
 		})
 		b.Run(name+"/parallel", func(b *testing.B) {
 			e := benchEngine(b, withAudit)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolgate/toolgate/internal/benchcold"
 	"github.com/toolgate/toolgate/policy"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -62,6 +63,9 @@ func BenchmarkDecideGateway(b *testing.B) {
 			for b.Loop() {
 				p.DecideParsed(def, call, args)
 			}
+		})
+		b.Run(tc.name+"-cold", func(b *testing.B) { // as one call at a time finds it (benchcold)
+			benchcold.Run(b, func() { p.DecideParsed(def, call, args) })
 		})
 	}
 }

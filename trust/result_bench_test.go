@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolgate/toolgate/internal/benchcold"
 	"github.com/toolgate/toolgate/internal/benchcpu"
 	"github.com/toolgate/toolgate/tool"
 )
@@ -53,19 +54,10 @@ func BenchmarkCheckResult(b *testing.B) {
 			continue
 		}
 		// As in a gateway, where the rest of a call (two JSON-RPC
-		// connections, the engine, the audit log) has the caches between
-		// two checks: they are filled with other data before each.
-		other := make([]byte, 16<<20)
+		// connections, the engine, the audit log) and the upstream have
+		// the caches between two checks (benchcold).
 		b.Run(r.name+"-cold", func(b *testing.B) {
-			b.SetBytes(int64(n))
-			for range b.N {
-				b.StopTimer()
-				for i := 0; i < len(other); i += 64 {
-					other[i]++
-				}
-				b.StartTimer()
-				CheckResult(r.res)
-			}
+			benchcold.Run(b, func() { CheckResult(r.res) })
 		})
 	}
 }
