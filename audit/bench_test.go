@@ -14,19 +14,11 @@ import (
 // BenchmarkAppend appends records of a typical size to a real file (no fsync
 // on this path: allow decisions, the background sync every second).
 func BenchmarkAppend(b *testing.B) {
-	l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	rec := testRecord(1)
-	ctx := context.Background()
+	appendOne := benchAppender(b, Options{})
 	b.ReportAllocs()
 	defer benchcpu.Report(b)()
 	for b.Loop() {
-		if err := l.Append(ctx, rec); err != nil {
-			b.Fatal(err)
-		}
+		appendOne()
 	}
 }
 
@@ -35,18 +27,24 @@ func BenchmarkAppend(b *testing.B) {
 // after the one before (the sweep's time), so the Log keeps its lock and
 // looks for a waiting writer on each.
 func BenchmarkAppendCold(b *testing.B) {
-	l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), Options{})
+	benchcold.Run(b, benchAppender(b, Options{}))
+}
+
+// benchAppender opens a Log with o on a new file, closed when b ends, and
+// returns what appends a record of a typical size to it.
+func benchAppender(b *testing.B, o Options) func() {
+	l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer l.Close()
+	b.Cleanup(func() { l.Close() })
 	rec := testRecord(1)
 	ctx := context.Background()
-	benchcold.Run(b, func() {
+	return func() {
 		if err := l.Append(ctx, rec); err != nil {
 			b.Fatal(err)
 		}
-	})
+	}
 }
 
 // BenchmarkAppendParallel appends from GOMAXPROCS goroutines to one Log.
@@ -100,19 +98,11 @@ func BenchmarkVerify(b *testing.B) {
 // BenchmarkAppendExclusive is BenchmarkAppend with Options.Exclusive: one
 // write(2) per record.
 func BenchmarkAppendExclusive(b *testing.B) {
-	l, err := Open(filepath.Join(b.TempDir(), "audit.jsonl"), Options{Exclusive: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	rec := testRecord(1)
-	ctx := context.Background()
+	appendOne := benchAppender(b, Options{Exclusive: true})
 	b.ReportAllocs()
 	defer benchcpu.Report(b)()
 	for b.Loop() {
-		if err := l.Append(ctx, rec); err != nil {
-			b.Fatal(err)
-		}
+		appendOne()
 	}
 }
 

@@ -48,7 +48,8 @@
 # A/B in one trace), through the floor relay and directly, the targets in
 # turn as goal 1's one-at-a-time phase calls them (each finds its code
 # cold, as there), while `perf record -a` records every read(2) and
-# write(2) on the machine (entry and exit, perf's own excluded). Each call is the chain A client writes the
+# write(2) on the machine (entry and exit, perf's own excluded). Each
+# call is the chain A client writes the
 # request, B the gateway's read returns it, C the gateway writes it to
 # Node, D Node's read returns it, E Node writes the answer, F the
 # gateway's read returns it, G the gateway writes it to the client, H the
@@ -101,9 +102,8 @@ case "${1:-}" in
 		exit 1
 	fi
 	only=(-only timeline)
-	shift
-	calls="${1:-1000}"
-	[ $# -gt 0 ] && shift
+	calls="${2:-1000}"
+	shift $(($# >= 2 ? 2 : 1))
 	for other in "$@"; do
 		only+=(-compare "$(realpath "$other")")
 	done

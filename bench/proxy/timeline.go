@@ -3,9 +3,9 @@ package main
 // The timeline mode (-only timeline): where the time of one relayed call
 // goes, hop by hop, from the kernel's view of the pipes. While this
 // process makes sequential calls to the targets in turn (as goal 1's
-// one-at-a-time phase does; in a shuffled order each round),
-// `perf record -a` records
-// every read(2) and write(2) on the machine (entry and exit); the events
+// one-at-a-time phase does; in a shuffled order each round), `perf
+// record -a` records every read(2) and write(2) on the machine (entry and
+// exit); the events
 // of this process, the gateway and the Node server on the pipes between
 // them (each process's fds learnt from /proc/PID/fd: the fds whose link is
 // the same pipe as a known end, so dup'ed fds count too) are put in order,
@@ -22,8 +22,8 @@ package main
 //
 // and, called directly, A, D, E, H. Each hop's p50 and p90 are printed,
 // for the gateway (and each -compare build, bare), for the floor relay in
-// its place (bench/proxy/relay:
-// "gateway" in its hops is the relay) and directly. The relay's own time
+// its place (bench/proxy/relay: "gateway" in its hops is the relay) and
+// directly. The relay's own time
 // is a few µs; the wake-ups beside it show what the gateway's add beyond
 // the hop itself: a pipe write wakes its reader on the writer's CPU when
 // it can, so what a process does after its write, before it sleeps, is
